@@ -1,0 +1,48 @@
+# The two commands: `make run` and `make test`. Both install what is missing first.
+# Other targets: build, bench, asan, fuzz, format, check-format, clean.
+
+ARGS ?=
+FUZZ_SECONDS ?= 5
+
+.PHONY: all setup build run test bench asan fuzz format check-format clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release
+
+run: build
+	./build/release/vigil run $(ARGS)
+
+test: setup
+	@cmake --preset dev >/dev/null
+	@cmake --build --preset dev
+	@scripts/check-format.sh
+	@ctest --preset dev -j2
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+bench: setup
+	@cmake --preset release -DVIGIL_BENCH=ON >/dev/null
+	@cmake --build --preset release
+	@./build/release/bench/vigil_bench
+
+asan: setup
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan
+	@ctest --preset asan -j2
+
+fuzz: setup
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+format:
+	@git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format -i
+
+check-format:
+	@scripts/check-format.sh
+
+clean:
+	rm -rf build

@@ -1,0 +1,44 @@
+# Compiler flags shared by every Vigil target, as INTERFACE libraries that targets link to.
+
+add_library(vigil_warnings INTERFACE)
+target_compile_options(vigil_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
+  -Wcast-align -Wnull-dereference -Wimplicit-fallthrough -Wformat=2)
+if(VIGIL_WERROR)
+  target_compile_options(vigil_warnings INTERFACE -Werror)
+endif()
+
+add_library(vigil_sanitizers INTERFACE)
+if(VIGIL_SANITIZE)
+  target_compile_options(vigil_sanitizers INTERFACE
+    -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(vigil_sanitizers INTERFACE -fsanitize=address,undefined)
+endif()
+if(VIGIL_FUZZ)
+  target_compile_options(vigil_sanitizers INTERFACE
+    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  target_link_options(vigil_sanitizers INTERFACE -fsanitize=address,undefined)
+endif()
+
+add_library(vigil_flags INTERFACE)
+target_link_libraries(vigil_flags INTERFACE vigil_warnings vigil_sanitizers)
+
+# vigil_module(NAME SOURCES... [DEPS ...]) declares the library of one module, src/vigil/NAME.
+function(vigil_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(vigil_${name} STATIC ${ARG_SOURCES})
+  target_include_directories(vigil_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(vigil_${name} PUBLIC ${ARG_DEPS} PRIVATE vigil_flags ${ARG_PRIVATE_DEPS})
+endfunction()
+
+# vigil_test(NAME SOURCES... DEPS ...) declares a GoogleTest program registered with CTest.
+function(vigil_test name)
+  if(NOT VIGIL_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock vigil_flags)
+  target_compile_definitions(${name} PRIVATE VIGIL_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES LABELS "unit;${ARG_LABELS}")
+endfunction()

@@ -1,0 +1,42 @@
+// Time comes through a Clock so that tests can control it (LevelDB's Env, Envoy's TimeSource).
+#pragma once
+
+#include <string>
+
+namespace vigil {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Seconds since the Unix epoch, UTC, with sub-second resolution.
+  virtual double WallSeconds() const = 0;
+  // Seconds on a clock that never goes backwards; only differences are meaningful.
+  virtual double MonotonicSeconds() const = 0;
+};
+
+// The real clocks (CLOCK_REALTIME, CLOCK_MONOTONIC). Thread-safe; lives for the whole process.
+Clock& SystemClock();
+
+// A clock that moves only when told to. Not thread-safe.
+class FakeClock : public Clock {
+ public:
+  explicit FakeClock(double wall_seconds = 0.0) : wall_(wall_seconds) {}
+  double WallSeconds() const override { return wall_; }
+  double MonotonicSeconds() const override { return mono_; }
+  void Advance(double seconds) {
+    wall_ += seconds;
+    mono_ += seconds;
+  }
+
+ private:
+  double wall_;
+  double mono_ = 0.0;
+};
+
+// Formats Unix seconds as ISO 8601 UTC with milliseconds: "2026-11-22T09:30:00.250Z".
+std::string FormatUtc(double unix_seconds);
+
+// Formats Unix seconds as a compact UTC stamp for file names: "20261122T093000Z".
+std::string FormatUtcCompact(double unix_seconds);
+
+}  // namespace vigil

@@ -1,0 +1,30 @@
+#include "vigil/core/clock.h"
+
+#include <gtest/gtest.h>
+
+namespace vigil {
+namespace {
+
+TEST(ClockTest, FormatsUtc) {
+  // 1700000000 is 2023-11-14 22:13:20 UTC.
+  EXPECT_EQ(FormatUtc(1700000000.25), "2023-11-14T22:13:20.250Z");
+  EXPECT_EQ(FormatUtcCompact(1700000000.9), "20231114T221320Z");
+  EXPECT_EQ(FormatUtc(0), "1970-01-01T00:00:00.000Z");
+}
+
+TEST(ClockTest, FakeClockAdvancesBoth) {
+  FakeClock c(100.0);
+  c.Advance(2.5);
+  EXPECT_DOUBLE_EQ(c.WallSeconds(), 102.5);
+  EXPECT_DOUBLE_EQ(c.MonotonicSeconds(), 2.5);
+}
+
+TEST(ClockTest, SystemClockIsMonotonic) {
+  const double a = SystemClock().MonotonicSeconds();
+  const double b = SystemClock().MonotonicSeconds();
+  EXPECT_LE(a, b);
+  EXPECT_GT(SystemClock().WallSeconds(), 1.6e9);  // after 2020
+}
+
+}  // namespace
+}  // namespace vigil

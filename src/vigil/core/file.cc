@@ -1,0 +1,128 @@
+#include "vigil/core/file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace vigil {
+namespace {
+
+std::string DirectoryOf(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+Status WriteAll(int fd, std::string_view content, const std::string& path) {
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(fmt::format("cannot write {}", path));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ErrnoError(std::string_view what) {
+  return Status::IoError(fmt::format("{}: {}", what, std::strerror(errno)));
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound(fmt::format("{}: no such file", path));
+    return ErrnoError(fmt::format("cannot open {}", path));
+  }
+  std::string out;
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status s = ErrnoError(fmt::format("cannot read {}", path));
+      close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view content) {
+  const std::string dir = DirectoryOf(path);
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) return ErrnoError(fmt::format("cannot create a temporary file beside {}", path));
+  Status s = WriteAll(fd, content, tmp);
+  if (s.ok() && fsync(fd) != 0) s = ErrnoError(fmt::format("cannot sync {}", tmp));
+  if (fchmod(fd, 0644) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot chmod {}", tmp));
+  if (close(fd) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot close {}", tmp));
+  if (s.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
+    s = ErrnoError(fmt::format("cannot rename {} to {}", tmp, path));
+  }
+  if (!s.ok()) {
+    unlink(tmp.c_str());
+    return s;
+  }
+  const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);  // best effort: some filesystems refuse fsync on directories
+    close(dfd);
+  }
+  return Status::Ok();
+}
+
+Status CheckWritable(const std::string& path) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument(fmt::format("{} is a directory, not a file", path));
+  }
+  const std::string dir = DirectoryOf(path);
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument(fmt::format("cannot write {}: directory {} does not exist", path, dir));
+  }
+  std::string probe = path + ".tmp.XXXXXX";
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    return Status::InvalidArgument(
+        fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return Status::Ok();
+}
+
+Status AppendToFile(const std::string& path, std::string_view content) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError(fmt::format("cannot open {}", path));
+  struct stat st{};
+  const off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
+  ssize_t n;
+  do {
+    n = write(fd, content.data(), content.size());
+  } while (n < 0 && errno == EINTR);
+  Status s;
+  if (n < 0 || static_cast<size_t>(n) != content.size()) {
+    s = n < 0 ? ErrnoError(fmt::format("cannot append to {}", path))
+              : Status::IoError(fmt::format("short write appending to {}", path));
+    if (before >= 0 && ftruncate(fd, before) != 0) {
+      s = s.WithContext("and cannot cut the partial line back");
+    }
+  }
+  if (fsync(fd) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot sync {}", path));
+  if (close(fd) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot close {}", path));
+  return s;
+}
+
+}  // namespace vigil

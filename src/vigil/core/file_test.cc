@@ -1,0 +1,68 @@
+#include "vigil/core/file.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+namespace vigil {
+namespace {
+
+class FileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vigil-file-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  size_t EntryCount() const {
+    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir_),
+                                             std::filesystem::directory_iterator()));
+  }
+  std::string dir_;
+};
+
+TEST_F(FileTest, WriteThenRead) {
+  const std::string p = dir_ + "/a.json";
+  ASSERT_TRUE(WriteFileAtomic(p, "hello").ok());
+  ASSERT_TRUE(WriteFileAtomic(p, "replaced").ok());
+  EXPECT_EQ(*ReadFile(p), "replaced");
+  EXPECT_EQ(EntryCount(), 1u);  // no temporary file left behind
+}
+
+TEST_F(FileTest, MissingFileIsNotFound) {
+  Result<std::string> r = ReadFile(dir_ + "/nope");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("nope"), std::string::npos);
+}
+
+TEST_F(FileTest, WriteIntoMissingDirectoryFailsAndLeavesNothing) {
+  Status s = WriteFileAtomic(dir_ + "/missing/a.json", "x");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(EntryCount(), 0u);
+}
+
+TEST_F(FileTest, CheckWritable) {
+  EXPECT_TRUE(CheckWritable(dir_ + "/out.json").ok());
+  EXPECT_EQ(EntryCount(), 0u);  // the probe is removed
+  EXPECT_EQ(CheckWritable(dir_).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckWritable(dir_ + "/no/such/dir/out.json").code(), StatusCode::kInvalidArgument);
+  if (geteuid() != 0) {  // root writes anywhere
+    ASSERT_EQ(chmod(dir_.c_str(), 0500), 0);
+    EXPECT_EQ(CheckWritable(dir_ + "/out.json").code(), StatusCode::kInvalidArgument);
+    chmod(dir_.c_str(), 0700);
+  }
+}
+
+TEST_F(FileTest, AppendAddsLines) {
+  const std::string p = dir_ + "/fleet.jsonl";
+  ASSERT_TRUE(AppendToFile(p, "a\n").ok());
+  ASSERT_TRUE(AppendToFile(p, "b\n").ok());
+  EXPECT_EQ(*ReadFile(p), "a\nb\n");
+}
+
+}  // namespace
+}  // namespace vigil

@@ -1,0 +1,23 @@
+// JSON parsing with error messages that name the source, line and column.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "vigil/core/status.h"
+
+namespace vigil {
+
+// Objects keep their keys in file order, so that what Vigil reads and writes back is unchanged.
+using Json = nlohmann::ordered_json;
+
+// Parses one JSON text. `source` names it in errors; `first_line` is the line number of the text's
+// first line within that source (for one line of a JSONL file). On malformed input returns
+// InvalidArgument "<source>:<line>:<column>: <reason>".
+//
+// Python's json module writes non-finite floats as the bare words NaN, Infinity and -Infinity
+// (SuperBench's files contain them); outside strings they are read as null, which Vigil's readers
+// take as a missing value.
+Result<Json> ParseJson(std::string_view text, std::string_view source, int first_line = 1);
+
+}  // namespace vigil

@@ -1,0 +1,83 @@
+#include "vigil/core/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace vigil::stats {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<double> Sorted(std::span<const double> x) {
+  std::vector<double> v(x.begin(), x.end());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Median of an already sorted, non-empty vector.
+double SortedMedian(const std::vector<double>& v) {
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+double Mean(std::span<const double> x) {
+  if (x.empty()) return kNaN;
+  return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
+}
+
+double Min(std::span<const double> x) {
+  return x.empty() ? kNaN : *std::min_element(x.begin(), x.end());
+}
+
+double Max(std::span<const double> x) {
+  return x.empty() ? kNaN : *std::max_element(x.begin(), x.end());
+}
+
+double StdDev(std::span<const double> x) {
+  if (x.empty()) return kNaN;
+  if (x.size() == 1) return 0.0;
+  const double m = Mean(x);
+  double ss = 0.0;
+  for (double v : x) ss += (v - m) * (v - m);
+  return std::sqrt(ss / static_cast<double>(x.size() - 1));
+}
+
+double Median(std::span<const double> x) {
+  if (x.empty()) return kNaN;
+  return SortedMedian(Sorted(x));
+}
+
+double Quantile(std::span<const double> x, double q) {
+  if (x.empty()) return kNaN;
+  const std::vector<double> v = Sorted(x);
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return v[lo] + frac * (v[hi] - v[lo]);
+}
+
+double Mad(std::span<const double> x) {
+  if (x.empty()) return kNaN;
+  const double m = Median(x);
+  std::vector<double> dev;
+  dev.reserve(x.size());
+  for (double v : x) dev.push_back(std::fabs(v - m));
+  std::sort(dev.begin(), dev.end());
+  return SortedMedian(dev);
+}
+
+double TrimmedMean(std::span<const double> x, double proportion) {
+  if (x.empty()) return kNaN;
+  const std::vector<double> v = Sorted(x);
+  const auto cut = static_cast<size_t>(std::floor(static_cast<double>(v.size()) * proportion));
+  const std::span<const double> kept(v.data() + cut, v.size() - 2 * cut);
+  return Mean(kept);
+}
+
+}  // namespace vigil::stats

@@ -1,0 +1,102 @@
+#include "vigil/results/document.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+namespace vigil {
+namespace {
+
+NodeResults SampleDoc() {
+  NodeResults doc;
+  doc.node = "gpu-017";
+  doc.vigil_version = "0.1.0";
+  doc.suite = "quick";
+  doc.start_time = "2026-11-22T09:00:00.000Z";
+  doc.end_time = "2026-11-22T09:00:41.500Z";
+  doc.inventory.hostname = "gpu-017";
+  doc.inventory.cpu_model = "AMD EPYC";
+  doc.inventory.sockets = 2;
+  doc.inventory.cores = 96;
+  doc.inventory.threads = 192;
+  doc.inventory.numa_nodes = 2;
+  doc.inventory.cpu_vector_extensions = {"avx2", "avx512f"};
+  doc.inventory.memory_bytes = 2.0e12;
+  doc.inventory.kernel = "6.1.0";
+  doc.inventory.os = "Debian GNU/Linux 12 (bookworm)";
+  doc.inventory.gpu_driver = "580.65";
+  doc.inventory.gpus = {{0, "NVIDIA H100 80GB HBM3", "0000:19:00.0"}};
+  BenchmarkRecord stream{"cpu-stream", "memory", BenchStatus::kOk, 0, "", 3.25, {}};
+  stream.metrics.push_back(
+      Metric{*MetricKey::Parse("cpu-stream/triad_gbps"), 201.5, "GB/s", true, {200.0, 201.5, 203}});
+  stream.metrics.push_back(
+      Metric{*MetricKey::Parse("cpu-stream/triad_gbps:1"), std::nan(""), "GB/s", true, {}});
+  doc.benchmarks.push_back(stream);
+  doc.benchmarks.push_back(
+      BenchmarkRecord{"disk", "disk", BenchStatus::kFailed, 1, "no space left", 0.5, {}});
+  doc.benchmarks.push_back(
+      BenchmarkRecord{"gpu-gemm", "gpu", BenchStatus::kSkipped, 0, "no GPU", 0.0, {}});
+  return doc;
+}
+
+TEST(DocumentTest, JsonRoundTrip) {
+  const NodeResults doc = SampleDoc();
+  Result<NodeResults> back = NodeResultsFromJson(ToJson(doc), "mem");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ToJson(*back), ToJson(doc));
+  EXPECT_EQ(back->benchmarks[0].metrics[0].samples.size(), 3u);
+  EXPECT_TRUE(std::isnan(back->benchmarks[0].metrics[1].value));
+  EXPECT_EQ(back->benchmarks[1].status, BenchStatus::kFailed);
+  EXPECT_EQ(back->inventory.gpus[0].bus_id, "0000:19:00.0");
+}
+
+TEST(DocumentTest, FileRoundTrip) {
+  const auto path = std::filesystem::temp_directory_path() / "vigil-document-test.json";
+  ASSERT_TRUE(WriteNodeResults(path.string(), SampleDoc()).ok());
+  Result<NodeResults> back = ReadNodeResults(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->node, "gpu-017");
+}
+
+TEST(DocumentTest, ErrorsNameTheField) {
+  Json j = ToJson(SampleDoc());
+  j["benchmarks"][0]["metrics"][0]["value"] = "fast";
+  Result<NodeResults> r = NodeResultsFromJson(j, "a.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "a.json: benchmarks[0].metrics[0].value: expected a number");
+
+  j = ToJson(SampleDoc());
+  j["benchmarks"][1]["status"] = "meh";
+  r = NodeResultsFromJson(j, "a.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("benchmarks[1].status: unknown status"), std::string::npos);
+
+  j = ToJson(SampleDoc());
+  j["inventory"].erase("cores");
+  r = NodeResultsFromJson(j, "a.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "a.json: inventory.cores: missing");
+
+  j = ToJson(SampleDoc());
+  j["benchmarks"][0]["metrics"][0]["key"] = "no-slash";
+  r = NodeResultsFromJson(j, "a.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("benchmarks[0].metrics[0].key"), std::string::npos);
+}
+
+TEST(DocumentTest, RejectsOtherSchemasAndShapes) {
+  Json j = ToJson(SampleDoc());
+  j["schema"] = "vigil.results/99";
+  EXPECT_FALSE(NodeResultsFromJson(j, "a.json").ok());
+  EXPECT_FALSE(NodeResultsFromJson(Json::array(), "a.json").ok());
+  EXPECT_FALSE(NodeResultsFromJson(Json(3), "a.json").ok());
+  j = ToJson(SampleDoc());
+  j["benchmarks"][0]["return_code"] = 1e12;
+  EXPECT_FALSE(NodeResultsFromJson(j, "a.json").ok());
+}
+
+}  // namespace
+}  // namespace vigil
