@@ -23,6 +23,8 @@ Json ToJson(const Metric& m) {
               {"samples", std::move(samples)}};
 }
 
+}  // namespace
+
 Json ToJson(const BenchmarkRecord& r) {
   Json metrics = Json::array();
   for (const Metric& m : r.metrics) metrics.push_back(ToJson(m));
@@ -34,6 +36,8 @@ Json ToJson(const BenchmarkRecord& r) {
               {"duration_s", r.duration_s},
               {"metrics", std::move(metrics)}};
 }
+
+namespace {
 
 Json ToJson(const Inventory& inv) {
   Json gpus = Json::array();
@@ -140,7 +144,9 @@ Result<BenchStatus> BenchStatusFromName(std::string_view name, const std::string
       fmt::format("{}: unknown status {:?} (expected ok, failed or skipped)", path, name));
 }
 
-Result<BenchmarkRecord> RecordFromJson(const Json& j, const std::string& path) {
+}  // namespace
+
+Result<BenchmarkRecord> BenchmarkRecordFromJson(const Json& j, const std::string& path) {
   Fields f(j, path);
   VIGIL_RETURN_IF_ERROR(f.CheckObject());
   BenchmarkRecord r;
@@ -159,6 +165,8 @@ Result<BenchmarkRecord> RecordFromJson(const Json& j, const std::string& path) {
   }
   return r;
 }
+
+namespace {
 
 Result<Inventory> InventoryFromJson(const Json& j, const std::string& path) {
   Fields f(j, path);
@@ -214,7 +222,7 @@ Result<NodeResults> FromJsonNoContext(const Json& json) {
   VIGIL_ASSIGN_OR_RETURN(const Json* benches, f.Array("benchmarks"));
   for (size_t i = 0; i < benches->size(); ++i) {
     VIGIL_ASSIGN_OR_RETURN(BenchmarkRecord r,
-                           RecordFromJson((*benches)[i], fmt::format("benchmarks[{}]", i)));
+                           BenchmarkRecordFromJson((*benches)[i], fmt::format("benchmarks[{}]", i)));
     doc.benchmarks.push_back(std::move(r));
   }
   return doc;

@@ -80,6 +80,10 @@ struct NodeResults {
 };
 
 Json ToJson(const NodeResults& doc);
+Json ToJson(const BenchmarkRecord& record);
+
+// Validates and converts one benchmark record; `path` names it in errors ("benchmarks[3]").
+Result<BenchmarkRecord> BenchmarkRecordFromJson(const Json& json, const std::string& path);
 
 // Validates and converts a parsed document. InvalidArgument "<source>: <field path>: <problem>".
 Result<NodeResults> NodeResultsFromJson(const Json& json, std::string_view source);

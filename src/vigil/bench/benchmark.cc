@@ -1,0 +1,56 @@
+#include "vigil/bench/benchmark.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+
+namespace vigil {
+
+std::string_view SuiteName(Suite suite) { return suite == Suite::kQuick ? "quick" : "full"; }
+
+Result<Suite> ParseSuite(std::string_view name) {
+  if (name == "quick") return Suite::kQuick;
+  if (name == "full") return Suite::kFull;
+  return Status::InvalidArgument(fmt::format("unknown suite {:?} (expected quick or full)", name));
+}
+
+Result<double> ParseParamValue(ParamKind kind, std::string_view value) {
+  std::string_view digits = value;
+  double multiplier = 1.0;
+  if (kind == ParamKind::kBytes && !digits.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(digits.back()))) {
+      case 'K':
+        multiplier = 1024.0;
+        break;
+      case 'M':
+        multiplier = 1024.0 * 1024.0;
+        break;
+      case 'G':
+        multiplier = 1024.0 * 1024.0 * 1024.0;
+        break;
+      case 'T':
+        multiplier = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+        break;
+      default:
+        break;
+    }
+    if (multiplier != 1.0) digits.remove_suffix(1);
+  }
+  double v = 0.0;
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  const bool whole = ptr == digits.data() + digits.size() && !digits.empty();
+  if (ec != std::errc() || !whole || !std::isfinite(v) || v < 0) {
+    return Status::InvalidArgument(fmt::format("{:?} is not a {}", value,
+                                               kind == ParamKind::kBytes     ? "size (e.g. 256M)"
+                                               : kind == ParamKind::kSeconds ? "duration in seconds"
+                                                                             : "non-negative integer"));
+  }
+  if (kind == ParamKind::kInt && v != std::floor(v)) {
+    return Status::InvalidArgument(fmt::format("{:?} is not a whole number", value));
+  }
+  return v * multiplier;
+}
+
+}  // namespace vigil

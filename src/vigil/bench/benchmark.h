@@ -1,0 +1,82 @@
+// The Benchmark interface: a self-describing measurement of one component of a node
+// (nvbandwidth's testcase.h). Benchmarks are measurement only; printing and storing their results
+// belongs to the sinks (the CLI table, the results document).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/core/status.h"
+#include "vigil/results/document.h"
+
+namespace vigil {
+
+enum class Suite {
+  kQuick,  // minutes at most; what `vigil run` does by default
+  kFull,   // longer and more thorough: larger sizes, sweeps, more repetitions
+};
+
+std::string_view SuiteName(Suite suite);
+Result<Suite> ParseSuite(std::string_view name);
+
+enum class ParamKind {
+  kInt,     // a non-negative integer
+  kBytes,   // a size with an optional binary suffix: 4096, 4K, 256M, 2G
+  kSeconds  // a duration in seconds, fractional allowed
+};
+
+// A tunable of one benchmark, set from the command line as --set <benchmark>.<name>=<value>.
+struct ParamSpec {
+  std::string name;
+  ParamKind kind = ParamKind::kInt;
+  std::string quick_default;  // the value in the quick suite
+  std::string full_default;   // the value in the full suite
+  std::string help;
+};
+
+// Parses a value of the given kind. InvalidArgument naming the value when it does not parse.
+Result<double> ParseParamValue(ParamKind kind, std::string_view value);
+
+// What a benchmark gets to run with. Built by the runner; benchmarks only read it.
+struct BenchContext {
+  Suite suite = Suite::kQuick;
+  // In Available(): the scratch root the user chose. In Run(): a private directory inside it,
+  // created for this benchmark and removed by the runner afterwards, whatever happens.
+  std::string scratch_dir;
+  // Every declared parameter, parsed: the suite's default unless the user set it.
+  std::map<std::string, double> params;
+
+  // The value of a declared parameter. REQUIRES: `name` is one of the benchmark's params().
+  double Param(const std::string& name) const { return params.at(name); }
+};
+
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+
+  // A stable name, used in metric keys and on the command line ("cpu-stream").
+  virtual std::string_view name() const = 0;
+  // The component covered: "cpu", "memory", "disk", "gpu", "network".
+  virtual std::string_view component() const = 0;
+  // One line for `vigil bench list`.
+  virtual std::string_view description() const = 0;
+  // Whether the quick suite includes it (the full suite includes every benchmark).
+  virtual bool in_quick_suite() const { return true; }
+  virtual std::vector<ParamSpec> params() const { return {}; }
+  // How long a run may take before the runner kills it.
+  virtual double time_limit_s(Suite suite) const = 0;
+
+  // OK when the benchmark can run on this node; Unavailable with the reason otherwise (the
+  // benchmark is then recorded as skipped, never failed). Cheap and free of side effects.
+  virtual Status Available(const BenchContext& ctx) const = 0;
+
+  // Measures and returns the metrics, each with its raw samples, after checking that what was
+  // measured was computed correctly. An error fails the benchmark with that message.
+  // Const: a benchmark keeps no state between runs. Runs in a child process of its own (see runner.h): it may use all cores and any amount of
+  // memory, and a crash or hang affects only its own record.
+  virtual Result<std::vector<Metric>> Run(const BenchContext& ctx) const = 0;
+};
+
+}  // namespace vigil

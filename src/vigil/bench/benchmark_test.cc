@@ -1,0 +1,30 @@
+#include "vigil/bench/benchmark.h"
+
+#include <gtest/gtest.h>
+
+namespace vigil {
+namespace {
+
+TEST(BenchmarkTest, ParsesSuites) {
+  EXPECT_EQ(*ParseSuite("quick"), Suite::kQuick);
+  EXPECT_EQ(*ParseSuite("full"), Suite::kFull);
+  EXPECT_EQ(ParseSuite("fast").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SuiteName(Suite::kFull), "full");
+}
+
+TEST(BenchmarkTest, ParsesParamValues) {
+  EXPECT_EQ(*ParseParamValue(ParamKind::kInt, "16"), 16.0);
+  EXPECT_EQ(*ParseParamValue(ParamKind::kBytes, "4K"), 4096.0);
+  EXPECT_EQ(*ParseParamValue(ParamKind::kBytes, "256m"), 256.0 * 1024 * 1024);
+  EXPECT_EQ(*ParseParamValue(ParamKind::kBytes, "2G"), 2.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(*ParseParamValue(ParamKind::kBytes, "4096"), 4096.0);
+  EXPECT_EQ(*ParseParamValue(ParamKind::kSeconds, "0.25"), 0.25);
+  for (const char* bad : {"", "abc", "-1", "1.5x", "K", "nan", "inf"}) {
+    EXPECT_FALSE(ParseParamValue(ParamKind::kBytes, bad).ok()) << bad;
+  }
+  EXPECT_FALSE(ParseParamValue(ParamKind::kInt, "1.5").ok());
+  EXPECT_FALSE(ParseParamValue(ParamKind::kInt, "4K").ok());
+}
+
+}  // namespace
+}  // namespace vigil

@@ -1,0 +1,80 @@
+#include "vigil/bench/cpu/topology.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace vigil {
+namespace {
+
+TEST(TopologyTest, ParsesCpuLists) {
+  EXPECT_EQ(*ParseCpuList("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(*ParseCpuList("5"), (std::vector<int>{5}));
+  EXPECT_TRUE(ParseCpuList("\n")->empty());
+  for (const char* bad : {"a", "1-", "-1", "3-1", "1,,2", "0-99999999"}) {
+    EXPECT_FALSE(ParseCpuList(bad).ok()) << bad;
+  }
+}
+
+class FakeSysfs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vigil-sysfs-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void Write(const std::string& rel, const std::string& text) {
+    const auto p = std::filesystem::path(root_) / rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  void Cache(int cpu, int index, int level, const std::string& type, const std::string& size,
+             const std::string& shared) {
+    const std::string d = "devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/index" +
+                          std::to_string(index) + "/";
+    Write(d + "level", std::to_string(level) + "\n");
+    Write(d + "type", type + "\n");
+    Write(d + "size", size + "\n");
+    Write(d + "shared_cpu_list", shared + "\n");
+  }
+  std::string root_;
+};
+
+TEST_F(FakeSysfs, TwoNodesTwoL3) {
+  Write("devices/system/cpu/online", "0-3\n");
+  Write("devices/system/node/node0/cpulist", "0-1\n");
+  Write("devices/system/node/node1/cpulist", "2-3\n");
+  Write("devices/system/node/possible", "0-1\n");  // not a node directory
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    Cache(cpu, 0, 1, "Data", "48K", std::to_string(cpu));
+    Cache(cpu, 1, 1, "Instruction", "32K", std::to_string(cpu));
+    Cache(cpu, 2, 3, "Unified", "32768K", cpu < 2 ? "0-1" : "2-3");
+  }
+  Result<CpuTopology> t = ReadCpuTopology(root_);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->nodes.size(), 2u);
+  EXPECT_EQ(t->nodes[1].id, 1);
+  EXPECT_EQ(t->nodes[1].cpus, (std::vector<int>{2, 3}));
+  EXPECT_EQ(t->llc_bytes_total, 2u * 32768 * 1024);  // two L3 slices, each listed twice
+  EXPECT_EQ(t->AllCpus(), (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST_F(FakeSysfs, NoNodeDirectoryMeansOneNode) {
+  Write("devices/system/cpu/online", "0-2\n");
+  Result<CpuTopology> t = ReadCpuTopology(root_);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->nodes.size(), 1u);
+  EXPECT_EQ(t->nodes[0].cpus, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(t->llc_bytes_total, 0u);
+}
+
+TEST(TopologyTest, ThisMachineHasCpus) {
+  Result<CpuTopology> t = ReadCpuTopology();
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_FALSE(t->AllCpus().empty());
+}
+
+}  // namespace
+}  // namespace vigil

@@ -1,0 +1,62 @@
+#include "vigil/bench/registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "vigil/bench/cpu/cpu_benchmarks.h"
+#include "vigil/bench/disk/disk_benchmark.h"
+
+namespace vigil {
+
+void Registry::Add(std::unique_ptr<Benchmark> benchmark) {
+  benchmarks_.push_back(std::move(benchmark));
+}
+
+const Benchmark* Registry::Find(std::string_view name) const {
+  for (const auto& b : benchmarks_) {
+    if (b->name() == name) return b.get();
+  }
+  return nullptr;
+}
+
+std::vector<const Benchmark*> Registry::All() const {
+  std::vector<const Benchmark*> out;
+  for (const auto& b : benchmarks_) out.push_back(b.get());
+  return out;
+}
+
+Result<std::vector<const Benchmark*>> Registry::Select(
+    Suite suite, const std::vector<std::string>& names) const {
+  std::vector<const Benchmark*> out;
+  if (names.empty()) {
+    for (const auto& b : benchmarks_) {
+      if (suite == Suite::kFull || b->in_quick_suite()) out.push_back(b.get());
+    }
+    return out;
+  }
+  for (const std::string& n : names) {
+    if (Find(n) == nullptr) {
+      std::vector<std::string_view> valid;
+      for (const auto& b : benchmarks_) valid.push_back(b->name());
+      return Status::InvalidArgument(
+          fmt::format("unknown benchmark {:?}; valid names: {}", n, fmt::join(valid, ", ")));
+    }
+  }
+  for (const auto& b : benchmarks_) {
+    if (std::find(names.begin(), names.end(), b->name()) != names.end()) out.push_back(b.get());
+  }
+  return out;
+}
+
+Registry BuiltinRegistry() {
+  Registry r;
+  r.Add(MakeCpuStreamBenchmark());
+  r.Add(MakeCpuLatencyBenchmark());
+  r.Add(MakeCpuFlopsBenchmark());
+  r.Add(MakeDiskBenchmark());
+  return r;
+}
+
+}  // namespace vigil
