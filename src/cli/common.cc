@@ -1,0 +1,72 @@
+#include "cli/common.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace vigil::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void OnInterrupt(int sig) {
+  if (g_interrupted.exchange(true)) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+}  // namespace
+
+ExitCode ExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return ExitCode::kHealthy;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+      return ExitCode::kBadInput;
+    default:
+      return ExitCode::kCannotRun;
+  }
+}
+
+const std::atomic<bool>& InstallInterruptFlag() {
+  struct sigaction sa{};
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return g_interrupted;
+}
+
+std::string Table::ToString() const {
+  std::vector<size_t> width;
+  for (const auto& row : rows_) {
+    width.resize(std::max(width.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows_) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string FormatFigure(double value) {
+  if (!std::isfinite(value)) return "-";
+  const double mag = std::fabs(value);
+  if (mag != 0 && (mag >= 1e6 || mag < 1e-3)) return fmt::format("{:.4g}", value);
+  if (mag >= 1000 || value == std::trunc(value)) return fmt::format("{:.0f}", value);
+  if (mag >= 100) return fmt::format("{:.1f}", value);
+  if (mag >= 10) return fmt::format("{:.2f}", value);
+  return fmt::format("{:.3f}", value);
+}
+
+}  // namespace vigil::cli

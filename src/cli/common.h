@@ -1,0 +1,45 @@
+// What the subcommands share: exit codes, error reporting, tables, and Ctrl-C.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "vigil/core/status.h"
+
+namespace vigil::cli {
+
+// The exit codes of ARCHITECTURE.md, which schedulers (Slurm health checks, Kubernetes probes)
+// rely on.
+enum class ExitCode {
+  kHealthy = 0,    // ran and everything is healthy
+  kDefect = 1,     // ran and found a defect (a failed benchmark, an alert)
+  kBadInput = 2,   // bad usage or bad input; the message is on stderr
+  kCannotRun = 3,  // internal or environment error, or interrupted
+};
+
+// Bad input (InvalidArgument, NotFound) is 2; anything else that stopped the command is 3.
+ExitCode ExitCodeFor(const Status& status);
+
+// A subcommand's outcome: an exit code when it ran, or the Status that stopped it.
+using CommandResult = Result<ExitCode>;
+
+// Installs SIGINT and SIGTERM handlers that set the returned flag (the first signal asks for a
+// clean stop; a second one kills the process at once, the usual Ctrl-C Ctrl-C).
+const std::atomic<bool>& InstallInterruptFlag();
+
+// A plain text table with left-aligned columns separated by two spaces.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string ToString() const;
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Formats a figure with about four significant digits, for tables ("23.41", "1.234e+06").
+std::string FormatFigure(double value);
+
+}  // namespace vigil::cli

@@ -1,0 +1,38 @@
+#include "cli/common.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace vigil::cli {
+namespace {
+
+TEST(CommonTest, ExitCodes) {
+  EXPECT_EQ(ExitCodeFor(Status::Ok()), ExitCode::kHealthy);
+  EXPECT_EQ(ExitCodeFor(Status::InvalidArgument("x")), ExitCode::kBadInput);
+  EXPECT_EQ(ExitCodeFor(Status::NotFound("x")), ExitCode::kBadInput);
+  EXPECT_EQ(ExitCodeFor(Status::IoError("x")), ExitCode::kCannotRun);
+  EXPECT_EQ(ExitCodeFor(Status::Cancelled("x")), ExitCode::kCannotRun);
+  EXPECT_EQ(ExitCodeFor(Status::Internal("x")), ExitCode::kCannotRun);
+}
+
+TEST(CommonTest, TableAlignsColumns) {
+  Table t({"A", "LONGER"});
+  t.Add({"wide cell", "x"});
+  EXPECT_EQ(t.ToString(), "A          LONGER\nwide cell  x\n");
+}
+
+TEST(CommonTest, FormatsFigures) {
+  EXPECT_EQ(FormatFigure(23.4149), "23.41");
+  EXPECT_EQ(FormatFigure(123.44), "123.4");
+  EXPECT_EQ(FormatFigure(4.56789), "4.568");
+  EXPECT_EQ(FormatFigure(2048), "2048");
+  EXPECT_EQ(FormatFigure(512), "512");
+  EXPECT_EQ(FormatFigure(1234567), "1.235e+06");
+  EXPECT_EQ(FormatFigure(0.0001234), "0.0001234");
+  EXPECT_EQ(FormatFigure(0), "0");
+  EXPECT_EQ(FormatFigure(std::nan("")), "-");
+}
+
+}  // namespace
+}  // namespace vigil::cli

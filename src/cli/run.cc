@@ -1,0 +1,164 @@
+#include "cli/run.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "cli/version.h"
+#include "vigil/bench/inventory.h"
+#include "vigil/bench/registry.h"
+#include "vigil/bench/runner.h"
+#include "vigil/core/clock.h"
+#include "vigil/core/file.h"
+#include "vigil/results/summary.h"
+
+namespace vigil::cli {
+namespace {
+
+std::string DefaultScratch() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
+// "cpu-stream.threads=1" into options.params["cpu-stream"]["threads"] = "1".
+Status ParseSets(const std::vector<std::string>& sets, RunnerOptions& options) {
+  for (const std::string& s : sets) {
+    const size_t dot = s.find('.');
+    const size_t eq = s.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || dot == 0 || eq < dot + 2 ||
+        eq + 1 == s.size()) {
+      return Status::InvalidArgument(
+          fmt::format("--set {:?}: expected <benchmark>.<parameter>=<value>", s));
+    }
+    options.params[s.substr(0, dot)][s.substr(dot + 1, eq - dot - 1)] = s.substr(eq + 1);
+  }
+  return Status::Ok();
+}
+
+Status CheckScratch(const std::string& dir) {
+  struct stat st{};
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument(fmt::format("--scratch {}: no such directory", dir));
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return Status::InvalidArgument(fmt::format("--scratch {}: not writable", dir));
+  }
+  return Status::Ok();
+}
+
+std::string RenderTable(const NodeResults& doc) {
+  Table t({"BENCHMARK", "STATUS", "METRIC", "VALUE", "UNIT"});
+  for (const BenchmarkRecord& r : doc.benchmarks) {
+    if (r.status != BenchStatus::kOk) {
+      t.Add({r.name, std::string(BenchStatusName(r.status)), r.error, "", ""});
+      continue;
+    }
+    for (const Metric& m : r.metrics) {
+      std::string metric = m.key.metric;
+      if (m.key.index) metric += ":" + m.key.index->ToString();
+      t.Add({r.name, "ok", metric, FormatFigure(m.value), m.unit});
+    }
+  }
+  return t.ToString();
+}
+
+}  // namespace
+
+CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
+  CLI::App* cmd = parent.add_subcommand(
+      "run", "Benchmark this node and write its results document (exit 1 if a benchmark failed)");
+  cmd->add_option("--suite", options.suite, "quick (about a minute) or full")
+      ->check(CLI::IsMember({"quick", "full"}))
+      ->capture_default_str();
+  cmd->add_option("--bench", options.benchmarks, "Only these benchmarks, comma-separated")
+      ->delimiter(',');
+  cmd->add_option("--out", options.out, "Where to write the results document (JSON)")
+      ->capture_default_str();
+  cmd->add_option("--summary", options.summary,
+                  "Append this node's flat line to a fleet summary JSONL file");
+  cmd->add_option("--node", options.node, "The node's name in the results (default: host name)");
+  cmd->add_option("--scratch", options.scratch,
+                  "Directory for the disk benchmark's file (default: $TMPDIR or /tmp)");
+  cmd->add_option("--set", options.set,
+                  "A benchmark parameter, <benchmark>.<name>=<value> (see `vigil bench list`)");
+  cmd->add_flag("--json", options.json, "Print the results document as JSON instead of a table");
+  return cmd;
+}
+
+CommandResult RunRun(const RunOptions& options) {
+  // Everything the user gave is checked before the first benchmark runs.
+  RunnerOptions runner;
+  VIGIL_ASSIGN_OR_RETURN(runner.suite, ParseSuite(options.suite));
+  runner.scratch_root = options.scratch.empty() ? DefaultScratch() : options.scratch;
+  VIGIL_RETURN_IF_ERROR(CheckScratch(runner.scratch_root));
+  VIGIL_RETURN_IF_ERROR(ParseSets(options.set, runner));
+  const Registry registry = BuiltinRegistry();
+  VIGIL_ASSIGN_OR_RETURN(std::vector<const Benchmark*> selected,
+                         registry.Select(runner.suite, options.benchmarks));
+  VIGIL_RETURN_IF_ERROR(ValidateParams(selected, runner));
+  {
+    const Status out_ok = CheckWritable(options.out);
+    if (!out_ok.ok()) return out_ok.WithContext("--out");
+  }
+  if (!options.summary.empty()) {
+    const Status summary_ok = CheckWritable(options.summary);
+    if (!summary_ok.ok()) return summary_ok.WithContext("--summary");
+  }
+
+  const std::atomic<bool>& interrupted = InstallInterruptFlag();
+  Clock& clock = SystemClock();
+  NodeResults doc;
+  doc.node = options.node.empty() ? HostName() : options.node;
+  doc.vigil_version = std::string(VigilVersion());
+  doc.suite = std::string(SuiteName(runner.suite));
+  doc.start_time = FormatUtc(clock.WallSeconds());
+  doc.inventory = ReadInventory();
+
+  RunEvents events;
+  events.on_start = [](size_t i, size_t n, const Benchmark& b) {
+    spdlog::info("[{}/{}] {} ...", i + 1, n, b.name());
+  };
+  events.on_finish = [](size_t i, size_t n, const BenchmarkRecord& r) {
+    if (r.status == BenchStatus::kOk) {
+      spdlog::info("[{}/{}] {} ok ({:.1f} s)", i + 1, n, r.name, r.duration_s);
+    } else {
+      spdlog::warn("[{}/{}] {} {}: {}", i + 1, n, r.name, BenchStatusName(r.status), r.error);
+    }
+  };
+  Result<std::vector<BenchmarkRecord>> records =
+      RunBenchmarks(selected, runner, events, interrupted, clock);
+  if (!records.ok()) {
+    if (records.status().code() == StatusCode::kCancelled) {
+      spdlog::error("interrupted: scratch files removed, no results written");
+    }
+    return records.status();
+  }
+  doc.benchmarks = std::move(records).value();
+  doc.end_time = FormatUtc(clock.WallSeconds());
+
+  VIGIL_RETURN_IF_ERROR(WriteNodeResults(options.out, doc));
+  if (!options.summary.empty()) {
+    VIGIL_RETURN_IF_ERROR(AppendToFile(options.summary, FormatFleetRow(FleetRowOf(doc))));
+  }
+
+  bool failed = false;
+  for (const BenchmarkRecord& r : doc.benchmarks) failed |= r.status == BenchStatus::kFailed;
+  if (options.json) {
+    fmt::print("{}\n", ToJson(doc).dump(2));
+  } else {
+    fmt::print("{}\nResults: {}\n", RenderTable(doc), options.out);
+    if (!options.summary.empty()) fmt::print("Summary line appended to {}\n", options.summary);
+  }
+  return failed ? ExitCode::kDefect : ExitCode::kHealthy;
+}
+
+}  // namespace vigil::cli

@@ -1,0 +1,194 @@
+// End-to-end tests of `vigil run`, `vigil bench list` and `vigil version` through the built binary.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/results/document.h"
+#include "vigil/results/summary.h"
+#include "vigil_process.h"
+
+namespace vigil::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(CliTest, Version) {
+  ProcessResult r = RunVigil({"version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("vigil 0.1.0", 0), 0u) << r.out;
+  r = RunVigil({"version", "--json"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ((*ParseJson(r.out, "stdout"))["version"], "0.1.0");
+}
+
+TEST(CliTest, UsageErrorsAreExitTwo) {
+  EXPECT_EQ(RunVigil({}).exit_code, 2);
+  EXPECT_EQ(RunVigil({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(RunVigil({"run", "--suite", "huge"}).exit_code, 2);
+  EXPECT_EQ(RunVigil({"--help"}).exit_code, 0);
+}
+
+TEST(CliTest, BenchListJson) {
+  ProcessResult r = RunVigil({"bench", "list", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json list = *ParseJson(r.out, "stdout");
+  std::vector<std::string> names;
+  for (const Json& b : list) names.push_back(b["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"cpu-stream", "cpu-latency", "cpu-flops", "disk"}));
+  EXPECT_FALSE(list[3]["params"].empty());
+  r = RunVigil({"bench", "list"});
+  EXPECT_NE(r.out.find("disk.file_size"), std::string::npos);
+}
+
+TEST(CliTest, UnknownBenchmarkListsValidNames) {
+  TempDir dir;
+  ProcessResult r = RunVigil({"run", "--bench", "cpu-stream,gpu-warp", "--out", dir.File("r.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown benchmark \"gpu-warp\"; valid names: cpu-stream, cpu-latency"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir.File("r.json")));
+}
+
+TEST(CliTest, BadOutputPathFailsBeforeAnyBenchmark) {
+  TempDir dir;
+  const auto t0 = std::chrono::steady_clock::now();
+  ProcessResult r = RunVigil({"run", "--out", dir.File("no/such/dir/r.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("[1/"), std::string::npos) << "a benchmark started: " << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  r = RunVigil({"run", "--out", dir.path()});  // a directory
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunVigil({"run", "--out", dir.File("r.json"), "--summary", dir.File("x/fleet.jsonl")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--summary"), std::string::npos) << r.err;
+}
+
+TEST(CliTest, BadParametersAndScratchAreExitTwo) {
+  TempDir dir;
+  const std::string out = dir.File("r.json");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"run", "--out", out, "--set", "disk.file_size=lots"},
+           {"run", "--out", out, "--set", "disk.colour=red"},
+           {"run", "--out", out, "--set", "nonsense"},
+           {"run", "--out", out, "--bench", "cpu-flops", "--set", "disk.file_size=1M"},
+           {"run", "--out", out, "--scratch", dir.File("missing")}}) {
+    ProcessResult r = RunVigil(args);
+    EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
+    EXPECT_FALSE(r.err.empty());
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
+void ExpectPositiveFigures(const NodeResults& doc) {
+  for (const BenchmarkRecord& b : doc.benchmarks) {
+    if (b.status == BenchStatus::kSkipped) continue;
+    EXPECT_EQ(b.status, BenchStatus::kOk) << b.name << ": " << b.error;
+    EXPECT_FALSE(b.metrics.empty()) << b.name;
+    for (const Metric& m : b.metrics) {
+      EXPECT_TRUE(std::isfinite(m.value) && m.value > 0) << m.key.ToString() << " " << m.value;
+      EXPECT_FALSE(m.unit.empty()) << m.key.ToString();
+    }
+  }
+}
+
+// The whole quick suite, as `make run` does it, with --json.
+TEST(CliTest, QuickSuiteJson) {
+  TempDir dir;
+  const std::string out = dir.File("results.json");
+  const std::string fleet = dir.File("fleet.jsonl");
+  ProcessResult r = RunVigil({"run", "--suite", "quick", "--json", "--out", out, "--summary",
+                              fleet, "--node", "node-7", "--scratch", dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result<Json> json = ParseJson(r.out, "stdout");
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  Result<NodeResults> doc = NodeResultsFromJson(*json, "stdout");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_EQ(doc->node, "node-7");
+  EXPECT_EQ(doc->suite, "quick");
+  EXPECT_GT(doc->inventory.threads, 0);
+  ASSERT_EQ(doc->benchmarks.size(), 4u);
+  EXPECT_EQ(doc->benchmarks[0].name, "cpu-stream");
+  ExpectPositiveFigures(*doc);
+  // Progress went to stderr, one line per start and finish.
+  EXPECT_NE(r.err.find("[4/4] disk"), std::string::npos) << r.err;
+
+  // The file holds the same document; the summary got one line for this node.
+  Result<NodeResults> file = ReadNodeResults(out);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(ToJson(*file), ToJson(*doc));
+  Result<std::vector<FleetRow>> rows = ReadFleetSummary(fleet);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].node, "node-7");
+  EXPECT_EQ((*rows)[0].values.front().first, "cpu-stream/copy_gbps");
+  // Nothing left in the scratch directory but what we asked for.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 2);
+}
+
+TEST(CliTest, TableAndResultsPath) {
+  TempDir dir;
+  ProcessResult r = RunVigil({"run", "--bench", "cpu-latency", "--set",
+                              "cpu-latency.buffer_size=8M", "--out", dir.File("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("BENCHMARK"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("idle_latency_ns"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Results: " + dir.File("r.json")), std::string::npos) << r.out;
+}
+
+// A scratch directory without room fails `disk` with a clear error; the others still run.
+TEST(CliTest, DiskWithoutSpaceFailsAloneAndExitsOne) {
+  TempDir dir;
+  ProcessResult r = RunVigil({"run", "--bench", "cpu-latency,disk", "--json", "--set",
+                              "cpu-latency.buffer_size=8M", "--set", "disk.file_size=1000T",
+                              "--scratch", dir.path(), "--out", dir.File("r.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  Result<NodeResults> doc = ReadNodeResults(dir.File("r.json"));
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_EQ(doc->benchmarks.size(), 2u);
+  EXPECT_EQ(doc->benchmarks[0].status, BenchStatus::kOk);
+  const BenchmarkRecord& disk = doc->benchmarks[1];
+  if (disk.status == BenchStatus::kSkipped) GTEST_SKIP() << disk.error;  // no O_DIRECT here
+  EXPECT_EQ(disk.status, BenchStatus::kFailed);
+  EXPECT_EQ(disk.return_code, 1);
+  EXPECT_NE(disk.error.find("not enough free space in " + dir.path()), std::string::npos)
+      << disk.error;
+}
+
+// Ctrl-C stops the run, removes the scratch files and writes no output.
+TEST(CliTest, InterruptRemovesScratchAndWritesNothing) {
+  TempDir dir;
+  const std::string scratch = dir.File("scratch");
+  fs::create_directory(scratch);
+  VigilProcess p({"run", "--bench", "disk", "--set", "disk.file_size=64M", "--set",
+                  "disk.repetitions=100000", "--scratch", scratch, "--out", dir.File("r.json"),
+                  "--summary", dir.File("fleet.jsonl")});
+  // Wait until the disk benchmark has its file, then interrupt.
+  bool started = false;
+  for (int i = 0; i < 200 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (const auto& e : fs::recursive_directory_iterator(scratch)) {
+      started |= e.path().filename() == "vigil-disk.dat";
+    }
+  }
+  ASSERT_TRUE(started) << "the disk benchmark never created its file";
+  p.Signal(SIGINT);
+  ProcessResult r = p.Wait();
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(scratch));
+  EXPECT_FALSE(fs::exists(dir.File("r.json")));
+  EXPECT_FALSE(fs::exists(dir.File("fleet.jsonl")));
+  // No temporary output either.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+}
+
+}  // namespace
+}  // namespace vigil::testing
