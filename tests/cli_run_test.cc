@@ -48,7 +48,8 @@ TEST(CliTest, BenchListJson) {
 
 TEST(CliTest, UnknownBenchmarkListsValidNames) {
   TempDir dir;
-  ProcessResult r = RunVigil({"run", "--bench", "cpu-stream,gpu-warp", "--out", dir.File("r.json")});
+  ProcessResult r =
+      RunVigil({"run", "--bench", "cpu-stream,gpu-warp", "--out", dir.File("r.json")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown benchmark \"gpu-warp\"; valid names: cpu-stream, cpu-latency"),
             std::string::npos)
@@ -104,8 +105,8 @@ TEST(CliTest, QuickSuiteJson) {
   TempDir dir;
   const std::string out = dir.File("results.json");
   const std::string fleet = dir.File("fleet.jsonl");
-  ProcessResult r = RunVigil({"run", "--suite", "quick", "--json", "--out", out, "--summary",
-                              fleet, "--node", "node-7", "--scratch", dir.path()});
+  ProcessResult r = RunVigil({"run", "--suite", "quick", "--json", "--out", out, "--summary", fleet,
+                              "--node", "node-7", "--scratch", dir.path()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Result<Json> json = ParseJson(r.out, "stdout");
   ASSERT_TRUE(json.ok()) << json.status().ToString();

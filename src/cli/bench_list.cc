@@ -47,7 +47,7 @@ CommandResult RunBenchList(const BenchListOptions& options) {
                          {"quick", b->in_quick_suite()},
                          {"params", std::move(params)}});
     }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", DumpJson(out, 2));
     return ExitCode::kHealthy;
   }
   Table table({"NAME", "COMPONENT", "SUITES", "DESCRIPTION"});

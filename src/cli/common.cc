@@ -33,7 +33,7 @@ ExitCode ExitCodeFor(const Status& status) {
 }
 
 const std::atomic<bool>& InstallInterruptFlag() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = OnInterrupt;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);

@@ -12,9 +12,10 @@
 
 int main(int argc, char** argv) {
   using namespace vigil::cli;
-  CLI::App app{"Vigil: validate GPU nodes, detect faulty machines in running jobs, and model the "
-               "cost of failures.\nExit codes: 0 healthy, 1 defect found, 2 bad usage or input, "
-               "3 could not run."};
+  CLI::App app{
+      "Vigil: validate GPU nodes, detect faulty machines in running jobs, and model the "
+      "cost of failures.\nExit codes: 0 healthy, 1 defect found, 2 bad usage or input, "
+      "3 could not run."};
   app.name("vigil");
   app.require_subcommand(1);
   int verbose = 0;

@@ -13,6 +13,8 @@
 #include "vigil/bench/runner.h"
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/core/text.h"
 #include "vigil/results/summary.h"
 
 namespace vigil::cli {
@@ -37,7 +39,7 @@ Status ParseSets(const std::vector<std::string>& sets, RunnerOptions& options) {
     if (dot == std::string::npos || eq == std::string::npos || dot == 0 || eq < dot + 2 ||
         eq + 1 == s.size()) {
       return Status::InvalidArgument(
-          fmt::format("--set {:?}: expected <benchmark>.<parameter>=<value>", s));
+          fmt::format("--set {}: expected <benchmark>.<parameter>=<value>", Quote(s)));
     }
     options.params[s.substr(0, dot)][s.substr(dot + 1, eq - dot - 1)] = s.substr(eq + 1);
   }
@@ -45,7 +47,7 @@ Status ParseSets(const std::vector<std::string>& sets, RunnerOptions& options) {
 }
 
 Status CheckScratch(const std::string& dir) {
-  struct stat st{};
+  struct stat st {};
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Status::InvalidArgument(fmt::format("--scratch {}: no such directory", dir));
   }
@@ -153,7 +155,7 @@ CommandResult RunRun(const RunOptions& options) {
   bool failed = false;
   for (const BenchmarkRecord& r : doc.benchmarks) failed |= r.status == BenchStatus::kFailed;
   if (options.json) {
-    fmt::print("{}\n", ToJson(doc).dump(2));
+    fmt::print("{}\n", DumpJson(ToJson(doc), 2));
   } else {
     fmt::print("{}\nResults: {}\n", RenderTable(doc), options.out);
     if (!options.summary.empty()) fmt::print("Summary line appended to {}\n", options.summary);

@@ -10,14 +10,14 @@
 namespace vigil::cli {
 
 struct RunOptions {
-  std::string suite = "quick";            // quick or full
-  std::vector<std::string> benchmarks;    // --bench a,b: only these (default: the suite's)
-  std::string out = "vigil-results.json"; // the node results document
-  std::string summary;                    // a fleet JSONL file to append this node's line to
-  std::string node;                       // the node's name; default: the host name
-  std::string scratch;                    // where the disk benchmark writes; default: $TMPDIR or /tmp
-  std::vector<std::string> set;           // benchmark parameters, "<benchmark>.<name>=<value>"
-  bool json = false;                      // print the document as JSON instead of the table
+  std::string suite = "quick";             // quick or full
+  std::vector<std::string> benchmarks;     // --bench a,b: only these (default: the suite's)
+  std::string out = "vigil-results.json";  // the node results document
+  std::string summary;                     // a fleet JSONL file to append this node's line to
+  std::string node;                        // the node's name; default: the host name
+  std::string scratch;           // where the disk benchmark writes; default: $TMPDIR or /tmp
+  std::vector<std::string> set;  // benchmark parameters, "<benchmark>.<name>=<value>"
+  bool json = false;             // print the document as JSON instead of the table
 };
 
 CLI::App* SetupRun(CLI::App& parent, RunOptions& options);

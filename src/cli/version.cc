@@ -20,7 +20,7 @@ CommandResult RunVersion(const VersionOptions& options) {
                   {"cuda", VIGIL_HAS_CUDA != 0},
                   {"build_type", VIGIL_BUILD_TYPE}};
   if (options.json) {
-    fmt::print("{}\n", info.dump(2));
+    fmt::print("{}\n", DumpJson(info, 2));
   } else {
     fmt::print("vigil {} (gcc-compatible {}, {}, CUDA {})\n", VigilVersion(), __VERSION__,
                VIGIL_BUILD_TYPE, VIGIL_HAS_CUDA ? "on" : "off");

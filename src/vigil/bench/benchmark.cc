@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include "vigil/core/text.h"
 
 namespace vigil {
 
@@ -13,7 +14,8 @@ std::string_view SuiteName(Suite suite) { return suite == Suite::kQuick ? "quick
 Result<Suite> ParseSuite(std::string_view name) {
   if (name == "quick") return Suite::kQuick;
   if (name == "full") return Suite::kFull;
-  return Status::InvalidArgument(fmt::format("unknown suite {:?} (expected quick or full)", name));
+  return Status::InvalidArgument(
+      fmt::format("unknown suite {} (expected quick or full)", Quote(name)));
 }
 
 Result<double> ParseParamValue(ParamKind kind, std::string_view value) {
@@ -42,13 +44,14 @@ Result<double> ParseParamValue(ParamKind kind, std::string_view value) {
   const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
   const bool whole = ptr == digits.data() + digits.size() && !digits.empty();
   if (ec != std::errc() || !whole || !std::isfinite(v) || v < 0) {
-    return Status::InvalidArgument(fmt::format("{:?} is not a {}", value,
-                                               kind == ParamKind::kBytes     ? "size (e.g. 256M)"
-                                               : kind == ParamKind::kSeconds ? "duration in seconds"
-                                                                             : "non-negative integer"));
+    return Status::InvalidArgument(fmt::format("{} is not a {}", Quote(value),
+                                               kind == ParamKind::kBytes ? "size (e.g. 256M)"
+                                               : kind == ParamKind::kSeconds
+                                                   ? "duration in seconds"
+                                                   : "non-negative integer"));
   }
   if (kind == ParamKind::kInt && v != std::floor(v)) {
-    return Status::InvalidArgument(fmt::format("{:?} is not a whole number", value));
+    return Status::InvalidArgument(fmt::format("{} is not a whole number", Quote(value)));
   }
   return v * multiplier;
 }

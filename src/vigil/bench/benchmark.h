@@ -74,8 +74,9 @@ class Benchmark {
 
   // Measures and returns the metrics, each with its raw samples, after checking that what was
   // measured was computed correctly. An error fails the benchmark with that message.
-  // Const: a benchmark keeps no state between runs. Runs in a child process of its own (see runner.h): it may use all cores and any amount of
-  // memory, and a crash or hang affects only its own record.
+  // Const: a benchmark keeps no state between runs. Runs in a child process of its own (see
+  // runner.h): it may use all cores and any amount of memory, and a crash or hang affects only its
+  // own record.
   virtual Result<std::vector<Metric>> Run(const BenchContext& ctx) const = 0;
 };
 

@@ -12,10 +12,9 @@ namespace vigil {
 namespace {
 
 // Vector and matrix extensions worth recording, as /proc/cpuinfo names them (x86 and Arm).
-constexpr std::string_view kVectorFlags[] = {"sse2",     "avx",         "avx2",     "fma",
-                                             "avx512f",  "avx512bw",    "avx512vl", "avx512_bf16",
-                                             "avx512_fp16", "amx_tile", "amx_bf16", "asimd",
-                                             "sve",      "sve2"};
+constexpr std::string_view kVectorFlags[] = {
+    "sse2",        "avx",         "avx2",     "fma",      "avx512f", "avx512bw", "avx512vl",
+    "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "asimd",   "sve",      "sve2"};
 
 std::string Trim(std::string_view s) {
   const size_t b = s.find_first_not_of(" \t\r\n");

@@ -30,16 +30,18 @@ TEST_F(InventoryTest, ReadsAFakeGpuNode) {
   std::string cpuinfo;
   for (int p = 0; p < 4; ++p) {
     cpuinfo += "processor\t: " + std::to_string(p) + "\nmodel name\t: AMD EPYC 9654\n" +
-               "physical id\t: " + std::to_string(p / 2) + "\ncore id\t\t: " +
-               std::to_string(p % 2) + "\nflags\t\t: fpu sse2 avx avx2 fma avx512f\n\n";
+               "physical id\t: " + std::to_string(p / 2) +
+               "\ncore id\t\t: " + std::to_string(p % 2) +
+               "\nflags\t\t: fpu sse2 avx avx2 fma avx512f\n\n";
   }
   Write("proc/cpuinfo", cpuinfo);
   Write("proc/meminfo", "MemTotal:       2048 kB\nMemFree:        1 kB\n");
   Write("etc/os-release", "NAME=\"Debian\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n");
   Write("sys/devices/system/node/node0/cpulist", "0-1");
   Write("sys/devices/system/node/node1/cpulist", "2-3");
-  Write("proc/driver/nvidia/version",
-        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 06:54:38 UTC 2025\n");
+  Write(
+      "proc/driver/nvidia/version",
+      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 06:54:38 UTC 2025\n");
   Write("proc/driver/nvidia/gpus/0000:9a:00.0/information",
         "Model: \t\t NVIDIA H100 80GB HBM3\nBus Location: \t 0000:9a:00.0\n");
   Write("proc/driver/nvidia/gpus/0000:1b:00.0/information",

@@ -7,6 +7,7 @@
 
 #include "vigil/bench/cpu/cpu_benchmarks.h"
 #include "vigil/bench/disk/disk_benchmark.h"
+#include "vigil/core/text.h"
 
 namespace vigil {
 
@@ -41,7 +42,7 @@ Result<std::vector<const Benchmark*>> Registry::Select(
       std::vector<std::string_view> valid;
       for (const auto& b : benchmarks_) valid.push_back(b->name());
       return Status::InvalidArgument(
-          fmt::format("unknown benchmark {:?}; valid names: {}", n, fmt::join(valid, ", ")));
+          fmt::format("unknown benchmark {}; valid names: {}", Quote(n), fmt::join(valid, ", ")));
     }
   }
   for (const auto& b : benchmarks_) {

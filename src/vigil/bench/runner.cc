@@ -16,6 +16,7 @@
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/text.h"
 
 namespace vigil {
 namespace {
@@ -50,7 +51,7 @@ const ParamSpec* FindParam(const std::vector<ParamSpec>& specs, const std::strin
     record.return_code = return_code::kFailed;
     record.error = fmt::format("unexpected exception: {}", e.what());
   }
-  const std::string text = ToJson(record).dump();
+  const std::string text = DumpJson(ToJson(record));
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
@@ -158,8 +159,8 @@ Status ValidateParams(const std::vector<const Benchmark*>& benchmarks,
       if (b->name() == bench_name) bench = b;
     }
     if (bench == nullptr) {
-      return Status::InvalidArgument(
-          fmt::format("--set {}.*: benchmark {:?} is not part of this run", bench_name, bench_name));
+      return Status::InvalidArgument(fmt::format("--set {}.*: benchmark {} is not part of this run",
+                                                 bench_name, Quote(bench_name)));
     }
     const std::vector<ParamSpec> specs = bench->params();
     for (const auto& [name, value] : values) {
@@ -167,9 +168,9 @@ Status ValidateParams(const std::vector<const Benchmark*>& benchmarks,
       if (spec == nullptr) {
         std::string valid;
         for (const ParamSpec& p : specs) valid += (valid.empty() ? "" : ", ") + p.name;
-        return Status::InvalidArgument(
-            fmt::format("--set {}.{}: unknown parameter (valid: {})", bench_name, name,
-                        valid.empty() ? "none" : valid));
+        return Status::InvalidArgument(fmt::format("--set {}.{}: unknown parameter (valid: {})",
+                                                   bench_name, name,
+                                                   valid.empty() ? "none" : valid));
       }
       Result<double> v = ParseParamValue(spec->kind, value);
       if (!v.ok()) return v.status().WithContext(fmt::format("--set {}.{}", bench_name, name));

@@ -47,9 +47,11 @@ class Fake : public Benchmark {
       default:
         break;
     }
-    return std::vector<Metric>{
-        Metric{MetricKey{name_, "size_bytes", ComponentIndex{2, {}}}, ctx.Param("size"), "B", true,
-               {ctx.Param("size")}}};
+    return std::vector<Metric>{Metric{MetricKey{name_, "size_bytes", ComponentIndex{2, {}}},
+                                      ctx.Param("size"),
+                                      "B",
+                                      true,
+                                      {ctx.Param("size")}}};
   }
 
  private:

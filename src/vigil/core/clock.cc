@@ -23,7 +23,7 @@ class RealClock : public Clock {
 
 struct tm ToUtc(double unix_seconds) {
   const auto whole = static_cast<time_t>(std::floor(unix_seconds));
-  struct tm t{};
+  struct tm t {};
   gmtime_r(&whole, &t);
   return t;
 }

@@ -84,19 +84,19 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
 }
 
 Status CheckWritable(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return Status::InvalidArgument(fmt::format("{} is a directory, not a file", path));
   }
   const std::string dir = DirectoryOf(path);
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Status::InvalidArgument(fmt::format("cannot write {}: directory {} does not exist", path, dir));
+    return Status::InvalidArgument(
+        fmt::format("cannot write {}: directory {} does not exist", path, dir));
   }
   std::string probe = path + ".tmp.XXXXXX";
   const int fd = mkstemp(probe.data());
   if (fd < 0) {
-    return Status::InvalidArgument(
-        fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    return Status::InvalidArgument(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   }
   close(fd);
   unlink(probe.c_str());
@@ -106,7 +106,7 @@ Status CheckWritable(const std::string& path) {
 Status AppendToFile(const std::string& path, std::string_view content) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError(fmt::format("cannot open {}", path));
-  struct stat st{};
+  struct stat st {};
   const off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
   ssize_t n;
   do {

@@ -74,4 +74,8 @@ Result<Json> ParseJson(std::string_view text, std::string_view source, int first
   }
 }
 
+std::string DumpJson(const Json& json, int indent) {
+  return json.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 }  // namespace vigil

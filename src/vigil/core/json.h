@@ -20,4 +20,8 @@ using Json = nlohmann::ordered_json;
 // take as a missing value.
 Result<Json> ParseJson(std::string_view text, std::string_view source, int first_line = 1);
 
+// Serialises `json` (indent < 0: one line). Never throws: invalid UTF-8 in a string, which can
+// only come from the command line or the system since ParseJson rejects it, becomes U+FFFD.
+std::string DumpJson(const Json& json, int indent = -1);
+
 }  // namespace vigil

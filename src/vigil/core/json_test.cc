@@ -48,5 +48,11 @@ TEST(JsonTest, EmptyAndTruncatedInputFail) {
   EXPECT_TRUE(bare->is_null());
 }
 
+TEST(JsonTest, DumpNeverThrowsOnInvalidUtf8) {
+  const Json j{{"node", std::string("bad\xdd")}};
+  EXPECT_EQ(DumpJson(j), "{\"node\":\"bad\xef\xbf\xbd\"}");
+  EXPECT_EQ(DumpJson(Json::array({1}), 2), "[\n  1\n]");
+}
+
 }  // namespace
 }  // namespace vigil

@@ -62,7 +62,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design, like StatusOr
+  Result(T value) : data_(std::move(value)) {}        // NOLINT: implicit by design, like StatusOr
   Result(Status status) : data_(std::move(status)) {  // NOLINT
     if (std::get<Status>(data_).ok()) {
       data_ = Status::Internal("Result constructed from an OK status without a value");
@@ -91,10 +91,11 @@ class [[nodiscard]] Result {
 #define VIGIL_CONCAT_INNER_(a, b) a##b
 #define VIGIL_CONCAT_(a, b) VIGIL_CONCAT_INNER_(a, b)
 
-// Returns the Status of `expr` (a Status or a Result) from the enclosing function if it is an error.
-#define VIGIL_RETURN_IF_ERROR(expr)                                      \
-  do {                                                                   \
-    auto vigil_status_or_ = (expr);                                      \
+// Returns the Status of `expr` (a Status or a Result) from the enclosing function if it is an
+// error.
+#define VIGIL_RETURN_IF_ERROR(expr)                                                   \
+  do {                                                                                \
+    auto vigil_status_or_ = (expr);                                                   \
     if (!vigil_status_or_.ok()) return ::vigil::internal::ToStatus(vigil_status_or_); \
   } while (0)
 

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/core/text.h"
 
 namespace vigil {
 namespace {
@@ -18,8 +20,10 @@ Json NumberOrNull(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr);
 Json ToJson(const Metric& m) {
   Json samples = Json::array();
   for (double s : m.samples) samples.push_back(NumberOrNull(s));
-  return Json{{"key", m.key.ToString()},   {"value", NumberOrNull(m.value)},
-              {"unit", m.unit},            {"higher_is_better", m.higher_is_better},
+  return Json{{"key", m.key.ToString()},
+              {"value", NumberOrNull(m.value)},
+              {"unit", m.unit},
+              {"higher_is_better", m.higher_is_better},
               {"samples", std::move(samples)}};
 }
 
@@ -44,13 +48,18 @@ Json ToJson(const Inventory& inv) {
   for (const GpuInfo& g : inv.gpus) {
     gpus.push_back(Json{{"index", g.index}, {"name", g.name}, {"bus_id", g.bus_id}});
   }
-  return Json{{"hostname", inv.hostname},     {"cpu_model", inv.cpu_model},
-              {"sockets", inv.sockets},       {"cores", inv.cores},
-              {"threads", inv.threads},       {"numa_nodes", inv.numa_nodes},
+  return Json{{"hostname", inv.hostname},
+              {"cpu_model", inv.cpu_model},
+              {"sockets", inv.sockets},
+              {"cores", inv.cores},
+              {"threads", inv.threads},
+              {"numa_nodes", inv.numa_nodes},
               {"cpu_vector_extensions", inv.cpu_vector_extensions},
               {"memory_bytes", inv.memory_bytes},
-              {"kernel", inv.kernel},         {"os", inv.os},
-              {"gpu_driver", inv.gpu_driver}, {"gpus", std::move(gpus)}};
+              {"kernel", inv.kernel},
+              {"os", inv.os},
+              {"gpu_driver", inv.gpu_driver},
+              {"gpus", std::move(gpus)}};
 }
 
 // Typed access to the fields of a JSON object, with errors that name the field's path.
@@ -141,7 +150,7 @@ Result<BenchStatus> BenchStatusFromName(std::string_view name, const std::string
     if (BenchStatusName(s) == name) return s;
   }
   return Status::InvalidArgument(
-      fmt::format("{}: unknown status {:?} (expected ok, failed or skipped)", path, name));
+      fmt::format("{}: unknown status {} (expected ok, failed or skipped)", path, Quote(name)));
 }
 
 }  // namespace
@@ -159,8 +168,8 @@ Result<BenchmarkRecord> BenchmarkRecordFromJson(const Json& j, const std::string
   VIGIL_ASSIGN_OR_RETURN(r.duration_s, f.Number("duration_s"));
   VIGIL_ASSIGN_OR_RETURN(const Json* metrics, f.Array("metrics"));
   for (size_t i = 0; i < metrics->size(); ++i) {
-    VIGIL_ASSIGN_OR_RETURN(Metric m,
-                           MetricFromJson((*metrics)[i], fmt::format("{}[{}]", f.Path("metrics"), i)));
+    VIGIL_ASSIGN_OR_RETURN(
+        Metric m, MetricFromJson((*metrics)[i], fmt::format("{}[{}]", f.Path("metrics"), i)));
     r.metrics.push_back(std::move(m));
   }
   return r;
@@ -207,9 +216,9 @@ Result<NodeResults> FromJsonNoContext(const Json& json) {
   VIGIL_RETURN_IF_ERROR(f.CheckObject());
   VIGIL_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
   if (schema != kResultsSchema) {
-    return Status::InvalidArgument(fmt::format(
-        "schema: {:?} is not a Vigil results document of this version (expected {:?})", schema,
-        kResultsSchema));
+    return Status::InvalidArgument(
+        fmt::format("schema: {} is not a Vigil results document of this version (expected {})",
+                    Quote(schema), Quote(kResultsSchema)));
   }
   NodeResults doc;
   VIGIL_ASSIGN_OR_RETURN(doc.node, f.String("node"));
@@ -221,8 +230,8 @@ Result<NodeResults> FromJsonNoContext(const Json& json) {
   VIGIL_ASSIGN_OR_RETURN(doc.inventory, InventoryFromJson(*inv, "inventory"));
   VIGIL_ASSIGN_OR_RETURN(const Json* benches, f.Array("benchmarks"));
   for (size_t i = 0; i < benches->size(); ++i) {
-    VIGIL_ASSIGN_OR_RETURN(BenchmarkRecord r,
-                           BenchmarkRecordFromJson((*benches)[i], fmt::format("benchmarks[{}]", i)));
+    VIGIL_ASSIGN_OR_RETURN(BenchmarkRecord r, BenchmarkRecordFromJson(
+                                                  (*benches)[i], fmt::format("benchmarks[{}]", i)));
     doc.benchmarks.push_back(std::move(r));
   }
   return doc;
@@ -245,14 +254,10 @@ std::string_view BenchStatusName(BenchStatus status) {
 Json ToJson(const NodeResults& doc) {
   Json benches = Json::array();
   for (const BenchmarkRecord& r : doc.benchmarks) benches.push_back(ToJson(r));
-  return Json{{"schema", kResultsSchema},
-              {"node", doc.node},
-              {"vigil_version", doc.vigil_version},
-              {"suite", doc.suite},
-              {"start_time", doc.start_time},
-              {"end_time", doc.end_time},
-              {"inventory", ToJson(doc.inventory)},
-              {"benchmarks", std::move(benches)}};
+  return Json{{"schema", kResultsSchema},           {"node", doc.node},
+              {"vigil_version", doc.vigil_version}, {"suite", doc.suite},
+              {"start_time", doc.start_time},       {"end_time", doc.end_time},
+              {"inventory", ToJson(doc.inventory)}, {"benchmarks", std::move(benches)}};
 }
 
 Result<NodeResults> NodeResultsFromJson(const Json& json, std::string_view source) {
@@ -268,7 +273,7 @@ Result<NodeResults> ReadNodeResults(const std::string& path) {
 }
 
 Status WriteNodeResults(const std::string& path, const NodeResults& doc) {
-  return WriteFileAtomic(path, ToJson(doc).dump(2) + "\n");
+  return WriteFileAtomic(path, DumpJson(ToJson(doc), 2) + "\n");
 }
 
 }  // namespace vigil

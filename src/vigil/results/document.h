@@ -16,8 +16,8 @@ inline constexpr std::string_view kResultsSchema = "vigil.results/1";
 // One figure a benchmark produced.
 struct Metric {
   MetricKey key;
-  double value = 0.0;     // the reported figure (usually the median of `samples`); NaN if missing
-  std::string unit;       // "GB/s", "ns", "GFLOP/s", "MB/s", "IOPS", "" for counts and codes
+  double value = 0.0;  // the reported figure (usually the median of `samples`); NaN if missing
+  std::string unit;    // "GB/s", "ns", "GFLOP/s", "MB/s", "IOPS", "" for counts and codes
   bool higher_is_better = true;
   std::vector<double> samples;  // the raw repetitions behind `value`, in measurement order
 };
@@ -33,8 +33,8 @@ std::string_view BenchStatusName(BenchStatus status);
 // Return codes of a benchmark record (docs/formats.md).
 namespace return_code {
 inline constexpr int kOk = 0;
-inline constexpr int kFailed = 1;      // the benchmark reported an error
-inline constexpr int kTimeout = 124;   // killed at its time limit (as timeout(1) reports it)
+inline constexpr int kFailed = 1;        // the benchmark reported an error
+inline constexpr int kTimeout = 124;     // killed at its time limit (as timeout(1) reports it)
 inline constexpr int kSignalBase = 128;  // + signal number when it crashed
 }  // namespace return_code
 
@@ -43,7 +43,7 @@ struct BenchmarkRecord {
   std::string component;  // what it covers: "cpu", "memory", "disk", "gpu", "network"...
   BenchStatus status = BenchStatus::kOk;
   int return_code = return_code::kOk;
-  std::string error;       // why it failed or was skipped; empty when ok
+  std::string error;  // why it failed or was skipped; empty when ok
   double duration_s = 0.0;
   std::vector<Metric> metrics;
 };
@@ -61,7 +61,8 @@ struct Inventory {
   int cores = 0;    // physical cores, all sockets
   int threads = 0;  // logical CPUs online
   int numa_nodes = 0;
-  std::vector<std::string> cpu_vector_extensions;  // vector extensions the CPU has (avx2, avx512f...)
+  std::vector<std::string>
+      cpu_vector_extensions;  // vector extensions the CPU has (avx2, avx512f...)
   double memory_bytes = 0;
   std::string kernel;
   std::string os;

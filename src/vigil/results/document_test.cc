@@ -65,8 +65,7 @@ TEST(DocumentTest, ErrorsNameTheField) {
   j["benchmarks"][0]["metrics"][0]["value"] = "fast";
   Result<NodeResults> r = NodeResultsFromJson(j, "a.json");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(),
-            "a.json: benchmarks[0].metrics[0].value: expected a number");
+  EXPECT_EQ(r.status().message(), "a.json: benchmarks[0].metrics[0].value: expected a number");
 
   j = ToJson(SampleDoc());
   j["benchmarks"][1]["status"] = "meh";

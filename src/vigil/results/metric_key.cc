@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include "vigil/core/text.h"
 
 namespace vigil {
 namespace {
@@ -31,19 +32,20 @@ std::string ComponentIndex::ToString() const {
 Result<MetricKey> MetricKey::Parse(std::string_view key) {
   for (char c : key) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return Status::InvalidArgument(fmt::format("metric key {:?} holds a control character", key));
+      return Status::InvalidArgument(
+          fmt::format("metric key {} holds a control character", Quote(key)));
     }
   }
   const size_t slash = key.find('/');
   if (slash == std::string_view::npos) {
     return Status::InvalidArgument(
-        fmt::format("metric key {:?} has no '/' between benchmark and metric", key));
+        fmt::format("metric key {} has no '/' between benchmark and metric", Quote(key)));
   }
   MetricKey out;
   out.benchmark = std::string(key.substr(0, slash));
   std::string_view metric = key.substr(slash + 1);
   if (out.benchmark.empty()) {
-    return Status::InvalidArgument(fmt::format("metric key {:?} has an empty benchmark", key));
+    return Status::InvalidArgument(fmt::format("metric key {} has an empty benchmark", Quote(key)));
   }
   const size_t colon = metric.rfind(':');
   if (colon != std::string_view::npos) {
@@ -57,7 +59,8 @@ Result<MetricKey> MetricKey::Parse(std::string_view key) {
       const std::optional<int> first = ToInt(a);
       const std::optional<int> second = b.empty() ? std::optional<int>() : ToInt(b);
       if (!first || (!b.empty() && !second)) {
-        return Status::InvalidArgument(fmt::format("metric key {:?}: index out of range", key));
+        return Status::InvalidArgument(
+            fmt::format("metric key {}: index out of range", Quote(key)));
       }
       index.first = *first;
       index.second = second;
@@ -66,7 +69,7 @@ Result<MetricKey> MetricKey::Parse(std::string_view key) {
     }
   }
   if (metric.empty()) {
-    return Status::InvalidArgument(fmt::format("metric key {:?} has an empty metric", key));
+    return Status::InvalidArgument(fmt::format("metric key {} has an empty metric", Quote(key)));
   }
   out.metric = std::string(metric);
   return out;

@@ -43,6 +43,7 @@ struct MetricKey {
   // The key without its index: the name shared by all components of one metric.
   std::string BaseName() const;
 
+  // The canonical text: the index without leading zeros ("m:03" prints as "m:3").
   std::string ToString() const;
   bool operator==(const MetricKey&) const = default;
 };

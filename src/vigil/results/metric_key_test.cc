@@ -61,6 +61,13 @@ TEST(MetricKeyTest, RoundTripsEveryShape) {
   }
 }
 
+TEST(MetricKeyTest, LeadingZerosAreCanonicalised) {
+  Result<MetricKey> k = MetricKey::Parse("b/m:007-010");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->index, (ComponentIndex{7, 10}));
+  EXPECT_EQ(k->ToString(), "b/m:7-10");
+}
+
 TEST(MetricKeyTest, RejectsMalformed) {
   for (const char* s : {"", "node", "/metric", "bench/", "bench/:3", "b/m:99999999999",
                         "b/m:1-99999999999", "b/m\n"}) {

@@ -7,6 +7,7 @@
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/text.h"
 
 namespace vigil {
 namespace {
@@ -22,7 +23,7 @@ bool IsBlank(std::string_view line) {
 Result<FleetRow> ParseRow(std::string_view line, std::string_view source, int line_no) {
   VIGIL_ASSIGN_OR_RETURN(Json obj, ParseJson(line, source, line_no));
   const auto where = [&](std::string_view field) {
-    return fmt::format("{}:{}: field {:?}", source, line_no, field);
+    return fmt::format("{}:{}: field {}", source, line_no, Quote(field));
   };
   if (!obj.is_object()) {
     return Status::InvalidArgument(fmt::format("{}:{}: expected a JSON object", source, line_no));
@@ -95,10 +96,10 @@ Result<std::vector<FleetRow>> ReadFleetSummary(const std::string& path) {
 
 std::string FormatFleetRow(const FleetRow& row) {
   std::string out = "{\"node\": ";
-  out += Json(row.node).dump();
+  out += DumpJson(Json(row.node));
   for (const auto& [key, value] : row.values) {
     out += ", ";
-    out += Json(key).dump();
+    out += DumpJson(Json(key));
     out += ": ";
     AppendNumber(out, value);
   }

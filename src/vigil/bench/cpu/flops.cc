@@ -23,8 +23,8 @@
 namespace vigil {
 namespace {
 
-constexpr int kMaxAcc = 16;          // accumulators (vector registers) per thread, at most
-constexpr size_t kMaxLanes = 16;     // fp32 lanes of a 512-bit register
+constexpr int kMaxAcc = 16;       // accumulators (vector registers) per thread, at most
+constexpr size_t kMaxLanes = 16;  // fp32 lanes of a 512-bit register
 constexpr uint64_t kMinIters = 1 << 12;
 // Chain length of the verification pass: short enough for a cheap scalar reference, long enough
 // that the chains are still far from their fixed point, where every bit of every step matters.
@@ -57,16 +57,16 @@ struct Isa {
 #if defined(__x86_64__)
 // One kernel per ISA and precision. The inner loop over accumulators is unrolled so that they stay
 // in registers; the loop-carried dependency per accumulator is the FMA latency.
-#define VIGIL_FMA_KERNEL(NAME, TARGET, T, VEC, SET1, STORE, STEP, LANES, ACC)  \
+#define VIGIL_FMA_KERNEL(NAME, TARGET, T, VEC, SET1, STORE, STEP, LANES, ACC) \
   __attribute__((target(TARGET))) void NAME(uint64_t iters, T* out) {         \
-    VEC acc[ACC];                                                              \
-    for (int j = 0; j < ACC; ++j) acc[j] = SET1(InitialValue<T>(j));           \
-    const VEC m = SET1(kMul<T>);                                               \
-    const VEC a = SET1(kAdd<T>);                                               \
-    for (uint64_t i = 0; i < iters; ++i) {                                     \
-      _Pragma("GCC unroll 16") for (int j = 0; j < ACC; ++j) acc[j] = STEP;    \
-    }                                                                          \
-    for (int j = 0; j < ACC; ++j) STORE(out + j * (LANES), acc[j]);            \
+    VEC acc[ACC];                                                             \
+    for (int j = 0; j < ACC; ++j) acc[j] = SET1(InitialValue<T>(j));          \
+    const VEC m = SET1(kMul<T>);                                              \
+    const VEC a = SET1(kAdd<T>);                                              \
+    for (uint64_t i = 0; i < iters; ++i) {                                    \
+      _Pragma("GCC unroll 16") for (int j = 0; j < ACC; ++j) acc[j] = STEP;   \
+    }                                                                         \
+    for (int j = 0; j < ACC; ++j) STORE(out + j * (LANES), acc[j]);           \
   }
 
 VIGIL_FMA_KERNEL(Avx512F32, "avx512f", float, __m512, _mm512_set1_ps, _mm512_storeu_ps,
@@ -103,8 +103,14 @@ void ScalarKernel(uint64_t iters, T* out) {
   }
   std::copy(acc, acc + 12, out);
 }
-Isa DetectIsa() { return {"scalar", static_cast<int>(8 * sizeof(double)), true, 12,
-                          ScalarKernel<float>, ScalarKernel<double>}; }
+Isa DetectIsa() {
+  return {"scalar",
+          static_cast<int>(8 * sizeof(double)),
+          true,
+          12,
+          ScalarKernel<float>,
+          ScalarKernel<double>};
+}
 #endif
 
 // Checks the lanes of one thread's verification pass against scalar arithmetic.
@@ -185,15 +191,20 @@ class CpuFlops : public Benchmark {
     const double round_s = ctx.Param("round_time");
     const Isa isa = DetectIsa();
     PinnedTeam team(cpus);
-    VIGIL_ASSIGN_OR_RETURN(std::vector<double> f32, Measure<float>(isa, isa.f32, team, round_s, reps));
-    VIGIL_ASSIGN_OR_RETURN(std::vector<double> f64, Measure<double>(isa, isa.f64, team, round_s, reps));
+    VIGIL_ASSIGN_OR_RETURN(std::vector<double> f32,
+                           Measure<float>(isa, isa.f32, team, round_s, reps));
+    VIGIL_ASSIGN_OR_RETURN(std::vector<double> f64,
+                           Measure<double>(isa, isa.f64, team, round_s, reps));
     std::vector<Metric> metrics;
     metrics.push_back({MetricKey{"cpu-flops", "fp32_gflops", std::nullopt}, stats::Median(f32),
                        "GFLOP/s", true, f32});
     metrics.push_back({MetricKey{"cpu-flops", "fp64_gflops", std::nullopt}, stats::Median(f64),
                        "GFLOP/s", true, f64});
     metrics.push_back({MetricKey{"cpu-flops", "vector_bits", std::nullopt},
-                       static_cast<double>(isa.vector_bits), "bits", true, {}});
+                       static_cast<double>(isa.vector_bits),
+                       "bits",
+                       true,
+                       {}});
     return metrics;
   }
 };

@@ -90,8 +90,9 @@ Status Verify(const Arrays& v, size_t n, int iterations) {
     const auto [arr, want] = expect[j];
     for (size_t i = 0; i < n; ++i) {
       if (std::fabs(arr[i] - want) > kTolerance * std::fabs(want)) {
-        return Status::Internal(fmt::format("verification failed: array {} element {} is {} (expected {})",
-                                            "abc"[j], i, arr[i], want));
+        return Status::Internal(
+            fmt::format("verification failed: array {} element {} is {} (expected {})", "abc"[j], i,
+                        arr[i], want));
       }
     }
   }
@@ -143,7 +144,8 @@ class CpuStream : public Benchmark {
         {"array_size", ParamKind::kBytes, "0", "0",
          "bytes per array; 0 = 4x the last-level caches, at least 128M"},
         {"repetitions", ParamKind::kInt, "10", "30", "timed rounds of the four kernels"},
-        {"threads", ParamKind::kInt, "0", "0", "threads for the whole-node figure; 0 = one per CPU"},
+        {"threads", ParamKind::kInt, "0", "0",
+         "threads for the whole-node figure; 0 = one per CPU"},
     };
   }
   double time_limit_s(Suite suite) const override { return suite == Suite::kQuick ? 120 : 600; }

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "vigil/core/file.h"
+#include "vigil/core/text.h"
 
 namespace vigil {
 namespace {
@@ -24,7 +25,7 @@ Result<int> ParseInt(std::string_view s, std::string_view whole) {
   int v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || v < 0) {
-    return Status::InvalidArgument(fmt::format("malformed CPU list {:?}", whole));
+    return Status::InvalidArgument(fmt::format("malformed CPU list {}", Quote(whole)));
   }
   return v;
 }
@@ -59,7 +60,7 @@ Result<std::vector<int>> ParseCpuList(std::string_view text) {
       VIGIL_ASSIGN_OR_RETURN(hi, ParseInt(item.substr(dash + 1), text));
     }
     if (hi < lo || hi - lo > 1 << 16) {
-      return Status::InvalidArgument(fmt::format("malformed CPU list {:?}", text));
+      return Status::InvalidArgument(fmt::format("malformed CPU list {}", Quote(text)));
     }
     for (int c = lo; c <= hi; ++c) cpus.push_back(c);
     if (comma == std::string_view::npos) break;
@@ -101,14 +102,16 @@ Result<CpuTopology> ReadCpuTopology(const std::string& sysfs_root) {
     std::erase_if(cpus, [&](int c) { return !online_set.contains(c); });
     if (!cpus.empty()) nodes.push_back(NumaNode{*id, std::move(cpus)});
   }
-  std::sort(nodes.begin(), nodes.end(), [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
+  std::sort(nodes.begin(), nodes.end(),
+            [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
   if (nodes.empty()) nodes.push_back(NumaNode{0, online});
 
   // Sum the distinct last-level caches: each is listed once per CPU that shares it.
   std::set<std::string> seen;
   int llc_level = 0;
   for (int cpu : online) {
-    const fs::path cache = fs::path(sysfs_root) / fmt::format("devices/system/cpu/cpu{}/cache", cpu);
+    const fs::path cache =
+        fs::path(sysfs_root) / fmt::format("devices/system/cpu/cpu{}/cache", cpu);
     for (const auto& entry : fs::directory_iterator(cache, ec)) {
       if (entry.path().filename().string().rfind("index", 0) != 0) continue;
       Result<std::string> level = ReadFile((entry.path() / "level").string());
@@ -136,7 +139,8 @@ Status PinThisThread(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  if (rc != 0) return Status::IoError(fmt::format("cannot pin thread to CPU {}: error {}", cpu, rc));
+  if (rc != 0)
+    return Status::IoError(fmt::format("cannot pin thread to CPU {}: error {}", cpu, rc));
   return Status::Ok();
 }
 

@@ -17,6 +17,13 @@ TEST(TopologyTest, ParsesCpuLists) {
   }
 }
 
+// Found by fuzzing: quoting a malformed list with a byte that is not UTF-8 aborted in fmt.
+TEST(TopologyTest, MalformedListWithInvalidUtf8IsAnError) {
+  Result<std::vector<int>> r = ParseCpuList(std::string_view("0-1,2-5\n\xdd", 9));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "malformed CPU list \"0-1,2-5\\n\\xdd\"");
+}
+
 class FakeSysfs : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -74,14 +74,19 @@ Status CheckSectors(const char* buf, size_t len, uint64_t offset, const std::str
 }
 
 // Full-length positioned I/O; a short transfer on a regular file is an error here.
-Status TransferAll(bool write, int fd, char* buf, size_t len, uint64_t off, const std::string& path) {
+Status TransferAll(bool write, int fd, char* buf, size_t len, uint64_t off,
+                   const std::string& path) {
   size_t done = 0;
   while (done < len) {
     const ssize_t n = write ? pwrite(fd, buf + done, len - done, static_cast<off_t>(off + done))
                             : pread(fd, buf + done, len - done, static_cast<off_t>(off + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError(fmt::format("{} {} at offset {}", write ? "write" : "read", path, off + done));
-    if (n == 0) return Status::IoError(fmt::format("{}: unexpected end of file at offset {}", path, off + done));
+    if (n < 0)
+      return ErrnoError(
+          fmt::format("{} {} at offset {}", write ? "write" : "read", path, off + done));
+    if (n == 0)
+      return Status::IoError(
+          fmt::format("{}: unexpected end of file at offset {}", path, off + done));
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
@@ -146,14 +151,14 @@ class Disk : public Benchmark {
     }
     const uint64_t size = blocks * block;
 
-    struct statvfs vfs{};
+    struct statvfs vfs {};
     if (statvfs(ctx.scratch_dir.c_str(), &vfs) == 0) {
       const double avail = static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize);
       if (avail < static_cast<double>(size)) {
-        return Status::IoError(fmt::format(
-            "not enough free space in {}: {:.0f} MiB available, {:.0f} MiB needed "
-            "(choose another --scratch or --set disk.file_size=...)",
-            ctx.scratch_dir, avail / (1 << 20), static_cast<double>(size) / (1 << 20)));
+        return Status::IoError(
+            fmt::format("not enough free space in {}: {:.0f} MiB available, {:.0f} MiB needed "
+                        "(choose another --scratch or --set disk.file_size=...)",
+                        ctx.scratch_dir, avail / (1 << 20), static_cast<double>(size) / (1 << 20)));
       }
     }
     const std::string path = ctx.scratch_dir + "/vigil-disk.dat";

@@ -25,8 +25,8 @@ class DiskTest : public ::testing::Test {
 
 TEST_F(DiskTest, MeasuresAndCleansUp) {
   auto b = MakeDiskBenchmark();
-  opts_.params["disk"] = {{"file_size", "8M"}, {"random_time", "0.1"}, {"repetitions", "1"},
-                          {"random_jobs", "2"}};
+  opts_.params["disk"] = {
+      {"file_size", "8M"}, {"random_time", "0.1"}, {"repetitions", "1"}, {"random_jobs", "2"}};
   ASSERT_TRUE(ValidateParams({b.get()}, opts_).ok());
   BenchContext ctx = MakeContext(*b, opts_);
   Status avail = b->Available(ctx);

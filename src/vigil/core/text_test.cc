@@ -1,0 +1,17 @@
+#include "vigil/core/text.h"
+
+#include <gtest/gtest.h>
+
+namespace vigil {
+namespace {
+
+TEST(TextTest, QuotesAndEscapes) {
+  EXPECT_EQ(Quote("gpu-gemm/bf16"), "\"gpu-gemm/bf16\"");
+  EXPECT_EQ(Quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(Quote("x\ny\tz"), "\"x\\ny\\tz\"");
+  EXPECT_EQ(Quote(std::string_view("\x01\xdd\x7f", 3)), "\"\\x01\\xdd\\x7f\"");
+  EXPECT_EQ(Quote(""), "\"\"");
+}
+
+}  // namespace
+}  // namespace vigil
