@@ -11,6 +11,7 @@
 #include "vigil/core/json.h"
 #include "vigil/results/document.h"
 #include "vigil/results/summary.h"
+#include "vigil/testing/temp_dir.h"
 #include "vigil_process.h"
 
 namespace vigil::testing {

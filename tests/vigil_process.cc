@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <filesystem>
 
 namespace vigil::testing {
 
@@ -74,14 +73,5 @@ ProcessResult VigilProcess::Wait() {
 }
 
 ProcessResult RunVigil(const std::vector<std::string>& args) { return VigilProcess(args).Wait(); }
-
-TempDir::TempDir() {
-  // Under the working directory (the build tree), not /tmp: /tmp may be a tmpfs, which the disk
-  // benchmark cannot use (no O_DIRECT).
-  std::string tmpl = std::filesystem::current_path().string() + "/vigil-e2e-XXXXXX";
-  if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
-}
-
-TempDir::~TempDir() { std::filesystem::remove_all(path_); }
 
 }  // namespace vigil::testing

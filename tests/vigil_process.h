@@ -32,16 +32,4 @@ class VigilProcess {
 // Starts vigil with `args`, waits for it, and returns its exit code and output.
 ProcessResult RunVigil(const std::vector<std::string>& args);
 
-// A fresh temporary directory, removed with everything in it when the object dies.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
 }  // namespace vigil::testing

@@ -2,26 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
+#include "vigil/testing/temp_dir.h"
 
 namespace vigil {
 namespace {
 
 class InventoryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vigil-inventory-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-  void Write(const std::string& rel, const std::string& text) {
-    const auto p = std::filesystem::path(root_) / rel;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-  std::string root_;
+  void Write(const std::string& rel, const std::string& text) { tmp_.Write(rel, text); }
+  vigil::testing::TempDir tmp_;
+  const std::string root_ = tmp_.path();
 };
 
 TEST_F(InventoryTest, ReadsAFakeGpuNode) {

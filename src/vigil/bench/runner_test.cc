@@ -10,6 +10,8 @@
 #include <fstream>
 #include <thread>
 
+#include "vigil/testing/temp_dir.h"
+
 namespace vigil {
 namespace {
 
@@ -61,12 +63,7 @@ class Fake : public Benchmark {
 
 class RunnerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vigil-runner-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    options_.scratch_root = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(options_.scratch_root); }
+  void SetUp() override { options_.scratch_root = tmp_.path(); }
 
   std::vector<BenchmarkRecord> Run(const std::vector<const Benchmark*>& benches) {
     Result<std::vector<BenchmarkRecord>> r =
@@ -76,6 +73,7 @@ class RunnerTest : public ::testing::Test {
   }
   bool ScratchEmpty() const { return std::filesystem::is_empty(options_.scratch_root); }
 
+  vigil::testing::TempDir tmp_;
   RunnerOptions options_;
   std::atomic<bool> cancel_{false};
 };

@@ -4,24 +4,16 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include <filesystem>
+#include "vigil/testing/temp_dir.h"
 
 namespace vigil {
 namespace {
 
 class FileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vigil-file-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  size_t EntryCount() const {
-    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir_),
-                                             std::filesystem::directory_iterator()));
-  }
-  std::string dir_;
+  size_t EntryCount() const { return tmp_.EntryCount(); }
+  vigil::testing::TempDir tmp_;
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(FileTest, WriteThenRead) {

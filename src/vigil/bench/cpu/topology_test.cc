@@ -2,8 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
+#include "vigil/testing/temp_dir.h"
 
 namespace vigil {
 namespace {
@@ -26,17 +25,7 @@ TEST(TopologyTest, MalformedListWithInvalidUtf8IsAnError) {
 
 class FakeSysfs : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vigil-sysfs-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-  void Write(const std::string& rel, const std::string& text) {
-    const auto p = std::filesystem::path(root_) / rel;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
+  void Write(const std::string& rel, const std::string& text) { tmp_.Write(rel, text); }
   void Cache(int cpu, int index, int level, const std::string& type, const std::string& size,
              const std::string& shared) {
     const std::string d = "devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/index" +
@@ -46,7 +35,8 @@ class FakeSysfs : public ::testing::Test {
     Write(d + "size", size + "\n");
     Write(d + "shared_cpu_list", shared + "\n");
   }
-  std::string root_;
+  vigil::testing::TempDir tmp_;
+  const std::string root_ = tmp_.path();
 };
 
 TEST_F(FakeSysfs, TwoNodesTwoL3) {

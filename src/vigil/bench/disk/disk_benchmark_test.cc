@@ -6,20 +6,16 @@
 #include <filesystem>
 
 #include "vigil/bench/runner.h"
+#include "vigil/testing/temp_dir.h"
 
 namespace vigil {
 namespace {
 
 class DiskTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // Under the build tree rather than /tmp: /tmp may be a tmpfs without O_DIRECT.
-    dir_ = std::filesystem::current_path() / "disk-test-scratch";
-    std::filesystem::create_directories(dir_);
-    opts_.scratch_root = dir_.string();
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
+  void SetUp() override { opts_.scratch_root = tmp_.path(); }
+  vigil::testing::TempDir tmp_;  // under the build tree: /tmp may be a tmpfs without O_DIRECT
+  const std::filesystem::path dir_ = tmp_.path();
   RunnerOptions opts_;
 };
 
