@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "vigil/core/file.h"
+#include "vigil/core/text.h"
 
 namespace vigil {
 namespace {
@@ -16,23 +17,16 @@ constexpr std::string_view kVectorFlags[] = {
     "sse2",        "avx",         "avx2",     "fma",      "avx512f", "avx512bw", "avx512vl",
     "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "asimd",   "sve",      "sve2"};
 
-std::string Trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return "";
-  const size_t e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
 std::string ReadTrimmed(const std::string& path) {
   Result<std::string> text = ReadFile(path);
-  return text.ok() ? Trim(*text) : "";
+  return text.ok() ? std::string(Trim(*text)) : "";
 }
 
 // "key : value" lines as /proc/cpuinfo and the driver's information files write them.
 std::string ValueOf(std::string_view line, std::string_view key) {
   const size_t colon = line.find(':');
   if (colon == std::string_view::npos || Trim(line.substr(0, colon)) != key) return "";
-  return Trim(line.substr(colon + 1));
+  return std::string(Trim(line.substr(colon + 1)));
 }
 
 void ReadCpuInfo(const std::string& root, Inventory& inv) {

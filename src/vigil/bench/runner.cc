@@ -51,15 +51,8 @@ const ParamSpec* FindParam(const std::vector<ParamSpec>& specs, const std::strin
     record.return_code = return_code::kFailed;
     record.error = fmt::format("unexpected exception: {}", e.what());
   }
-  const std::string text = DumpJson(ToJson(record));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) _exit(3);
-    done += static_cast<size_t>(n);
-  }
-  _exit(0);
+  // A record cut short reads as "exited without a complete result" in the parent.
+  _exit(WriteAll(fd, DumpJson(ToJson(record)), "the result pipe").ok() ? 0 : 3);
 }
 
 struct ChildOutcome {

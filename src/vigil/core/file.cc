@@ -17,20 +17,20 @@ std::string DirectoryOf(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
-Status WriteAll(int fd, std::string_view content, const std::string& path) {
+}  // namespace
+
+Status WriteAll(int fd, std::string_view content, std::string_view what) {
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = write(fd, content.data() + done, content.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return ErrnoError(fmt::format("cannot write {}", path));
+      return ErrnoError(fmt::format("cannot write {}", what));
     }
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Status ErrnoError(std::string_view what) {
   return Status::IoError(fmt::format("{}: {}", what, std::strerror(errno)));

@@ -11,6 +11,10 @@ namespace vigil {
 // An IoError "<what>: <strerror(errno)>", for a system call that just failed.
 Status ErrnoError(std::string_view what);
 
+// Writes all of `content` to `fd`, retrying short writes and EINTR. `what` names the file in
+// errors.
+Status WriteAll(int fd, std::string_view content, std::string_view what);
+
 // Reads a whole file. NotFound if it does not exist, IoError otherwise.
 Result<std::string> ReadFile(const std::string& path);
 

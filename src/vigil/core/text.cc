@@ -25,4 +25,11 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
+std::string_view Trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
 }  // namespace vigil

@@ -11,4 +11,7 @@ namespace vigil {
 // input (fmt's own "{:?}" asserts on invalid UTF-8).
 std::string Quote(std::string_view s);
 
+// `s` without leading and trailing spaces, tabs, carriage returns and newlines.
+std::string_view Trim(std::string_view s);
+
 }  // namespace vigil

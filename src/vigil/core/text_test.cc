@@ -13,5 +13,12 @@ TEST(TextTest, QuotesAndEscapes) {
   EXPECT_EQ(Quote(""), "\"\"");
 }
 
+TEST(TextTest, TrimsBothEnds) {
+  EXPECT_EQ(Trim("  32768K\n"), "32768K");
+  EXPECT_EQ(Trim("\t a b \r\n"), "a b");
+  EXPECT_EQ(Trim(" \n\t"), "");
+  EXPECT_EQ(Trim(""), "");
+}
+
 }  // namespace
 }  // namespace vigil

@@ -16,10 +16,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Integral doubles below this magnitude are written without a fraction ("3", not "3.0").
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
 
-bool IsBlank(std::string_view line) {
-  return line.find_first_not_of(" \t\r") == std::string_view::npos;
-}
-
 Result<FleetRow> ParseRow(std::string_view line, std::string_view source, int line_no) {
   VIGIL_ASSIGN_OR_RETURN(Json obj, ParseJson(line, source, line_no));
   const auto where = [&](std::string_view field) {
@@ -82,7 +78,7 @@ Result<std::vector<FleetRow>> ParseFleetSummary(std::string_view text, std::stri
     if (end == std::string_view::npos) end = text.size();
     const std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
-    if (IsBlank(line)) continue;
+    if (Trim(line).empty()) continue;  // blank
     VIGIL_ASSIGN_OR_RETURN(FleetRow row, ParseRow(line, source, line_no));
     rows.push_back(std::move(row));
   }

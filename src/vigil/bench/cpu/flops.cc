@@ -184,9 +184,7 @@ class CpuFlops : public Benchmark {
 
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(CpuTopology topo, ReadCpuTopology());
-    std::vector<int> cpus = topo.AllCpus();
-    const auto threads = static_cast<size_t>(ctx.Param("threads"));
-    if (threads > 0 && threads < cpus.size()) cpus.resize(threads);
+    const std::vector<int> cpus = topo.FirstCpus(static_cast<size_t>(ctx.Param("threads")));
     const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
     const double round_s = ctx.Param("round_time");
     const Isa isa = DetectIsa();

@@ -158,9 +158,7 @@ class CpuStream : public Benchmark {
     const size_t n = std::max<size_t>(bytes / sizeof(double) / kChunk, 1) * kChunk;
     const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
 
-    std::vector<int> cpus = topo.AllCpus();
-    const auto threads = static_cast<size_t>(ctx.Param("threads"));
-    if (threads > 0 && threads < cpus.size()) cpus.resize(threads);
+    const std::vector<int> cpus = topo.FirstCpus(static_cast<size_t>(ctx.Param("threads")));
 
     std::vector<Metric> metrics;
     const auto add = [&](const std::array<std::vector<double>, kKernels>& gbps,

@@ -16,11 +16,6 @@
 namespace vigil {
 namespace {
 
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 Result<int> ParseInt(std::string_view s, std::string_view whole) {
   int v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -31,13 +26,13 @@ Result<int> ParseInt(std::string_view s, std::string_view whole) {
 }
 
 // "32K", "1024K", "32M" as sysfs writes cache sizes.
-size_t ParseCacheSize(std::string s) {
-  s = Trim(std::move(s));
+size_t ParseCacheSize(std::string_view s) {
+  s = Trim(s);
   if (s.empty()) return 0;
   size_t mult = 1;
   if (s.back() == 'K') mult = 1024;
   if (s.back() == 'M') mult = 1024 * 1024;
-  if (mult != 1) s.pop_back();
+  if (mult != 1) s.remove_suffix(1);
   size_t v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   return ec == std::errc() ? v * mult : 0;
@@ -74,6 +69,12 @@ std::vector<int> CpuTopology::AllCpus() const {
   for (const NumaNode& node : nodes) all.insert(all.end(), node.cpus.begin(), node.cpus.end());
   std::sort(all.begin(), all.end());
   return all;
+}
+
+std::vector<int> CpuTopology::FirstCpus(size_t limit) const {
+  std::vector<int> cpus = AllCpus();
+  if (limit > 0 && limit < cpus.size()) cpus.resize(limit);
+  return cpus;
 }
 
 Result<CpuTopology> ReadCpuTopology(const std::string& sysfs_root) {
@@ -126,7 +127,7 @@ Result<CpuTopology> ReadCpuTopology(const std::string& sysfs_root) {
         seen.clear();
         topo.llc_bytes_total = 0;
       }
-      if (lvl == llc_level && seen.insert(Trim(*shared)).second) {
+      if (lvl == llc_level && seen.insert(std::string(Trim(*shared))).second) {
         topo.llc_bytes_total += ParseCacheSize(*size);
       }
     }

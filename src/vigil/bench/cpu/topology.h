@@ -23,6 +23,8 @@ struct CpuTopology {
   size_t llc_bytes_total = 0;
 
   std::vector<int> AllCpus() const;
+  // The first `limit` CPUs in number order, or all of them when `limit` is 0 or larger.
+  std::vector<int> FirstCpus(size_t limit) const;
 };
 
 // Reads the topology from sysfs under `sysfs_root` ("/sys" on a real machine; tests pass a fake

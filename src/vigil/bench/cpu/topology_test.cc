@@ -56,6 +56,9 @@ TEST_F(FakeSysfs, TwoNodesTwoL3) {
   EXPECT_EQ(t->nodes[1].cpus, (std::vector<int>{2, 3}));
   EXPECT_EQ(t->llc_bytes_total, 2u * 32768 * 1024);  // two L3 slices, each listed twice
   EXPECT_EQ(t->AllCpus(), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(t->FirstCpus(0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(t->FirstCpus(3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(t->FirstCpus(9), (std::vector<int>{0, 1, 2, 3}));
 }
 
 TEST_F(FakeSysfs, NoNodeDirectoryMeansOneNode) {
