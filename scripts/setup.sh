@@ -8,6 +8,7 @@ PACKAGES=(
   clang libclang-rt-14-dev clang-format   # fuzzing (libFuzzer) and the format check
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
   libsqlite3-dev libcpp-httplib-dev libeigen3-dev
+  libboost-dev                            # Boost.Math (header-only): gamma, Poisson and chi-squared
   libgtest-dev libgmock-dev libbenchmark-dev
   mbw fio                                 # reference tools for docs/benchmarks.md
 )

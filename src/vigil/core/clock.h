@@ -1,7 +1,10 @@
 // Time comes through a Clock so that tests can control it (LevelDB's Env, Envoy's TimeSource).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace vigil {
 
@@ -38,5 +41,12 @@ std::string FormatUtc(double unix_seconds);
 
 // Formats Unix seconds as a compact UTC stamp for file names: "20261122T093000Z".
 std::string FormatUtcCompact(double unix_seconds);
+
+// Formats whole Unix seconds as "2026-11-22T09:30:00", the form of Slurm's sacct.
+std::string FormatIsoSeconds(int64_t unix_seconds);
+
+// Reads "2026-11-22T09:30:00" (or with a space for the T, fractional seconds, and a trailing Z)
+// as UTC Unix seconds, fractions dropped. Nullopt for anything else, including invalid dates.
+std::optional<int64_t> ParseIsoSeconds(std::string_view text);
 
 }  // namespace vigil

@@ -26,5 +26,19 @@ TEST(ClockTest, SystemClockIsMonotonic) {
   EXPECT_GT(SystemClock().WallSeconds(), 1.6e9);  // after 2020
 }
 
+TEST(IsoSecondsTest, RoundTripsAndRejects) {
+  EXPECT_EQ(FormatIsoSeconds(0), "1970-01-01T00:00:00");
+  EXPECT_EQ(FormatIsoSeconds(1795339800), "2026-11-22T09:30:00");
+  EXPECT_EQ(ParseIsoSeconds("2026-11-22T09:30:00"), 1795339800);
+  EXPECT_EQ(ParseIsoSeconds("2026-11-22 09:30:00.75Z"), 1795339800);
+  EXPECT_EQ(ParseIsoSeconds("2024-02-29T00:00:00"), 1709164800);
+  EXPECT_EQ(FormatIsoSeconds(-1), "1969-12-31T23:59:59");
+  for (const char* bad : {"", "Unknown", "2026-11-22", "2026-13-01T00:00:00",
+                          "2023-02-29T00:00:00", "2026-11-22T24:00:00", "2026-11-22T09:30:00x",
+                          "2026-11-22T09:30:00.", "2026/11/22T09:30:00"}) {
+    EXPECT_FALSE(ParseIsoSeconds(bad).has_value()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace vigil

@@ -1,0 +1,256 @@
+#include "vigil/reliability/fleet_stats.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <boost/math/special_functions/gamma.hpp>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "vigil/core/duration.h"
+#include "vigil/reliability/models.h"
+
+namespace vigil::reliability {
+namespace {
+
+constexpr int kDefaultGpusPerNode = 8;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool IsFailedState(JobState s) {
+  return s == JobState::kFailed || s == JobState::kNodeFail || s == JobState::kBootFail;
+}
+
+// States in which a job may have ended because of the infrastructure (a hang ends in a timeout
+// or a cancellation); a node event in the window decides.
+bool MayBeInfrastructure(JobState s) {
+  return IsFailedState(s) || s == JobState::kTimeout || s == JobState::kCancelled;
+}
+
+// Exact Poisson interval for `count` events (Garwood 1936), in units of the exposure.
+std::pair<double, double> PoissonInterval(int64_t count, double confidence) {
+  const double alpha = 1 - confidence;
+  const double lower =
+      count == 0 ? 0 : boost::math::gamma_p_inv(static_cast<double>(count), alpha / 2);
+  const double upper = boost::math::gamma_p_inv(static_cast<double>(count + 1), 1 - alpha / 2);
+  return {lower, upper};
+}
+
+// P(X >= k) for X ~ Poisson(mean).
+double PoissonUpperTail(int64_t k, double mean) {
+  if (k <= 0) return 1;
+  if (mean <= 0) return 0;
+  return boost::math::gamma_p(static_cast<double>(k), mean);
+}
+
+// Benjamini-Hochberg adjusted p-values, in the order of `p`.
+std::vector<double> BenjaminiHochberg(const std::vector<double>& p) {
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  for (size_t i = 0; i < m; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  std::vector<double> q(m);
+  double running = 1;
+  for (size_t r = m; r-- > 0;) {
+    running = std::min(running, p[order[r]] * static_cast<double>(m) / static_cast<double>(r + 1));
+    q[order[r]] = running;
+  }
+  return q;
+}
+
+int InferGpusPerNode(const SacctLog& log) {
+  std::map<int, int64_t> counts;
+  for (const SacctJob& job : log.jobs) {
+    if (job.nnodes >= 2 && job.gpus > 0 && job.gpus % job.nnodes == 0) {
+      ++counts[job.gpus / job.nnodes];
+    }
+  }
+  int best = kDefaultGpusPerNode;
+  int64_t best_count = 0;
+  for (const auto& [gpn, n] : counts) {
+    if (n > best_count) best = gpn, best_count = n;
+  }
+  return best;
+}
+
+// The stratum of a job for the lemon test: its size and its length, each by powers of two, so
+// that a node is compared with what jobs like its own do across the fleet.
+int StratumOf(const SacctJob& job) {
+  const int size_class = std::bit_width(static_cast<uint32_t>(std::max(job.nnodes, 1)));
+  const auto minutes = static_cast<uint64_t>(job.ElapsedSeconds() / kSecondsPerMinute);
+  return size_class * 64 + std::bit_width(minutes);
+}
+
+}  // namespace
+
+Status Validate(const FleetStatsOptions& o) {
+  if (!std::isfinite(o.attribution_window_s) || o.attribution_window_s < 0) {
+    return Status::InvalidArgument("the attribution window must be zero or more");
+  }
+  if (!(o.fdr > 0 && o.fdr < 1)) return Status::InvalidArgument("the FDR must be in (0, 1)");
+  if (!(o.confidence > 0 && o.confidence < 1)) {
+    return Status::InvalidArgument("the confidence must be in (0, 1)");
+  }
+  if (o.gpus_per_node < 0) return Status::InvalidArgument("GPUs per node must be zero or more");
+  for (int64_t g : o.projection_gpus) {
+    if (g <= 0) return Status::InvalidArgument("projection sizes must be positive GPU counts");
+  }
+  return Status::Ok();
+}
+
+Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEvent> events,
+                                     const FleetStatsOptions& options) {
+  VIGIL_RETURN_IF_ERROR(Validate(options));
+  FleetStats out;
+  out.gpus_per_node = options.gpus_per_node > 0 ? options.gpus_per_node : InferGpusPerNode(log);
+  const size_t node_count = log.node_names.size();
+
+  // Event times per node, sorted, for the attribution window.
+  std::vector<std::vector<int64_t>> event_times(node_count);
+  std::vector<std::map<std::string, int64_t>> event_kinds(node_count);
+  for (const NodeEvent& e : events) {
+    const auto it = log.node_ids.find(e.node);
+    if (it == log.node_ids.end()) {
+      ++out.events_unmatched;
+      continue;
+    }
+    event_times[it->second].push_back(e.time);
+    ++event_kinds[it->second][e.kind];
+  }
+  for (auto& t : event_times) std::sort(t.begin(), t.end());
+  const auto window = static_cast<int64_t>(options.attribution_window_s);
+  const auto grace = static_cast<int64_t>(kEventGraceAfterEnd);
+  const auto has_event = [&](const SacctJob& job) {
+    for (uint32_t n : log.NodesOf(job)) {
+      const auto& t = event_times[n];
+      const auto it = std::lower_bound(t.begin(), t.end(), job.end - window);
+      if (it != t.end() && *it <= job.end + grace) return true;
+    }
+    return false;
+  };
+
+  std::array<StateSummary, kJobStateCount> states{};
+  std::vector<char> failed(log.jobs.size(), 0);
+  std::vector<char> infra(log.jobs.size(), 0);
+  std::unordered_map<int, std::pair<int64_t, int64_t>> strata;  // stratum -> (jobs, failed)
+  double node_seconds = 0;
+  for (size_t j = 0; j < log.jobs.size(); ++j) {
+    const SacctJob& job = log.jobs[j];
+    if (!job.Finished()) {
+      ++out.jobs_unfinished;
+      continue;
+    }
+    ++out.jobs_finished;
+    const double hours = job.ElapsedSeconds() / kSecondsPerHour;
+    StateSummary& s = states[static_cast<int>(job.state)];
+    ++s.jobs;
+    s.gpu_hours += job.gpus * hours;
+    s.node_hours += job.nnodes * hours;
+    node_seconds += job.nnodes * job.ElapsedSeconds();
+    if (job.state == JobState::kNodeFail || job.state == JobState::kBootFail) {
+      infra[j] = 1;
+      ++out.infra_by_state;
+    } else if (MayBeInfrastructure(job.state) && has_event(job)) {
+      infra[j] = 1;
+      ++out.infra_by_event;
+    }
+    failed[j] = IsFailedState(job.state) || infra[j];
+    auto& [n, f] = strata[StratumOf(job)];
+    ++n;
+    f += failed[j];
+  }
+  for (int i = 0; i < kJobStateCount; ++i) {
+    states[i].state = static_cast<JobState>(i);
+    out.gpu_hours += states[i].gpu_hours;
+    if (states[i].jobs > 0) out.states.push_back(states[i]);
+  }
+  std::stable_sort(out.states.begin(), out.states.end(),
+                   [](const StateSummary& a, const StateSummary& b) { return a.jobs > b.jobs; });
+  out.infra_failures = out.infra_by_state + out.infra_by_event;
+
+  // The failure rate and its projections.
+  out.rate.failures = out.infra_failures;
+  out.rate.node_days = node_seconds / kSecondsPerDay;
+  out.rate.per_1000_node_days = kNaN;
+  if (out.rate.node_days > 0) {
+    const double scale = 1000 / out.rate.node_days;
+    const auto [lo, hi] = PoissonInterval(out.infra_failures, options.confidence);
+    out.rate.per_1000_node_days = static_cast<double>(out.infra_failures) * scale;
+    out.rate.lower = lo * scale;
+    out.rate.upper = hi * scale;
+    const auto mttf = [&](double nodes, double rate) {
+      return rate > 0 ? 1 / (nodes * PerNodeSecondRate(rate))
+                      : std::numeric_limits<double>::infinity();
+    };
+    for (int64_t gpus : options.projection_gpus) {
+      const double nodes = static_cast<double>(gpus) / out.gpus_per_node;
+      out.projections.push_back({gpus, nodes, mttf(nodes, out.rate.per_1000_node_days),
+                                 mttf(nodes, out.rate.upper), mttf(nodes, out.rate.lower)});
+    }
+    // Size classes.
+    std::map<int, SizeClassRow> classes;
+    std::map<int, double> class_node_seconds;
+    for (size_t j = 0; j < log.jobs.size(); ++j) {
+      const SacctJob& job = log.jobs[j];
+      if (!job.Finished() || job.nnodes <= 0) continue;
+      const int c = std::bit_width(static_cast<uint32_t>(job.nnodes)) - 1;
+      SizeClassRow& row = classes[c];
+      row.min_nodes = 1 << c;
+      row.max_nodes = static_cast<int32_t>((int64_t{1} << (c + 1)) - 1);
+      ++row.jobs;
+      row.infra_failures += infra[j];
+      row.job_hours += job.ElapsedSeconds() / kSecondsPerHour;
+      class_node_seconds[c] += job.nnodes * job.ElapsedSeconds();
+    }
+    for (auto& [c, row] : classes) {
+      const double seconds = row.job_hours * kSecondsPerHour;
+      row.observed_mttf_s =
+          row.infra_failures > 0 ? seconds / static_cast<double>(row.infra_failures) : kNaN;
+      const double mean_nodes = seconds > 0 ? class_node_seconds[c] / seconds : row.min_nodes;
+      row.projected_mttf_s = mttf(mean_nodes, out.rate.per_1000_node_days);
+      out.size_classes.push_back(row);
+    }
+  }
+
+  // Lemon nodes: each node's failed jobs against what the fleet's failure fraction in each
+  // stratum predicts for the same jobs; Poisson tail p-values, Benjamini-Hochberg across nodes.
+  std::vector<int64_t> jobs_on(node_count, 0), failed_on(node_count, 0), infra_on(node_count, 0);
+  std::vector<double> expected_on(node_count, 0);
+  for (size_t j = 0; j < log.jobs.size(); ++j) {
+    const SacctJob& job = log.jobs[j];
+    if (!job.Finished()) continue;
+    const auto& [n, f] = strata[StratumOf(job)];
+    const double fraction = static_cast<double>(f) / static_cast<double>(n);
+    for (uint32_t node : log.NodesOf(job)) {
+      ++jobs_on[node];
+      failed_on[node] += failed[j];
+      infra_on[node] += infra[j];
+      expected_on[node] += fraction;
+    }
+  }
+  std::vector<uint32_t> tested;
+  std::vector<double> p_values;
+  for (uint32_t node = 0; node < node_count; ++node) {
+    if (jobs_on[node] == 0) continue;
+    tested.push_back(node);
+    p_values.push_back(PoissonUpperTail(failed_on[node], expected_on[node]));
+  }
+  out.nodes = static_cast<int64_t>(tested.size());
+  const std::vector<double> q_values = BenjaminiHochberg(p_values);
+  for (size_t i = 0; i < tested.size(); ++i) {
+    if (q_values[i] > options.fdr) continue;
+    const uint32_t node = tested[i];
+    LemonNode lemon{log.node_names[node], jobs_on[node], failed_on[node], expected_on[node],
+                    p_values[i],          q_values[i],   infra_on[node],  {}};
+    lemon.events_by_kind.assign(event_kinds[node].begin(), event_kinds[node].end());
+    out.lemons.push_back(std::move(lemon));
+  }
+  std::sort(out.lemons.begin(), out.lemons.end(), [](const LemonNode& a, const LemonNode& b) {
+    return a.p_value != b.p_value ? a.p_value < b.p_value : a.node < b.node;
+  });
+  return out;
+}
+
+}  // namespace vigil::reliability

@@ -1,0 +1,98 @@
+#include "vigil/reliability/node_events.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "vigil/core/clock.h"
+#include "vigil/core/file.h"
+#include "vigil/core/text.h"
+
+namespace vigil::reliability {
+namespace {
+
+std::optional<int64_t> ParseTimestamp(std::string_view s) {
+  if (std::optional<int64_t> iso = ParseIsoSeconds(s)) return iso;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  // Up to the year 5138: keeps the conversion to int64_t defined.
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v) ||
+      std::fabs(v) > 1e11) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(std::floor(v));
+}
+
+Result<NodeEvent> ParseLine(std::string_view line, std::string_view source, int64_t line_no) {
+  const auto error = [&](std::string_view field, std::string_view what) {
+    return Status::InvalidArgument(fmt::format("{}:{}: field {}: {}", source, line_no, field, what));
+  };
+  const size_t c1 = line.find(',');
+  const size_t c2 = c1 == std::string_view::npos ? c1 : line.find(',', c1 + 1);
+  if (c2 == std::string_view::npos) {
+    return Status::InvalidArgument(fmt::format(
+        "{}:{}: expected timestamp,node,kind[,detail], got {}", source, line_no, Quote(line)));
+  }
+  const size_t c3 = line.find(',', c2 + 1);
+  NodeEvent e;
+  const std::string_view ts = Trim(line.substr(0, c1));
+  const std::optional<int64_t> t = ParseTimestamp(ts);
+  if (!t) return error("timestamp", fmt::format("bad time {}", Quote(ts)));
+  e.time = *t;
+  e.node = std::string(Trim(line.substr(c1 + 1, c2 - c1 - 1)));
+  if (e.node.empty()) return error("node", "empty");
+  const std::string_view kind =
+      Trim(line.substr(c2 + 1, c3 == std::string_view::npos ? c3 : c3 - c2 - 1));
+  if (kind.empty()) return error("kind", "empty");
+  e.kind = std::string(kind);
+  if (c3 != std::string_view::npos) e.detail = std::string(Trim(line.substr(c3 + 1)));
+  return e;
+}
+
+}  // namespace
+
+Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view source,
+                                     bool lenient) {
+  NodeEventLog log;
+  bool have_header = false;
+  int64_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = Trim(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    if (!have_header) {
+      if (!line.starts_with("timestamp,node,kind")) {
+        return Status::InvalidArgument(fmt::format(
+            "{}:{}: expected the header timestamp,node,kind[,detail], got {}", source, line_no,
+            Quote(line)));
+      }
+      have_header = true;
+      continue;
+    }
+    Result<NodeEvent> e = ParseLine(line, source, line_no);
+    if (e.ok()) {
+      log.events.push_back(std::move(e).value());
+    } else if (!lenient) {
+      return e.status();
+    } else if (log.skipped_lines++ == 0) {
+      log.first_skip = e.status().message();
+    }
+  }
+  if (!have_header) {
+    return Status::InvalidArgument(
+        fmt::format("{}: empty: expected the header timestamp,node,kind[,detail]", source));
+  }
+  return log;
+}
+
+Result<NodeEventLog> ReadNodeEvents(const std::string& path, bool lenient) {
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  return ParseNodeEvents(text, path, lenient);
+}
+
+}  // namespace vigil::reliability
