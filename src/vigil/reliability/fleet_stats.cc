@@ -75,12 +75,10 @@ int InferGpusPerNode(const SacctLog& log) {
   return best;
 }
 
-// The stratum of a job for the lemon test: its size and its length, each by powers of two, so
-// that a node is compared with what jobs like its own do across the fleet.
-int StratumOf(const SacctJob& job) {
-  const int size_class = std::bit_width(static_cast<uint32_t>(std::max(job.nnodes, 1)));
-  const auto minutes = static_cast<uint64_t>(job.ElapsedSeconds() / kSecondsPerMinute);
-  return size_class * 64 + std::bit_width(minutes);
+// The size class of a job (powers of two of nodes): jobs of one class share a failure rate per
+// hour of running in the lemon test, since a larger job fails more often for the same time.
+int SizeClassOf(const SacctJob& job) {
+  return std::bit_width(static_cast<uint32_t>(std::max(job.nnodes, 1))) - 1;
 }
 
 }  // namespace
@@ -122,11 +120,14 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
   for (auto& t : event_times) std::sort(t.begin(), t.end());
   const auto window = static_cast<int64_t>(options.attribution_window_s);
   const auto grace = static_cast<int64_t>(kEventGraceAfterEnd);
+  const auto node_has_event = [&](uint32_t node, const SacctJob& job) {
+    const auto& t = event_times[node];
+    const auto it = std::lower_bound(t.begin(), t.end(), job.end - window);
+    return it != t.end() && *it <= job.end + grace;
+  };
   const auto has_event = [&](const SacctJob& job) {
     for (uint32_t n : log.NodesOf(job)) {
-      const auto& t = event_times[n];
-      const auto it = std::lower_bound(t.begin(), t.end(), job.end - window);
-      if (it != t.end() && *it <= job.end + grace) return true;
+      if (node_has_event(n, job)) return true;
     }
     return false;
   };
@@ -134,7 +135,14 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
   std::array<StateSummary, kJobStateCount> states{};
   std::vector<char> failed(log.jobs.size(), 0);
   std::vector<char> infra(log.jobs.size(), 0);
-  std::unordered_map<int, std::pair<int64_t, int64_t>> strata;  // stratum -> (jobs, failed)
+  // Lemon evidence, in two channels. A failed job with node events in the window blames the
+  // nodes that logged them; a failed single-node job without any blames its node; a failed
+  // multi-node job without events blames nobody (any of its nodes could be the culprit).
+  std::vector<int64_t> event_failed_on(node_count, 0), single_failed_on(node_count, 0);
+  std::unordered_map<int, std::pair<int64_t, double>> event_blames;  // size class -> (blames,
+                                                                      // node-seconds)
+  int64_t single_failures = 0;
+  int64_t single_jobs = 0;
   double node_seconds = 0;
   for (size_t j = 0; j < log.jobs.size(); ++j) {
     const SacctJob& job = log.jobs[j];
@@ -157,9 +165,22 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
       ++out.infra_by_event;
     }
     failed[j] = IsFailedState(job.state) || infra[j];
-    auto& [n, f] = strata[StratumOf(job)];
-    ++n;
-    f += failed[j];
+    auto& [blames, class_seconds] = event_blames[SizeClassOf(job)];
+    class_seconds += job.nnodes * job.ElapsedSeconds();
+    single_jobs += job.nnodes == 1;
+    if (!failed[j]) continue;
+    int64_t blamed = 0;
+    for (uint32_t n : log.NodesOf(job)) {
+      if (node_has_event(n, job)) {
+        ++event_failed_on[n];
+        ++blamed;
+      }
+    }
+    blames += blamed;
+    if (blamed == 0 && job.nnodes == 1 && job.nodes_end > job.nodes_begin) {
+      ++single_failed_on[log.NodesOf(job)[0]];
+      ++single_failures;
+    }
   }
   for (int i = 0; i < kJobStateCount; ++i) {
     states[i].state = static_cast<JobState>(i);
@@ -214,20 +235,27 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
     }
   }
 
-  // Lemon nodes: each node's failed jobs against what the fleet's failure fraction in each
-  // stratum predicts for the same jobs; Poisson tail p-values, Benjamini-Hochberg across nodes.
-  std::vector<int64_t> jobs_on(node_count, 0), failed_on(node_count, 0), infra_on(node_count, 0);
-  std::vector<double> expected_on(node_count, 0);
+  // Lemon nodes: each channel's count on a node against what the fleet predicts for the same
+  // jobs: for events, the rate per node-hour of running in the job's size class (a job a lemon
+  // kills is short, so its exposure stays low while its failures pile up); for single-node
+  // failures, the fleet's fraction of failed single-node jobs. A Poisson tail for each, the
+  // smaller doubled (Bonferroni), then Benjamini-Hochberg across nodes.
+  std::vector<int64_t> jobs_on(node_count, 0), failed_on(node_count, 0);
+  std::vector<double> expected_events_on(node_count, 0), expected_single_on(node_count, 0);
+  // Most failures of small jobs are the user's and come per job, not per hour.
+  const double single_fraction =
+      single_jobs > 0 ? static_cast<double>(single_failures) / static_cast<double>(single_jobs)
+                      : 0;
   for (size_t j = 0; j < log.jobs.size(); ++j) {
     const SacctJob& job = log.jobs[j];
     if (!job.Finished()) continue;
-    const auto& [n, f] = strata[StratumOf(job)];
-    const double fraction = static_cast<double>(f) / static_cast<double>(n);
+    const auto& [blames, class_seconds] = event_blames[SizeClassOf(job)];
+    const double event_rate = class_seconds > 0 ? static_cast<double>(blames) / class_seconds : 0;
     for (uint32_t node : log.NodesOf(job)) {
       ++jobs_on[node];
       failed_on[node] += failed[j];
-      infra_on[node] += infra[j];
-      expected_on[node] += fraction;
+      expected_events_on[node] += event_rate * job.ElapsedSeconds();
+      if (job.nnodes == 1) expected_single_on[node] += single_fraction;
     }
   }
   std::vector<uint32_t> tested;
@@ -235,15 +263,25 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
   for (uint32_t node = 0; node < node_count; ++node) {
     if (jobs_on[node] == 0) continue;
     tested.push_back(node);
-    p_values.push_back(PoissonUpperTail(failed_on[node], expected_on[node]));
+    const double p = std::min(PoissonUpperTail(event_failed_on[node], expected_events_on[node]),
+                              PoissonUpperTail(single_failed_on[node], expected_single_on[node]));
+    p_values.push_back(std::min(1.0, 2 * p));
   }
   out.nodes = static_cast<int64_t>(tested.size());
   const std::vector<double> q_values = BenjaminiHochberg(p_values);
   for (size_t i = 0; i < tested.size(); ++i) {
     if (q_values[i] > options.fdr) continue;
     const uint32_t node = tested[i];
-    LemonNode lemon{log.node_names[node], jobs_on[node], failed_on[node], expected_on[node],
-                    p_values[i],          q_values[i],   infra_on[node],  {}};
+    LemonNode lemon;
+    lemon.node = log.node_names[node];
+    lemon.jobs = jobs_on[node];
+    lemon.failed_jobs = failed_on[node];
+    lemon.event_failures = event_failed_on[node];
+    lemon.expected_event_failures = expected_events_on[node];
+    lemon.single_failures = single_failed_on[node];
+    lemon.expected_single_failures = expected_single_on[node];
+    lemon.p_value = p_values[i];
+    lemon.q_value = q_values[i];
     lemon.events_by_kind.assign(event_kinds[node].begin(), event_kinds[node].end());
     out.lemons.push_back(std::move(lemon));
   }

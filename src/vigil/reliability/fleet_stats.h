@@ -67,15 +67,20 @@ struct SizeClassRow {
   double projected_mttf_s = 0;   // from the fleet rate at these jobs' time-weighted node count
 };
 
-// A node whose jobs fail improbably often against the fleet, with its evidence.
+// A node whose jobs fail improbably often against the fleet, with its evidence. Two channels:
+// failed jobs during which the node logged an event, and failed single-node jobs on it that no
+// event explains (the culprit of a multi-node failure without events is unknown).
 struct LemonNode {
   std::string node;
-  int64_t jobs = 0;            // finished jobs that ran on it
-  int64_t failed_jobs = 0;     // of which failed (FAILED, NODE_FAIL, BOOT_FAIL, or blamed)
-  double expected_failed = 0;  // what the fleet's failure fractions predict for those jobs
-  double p_value = 0;          // P(Poisson(expected) >= failed)
-  double q_value = 0;          // Benjamini-Hochberg adjusted
-  int64_t infra_failures = 0;  // failed jobs blamed on the infrastructure that ran on it
+  int64_t jobs = 0;                       // finished jobs that ran on it
+  int64_t failed_jobs = 0;                // of which failed (FAILED, NODE_FAIL, BOOT_FAIL, or
+                                          // blamed on the infrastructure)
+  int64_t event_failures = 0;             // failed jobs with an event of this node in the window
+  double expected_event_failures = 0;     // what the fleet's rate predicts for its hours
+  int64_t single_failures = 0;            // failed single-node jobs without any event
+  double expected_single_failures = 0;
+  double p_value = 0;  // twice the smaller channel's P(Poisson(expected) >= count), at most 1
+  double q_value = 0;  // Benjamini-Hochberg adjusted across all nodes tested
   std::vector<std::pair<std::string, int64_t>> events_by_kind;  // its node events
 };
 

@@ -100,8 +100,10 @@ TEST(FleetStatsTest, FindsTheLemonAndOnlyIt) {
   EXPECT_EQ(s.lemons[0].jobs, 40);
   EXPECT_EQ(s.lemons[0].failed_jobs, 20);
   EXPECT_LT(s.lemons[0].q_value, 0.05);
-  EXPECT_GT(s.lemons[0].expected_failed, 1);
-  EXPECT_LT(s.lemons[0].expected_failed, 4);
+  EXPECT_EQ(s.lemons[0].single_failures, 20);
+  EXPECT_EQ(s.lemons[0].event_failures, 0);
+  EXPECT_GT(s.lemons[0].expected_single_failures, 1);
+  EXPECT_LT(s.lemons[0].expected_single_failures, 4);
   EXPECT_EQ(s.nodes, 40);
 }
 

@@ -1,0 +1,104 @@
+#include "vigil/sim/cluster_sim.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "vigil/reliability/fleet_stats.h"
+#include "vigil/reliability/node_events.h"
+#include "vigil/reliability/sacct.h"
+
+namespace vigil::sim {
+namespace {
+
+using reliability::FleetStats;
+
+struct Scored {
+  double precision;
+  double recall;
+};
+
+Scored FindLemons(const ClusterSimOptions& o) {
+  const ClusterSimOutput out = *SimulateCluster(o);
+  const auto log = reliability::ParseSacct(out.sacct, "sim.sacct", {});
+  EXPECT_TRUE(log.ok()) << log.status().message();
+  const auto events = reliability::ParseNodeEvents(out.events, "sim.csv", false);
+  EXPECT_TRUE(events.ok()) << events.status().message();
+  const FleetStats stats =
+      *reliability::ComputeFleetStats(*log, events->events, reliability::FleetStatsOptions{});
+  const std::set<std::string> truth(out.lemons.begin(), out.lemons.end());
+  int64_t hits = 0;
+  for (const auto& lemon : stats.lemons) hits += truth.count(lemon.node);
+  return {stats.lemons.empty() ? 1 : static_cast<double>(hits) / stats.lemons.size(),
+          truth.empty() ? 1 : static_cast<double>(hits) / truth.size()};
+}
+
+TEST(ClusterSimTest, LogsParseAndLookLikeAProductionCluster) {
+  ClusterSimOptions o;
+  o.nodes = 256;
+  o.days = 10;
+  const ClusterSimOutput out = *SimulateCluster(o);
+  const auto log = reliability::ParseSacct(out.sacct, "sim.sacct", {});
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  EXPECT_EQ(static_cast<int64_t>(log->jobs.size()), out.jobs);
+  EXPECT_EQ(out.lemons.size(), 8u);
+  // Most jobs are small, most GPU time is in large jobs.
+  int64_t single = 0;
+  double gpu_s = 0, large_gpu_s = 0;
+  for (const auto& job : log->jobs) {
+    single += job.nnodes == 1;
+    gpu_s += job.gpus * job.ElapsedSeconds();
+    if (job.nnodes >= 16) large_gpu_s += job.gpus * job.ElapsedSeconds();
+  }
+  EXPECT_GT(static_cast<double>(single) / out.jobs, 0.6);
+  EXPECT_GT(large_gpu_s / gpu_s, 0.5);
+  // The fleet rate comes back close to the planted one (lemons raise it).
+  const auto events = reliability::ParseNodeEvents(out.events, "sim.csv", false);
+  ASSERT_TRUE(events.ok());
+  const FleetStats stats =
+      *reliability::ComputeFleetStats(*log, events->events, reliability::FleetStatsOptions{});
+  EXPECT_GT(stats.infra_failures, 0);
+  EXPECT_LE(stats.infra_failures, out.infra_failures + 20);  // + noise events, - unlogged
+  EXPECT_EQ(SimulateCluster(o)->sacct, out.sacct);            // deterministic
+}
+
+// The acceptance bar of the lemon detector: precision and recall of at least 0.9.
+TEST(ClusterSimTest, LemonDetectionPrecisionAndRecall) {
+  double precision = 0, recall = 0;
+  constexpr int kSeeds = 3;
+  for (int seed = 1; seed <= kSeeds; ++seed) {
+    ClusterSimOptions o;
+    o.seed = seed;
+    const Scored s = FindLemons(o);
+    precision += s.precision / kSeeds;
+    recall += s.recall / kSeeds;
+  }
+  EXPECT_GE(precision, 0.9);
+  EXPECT_GE(recall, 0.9);
+}
+
+TEST(ClusterSimTest, NoLemonsNoFindings) {
+  ClusterSimOptions o;
+  o.lemons = 0;
+  o.nodes = 512;
+  const ClusterSimOutput out = *SimulateCluster(o);
+  const auto log = reliability::ParseSacct(out.sacct, "sim.sacct", {});
+  const FleetStats stats = *reliability::ComputeFleetStats(*log, {}, {});
+  EXPECT_LE(stats.lemons.size(), 1u);  // the FDR allows the odd false discovery, no more
+}
+
+TEST(ClusterSimTest, RejectsBadOptions) {
+  ClusterSimOptions o;
+  o.lemons = o.nodes + 1;
+  EXPECT_FALSE(SimulateCluster(o).ok());
+  o = ClusterSimOptions();
+  o.days = 0;
+  EXPECT_FALSE(Validate(o).ok());
+  o = ClusterSimOptions();
+  o.lemon_factor = 0.5;
+  EXPECT_FALSE(Validate(o).ok());
+}
+
+}  // namespace
+}  // namespace vigil::sim

@@ -1,0 +1,146 @@
+#include "vigil/sim/job_sim.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "vigil/core/duration.h"
+#include "vigil/reliability/models.h"
+
+namespace vigil::sim {
+namespace {
+
+double Sum(const TimeBreakdown& b) {
+  return b.productive + b.recompute + b.detect + b.restart + b.queue + b.checkpoint;
+}
+
+JobSimOptions Small() {
+  JobSimOptions o;
+  o.nodes = 512;
+  o.runs = 200;
+  return o;
+}
+
+TEST(JobSimTest, WithoutFailuresOnlyCheckpointsCost) {
+  JobSimOptions o = Small();
+  o.failures_per_1000_node_days = 1e-9;
+  o.interval_s = 3600;
+  o.write_s = 400;
+  o.runs = 3;
+  const JobSimResult r = *SimulateJob(o);
+  EXPECT_EQ(r.mean_failures, 0);
+  EXPECT_NEAR(r.mean, 3600.0 / 4000, 1e-3);
+  EXPECT_NEAR(Sum(r.mean_fraction), 1, 1e-9);
+  o.async_checkpoint = true;
+  EXPECT_DOUBLE_EQ(SimulateJob(o)->mean, 1);
+}
+
+TEST(JobSimTest, PartsSumToTheWholeAndFailuresMatchTheRate) {
+  JobSimOptions o = Small();
+  o.queue_s = 900;
+  const JobSimResult r = *SimulateJob(o);
+  EXPECT_NEAR(Sum(r.mean_fraction), 1, 1e-9);
+  for (double x : r.ettr) {
+    EXPECT_GT(x, 0);
+    EXPECT_LE(x, 1);
+  }
+  EXPECT_LE(r.p5, r.mean);
+  EXPECT_GE(r.p95, r.mean);
+  // 512 nodes x 6.5 per 1000 node-days x 30 days = 99.8 failures per run.
+  EXPECT_NEAR(r.mean_failures, 512 * 6.5e-3 * 30, 2);
+  EXPECT_GT(r.mean_fraction.queue, 0);
+  EXPECT_GT(r.mean_fraction.recompute, 0);
+}
+
+TEST(JobSimTest, SameSeedSameResult) {
+  const JobSimOptions o = Small();
+  EXPECT_EQ(SimulateJob(o)->ettr, SimulateJob(o)->ettr);
+  JobSimOptions other = o;
+  other.seed = 2;
+  EXPECT_NE(SimulateJob(o)->ettr, SimulateJob(other)->ettr);
+}
+
+// Inside its domain the first-order formula and the simulator agree within 2%. The formula's u0
+// is the simulator's detection plus restart.
+TEST(JobSimTest, MatchesTheAnalyticFormulaInsideItsDomain) {
+  struct Point {
+    int64_t nodes;
+    double restart_s, queue_s, interval_s, write_s;
+  };
+  // Failure losses from 2% to 7% of the time, 64 to 16,384 nodes.
+  const Point grid[] = {
+      {128, 600, 0, 3600, 60},      {512, 300, 0, 1800, 30},      {1024, 300, 0, 1200, 20},
+      {2048, 120, 60, 600, 10},     {4096, 60, 0, 300, 5},        {16384, 20, 0, 60, 1},
+      {128, 1800, 1800, 7200, 600}, {64, 600, 0, 14400, 300},
+  };
+  for (const Point& p : grid) {
+    reliability::EttrParams params;
+    params.nodes = static_cast<double>(p.nodes);
+    params.restart_s = p.restart_s;
+    params.queue_s = p.queue_s;
+    params.interval_s = p.interval_s;
+    params.write_s = p.write_s;
+    const reliability::EttrEstimate formula = *reliability::ExpectedEttr(params);
+    ASSERT_TRUE(formula.in_domain) << p.nodes;
+    JobSimOptions o;
+    o.nodes = p.nodes;
+    o.detect_s = p.restart_s / 2;
+    o.restart_s = p.restart_s / 2;
+    o.queue_s = p.queue_s;
+    o.interval_s = p.interval_s;
+    o.write_s = p.write_s;
+    o.runs = 100;
+    const JobSimResult sim = *SimulateJob(o);
+    EXPECT_NEAR(sim.mean / formula.ettr, 1, 0.02)
+        << "nodes " << p.nodes << " loss " << formula.failure_loss << " sim " << sim.mean
+        << " formula " << formula.ettr;
+  }
+}
+
+TEST(JobSimTest, SparesRemoveQueueingAndAsyncRemovesStalls) {
+  JobSimOptions o = Small();
+  o.queue_s = 1800;
+  const JobSimResult none = *SimulateJob(o);
+  o.spares = 4;
+  o.repair_s = 3600;
+  const JobSimResult spares = *SimulateJob(o);
+  EXPECT_GT(none.mean_fraction.queue, 0.01);
+  EXPECT_LT(spares.mean_fraction.queue, none.mean_fraction.queue / 100);
+  EXPECT_GT(spares.mean, none.mean);
+  o.async_checkpoint = true;
+  const JobSimResult async = *SimulateJob(o);
+  EXPECT_EQ(async.mean_fraction.checkpoint, 0);
+  EXPECT_GT(async.mean, spares.mean);
+}
+
+TEST(JobSimTest, WeibullKeepsTheMeanRate) {
+  JobSimOptions o = Small();
+  o.distribution = FailureDistribution::kWeibull;
+  o.weibull_shape = 1;
+  const JobSimResult w1 = *SimulateJob(o);
+  EXPECT_NEAR(w1.mean_failures, 512 * 6.5e-3 * 30, 2);
+  o.weibull_shape = 0.5;  // bursty, same long-run mean
+  EXPECT_NEAR(SimulateJob(o)->mean_failures, 512 * 6.5e-3 * 30, 6);
+}
+
+TEST(JobSimTest, RejectsBadOptions) {
+  JobSimOptions o;
+  o.nodes = 0;
+  EXPECT_NE(Validate(o).message().find("nodes"), std::string::npos);
+  o = JobSimOptions();
+  o.interval_s = 0;
+  EXPECT_NE(Validate(o).message().find("checkpoint interval"), std::string::npos);
+  o = JobSimOptions();
+  o.failures_per_1000_node_days = -1;
+  EXPECT_FALSE(SimulateJob(o).ok());
+  o = JobSimOptions();
+  o.distribution = FailureDistribution::kWeibull;
+  o.weibull_shape = 0;
+  EXPECT_FALSE(Validate(o).ok());
+  o.weibull_shape = 1;
+  o.nodes = kMaxWeibullNodes + 1;
+  EXPECT_FALSE(Validate(o).ok());
+}
+
+}  // namespace
+}  // namespace vigil::sim
