@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/duration.h"
+
 namespace vigil::cli {
 namespace {
 
@@ -67,6 +69,30 @@ std::string FormatFigure(double value) {
   if (mag >= 100) return fmt::format("{:.1f}", value);
   if (mag >= 10) return fmt::format("{:.2f}", value);
   return fmt::format("{:.3f}", value);
+}
+
+Result<double> ParseDurationFlag(std::string_view flag, std::string_view text) {
+  Result<double> d = ParseDuration(text);
+  if (!d.ok()) return d.status().WithContext(flag);
+  return d;
+}
+
+void AddJobSizeFlags(CLI::App& cmd, JobSizeFlags& flags) {
+  cmd.add_option("--gpus", flags.gpus, "GPUs in the job");
+  cmd.add_option("--nodes", flags.nodes, "Nodes in the job (instead of --gpus)");
+  cmd.add_option("--gpus-per-node", flags.gpus_per_node, "GPUs per node")->capture_default_str();
+}
+
+Result<double> JobNodes(const JobSizeFlags& flags) {
+  if ((flags.gpus != 0) == (flags.nodes != 0)) {
+    return Status::InvalidArgument("give the job's size with one of --gpus or --nodes");
+  }
+  if (flags.gpus_per_node <= 0) return Status::InvalidArgument("--gpus-per-node must be positive");
+  if (flags.gpus < 0 || flags.nodes < 0) {
+    return Status::InvalidArgument("--gpus and --nodes must be positive");
+  }
+  if (flags.nodes > 0) return static_cast<double>(flags.nodes);
+  return static_cast<double>(flags.gpus) / flags.gpus_per_node;
 }
 
 }  // namespace vigil::cli

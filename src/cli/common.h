@@ -1,8 +1,11 @@
 // What the subcommands share: exit codes, error reporting, tables, and Ctrl-C.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <atomic>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vigil/core/status.h"
@@ -38,6 +41,23 @@ class Table {
  private:
   std::vector<std::vector<std::string>> rows_;
 };
+
+// ParseDuration with the flag's name in the error: "--restart: bad duration ...".
+Result<double> ParseDurationFlag(std::string_view flag, std::string_view text);
+
+// The size of one job, from --gpus or --nodes (one of them) and --gpus-per-node.
+struct JobSizeFlags {
+  int64_t gpus = 0;        // GPUs in the job
+  int64_t nodes = 0;       // or nodes in the job
+  int gpus_per_node = 8;   // to convert between the two
+};
+
+// Adds --gpus, --nodes and --gpus-per-node to `cmd`.
+void AddJobSizeFlags(CLI::App& cmd, JobSizeFlags& flags);
+
+// The job's node count (GPUs / GPUs per node when --gpus was given); InvalidArgument when
+// neither or both were given, or a count is not positive.
+Result<double> JobNodes(const JobSizeFlags& flags);
 
 // Formats a figure with about four significant digits, for tables ("23.41", "1.234e+06").
 std::string FormatFigure(double value);

@@ -6,7 +6,10 @@
 
 #include "cli/bench_list.h"
 #include "cli/common.h"
+#include "cli/fleet_stats.h"
+#include "cli/model.h"
 #include "cli/run.h"
+#include "cli/simulate.h"
 #include "cli/version.h"
 #include "vigil/core/log.h"
 
@@ -31,6 +34,17 @@ int main(int argc, char** argv) {
   bench_cmd->require_subcommand(1);
   CLI::App* bench_list_cmd = SetupBenchList(*bench_cmd, bench_list);
   CLI::App* version_cmd = SetupVersion(app, version);
+  ModelMttfOptions model_mttf;
+  ModelEttrOptions model_ettr;
+  ModelCheckpointOptions model_checkpoint;
+  const ModelCommands model_cmds = SetupModel(app, model_mttf, model_ettr, model_checkpoint);
+  SimulateJobOptions simulate_job;
+  SimulateClusterOptions simulate_cluster;
+  const SimulateCommands simulate_cmds = SetupSimulate(app, simulate_job, simulate_cluster);
+  CLI::App* fleet_cmd = app.add_subcommand("fleet", "Fleet-wide analytics");
+  fleet_cmd->require_subcommand(1);
+  FleetStatsCliOptions fleet_stats;
+  CLI::App* fleet_stats_cmd = SetupFleetStats(*fleet_cmd, fleet_stats);
 
   try {
     app.parse(argc, argv);
@@ -45,6 +59,12 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) result = RunRun(run);
     if (bench_list_cmd->parsed()) result = RunBenchList(bench_list);
     if (version_cmd->parsed()) result = RunVersion(version);
+    if (model_cmds.mttf->parsed()) result = RunModelMttf(model_mttf);
+    if (model_cmds.ettr->parsed()) result = RunModelEttr(model_ettr);
+    if (model_cmds.checkpoint->parsed()) result = RunModelCheckpoint(model_checkpoint);
+    if (simulate_cmds.job->parsed()) result = RunSimulateJob(simulate_job);
+    if (simulate_cmds.cluster->parsed()) result = RunSimulateCluster(simulate_cluster);
+    if (fleet_stats_cmd->parsed()) result = RunFleetStats(fleet_stats);
     if (!result.ok()) {
       fmt::print(stderr, "vigil: {}\n", result.status().message());
       return static_cast<int>(ExitCodeFor(result.status()));

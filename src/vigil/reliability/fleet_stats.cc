@@ -8,9 +8,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "vigil/core/duration.h"
+#include "vigil/core/text.h"
 #include "vigil/reliability/models.h"
 
 namespace vigil::reliability {
@@ -289,6 +291,56 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
     return a.p_value != b.p_value ? a.p_value < b.p_value : a.node < b.node;
   });
   return out;
+}
+
+Result<std::vector<std::string>> ParseLemonTruth(std::string_view text, std::string_view source) {
+  std::vector<std::string> lemons;
+  int64_t line_no = 0;
+  size_t pos = 0;
+  bool have_header = false;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = Trim(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    if (!have_header) {
+      if (!line.starts_with("node,kind")) {
+        return Status::InvalidArgument(fmt::format(
+            "{}:{}: expected the header node,kind[,...], got {}", source, line_no, Quote(line)));
+      }
+      have_header = true;
+      continue;
+    }
+    const size_t c1 = line.find(',');
+    if (c1 == std::string_view::npos || c1 == 0) {
+      return Status::InvalidArgument(
+          fmt::format("{}:{}: expected node,kind, got {}", source, line_no, Quote(line)));
+    }
+    const std::string_view kind = Trim(line.substr(c1 + 1, line.find(',', c1 + 1) - c1 - 1));
+    if (kind == "lemon") lemons.emplace_back(Trim(line.substr(0, c1)));
+  }
+  if (!have_header) {
+    return Status::InvalidArgument(fmt::format("{}: empty: expected node,kind[,...]", source));
+  }
+  return lemons;
+}
+
+LemonScore ScoreLemons(std::span<const LemonNode> found, std::span<const std::string> truth) {
+  const std::set<std::string, std::less<>> planted(truth.begin(), truth.end());
+  LemonScore s;
+  for (const LemonNode& lemon : found) {
+    if (planted.count(lemon.node) > 0) {
+      ++s.true_positives;
+    } else {
+      ++s.false_positives;
+    }
+  }
+  s.false_negatives = static_cast<int64_t>(planted.size()) - s.true_positives;
+  if (!found.empty()) s.precision = static_cast<double>(s.true_positives) / found.size();
+  if (!planted.empty()) s.recall = static_cast<double>(s.true_positives) / planted.size();
+  return s;
 }
 
 }  // namespace vigil::reliability

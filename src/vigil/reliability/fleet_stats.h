@@ -101,6 +101,20 @@ struct FleetStats {
   std::vector<LemonNode> lemons;  // q_value <= fdr, most significant first
 };
 
+// The lemons of a truth CSV `node,kind[,...]` with a header (rows whose kind is "lemon"), as
+// `vigil simulate cluster --truth` writes it. InvalidArgument "<source>:<line>: ..." if malformed.
+Result<std::vector<std::string>> ParseLemonTruth(std::string_view text, std::string_view source);
+
+struct LemonScore {
+  int64_t true_positives = 0;
+  int64_t false_positives = 0;
+  int64_t false_negatives = 0;
+  double precision = 1;  // 1 when nothing was found
+  double recall = 1;     // 1 when there was nothing to find
+};
+
+LemonScore ScoreLemons(std::span<const LemonNode> found, std::span<const std::string> truth);
+
 // REQUIRES: Validate(options).ok() (checked; InvalidArgument otherwise).
 Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEvent> events,
                                      const FleetStatsOptions& options);

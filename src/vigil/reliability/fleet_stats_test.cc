@@ -132,5 +132,25 @@ TEST(FleetStatsTest, EmptyLogAndBadOptions) {
   EXPECT_FALSE(Validate(bad).ok());
 }
 
+TEST(LemonTruthTest, ParsesAndScores) {
+  const auto truth = ParseLemonTruth("node,kind,failure_factor\nn1,lemon,100\nn2,healthy,1\nn3,lemon\n",
+                                     "truth.csv");
+  ASSERT_TRUE(truth.ok()) << truth.status().message();
+  EXPECT_EQ(*truth, (std::vector<std::string>{"n1", "n3"}));
+  std::vector<LemonNode> found(2);
+  found[0].node = "n1";
+  found[1].node = "n9";
+  const LemonScore s = ScoreLemons(found, *truth);
+  EXPECT_EQ(s.true_positives, 1);
+  EXPECT_EQ(s.false_positives, 1);
+  EXPECT_EQ(s.false_negatives, 1);
+  EXPECT_DOUBLE_EQ(s.precision, 0.5);
+  EXPECT_DOUBLE_EQ(s.recall, 0.5);
+  EXPECT_NE(ParseLemonTruth("host\n", "t.csv").status().message().find("t.csv:1"),
+            std::string::npos);
+  EXPECT_NE(ParseLemonTruth("node,kind\nlonely\n", "t.csv").status().message().find("t.csv:2"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace vigil::reliability

@@ -1,0 +1,216 @@
+#include "cli/fleet_stats.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "vigil/core/duration.h"
+#include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/reliability/fleet_stats.h"
+#include "vigil/reliability/node_events.h"
+#include "vigil/reliability/sacct.h"
+
+namespace vigil::cli {
+namespace {
+
+using reliability::FleetStats;
+using reliability::LemonNode;
+
+void WarnSkipped(int64_t skipped, const std::string& path, const std::string& first) {
+  if (skipped > 0) {
+    fmt::print(stderr, "vigil: warning: skipped {} broken line{} of {} (first: {})\n", skipped,
+               skipped == 1 ? "" : "s", path, first);
+  }
+}
+
+Json LemonJson(const LemonNode& l) {
+  Json events = Json::object();
+  for (const auto& [kind, n] : l.events_by_kind) events[kind] = n;
+  return Json{{"node", l.node},
+              {"jobs", l.jobs},
+              {"failed_jobs", l.failed_jobs},
+              {"event_failures", l.event_failures},
+              {"expected_event_failures", l.expected_event_failures},
+              {"single_node_failures", l.single_failures},
+              {"expected_single_node_failures", l.expected_single_failures},
+              {"p_value", l.p_value},
+              {"q_value", l.q_value},
+              {"events", std::move(events)}};
+}
+
+Json StatsJson(const FleetStats& s) {
+  Json states = Json::array();
+  for (const auto& st : s.states) {
+    states.push_back(Json{{"state", reliability::JobStateName(st.state)},
+                          {"jobs", st.jobs},
+                          {"gpu_hours", st.gpu_hours},
+                          {"node_hours", st.node_hours}});
+  }
+  Json projections = Json::array();
+  for (const auto& p : s.projections) {
+    projections.push_back(Json{{"gpus", p.gpus},
+                               {"nodes", p.nodes},
+                               {"mttf_s", p.mttf_s},
+                               {"lower_s", p.lower_s},
+                               {"upper_s", p.upper_s}});
+  }
+  Json sizes = Json::array();
+  for (const auto& c : s.size_classes) {
+    sizes.push_back(Json{{"min_nodes", c.min_nodes},
+                         {"max_nodes", c.max_nodes},
+                         {"jobs", c.jobs},
+                         {"infra_failures", c.infra_failures},
+                         {"job_hours", c.job_hours},
+                         {"observed_mttf_s", c.observed_mttf_s},
+                         {"projected_mttf_s", c.projected_mttf_s}});
+  }
+  Json lemons = Json::array();
+  for (const auto& l : s.lemons) lemons.push_back(LemonJson(l));
+  return Json{{"jobs_finished", s.jobs_finished},
+              {"jobs_unfinished", s.jobs_unfinished},
+              {"nodes", s.nodes},
+              {"gpus_per_node", s.gpus_per_node},
+              {"gpu_hours", s.gpu_hours},
+              {"states", std::move(states)},
+              {"infra_failures", Json{{"total", s.infra_failures},
+                                      {"by_state", s.infra_by_state},
+                                      {"by_event", s.infra_by_event}}},
+              {"events_unmatched", s.events_unmatched},
+              {"failure_rate", Json{{"per_1000_node_days", s.rate.per_1000_node_days},
+                                    {"lower", s.rate.lower},
+                                    {"upper", s.rate.upper},
+                                    {"failures", s.rate.failures},
+                                    {"node_days", s.rate.node_days}}},
+              {"mttf_projection", std::move(projections)},
+              {"by_job_size", std::move(sizes)},
+              {"lemons", std::move(lemons)}};
+}
+
+std::string Share(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.1f}%", 100 * part / whole) : "-";
+}
+
+void PrintStats(const FleetStats& s, double confidence) {
+  fmt::print("{} finished jobs ({} unfinished) on {} nodes, {} GPU-hours, {} GPUs per node\n\n",
+             s.jobs_finished, s.jobs_unfinished, s.nodes, FormatFigure(s.gpu_hours),
+             s.gpus_per_node);
+  Table states({"STATE", "JOBS", "SHARE", "GPU_HOURS", "GPU_TIME_SHARE"});
+  for (const auto& st : s.states) {
+    states.Add({std::string(reliability::JobStateName(st.state)), fmt::format("{}", st.jobs),
+                Share(static_cast<double>(st.jobs), static_cast<double>(s.jobs_finished)),
+                FormatFigure(st.gpu_hours), Share(st.gpu_hours, s.gpu_hours)});
+  }
+  fmt::print("{}\n", states.ToString());
+  fmt::print("Infrastructure failures: {} ({} NODE_FAIL or BOOT_FAIL, {} with a node event)\n",
+             s.infra_failures, s.infra_by_state, s.infra_by_event);
+  fmt::print("Failure rate: {} per 1000 node-days, {:.0f}% interval [{}, {}], over {} node-days\n\n",
+             FormatFigure(s.rate.per_1000_node_days), confidence * 100,
+             FormatFigure(s.rate.lower), FormatFigure(s.rate.upper),
+             FormatFigure(s.rate.node_days));
+  if (!s.projections.empty()) {
+    Table proj({"GPUS", "NODES", "PROJECTED_MTTF", "LOW", "HIGH"});
+    for (const auto& p : s.projections) {
+      proj.Add({fmt::format("{}", p.gpus), FormatFigure(p.nodes), FormatDuration(p.mttf_s),
+                FormatDuration(p.lower_s), FormatDuration(p.upper_s)});
+    }
+    fmt::print("MTTF projection, 1 / (N_nodes r_f):\n{}\n", proj.ToString());
+    Table sizes({"NODES", "JOBS", "INFRA_FAILURES", "JOB_HOURS", "OBSERVED_MTTF",
+                 "PROJECTED_MTTF"});
+    for (const auto& c : s.size_classes) {
+      sizes.Add({c.min_nodes == c.max_nodes ? fmt::format("{}", c.min_nodes)
+                                            : fmt::format("{}-{}", c.min_nodes, c.max_nodes),
+                 fmt::format("{}", c.jobs), fmt::format("{}", c.infra_failures),
+                 FormatFigure(c.job_hours),
+                 std::isnan(c.observed_mttf_s) ? "-" : FormatDuration(c.observed_mttf_s),
+                 FormatDuration(c.projected_mttf_s)});
+    }
+    fmt::print("Observed against projected, by job size:\n{}\n", sizes.ToString());
+  }
+  if (s.lemons.empty()) {
+    fmt::print("Lemon nodes: none\n");
+    return;
+  }
+  Table lemons({"LEMON", "JOBS", "FAILED", "WITH_EVENT", "EXPECTED", "SINGLE_NODE", "EXPECTED",
+                "Q_VALUE", "EVENTS"});
+  for (const auto& l : s.lemons) {
+    std::string events;
+    for (const auto& [kind, n] : l.events_by_kind) {
+      events += fmt::format("{}{}={}", events.empty() ? "" : ",", kind, n);
+    }
+    lemons.Add({l.node, fmt::format("{}", l.jobs), fmt::format("{}", l.failed_jobs),
+                fmt::format("{}", l.event_failures), FormatFigure(l.expected_event_failures),
+                fmt::format("{}", l.single_failures), FormatFigure(l.expected_single_failures),
+                fmt::format("{:.2g}", l.q_value), events.empty() ? "-" : events});
+  }
+  fmt::print("Lemon nodes ({}):\n{}", s.lemons.size(), lemons.ToString());
+}
+
+}  // namespace
+
+CLI::App* SetupFleetStats(CLI::App& fleet, FleetStatsCliOptions& o) {
+  CLI::App* cmd = fleet.add_subcommand(
+      "stats", "Job outcomes, failure rate, MTTF by size and lemon nodes from a Slurm log");
+  cmd->add_option("--sacct", o.sacct,
+                  "Output of sacct -X --parsable2 "
+                  "--format=JobID,State,NNodes,AllocTRES,Start,End,NodeList,ExitCode")
+      ->required();
+  cmd->add_option("--events", o.events, "Node events CSV: timestamp,node,kind[,detail]");
+  cmd->add_option("--window", o.window,
+                  "A node event this long before a failed job's end blames the infrastructure")
+      ->capture_default_str();
+  cmd->add_option("--fdr", o.fdr, "False discovery rate for lemon nodes")->capture_default_str();
+  cmd->add_option("--confidence", o.confidence, "Confidence of the failure-rate interval")
+      ->capture_default_str();
+  cmd->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (default: from the log)");
+  cmd->add_flag("--lenient", o.lenient, "Skip and count broken lines instead of failing");
+  cmd->add_option("--truth", o.truth, "Planted lemons (CSV node,kind) to score the findings");
+  cmd->add_flag("--json", o.json, "Print JSON");
+  return cmd;
+}
+
+CommandResult RunFleetStats(const FleetStatsCliOptions& o) {
+  reliability::FleetStatsOptions options;
+  VIGIL_ASSIGN_OR_RETURN(options.attribution_window_s, ParseDurationFlag("--window", o.window));
+  options.fdr = o.fdr;
+  options.confidence = o.confidence;
+  options.gpus_per_node = o.gpus_per_node;
+  VIGIL_RETURN_IF_ERROR(reliability::Validate(options));
+  std::vector<std::string> truth;
+  if (!o.truth.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(o.truth));
+    VIGIL_ASSIGN_OR_RETURN(truth, reliability::ParseLemonTruth(text, o.truth));
+  }
+  VIGIL_ASSIGN_OR_RETURN(const reliability::SacctLog log,
+                         reliability::ReadSacct(o.sacct, {.lenient = o.lenient}));
+  WarnSkipped(log.skipped_lines, o.sacct, log.first_skip);
+  reliability::NodeEventLog events;
+  if (!o.events.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(events, reliability::ReadNodeEvents(o.events, o.lenient));
+    WarnSkipped(events.skipped_lines, o.events, events.first_skip);
+  }
+  VIGIL_ASSIGN_OR_RETURN(const FleetStats stats,
+                         reliability::ComputeFleetStats(log, events.events, options));
+  const reliability::LemonScore score = reliability::ScoreLemons(stats.lemons, truth);
+  if (o.json) {
+    Json out = StatsJson(stats);
+    if (!o.truth.empty()) {
+      out["score"] = Json{{"true_positives", score.true_positives},
+                          {"false_positives", score.false_positives},
+                          {"false_negatives", score.false_negatives},
+                          {"precision", score.precision},
+                          {"recall", score.recall}};
+    }
+    fmt::print("{}\n", DumpJson(out, 2));
+  } else {
+    PrintStats(stats, o.confidence);
+    if (!o.truth.empty()) {
+      fmt::print("\nAgainst {}: precision {} recall {} ({} found of {} planted, {} false)\n",
+                 o.truth, FormatFigure(score.precision), FormatFigure(score.recall),
+                 score.true_positives, truth.size(), score.false_positives);
+    }
+  }
+  return stats.lemons.empty() ? ExitCode::kHealthy : ExitCode::kDefect;
+}
+
+}  // namespace vigil::cli
