@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::vector<std::string> again;
   const std::string compact = vigil::reliability::CompressHostlist(names);
-  if (!vigil::reliability::ExpandHostlist(compact, [&](std::string_view n) { again.emplace_back(n); })
+  if (!vigil::reliability::ExpandHostlist(compact,
+                                          [&](std::string_view n) { again.emplace_back(n); })
            .ok() ||
       again != names) {
     std::abort();

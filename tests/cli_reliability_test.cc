@@ -32,8 +32,8 @@ TEST(ModelCliTest, MttfReproducesMetasProjections) {
 TEST(ModelCliTest, CheckpointReproducesDaly) {
   for (const auto& [mtbf, minutes] :
        {std::pair{"24h", 116.7}, std::pair{"6h", 56.7}, std::pair{"15m", 9.14}}) {
-    const ProcessResult r = RunVigil({"model", "checkpoint", "--write", "5m", "--mtbf", mtbf,
-                                      "--json"});
+    const ProcessResult r =
+        RunVigil({"model", "checkpoint", "--write", "5m", "--mtbf", mtbf, "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NEAR(JsonOf(r)["daly_interval_s"].get<double>() / 60, minutes, 0.1) << mtbf;
   }
@@ -104,12 +104,12 @@ TEST(FleetStatsCliTest, FindsThePlantedLemons) {
   TempDir dir;
   const std::string sacct = dir.File("sacct.txt"), events = dir.File("events.csv"),
                     truth = dir.File("truth.csv");
-  ProcessResult r = RunVigil({"simulate", "cluster", "--nodes", "512", "--days", "30",
-                              "--lemons", "5", "--seed", "3", "--out-sacct", sacct,
-                              "--out-events", events, "--truth", truth});
+  ProcessResult r =
+      RunVigil({"simulate", "cluster", "--nodes", "512", "--days", "30", "--lemons", "5", "--seed",
+                "3", "--out-sacct", sacct, "--out-events", events, "--truth", truth});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = RunVigil({"fleet", "stats", "--sacct", sacct, "--events", events, "--truth", truth,
-                "--json"});
+  r = RunVigil(
+      {"fleet", "stats", "--sacct", sacct, "--events", events, "--truth", truth, "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.err;  // lemons are defects
   const Json j = JsonOf(r);
   EXPECT_GE(j["score"]["precision"].get<double>(), 0.8);
@@ -145,8 +145,7 @@ TEST(FleetStatsCliTest, BrokenLinesNameFileLineAndField) {
                   .ok());
   ProcessResult r = RunVigil({"fleet", "stats", "--sacct", sacct});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find(sacct + ":3: field State: unknown job state \"MELTED\""),
-            std::string::npos)
+  EXPECT_NE(r.err.find(sacct + ":3: field State: unknown job state \"MELTED\""), std::string::npos)
       << r.err;
   r = RunVigil({"fleet", "stats", "--sacct", sacct, "--lenient"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -47,9 +47,9 @@ Result<double> ParseDurationFlag(std::string_view flag, std::string_view text);
 
 // The size of one job, from --gpus or --nodes (one of them) and --gpus-per-node.
 struct JobSizeFlags {
-  int64_t gpus = 0;        // GPUs in the job
-  int64_t nodes = 0;       // or nodes in the job
-  int gpus_per_node = 8;   // to convert between the two
+  int64_t gpus = 0;       // GPUs in the job
+  int64_t nodes = 0;      // or nodes in the job
+  int gpus_per_node = 8;  // to convert between the two
 };
 
 // Adds --gpus, --nodes and --gpus-per-node to `cmd`.

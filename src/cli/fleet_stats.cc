@@ -104,10 +104,10 @@ void PrintStats(const FleetStats& s, double confidence) {
   fmt::print("{}\n", states.ToString());
   fmt::print("Infrastructure failures: {} ({} NODE_FAIL or BOOT_FAIL, {} with a node event)\n",
              s.infra_failures, s.infra_by_state, s.infra_by_event);
-  fmt::print("Failure rate: {} per 1000 node-days, {:.0f}% interval [{}, {}], over {} node-days\n\n",
-             FormatFigure(s.rate.per_1000_node_days), confidence * 100,
-             FormatFigure(s.rate.lower), FormatFigure(s.rate.upper),
-             FormatFigure(s.rate.node_days));
+  fmt::print(
+      "Failure rate: {} per 1000 node-days, {:.0f}% interval [{}, {}], over {} node-days\n\n",
+      FormatFigure(s.rate.per_1000_node_days), confidence * 100, FormatFigure(s.rate.lower),
+      FormatFigure(s.rate.upper), FormatFigure(s.rate.node_days));
   if (!s.projections.empty()) {
     Table proj({"GPUS", "NODES", "PROJECTED_MTTF", "LOW", "HIGH"});
     for (const auto& p : s.projections) {
@@ -115,8 +115,8 @@ void PrintStats(const FleetStats& s, double confidence) {
                 FormatDuration(p.lower_s), FormatDuration(p.upper_s)});
     }
     fmt::print("MTTF projection, 1 / (N_nodes r_f):\n{}\n", proj.ToString());
-    Table sizes({"NODES", "JOBS", "INFRA_FAILURES", "JOB_HOURS", "OBSERVED_MTTF",
-                 "PROJECTED_MTTF"});
+    Table sizes(
+        {"NODES", "JOBS", "INFRA_FAILURES", "JOB_HOURS", "OBSERVED_MTTF", "PROJECTED_MTTF"});
     for (const auto& c : s.size_classes) {
       sizes.Add({c.min_nodes == c.max_nodes ? fmt::format("{}", c.min_nodes)
                                             : fmt::format("{}-{}", c.min_nodes, c.max_nodes),

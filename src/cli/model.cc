@@ -130,7 +130,9 @@ CommandResult RunModelMttf(const ModelMttfOptions& o) {
     if (gpus <= 0) return Status::InvalidArgument(fmt::format("--gpus: {} is not positive", gpus));
     const double nodes = static_cast<double>(gpus) / o.gpus_per_node;
     VIGIL_ASSIGN_OR_RETURN(const double mttf, reliability::JobMttfSeconds(nodes, o.rate));
-    rows.push_back(Json{{"gpus", gpus}, {"nodes", nodes}, {"mttf_s", mttf},
+    rows.push_back(Json{{"gpus", gpus},
+                        {"nodes", nodes},
+                        {"mttf_s", mttf},
                         {"failures_per_1000_node_days", o.rate}});
     table.Add({fmt::format("{}", gpus), FormatFigure(nodes), FormatDuration(mttf),
                FormatFigure(mttf / kSecondsPerHour), FormatFigure(kSecondsPerDay / mttf)});
@@ -138,9 +140,10 @@ CommandResult RunModelMttf(const ModelMttfOptions& o) {
   if (o.json) {
     fmt::print("{}\n", DumpJson(rows, 2));
   } else {
-    fmt::print("MTTF(N) = 1 / (N_nodes * r_f) at r_f = {} failures per 1000 node-days, {} GPUs "
-               "per node\n\n{}",
-               o.rate, o.gpus_per_node, table.ToString());
+    fmt::print(
+        "MTTF(N) = 1 / (N_nodes * r_f) at r_f = {} failures per 1000 node-days, {} GPUs "
+        "per node\n\n{}",
+        o.rate, o.gpus_per_node, table.ToString());
   }
   return ExitCode::kHealthy;
 }
@@ -169,23 +172,25 @@ CommandResult RunModelEttr(const ModelEttrOptions& o) {
       VIGIL_ASSIGN_OR_RETURN(const EttrEstimate e, reliability::ExpectedEttr(p));
       any_outside |= !e.in_domain;
       rows.push_back(EttrJson(p.nodes, gpn, p, e));
-      table.Add({FormatFigure(p.nodes * gpn), FormatFigure(p.nodes),
-                 FormatDuration(*reliability::JobMttfSeconds(p.nodes, p.failures_per_1000_node_days)),
-                 FormatFigure(e.ettr), FormatFigure(e.failure_loss),
-                 FormatDuration(e.optimal_interval_s), FormatFigure(e.ettr_at_optimal),
-                 e.in_domain ? "ok" : "outside: simulate"});
+      table.Add(
+          {FormatFigure(p.nodes * gpn), FormatFigure(p.nodes),
+           FormatDuration(*reliability::JobMttfSeconds(p.nodes, p.failures_per_1000_node_days)),
+           FormatFigure(e.ettr), FormatFigure(e.failure_loss), FormatDuration(e.optimal_interval_s),
+           FormatFigure(e.ettr_at_optimal), e.in_domain ? "ok" : "outside: simulate"});
     }
     if (o.json) {
       fmt::print("{}\n", DumpJson(rows, 2));
       return ExitCode::kHealthy;
     }
-    fmt::print("Expected ETTR by job size at r_f = {} per 1000 node-days; u0 {}, q {}, dt {}, "
-               "w_cp {}\n\n{}",
-               o.rate, o.restart, o.queue, o.interval, o.write, table.ToString());
+    fmt::print(
+        "Expected ETTR by job size at r_f = {} per 1000 node-days; u0 {}, q {}, dt {}, "
+        "w_cp {}\n\n{}",
+        o.rate, o.restart, o.queue, o.interval, o.write, table.ToString());
     if (any_outside) {
-      fmt::print("\nRows marked \"outside\" lose more than {:.0f}% of the time to failures, where "
-                 "the first-order formula is not trusted: use `vigil simulate job` there.\n",
-                 reliability::kEttrDomainLimit * 100);
+      fmt::print(
+          "\nRows marked \"outside\" lose more than {:.0f}% of the time to failures, where "
+          "the first-order formula is not trusted: use `vigil simulate job` there.\n",
+          reliability::kEttrDomainLimit * 100);
     }
     return ExitCode::kHealthy;
   }
@@ -211,8 +216,8 @@ CommandResult RunModelEttr(const ModelEttrOptions& o) {
   table.Add({"checkpoint overhead", FormatFigure(e.checkpoint_overhead), "w_cp / dt"});
   table.Add({"expected ETTR", FormatFigure(e.ettr), "(1 - loss) / (1 + overhead)"});
   if (p.write_s > 0) {
-    table.Add({"optimal interval", FormatDuration(e.optimal_interval_s),
-               "dt* = sqrt(2 w_cp / (N r_f))"});
+    table.Add(
+        {"optimal interval", FormatDuration(e.optimal_interval_s), "dt* = sqrt(2 w_cp / (N r_f))"});
     table.Add({"ETTR at optimum", FormatFigure(e.ettr_at_optimal), ""});
   }
   fmt::print("ETTR of a job on {} nodes ({} GPUs) at r_f = {} per 1000 node-days\n\n{}",

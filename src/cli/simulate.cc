@@ -30,8 +30,7 @@ SimulateCommands SetupSimulate(CLI::App& parent, SimulateJobOptions& job,
       ->capture_default_str();
   j->add_option("--days", job.days, "Wall-clock length of each run")->capture_default_str();
   j->add_option("--detect", job.detect, "Time to notice a failure")->capture_default_str();
-  j->add_option("--restart", job.restart, "Restart and initialisation time")
-      ->capture_default_str();
+  j->add_option("--restart", job.restart, "Restart and initialisation time")->capture_default_str();
   j->add_option("--queue", job.queue, "Wait for a replacement node when no spare is ready")
       ->capture_default_str();
   j->add_option("--interval", job.interval, "Compute time between checkpoints")
@@ -90,7 +89,7 @@ CommandResult RunSimulateJob(const SimulateJobOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   VIGIL_ASSIGN_OR_RETURN(const sim::JobSimResult r, sim::SimulateJob(s));
   spdlog::debug("simulated {} runs in {:.2f} s", s.runs,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 
   // The analytic formula, where it describes the same job (exponential failures, blocking
   // checkpoints, no spares); its u0 is detection plus restart.
@@ -125,10 +124,9 @@ CommandResult RunSimulateJob(const SimulateJobOptions& o) {
     fmt::print("{}\n", DumpJson(out, 2));
     return ExitCode::kHealthy;
   }
-  fmt::print("{} runs of {} on {} nodes ({} GPUs), {} failures per 1000 node-days ({})\n\n",
-             s.runs, FormatDuration(s.duration_s), s.nodes,
-             FormatFigure(nodes * o.size.gpus_per_node), s.failures_per_1000_node_days,
-             o.distribution);
+  fmt::print("{} runs of {} on {} nodes ({} GPUs), {} failures per 1000 node-days ({})\n\n", s.runs,
+             FormatDuration(s.duration_s), s.nodes, FormatFigure(nodes * o.size.gpus_per_node),
+             s.failures_per_1000_node_days, o.distribution);
   fmt::print("ETTR  mean {}  p5 {}  p95 {}   failures per run {}\n\n", FormatFigure(r.mean),
              FormatFigure(r.p5), FormatFigure(r.p95), FormatFigure(r.mean_failures));
   Table table({"WHERE THE TIME WENT", "FRACTION", "PER RUN"});
@@ -137,7 +135,8 @@ CommandResult RunSimulateJob(const SimulateJobOptions& o) {
   }
   fmt::print("{}", table.ToString());
   if (comparable) {
-    fmt::print("\nAnalytic formula (u0 = detect + restart): ETTR {}{}\n", FormatFigure(formula.ettr),
+    fmt::print("\nAnalytic formula (u0 = detect + restart): ETTR {}{}\n",
+               FormatFigure(formula.ettr),
                formula.in_domain ? ", inside its domain"
                                  : ", outside its domain: the simulation is the reference here");
   }
@@ -167,9 +166,10 @@ CommandResult RunSimulateCluster(const SimulateClusterOptions& o) {
                                      {"sacct", o.out_sacct}},
                                 2));
   } else {
-    fmt::print("{} jobs on {} nodes over {} days, {} ended by a node failure, {} lemons planted; "
-               "sacct log in {}\n",
-               out.jobs, o.nodes, o.days, out.infra_failures, out.lemons.size(), o.out_sacct);
+    fmt::print(
+        "{} jobs on {} nodes over {} days, {} ended by a node failure, {} lemons planted; "
+        "sacct log in {}\n",
+        out.jobs, o.nodes, o.days, out.infra_failures, out.lemons.size(), o.out_sacct);
   }
   return ExitCode::kHealthy;
 }

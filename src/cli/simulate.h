@@ -10,10 +10,10 @@ namespace vigil::cli {
 
 struct SimulateJobOptions {
   JobSizeFlags size;
-  double rate = 6.5;                        // failures per 1000 node-days
-  std::string distribution = "exponential"; // or weibull
-  double shape = 0.7;                       // Weibull shape
-  std::string days = "30d";                 // wall-clock length of a run
+  double rate = 6.5;                         // failures per 1000 node-days
+  std::string distribution = "exponential";  // or weibull
+  double shape = 0.7;                        // Weibull shape
+  std::string days = "30d";                  // wall-clock length of a run
   std::string detect = "5m";
   std::string restart = "10m";
   std::string queue = "0s";

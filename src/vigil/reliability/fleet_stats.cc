@@ -142,7 +142,7 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
   // multi-node job without events blames nobody (any of its nodes could be the culprit).
   std::vector<int64_t> event_failed_on(node_count, 0), single_failed_on(node_count, 0);
   std::unordered_map<int, std::pair<int64_t, double>> event_blames;  // size class -> (blames,
-                                                                      // node-seconds)
+                                                                     // node-seconds)
   int64_t single_failures = 0;
   int64_t single_jobs = 0;
   double node_seconds = 0;
@@ -246,8 +246,7 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
   std::vector<double> expected_events_on(node_count, 0), expected_single_on(node_count, 0);
   // Most failures of small jobs are the user's and come per job, not per hour.
   const double single_fraction =
-      single_jobs > 0 ? static_cast<double>(single_failures) / static_cast<double>(single_jobs)
-                      : 0;
+      single_jobs > 0 ? static_cast<double>(single_failures) / static_cast<double>(single_jobs) : 0;
   for (size_t j = 0; j < log.jobs.size(); ++j) {
     const SacctJob& job = log.jobs[j];
     if (!job.Finished()) continue;

@@ -62,9 +62,9 @@ struct SizeClassRow {
   int32_t max_nodes = 0;
   int64_t jobs = 0;
   int64_t infra_failures = 0;
-  double job_hours = 0;          // wall-clock running time of these jobs
-  double observed_mttf_s = 0;    // job running time per infrastructure failure; NaN without one
-  double projected_mttf_s = 0;   // from the fleet rate at these jobs' time-weighted node count
+  double job_hours = 0;         // wall-clock running time of these jobs
+  double observed_mttf_s = 0;   // job running time per infrastructure failure; NaN without one
+  double projected_mttf_s = 0;  // from the fleet rate at these jobs' time-weighted node count
 };
 
 // A node whose jobs fail improbably often against the fleet, with its evidence. Two channels:
@@ -72,12 +72,12 @@ struct SizeClassRow {
 // event explains (the culprit of a multi-node failure without events is unknown).
 struct LemonNode {
   std::string node;
-  int64_t jobs = 0;                       // finished jobs that ran on it
-  int64_t failed_jobs = 0;                // of which failed (FAILED, NODE_FAIL, BOOT_FAIL, or
-                                          // blamed on the infrastructure)
-  int64_t event_failures = 0;             // failed jobs with an event of this node in the window
-  double expected_event_failures = 0;     // what the fleet's rate predicts for its hours
-  int64_t single_failures = 0;            // failed single-node jobs without any event
+  int64_t jobs = 0;                    // finished jobs that ran on it
+  int64_t failed_jobs = 0;             // of which failed (FAILED, NODE_FAIL, BOOT_FAIL, or
+                                       // blamed on the infrastructure)
+  int64_t event_failures = 0;          // failed jobs with an event of this node in the window
+  double expected_event_failures = 0;  // what the fleet's rate predicts for its hours
+  int64_t single_failures = 0;         // failed single-node jobs without any event
   double expected_single_failures = 0;
   double p_value = 0;  // twice the smaller channel's P(Poisson(expected) >= count), at most 1
   double q_value = 0;  // Benjamini-Hochberg adjusted across all nodes tested
@@ -86,15 +86,15 @@ struct LemonNode {
 
 struct FleetStats {
   int64_t jobs_finished = 0;
-  int64_t jobs_unfinished = 0;  // running, pending, or never started
-  int64_t nodes = 0;            // nodes that ran a finished job
-  int gpus_per_node = 0;        // given or inferred
+  int64_t jobs_unfinished = 0;       // running, pending, or never started
+  int64_t nodes = 0;                 // nodes that ran a finished job
+  int gpus_per_node = 0;             // given or inferred
   std::vector<StateSummary> states;  // states seen, most jobs first
   double gpu_hours = 0;
   int64_t infra_failures = 0;
-  int64_t infra_by_state = 0;   // NODE_FAIL or BOOT_FAIL
-  int64_t infra_by_event = 0;   // another failed end with a node event in the window
-  int64_t events_unmatched = 0; // events on nodes that ran no job of the log
+  int64_t infra_by_state = 0;    // NODE_FAIL or BOOT_FAIL
+  int64_t infra_by_event = 0;    // another failed end with a node event in the window
+  int64_t events_unmatched = 0;  // events on nodes that ran no job of the log
   RateEstimate rate;
   std::vector<MttfProjection> projections;
   std::vector<SizeClassRow> size_classes;

@@ -16,8 +16,8 @@ constexpr int64_t kT0 = 1767225600;  // 2026-01-01T00:00:00
 // Appends one sacct line for a job on `nodes` from kT0 + start_h to kT0 + end_h.
 void AddJob(std::string& text, int id, std::string_view state, int nnodes, std::string_view nodes,
             double start_h, double end_h, int gpus_per_node = 8) {
-  fmt::format_to(std::back_inserter(text), "{}|{}|{}|gres/gpu={}|{}|{}|{}|0:0\n", id, state,
-                 nnodes, nnodes * gpus_per_node,
+  fmt::format_to(std::back_inserter(text), "{}|{}|{}|gres/gpu={}|{}|{}|{}|0:0\n", id, state, nnodes,
+                 nnodes * gpus_per_node,
                  FormatIsoSeconds(kT0 + static_cast<int64_t>(start_h * 3600)),
                  FormatIsoSeconds(kT0 + static_cast<int64_t>(end_h * 3600)), nodes);
 }
@@ -32,15 +32,15 @@ const std::string kHeader = "JobID|State|NNodes|AllocTRES|Start|End|NodeList|Exi
 
 TEST(FleetStatsTest, OutcomesRateAttributionAndProjection) {
   std::string text = kHeader;
-  AddJob(text, 1, "COMPLETED", 2, "n[1-2]", 0, 24);   // 2 node-days
-  AddJob(text, 2, "NODE_FAIL", 1, "n3", 0, 24);       // infrastructure by state
-  AddJob(text, 3, "FAILED", 1, "n4", 0, 24);          // infrastructure by an event
-  AddJob(text, 4, "FAILED", 1, "n5", 0, 24);          // the user's: no event
+  AddJob(text, 1, "COMPLETED", 2, "n[1-2]", 0, 24);  // 2 node-days
+  AddJob(text, 2, "NODE_FAIL", 1, "n3", 0, 24);      // infrastructure by state
+  AddJob(text, 3, "FAILED", 1, "n4", 0, 24);         // infrastructure by an event
+  AddJob(text, 4, "FAILED", 1, "n5", 0, 24);         // the user's: no event
   text += "6|RUNNING|1|gres/gpu=8|2026-01-01T00:00:00|Unknown|n6|0:0\n";
   const SacctLog log = ParseOrDie(text);
   const std::vector<NodeEvent> events = {
-      {kT0 + 24 * 3600 - 300, "n4", "xid", "79"},   // 5 min before job 3 ended
-      {kT0 + 12 * 3600, "n5", "xid", "13"},         // long before job 4 ended
+      {kT0 + 24 * 3600 - 300, "n4", "xid", "79"},  // 5 min before job 3 ended
+      {kT0 + 12 * 3600, "n5", "xid", "13"},        // long before job 4 ended
       {kT0, "elsewhere", "xid", ""},
   };
   const FleetStats s = *ComputeFleetStats(log, events, FleetStatsOptions{});
@@ -90,8 +90,7 @@ TEST(FleetStatsTest, FindsTheLemonAndOnlyIt) {
   for (int node = 1; node <= 40; ++node) {
     for (int k = 0; k < 40; ++k) {
       const bool fails = node == 7 ? k % 2 == 0 : (k + node) % 20 == 0;
-      AddJob(text, ++id, fails ? "FAILED" : "COMPLETED", 1, fmt::format("n{:02}", node), k,
-             k + 1);
+      AddJob(text, ++id, fails ? "FAILED" : "COMPLETED", 1, fmt::format("n{:02}", node), k, k + 1);
     }
   }
   const FleetStats s = *ComputeFleetStats(ParseOrDie(text), {}, FleetStatsOptions{});
@@ -133,8 +132,8 @@ TEST(FleetStatsTest, EmptyLogAndBadOptions) {
 }
 
 TEST(LemonTruthTest, ParsesAndScores) {
-  const auto truth = ParseLemonTruth("node,kind,failure_factor\nn1,lemon,100\nn2,healthy,1\nn3,lemon\n",
-                                     "truth.csv");
+  const auto truth = ParseLemonTruth(
+      "node,kind,failure_factor\nn1,lemon,100\nn2,healthy,1\nn3,lemon\n", "truth.csv");
   ASSERT_TRUE(truth.ok()) << truth.status().message();
   EXPECT_EQ(*truth, (std::vector<std::string>{"n1", "n3"}));
   std::vector<LemonNode> found(2);

@@ -18,7 +18,7 @@ struct Range {
 
 // One item ("a[1-3]b[7,9]c") as literal pieces with a list of ranges between each pair.
 struct Pattern {
-  std::vector<std::string_view> literals;    // one more than groups
+  std::vector<std::string_view> literals;  // one more than groups
   std::vector<std::vector<Range>> groups;
 };
 

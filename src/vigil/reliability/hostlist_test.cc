@@ -37,8 +37,8 @@ TEST(ExpandHostlistTest, RejectsMalformedLists) {
 }
 
 TEST(CompressHostlistTest, RoundTrips) {
-  const Names names = {"node0001", "node0002", "node0003", "node0007", "login", "node0009",
-                       "gpu1",     "gpu2"};
+  const Names names = {"node0001", "node0002", "node0003", "node0007",
+                       "login",    "node0009", "gpu1",     "gpu2"};
   const std::string compact = CompressHostlist(names);
   EXPECT_EQ(compact, "node[0001-0003,0007],login,node0009,gpu[1-2]");
   EXPECT_EQ(*Expand(compact), names);

@@ -14,7 +14,8 @@ constexpr double kNodeDaysPerRateUnit = 1000;
 
 Status CheckPositive(double value, std::string_view name) {
   if (!std::isfinite(value) || value <= 0) {
-    return Status::InvalidArgument(fmt::format("{} must be a positive number, got {}", name, value));
+    return Status::InvalidArgument(
+        fmt::format("{} must be a positive number, got {}", name, value));
   }
   return Status::Ok();
 }

@@ -18,12 +18,12 @@ Result<double> JobMttfSeconds(double nodes, double failures_per_1000_node_days);
 
 // The parameters of the expected-ETTR approximation. Every time is in seconds.
 struct EttrParams {
-  double nodes = 1024;                           // N_nodes in the job
-  double failures_per_1000_node_days = 6.5;      // r_f; Meta's RSC-1 figure by default
-  double restart_s = 600;                        // u0: detection, restart and initialisation
-  double queue_s = 0;                            // q: waiting for nodes after each interruption
-  double interval_s = 3600;                      // dt: compute time between checkpoints
-  double write_s = 60;                           // w_cp: blocking checkpoint write time
+  double nodes = 1024;                       // N_nodes in the job
+  double failures_per_1000_node_days = 6.5;  // r_f; Meta's RSC-1 figure by default
+  double restart_s = 600;                    // u0: detection, restart and initialisation
+  double queue_s = 0;                        // q: waiting for nodes after each interruption
+  double interval_s = 3600;                  // dt: compute time between checkpoints
+  double write_s = 60;                       // w_cp: blocking checkpoint write time
 };
 
 // InvalidArgument naming the field unless nodes, rate and interval are > 0 and the other times

@@ -26,7 +26,8 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
 
 Result<NodeEvent> ParseLine(std::string_view line, std::string_view source, int64_t line_no) {
   const auto error = [&](std::string_view field, std::string_view what) {
-    return Status::InvalidArgument(fmt::format("{}:{}: field {}: {}", source, line_no, field, what));
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: field {}: {}", source, line_no, field, what));
   };
   const size_t c1 = line.find(',');
   const size_t c2 = c1 == std::string_view::npos ? c1 : line.find(',', c1 + 1);
@@ -52,8 +53,7 @@ Result<NodeEvent> ParseLine(std::string_view line, std::string_view source, int6
 
 }  // namespace
 
-Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view source,
-                                     bool lenient) {
+Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view source, bool lenient) {
   NodeEventLog log;
   bool have_header = false;
   int64_t line_no = 0;
@@ -67,9 +67,9 @@ Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view sou
     if (line.empty()) continue;
     if (!have_header) {
       if (!line.starts_with("timestamp,node,kind")) {
-        return Status::InvalidArgument(fmt::format(
-            "{}:{}: expected the header timestamp,node,kind[,detail], got {}", source, line_no,
-            Quote(line)));
+        return Status::InvalidArgument(
+            fmt::format("{}:{}: expected the header timestamp,node,kind[,detail], got {}", source,
+                        line_no, Quote(line)));
       }
       have_header = true;
       continue;

@@ -28,11 +28,15 @@ TEST(NodeEventsTest, ErrorsNameLineAndField) {
                 .message()
                 .find("e.csv:2: field timestamp: bad time \"soon\""),
             std::string::npos);
-  EXPECT_NE(ParseNodeEvents(header + "1,,xid\n", "e.csv", false).status().message().find(
-                "e.csv:2: field node: empty"),
+  EXPECT_NE(ParseNodeEvents(header + "1,,xid\n", "e.csv", false)
+                .status()
+                .message()
+                .find("e.csv:2: field node: empty"),
             std::string::npos);
-  EXPECT_NE(ParseNodeEvents(header + "1,n1\n", "e.csv", false).status().message().find(
-                "e.csv:2: expected timestamp,node,kind"),
+  EXPECT_NE(ParseNodeEvents(header + "1,n1\n", "e.csv", false)
+                .status()
+                .message()
+                .find("e.csv:2: expected timestamp,node,kind"),
             std::string::npos);
   EXPECT_NE(ParseNodeEvents("time,host\n", "e.csv", false).status().message().find("header"),
             std::string::npos);

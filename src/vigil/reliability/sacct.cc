@@ -15,9 +15,9 @@ namespace vigil::reliability {
 namespace {
 
 constexpr std::array<std::string_view, kJobStateCount> kStateNames = {
-    "COMPLETED", "FAILED",  "CANCELLED", "TIMEOUT",  "NODE_FAIL",
+    "COMPLETED",     "FAILED",    "CANCELLED", "TIMEOUT",  "NODE_FAIL",
     "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "RUNNING",
-    "PENDING",   "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED"};
+    "PENDING",       "REQUEUED",  "RESIZING",  "REVOKED",  "SUSPENDED"};
 
 enum Field { kJobId, kState, kNNodes, kAllocTres, kStart, kEnd, kNodeList, kExitCode, kFieldCount };
 constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
@@ -138,10 +138,10 @@ class Parser {
     }
     for (int f = 0; f < kFieldCount; ++f) {
       if (kRequired[f] && column_of_[f] == kAbsent) {
-        return Status::InvalidArgument(fmt::format(
-            "{}:{}: the header has no field {} (run sacct --parsable2 with "
-            "--format=JobID,State,NNodes,AllocTRES,Start,End,NodeList,ExitCode)",
-            source_, line_no, kFieldNames[f]));
+        return Status::InvalidArgument(
+            fmt::format("{}:{}: the header has no field {} (run sacct --parsable2 with "
+                        "--format=JobID,State,NNodes,AllocTRES,Start,End,NodeList,ExitCode)",
+                        source_, line_no, kFieldNames[f]));
       }
     }
     return Status::Ok();
@@ -183,7 +183,8 @@ class Parser {
     if (column_of_[kAllocTres] != kAbsent) {
       const std::optional<int32_t> gpus = GpusOf(Get(kAllocTres));
       if (!gpus) {
-        return Error(line_no, kAllocTres, fmt::format("bad gres/gpu in {}", Quote(Get(kAllocTres))));
+        return Error(line_no, kAllocTres,
+                     fmt::format("bad gres/gpu in {}", Quote(Get(kAllocTres))));
       }
       job.gpus = *gpus;
     }

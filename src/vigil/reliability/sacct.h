@@ -47,15 +47,15 @@ inline constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
 
 // One job allocation (job steps such as "123.batch" are folded into their job and not kept).
 struct SacctJob {
-  std::string id;                     // JobID, e.g. "4242" or "4242_7" (array task)
+  std::string id;  // JobID, e.g. "4242" or "4242_7" (array task)
   JobState state = JobState::kCompleted;
-  int32_t nnodes = 0;                 // NNodes, or the node count of NodeList without that field
-  int32_t gpus = 0;                   // gres/gpu in AllocTRES; 0 when absent
-  int64_t start = kNoTime;            // Unix seconds, read as UTC
+  int32_t nnodes = 0;       // NNodes, or the node count of NodeList without that field
+  int32_t gpus = 0;         // gres/gpu in AllocTRES; 0 when absent
+  int64_t start = kNoTime;  // Unix seconds, read as UTC
   int64_t end = kNoTime;
-  uint32_t nodes_begin = 0;           // the job's nodes: SacctLog::node_refs[begin, end)
+  uint32_t nodes_begin = 0;  // the job's nodes: SacctLog::node_refs[begin, end)
   uint32_t nodes_end = 0;
-  int32_t exit_code = 0;              // ExitCode "code:signal"
+  int32_t exit_code = 0;  // ExitCode "code:signal"
   int32_t exit_signal = 0;
 
   // Started and ended, with end >= start: the job counts towards exposure and outcomes.
@@ -71,10 +71,10 @@ struct StringHash {
 using NodeIds = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
 
 struct SacctLog {
-  std::vector<std::string> node_names;                 // node index -> name
-  NodeIds node_ids;                                    // name -> node index
-  std::vector<uint32_t> node_refs;                     // every job's node indices, back to back
-  std::vector<SacctJob> jobs;                          // in file order
+  std::vector<std::string> node_names;  // node index -> name
+  NodeIds node_ids;                     // name -> node index
+  std::vector<uint32_t> node_refs;      // every job's node indices, back to back
+  std::vector<SacctJob> jobs;           // in file order
   int64_t step_lines = 0;     // lines of job steps, skipped: their allocation is its own line
   int64_t skipped_lines = 0;  // broken lines skipped under SacctOptions::lenient
   std::string first_skip;     // why the first of those was skipped, for the warning

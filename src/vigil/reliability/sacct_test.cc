@@ -80,8 +80,7 @@ TEST(SacctTest, ErrorsNameFileLineAndField) {
     const auto log = Parse(c.body);
     ASSERT_FALSE(log.ok()) << c.body;
     EXPECT_EQ(log.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(log.status().message().find(c.expected), std::string::npos)
-        << log.status().message();
+    EXPECT_NE(log.status().message().find(c.expected), std::string::npos) << log.status().message();
   }
   EXPECT_NE(ParseSacct("JobID|State\n", "h.sacct", {}).status().message().find("no field Start"),
             std::string::npos);

@@ -58,8 +58,8 @@ struct Event {
   std::string_view detail;
 };
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kFailureEvents = {{
-    {"xid", "79"}, {"xid", "48"}, {"xid", "94"}, {"health_check", "gpu"}, {"nvlink", "down"}}};
+constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kFailureEvents = {
+    {{"xid", "79"}, {"xid", "48"}, {"xid", "94"}, {"health_check", "gpu"}, {"nvlink", "down"}}};
 
 }  // namespace
 
@@ -137,9 +137,9 @@ Result<ClusterSimOutput> SimulateCluster(const ClusterSimOptions& o) {
         break;
       }
     }
-    const int gpus = size == 1 ? kSingleNodeGpus[rng.Below(kSingleNodeGpus.size())] *
-                                     o.gpus_per_node / 8
-                               : size * o.gpus_per_node;
+    const int gpus = size == 1
+                         ? kSingleNodeGpus[rng.Below(kSingleNodeGpus.size())] * o.gpus_per_node / 8
+                         : size * o.gpus_per_node;
     const double planned =
         kMedianOneNodeS * std::sqrt(size) * std::exp(rng.Normal(0, kLengthSigma));
     // Place it on the earliest free nodes.

@@ -11,9 +11,9 @@
 namespace vigil::sim {
 
 struct ClusterSimOptions {
-  int64_t nodes = 1024;                      // nodes in the cluster
-  double days = 30;                          // simulated span
-  int64_t lemons = 8;                        // nodes that fail far more often than the rest
+  int64_t nodes = 1024;  // nodes in the cluster
+  double days = 30;      // simulated span
+  int64_t lemons = 8;    // nodes that fail far more often than the rest
   uint64_t seed = 1;
   int gpus_per_node = 8;
   double failures_per_1000_node_days = 6.5;  // healthy nodes' infrastructure failure rate

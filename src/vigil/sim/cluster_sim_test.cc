@@ -2,9 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <set>
-
 #include "vigil/reliability/fleet_stats.h"
 #include "vigil/reliability/node_events.h"
 #include "vigil/reliability/sacct.h"
@@ -14,12 +11,7 @@ namespace {
 
 using reliability::FleetStats;
 
-struct Scored {
-  double precision;
-  double recall;
-};
-
-Scored FindLemons(const ClusterSimOptions& o) {
+reliability::LemonScore FindLemons(const ClusterSimOptions& o) {
   const ClusterSimOutput out = *SimulateCluster(o);
   const auto log = reliability::ParseSacct(out.sacct, "sim.sacct", {});
   EXPECT_TRUE(log.ok()) << log.status().message();
@@ -27,11 +19,7 @@ Scored FindLemons(const ClusterSimOptions& o) {
   EXPECT_TRUE(events.ok()) << events.status().message();
   const FleetStats stats =
       *reliability::ComputeFleetStats(*log, events->events, reliability::FleetStatsOptions{});
-  const std::set<std::string> truth(out.lemons.begin(), out.lemons.end());
-  int64_t hits = 0;
-  for (const auto& lemon : stats.lemons) hits += truth.count(lemon.node);
-  return {stats.lemons.empty() ? 1 : static_cast<double>(hits) / stats.lemons.size(),
-          truth.empty() ? 1 : static_cast<double>(hits) / truth.size()};
+  return reliability::ScoreLemons(stats.lemons, out.lemons);
 }
 
 TEST(ClusterSimTest, LogsParseAndLookLikeAProductionCluster) {
@@ -60,7 +48,7 @@ TEST(ClusterSimTest, LogsParseAndLookLikeAProductionCluster) {
       *reliability::ComputeFleetStats(*log, events->events, reliability::FleetStatsOptions{});
   EXPECT_GT(stats.infra_failures, 0);
   EXPECT_LE(stats.infra_failures, out.infra_failures + 20);  // + noise events, - unlogged
-  EXPECT_EQ(SimulateCluster(o)->sacct, out.sacct);            // deterministic
+  EXPECT_EQ(SimulateCluster(o)->sacct, out.sacct);           // deterministic
 }
 
 // The acceptance bar of the lemon detector: precision and recall of at least 0.9.
@@ -70,7 +58,7 @@ TEST(ClusterSimTest, LemonDetectionPrecisionAndRecall) {
   for (int seed = 1; seed <= kSeeds; ++seed) {
     ClusterSimOptions o;
     o.seed = seed;
-    const Scored s = FindLemons(o);
+    const reliability::LemonScore s = FindLemons(o);
     precision += s.precision / kSeeds;
     recall += s.recall / kSeeds;
   }

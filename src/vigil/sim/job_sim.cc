@@ -97,8 +97,7 @@ struct RunResult {
 
 // Splits the compute segment [t, t + avail) that starts from a durable checkpoint into
 // productive work, checkpoint stalls and (when it ends in a failure) lost work.
-void AccountCompute(const JobSimOptions& o, double avail, bool ends_in_failure,
-                    TimeBreakdown& b) {
+void AccountCompute(const JobSimOptions& o, double avail, bool ends_in_failure, TimeBreakdown& b) {
   const double dt = o.interval_s;
   const double w = o.write_s;
   if (o.async_checkpoint) {
@@ -133,8 +132,8 @@ void AccountCompute(const JobSimOptions& o, double avail, bool ends_in_failure,
 void AccountRecovery(double start, double stop, double detect, double restart, double queue,
                      TimeBreakdown& b) {
   double t = start;
-  for (auto [length, bucket] : {std::pair{detect, &b.detect}, std::pair{restart, &b.restart},
-                                std::pair{queue, &b.queue}}) {
+  for (auto [length, bucket] :
+       {std::pair{detect, &b.detect}, std::pair{restart, &b.restart}, std::pair{queue, &b.queue}}) {
     const double spent = std::clamp(stop - t, 0.0, length);
     *bucket += spent;
     t += length;

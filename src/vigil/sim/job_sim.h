@@ -20,21 +20,21 @@ enum class FailureDistribution {
 inline constexpr int64_t kMaxWeibullNodes = int64_t{1} << 22;
 
 struct JobSimOptions {
-  int64_t nodes = 1024;                       // nodes in the job
-  double failures_per_1000_node_days = 6.5;   // mean per-node rate (Meta's RSC-1 by default)
+  int64_t nodes = 1024;                      // nodes in the job
+  double failures_per_1000_node_days = 6.5;  // mean per-node rate (Meta's RSC-1 by default)
   FailureDistribution distribution = FailureDistribution::kExponential;
-  double weibull_shape = 0.7;                 // Weibull shape k; the mean stays 1/rate
-  double duration_s = 30 * 86400.0;           // wall-clock length of one simulated run
-  double detect_s = 300;                      // from a failure until it is noticed
-  double restart_s = 600;                     // restart and initialisation after detection
-  double queue_s = 0;                         // waiting for a replacement node (without a spare)
-  double interval_s = 3600;                   // compute time between checkpoints
-  double write_s = 60;                        // checkpoint write time
-  bool async_checkpoint = false;              // writes overlap compute (durable write_s later)
-  int64_t spares = 0;                         // hot spares: a failure with one ready skips queue
-  double repair_s = 3 * 86400.0;              // until a failed spare-pool node is a spare again
-  int runs = 1000;                            // independent runs
-  uint64_t seed = 1;                          // runs are reproducible for a given seed
+  double weibull_shape = 0.7;        // Weibull shape k; the mean stays 1/rate
+  double duration_s = 30 * 86400.0;  // wall-clock length of one simulated run
+  double detect_s = 300;             // from a failure until it is noticed
+  double restart_s = 600;            // restart and initialisation after detection
+  double queue_s = 0;                // waiting for a replacement node (without a spare)
+  double interval_s = 3600;          // compute time between checkpoints
+  double write_s = 60;               // checkpoint write time
+  bool async_checkpoint = false;     // writes overlap compute (durable write_s later)
+  int64_t spares = 0;                // hot spares: a failure with one ready skips queue
+  double repair_s = 3 * 86400.0;     // until a failed spare-pool node is a spare again
+  int runs = 1000;                   // independent runs
+  uint64_t seed = 1;                 // runs are reproducible for a given seed
 };
 
 // InvalidArgument naming the field: counts and rate must be positive, times finite and >= 0,
