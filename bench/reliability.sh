@@ -38,7 +38,7 @@ stats=$(for _ in $(seq "$rounds"); do
 done | median)
 
 printf 'simulate job, 10000 runs x 30 d x 100000 GPUs, exponential: %.2f s (median of %d)\n' "$sim" "$rounds"
-printf 'simulate job, same, Weibull (every node tracked):         %.2f s (median of %d)\n' "$weibull" "$rounds"
+printf 'simulate job, same, Weibull (shape 0.7):                   %.2f s (median of %d)\n' "$weibull" "$rounds"
 printf 'fleet stats, %s jobs (%s MB) with events:              %.2f s (median of %d)\n' "$jobs" "$size" "$stats" "$rounds"
 $vigil fleet stats --sacct "$work/sacct.txt" --events "$work/events.csv" --truth "$work/truth.csv" \
   | tail -1 || true

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <random>
 
@@ -16,29 +18,59 @@
 namespace vigil::sim {
 namespace {
 
+// The Weibull model's stationary residual lives, tabulated once per simulation. Only the nodes
+// whose first failure falls inside a run matter to it, so a run draws how many there are and then
+// only their times, from this table of the distribution's inverse.
+struct WeibullTable {
+  double shape = 1;
+  double scale = 1;
+  double p_within = 0;            // P(residual life < the run's duration)
+  std::vector<double> quantiles;  // the residual life at u = p_within * i / (size - 1)
+};
+
+constexpr int kResidualTableSize = 4096;
+
+WeibullTable MakeWeibullTable(const JobSimOptions& o) {
+  WeibullTable t;
+  const double node_rate = reliability::PerNodeSecondRate(o.failures_per_1000_node_days);
+  t.shape = o.weibull_shape;
+  t.scale = 1 / (node_rate * std::tgamma(1 + 1 / t.shape));
+  // In a fleet that has run for a while, a node's remaining life has the density S(x) / mean,
+  // whose distribution function is P(1/k, (x/scale)^k), the regularized incomplete gamma.
+  const double a = 1 / t.shape;
+  t.p_within = boost::math::gamma_p(a, std::pow(o.duration_s / t.scale, t.shape));
+  t.quantiles.resize(kResidualTableSize);
+  for (int i = 0; i < kResidualTableSize; ++i) {
+    const double u = t.p_within * i / (kResidualTableSize - 1);
+    t.quantiles[i] = u > 0 ? t.scale * std::pow(boost::math::gamma_p_inv(a, u), a) : 0;
+  }
+  return t;
+}
+
 // When the next node of the job fails. Exponential: one Poisson stream for the whole job.
-// Weibull: each node position renews with a fresh node when it fails; at the start each node is
-// at a random point of its life (the stationary state of a fleet that has run for a while).
+// Weibull: each node position renews with a fresh node when it fails, starting from the
+// stationary state of the fleet (each node at a random point of its life).
 class FailureSource {
  public:
-  FailureSource(const JobSimOptions& o, Rng& rng) : rng_(rng), distribution_(o.distribution) {
+  FailureSource(const JobSimOptions& o, const WeibullTable& table, Rng& rng)
+      : rng_(rng), distribution_(o.distribution), table_(table) {
     const double node_rate = reliability::PerNodeSecondRate(o.failures_per_1000_node_days);
     job_rate_ = node_rate * static_cast<double>(o.nodes);
     if (distribution_ == FailureDistribution::kExponential) {
       next_ = rng_.Exponential(job_rate_);
       return;
     }
-    shape_ = o.weibull_shape;
-    scale_ = 1 / (node_rate * std::tgamma(1 + 1 / shape_));
-    // Residual life in equilibrium: a length-biased life L = scale * G^(1/k), G ~ Gamma(1 + 1/k),
-    // times a uniform fraction.
-    std::gamma_distribution<double> gamma(1 + 1 / shape_, 1);
-    std::vector<double> times(static_cast<size_t>(o.nodes));
+    const auto within =
+        std::binomial_distribution<int64_t>(o.nodes, table_.p_within)(rng_.engine());
+    std::vector<double> times(static_cast<size_t>(within));
     for (double& t : times) {
-      t = rng_.Uniform() * scale_ * std::pow(gamma(rng_.engine()), 1 / shape_);
+      const double pos = (rng_.Uniform() - 0x1.0p-53) * (kResidualTableSize - 1);
+      const auto i = std::min(static_cast<size_t>(pos), table_.quantiles.size() - 2);
+      const double f = pos - static_cast<double>(i);
+      t = table_.quantiles[i] + f * (table_.quantiles[i + 1] - table_.quantiles[i]);
     }
     heap_ = Heap(std::greater<>(), std::move(times));
-    next_ = heap_.top();
+    next_ = heap_.empty() ? std::numeric_limits<double>::infinity() : heap_.top();
   }
 
   double next() const { return next_; }
@@ -51,7 +83,7 @@ class FailureSource {
     }
     const double failed_at = heap_.top();
     heap_.pop();
-    heap_.push(failed_at + scale_ * std::pow(rng_.Exponential(1), 1 / shape_));
+    heap_.push(failed_at + table_.scale * std::pow(rng_.Exponential(1), 1 / table_.shape));
     next_ = heap_.top();
   }
 
@@ -59,9 +91,8 @@ class FailureSource {
   using Heap = std::priority_queue<double, std::vector<double>, std::greater<>>;
   Rng& rng_;
   FailureDistribution distribution_;
+  const WeibullTable& table_;
   double job_rate_ = 0;
-  double shape_ = 1;
-  double scale_ = 1;
   Heap heap_;
   double next_ = 0;
 };
@@ -140,10 +171,10 @@ void AccountRecovery(double start, double stop, double detect, double restart, d
   }
 }
 
-RunResult SimulateRun(const JobSimOptions& o, Rng& rng) {
+RunResult SimulateRun(const JobSimOptions& o, const WeibullTable& weibull, Rng& rng) {
   RunResult run;
   TimeBreakdown& b = run.seconds;
-  FailureSource failures(o, rng);
+  FailureSource failures(o, weibull, rng);
   SparePool spares(o.spares, o.repair_s);
   const double horizon = o.duration_s;
   double t = 0;
@@ -214,9 +245,11 @@ Result<JobSimResult> SimulateJob(const JobSimOptions& o) {
   result.ettr.reserve(static_cast<size_t>(o.runs));
   TimeBreakdown sum;
   int64_t failures = 0;
+  const WeibullTable weibull =
+      o.distribution == FailureDistribution::kWeibull ? MakeWeibullTable(o) : WeibullTable();
   for (int r = 0; r < o.runs; ++r) {
     Rng rng(o.seed, static_cast<uint64_t>(r));
-    const RunResult run = SimulateRun(o, rng);
+    const RunResult run = SimulateRun(o, weibull, rng);
     const TimeBreakdown& s = run.seconds;
     result.ettr.push_back(s.productive / o.duration_s);
     sum.productive += s.productive;

@@ -16,7 +16,8 @@ enum class FailureDistribution {
   kWeibull,      // per-node renewal with the given shape (< 1: infant mortality, > 1: wear-out)
 };
 
-// The Weibull model keeps every node's next failure; beyond this many nodes use the exponential.
+// The Weibull model keeps the next failure of every node that fails within a run; beyond this
+// many nodes use the exponential.
 inline constexpr int64_t kMaxWeibullNodes = int64_t{1} << 22;
 
 struct JobSimOptions {

@@ -119,6 +119,9 @@ TEST(JobSimTest, WeibullKeepsTheMeanRate) {
   o.weibull_shape = 1;
   const JobSimResult w1 = *SimulateJob(o);
   EXPECT_NEAR(w1.mean_failures, 512 * 6.5e-3 * 30, 2);
+  // Shape 1 is the exponential: the same job gets the same ETTR within Monte Carlo noise.
+  JobSimOptions exponential = Small();
+  EXPECT_NEAR(w1.mean, SimulateJob(exponential)->mean, 0.003);
   o.weibull_shape = 0.5;  // bursty, same long-run mean
   EXPECT_NEAR(SimulateJob(o)->mean_failures, 512 * 6.5e-3 * 30, 6);
 }
