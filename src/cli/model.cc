@@ -52,11 +52,11 @@ Result<Sweep> ParseSweep(std::string_view text) {
   return s;
 }
 
-Json EttrJson(double nodes, int gpus_per_node, const EttrParams& p, const EttrEstimate& e) {
-  return Json{{"nodes", nodes},
-              {"gpus", nodes * gpus_per_node},
+Json EttrJson(int gpus_per_node, const EttrParams& p, const EttrEstimate& e) {
+  return Json{{"nodes", p.nodes},
+              {"gpus", p.nodes * gpus_per_node},
               {"failures_per_1000_node_days", p.failures_per_1000_node_days},
-              {"mttf_s", *reliability::JobMttfSeconds(nodes, p.failures_per_1000_node_days)},
+              {"mttf_s", *reliability::JobMttfSeconds(p.nodes, p.failures_per_1000_node_days)},
               {"restart_s", p.restart_s},
               {"queue_s", p.queue_s},
               {"interval_s", p.interval_s},
@@ -69,11 +69,11 @@ Json EttrJson(double nodes, int gpus_per_node, const EttrParams& p, const EttrEs
               {"ettr_at_optimal", e.ettr_at_optimal}};
 }
 
-std::string SimulateCommand(double nodes, const EttrParams& p, const ModelEttrOptions& o) {
+std::string SimulateCommand(const EttrParams& p, const ModelEttrOptions& o) {
   return fmt::format(
       "vigil simulate job --nodes {} --rate {} --detect 0s --restart {} --queue {} --interval {} "
       "--write {}",
-      nodes, p.failures_per_1000_node_days, o.restart, o.queue, o.interval, o.write);
+      p.nodes, p.failures_per_1000_node_days, o.restart, o.queue, o.interval, o.write);
 }
 
 }  // namespace
@@ -171,7 +171,7 @@ CommandResult RunModelEttr(const ModelEttrOptions& o) {
       p.nodes = sweep.in_gpus ? static_cast<double>(size) / gpn : static_cast<double>(size);
       VIGIL_ASSIGN_OR_RETURN(const EttrEstimate e, reliability::ExpectedEttr(p));
       any_outside |= !e.in_domain;
-      rows.push_back(EttrJson(p.nodes, gpn, p, e));
+      rows.push_back(EttrJson(gpn, p, e));
       table.Add(
           {FormatFigure(p.nodes * gpn), FormatFigure(p.nodes),
            FormatDuration(*reliability::JobMttfSeconds(p.nodes, p.failures_per_1000_node_days)),
@@ -203,10 +203,10 @@ CommandResult RunModelEttr(const ModelEttrOptions& o) {
         "(N r_f (u0 + q + dt/2) = {:.3f} > {}), where its first-order error is no longer small "
         "(it would say {:.3f}). Simulate instead:\n  {}",
         e.failure_loss * 100, e.failure_loss, reliability::kEttrDomainLimit, e.ettr,
-        SimulateCommand(p.nodes, p, o)));
+        SimulateCommand(p, o)));
   }
   if (o.json) {
-    fmt::print("{}\n", DumpJson(EttrJson(p.nodes, gpn, p, e), 2));
+    fmt::print("{}\n", DumpJson(EttrJson(gpn, p, e), 2));
     return ExitCode::kHealthy;
   }
   const double mttf = *reliability::JobMttfSeconds(p.nodes, p.failures_per_1000_node_days);

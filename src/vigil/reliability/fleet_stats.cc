@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "vigil/core/duration.h"
+#include "vigil/core/lines.h"
 #include "vigil/core/text.h"
 #include "vigil/reliability/models.h"
 
@@ -77,8 +78,9 @@ int InferGpusPerNode(const SacctLog& log) {
   return best;
 }
 
-// The size class of a job (powers of two of nodes): jobs of one class share a failure rate per
-// hour of running in the lemon test, since a larger job fails more often for the same time.
+// The size class of a job, by powers of two of nodes (class c holds 2^c to 2^(c+1) - 1 nodes): the
+// rows of the observed-MTTF table, and the groups of jobs that share a failure rate per hour of
+// running in the lemon test (a larger job fails more often for the same time).
 int SizeClassOf(const SacctJob& job) {
   return std::bit_width(static_cast<uint32_t>(std::max(job.nnodes, 1))) - 1;
 }
@@ -127,12 +129,6 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
     const auto it = std::lower_bound(t.begin(), t.end(), job.end - window);
     return it != t.end() && *it <= job.end + grace;
   };
-  const auto has_event = [&](const SacctJob& job) {
-    for (uint32_t n : log.NodesOf(job)) {
-      if (node_has_event(n, job)) return true;
-    }
-    return false;
-  };
 
   std::array<StateSummary, kJobStateCount> states{};
   std::vector<char> failed(log.jobs.size(), 0);
@@ -159,27 +155,30 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
     s.gpu_hours += job.gpus * hours;
     s.node_hours += job.nnodes * hours;
     node_seconds += job.nnodes * job.ElapsedSeconds();
+    // The nodes that logged an event in the window of a job that may have ended by the
+    // infrastructure are blamed for it, and the job is then a failure.
+    int64_t blamed = 0;
+    if (MayBeInfrastructure(job.state)) {
+      for (uint32_t n : log.NodesOf(job)) {
+        if (node_has_event(n, job)) {
+          ++event_failed_on[n];
+          ++blamed;
+        }
+      }
+    }
     if (job.state == JobState::kNodeFail || job.state == JobState::kBootFail) {
       infra[j] = 1;
       ++out.infra_by_state;
-    } else if (MayBeInfrastructure(job.state) && has_event(job)) {
+    } else if (blamed > 0) {
       infra[j] = 1;
       ++out.infra_by_event;
     }
     failed[j] = IsFailedState(job.state) || infra[j];
     auto& [blames, class_seconds] = event_blames[SizeClassOf(job)];
     class_seconds += job.nnodes * job.ElapsedSeconds();
-    single_jobs += job.nnodes == 1;
-    if (!failed[j]) continue;
-    int64_t blamed = 0;
-    for (uint32_t n : log.NodesOf(job)) {
-      if (node_has_event(n, job)) {
-        ++event_failed_on[n];
-        ++blamed;
-      }
-    }
     blames += blamed;
-    if (blamed == 0 && job.nnodes == 1 && job.nodes_end > job.nodes_begin) {
+    single_jobs += job.nnodes == 1;
+    if (failed[j] && blamed == 0 && job.nnodes == 1 && job.nodes_end > job.nodes_begin) {
       ++single_failed_on[log.NodesOf(job)[0]];
       ++single_failures;
     }
@@ -218,7 +217,7 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
     for (size_t j = 0; j < log.jobs.size(); ++j) {
       const SacctJob& job = log.jobs[j];
       if (!job.Finished() || job.nnodes <= 0) continue;
-      const int c = std::bit_width(static_cast<uint32_t>(job.nnodes)) - 1;
+      const int c = SizeClassOf(job);
       SizeClassRow& row = classes[c];
       row.min_nodes = 1 << c;
       row.max_nodes = static_cast<int32_t>((int64_t{1} << (c + 1)) - 1);
@@ -294,15 +293,12 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
 
 Result<std::vector<std::string>> ParseLemonTruth(std::string_view text, std::string_view source) {
   std::vector<std::string> lemons;
-  int64_t line_no = 0;
-  size_t pos = 0;
+  LineReader lines(text);
+  std::string_view raw;
   bool have_header = false;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = Trim(text.substr(pos, end - pos));
-    pos = end + 1;
-    ++line_no;
+  while (lines.Next(raw)) {
+    const std::string_view line = Trim(raw);
+    const int64_t line_no = lines.line_no();
     if (line.empty()) continue;
     if (!have_header) {
       if (!line.starts_with("node,kind")) {

@@ -156,16 +156,17 @@ Status ExpandHostlist(std::string_view list, const std::function<void(std::strin
 }
 
 std::string CompressHostlist(std::span<const std::string> names) {
+  std::vector<NumberedName> split(names.size());
+  for (size_t i = 0; i < names.size(); ++i) split[i] = SplitNumber(names[i]);
   std::string out;
   size_t i = 0;
   while (i < names.size()) {
     if (!out.empty()) out += ',';
-    const NumberedName first = SplitNumber(names[i]);
+    const NumberedName& first = split[i];
     // The run of names sharing first's prefix and width.
     size_t j = i + 1;
-    while (j < names.size()) {
-      const NumberedName n = SplitNumber(names[j]);
-      if (first.width == 0 || n.width != first.width || n.prefix != first.prefix) break;
+    while (j < names.size() && first.width != 0 && split[j].width == first.width &&
+           split[j].prefix == first.prefix) {
       ++j;
     }
     if (j == i + 1) {
@@ -176,14 +177,12 @@ std::string CompressHostlist(std::span<const std::string> names) {
     out.append(first.prefix);
     out += '[';
     for (size_t k = i; k < j;) {
-      const uint64_t lo = SplitNumber(names[k]).number;
       size_t m = k + 1;
-      while (m < j && SplitNumber(names[m]).number == SplitNumber(names[m - 1]).number + 1) ++m;
+      while (m < j && split[m].number == split[m - 1].number + 1) ++m;
       if (k > i) out += ',';
-      fmt::format_to(std::back_inserter(out), "{:0{}}", lo, first.width);
+      fmt::format_to(std::back_inserter(out), "{:0{}}", split[k].number, first.width);
       if (m - k > 1) {
-        fmt::format_to(std::back_inserter(out), "-{:0{}}", SplitNumber(names[m - 1]).number,
-                       first.width);
+        fmt::format_to(std::back_inserter(out), "-{:0{}}", split[m - 1].number, first.width);
       }
       k = m;
     }

@@ -7,6 +7,7 @@
 
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
+#include "vigil/core/lines.h"
 #include "vigil/core/text.h"
 
 namespace vigil::reliability {
@@ -56,14 +57,11 @@ Result<NodeEvent> ParseLine(std::string_view line, std::string_view source, int6
 Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view source, bool lenient) {
   NodeEventLog log;
   bool have_header = false;
-  int64_t line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = Trim(text.substr(pos, end - pos));
-    pos = end + 1;
-    ++line_no;
+  LineReader lines(text);
+  std::string_view raw;
+  while (lines.Next(raw)) {
+    const std::string_view line = Trim(raw);
+    const int64_t line_no = lines.line_no();
     if (line.empty()) continue;
     if (!have_header) {
       if (!line.starts_with("timestamp,node,kind")) {

@@ -4,10 +4,10 @@
 
 #include <array>
 #include <charconv>
-#include <cstring>
 
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
+#include "vigil/core/lines.h"
 #include "vigil/core/text.h"
 #include "vigil/reliability/hostlist.h"
 
@@ -91,17 +91,11 @@ class Parser {
       : source_(source), options_(options) {}
 
   Result<SacctLog> Parse(std::string_view text) {
-    size_t pos = 0;
-    int64_t line_no = 0;
+    LineReader lines(text);
+    std::string_view line;
     bool have_header = false;
-    while (pos < text.size()) {
-      const char* nl =
-          static_cast<const char*>(std::memchr(text.data() + pos, '\n', text.size() - pos));
-      const size_t end = nl ? static_cast<size_t>(nl - text.data()) : text.size();
-      std::string_view line = text.substr(pos, end - pos);
-      pos = end + 1;
-      ++line_no;
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    while (lines.Next(line)) {
+      const int64_t line_no = lines.line_no();
       if (Trim(line).empty()) continue;
       if (!have_header) {
         VIGIL_RETURN_IF_ERROR(ParseHeader(line, line_no));

@@ -7,6 +7,7 @@
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/lines.h"
 #include "vigil/core/text.h"
 
 namespace vigil {
@@ -70,16 +71,11 @@ void AppendNumber(std::string& out, double v) {
 
 Result<std::vector<FleetRow>> ParseFleetSummary(std::string_view text, std::string_view source) {
   std::vector<FleetRow> rows;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    ++line_no;
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  LineReader lines(text);
+  std::string_view line;
+  while (lines.Next(line)) {
     if (Trim(line).empty()) continue;  // blank
-    VIGIL_ASSIGN_OR_RETURN(FleetRow row, ParseRow(line, source, line_no));
+    VIGIL_ASSIGN_OR_RETURN(FleetRow row, ParseRow(line, source, static_cast<int>(lines.line_no())));
     rows.push_back(std::move(row));
   }
   return rows;
