@@ -1,5 +1,5 @@
 // The fleet summary JSONL reader takes files from other tools: it never crashes, and whatever it
-// accepts it writes back in a form it reads again to the same rows.
+// accepts it writes back in a form it reads again to the same table.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -9,19 +9,18 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  vigil::Result<std::vector<vigil::FleetRow>> rows = vigil::ParseFleetSummary(text, "fuzz");
-  if (!rows.ok()) return 0;
+  vigil::Result<vigil::FleetTable> table = vigil::ParseFleetTable(text, "fuzz", 1);
+  if (!table.ok()) return 0;
   std::string again;
-  for (const vigil::FleetRow& r : *rows) again += vigil::FormatFleetRow(r);
-  vigil::Result<std::vector<vigil::FleetRow>> back = vigil::ParseFleetSummary(again, "again");
-  if (!back.ok() || back->size() != rows->size()) std::abort();
-  for (size_t i = 0; i < rows->size(); ++i) {
-    const auto& a = (*rows)[i];
-    const auto& b = (*back)[i];
-    if (a.node != b.node || a.values.size() != b.values.size()) std::abort();
-    for (size_t j = 0; j < a.values.size(); ++j) {
-      const double x = a.values[j].second, y = b.values[j].second;
-      if (a.values[j].first != b.values[j].first) std::abort();
+  for (size_t i = 0; i < table->node_count(); ++i) again += vigil::FormatFleetRow(table->Row(i));
+  vigil::Result<vigil::FleetTable> back = vigil::ParseFleetTable(again, "again", 2);
+  if (!back.ok() || back->node_count() != table->node_count()) std::abort();
+  for (size_t i = 0; i < table->node_count(); ++i) {
+    if (table->node(i) != back->node(i) || table->hardware(i) != back->hardware(i)) std::abort();
+    for (size_t j = 0; j < table->metric_count(); ++j) {
+      const double x = table->at(i, j);
+      const long k = back->column(table->metrics()[j]);
+      const double y = k < 0 ? std::nan("") : back->at(i, static_cast<size_t>(k));
       if (std::isfinite(x) ? x != y : std::isfinite(y)) std::abort();
     }
   }

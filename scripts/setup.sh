@@ -9,6 +9,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
   libsqlite3-dev libcpp-httplib-dev libeigen3-dev
   libboost-dev                            # Boost.Math (header-only): gamma, Poisson and chi-squared
+  libsimdjson-dev libre2-dev              # fleet JSONL at GB/s; linear-time regexes of rule files
   libgtest-dev libgmock-dev libbenchmark-dev
   mbw fio                                 # reference tools for docs/benchmarks.md
 )

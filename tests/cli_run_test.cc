@@ -126,11 +126,11 @@ TEST(CliTest, QuickSuiteJson) {
   Result<NodeResults> file = ReadNodeResults(out);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   EXPECT_EQ(ToJson(*file), ToJson(*doc));
-  Result<std::vector<FleetRow>> rows = ReadFleetSummary(fleet);
+  Result<FleetTable> rows = ReadFleetTable(fleet);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ((*rows)[0].node, "node-7");
-  EXPECT_EQ((*rows)[0].values.front().first, "cpu-stream/copy_gbps");
+  ASSERT_EQ(rows->node_count(), 1u);
+  EXPECT_EQ(rows->node(0), "node-7");
+  EXPECT_EQ(rows->metrics().front(), "cpu-stream/copy_gbps");
   // Nothing left in the scratch directory but what we asked for.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 2);
 }

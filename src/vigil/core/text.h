@@ -1,6 +1,7 @@
 // Small text helpers for messages about outside data.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -13,5 +14,12 @@ std::string Quote(std::string_view s);
 
 // `s` without leading and trailing spaces, tabs, carriage returns and newlines.
 std::string_view Trim(std::string_view s);
+
+// Lets a map keyed by std::string be searched with a string_view, without building a string per
+// lookup: std::unordered_map<std::string, T, StringHash, std::equal_to<>>.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 
 }  // namespace vigil

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/core/text.h"
 
 namespace vigil::reliability {
 
@@ -63,11 +64,6 @@ struct SacctJob {
   double ElapsedSeconds() const { return Finished() ? static_cast<double>(end - start) : 0; }
 };
 
-// Lets the node map be searched with a string_view, without building a string per lookup.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 using NodeIds = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
 
 struct SacctLog {

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <simdjson.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <thread>
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
-#include "vigil/core/lines.h"
 #include "vigil/core/text.h"
 
 namespace vigil {
@@ -16,46 +20,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Integral doubles below this magnitude are written without a fraction ("3", not "3.0").
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
-
-Result<FleetRow> ParseRow(std::string_view line, std::string_view source, int line_no) {
-  VIGIL_ASSIGN_OR_RETURN(Json obj, ParseJson(line, source, line_no));
-  const auto where = [&](std::string_view field) {
-    return fmt::format("{}:{}: field {}", source, line_no, Quote(field));
-  };
-  if (!obj.is_object()) {
-    return Status::InvalidArgument(fmt::format("{}:{}: expected a JSON object", source, line_no));
-  }
-  FleetRow row;
-  bool has_node = false;
-  row.values.reserve(obj.size());
-  for (const auto& [key, value] : obj.items()) {
-    if (key == "node" || key == "index") {
-      if (!value.is_string()) {
-        return Status::InvalidArgument(fmt::format("{}: expected a string", where(key)));
-      }
-      if (has_node) {
-        return Status::InvalidArgument(
-            fmt::format("{}:{}: both \"node\" and \"index\" name the node", source, line_no));
-      }
-      row.node = value.get<std::string>();
-      has_node = true;
-      continue;
-    }
-    Result<MetricKey> parsed = MetricKey::Parse(key);
-    if (!parsed.ok()) {
-      return Status::InvalidArgument(fmt::format("{}: {}", where(key), parsed.status().message()));
-    }
-    if (!value.is_number() && !value.is_null()) {
-      return Status::InvalidArgument(fmt::format("{}: expected a number or null", where(key)));
-    }
-    row.values.emplace_back(key, value.is_null() ? kNaN : value.get<double>());
-  }
-  if (!has_node) {
-    return Status::InvalidArgument(
-        fmt::format("{}:{}: no \"node\" field naming the node", source, line_no));
-  }
-  return row;
-}
 
 void AppendNumber(std::string& out, double v) {
   if (!std::isfinite(v)) {
@@ -67,28 +31,292 @@ void AppendNumber(std::string& out, double v) {
   }
 }
 
+
+// The rows of one stretch of lines, parsed by one thread. Keys are interned per chunk and mapped
+// to the table's columns when chunks are merged, in order, so that the result is the same for
+// any number of threads.
+struct Chunk {
+  std::string_view text;  // whole lines, inside a padded_string (simdjson reads past the end)
+  int first_line = 1;
+
+  std::vector<std::string> nodes, hardware, keys;
+  std::vector<int> lines;
+  std::vector<size_t> row_begin;                   // into cells, one per row, plus the end
+  std::vector<std::pair<uint32_t, double>> cells;  // (key index, value)
+  Status status;                                   // the first error, with its line
+};
+
+class ChunkParser {
+ public:
+  explicit ChunkParser(Chunk& c, std::string_view source) : c_(c), source_(source) {}
+
+  void Run() {
+    const char* p = c_.text.data();
+    const char* end = p + c_.text.size();
+    int line_no = c_.first_line;
+    for (; p < end; ++line_no) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      const char* line_end = nl == nullptr ? end : nl;
+      const std::string_view line(p, static_cast<size_t>(line_end - p));
+      if (!Trim(line).empty()) {
+        Status s = ParseLine(line, line_no);
+        if (!s.ok()) {
+          c_.status = std::move(s);
+          return;
+        }
+      }
+      p = line_end + 1;
+    }
+    c_.row_begin.push_back(c_.cells.size());
+  }
+
+ private:
+  Status Error(int line_no, std::string_view what) const {
+    return Status::InvalidArgument(fmt::format("{}:{}: {}", source_, line_no, what));
+  }
+  Status FieldError(int line_no, std::string_view key, std::string_view what) const {
+    return Error(line_no, fmt::format("field {}: {}", Quote(key), what));
+  }
+
+  // The chunk-local index of a key, predicting that lines list their keys in the same order.
+  Result<uint32_t> KeyIndex(std::string_view key, size_t position, int line_no) {
+    if (position < order_.size() && c_.keys[order_[position]] == key) return order_[position];
+    auto it = index_.find(key);
+    uint32_t k;
+    if (it != index_.end()) {
+      k = it->second;
+    } else {
+      Result<MetricKey> parsed = MetricKey::Parse(key);
+      if (!parsed.ok()) return FieldError(line_no, key, parsed.status().message());
+      k = static_cast<uint32_t>(c_.keys.size());
+      c_.keys.emplace_back(key);
+      index_.emplace(std::string(key), k);
+      last_row_.push_back(-1);
+    }
+    if (position < order_.size()) {
+      order_[position] = k;
+    } else {
+      order_.push_back(k);
+    }
+    return k;
+  }
+
+  // The line lies inside a simdjson::padded_string, so simdjson may read past its end.
+  Status ParseLine(std::string_view line, int line_no) {
+    simdjson::dom::element doc;
+    simdjson::error_code e = parser_.parse(line.data(), line.size(), false).get(doc);
+    if (e && line.find("NaN") != std::string_view::npos) {
+      // Python's json writes NaN for a missing float; read it as null.
+      nan_line_ = simdjson::padded_string(NaNAsNull(line));
+      e = parser_.parse(nan_line_).get(doc);
+    }
+    if (e) return Error(line_no, fmt::format("not valid JSON ({})", simdjson::error_message(e)));
+    simdjson::dom::object obj;
+    if (doc.get_object().get(obj)) return Error(line_no, "expected a JSON object");
+    const int row = static_cast<int>(c_.nodes.size());
+    c_.row_begin.push_back(c_.cells.size());
+    std::string node, hardware;
+    bool has_node = false;
+    size_t position = 0;
+    for (const auto [key, value] : obj) {
+      if (key == "node" || key == "index" || key == "hardware") {
+        std::string_view text;
+        if (value.get_string().get(text)) return FieldError(line_no, key, "expected a string");
+        if (key == "hardware") {
+          hardware = text;
+          continue;
+        }
+        if (has_node) return Error(line_no, "both \"node\" and \"index\" name the node");
+        node = text;
+        has_node = true;
+        continue;
+      }
+      VIGIL_ASSIGN_OR_RETURN(uint32_t k, KeyIndex(key, position++, line_no));
+      if (last_row_[k] == row) return FieldError(line_no, key, "appears twice");
+      last_row_[k] = row;
+      double v = kNaN;
+      if (!value.is_null() && value.get_double().get(v)) {
+        return FieldError(line_no, key, "expected a number or null");
+      }
+      c_.cells.emplace_back(k, v);
+    }
+    if (!has_node) return Error(line_no, "no \"node\" field naming the node");
+    c_.nodes.push_back(std::move(node));
+    c_.hardware.push_back(std::move(hardware));
+    c_.lines.push_back(line_no);
+    return Status::Ok();
+  }
+
+  // The line with each NaN outside a string replaced by null (same length but one byte: the
+  // positions of errors do not matter here, only that the rest parses as before).
+  static std::string NaNAsNull(std::string_view line) {
+    std::string out;
+    bool in_string = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char ch = line[i];
+      if (in_string) {
+        if (ch == '\\' && i + 1 < line.size()) {
+          out += ch;
+          out += line[++i];
+          continue;
+        }
+        if (ch == '"') in_string = false;
+      } else if (ch == '"') {
+        in_string = true;
+      } else if (line.substr(i, 3) == "NaN") {
+        out += "null";
+        i += 2;
+        continue;
+      }
+      out += ch;
+    }
+    return out;
+  }
+
+  Chunk& c_;
+  std::string_view source_;
+  simdjson::dom::parser parser_;
+  simdjson::padded_string nan_line_;
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> index_;
+  std::vector<uint32_t> order_;  // key index by position in the previous line
+  std::vector<int> last_row_;    // by key index: the last row that had it, to catch repeats
+};
+
 }  // namespace
 
-Result<std::vector<FleetRow>> ParseFleetSummary(std::string_view text, std::string_view source) {
-  std::vector<FleetRow> rows;
-  LineReader lines(text);
-  std::string_view line;
-  while (lines.Next(line)) {
-    if (Trim(line).empty()) continue;  // blank
-    VIGIL_ASSIGN_OR_RETURN(FleetRow row, ParseRow(line, source, static_cast<int>(lines.line_no())));
-    rows.push_back(std::move(row));
+// Builds a table from parsed chunks, in chunk order.
+class FleetTableBuilder {
+ public:
+  static FleetTable Build(std::vector<Chunk>& chunks, std::string_view source) {
+    FleetTable t;
+    t.sources_.emplace_back(source);
+    std::vector<std::vector<size_t>> column_of_key(chunks.size());
+    size_t rows = 0;
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      for (const std::string& key : chunks[c].keys) {
+        auto [it, added] = t.column_of_.try_emplace(key, t.metrics_.size());
+        if (added) t.metrics_.push_back(key);
+        column_of_key[c].push_back(it->second);
+      }
+      rows += chunks[c].nodes.size();
+    }
+    const size_t columns = t.metrics_.size();
+    t.values_.assign(rows * columns, kNaN);
+    size_t row = 0;
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      Chunk& ch = chunks[c];
+      for (size_t r = 0; r < ch.nodes.size(); ++r, ++row) {
+        double* out = t.values_.data() + row * columns;
+        for (size_t i = ch.row_begin[r]; i < ch.row_begin[r + 1]; ++i) {
+          out[column_of_key[c][ch.cells[i].first]] = ch.cells[i].second;
+        }
+      }
+      std::move(ch.nodes.begin(), ch.nodes.end(), std::back_inserter(t.nodes_));
+      std::move(ch.hardware.begin(), ch.hardware.end(), std::back_inserter(t.hardware_));
+      t.lines_.insert(t.lines_.end(), ch.lines.begin(), ch.lines.end());
+    }
+    t.source_of_.assign(rows, 0);
+    return t;
   }
-  return rows;
+};
+
+long FleetTable::column(std::string_view key) const {
+  auto it = column_of_.find(key);
+  return it == column_of_.end() ? -1 : static_cast<long>(it->second);
 }
 
-Result<std::vector<FleetRow>> ReadFleetSummary(const std::string& path) {
+FleetRow FleetTable::Row(size_t i) const {
+  FleetRow r;
+  r.node = nodes_[i];
+  r.hardware = hardware_[i];
+  for (size_t j = 0; j < metrics_.size(); ++j) {
+    if (!std::isnan(at(i, j))) r.values.emplace_back(metrics_[j], at(i, j));
+  }
+  return r;
+}
+
+void FleetTable::Append(FleetTable&& other) {
+  const size_t old_columns = metrics_.size();
+  std::vector<size_t> map;
+  for (const std::string& key : other.metrics_) {
+    auto [it, added] = column_of_.try_emplace(key, metrics_.size());
+    if (added) metrics_.push_back(key);
+    map.push_back(it->second);
+  }
+  const size_t columns = metrics_.size();
+  if (columns != old_columns) {  // widen the rows we have
+    std::vector<double> wide(nodes_.size() * columns, kNaN);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      std::copy_n(values_.begin() + static_cast<long>(i * old_columns), old_columns,
+                  wide.begin() + static_cast<long>(i * columns));
+    }
+    values_ = std::move(wide);
+  }
+  const size_t first = nodes_.size();
+  values_.resize((first + other.nodes_.size()) * columns, kNaN);
+  for (size_t i = 0; i < other.nodes_.size(); ++i) {
+    for (size_t j = 0; j < other.metrics_.size(); ++j) {
+      values_[(first + i) * columns + map[j]] = other.at(i, j);
+    }
+  }
+  const int source_base = static_cast<int>(sources_.size());
+  for (std::string& s : other.sources_) sources_.push_back(std::move(s));
+  for (int s : other.source_of_) source_of_.push_back(source_base + s);
+  std::move(other.nodes_.begin(), other.nodes_.end(), std::back_inserter(nodes_));
+  std::move(other.hardware_.begin(), other.hardware_.end(), std::back_inserter(hardware_));
+  lines_.insert(lines_.end(), other.lines_.begin(), other.lines_.end());
+}
+
+Result<FleetTable> ParseFleetTable(std::string_view text, std::string_view source, int threads) {
+  const simdjson::padded_string padded(text.data(), text.size());
+  const std::string_view all(padded.data(), padded.size());
+  // By default one thread per few megabytes, up to the hardware's count: below that, starting a
+  // thread costs more than it saves.
+  constexpr size_t kBytesPerThread = 4u << 20;
+  const size_t n =
+      threads > 0 ? static_cast<size_t>(threads)
+                  : std::clamp<size_t>(all.size() / kBytesPerThread, 1,
+                                       std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<Chunk> chunks(n);
+  size_t begin = 0;
+  int line = 1;
+  for (size_t c = 0; c < n; ++c) {
+    size_t end = c + 1 == n ? all.size() : all.size() * (c + 1) / n;
+    if (end < all.size()) {
+      const size_t nl = all.find('\n', std::max(end, begin));
+      end = nl == std::string_view::npos ? all.size() : nl + 1;
+    }
+    end = std::max(end, begin);
+    chunks[c].text = all.substr(begin, end - begin);
+    chunks[c].first_line = line;
+    line += static_cast<int>(std::count(all.begin() + static_cast<long>(begin),
+                                        all.begin() + static_cast<long>(end), '\n'));
+    begin = end;
+  }
+  std::vector<std::thread> workers;
+  for (size_t c = 1; c < n; ++c) {
+    workers.emplace_back([&chunks, c, source] { ChunkParser(chunks[c], source).Run(); });
+  }
+  ChunkParser(chunks[0], source).Run();
+  for (std::thread& w : workers) w.join();
+  for (const Chunk& c : chunks) {
+    if (!c.status.ok()) return c.status;
+  }
+  return FleetTableBuilder::Build(chunks, source);
+}
+
+Result<FleetTable> ReadFleetTable(const std::string& path, int threads) {
   VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return ParseFleetSummary(text, path);
+  return ParseFleetTable(text, path, threads);
 }
 
 std::string FormatFleetRow(const FleetRow& row) {
   std::string out = "{\"node\": ";
   out += DumpJson(Json(row.node));
+  if (!row.hardware.empty()) {
+    out += ", \"hardware\": ";
+    out += DumpJson(Json(row.hardware));
+  }
   for (const auto& [key, value] : row.values) {
     out += ", ";
     out += DumpJson(Json(key));
@@ -112,6 +340,9 @@ FleetRow FleetRowOf(const NodeResults& doc) {
     if (r.status == BenchStatus::kSkipped) continue;
     for (const Metric& m : r.metrics) row.values.emplace_back(m.key.ToString(), m.value);
     row.values.emplace_back(r.name + "/return_code", static_cast<double>(r.return_code));
+  }
+  if (!doc.inventory.gpus.empty()) {
+    row.hardware = fmt::format("{}x {}", doc.inventory.gpus.size(), doc.inventory.gpus[0].name);
   }
   return row;
 }

@@ -1,5 +1,6 @@
 #include "vigil/results/summary.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,13 +18,16 @@ const std::string kSuperBenchResults =
 // Reading SuperBench's own summary and writing it back must lose nothing: the same nodes, the
 // same keys in the same order, the same values to the last bit.
 TEST(SummaryTest, SuperBenchFileRoundTripsLosslessly) {
-  Result<std::vector<FleetRow>> rows = ReadFleetSummary(kSuperBenchResults);
-  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  ASSERT_EQ(rows->size(), 3u);
-  EXPECT_EQ((*rows)[0].node, "sb-validation-01");
+  Result<FleetTable> table = ReadFleetTable(kSuperBenchResults);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_EQ(table->node_count(), 3u);
+  EXPECT_EQ(table->node(0), "sb-validation-01");
+  EXPECT_EQ(table->line(2), 3);
 
   const auto out = std::filesystem::temp_directory_path() / "vigil-summary-roundtrip.jsonl";
-  ASSERT_TRUE(WriteFleetSummary(out.string(), *rows).ok());
+  std::vector<FleetRow> rows;
+  for (size_t i = 0; i < table->node_count(); ++i) rows.push_back(table->Row(i));
+  ASSERT_TRUE(WriteFleetSummary(out.string(), rows).ok());
   const std::string original = *ReadFile(kSuperBenchResults);
   const std::string written = *ReadFile(out.string());
   std::filesystem::remove(out);
@@ -52,32 +56,75 @@ TEST(SummaryTest, SuperBenchFileRoundTripsLosslessly) {
   }
   EXPECT_EQ(lines, 3);
   // The planted faults survive: node 01's slow kernel launch and node 03's failed mem-bw.
-  const auto find = [](const FleetRow& r, const std::string& k) {
-    for (const auto& [key, v] : r.values) {
-      if (key == k) return v;
-    }
-    return std::nan("");
-  };
-  EXPECT_DOUBLE_EQ(find((*rows)[0], "kernel-launch/event_overhead:0"), 0.1);
-  EXPECT_DOUBLE_EQ(find((*rows)[2], "mem-bw/return_code"), 1.0);
+  EXPECT_DOUBLE_EQ(table->at(0, table->column("kernel-launch/event_overhead:0")), 0.1);
+  EXPECT_DOUBLE_EQ(table->at(2, table->column("mem-bw/return_code")), 1.0);
+  EXPECT_TRUE(std::isnan(table->at(2, table->column("mem-bw/H2D_Mem_BW:0"))));
 }
 
-TEST(SummaryTest, NullIsMissingAndWrittenBack) {
-  Result<std::vector<FleetRow>> rows =
-      ParseFleetSummary("{\"node\": \"n1\", \"a/b:0\": null, \"a/c\": NaN, \"a/d\": 2.5}\n", "f");
-  ASSERT_TRUE(rows.ok());
-  EXPECT_TRUE(std::isnan((*rows)[0].values[0].second));
-  EXPECT_TRUE(std::isnan((*rows)[0].values[1].second));
-  EXPECT_EQ(FormatFleetRow((*rows)[0]),
-            "{\"node\": \"n1\", \"a/b:0\": null, \"a/c\": null, \"a/d\": 2.5}\n");
+TEST(SummaryTest, NullAndNaNAreMissing) {
+  Result<FleetTable> t = ParseFleetTable(
+      "{\"node\": \"n1\", \"a/b:0\": null, \"a/c\": NaN, \"a/d\": 2.5, \"hardware\": \"8x H\"}\n",
+      "f");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(std::isnan(t->at(0, 0)));
+  EXPECT_TRUE(std::isnan(t->at(0, 1)));
+  EXPECT_EQ(t->hardware(0), "8x H");
+  EXPECT_EQ(FormatFleetRow(t->Row(0)), "{\"node\": \"n1\", \"hardware\": \"8x H\", \"a/d\": 2.5}\n");
 }
 
 TEST(SummaryTest, IndexNamesTheNodeAndBlankLinesAreSkipped) {
-  Result<std::vector<FleetRow>> rows =
-      ParseFleetSummary("\n{\"index\": \"n7\", \"x/y\": 1}\n  \n", "f");
-  ASSERT_TRUE(rows.ok());
-  ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ((*rows)[0].node, "n7");
+  Result<FleetTable> t = ParseFleetTable("\n{\"index\": \"n7\", \"x/y\": 1}\n  \n", "f");
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->node_count(), 1u);
+  EXPECT_EQ(t->node(0), "n7");
+  EXPECT_EQ(t->line(0), 2);
+}
+
+// Lines may list different keys in different orders; columns follow first appearance and the
+// result is the same for any number of threads.
+TEST(SummaryTest, ColumnsAreTheUnionInFirstAppearanceOrderForAnyThreadCount) {
+  std::string text;
+  for (int i = 0; i < 3000; ++i) {
+    text += fmt::format("{{\"node\": \"n{}\", \"a/x\": {}, \"a/y:{}\": {}", i, i, i % 5, -i);
+    if (i % 2 == 0) text += fmt::format(", \"b/z\": {}", i * 0.5);
+    text += "}\n";
+  }
+  Result<FleetTable> one = ParseFleetTable(text, "f", 1);
+  ASSERT_TRUE(one.ok());
+  for (int threads : {2, 3, 7}) {
+    // Force several chunks on this small input by asking for many threads per byte.
+    Result<FleetTable> many = ParseFleetTable(text, "f", threads);
+    ASSERT_TRUE(many.ok());
+    ASSERT_EQ(many->metrics(), one->metrics());
+    ASSERT_EQ(many->node_count(), 3000u);
+    for (size_t i = 0; i < 3000; i += 7) {
+      EXPECT_EQ(many->line(i), one->line(i));
+      for (size_t j = 0; j < one->metric_count(); ++j) {
+        const double a = one->at(i, j), b = many->at(i, j);
+        EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b)));
+      }
+    }
+  }
+  EXPECT_EQ(one->metrics()[0], "a/x");
+  EXPECT_EQ(one->metrics()[1], "a/y:0");
+  EXPECT_EQ(one->metrics()[2], "b/z");
+  EXPECT_TRUE(std::isnan(one->at(1, one->column("b/z"))));
+}
+
+TEST(SummaryTest, AppendWidensAndKeepsSources) {
+  FleetTable a = *ParseFleetTable("{\"node\": \"a\", \"x/1\": 1}\n", "one.jsonl");
+  Result<FleetTable> b =
+      ParseFleetTable("\n{\"node\": \"b\", \"x/2\": 2, \"x/1\": 3}\n", "two.jsonl");
+  ASSERT_TRUE(b.ok());
+  a.Append(std::move(*b));
+  ASSERT_EQ(a.node_count(), 2u);
+  ASSERT_EQ(a.metric_count(), 2u);
+  EXPECT_DOUBLE_EQ(a.at(0, 0), 1);
+  EXPECT_TRUE(std::isnan(a.at(0, 1)));
+  EXPECT_DOUBLE_EQ(a.at(1, 0), 3);
+  EXPECT_DOUBLE_EQ(a.at(1, 1), 2);
+  EXPECT_EQ(a.source(1), "two.jsonl");
+  EXPECT_EQ(a.line(1), 2);
 }
 
 TEST(SummaryTest, ErrorsNameFileLineAndField) {
@@ -94,9 +141,12 @@ TEST(SummaryTest, ErrorsNameFileLineAndField) {
       {"[1, 2]\n", "fleet.jsonl:1: expected a JSON object"},
       {"{\"node\": \"a\"}\n{\"node\": \"b\",\n", "fleet.jsonl:2:"},
       {"{\"node\": \"a\", \"index\": \"b\"}\n", "fleet.jsonl:1: both"},
+      {"{\"node\": \"a\", \"x/y\": 1, \"x/y\": 2}\n", "fleet.jsonl:1: field \"x/y\": appears twice"},
+      {"{\"node\": \"a\"} {}\n", "fleet.jsonl:1: not valid JSON"},
+      {"{\"node\": \"a\", \"x/y\": 1e999}\n", "fleet.jsonl:1:"},
   };
   for (const Case& c : cases) {
-    Result<std::vector<FleetRow>> r = ParseFleetSummary(c.text, "fleet.jsonl");
+    Result<FleetTable> r = ParseFleetTable(c.text, "fleet.jsonl");
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(r.status().message().rfind(c.expected_prefix, 0), 0u) << r.status().message();
@@ -104,7 +154,7 @@ TEST(SummaryTest, ErrorsNameFileLineAndField) {
 }
 
 TEST(SummaryTest, FormatsIntegersWithoutFraction) {
-  FleetRow row{"n", {{"a/b", 3.0}, {"a/c", 0.1}, {"a/d", -2.0}, {"a/e", 1e300}}};
+  FleetRow row{"n", {{"a/b", 3.0}, {"a/c", 0.1}, {"a/d", -2.0}, {"a/e", 1e300}}, ""};
   EXPECT_EQ(FormatFleetRow(row),
             "{\"node\": \"n\", \"a/b\": 3, \"a/c\": 0.1, \"a/d\": -2, \"a/e\": 1e+300}\n");
 }

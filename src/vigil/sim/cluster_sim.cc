@@ -12,7 +12,7 @@
 #include "vigil/core/duration.h"
 #include "vigil/reliability/hostlist.h"
 #include "vigil/reliability/models.h"
-#include "vigil/sim/random.h"
+#include "vigil/core/random.h"
 
 namespace vigil::sim {
 namespace {

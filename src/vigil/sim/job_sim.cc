@@ -13,7 +13,7 @@
 
 #include "vigil/core/stats.h"
 #include "vigil/reliability/models.h"
-#include "vigil/sim/random.h"
+#include "vigil/core/random.h"
 
 namespace vigil::sim {
 namespace {

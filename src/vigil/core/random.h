@@ -1,4 +1,4 @@
-// Random numbers for the simulators: one reproducible stream per (seed, stream index), so that
+// Random numbers for simulators and generators: one reproducible stream per (seed, stream index), so that
 // run i of a simulation is the same whether or not other runs are made.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <random>
 
-namespace vigil::sim {
+namespace vigil {
 
 class Rng {
  public:
@@ -43,4 +43,4 @@ class Rng {
   std::normal_distribution<double> normal_;
 };
 
-}  // namespace vigil::sim
+}  // namespace vigil
