@@ -1,0 +1,36 @@
+// Writes a Diagnosis as SuperBench's `sb result diagnosis` writes diagnosis_summary.<format>:
+// the same columns, order, number formatting (pandas' and Python's) and "N/A" for missing values.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "vigil/core/status.h"
+#include "vigil/results/summary.h"
+#include "vigil/validate/diagnose.h"
+
+namespace vigil::validate {
+
+enum class ReportFormat { kJson, kJsonl, kMd, kHtml };
+
+// "json", "jsonl", "md" or "html".
+Result<ReportFormat> ParseReportFormat(std::string_view name);
+std::string_view ReportExtension(ReportFormat format);
+
+struct ReportOptions {
+  ReportFormat format = ReportFormat::kJson;
+  // Every node with its raw values and diagnosis/accept, diagnosis/issue_num; otherwise only the
+  // defective nodes with the values the rules computed (the variance for variance rules).
+  bool output_all = false;
+  // md and html: variance columns as percentages rounded to this many decimals (0: as they are).
+  int decimals = 2;
+};
+
+std::string FormatDiagnosisReport(const FleetTable& table, const Diagnosis& diagnosis,
+                                  const ReportOptions& options);
+
+// Python's repr() of a float: the shortest string that reads back to it, in fixed notation from
+// 1e-4 to 1e16 ("0.0", "1577.85") and scientific outside ("1e-05", "1.5e+16").
+std::string PythonRepr(double v);
+
+}  // namespace vigil::validate
