@@ -6,6 +6,7 @@
 
 #include "cli/bench_list.h"
 #include "cli/common.h"
+#include "cli/diagnose.h"
 #include "cli/fleet_stats.h"
 #include "cli/model.h"
 #include "cli/run.h"
@@ -45,6 +46,10 @@ int main(int argc, char** argv) {
   fleet_cmd->require_subcommand(1);
   FleetStatsCliOptions fleet_stats;
   CLI::App* fleet_stats_cmd = SetupFleetStats(*fleet_cmd, fleet_stats);
+  DiagnoseCliOptions diagnose;
+  CLI::App* diagnose_cmd = SetupDiagnose(app, diagnose);
+  BaselineCliOptions baseline;
+  CLI::App* baseline_cmd = SetupBaseline(app, baseline);
 
   try {
     app.parse(argc, argv);
@@ -65,6 +70,8 @@ int main(int argc, char** argv) {
     if (simulate_cmds.job->parsed()) result = RunSimulateJob(simulate_job);
     if (simulate_cmds.cluster->parsed()) result = RunSimulateCluster(simulate_cluster);
     if (fleet_stats_cmd->parsed()) result = RunFleetStats(fleet_stats);
+    if (diagnose_cmd->parsed()) result = RunDiagnose(diagnose);
+    if (baseline_cmd->parsed()) result = RunBaseline(baseline);
     if (!result.ok()) {
       fmt::print(stderr, "vigil: {}\n", result.status().message());
       return static_cast<int>(ExitCodeFor(result.status()));

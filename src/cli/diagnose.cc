@@ -1,0 +1,140 @@
+#include "cli/diagnose.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/validate/diagnose.h"
+#include "vigil/validate/superbench_report.h"
+
+namespace vigil::cli {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "diagnose",
+      "Judge a fleet's results with SuperBench rules (compatible with `sb result diagnosis`)");
+  cmd->add_option("-d,--data-file", o.data, "Fleet summary JSONL, one node per line")
+      ->required();
+  cmd->add_option("-r,--rule-file", o.rules, "SuperBench rule file (YAML)")->required();
+  cmd->add_option("-b,--baseline-file", o.baseline, "SuperBench baseline (JSON)");
+  cmd->add_option("--output-dir", o.output_dir, "Directory for diagnosis_summary.<format>")
+      ->capture_default_str();
+  cmd->add_option("--output-file-format", o.format, "json, jsonl, md or html")
+      ->capture_default_str();
+  cmd->add_flag("--output-all", o.output_all,
+                "Every node with its raw values and verdict, not only the defective ones");
+  cmd->add_option("--decimal-place-value", o.decimals,
+                  "md/html: decimals of rounded values (0: as they are)")
+      ->capture_default_str();
+  cmd->add_flag("--strict-missing,!--no-strict-missing", o.strict_missing,
+                "A metric a rule selects that the node lacks is a violation (Vigil's default; "
+                "--strict-missing=false behaves exactly as SuperBench)");
+  cmd->add_flag("--json", o.json, "Print a summary as JSON on stdout");
+  return cmd;
+}
+
+CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
+  VIGIL_ASSIGN_OR_RETURN(validate::ReportFormat format, validate::ParseReportFormat(o.format));
+  const std::string out =
+      (std::filesystem::path(o.output_dir) /
+       fmt::format("diagnosis_summary.{}", validate::ReportExtension(format)))
+          .string();
+  VIGIL_RETURN_IF_ERROR(CheckWritable(out));
+  const auto start = std::chrono::steady_clock::now();
+  VIGIL_ASSIGN_OR_RETURN(std::vector<validate::Rule> rules, validate::ReadRules(o.rules));
+  validate::Baseline baseline;
+  if (!o.baseline.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(baseline, validate::ReadBaseline(o.baseline));
+  }
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetTable(o.data));
+  if (table.node_count() == 0) {
+    return Status::InvalidArgument(fmt::format("{}: no nodes in the file", o.data));
+  }
+  validate::DiagnoseOptions options;
+  options.strict_missing = o.strict_missing;
+  Result<validate::Diagnosis> diagnosis = validate::Diagnose(table, rules, baseline, options);
+  if (!diagnosis.ok()) {
+    return Status::InvalidArgument(fmt::format("{}: {}", o.rules, diagnosis.status().message()));
+  }
+  validate::ReportOptions report;
+  report.format = format;
+  report.output_all = o.output_all;
+  report.decimals = o.decimals;
+  VIGIL_RETURN_IF_ERROR(
+      WriteFileAtomic(out, validate::FormatDiagnosisReport(table, *diagnosis, report)));
+  const size_t defective = diagnosis->defective_order.size();
+  if (o.json) {
+    Json nodes = Json::array();
+    for (size_t i : diagnosis->defective_order) {
+      const validate::NodeVerdict& v = diagnosis->nodes[i];
+      nodes.push_back(Json{{"node", table.node(i)},
+                           {"category", v.categories},
+                           {"issue_num", v.issue_count},
+                           {"details", v.details}});
+    }
+    fmt::print("{}\n", DumpJson(Json{{"nodes", table.node_count()},
+                                     {"metrics", table.metric_count()},
+                                     {"defective", defective},
+                                     {"output", out},
+                                     {"defective_nodes", std::move(nodes)}}));
+  } else {
+    Table t({"NODE", "CATEGORY", "ISSUES"});
+    for (size_t i : diagnosis->defective_order) {
+      const validate::NodeVerdict& v = diagnosis->nodes[i];
+      t.Add({table.node(i), v.categories, std::to_string(v.issue_count)});
+    }
+    if (defective > 0) fmt::print("{}", t.ToString());
+    fmt::print("{} of {} nodes defective ({} metrics, {} rules, {:.2f} s); wrote {}\n", defective,
+               table.node_count(), table.metric_count(), rules.size(), SecondsSince(start), out);
+  }
+  return defective > 0 ? ExitCode::kDefect : ExitCode::kHealthy;
+}
+
+CLI::App* SetupBaseline(CLI::App& app, BaselineCliOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "baseline", "Generate a SuperBench baseline from a fleet's results (mean, or with rules "
+                  "SuperBench's fix_threshold outlier removal)");
+  cmd->add_option("-d,--data-file", o.data, "Fleet summary JSONL")->required();
+  cmd->add_option("-r,--rule-file", o.rules,
+                  "Diagnosis rules: drop the values they flag until none is flagged");
+  cmd->add_option("-o,--out", o.out, "Baseline JSON to write")->required();
+  cmd->add_option("--digits", o.digits,
+                  "Significant digits below 1, decimals above (as SuperBench writes them)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 17));
+  return cmd;
+}
+
+CommandResult RunBaseline(const BaselineCliOptions& o) {
+  VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
+  std::vector<validate::Rule> rules;
+  if (!o.rules.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(rules, validate::ReadRules(o.rules));
+  }
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetTable(o.data));
+  if (table.node_count() == 0) {
+    return Status::InvalidArgument(fmt::format("{}: no nodes in the file", o.data));
+  }
+  Result<validate::BaselineResult> b =
+      validate::GenerateBaseline(table, o.rules.empty() ? nullptr : &rules);
+  if (!b.ok()) return Status::InvalidArgument(fmt::format("{}: {}", o.rules, b.status().message()));
+  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, validate::FormatBaseline(b->baseline, o.digits)));
+  int dropped = 0;
+  for (const auto& [metric, n] : b->dropped) dropped += n;
+  fmt::print("baseline of {} metrics from {} nodes", b->baseline.size(), table.node_count());
+  if (!o.rules.empty()) fmt::print(" ({} outlying values left out)", dropped);
+  fmt::print("; wrote {}\n", o.out);
+  return ExitCode::kHealthy;
+}
+
+}  // namespace vigil::cli
