@@ -8,6 +8,7 @@
 #include "cli/common.h"
 #include "cli/diagnose.h"
 #include "cli/fleet_stats.h"
+#include "cli/validate.h"
 #include "cli/model.h"
 #include "cli/run.h"
 #include "cli/simulate.h"
@@ -50,6 +51,12 @@ int main(int argc, char** argv) {
   CLI::App* diagnose_cmd = SetupDiagnose(app, diagnose);
   BaselineCliOptions baseline;
   CLI::App* baseline_cmd = SetupBaseline(app, baseline);
+  LearnCliOptions learn;
+  CLI::App* learn_cmd = SetupLearn(app, learn);
+  ValidateCliOptions validate;
+  CLI::App* validate_cmd = SetupValidate(app, validate);
+  SimulateFleetOptions simulate_fleet;
+  CLI::App* simulate_fleet_cmd = SetupSimulateFleet(*simulate_cmds.group, simulate_fleet);
 
   try {
     app.parse(argc, argv);
@@ -72,6 +79,9 @@ int main(int argc, char** argv) {
     if (fleet_stats_cmd->parsed()) result = RunFleetStats(fleet_stats);
     if (diagnose_cmd->parsed()) result = RunDiagnose(diagnose);
     if (baseline_cmd->parsed()) result = RunBaseline(baseline);
+    if (learn_cmd->parsed()) result = RunLearn(learn);
+    if (validate_cmd->parsed()) result = RunValidate(validate);
+    if (simulate_fleet_cmd->parsed()) result = RunSimulateFleet(simulate_fleet);
     if (!result.ok()) {
       fmt::print(stderr, "vigil: {}\n", result.status().message());
       return static_cast<int>(ExitCodeFor(result.status()));

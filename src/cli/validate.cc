@@ -1,0 +1,242 @@
+#include "cli/validate.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/validate/evaluation.h"
+#include "vigil/validate/fleet_gen.h"
+#include "vigil/validate/learn.h"
+
+namespace vigil::cli {
+namespace {
+
+using validate::Finding;
+using validate::NodeFindings;
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Reads the --data files into one table.
+Result<FleetTable> ReadAll(const std::vector<std::string>& paths) {
+  FleetTable all;
+  for (const std::string& p : paths) {
+    VIGIL_ASSIGN_OR_RETURN(FleetTable t, ReadFleetTable(p));
+    all.Append(std::move(t));
+  }
+  if (all.node_count() == 0) return Status::InvalidArgument("no nodes in the --data files");
+  return all;
+}
+
+// NaN and infinities have no JSON form: null.
+Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+std::string Range(const Finding& f) {
+  if (f.test == "return_code") return "0";
+  if (f.test == "missing") return "present";
+  const std::string lo = std::isfinite(f.expected_low) ? FormatFigure(f.expected_low) : "";
+  const std::string hi = std::isfinite(f.expected_high) ? FormatFigure(f.expected_high) : "";
+  if (lo.empty()) return "<= " + hi;
+  if (hi.empty()) return ">= " + lo;
+  return lo + ".." + hi;
+}
+
+Json ScoreJson(const validate::Score& s) {
+  Json rows = Json::array();
+  for (const validate::ScoreRow& r : s.rows) {
+    rows.push_back(Json{{"defects", r.label},
+                        {"planted", r.planted},
+                        {"found", r.found},
+                        {"recall", r.recall},
+                        {"precision", r.precision},
+                        {"f1", r.f1}});
+  }
+  return Json{{"findings", s.findings}, {"false_findings", s.false_findings}, {"rows", rows}};
+}
+
+}  // namespace
+
+CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "learn", "Learn pass/fail criteria from a fleet's own results (per hardware class)");
+  cmd->add_option("--data", o.data, "Fleet summary JSONL (repeat for more files)")->required();
+  cmd->add_option("--out", o.out, "Criteria file to write (JSON)")->required();
+  cmd->add_option("--threshold", o.threshold,
+                  "Robust sigmas beyond which a value is implausible for a healthy component")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", o.json, "Print a summary as JSON on stdout");
+  return cmd;
+}
+
+CommandResult RunLearn(const LearnCliOptions& o) {
+  VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
+  const auto start = std::chrono::steady_clock::now();
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadAll(o.data));
+  validate::LearnOptions options;
+  options.threshold = o.threshold;
+  VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria criteria, validate::Learn(table, options));
+  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, DumpJson(validate::CriteriaToJson(criteria), 1)));
+  Json classes = Json::array();
+  Table t({"HARDWARE", "NODES", "FAMILIES", "COMPONENT MODELS"});
+  for (const validate::ClassModel& c : criteria.classes) {
+    classes.push_back(Json{{"hardware", c.hardware},
+                           {"nodes", c.nodes},
+                           {"families", c.families.size()},
+                           {"components", c.components.size()}});
+    t.Add({c.hardware.empty() ? "(unspecified)" : c.hardware, std::to_string(c.nodes),
+           std::to_string(c.families.size()), std::to_string(c.components.size())});
+  }
+  if (o.json) {
+    fmt::print("{}\n", DumpJson(Json{{"nodes", table.node_count()},
+                                     {"metrics", table.metric_count()},
+                                     {"classes", classes},
+                                     {"out", o.out}}));
+  } else {
+    fmt::print("{}learned from {} nodes x {} metrics in {:.2f} s; wrote {}\n", t.ToString(),
+               table.node_count(), table.metric_count(), SecondsSince(start), o.out);
+  }
+  return ExitCode::kHealthy;
+}
+
+CLI::App* SetupValidate(CLI::App& app, ValidateCliOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Judge nodes against learned criteria and name the defective components");
+  cmd->add_option("--data", o.data, "Fleet summary JSONL (repeat for more files)")->required();
+  cmd->add_option("--criteria", o.criteria, "Criteria from `vigil learn`")->required();
+  cmd->add_option("--truth", o.truth,
+                  "Planted defects (from `vigil simulate fleet`): print precision and recall, "
+                  "and SuperBench's production rule style on the same data");
+  cmd->add_flag("--json", o.json, "Print verdicts as JSON on stdout");
+  return cmd;
+}
+
+CommandResult RunValidate(const ValidateCliOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(o.criteria));
+  VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria criteria,
+                         validate::CriteriaFromJson(text, o.criteria));
+  std::vector<validate::PlantedDefect> truth;
+  if (!o.truth.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(std::string t, ReadFile(o.truth));
+    VIGIL_ASSIGN_OR_RETURN(truth, validate::ParseTruth(t, o.truth));
+  }
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadAll(o.data));
+  const std::vector<NodeFindings> verdicts = validate::Judge(table, criteria);
+  size_t defective = 0;
+  for (const NodeFindings& v : verdicts) defective += v.defective ? 1 : 0;
+  std::optional<validate::Score> learned, superbench;
+  if (!o.truth.empty()) {
+    learned = validate::ScoreFindings(validate::FoundByLearned(table, verdicts), truth);
+    superbench = validate::ScoreFindings(validate::FoundBySuperBenchStyle(table), truth);
+  }
+  if (o.json) {
+    Json nodes = Json::array();
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+      Json findings = Json::array();
+      for (const Finding& f : verdicts[i].findings) {
+        findings.push_back(Json{{"component", f.component},
+                                {"metric", f.metric},
+                                {"test", f.test},
+                                {"value", Number(f.value)},
+                                {"expected_low", Number(f.expected_low)},
+                                {"expected_high", Number(f.expected_high)},
+                                {"deviation", Number(f.deviation)},
+                                {"sigmas", Number(f.sigmas)},
+                                {"severity", validate::SeverityName(f.severity)}});
+      }
+      nodes.push_back(Json{{"node", table.node(i)},
+                           {"verdict", verdicts[i].defective ? "defective" : "healthy"},
+                           {"findings", std::move(findings)}});
+    }
+    Json out = {{"nodes", std::move(nodes)}, {"defective", defective}};
+    if (learned) {
+      out["score"] = Json{{"learned", ScoreJson(*learned)}, {"superbench", ScoreJson(*superbench)}};
+    }
+    fmt::print("{}\n", DumpJson(out));
+  } else {
+    Table t({"NODE", "COMPONENT", "METRIC", "VALUE", "EXPECTED", "DEVIATION", "SEVERITY", "TEST"});
+    size_t rows = 0;
+    constexpr size_t kMaxRows = 200;
+    for (size_t i = 0; i < verdicts.size() && rows < kMaxRows; ++i) {
+      for (const Finding& f : verdicts[i].findings) {
+        if (++rows > kMaxRows) break;
+        t.Add({table.node(i), f.component, f.metric,
+               std::isnan(f.value) ? "-" : FormatFigure(f.value), Range(f),
+               f.test == "missing" || f.test == "return_code"
+                   ? "-"
+                   : fmt::format("{:+.1f}%", f.deviation * 100),
+               std::string(validate::SeverityName(f.severity)), f.test});
+      }
+    }
+    if (rows > 0) fmt::print("{}", t.ToString());
+    if (rows > kMaxRows) fmt::print("... (more findings; --json lists them all)\n");
+    fmt::print("{} of {} nodes defective ({} metrics, {:.2f} s)\n", defective, table.node_count(),
+               table.metric_count(), SecondsSince(start));
+    if (learned) {
+      Table s({"DEFECTS", "PLANTED", "LEARNED RECALL", "PRECISION", "F1", "SUPERBENCH RECALL",
+               "PRECISION", "F1"});
+      for (const validate::ScoreRow& r : learned->rows) {
+        const validate::ScoreRow* b = superbench->Row(r.label);
+        s.Add({r.label, std::to_string(r.planted), fmt::format("{:.3f}", r.recall),
+               fmt::format("{:.3f}", r.precision), fmt::format("{:.3f}", r.f1),
+               fmt::format("{:.3f}", b->recall), fmt::format("{:.3f}", b->precision),
+               fmt::format("{:.3f}", b->f1)});
+      }
+      fmt::print("\nagainst {} (precision = found / (found + findings matching no defect)):\n{}",
+                 o.truth, s.ToString());
+      fmt::print("false findings: learned {}, SuperBench style {}\n", learned->false_findings,
+                 superbench->false_findings);
+    }
+  }
+  return defective > 0 ? ExitCode::kDefect : ExitCode::kHealthy;
+}
+
+CLI::App* SetupSimulateFleet(CLI::App& simulate, SimulateFleetOptions& o) {
+  CLI::App* cmd = simulate.add_subcommand(
+      "fleet", "Generate a fleet's benchmark results with planted defects (NDv4-like figures)");
+  cmd->add_option("--nodes", o.nodes, "Nodes")->capture_default_str();
+  cmd->add_option("--defect-rate", o.defect_rate, "Share of nodes with a planted defect")
+      ->capture_default_str();
+  cmd->add_option("--noisy-rate", o.noisy_rate,
+                  "Share of healthy nodes with twice the jitter and a node-wide offset")
+      ->capture_default_str();
+  cmd->add_option("--missing-rate", o.missing_rate, "Share of nodes missing one benchmark")
+      ->capture_default_str();
+  cmd->add_option("--second-class", o.second_class, "Share of 8x H100 nodes (the rest A100)")
+      ->capture_default_str();
+  cmd->add_option("--sweep-points", o.sweep_points,
+                  "Message sizes in the IB and NCCL sweeps (99 gives about 1,000 metrics a node)")
+      ->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Random seed")->capture_default_str();
+  cmd->add_option("--out", o.out, "Fleet summary JSONL to write")->required();
+  cmd->add_option("--truth", o.truth, "Planted defects CSV to write");
+  return cmd;
+}
+
+CommandResult RunSimulateFleet(const SimulateFleetOptions& o) {
+  VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
+  if (!o.truth.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.truth));
+  validate::FleetGenOptions g;
+  g.nodes = o.nodes;
+  g.defect_rate = o.defect_rate;
+  g.noisy_rate = o.noisy_rate;
+  g.missing_rate = o.missing_rate;
+  g.second_class = o.second_class;
+  g.sweep_points = o.sweep_points;
+  g.seed = o.seed;
+  VIGIL_ASSIGN_OR_RETURN(validate::GeneratedFleet fleet, validate::GenerateFleet(g));
+  VIGIL_RETURN_IF_ERROR(WriteFleetSummary(o.out, fleet.rows));
+  if (!o.truth.empty()) {
+    VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.truth, validate::FormatTruth(fleet.truth)));
+  }
+  fmt::print("{} nodes, {} planted defects; wrote {}{}\n", fleet.rows.size(), fleet.truth.size(),
+             o.out, o.truth.empty() ? "" : " and " + o.truth);
+  return ExitCode::kHealthy;
+}
+
+}  // namespace vigil::cli

@@ -1,0 +1,92 @@
+// Criteria learned from the fleet itself (docs/validate.md): for each hardware class and metric
+// family, what healthy looks like, robust to a fifth of the training nodes being defective; and
+// the verdicts those criteria give, naming the component, the metric, the expected range, the
+// deviation and a severity.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/core/json.h"
+#include "vigil/core/status.h"
+#include "vigil/results/summary.h"
+#include "vigil/validate/anatomy.h"
+
+namespace vigil::validate {
+
+inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/1";
+
+// One metric family of one class: every component's value is one sample of it.
+struct FamilyModel {
+  std::string family;
+  Direction direction = Direction::kEither;
+  double centre = 0, spread = 0;  // median and robust sigma of all components' values
+  size_t samples = 0;
+  std::vector<std::string> indexes;  // components that at least 90% of the class's nodes report
+  // Balance inside a node: each value's ratio to its node's median over the family, minus 1.
+  bool balanced = false;
+  double balance_centre = 0, balance_spread = 0;
+};
+
+// One component (GPU 3, NIC 5...) across all metrics of one benchmark: the mean of its metrics'
+// deviations in the worse direction, in robust sigmas (from the node's balance where the family
+// has one). Over a sweep (bandwidth against message size) this is the distance between the
+// component's curve and the fleet's; over GEMM's data types it pools evidence that one type
+// alone would not give.
+struct ComponentModel {
+  std::string benchmark;
+  double centre = 0, spread = 0;
+  size_t samples = 0;
+};
+
+struct ClassModel {
+  std::string hardware;  // "" for nodes that do not say
+  size_t nodes = 0;
+  std::vector<FamilyModel> families;
+  std::vector<ComponentModel> components;
+};
+
+struct LearnedCriteria {
+  double threshold = 6;  // robust sigmas beyond which a value is implausible for a healthy part
+  double resolution = 0.002;  // relative floor of every spread
+  std::vector<ClassModel> classes;
+};
+
+struct LearnOptions {
+  double threshold = 6;
+  double resolution = 0.002;
+  size_t min_nodes = 5;  // a class with fewer nodes is an error: too few to learn from
+};
+
+// Learns criteria from a fleet table (one or several files appended).
+Result<LearnedCriteria> Learn(const FleetTable& table, const LearnOptions& options);
+
+Json CriteriaToJson(const LearnedCriteria& criteria);
+// InvalidArgument "<source>: ..." for another schema or version, or a malformed file.
+Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view source);
+
+enum class Severity { kMinor, kMajor, kCritical };
+std::string_view SeverityName(Severity s);
+
+struct Finding {
+  std::string component;  // "GPU 3", "NIC 5", "NVLink", "gemm-flops"...
+  std::string metric;     // the key, or the curve pattern
+  std::string test;       // fleet, balance, component, return_code, missing, class
+  double value = 0;
+  double expected_low = 0, expected_high = 0;
+  double deviation = 0;  // relative to the fleet's centre (value / centre - 1)
+  double sigmas = 0;     // how far beyond healthy, in robust sigmas
+  Severity severity = Severity::kMinor;
+};
+
+struct NodeFindings {
+  bool defective = false;
+  std::vector<Finding> findings;
+};
+
+// Judges every node of the table against the criteria of its hardware class (the only class
+// when the criteria hold one).
+std::vector<NodeFindings> Judge(const FleetTable& table, const LearnedCriteria& criteria);
+
+}  // namespace vigil::validate
