@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -42,10 +43,15 @@ Result<std::string> ReadFile(const std::string& path) {
     if (errno == ENOENT) return Status::NotFound(fmt::format("{}: no such file", path));
     return ErrnoError(fmt::format("cannot open {}", path));
   }
-  std::string out;
-  char buf[1 << 16];
+  // Read straight into a string of the file's size (plus room to notice growth), not through a
+  // small buffer: a 500 MB fleet summary would otherwise be copied and faulted in several times.
+  struct stat st {};
+  size_t capacity = fstat(fd, &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
+  std::string out(capacity + 1, '\0');
+  size_t used = 0;
   while (true) {
-    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (used == out.size()) out.resize(std::max<size_t>(out.size() * 2, 1 << 16));
+    const ssize_t n = read(fd, out.data() + used, out.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
       Status s = ErrnoError(fmt::format("cannot read {}", path));
@@ -53,9 +59,10 @@ Result<std::string> ReadFile(const std::string& path) {
       return s;
     }
     if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    used += static_cast<size_t>(n);
   }
   close(fd);
+  out.resize(used);
   return out;
 }
 

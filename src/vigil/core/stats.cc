@@ -17,10 +17,13 @@ std::vector<double> Sorted(std::span<const double> x) {
   return v;
 }
 
-// Median of an already sorted, non-empty vector.
-double SortedMedian(const std::vector<double>& v) {
+// Median of a non-empty vector, which it reorders: selection, not a sort (linear time).
+double SelectMedian(std::vector<double>& v) {
   const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const auto mid = v.begin() + static_cast<long>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2 == 1) return *mid;
+  return 0.5 * (*std::max_element(v.begin(), mid) + *mid);
 }
 
 }  // namespace
@@ -49,7 +52,8 @@ double StdDev(std::span<const double> x) {
 
 double Median(std::span<const double> x) {
   if (x.empty()) return kNaN;
-  return SortedMedian(Sorted(x));
+  std::vector<double> v(x.begin(), x.end());
+  return SelectMedian(v);
 }
 
 double Quantile(std::span<const double> x, double q) {
@@ -68,8 +72,7 @@ double Mad(std::span<const double> x) {
   std::vector<double> dev;
   dev.reserve(x.size());
   for (double v : x) dev.push_back(std::fabs(v - m));
-  std::sort(dev.begin(), dev.end());
-  return SortedMedian(dev);
+  return SelectMedian(dev);
 }
 
 double TrimmedMean(std::span<const double> x, double proportion) {

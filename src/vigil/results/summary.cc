@@ -267,8 +267,32 @@ void FleetTable::Append(FleetTable&& other) {
   lines_.insert(lines_.end(), other.lines_.begin(), other.lines_.end());
 }
 
+namespace {
+
+Result<FleetTable> ParsePadded(const simdjson::padded_string& padded, std::string_view source,
+                               int threads);
+
+}  // namespace
+
 Result<FleetTable> ParseFleetTable(std::string_view text, std::string_view source, int threads) {
-  const simdjson::padded_string padded(text.data(), text.size());
+  return ParsePadded(simdjson::padded_string(text.data(), text.size()), source, threads);
+}
+
+Result<FleetTable> ReadFleetTable(const std::string& path, int threads) {
+  // simdjson's own loader reads the file once into its padded buffer: no second copy of what may
+  // be half a gigabyte.
+  simdjson::padded_string text;
+  if (auto e = simdjson::padded_string::load(path).get(text)) {
+    VIGIL_RETURN_IF_ERROR(ReadFile(path).status());  // the errno-based message, when it has one
+    return Status::Internal(fmt::format("cannot read {}: {}", path, simdjson::error_message(e)));
+  }
+  return ParsePadded(text, path, threads);
+}
+
+namespace {
+
+Result<FleetTable> ParsePadded(const simdjson::padded_string& padded, std::string_view source,
+                               int threads) {
   const std::string_view all(padded.data(), padded.size());
   // By default one thread per few megabytes, up to the hardware's count: below that, starting a
   // thread costs more than it saves.
@@ -305,10 +329,7 @@ Result<FleetTable> ParseFleetTable(std::string_view text, std::string_view sourc
   return FleetTableBuilder::Build(chunks, source);
 }
 
-Result<FleetTable> ReadFleetTable(const std::string& path, int threads) {
-  VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return ParseFleetTable(text, path, threads);
-}
+}  // namespace
 
 std::string FormatFleetRow(const FleetRow& row) {
   std::string out = "{\"node\": ";

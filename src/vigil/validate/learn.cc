@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "vigil/core/stats.h"
@@ -22,14 +23,6 @@ using stats::Median;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPresence = 0.9;  // an index is expected when this share of nodes reports it
 constexpr size_t kMinNoiseSamples = 16;  // values needed to estimate one node's own noise
-
-// The table's columns, parsed once.
-struct Columns {
-  std::vector<MetricAnatomy> anatomy;
-  explicit Columns(const FleetTable& t) {
-    for (const std::string& key : t.metrics()) anatomy.push_back(Anatomize(key));
-  }
-};
 
 // How far beyond the centre a value lies in the worse direction, in spreads.
 double WorseSigmas(Direction d, double v, double centre, double spread) {
@@ -76,21 +69,33 @@ std::string BenchmarkOfKey(std::string_view key) {
   return std::string(key.substr(0, key.rfind('/')));
 }
 
-// Column indices by family, and by benchmark (return codes aside), for one table.
-struct Groups {
-  std::map<std::string, std::vector<size_t>> family_columns;
-  std::map<std::string, std::vector<size_t>> benchmark_columns;
-  explicit Groups(const Columns& c) {
-    for (size_t j = 0; j < c.anatomy.size(); ++j) {
-      family_columns[c.anatomy[j].family].push_back(j);
-      if (c.anatomy[j].direction != Direction::kZero) {
-        benchmark_columns[BenchmarkOfKey(c.anatomy[j].family)].push_back(j);
+// The table's columns, parsed once and grouped: by family (one population) and by benchmark
+// (return codes aside), with small integer ids so that the per-node loops do no string work.
+struct Columns {
+  std::vector<MetricAnatomy> anatomy;
+  std::vector<int> family_of;                  // column -> family id
+  std::vector<std::string> families;           // family id -> name
+  std::vector<std::vector<size_t>> family_cols;  // family id -> columns
+  std::map<std::string, std::vector<size_t>> benchmark_cols;
+
+  explicit Columns(const FleetTable& t) {
+    std::unordered_map<std::string, int> ids;
+    for (size_t j = 0; j < t.metric_count(); ++j) {
+      anatomy.push_back(Anatomize(t.metrics()[j]));
+      const MetricAnatomy& a = anatomy.back();
+      auto [it, added] = ids.try_emplace(a.family, static_cast<int>(families.size()));
+      if (added) {
+        families.push_back(a.family);
+        family_cols.emplace_back();
       }
+      family_of.push_back(it->second);
+      family_cols[static_cast<size_t>(it->second)].push_back(j);
+      if (a.direction != Direction::kZero) benchmark_cols[BenchmarkOfKey(a.family)].push_back(j);
     }
   }
 };
 
-// The values of node i for a family's columns, with their columns.
+// The median of node i's values in `cols`; NaN with fewer than two.
 double NodeMedian(const FleetTable& t, size_t i, const std::vector<size_t>& cols,
                   std::vector<double>& scratch) {
   scratch.clear();
@@ -100,40 +105,55 @@ double NodeMedian(const FleetTable& t, size_t i, const std::vector<size_t>& cols
   return scratch.size() < 2 ? std::nan("") : Median(scratch);
 }
 
-// For each component of node i: the sum and count of its metrics' worse-direction sigmas within
-// one benchmark (index -> {sum, count}). Balance sigmas where the family has them (they leave the
-// node's own offset out), fleet sigmas otherwise. Over a sweep this is the distance of the
-// component's curve from the fleet's.
-std::map<std::string, std::pair<double, int>> ComponentDistances(
+// Node i's median of every balanced family (NaN elsewhere), by family id.
+std::vector<double> NodeMedians(const FleetTable& t, size_t i, const Columns& c,
+                                const std::vector<const FamilyModel*>& models,
+                                std::vector<double>& scratch) {
+  std::vector<double> m(c.families.size(), std::nan(""));
+  for (size_t f = 0; f < c.families.size(); ++f) {
+    if (models[f] != nullptr && models[f]->balanced) m[f] = NodeMedian(t, i, c.family_cols[f], scratch);
+  }
+  return m;
+}
+
+// How far node i's value in column j lies beyond healthy, in robust sigmas: from the node's
+// balance where the family has one (it leaves the node's own offset out), else from the fleet.
+double ComponentSigmas(const FleetTable& t, size_t i, size_t j, const FamilyModel& f,
+                       double node_median) {
+  const double v = t.at(i, j);
+  if (f.balanced && !std::isnan(node_median) && node_median != 0) {
+    return WorseSigmas(f.direction, v / node_median - 1, f.balance_centre, f.balance_spread);
+  }
+  return WorseSigmas(f.direction, v, f.centre, f.spread);
+}
+
+// For each component of node i: the sum and count of its metrics' sigmas within one benchmark
+// (index -> {sum, count}). Over a sweep this is the distance of the component's curve from the
+// fleet's.
+std::map<std::string_view, std::pair<double, int>> ComponentDistances(
     const FleetTable& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
-    const std::unordered_map<std::string, const FamilyModel*>& families,
-    std::vector<double>& scratch) {
-  std::map<std::string, std::pair<double, int>> d;
-  std::map<std::string_view, double> medians;
+    const std::vector<const FamilyModel*>& models, const std::vector<double>& medians) {
+  std::map<std::string_view, std::pair<double, int>> d;
   for (size_t j : cols) {
-    const double v = t.at(i, j);
-    auto it = families.find(c.anatomy[j].family);
-    if (std::isnan(v) || it == families.end()) continue;
-    const FamilyModel& f = *it->second;
-    double z = WorseSigmas(f.direction, v, f.centre, f.spread);
-    if (f.balanced) {
-      auto [mit, added] = medians.try_emplace(f.family, 0.0);
-      if (added) {
-        std::vector<size_t> fcols;
-        for (size_t k : cols) {
-          if (c.anatomy[k].family == f.family) fcols.push_back(k);
-        }
-        mit->second = NodeMedian(t, i, fcols, scratch);
-      }
-      if (!std::isnan(mit->second) && mit->second != 0) {
-        z = WorseSigmas(f.direction, v / mit->second - 1, f.balance_centre, f.balance_spread);
-      }
-    }
+    const auto f = static_cast<size_t>(c.family_of[j]);
+    if (std::isnan(t.at(i, j)) || models[f] == nullptr) continue;
     auto& [sum, n] = d[c.anatomy[j].index];
-    sum += z;
+    sum += ComponentSigmas(t, i, j, *models[f], medians[f]);
     ++n;
   }
   return d;
+}
+
+// Family models by family id, for one class (null where the class learned none).
+std::vector<const FamilyModel*> ModelsById(const Columns& c, const ClassModel& cm) {
+  std::unordered_map<std::string_view, const FamilyModel*> by_name;
+  for (const FamilyModel& f : cm.families) by_name[f.family] = &f;
+  std::vector<const FamilyModel*> out(c.families.size(), nullptr);
+  for (size_t f = 0; f < c.families.size(); ++f) {
+    auto it = by_name.find(c.families[f]);
+    if (it != by_name.end()) out[f] = it->second;
+  }
+  return out;
 }
 
 Severity SeverityOf(double deviation) {
@@ -150,7 +170,6 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
   out.threshold = o.threshold;
   out.resolution = o.resolution;
   const Columns cols(t);
-  const Groups groups(cols);
   std::vector<double> xs, scratch;
   for (const auto& [hardware, nodes] : Classes(t)) {
     if (nodes.size() < o.min_nodes) {
@@ -161,10 +180,10 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
     ClassModel cm;
     cm.hardware = hardware;
     cm.nodes = nodes.size();
-    std::unordered_map<std::string, const FamilyModel*> by_family;
-    for (const auto& [family, fcols] : groups.family_columns) {
+    for (size_t fid = 0; fid < cols.families.size(); ++fid) {
+      const std::vector<size_t>& fcols = cols.family_cols[fid];
       FamilyModel f;
-      f.family = family;
+      f.family = cols.families[fid];
       f.direction = cols.anatomy[fcols[0]].direction;
       xs.clear();
       for (size_t j : fcols) {
@@ -182,9 +201,8 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
       if (xs.empty()) continue;  // this class never reports it
       f.samples = xs.size();
       Robust r = RobustOf(xs, 0);
-      r.spread = std::max(r.spread, o.resolution * std::fabs(r.centre));
       f.centre = r.centre;
-      f.spread = r.spread;
+      f.spread = std::max(r.spread, o.resolution * std::fabs(r.centre));
       if (fcols.size() >= 2 && f.direction != Direction::kZero) {
         xs.clear();
         for (size_t i : nodes) {
@@ -203,19 +221,26 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
       }
       cm.families.push_back(std::move(f));
     }
-    for (const FamilyModel& f : cm.families) by_family[f.family] = &f;
-    for (const auto& [benchmark, ccols] : groups.benchmark_columns) {
-      xs.clear();
-      for (size_t i : nodes) {
-        for (const auto& [index, d] : ComponentDistances(t, i, ccols, cols, by_family, scratch)) {
-          if (d.second >= 2) xs.push_back(d.first / d.second);
+    const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
+    std::vector<std::vector<double>> distances(cols.benchmark_cols.size());
+    for (size_t i : nodes) {
+      const std::vector<double> medians = NodeMedians(t, i, cols, models, scratch);
+      size_t b = 0;
+      for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
+        for (const auto& [index, d] : ComponentDistances(t, i, bcols, cols, models, medians)) {
+          if (d.second >= 2) distances[b].push_back(d.first / d.second);
         }
+        ++b;
       }
-      if (xs.empty()) continue;
+    }
+    size_t b = 0;
+    for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
+      std::vector<double>& ds = distances[b++];
+      if (ds.empty()) continue;
       ComponentModel c;
       c.benchmark = benchmark;
-      c.samples = xs.size();
-      const Robust r = RobustOf(xs, 0.05);  // a twentieth of a sigma: the resolution of a mean
+      c.samples = ds.size();
+      const Robust r = RobustOf(ds, 0.05);  // a twentieth of a sigma: the resolution of a mean
       c.centre = r.centre;
       c.spread = r.spread;
       cm.components.push_back(std::move(c));
@@ -334,138 +359,138 @@ std::string_view SeverityName(Severity s) {
   return "minor";
 }
 
-std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c) {
-  const Columns cols(t);
-  const Groups groups(cols);
-  const double k = c.threshold;
-  std::vector<NodeFindings> out(t.node_count());
-  std::map<std::string, const ClassModel*> classes;
-  for (const ClassModel& cm : c.classes) classes[cm.hardware] = &cm;
-  // Per class: family and component models by name.
-  struct Index {
-    std::unordered_map<std::string, const FamilyModel*> families;
-    std::unordered_map<std::string, const ComponentModel*> components;
-  };
-  std::map<const ClassModel*, Index> index;
-  for (const ClassModel& cm : c.classes) {
-    for (const FamilyModel& f : cm.families) index[&cm].families[f.family] = &f;
-    for (const ComponentModel& cv : cm.components) index[&cm].components[cv.benchmark] = &cv;
-  }
+namespace {
+
+// Judges node i against one class's models.
+NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const ClassModel& cm,
+                       const std::vector<const FamilyModel*>& models,
+                       const std::map<std::string_view, const ComponentModel*>& components,
+                       double k) {
+  NodeFindings nf;
   std::vector<double> scratch;
-  for (size_t i = 0; i < t.node_count(); ++i) {
-    NodeFindings& nf = out[i];
-    auto cit = classes.find(t.hardware(i));
-    const ClassModel* cm = cit != classes.end()           ? cit->second
-                           : c.classes.size() == 1 ? &c.classes[0]
-                                                   : nullptr;
-    if (cm == nullptr) {
-      nf.findings.push_back(Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0,
-                                    Severity::kCritical});
-      nf.defective = true;
-      continue;
+  const std::vector<double> medians = NodeMedians(t, i, cols, models, scratch);
+  // Benchmarks that failed or did not run: one finding each, from their return code, not one
+  // per metric they did not produce.
+  std::set<std::string> down;
+  for (const FamilyModel& f : cm.families) {
+    if (f.direction != Direction::kZero) continue;
+    const long j = t.column(f.family);
+    if (j < 0 || std::isnan(t.at(i, static_cast<size_t>(j))) ||
+        t.at(i, static_cast<size_t>(j)) != 0) {
+      down.insert(BenchmarkOfKey(f.family));
     }
-    const Index& ix = index[cm];
-    // Benchmarks that failed or did not run: one finding each, from their return code, not one
-    // per metric they did not produce.
-    std::set<std::string> down;
-    for (const auto& [family, f] : ix.families) {
-      if (f->direction != Direction::kZero) continue;
-      const long j = t.column(family);
-      if (j < 0 || std::isnan(t.at(i, static_cast<size_t>(j))) ||
-          t.at(i, static_cast<size_t>(j)) != 0) {
-        down.insert(BenchmarkOfKey(family));
-      }
-    }
-    // A node's own noise: the robust spread of its balance deviations, pooled over all its
-    // families. A node that is noisy everywhere (healthy, but jittery) gets its thresholds
-    // widened by that factor; one bad component among many does not move it.
-    std::vector<double> own;
-    std::unordered_map<std::string, double> node_median;
-    for (const auto& [family, fcols] : groups.family_columns) {
-      auto fit = ix.families.find(family);
-      if (fit == ix.families.end() || !fit->second->balanced) continue;
-      const FamilyModel& f = *fit->second;
-      const double m = NodeMedian(t, i, fcols, scratch);
-      node_median[family] = m;
-      if (std::isnan(m) || m == 0) continue;
-      for (size_t j : fcols) {
-        const double v = t.at(i, j);
-        if (!std::isnan(v)) own.push_back((v / m - 1 - f.balance_centre) / f.balance_spread);
-      }
-    }
-    const double widen =
-        own.size() >= kMinNoiseSamples ? std::max(1.0, Mad(own) * kMadToSigma) : 1.0;
-    for (const auto& [family, fcols] : groups.family_columns) {
-      auto fit = ix.families.find(family);
-      if (fit == ix.families.end()) continue;  // nothing learned: nothing to judge by
-      const FamilyModel& f = *fit->second;
-      auto mit = node_median.find(family);
-      const double median = mit == node_median.end() ? std::nan("") : mit->second;
-      for (size_t j : fcols) {
-        const double v = t.at(i, j);
-        const MetricAnatomy& a = cols.anatomy[j];
-        if (std::isnan(v)) continue;  // judged below, from the expected indexes
-        Finding fd;
-        fd.component = a.component;
-        fd.metric = t.metrics()[j];
-        fd.value = v;
-        if (f.direction == Direction::kZero) {
-          if (v == 0) continue;
-          fd.test = "return_code";
-          fd.expected_low = fd.expected_high = 0;
-          fd.sigmas = kInf;
-          fd.severity = Severity::kCritical;
-          nf.findings.push_back(std::move(fd));
-          continue;
-        }
-        const double z_fleet = WorseSigmas(f.direction, v, f.centre, f.spread) / widen;
-        double z_balance = 0;
-        if (f.balanced && !std::isnan(median) && median != 0) {
-          z_balance =
-              WorseSigmas(f.direction, v / median - 1, f.balance_centre, f.balance_spread) / widen;
-        }
-        if (z_fleet <= k && z_balance <= k) continue;
-        fd.test = z_fleet > k ? "fleet" : "balance";
-        fd.sigmas = std::max(z_fleet, z_balance);
-        fd.expected_low = f.direction == Direction::kHigher || f.direction == Direction::kEither
-                              ? f.centre - k * f.spread
-                              : -kInf;
-        fd.expected_high = f.direction == Direction::kLower || f.direction == Direction::kEither
-                               ? f.centre + k * f.spread
-                               : kInf;
-        fd.deviation = f.centre != 0 ? v / f.centre - 1 : 0;
-        fd.severity = SeverityOf(fd.deviation);
-        nf.findings.push_back(std::move(fd));
-      }
-      // Expected components that reported nothing.
-      const bool benchmark_down = down.contains(BenchmarkOfKey(family));
-      for (const std::string& idx : f.indexes) {
-        if (benchmark_down && f.direction != Direction::kZero) continue;
-        const std::string key = idx.empty() ? family : family + ":" + idx;
-        const long j = t.column(key);
-        if (j >= 0 && !std::isnan(t.at(i, static_cast<size_t>(j)))) continue;
-        const MetricAnatomy a = Anatomize(key);
-        nf.findings.push_back(Finding{a.component, key, "missing", std::nan(""), f.centre,
-                                      f.centre, -1, kInf, Severity::kCritical});
-      }
-    }
-    for (const auto& [benchmark, ccols] : groups.benchmark_columns) {
-      auto vit = ix.components.find(benchmark);
-      if (vit == ix.components.end()) continue;
-      const ComponentModel& cv = *vit->second;
-      for (const auto& [idx, d] : ComponentDistances(t, i, ccols, cols, ix.families, scratch)) {
-        if (d.second < 2) continue;
-        const double dist = d.first / d.second;
-        const double z = (dist / widen - cv.centre) / cv.spread;
-        if (z <= k) continue;
-        const std::string key = benchmark + "/*" + (idx.empty() ? "" : ":" + idx);
-        if (down.contains(benchmark)) continue;
-        nf.findings.push_back(Finding{Anatomize(key).component, key, "component", dist, -kInf,
-                                      cv.centre + k * cv.spread, 0, z, Severity::kMinor});
-      }
-    }
-    nf.defective = !nf.findings.empty();
   }
+  // The node's own noise: the robust spread of its balance deviations, pooled over all its
+  // families. A node that is noisy everywhere (healthy, but jittery) gets its thresholds widened
+  // by that factor; one bad component among many does not move it.
+  std::vector<double> own;
+  for (size_t f = 0; f < cols.families.size(); ++f) {
+    const FamilyModel* m = models[f];
+    if (m == nullptr || !m->balanced || std::isnan(medians[f]) || medians[f] == 0) continue;
+    for (size_t j : cols.family_cols[f]) {
+      const double v = t.at(i, j);
+      if (!std::isnan(v)) own.push_back((v / medians[f] - 1 - m->balance_centre) / m->balance_spread);
+    }
+  }
+  const double widen = own.size() >= kMinNoiseSamples ? std::max(1.0, Mad(own) * kMadToSigma) : 1.0;
+
+  for (size_t fid = 0; fid < cols.families.size(); ++fid) {
+    if (models[fid] == nullptr) continue;  // nothing learned: nothing to judge by
+    const FamilyModel& f = *models[fid];
+    for (size_t j : cols.family_cols[fid]) {
+      const double v = t.at(i, j);
+      if (std::isnan(v)) continue;  // judged below, from the expected indexes
+      Finding fd;
+      fd.component = cols.anatomy[j].component;
+      fd.metric = t.metrics()[j];
+      fd.value = v;
+      if (f.direction == Direction::kZero) {
+        if (v == 0) continue;
+        fd.test = "return_code";
+        fd.sigmas = kInf;
+        fd.severity = Severity::kCritical;
+        nf.findings.push_back(std::move(fd));
+        continue;
+      }
+      const double z_fleet = WorseSigmas(f.direction, v, f.centre, f.spread) / widen;
+      const double z_balance =
+          f.balanced ? ComponentSigmas(t, i, j, f, medians[fid]) / widen : 0.0;
+      if (z_fleet <= k && z_balance <= k) continue;
+      fd.test = z_fleet > k ? "fleet" : "balance";
+      fd.sigmas = std::max(z_fleet, z_balance);
+      const bool low = f.direction == Direction::kHigher || f.direction == Direction::kEither;
+      const bool high = f.direction == Direction::kLower || f.direction == Direction::kEither;
+      fd.expected_low = low ? f.centre - k * f.spread : -kInf;
+      fd.expected_high = high ? f.centre + k * f.spread : kInf;
+      fd.deviation = f.centre != 0 ? v / f.centre - 1 : 0;
+      fd.severity = SeverityOf(fd.deviation);
+      nf.findings.push_back(std::move(fd));
+    }
+    // Expected components that reported nothing.
+    if (down.contains(BenchmarkOfKey(f.family)) && f.direction != Direction::kZero) continue;
+    for (const std::string& idx : f.indexes) {
+      const std::string key = idx.empty() ? f.family : f.family + ":" + idx;
+      const long j = t.column(key);
+      if (j >= 0 && !std::isnan(t.at(i, static_cast<size_t>(j)))) continue;
+      nf.findings.push_back(Finding{Anatomize(key).component, key, "missing", std::nan(""),
+                                    f.centre, f.centre, -1, kInf, Severity::kCritical});
+    }
+  }
+  for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
+    auto it = components.find(benchmark);
+    if (it == components.end() || down.contains(benchmark)) continue;
+    const ComponentModel& cv = *it->second;
+    for (const auto& [idx, d] : ComponentDistances(t, i, bcols, cols, models, medians)) {
+      if (d.second < 2) continue;
+      const double dist = d.first / d.second;
+      const double z = (dist / widen - cv.centre) / cv.spread;
+      if (z <= k) continue;
+      const std::string key = benchmark + "/*" + (idx.empty() ? "" : ":" + std::string(idx));
+      nf.findings.push_back(Finding{Anatomize(key).component, key, "component", dist, -kInf,
+                                    cv.centre + k * cv.spread, 0, z, Severity::kMinor});
+    }
+  }
+  nf.defective = !nf.findings.empty();
+  return nf;
+}
+
+}  // namespace
+
+std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, int threads) {
+  const Columns cols(t);
+  std::map<std::string, const ClassModel*> classes;
+  std::map<const ClassModel*, std::vector<const FamilyModel*>> models;
+  std::map<const ClassModel*, std::map<std::string_view, const ComponentModel*>> components;
+  for (const ClassModel& cm : c.classes) {
+    classes[cm.hardware] = &cm;
+    models[&cm] = ModelsById(cols, cm);
+    for (const ComponentModel& cv : cm.components) components[&cm][cv.benchmark] = &cv;
+  }
+  std::vector<NodeFindings> out(t.node_count());
+  const auto work = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      auto it = classes.find(t.hardware(i));
+      const ClassModel* cm = it != classes.end()        ? it->second
+                             : c.classes.size() == 1 ? &c.classes[0]
+                                                     : nullptr;
+      if (cm == nullptr) {
+        out[i].findings.push_back(Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0,
+                                          Severity::kCritical});
+        out[i].defective = true;
+        continue;
+      }
+      out[i] = JudgeNode(t, i, cols, *cm, models.at(cm), components[cm], c.threshold);
+    }
+  };
+  const size_t n = t.node_count();
+  const size_t workers = std::clamp<size_t>(
+      threads > 0 ? static_cast<size_t>(threads)
+                  : std::max(1u, std::thread::hardware_concurrency()),
+      1, std::max<size_t>(1, n / 64));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work, w * n / workers, (w + 1) * n / workers);
+  work(0, n / workers);
+  for (std::thread& th : pool) th.join();
   return out;
 }
 

@@ -86,7 +86,9 @@ struct NodeFindings {
 };
 
 // Judges every node of the table against the criteria of its hardware class (the only class
-// when the criteria hold one).
-std::vector<NodeFindings> Judge(const FleetTable& table, const LearnedCriteria& criteria);
+// when the criteria hold one). Nodes are split over `threads` threads (0: the hardware's count);
+// the result does not depend on it.
+std::vector<NodeFindings> Judge(const FleetTable& table, const LearnedCriteria& criteria,
+                                int threads = 0);
 
 }  // namespace vigil::validate
