@@ -426,7 +426,9 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       fd.severity = SeverityOf(fd.deviation);
       nf.findings.push_back(std::move(fd));
     }
-    // Expected components that reported nothing.
+  }
+  // Expected components that reported nothing, whether or not the table has their column.
+  for (const FamilyModel& f : cm.families) {
     if (down.contains(BenchmarkOfKey(f.family)) && f.direction != Direction::kZero) continue;
     for (const std::string& idx : f.indexes) {
       const std::string key = idx.empty() ? f.family : f.family + ":" + idx;

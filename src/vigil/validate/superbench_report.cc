@@ -13,8 +13,9 @@
 namespace vigil::validate {
 namespace {
 
-// One cell of the table pandas would hold: missing, a bool, a number or text.
-using Cell = std::variant<std::monostate, bool, double, std::string>;
+// One cell of the table pandas would hold: missing, a bool, a number or text (which stays in
+// the Diagnosis: defective details can run to megabytes over a fleet).
+using Cell = std::variant<std::monostate, bool, double, std::string_view>;
 
 struct Frame {
   std::vector<std::string> columns;
@@ -43,38 +44,55 @@ std::vector<bool> IntegralColumns(const Frame& f) {
   return integral;
 }
 
-// pandas' to_json (10 decimals) read back by Python's json and written again.
-Json JsonCell(const Cell& cell, bool integral) {
-  if (std::holds_alternative<std::monostate>(cell)) return "N/A";
-  if (const bool* b = std::get_if<bool>(&cell)) return *b;
-  if (const std::string* s = std::get_if<std::string>(&cell)) return *s;
-  const double d = std::get<double>(cell);
-  if (integral && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
-  return Round(d, 10);
+std::string JsonString(std::string_view s) {  // ensure_ascii differs only outside ASCII
+  return DumpJson(Json(std::string(s)));
 }
 
-std::string PyNumber(const Json& j) {  // Python's json.dumps of one value
-  if (j.is_number_float()) {
-    const double d = j.get<double>();
-    if (std::isnan(d)) return "NaN";
-    if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-    return PythonRepr(d);
+// One cell as pandas' to_json (10 decimals) writes it, read back by Python's json and written
+// again by json.dumps.
+void AppendCell(std::string& out, const Cell& cell, bool integral) {
+  if (std::holds_alternative<std::monostate>(cell)) {
+    out += "\"N/A\"";
+  } else if (const bool* b = std::get_if<bool>(&cell)) {
+    out += *b ? "true" : "false";
+  } else if (const std::string_view* s = std::get_if<std::string_view>(&cell)) {
+    out += JsonString(*s);
+  } else if (const double d = std::get<double>(cell); integral && std::fabs(d) < 9.2e18) {
+    fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(d));
+  } else if (std::isinf(d)) {
+    out += d > 0 ? "Infinity" : "-Infinity";
+  } else {
+    out += PythonRepr(Round(d, 10));
   }
-  if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
-  if (j.is_string()) return DumpJson(j);  // ensure_ascii differs only outside ASCII
-  return j.dump();
+}
+
+// A guess of the output's size, so that it is allocated once, not doubled a dozen times.
+size_t SizeGuess(const Frame& f) {
+  size_t header = 0;
+  for (const std::string& c : f.columns) header += c.size() + 32;
+  size_t text = 0;
+  for (const auto& row : f.rows) {
+    for (const Cell& c : row) {
+      if (const std::string_view* s = std::get_if<std::string_view>(&c)) text += s->size();
+    }
+  }
+  return f.rows.size() * header + text + 64;
 }
 
 std::string JsonLines(const Frame& f) {
   const std::vector<bool> integral = IntegralColumns(f);
+  std::vector<std::string> keys;
+  for (const std::string& c : f.columns) keys.push_back(JsonString(c) + ": ");
   std::string out;
+  out.reserve(SizeGuess(f));
   for (size_t r = 0; r < f.rows.size(); ++r) {
     out += "{";
     for (size_t c = 0; c < f.columns.size(); ++c) {
-      out += fmt::format("{}: {}, ", DumpJson(Json(f.columns[c])),
-                         PyNumber(JsonCell(f.rows[r][c], integral[c])));
+      out += keys[c];
+      AppendCell(out, f.rows[r][c], integral[c]);
+      out += ", ";
     }
-    out += fmt::format("\"index\": {}}}\n", DumpJson(Json(f.index[r])));
+    out += "\"index\": " + JsonString(f.index[r]) + "}\n";
   }
   return out;
 }
@@ -82,13 +100,16 @@ std::string JsonLines(const Frame& f) {
 std::string JsonRecords(const Frame& f) {
   const std::vector<bool> integral = IntegralColumns(f);
   if (f.rows.empty()) return "[]";
+  std::vector<std::string> keys;
+  for (const std::string& c : f.columns) keys.push_back(",\n        " + JsonString(c) + ": ");
   std::string out = "[";
+  out.reserve(SizeGuess(f));
   for (size_t r = 0; r < f.rows.size(); ++r) {
     out += r == 0 ? "\n    {\n" : ",\n    {\n";
-    out += fmt::format("        \"index\": {}", DumpJson(Json(f.index[r])));
+    out += "        \"index\": " + JsonString(f.index[r]);
     for (size_t c = 0; c < f.columns.size(); ++c) {
-      out += fmt::format(",\n        {}: {}", DumpJson(Json(f.columns[c])),
-                         PyNumber(JsonCell(f.rows[r][c], integral[c])));
+      out += keys[c];
+      AppendCell(out, f.rows[r][c], integral[c]);
     }
     out += "\n    }";
   }
@@ -122,8 +143,8 @@ std::vector<std::vector<std::string>> MarkdownCells(Frame f, const Diagnosis& d,
         line.emplace_back("N/A");
       } else if (const bool* b = std::get_if<bool>(&cell)) {
         line.emplace_back(*b ? "True" : "False");
-      } else if (const std::string* s = std::get_if<std::string>(&cell)) {
-        line.push_back(*s);
+      } else if (const std::string_view* s = std::get_if<std::string_view>(&cell)) {
+        line.emplace_back(*s);
       } else if (percent[c]) {
         line.push_back(PythonRepr(std::get<double>(cell)) + "%");
       } else if (integral[c]) {
@@ -183,7 +204,7 @@ std::string Html(const std::vector<std::string>& header,
 }
 
 Cell NumberCell(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
-Cell TextCell(const std::string& s, bool present) { return present ? Cell{s} : Cell{}; }
+Cell TextCell(std::string_view s, bool present) { return present ? Cell{s} : Cell{}; }
 
 Frame BuildFrame(const FleetTable& t, const Diagnosis& d, bool output_all) {
   Frame f;
@@ -192,7 +213,7 @@ Frame BuildFrame(const FleetTable& t, const Diagnosis& d, bool output_all) {
     f.columns.insert(f.columns.end(), d.metrics.begin(), d.metrics.end());
     for (size_t i : d.defective_order) {
       const NodeVerdict& v = d.nodes[i];
-      std::vector<Cell> row = {v.categories, v.details};
+      std::vector<Cell> row = {std::string_view(v.categories), std::string_view(v.details)};
       for (double x : v.summary) row.push_back(NumberCell(x));
       f.index.push_back(t.node(i));
       f.rows.push_back(std::move(row));

@@ -1,0 +1,204 @@
+#include "vigil/validate/learn.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "vigil/validate/anatomy.h"
+#include "vigil/validate/evaluation.h"
+#include "vigil/validate/fleet_gen.h"
+
+namespace vigil::validate {
+namespace {
+
+TEST(AnatomyTest, FamilyComponentDirectionAndSweep) {
+  MetricAnatomy a = Anatomize("gemm-flops/fp16_tc_flops:3");
+  EXPECT_EQ(a.family, "gemm-flops/fp16_tc_flops");
+  EXPECT_EQ(a.index, "3");
+  EXPECT_EQ(a.component, "GPU 3");
+  EXPECT_EQ(a.direction, Direction::kHigher);
+  EXPECT_TRUE(a.curve.empty());
+  a = Anatomize("ib-loopback/ib_write_8388608_bw:5");
+  EXPECT_EQ(a.component, "NIC 5");
+  EXPECT_EQ(a.curve, "ib-loopback/ib_write_{size}_bw");
+  EXPECT_EQ(a.size, 8388608);
+  a = Anatomize("nccl-bw/allreduce_8589934592_busbw");
+  EXPECT_EQ(a.component, "NVLink");
+  EXPECT_EQ(a.direction, Direction::kHigher);
+  EXPECT_EQ(Anatomize("kernel-launch/event_time:2").direction, Direction::kLower);
+  EXPECT_EQ(Anatomize("mem-bw/H2D_Mem_BW:1").component, "PCIe 1");
+  EXPECT_EQ(Anatomize("mem-bw/H2D_Mem_BW:1").direction, Direction::kHigher);
+  EXPECT_EQ(Anatomize("gpu-copy/p2p_gbps:0-3").component, "link 0-3");
+  EXPECT_EQ(Anatomize("gemm-flops/return_code").direction, Direction::kZero);
+  EXPECT_EQ(Anatomize("gemm-flops/return_code").component, "gemm-flops");
+  EXPECT_EQ(Anatomize("foo/bar:2").component, "foo:2");
+  EXPECT_EQ(Anatomize("foo/bar").direction, Direction::kEither);
+}
+
+TEST(FleetGenTest, ReproducibleWithTruthAndClasses) {
+  FleetGenOptions o;
+  o.nodes = 300;
+  o.seed = 7;
+  const GeneratedFleet a = *GenerateFleet(o);
+  const GeneratedFleet b = *GenerateFleet(o);
+  ASSERT_EQ(a.rows.size(), 300u);
+  EXPECT_EQ(FormatFleetRow(a.rows[17]), FormatFleetRow(b.rows[17]));
+  EXPECT_EQ(FormatTruth(a.truth), FormatTruth(b.truth));
+  EXPECT_FALSE(a.truth.empty());
+  size_t h100 = 0;
+  for (const FleetRow& r : a.rows) h100 += r.hardware.find("H100") != std::string::npos;
+  EXPECT_GT(h100, 20u);
+  EXPECT_LT(h100, 80u);
+  // 9 GEMM types x 8 GPUs, 2 x 8 mem-bw, 2 x 8 kernel-launch, 8 NICs x 8 sizes, 8 NCCL sizes,
+  // 2 GPT figures, 6 return codes.
+  size_t widest = 0;
+  for (const FleetRow& r : a.rows) widest = std::max(widest, r.values.size());
+  EXPECT_EQ(widest, 72u + 16 + 16 + 64 + 8 + 2 + 6);
+  Result<std::vector<PlantedDefect>> back = ParseTruth(FormatTruth(a.truth), "t.csv");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->size(), a.truth.size());
+  EXPECT_FALSE(GenerateFleet(FleetGenOptions{.nodes = 0}).ok());
+}
+
+TEST(FleetGenTest, TruthErrorsNameTheLine) {
+  EXPECT_FALSE(ParseTruth("", "t.csv").ok());
+  Result<std::vector<PlantedDefect>> r = ParseTruth("node,component,kind,size\na,b,c\n", "t.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "t.csv:2: expected 4 fields, found 3");
+  r = ParseTruth("node,component,kind,size\na,b,c,x\n", "t.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().rfind("t.csv:2: field size", 0), 0u);
+}
+
+FleetTable TableOf(const GeneratedFleet& g) {
+  std::string text;
+  for (const FleetRow& r : g.rows) text += FormatFleetRow(r);
+  return *ParseFleetTable(text, "fleet.jsonl");
+}
+
+// The bar, pooled over three generated fleets of 2,000 nodes with 5% defective: for
+// defects of 10% or more precision and recall of (node, component) at least 0.99; for 5% defects
+// recall at least 0.90 at precision at least 0.95; F1 above SuperBench's production rule style.
+TEST(LearnTest, FindsPlantedDefectsBetterThanSuperBenchStyle) {
+  int big_planted = 0, big_found = 0, five_planted = 0, five_found = 0, false_findings = 0;
+  int sb_found = 0, sb_false = 0, all_planted = 0, all_found = 0;
+  for (uint64_t seed : {1, 2, 3}) {
+    FleetGenOptions o;
+    o.nodes = 2000;
+    o.seed = seed;
+    const GeneratedFleet g = *GenerateFleet(o);
+    const FleetTable t = TableOf(g);
+    Result<LearnedCriteria> c = Learn(t, LearnOptions{});
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_EQ(c->classes.size(), 2u);
+    const Score s = ScoreFindings(FoundByLearned(t, Judge(t, *c)), g.truth);
+    const Score sb = ScoreFindings(FoundBySuperBenchStyle(t), g.truth);
+    big_planted += s.Row(">=10%")->planted;
+    big_found += s.Row(">=10%")->found;
+    five_planted += s.Row("5%")->planted;
+    five_found += s.Row("5%")->found;
+    false_findings += s.false_findings;
+    all_planted += s.Row("all")->planted;
+    all_found += s.Row("all")->found;
+    sb_found += sb.Row("all")->found;
+    sb_false += sb.false_findings;
+  }
+  const double big_recall = static_cast<double>(big_found) / big_planted;
+  const double big_precision = static_cast<double>(big_found) / (big_found + false_findings);
+  const double five_recall = static_cast<double>(five_found) / five_planted;
+  const double five_precision = static_cast<double>(five_found) / (five_found + false_findings);
+  EXPECT_GE(big_recall, 0.99);
+  EXPECT_GE(big_precision, 0.99);
+  EXPECT_GE(five_recall, 0.90);
+  EXPECT_GE(five_precision, 0.95);
+  const auto f1 = [](double found, double planted, double wrong) {
+    const double r = found / planted, p = found / (found + wrong);
+    return 2 * r * p / (r + p);
+  };
+  EXPECT_GT(f1(all_found, all_planted, false_findings), f1(sb_found, all_planted, sb_false));
+}
+
+// Balance inside one node finds a slow GPU with no fleet history at all: train on healthy nodes
+// and judge a node whose GPU 3 is 5% slow on every GEMM type.
+TEST(LearnTest, ComponentsOfOneNodeAreComparedWithEachOther) {
+  FleetGenOptions o;
+  o.nodes = 200;
+  o.defect_rate = 0;
+  o.missing_rate = 0;
+  o.noisy_rate = 0;
+  o.second_class = 0;
+  GeneratedFleet g = *GenerateFleet(o);
+  const FleetTable train = TableOf(g);
+  const LearnedCriteria c = *Learn(train, LearnOptions{});
+  FleetRow bad = g.rows[0];
+  for (auto& [key, value] : bad.values) {
+    if (key.rfind("gemm-flops/", 0) == 0 && key.ends_with(":3")) value *= 0.95;
+  }
+  const FleetTable one = *ParseFleetTable(FormatFleetRow(bad), "one.jsonl");
+  const std::vector<NodeFindings> v = Judge(one, c);
+  ASSERT_TRUE(v[0].defective);
+  for (const Finding& f : v[0].findings) EXPECT_EQ(f.component, "GPU 3") << f.metric;
+  const FleetTable healthy = *ParseFleetTable(FormatFleetRow(g.rows[1]), "ok.jsonl");
+  EXPECT_FALSE(Judge(healthy, c)[0].defective);
+}
+
+TEST(LearnTest, CriteriaRoundTripAndVersionCheck) {
+  FleetGenOptions o;
+  o.nodes = 100;
+  const GeneratedFleet g = *GenerateFleet(o);
+  const FleetTable t = TableOf(g);
+  const LearnedCriteria c = *Learn(t, LearnOptions{});
+  const std::string text = DumpJson(CriteriaToJson(c));
+  Result<LearnedCriteria> back = CriteriaFromJson(text, "c.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(DumpJson(CriteriaToJson(*back)), text);
+  // Same verdicts from the file as from memory, for any thread count.
+  const auto a = Judge(t, c, 1);
+  const auto b = Judge(t, *back, 3);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].findings.size(), b[i].findings.size());
+
+  Result<LearnedCriteria> other = CriteriaFromJson("{\"schema\": \"vigil.criteria/9\"}", "c.json");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().message().rfind("c.json: criteria of schema \"vigil.criteria/9\"", 0),
+            0u);
+  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/1\"}", "c.json").ok());
+  EXPECT_FALSE(CriteriaFromJson("[]", "c.json").ok());
+  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/1\", \"threshold_sigmas\": \"x\","
+                                " \"resolution\": 0, \"classes\": []}",
+                                "c.json")
+                   .ok());
+}
+
+TEST(LearnTest, TooFewNodesInAClassIsAnError) {
+  FleetGenOptions o;
+  o.nodes = 3;
+  const FleetTable t = TableOf(*GenerateFleet(o));
+  Result<LearnedCriteria> c = Learn(t, LearnOptions{});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("fewer than the 5 needed"), std::string::npos);
+}
+
+TEST(LearnTest, FailedAndMissingBenchmarksAreOneFindingEach) {
+  FleetGenOptions o;
+  o.nodes = 100;
+  o.defect_rate = 0;
+  o.missing_rate = 0;
+  o.second_class = 0;
+  GeneratedFleet g = *GenerateFleet(o);
+  const LearnedCriteria c = *Learn(TableOf(g), LearnOptions{});
+  FleetRow failed = g.rows[0];
+  std::erase_if(failed.values, [](const auto& kv) { return kv.first.rfind("mem-bw/", 0) == 0; });
+  FleetRow failed_rc = failed;
+  failed_rc.values.emplace_back("mem-bw/return_code", 1);
+  for (const FleetRow* r : {&failed, &failed_rc}) {
+    const FleetTable one = *ParseFleetTable(FormatFleetRow(*r), "one.jsonl");
+    const std::vector<NodeFindings> v = Judge(one, c);
+    ASSERT_EQ(v[0].findings.size(), 1u);
+    EXPECT_EQ(v[0].findings[0].component, "mem-bw");
+    EXPECT_EQ(v[0].findings[0].test, r == &failed ? "missing" : "return_code");
+    EXPECT_EQ(v[0].findings[0].severity, Severity::kCritical);
+  }
+}
+
+}  // namespace
+}  // namespace vigil::validate
