@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 
+#include "cli/validate.h"
 #include "cli/version.h"
 #include "vigil/bench/inventory.h"
 #include "vigil/bench/registry.h"
@@ -16,6 +18,7 @@
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
 #include "vigil/results/summary.h"
+#include "vigil/validate/learn.h"
 
 namespace vigil::cli {
 namespace {
@@ -92,6 +95,9 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
                   "Directory for the disk benchmark's file (default: $TMPDIR or /tmp)");
   cmd->add_option("--set", options.set,
                   "A benchmark parameter, <benchmark>.<name>=<value> (see `vigil bench list`)");
+  cmd->add_option("--criteria", options.criteria,
+                  "Judge this node by criteria learned from the fleet (`vigil learn`); exit 1 "
+                  "when a component is defective");
   cmd->add_flag("--json", options.json, "Print the results document as JSON instead of a table");
   return cmd;
 }
@@ -114,6 +120,11 @@ CommandResult RunRun(const RunOptions& options) {
   if (!options.summary.empty()) {
     const Status summary_ok = CheckWritable(options.summary);
     if (!summary_ok.ok()) return summary_ok.WithContext("--summary");
+  }
+  std::optional<validate::LearnedCriteria> criteria;
+  if (!options.criteria.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.criteria));
+    VIGIL_ASSIGN_OR_RETURN(criteria, validate::CriteriaFromJson(text, options.criteria));
   }
 
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
@@ -154,11 +165,35 @@ CommandResult RunRun(const RunOptions& options) {
 
   bool failed = false;
   for (const BenchmarkRecord& r : doc.benchmarks) failed |= r.status == BenchStatus::kFailed;
+  // Judge what ran by the fleet's criteria: the node's flat row, as the fleet's files hold it.
+  std::optional<FleetTable> row;
+  std::vector<validate::NodeFindings> verdicts;
+  if (criteria) {
+    std::vector<std::string> ran;
+    for (const BenchmarkRecord& r : doc.benchmarks) {
+      if (r.status != BenchStatus::kSkipped) ran.push_back(r.name);
+    }
+    VIGIL_ASSIGN_OR_RETURN(row, ParseFleetTable(FormatFleetRow(FleetRowOf(doc)), "this node"));
+    verdicts = validate::Judge(*row, validate::RestrictToBenchmarks(*criteria, ran));
+    failed |= verdicts[0].defective;
+  }
   if (options.json) {
-    fmt::print("{}\n", DumpJson(ToJson(doc), 2));
+    Json out = ToJson(doc);
+    if (criteria) {
+      Json findings = Json::array();
+      for (const auto& f : verdicts[0].findings) findings.push_back(validate::FindingToJson(f));
+      out["validation"] = Json{{"criteria", options.criteria},
+                               {"verdict", verdicts[0].defective ? "defective" : "healthy"},
+                               {"findings", std::move(findings)}};
+    }
+    fmt::print("{}\n", DumpJson(out, 2));
   } else {
     fmt::print("{}\nResults: {}\n", RenderTable(doc), options.out);
     if (!options.summary.empty()) fmt::print("Summary line appended to {}\n", options.summary);
+    if (criteria) {
+      fmt::print("\n{}Verdict by {}: {}\n", RenderFindings(*row, verdicts), options.criteria,
+                 verdicts[0].defective ? "defective" : "healthy");
+    }
   }
   return failed ? ExitCode::kDefect : ExitCode::kHealthy;
 }

@@ -17,6 +17,7 @@ struct RunOptions {
   std::string node;                        // the node's name; default: the host name
   std::string scratch;           // where the disk benchmark writes; default: $TMPDIR or /tmp
   std::vector<std::string> set;  // benchmark parameters, "<benchmark>.<name>=<value>"
+  std::string criteria;          // learned criteria to judge this node by (`vigil learn`)
   bool json = false;             // print the document as JSON instead of the table
 };
 

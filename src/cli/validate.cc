@@ -15,6 +15,7 @@ namespace vigil::cli {
 namespace {
 
 using validate::Finding;
+using validate::FindingToJson;
 using validate::NodeFindings;
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -31,9 +32,6 @@ Result<FleetTable> ReadAll(const std::vector<std::string>& paths) {
   if (all.node_count() == 0) return Status::InvalidArgument("no nodes in the --data files");
   return all;
 }
-
-// NaN and infinities have no JSON form: null.
-Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 std::string Range(const Finding& f) {
   if (f.test == "return_code") return "0";
@@ -59,6 +57,30 @@ Json ScoreJson(const validate::Score& s) {
 }
 
 }  // namespace
+
+std::string RenderFindings(const FleetTable& table,
+                           const std::vector<validate::NodeFindings>& verdicts) {
+  Table t({"NODE", "COMPONENT", "METRIC", "VALUE", "EXPECTED", "DEVIATION", "SEVERITY", "TEST"});
+  size_t rows = 0;
+  constexpr size_t kMaxRows = 200;
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    for (const Finding& f : verdicts[i].findings) {
+      if (++rows > kMaxRows) continue;
+      t.Add({table.node(i), f.component, f.metric,
+             std::isnan(f.value) ? "-" : FormatFigure(f.value), Range(f),
+             f.test == "missing" || f.test == "return_code"
+                 ? "-"
+                 : fmt::format("{:+.1f}%", f.deviation * 100),
+             std::string(validate::SeverityName(f.severity)), f.test});
+    }
+  }
+  if (rows == 0) return "";
+  std::string out = t.ToString();
+  if (rows > kMaxRows) {
+    out += fmt::format("... and {} more findings (--json lists them all)\n", rows - kMaxRows);
+  }
+  return out;
+}
 
 CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& o) {
   CLI::App* cmd = app.add_subcommand(
@@ -138,17 +160,7 @@ CommandResult RunValidate(const ValidateCliOptions& o) {
     Json nodes = Json::array();
     for (size_t i = 0; i < verdicts.size(); ++i) {
       Json findings = Json::array();
-      for (const Finding& f : verdicts[i].findings) {
-        findings.push_back(Json{{"component", f.component},
-                                {"metric", f.metric},
-                                {"test", f.test},
-                                {"value", Number(f.value)},
-                                {"expected_low", Number(f.expected_low)},
-                                {"expected_high", Number(f.expected_high)},
-                                {"deviation", Number(f.deviation)},
-                                {"sigmas", Number(f.sigmas)},
-                                {"severity", validate::SeverityName(f.severity)}});
-      }
+      for (const Finding& f : verdicts[i].findings) findings.push_back(FindingToJson(f));
       nodes.push_back(Json{{"node", table.node(i)},
                            {"verdict", verdicts[i].defective ? "defective" : "healthy"},
                            {"findings", std::move(findings)}});
@@ -159,22 +171,7 @@ CommandResult RunValidate(const ValidateCliOptions& o) {
     }
     fmt::print("{}\n", DumpJson(out));
   } else {
-    Table t({"NODE", "COMPONENT", "METRIC", "VALUE", "EXPECTED", "DEVIATION", "SEVERITY", "TEST"});
-    size_t rows = 0;
-    constexpr size_t kMaxRows = 200;
-    for (size_t i = 0; i < verdicts.size() && rows < kMaxRows; ++i) {
-      for (const Finding& f : verdicts[i].findings) {
-        if (++rows > kMaxRows) break;
-        t.Add({table.node(i), f.component, f.metric,
-               std::isnan(f.value) ? "-" : FormatFigure(f.value), Range(f),
-               f.test == "missing" || f.test == "return_code"
-                   ? "-"
-                   : fmt::format("{:+.1f}%", f.deviation * 100),
-               std::string(validate::SeverityName(f.severity)), f.test});
-      }
-    }
-    if (rows > 0) fmt::print("{}", t.ToString());
-    if (rows > kMaxRows) fmt::print("... (more findings; --json lists them all)\n");
+    fmt::print("{}", RenderFindings(table, verdicts));
     fmt::print("{} of {} nodes defective ({} metrics, {:.2f} s)\n", defective, table.node_count(),
                table.metric_count(), SecondsSince(start));
     if (learned) {

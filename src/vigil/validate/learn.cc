@@ -458,6 +458,31 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
 
 }  // namespace
 
+LearnedCriteria RestrictToBenchmarks(LearnedCriteria c, const std::vector<std::string>& benchmarks) {
+  const auto kept = [&](std::string_view benchmark) {
+    return std::find(benchmarks.begin(), benchmarks.end(), benchmark) != benchmarks.end();
+  };
+  for (ClassModel& cm : c.classes) {
+    std::erase_if(cm.families,
+                  [&](const FamilyModel& f) { return !kept(BenchmarkOfKey(f.family)); });
+    std::erase_if(cm.components, [&](const ComponentModel& m) { return !kept(m.benchmark); });
+  }
+  return c;
+}
+
+Json FindingToJson(const Finding& f) {
+  const auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+  return Json{{"component", f.component},
+              {"metric", f.metric},
+              {"test", f.test},
+              {"value", number(f.value)},
+              {"expected_low", number(f.expected_low)},
+              {"expected_high", number(f.expected_high)},
+              {"deviation", number(f.deviation)},
+              {"sigmas", number(f.sigmas)},
+              {"severity", SeverityName(f.severity)}};
+}
+
 std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, int threads) {
   const Columns cols(t);
   std::map<std::string, const ClassModel*> classes;

@@ -85,6 +85,13 @@ struct NodeFindings {
   std::vector<Finding> findings;
 };
 
+// The criteria of these benchmarks only (families and component models whose benchmark, the
+// key's text before its last '/', is in the set): to judge a node that ran part of a suite.
+LearnedCriteria RestrictToBenchmarks(LearnedCriteria criteria,
+                                     const std::vector<std::string>& benchmarks);
+
+Json FindingToJson(const Finding& finding);
+
 // Judges every node of the table against the criteria of its hardware class (the only class
 // when the criteria hold one). Nodes are split over `threads` threads (0: the hardware's count);
 // the result does not depend on it.

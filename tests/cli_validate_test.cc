@@ -1,0 +1,196 @@
+// End-to-end tests of vigil diagnose, baseline, learn, validate, simulate fleet and
+// run --criteria: the built binary, its files, its output and its exit codes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/testing/temp_dir.h"
+#include "vigil_process.h"
+
+namespace vigil {
+namespace {
+
+using testing::ProcessResult;
+using testing::RunVigil;
+using testing::TempDir;
+
+const std::string kData = std::string(VIGIL_SOURCE_DIR) + "/tests/data/";
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// A SuperBench user gets SuperBench's own expected files from SuperBench's own inputs.
+TEST(CliValidateTest, DiagnoseMatchesSuperBench) {
+  TempDir dir;
+  for (const std::string format : {"md", "jsonl", "html"}) {
+    ProcessResult r = RunVigil({"diagnose", "-d", kData + "superbench_test_results.jsonl", "-r",
+                                kData + "superbench_test_rules.yaml", "-b",
+                                kData + "superbench_test_baseline.json", "--output-dir",
+                                dir.path(), "--output-file-format", format,
+                                "--strict-missing=false"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;  // two nodes are defective
+    EXPECT_EQ(*ReadFile(dir.File("diagnosis_summary." + format)),
+              *ReadFile(kData + "superbench_diagnosis_summary." + format))
+        << format;
+  }
+  ProcessResult r = RunVigil({"diagnose", "-d", kData + "superbench_test_results.jsonl", "-r",
+                              kData + "superbench_test_rules.yaml", "-b",
+                              kData + "superbench_test_baseline.json", "--output-dir",
+                              dir.path(), "--json", "--output-all"});
+  EXPECT_EQ(r.exit_code, 1);
+  Result<Json> j = ParseJson(r.out, "stdout");
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_EQ((*j)["defective"], 2);
+  EXPECT_EQ((*j)["defective_nodes"][0]["node"], "sb-validation-01");
+  EXPECT_EQ(ParseJson(*ReadFile(dir.File("diagnosis_summary.json")), "all")->size(), 3u);
+}
+
+TEST(CliValidateTest, DiagnoseRejectsBadInputAndWritesNothing) {
+  TempDir dir;
+  dir.Write("bad.jsonl", "{\"node\": \"a\", \"m/x\": 1}\n{\"node\": \"b\", \"m/x\": \"fast\"}\n");
+  dir.Write("ok.jsonl", "{\"node\": \"a\", \"m/x\": 1}\n");
+  dir.Write("unknown.yaml",
+            "superbench:\n  rules:\n    r1: {categories: C, function: abb, "
+            "criteria: 'lambda x:x>0', metrics: [m/x]}\n");
+  dir.Write("unsafe.yaml",
+            "superbench:\n  rules:\n    r1: {categories: C, function: value, "
+            "criteria: 'lambda x: __import__(\"os\").system(\"true\")', metrics: [m/x]}\n");
+  dir.Write("variance.yaml",
+            "superbench:\n  rules:\n    r1: {categories: C, function: variance, "
+            "criteria: 'lambda x:x<-0.1', metrics: [m/x]}\n");
+  dir.Write("zero.json", "{\"m/x\": 0}");
+  const std::string out = dir.path() + "/out";
+  dir.Write("out/.keep", "");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"-d", dir.File("bad.jsonl"), "-r", dir.File("variance.yaml")},
+       "bad.jsonl:2: field \"m/x\": expected a number or null"},
+      {{"-d", dir.File("ok.jsonl"), "-r", dir.File("unknown.yaml")},
+       "unknown.yaml:3: rule \"r1\": unknown function \"abb\""},
+      {{"-d", dir.File("ok.jsonl"), "-r", dir.File("unsafe.yaml")},
+       "unsafe.yaml:3: rule \"r1\": criteria"},
+      {{"-d", dir.File("ok.jsonl"), "-r", dir.File("variance.yaml")},
+       "rule \"r1\": no baseline for \"m/x\""},
+      {{"-d", dir.File("ok.jsonl"), "-r", dir.File("variance.yaml"), "-b", dir.File("zero.json")},
+       "rule \"r1\": the baseline of \"m/x\" is 0"},
+      {{"-d", dir.File("ok.jsonl"), "-r", dir.File("variance.yaml"), "--output-file-format",
+        "xlsx"},
+       "unknown output format 'xlsx'"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"diagnose", "--output-dir", out};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    ProcessResult r = RunVigil(args);
+    EXPECT_EQ(r.exit_code, 2) << c.message << "\n" << r.err;
+    EXPECT_TRUE(Contains(r.err, c.message)) << r.err;
+  }
+  EXPECT_FALSE(ReadFile(out + "/diagnosis_summary.json").ok());  // nothing was written
+}
+
+TEST(CliValidateTest, BaselineMeanAndWithRules) {
+  TempDir dir;
+  ProcessResult r = RunVigil({"baseline", "-d", kData + "superbench_test_results.jsonl", "-o",
+                              dir.File("b.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result<Json> b = ParseJson(*ReadFile(dir.File("b.json")), "b.json");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->size(), 462u);
+  r = RunVigil({"baseline", "-d", kData + "superbench_test_generate_baseline_results.jsonl", "-r",
+                kData + "superbench_test_generate_baseline_diagnosis_rules.yaml", "-o",
+                dir.File("fixed.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "outlying values left out")) << r.out;
+  // The generated baseline drives a diagnosis with the same rules.
+  r = RunVigil({"diagnose", "-d", kData + "superbench_test_generate_baseline_results.jsonl", "-r",
+                kData + "superbench_test_generate_baseline_diagnosis_rules.yaml", "-b",
+                dir.File("fixed.json"), "--output-dir", dir.path()});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+}
+
+TEST(CliValidateTest, SimulateLearnValidate) {
+  TempDir dir;
+  ProcessResult r = RunVigil({"simulate", "fleet", "--nodes", "400", "--defect-rate", "0.1",
+                              "--seed", "3", "--out", dir.File("fleet.jsonl"), "--truth",
+                              dir.File("truth.csv")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("criteria.json"),
+                "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ((*ParseJson(r.out, "stdout"))["classes"].size(), 2u);
+  r = RunVigil({"validate", "--data", dir.File("fleet.jsonl"), "--criteria",
+                dir.File("criteria.json"), "--truth", dir.File("truth.csv")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(Contains(r.out, "COMPONENT")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "SUPERBENCH RECALL")) << r.out;
+  r = RunVigil({"validate", "--data", dir.File("fleet.jsonl"), "--criteria",
+                dir.File("criteria.json"), "--truth", dir.File("truth.csv"), "--json"});
+  Result<Json> j = ParseJson(r.out, "stdout");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["nodes"].size(), 400u);
+  EXPECT_GE((*j)["score"]["learned"]["rows"].back()["recall"].get<double>(), 0.8);
+
+  // Criteria from another version, and a truth file that is not one, are bad input.
+  dir.Write("old.json", "{\"schema\": \"vigil.criteria/0\"}");
+  r = RunVigil({"validate", "--data", dir.File("fleet.jsonl"), "--criteria", dir.File("old.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "old.json: criteria of schema \"vigil.criteria/0\"")) << r.err;
+  r = RunVigil({"validate", "--data", dir.File("fleet.jsonl"), "--criteria",
+                dir.File("criteria.json"), "--truth", dir.File("fleet.jsonl")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "fleet.jsonl:1: expected the header")) << r.err;
+}
+
+// `vigil run --criteria` judges what it just measured. A fleet of this node's own results, with
+// a generous threshold, finds it healthy; criteria that expect ten times its figures do not.
+TEST(CliValidateTest, RunJudgesTheNodeByLearnedCriteria) {
+  TempDir dir;
+  ProcessResult r = RunVigil({"run", "--bench", "cpu-latency", "--set",
+                              "cpu-latency.buffer_size=8M", "--out", dir.File("r.json"),
+                              "--summary", dir.File("one.jsonl"), "--node", "n0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string line = *ReadFile(dir.File("one.jsonl"));
+  std::string fleet;
+  for (int i = 0; i < 8; ++i) {
+    std::string l = line;
+    l.replace(l.find("\"n0\""), 4, "\"n" + std::to_string(i) + "\"");
+    fleet += l;
+  }
+  dir.Write("fleet.jsonl", fleet);
+  r = RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("c.json"),
+                "--threshold", "1000000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunVigil({"run", "--bench", "cpu-latency", "--set", "cpu-latency.buffer_size=8M", "--out",
+                dir.File("r2.json"), "--criteria", dir.File("c.json"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  Result<Json> j = ParseJson(r.out, "stdout");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["validation"]["verdict"], "healthy");
+
+  // Criteria that expect ten times the node's figures, either way, with no room: it fails them.
+  Json c = *ParseJson(*ReadFile(dir.File("c.json")), "c.json");
+  for (Json& cls : c["classes"]) {
+    for (Json& f : cls["families"]) {
+      if (f["direction"] == "zero") continue;
+      f["direction"] = "either";
+      f["centre"] = f["centre"].get<double>() * 10 + 1;
+      f["spread"] = 1e-9;
+      f.erase("balance_centre");
+      f.erase("balance_spread");
+    }
+  }
+  dir.Write("strict.json", DumpJson(c));
+  r = RunVigil({"run", "--bench", "cpu-latency", "--set", "cpu-latency.buffer_size=8M", "--out",
+                dir.File("r3.json"), "--criteria", dir.File("strict.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_TRUE(Contains(r.out, "Verdict by")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "defective")) << r.out;
+}
+
+}  // namespace
+}  // namespace vigil
