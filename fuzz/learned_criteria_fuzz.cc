@@ -1,0 +1,24 @@
+// Criteria files and truth files are read back from disk: any text is accepted or rejected with
+// a message, and accepted criteria judge a small fleet without crashing.
+#include <cstdint>
+#include <string>
+
+#include "vigil/results/summary.h"
+#include "vigil/validate/fleet_gen.h"
+#include "vigil/validate/learn.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)vigil::validate::ParseTruth(text, "truth.csv");
+  vigil::Result<vigil::validate::LearnedCriteria> c =
+      vigil::validate::CriteriaFromJson(text, "criteria.json");
+  if (!c.ok()) return 0;
+  static const vigil::FleetTable table = *vigil::ParseFleetTable(
+      "{\"node\": \"a\", \"hardware\": \"h\", \"g/flops:0\": 1, \"g/flops:1\": 2, "
+      "\"g/return_code\": 0, \"ib/write_4096_bw:0\": 3, \"ib/write_8192_bw:0\": 4}\n"
+      "{\"node\": \"b\", \"g/flops:0\": 0, \"g/return_code\": 1}\n",
+      "fleet", 1);
+  vigil::validate::Judge(table, *c, 1);
+  vigil::validate::Judge(table, vigil::validate::RestrictToBenchmarks(*c, {"g"}), 2);
+  return 0;
+}
