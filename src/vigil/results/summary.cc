@@ -105,8 +105,9 @@ class ChunkParser {
   Status ParseLine(std::string_view line, int line_no) {
     simdjson::dom::element doc;
     simdjson::error_code e = parser_.parse(line.data(), line.size(), false).get(doc);
-    if (e && line.find("NaN") != std::string_view::npos) {
-      // Python's json writes NaN for a missing float; read it as null.
+    if (e && (line.find("NaN") != std::string_view::npos ||
+              line.find("Infinity") != std::string_view::npos)) {
+      // Python's json writes NaN (and Infinity) for floats JSON has no form for: read as null.
       nan_line_ = simdjson::padded_string(NaNAsNull(line));
       e = parser_.parse(nan_line_).get(doc);
     }
@@ -147,8 +148,7 @@ class ChunkParser {
     return Status::Ok();
   }
 
-  // The line with each NaN outside a string replaced by null (same length but one byte: the
-  // positions of errors do not matter here, only that the rest parses as before).
+  // The line with each NaN, Infinity and -Infinity outside a string replaced by null.
   static std::string NaNAsNull(std::string_view line) {
     std::string out;
     bool in_string = false;
@@ -163,10 +163,17 @@ class ChunkParser {
         if (ch == '"') in_string = false;
       } else if (ch == '"') {
         in_string = true;
-      } else if (line.substr(i, 3) == "NaN") {
-        out += "null";
-        i += 2;
-        continue;
+      } else {
+        bool replaced = false;
+        for (std::string_view token : {"-Infinity", "Infinity", "NaN"}) {
+          if (line.substr(i, token.size()) == token) {
+            out += "null";
+            i += token.size() - 1;
+            replaced = true;
+            break;
+          }
+        }
+        if (replaced) continue;
       }
       out += ch;
     }

@@ -59,7 +59,8 @@ class FleetTable {
 
 // Parses a fleet summary. Each non-blank line must be a JSON object with a string "node" (or
 // "index", SuperBench's alternative), an optional string "hardware", and number-or-null values
-// (NaN too, as Python writes it) under keys that parse as MetricKey, each key once.
+// (NaN and Infinity too, as Python writes them: missing) under keys that parse as MetricKey,
+// each key once.
 // InvalidArgument "<source>:<line>: <problem>" on the first bad line. Uses up to `threads`
 // threads (0: the hardware's count); the result does not depend on it.
 Result<FleetTable> ParseFleetTable(std::string_view text, std::string_view source,

@@ -63,7 +63,8 @@ TEST(SummaryTest, SuperBenchFileRoundTripsLosslessly) {
 
 TEST(SummaryTest, NullAndNaNAreMissing) {
   Result<FleetTable> t = ParseFleetTable(
-      "{\"node\": \"n1\", \"a/b:0\": null, \"a/c\": NaN, \"a/d\": 2.5, \"hardware\": \"8x H\"}\n",
+      "{\"node\": \"n1\", \"a/b:0\": null, \"a/c\": NaN, \"a/d\": 2.5, \"hardware\": \"8x H\", "
+      "\"a/e\": -Infinity}\n",
       "f");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_TRUE(std::isnan(t->at(0, 0)));
@@ -144,6 +145,7 @@ TEST(SummaryTest, ErrorsNameFileLineAndField) {
       {"{\"node\": \"a\", \"x/y\": 1, \"x/y\": 2}\n", "fleet.jsonl:1: field \"x/y\": appears twice"},
       {"{\"node\": \"a\"} {}\n", "fleet.jsonl:1: not valid JSON"},
       {"{\"node\": \"a\", \"x/y\": 1e999}\n", "fleet.jsonl:1:"},
+      {"{\"node\": \"a\", \"x/y\": \"NaN\"}\n", "fleet.jsonl:1: field \"x/y\": expected a number"},
   };
   for (const Case& c : cases) {
     Result<FleetTable> r = ParseFleetTable(c.text, "fleet.jsonl");
