@@ -12,11 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   vigil::Result<std::vector<vigil::validate::Rule>> rules =
       vigil::validate::ParseRules(text, "fuzz.yaml");
   if (!rules.ok()) return 0;
-  static const vigil::FleetTable table =
-      *vigil::ParseFleetTable(
-          "{\"node\": \"a\", \"m/x:0\": 1, \"m/x:1\": 2, \"m/return_code\": 0}\n"
-          "{\"node\": \"b\", \"m/x:0\": 3, \"n:run0/y\": null, \"m/return_code\": 1}\n",
-          "fleet", 1);
+  static const vigil::FleetTable table = *vigil::ParseFleetTable(
+      "{\"node\": \"a\", \"m/x:0\": 1, \"m/x:1\": 2, \"m/return_code\": 0}\n"
+      "{\"node\": \"b\", \"m/x:0\": 3, \"n:run0/y\": null, \"m/return_code\": 1}\n",
+      "fleet", 1);
   const vigil::validate::Baseline baseline = {{"m/x", 2.0}, {"n:run0/y", 1.0}};
   for (bool strict : {false, true}) {
     vigil::validate::DiagnoseOptions o;

@@ -28,18 +28,17 @@ TEST(CliValidateTest, DiagnoseMatchesSuperBench) {
   for (const std::string format : {"md", "jsonl", "html"}) {
     ProcessResult r = RunVigil({"diagnose", "-d", kData + "superbench_test_results.jsonl", "-r",
                                 kData + "superbench_test_rules.yaml", "-b",
-                                kData + "superbench_test_baseline.json", "--output-dir",
-                                dir.path(), "--output-file-format", format,
-                                "--strict-missing=false"});
+                                kData + "superbench_test_baseline.json", "--output-dir", dir.path(),
+                                "--output-file-format", format, "--strict-missing=false"});
     EXPECT_EQ(r.exit_code, 1) << r.err;  // two nodes are defective
     EXPECT_EQ(*ReadFile(dir.File("diagnosis_summary." + format)),
               *ReadFile(kData + "superbench_diagnosis_summary." + format))
         << format;
   }
-  ProcessResult r = RunVigil({"diagnose", "-d", kData + "superbench_test_results.jsonl", "-r",
-                              kData + "superbench_test_rules.yaml", "-b",
-                              kData + "superbench_test_baseline.json", "--output-dir",
-                              dir.path(), "--json", "--output-all"});
+  ProcessResult r =
+      RunVigil({"diagnose", "-d", kData + "superbench_test_results.jsonl", "-r",
+                kData + "superbench_test_rules.yaml", "-b", kData + "superbench_test_baseline.json",
+                "--output-dir", dir.path(), "--json", "--output-all"});
   EXPECT_EQ(r.exit_code, 1);
   Result<Json> j = ParseJson(r.out, "stdout");
   ASSERT_TRUE(j.ok()) << r.out;
@@ -95,8 +94,8 @@ TEST(CliValidateTest, DiagnoseRejectsBadInputAndWritesNothing) {
 
 TEST(CliValidateTest, BaselineMeanAndWithRules) {
   TempDir dir;
-  ProcessResult r = RunVigil({"baseline", "-d", kData + "superbench_test_results.jsonl", "-o",
-                              dir.File("b.json")});
+  ProcessResult r = RunVigil(
+      {"baseline", "-d", kData + "superbench_test_results.jsonl", "-o", dir.File("b.json")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Result<Json> b = ParseJson(*ReadFile(dir.File("b.json")), "b.json");
   ASSERT_TRUE(b.ok());
@@ -115,12 +114,12 @@ TEST(CliValidateTest, BaselineMeanAndWithRules) {
 
 TEST(CliValidateTest, SimulateLearnValidate) {
   TempDir dir;
-  ProcessResult r = RunVigil({"simulate", "fleet", "--nodes", "400", "--defect-rate", "0.1",
-                              "--seed", "3", "--out", dir.File("fleet.jsonl"), "--truth",
-                              dir.File("truth.csv")});
+  ProcessResult r =
+      RunVigil({"simulate", "fleet", "--nodes", "400", "--defect-rate", "0.1", "--seed", "3",
+                "--out", dir.File("fleet.jsonl"), "--truth", dir.File("truth.csv")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("criteria.json"),
-                "--json"});
+  r = RunVigil(
+      {"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("criteria.json"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ((*ParseJson(r.out, "stdout"))["classes"].size(), 2u);
   r = RunVigil({"validate", "--data", dir.File("fleet.jsonl"), "--criteria",
@@ -150,9 +149,9 @@ TEST(CliValidateTest, SimulateLearnValidate) {
 // a generous threshold, finds it healthy; criteria that expect ten times its figures do not.
 TEST(CliValidateTest, RunJudgesTheNodeByLearnedCriteria) {
   TempDir dir;
-  ProcessResult r = RunVigil({"run", "--bench", "cpu-latency", "--set",
-                              "cpu-latency.buffer_size=8M", "--out", dir.File("r.json"),
-                              "--summary", dir.File("one.jsonl"), "--node", "n0"});
+  ProcessResult r =
+      RunVigil({"run", "--bench", "cpu-latency", "--set", "cpu-latency.buffer_size=8M", "--out",
+                dir.File("r.json"), "--summary", dir.File("one.jsonl"), "--node", "n0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string line = *ReadFile(dir.File("one.jsonl"));
   std::string fleet;

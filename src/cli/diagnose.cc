@@ -23,8 +23,7 @@ CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "diagnose",
       "Judge a fleet's results with SuperBench rules (compatible with `sb result diagnosis`)");
-  cmd->add_option("-d,--data-file", o.data, "Fleet summary JSONL, one node per line")
-      ->required();
+  cmd->add_option("-d,--data-file", o.data, "Fleet summary JSONL, one node per line")->required();
   cmd->add_option("-r,--rule-file", o.rules, "SuperBench rule file (YAML)")->required();
   cmd->add_option("-b,--baseline-file", o.baseline, "SuperBench baseline (JSON)");
   cmd->add_option("--output-dir", o.output_dir, "Directory for diagnosis_summary.<format>")
@@ -45,10 +44,9 @@ CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
 
 CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
   VIGIL_ASSIGN_OR_RETURN(validate::ReportFormat format, validate::ParseReportFormat(o.format));
-  const std::string out =
-      (std::filesystem::path(o.output_dir) /
-       fmt::format("diagnosis_summary.{}", validate::ReportExtension(format)))
-          .string();
+  const std::string out = (std::filesystem::path(o.output_dir) /
+                           fmt::format("diagnosis_summary.{}", validate::ReportExtension(format)))
+                              .string();
   VIGIL_RETURN_IF_ERROR(CheckWritable(out));
   const auto start = std::chrono::steady_clock::now();
   VIGIL_ASSIGN_OR_RETURN(std::vector<validate::Rule> rules, validate::ReadRules(o.rules));
@@ -102,8 +100,9 @@ CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
 
 CLI::App* SetupBaseline(CLI::App& app, BaselineCliOptions& o) {
   CLI::App* cmd = app.add_subcommand(
-      "baseline", "Generate a SuperBench baseline from a fleet's results (mean, or with rules "
-                  "SuperBench's fix_threshold outlier removal)");
+      "baseline",
+      "Generate a SuperBench baseline from a fleet's results (mean, or with rules "
+      "SuperBench's fix_threshold outlier removal)");
   cmd->add_option("-d,--data-file", o.data, "Fleet summary JSONL")->required();
   cmd->add_option("-r,--rule-file", o.rules,
                   "Diagnosis rules: drop the values they flag until none is flagged");

@@ -8,10 +8,10 @@
 #include "cli/common.h"
 #include "cli/diagnose.h"
 #include "cli/fleet_stats.h"
-#include "cli/validate.h"
 #include "cli/model.h"
 #include "cli/run.h"
 #include "cli/simulate.h"
+#include "cli/validate.h"
 #include "cli/version.h"
 #include "vigil/core/log.h"
 

@@ -1,5 +1,5 @@
-// Random numbers for simulators and generators: one reproducible stream per (seed, stream index), so that
-// run i of a simulation is the same whether or not other runs are made.
+// Random numbers for simulators and generators: one reproducible stream per (seed, stream index),
+// so that run i of a simulation is the same whether or not other runs are made.
 #pragma once
 
 #include <cmath>

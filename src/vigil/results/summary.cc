@@ -31,7 +31,6 @@ void AppendNumber(std::string& out, double v) {
   }
 }
 
-
 // The rows of one stretch of lines, parsed by one thread. Keys are interned per chunk and mapped
 // to the table's columns when chunks are merged, in order, so that the result is the same for
 // any number of threads.
@@ -304,10 +303,10 @@ Result<FleetTable> ParsePadded(const simdjson::padded_string& padded, std::strin
   // By default one thread per few megabytes, up to the hardware's count: below that, starting a
   // thread costs more than it saves.
   constexpr size_t kBytesPerThread = 4u << 20;
-  const size_t n =
-      threads > 0 ? static_cast<size_t>(threads)
-                  : std::clamp<size_t>(all.size() / kBytesPerThread, 1,
-                                       std::max(1u, std::thread::hardware_concurrency()));
+  const size_t n = threads > 0
+                       ? static_cast<size_t>(threads)
+                       : std::clamp<size_t>(all.size() / kBytesPerThread, 1,
+                                            std::max(1u, std::thread::hardware_concurrency()));
   std::vector<Chunk> chunks(n);
   size_t begin = 0;
   int line = 1;

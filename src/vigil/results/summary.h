@@ -34,7 +34,7 @@ class FleetTable {
   size_t metric_count() const { return metrics_.size(); }
   const std::string& node(size_t i) const { return nodes_[i]; }
   const std::string& hardware(size_t i) const { return hardware_[i]; }
-  int line(size_t i) const { return lines_[i]; }               // line of node i in its file
+  int line(size_t i) const { return lines_[i]; }  // line of node i in its file
   const std::string& source(size_t i) const { return sources_[source_of_[i]]; }  // its file
   const std::vector<std::string>& metrics() const { return metrics_; }  // first appearance order
   // NaN when node i has no value for metric j (absent, null or NaN in the file).
@@ -63,8 +63,7 @@ class FleetTable {
 // each key once.
 // InvalidArgument "<source>:<line>: <problem>" on the first bad line. Uses up to `threads`
 // threads (0: the hardware's count); the result does not depend on it.
-Result<FleetTable> ParseFleetTable(std::string_view text, std::string_view source,
-                                   int threads = 0);
+Result<FleetTable> ParseFleetTable(std::string_view text, std::string_view source, int threads = 0);
 
 // Reads and parses a fleet summary file (see ParseFleetTable).
 Result<FleetTable> ReadFleetTable(const std::string& path, int threads = 0);

@@ -70,7 +70,8 @@ TEST(SummaryTest, NullAndNaNAreMissing) {
   EXPECT_TRUE(std::isnan(t->at(0, 0)));
   EXPECT_TRUE(std::isnan(t->at(0, 1)));
   EXPECT_EQ(t->hardware(0), "8x H");
-  EXPECT_EQ(FormatFleetRow(t->Row(0)), "{\"node\": \"n1\", \"hardware\": \"8x H\", \"a/d\": 2.5}\n");
+  EXPECT_EQ(FormatFleetRow(t->Row(0)),
+            "{\"node\": \"n1\", \"hardware\": \"8x H\", \"a/d\": 2.5}\n");
 }
 
 TEST(SummaryTest, IndexNamesTheNodeAndBlankLinesAreSkipped) {
@@ -142,7 +143,8 @@ TEST(SummaryTest, ErrorsNameFileLineAndField) {
       {"[1, 2]\n", "fleet.jsonl:1: expected a JSON object"},
       {"{\"node\": \"a\"}\n{\"node\": \"b\",\n", "fleet.jsonl:2:"},
       {"{\"node\": \"a\", \"index\": \"b\"}\n", "fleet.jsonl:1: both"},
-      {"{\"node\": \"a\", \"x/y\": 1, \"x/y\": 2}\n", "fleet.jsonl:1: field \"x/y\": appears twice"},
+      {"{\"node\": \"a\", \"x/y\": 1, \"x/y\": 2}\n",
+       "fleet.jsonl:1: field \"x/y\": appears twice"},
       {"{\"node\": \"a\"} {}\n", "fleet.jsonl:1: not valid JSON"},
       {"{\"node\": \"a\", \"x/y\": 1e999}\n", "fleet.jsonl:1:"},
       {"{\"node\": \"a\", \"x/y\": \"NaN\"}\n", "fleet.jsonl:1: field \"x/y\": expected a number"},

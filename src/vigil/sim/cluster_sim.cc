@@ -10,9 +10,9 @@
 
 #include "vigil/core/clock.h"
 #include "vigil/core/duration.h"
+#include "vigil/core/random.h"
 #include "vigil/reliability/hostlist.h"
 #include "vigil/reliability/models.h"
-#include "vigil/core/random.h"
 
 namespace vigil::sim {
 namespace {

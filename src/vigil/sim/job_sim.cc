@@ -11,9 +11,9 @@
 #include <queue>
 #include <random>
 
+#include "vigil/core/random.h"
 #include "vigil/core/stats.h"
 #include "vigil/reliability/models.h"
-#include "vigil/core/random.h"
 
 namespace vigil::sim {
 namespace {

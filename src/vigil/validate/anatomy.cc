@@ -19,8 +19,8 @@ Direction DirectionOf(std::string_view name) {
   static constexpr std::array<std::string_view, 9> kLower = {
       "time", "latency", "overhead", "_lat", "_us", "_ms", "duration", "error", "_ns"};
   static constexpr std::array<std::string_view, 11> kHigher = {
-      "bw", "bandwidth", "flops", "iops", "throughput", "gbps", "tflops", "_ops", "score",
-      "rate", "speed"};
+      "bw",     "bandwidth", "flops", "iops", "throughput", "gbps",
+      "tflops", "_ops",      "score", "rate", "speed"};
   for (std::string_view w : kLower) {
     if (Contains(name, w)) return Direction::kLower;
   }
@@ -33,9 +33,9 @@ Direction DirectionOf(std::string_view name) {
 // The component a benchmark's index names.
 std::string ComponentOf(std::string_view benchmark, std::string_view index) {
   static constexpr std::pair<std::string_view, std::string_view> kKinds[] = {
-      {"gemm", "GPU"},     {"kernel-launch", "GPU"}, {"gpu-burn", "GPU"}, {"gpu-stream", "GPU"},
-      {"gpu-hbm", "GPU"},  {"mem-bw", "PCIe"},       {"gpu-copy", "link"}, {"pcie", "PCIe"},
-      {"ib-", "NIC"},      {"nic", "NIC"},           {"disk", "disk"},    {"cpu", "NUMA"}};
+      {"gemm", "GPU"},    {"kernel-launch", "GPU"}, {"gpu-burn", "GPU"},  {"gpu-stream", "GPU"},
+      {"gpu-hbm", "GPU"}, {"mem-bw", "PCIe"},       {"gpu-copy", "link"}, {"pcie", "PCIe"},
+      {"ib-", "NIC"},     {"nic", "NIC"},           {"disk", "disk"},     {"cpu", "NUMA"}};
   std::string_view kind;
   for (const auto& [prefix, k] : kKinds) {
     if (Contains(benchmark, prefix)) {
@@ -65,8 +65,9 @@ MetricAnatomy Anatomize(std::string_view key) {
   a.index = has_index ? std::string(key.substr(colon + 1)) : "";
   std::string_view benchmark = key.substr(0, slash);
   benchmark = benchmark.substr(0, benchmark.find(':'));
-  const std::string_view name =
-      slash == std::string_view::npos ? std::string_view() : std::string_view(a.family).substr(slash + 1);
+  const std::string_view name = slash == std::string_view::npos
+                                    ? std::string_view()
+                                    : std::string_view(a.family).substr(slash + 1);
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   a.direction = DirectionOf(lower);

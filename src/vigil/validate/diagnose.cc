@@ -96,8 +96,8 @@ Result<Rule> ParseRule(const std::string& name, const YAML::Node& node) {
           fmt::format("criteria {} fails on 0: {}", Quote(rule.criteria->text()), r.message));
     }
     if (r.kind != EvalResult::Kind::kBool) {
-      return Status::InvalidArgument(fmt::format(
-          "criteria {} must return True or False", Quote(rule.criteria->text())));
+      return Status::InvalidArgument(
+          fmt::format("criteria {} must return True or False", Quote(rule.criteria->text())));
     }
   }
   return rule;
@@ -123,18 +123,17 @@ struct ResolvedRule {
 };
 
 // The columns a rule selects, as SuperBench's RuleBase._get_metrics does.
-Result<std::vector<size_t>> Select(const Rule& rule, const FleetTable& table,
-                                   const std::map<std::string, std::vector<size_t>, std::less<>>&
-                                       by_benchmark,
-                                   std::vector<std::unique_ptr<RE2>>& regexes) {
+Result<std::vector<size_t>> Select(
+    const Rule& rule, const FleetTable& table,
+    const std::map<std::string, std::vector<size_t>, std::less<>>& by_benchmark,
+    std::vector<std::unique_ptr<RE2>>& regexes) {
   regexes.clear();
   for (const std::string& p : rule.patterns) {
     RE2::Options opts;
     opts.set_log_errors(false);
     auto re = std::make_unique<RE2>(p, opts);
     if (!re->ok()) {
-      return Status::InvalidArgument(
-          fmt::format("metric pattern {}: {}", Quote(p), re->error()));
+      return Status::InvalidArgument(fmt::format("metric pattern {}: {}", Quote(p), re->error()));
     }
     regexes.push_back(std::move(re));
   }
@@ -156,9 +155,8 @@ Result<std::vector<size_t>> Select(const Rule& rule, const FleetTable& table,
     }
   }
   std::vector<size_t> cols(selected.begin(), selected.end());
-  std::sort(cols.begin(), cols.end(), [&](size_t a, size_t b) {
-    return table.metrics()[a] < table.metrics()[b];
-  });
+  std::sort(cols.begin(), cols.end(),
+            [&](size_t a, size_t b) { return table.metrics()[a] < table.metrics()[b]; });
   return cols;
 }
 
@@ -322,8 +320,8 @@ Result<std::vector<Rule>> ParseRules(std::string_view text, std::string_view sou
     return Status::InvalidArgument(
         fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
   }
-  const YAML::Node rules = doc.IsMap() && doc["superbench"].IsMap() ? doc["superbench"]["rules"]
-                                                                    : YAML::Node();
+  const YAML::Node rules =
+      doc.IsMap() && doc["superbench"].IsMap() ? doc["superbench"]["rules"] : YAML::Node();
   if (!rules || !rules.IsMap()) {
     return Status::InvalidArgument(
         fmt::format("{}: expected \"superbench: rules:\" holding a mapping of rules", source));
@@ -371,8 +369,9 @@ Result<Baseline> ReadBaseline(const std::string& path) {
 std::optional<double> BaselineOf(const Baseline& baseline, std::string_view metric) {
   if (auto it = baseline.find(metric); it != baseline.end()) return it->second;
   const size_t colon = metric.rfind(':');
-  const std::string_view shorter =
-      colon != std::string_view::npos ? metric.substr(0, colon) : metric.substr(0, metric.find('/'));
+  const std::string_view shorter = colon != std::string_view::npos
+                                       ? metric.substr(0, colon)
+                                       : metric.substr(0, metric.find('/'));
   if (auto it = baseline.find(shorter); it != baseline.end()) return it->second;
   return std::nullopt;
 }
@@ -437,10 +436,10 @@ Result<Diagnosis> Diagnose(const FleetTable& table, const std::vector<Rule>& rul
   // Nodes are independent: split them over threads.
   const size_t n = table.node_count();
   d.nodes.resize(n);
-  const size_t threads = std::clamp<size_t>(
-      options.threads > 0 ? static_cast<size_t>(options.threads)
-                          : std::max(1u, std::thread::hardware_concurrency()),
-      1, std::max<size_t>(1, n / 64));
+  const size_t threads =
+      std::clamp<size_t>(options.threads > 0 ? static_cast<size_t>(options.threads)
+                                             : std::max(1u, std::thread::hardware_concurrency()),
+                         1, std::max<size_t>(1, n / 64));
   std::vector<Status> errors(threads);
   const NodeJudge judge(table, resolved, options, d.metrics.size());
   const auto work = [&](size_t t) {

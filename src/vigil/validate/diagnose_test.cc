@@ -282,13 +282,15 @@ TEST(DiagnoseTest, MissingOrZeroBaselineAndBadRegexAreErrors) {
   d = Diagnose(f.table, f.rules, {{"m/x", 0.0}}, {});
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().message(), "rule \"r\": the baseline of \"m/x\" is 0");
-  f = FromText(data, "superbench:\n  rules:\n    r:\n      function: value\n"
-                     "      criteria: 'lambda x:x<0'\n      categories: M\n      metrics: ['m/(x']\n");
+  f = FromText(data,
+               "superbench:\n  rules:\n    r:\n      function: value\n"
+               "      criteria: 'lambda x:x<0'\n      categories: M\n      metrics: ['m/(x']\n");
   d = Diagnose(f.table, f.rules, {}, {});
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().message().rfind("rule \"r\": metric pattern \"m/(x\":", 0), 0u);
-  f = FromText(data, "superbench:\n  rules:\n    r:\n      function: multi_rules\n"
-                     "      criteria: 'lambda label: label[\"nope\"] > 0'\n      categories: M\n");
+  f = FromText(data,
+               "superbench:\n  rules:\n    r:\n      function: multi_rules\n"
+               "      criteria: 'lambda label: label[\"nope\"] > 0'\n      categories: M\n");
   d = Diagnose(f.table, f.rules, {}, {});
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find("no stored rule \"nope\""), std::string::npos);
@@ -299,9 +301,10 @@ TEST(DiagnoseTest, SameVerdictsForAnyThreadCount) {
   for (int i = 0; i < 500; ++i) {
     data += fmt::format("{{\"node\": \"n{}\", \"m/x:0\": {}, \"m/x:1\": {}}}\n", i, i % 7, i % 3);
   }
-  const Fixture f = FromText(data, "superbench:\n  rules:\n    r:\n      function: value\n"
-                                   "      criteria: 'lambda x:x>5'\n      categories: M\n"
-                                   "      metrics: ['m/x:\\d']\n");
+  const Fixture f = FromText(data,
+                             "superbench:\n  rules:\n    r:\n      function: value\n"
+                             "      criteria: 'lambda x:x>5'\n      categories: M\n"
+                             "      metrics: ['m/x:\\d']\n");
   DiagnoseOptions one, many;
   one.threads = 1;
   many.threads = 4;
@@ -326,8 +329,7 @@ TEST(DiagnoseTest, GenerateBaselineMeanAndFixThreshold) {
   ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
   EXPECT_GT(fixed->baseline.size(), 0u);
   for (const auto& [metric, value] : fixed->baseline) {
-    EXPECT_TRUE(metric.rfind("kernel-launch", 0) == 0 || metric.rfind("mem-bw", 0) == 0)
-        << metric;
+    EXPECT_TRUE(metric.rfind("kernel-launch", 0) == 0 || metric.rfind("mem-bw", 0) == 0) << metric;
     EXPECT_TRUE(std::isfinite(value));
   }
 

@@ -14,11 +14,34 @@ namespace vigil::validate {
 namespace {
 
 enum class Op {
-  kNumber, kString, kTrue, kFalse, kNone, kParam,          // leaves
-  kIfElse, kOr, kAnd, kNot, kCompare,                      // logic
-  kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow, kNeg, kPos,  // arithmetic
-  kIndex, kValues,                                          // label["rule"], m.values()
-  kMin, kMax, kSum, kLen, kAbs, kBool,                      // built-in functions
+  kNumber,
+  kString,
+  kTrue,
+  kFalse,
+  kNone,
+  kParam,  // leaves
+  kIfElse,
+  kOr,
+  kAnd,
+  kNot,
+  kCompare,  // logic
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kFloorDiv,
+  kMod,
+  kPow,
+  kNeg,
+  kPos,  // arithmetic
+  kIndex,
+  kValues,  // label["rule"], m.values()
+  kMin,
+  kMax,
+  kSum,
+  kLen,
+  kAbs,
+  kBool,  // built-in functions
 };
 
 enum class Cmp { kLt, kGt, kLe, kGe, kEq, kNe };
@@ -32,8 +55,8 @@ constexpr size_t kMaxLength = 1000;  // characters; bounds the chains of 'and', 
 struct Criteria::Node {
   Op op;
   double number = 0;
-  std::string text;                           // kString
-  std::vector<Cmp> cmps;                      // kCompare: between consecutive kids
+  std::string text;       // kString
+  std::vector<Cmp> cmps;  // kCompare: between consecutive kids
   std::vector<std::unique_ptr<Node>> kids;
 };
 
@@ -97,7 +120,8 @@ class Parser {
   }
 
   Status Next() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) {
+    while (i_ < s_.size() &&
+           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) {
       ++i_;
     }
     tok_ = Token{};
@@ -122,7 +146,8 @@ class Parser {
       const std::string_view lit = s_.substr(i_, j - i_);
       double v = 0;
       const auto [end, ec] = std::from_chars(lit.data(), lit.data() + lit.size(), v);
-      if (ec != std::errc() || end != lit.data() + lit.size() || (j < s_.size() && is_word(s_[j]))) {
+      if (ec != std::errc() || end != lit.data() + lit.size() ||
+          (j < s_.size() && is_word(s_[j]))) {
         return Error(tok_, fmt::format("bad number {}", Quote(s_.substr(i_, j - i_ + 1))));
       }
       tok_.kind = Token::kNumber;
@@ -152,9 +177,9 @@ class Parser {
       i_ = j + 1;
       return Status::Ok();
     }
-    static constexpr std::string_view kOps[] = {"**", "//", "<=", ">=", "==", "!=", "<", ">",
-                                                 "+",  "-",  "*",  "/",  "%",  "(",  ")", "[",
-                                                 "]",  ",",  ":",  "."};
+    static constexpr std::string_view kOps[] = {"**", "//", "<=", ">=", "==", "!=", "<",
+                                                ">",  "+",  "-",  "*",  "/",  "%",  "(",
+                                                ")",  "[",  "]",  ",",  ":",  "."};
     for (std::string_view op : kOps) {
       if (s_.substr(i_, op.size()) == op) {
         tok_.kind = Token::kOp;
@@ -229,7 +254,7 @@ class Parser {
   Result<std::unique_ptr<Node>> Compare() {
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<Node> a, Sum());
     static constexpr std::pair<std::string_view, Cmp> kCmps[] = {
-        {"<", Cmp::kLt}, {">", Cmp::kGt}, {"<=", Cmp::kLe},
+        {"<", Cmp::kLt},  {">", Cmp::kGt},  {"<=", Cmp::kLe},
         {">=", Cmp::kGe}, {"==", Cmp::kEq}, {"!=", Cmp::kNe}};
     std::unique_ptr<Node> cmp;
     for (;;) {
@@ -637,7 +662,8 @@ class Evaluator {
         const Value a = Eval(*n.kids[0]);
         if (failed()) return {};
         if (a.kind != Value::kMap) {
-          return Fail(EvalError::kOther, ".values() of something other than a stored rule's metrics");
+          return Fail(EvalError::kOther,
+                      ".values() of something other than a stored rule's metrics");
         }
         auto list = std::make_shared<std::vector<double>>();
         for (const auto& kv : a.map->values) list->push_back(kv.second);
@@ -714,9 +740,7 @@ Criteria::Criteria(Criteria&&) noexcept = default;
 Criteria& Criteria::operator=(Criteria&&) noexcept = default;
 Criteria::~Criteria() = default;
 
-EvalResult Criteria::operator()(double x) const {
-  return Evaluator(Value::Number(x)).Run(*root_);
-}
+EvalResult Criteria::operator()(double x) const { return Evaluator(Value::Number(x)).Run(*root_); }
 
 EvalResult Criteria::operator()(const Labels& labels) const {
   Value v;

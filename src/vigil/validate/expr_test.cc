@@ -31,7 +31,7 @@ TEST(CriteriaTest, RuleFileCriteria) {
   EXPECT_TRUE(IsTrue("lambda x: x < 0.9 or x > 1.1", 1.2));
   EXPECT_FALSE(IsTrue("lambda x: not (x < 0.9 or x > 1.1)", 1.2));
   EXPECT_TRUE(IsTrue("lambda x: True if x >= 2 else False", 2));
-  EXPECT_TRUE(IsTrue("lambda x: 0 < x <= 1", 1));    // chained, as in Python
+  EXPECT_TRUE(IsTrue("lambda x: 0 < x <= 1", 1));  // chained, as in Python
   EXPECT_FALSE(IsTrue("lambda x: 0 < x <= 1", 0));
   EXPECT_TRUE(IsTrue("lambda x: abs(x) > 0.1", -0.2));
   EXPECT_TRUE(IsTrue("lambda x: bool(max(x, 1) - min(x, 1))", 3));
@@ -72,8 +72,8 @@ TEST(CriteriaTest, MultiRulesOverStoredLabels) {
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return (*c)(labels);
   };
-  EvalResult r = run(
-      "lambda label: bool(min(label[\"rule1\"].values())/max(label[\"rule1\"].values())<0.95)");
+  EvalResult r =
+      run("lambda label: bool(min(label[\"rule1\"].values())/max(label[\"rule1\"].values())<0.95)");
   EXPECT_EQ(r.kind, EvalResult::Kind::kBool);
   EXPECT_TRUE(r.truthy());
   r = run("lambda label:True if label[\"rule2\"]+label[\"rule3\"]>=2 else False");
@@ -125,8 +125,8 @@ TEST(CriteriaTest, RejectsAnythingElseWithItsPosition) {
   for (const Case& c : cases) {
     Result<Criteria> r = Criteria::Parse(c.text);
     ASSERT_FALSE(r.ok()) << c.text;
-    EXPECT_EQ(r.status().message().rfind(c.message, 0), 0u) << c.text << " -> "
-                                                             << r.status().message();
+    EXPECT_EQ(r.status().message().rfind(c.message, 0), 0u)
+        << c.text << " -> " << r.status().message();
   }
 }
 

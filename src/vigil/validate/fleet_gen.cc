@@ -38,13 +38,14 @@ constexpr Figure kGemm[] = {
     {"gemm-flops", "int8_tc_iops", 473072.78125, 0.004},
     {"gemm-flops", "int4_tc_iops", 975854.4755, 0.004},
 };
-constexpr Figure kMemBw[] = {{"mem-bw", "h2d_bw", 25.9247, 0.01}, {"mem-bw", "d2h_bw", 26.0322, 0.01}};
+constexpr Figure kMemBw[] = {{"mem-bw", "h2d_bw", 25.9247, 0.01},
+                             {"mem-bw", "d2h_bw", 26.0322, 0.01}};
 constexpr Figure kLaunch[] = {{"kernel-launch", "event_time", 0.0057, 0.03},
                               {"kernel-launch", "wall_time", 0.0096, 0.03}};
-constexpr double kIbPeak = 23.68471956;       // GB/s at 8 MiB
-constexpr double kNcclPeak = 235.0457;        // busbw GB/s at 8 GiB
-constexpr double kGpt[] = {41.8, 27.2};       // fp16, fp32 samples/s
-constexpr const char* kBenchmarks[] = {"gemm-flops", "mem-bw",     "kernel-launch",
+constexpr double kIbPeak = 23.68471956;  // GB/s at 8 MiB
+constexpr double kNcclPeak = 235.0457;   // busbw GB/s at 8 GiB
+constexpr double kGpt[] = {41.8, 27.2};  // fp16, fp32 samples/s
+constexpr const char* kBenchmarks[] = {"gemm-flops",  "mem-bw",  "kernel-launch",
                                        "ib-loopback", "nccl-bw", "gpt_models/pytorch-gpt2-large"};
 
 struct Class {
@@ -130,7 +131,8 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
     FleetRow row;
     row.node = node;
     row.hardware = cls.hardware;
-    const auto emit = [&](std::string_view benchmark, std::vector<std::pair<std::string, double>> m) {
+    const auto emit = [&](std::string_view benchmark,
+                          std::vector<std::pair<std::string, double>> m) {
       const Defect* d = down(benchmark);
       if (d != nullptr && d->kind == "missing") return;
       if (d == nullptr) {
@@ -142,8 +144,9 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
     for (int g = 0; g < kGpus; ++g) {
       const double part = 1 + rng.Normal(0, 0.002);  // this GPU's silicon, within the node
       for (const Figure& f : kGemm) {
-        m.emplace_back(fmt::format("{}/{}:{}", f.benchmark, f.name, g),
-                       f.mean * cls.compute * node_factor * part * noise(f.jitter) * loss("gpu", g));
+        m.emplace_back(
+            fmt::format("{}/{}:{}", f.benchmark, f.name, g),
+            f.mean * cls.compute * node_factor * part * noise(f.jitter) * loss("gpu", g));
       }
     }
     emit("gemm-flops", std::move(m));

@@ -21,7 +21,7 @@ using stats::Mad;
 using stats::Median;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kPresence = 0.9;  // an index is expected when this share of nodes reports it
+constexpr double kPresence = 0.9;        // an index is expected when this share of nodes reports it
 constexpr size_t kMinNoiseSamples = 16;  // values needed to estimate one node's own noise
 
 // How far beyond the centre a value lies in the worse direction, in spreads.
@@ -73,8 +73,8 @@ std::string BenchmarkOfKey(std::string_view key) {
 // (return codes aside), with small integer ids so that the per-node loops do no string work.
 struct Columns {
   std::vector<MetricAnatomy> anatomy;
-  std::vector<int> family_of;                  // column -> family id
-  std::vector<std::string> families;           // family id -> name
+  std::vector<int> family_of;                    // column -> family id
+  std::vector<std::string> families;             // family id -> name
   std::vector<std::vector<size_t>> family_cols;  // family id -> columns
   std::map<std::string, std::vector<size_t>> benchmark_cols;
 
@@ -111,7 +111,8 @@ std::vector<double> NodeMedians(const FleetTable& t, size_t i, const Columns& c,
                                 std::vector<double>& scratch) {
   std::vector<double> m(c.families.size(), std::nan(""));
   for (size_t f = 0; f < c.families.size(); ++f) {
-    if (models[f] != nullptr && models[f]->balanced) m[f] = NodeMedian(t, i, c.family_cols[f], scratch);
+    if (models[f] != nullptr && models[f]->balanced)
+      m[f] = NodeMedian(t, i, c.family_cols[f], scratch);
   }
   return m;
 }
@@ -173,9 +174,9 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
   std::vector<double> xs, scratch;
   for (const auto& [hardware, nodes] : Classes(t)) {
     if (nodes.size() < o.min_nodes) {
-      return Status::InvalidArgument(fmt::format(
-          "hardware class {} has {} node{}, fewer than the {} needed to learn from",
-          Quote(hardware), nodes.size(), nodes.size() == 1 ? "" : "s", o.min_nodes));
+      return Status::InvalidArgument(
+          fmt::format("hardware class {} has {} node{}, fewer than the {} needed to learn from",
+                      Quote(hardware), nodes.size(), nodes.size() == 1 ? "" : "s", o.min_nodes));
     }
     ClassModel cm;
     cm.hardware = hardware;
@@ -256,9 +257,9 @@ Json CriteriaToJson(const LearnedCriteria& c) {
   for (const ClassModel& cm : c.classes) {
     Json families = Json::array();
     for (const FamilyModel& f : cm.families) {
-      Json j = {{"family", f.family},          {"direction", DirectionName(f.direction)},
-                {"centre", f.centre},          {"spread", f.spread},
-                {"samples", f.samples},        {"indexes", f.indexes}};
+      Json j = {{"family", f.family},   {"direction", DirectionName(f.direction)},
+                {"centre", f.centre},   {"spread", f.spread},
+                {"samples", f.samples}, {"indexes", f.indexes}};
       if (f.balanced) {
         j["balance_centre"] = f.balance_centre;
         j["balance_spread"] = f.balance_spread;
@@ -268,9 +269,9 @@ Json CriteriaToJson(const LearnedCriteria& c) {
     Json components = Json::array();
     for (const ComponentModel& cv : cm.components) {
       components.push_back(Json{{"benchmark", cv.benchmark},
-                            {"centre", cv.centre},
-                            {"spread", cv.spread},
-                            {"samples", cv.samples}});
+                                {"centre", cv.centre},
+                                {"spread", cv.spread},
+                                {"samples", cv.samples}});
     }
     classes.push_back(Json{{"hardware", cm.hardware},
                            {"nodes", cm.nodes},
@@ -335,7 +336,8 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
         cv.centre = vj.at("centre").get<double>();
         cv.spread = vj.at("spread").get<double>();
         cv.samples = vj.at("samples").get<size_t>();
-        if (!(cv.spread > 0)) return bad(fmt::format("component model {}: spread must be > 0", cv.benchmark));
+        if (!(cv.spread > 0))
+          return bad(fmt::format("component model {}: spread must be > 0", cv.benchmark));
         cm.components.push_back(std::move(cv));
       }
       c.classes.push_back(std::move(cm));
@@ -389,7 +391,8 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
     if (m == nullptr || !m->balanced || std::isnan(medians[f]) || medians[f] == 0) continue;
     for (size_t j : cols.family_cols[f]) {
       const double v = t.at(i, j);
-      if (!std::isnan(v)) own.push_back((v / medians[f] - 1 - m->balance_centre) / m->balance_spread);
+      if (!std::isnan(v))
+        own.push_back((v / medians[f] - 1 - m->balance_centre) / m->balance_spread);
     }
   }
   const double widen = own.size() >= kMinNoiseSamples ? std::max(1.0, Mad(own) * kMadToSigma) : 1.0;
@@ -413,8 +416,7 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
         continue;
       }
       const double z_fleet = WorseSigmas(f.direction, v, f.centre, f.spread) / widen;
-      const double z_balance =
-          f.balanced ? ComponentSigmas(t, i, j, f, medians[fid]) / widen : 0.0;
+      const double z_balance = f.balanced ? ComponentSigmas(t, i, j, f, medians[fid]) / widen : 0.0;
       if (z_fleet <= k && z_balance <= k) continue;
       fd.test = z_fleet > k ? "fleet" : "balance";
       fd.sigmas = std::max(z_fleet, z_balance);
@@ -458,7 +460,8 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
 
 }  // namespace
 
-LearnedCriteria RestrictToBenchmarks(LearnedCriteria c, const std::vector<std::string>& benchmarks) {
+LearnedCriteria RestrictToBenchmarks(LearnedCriteria c,
+                                     const std::vector<std::string>& benchmarks) {
   const auto kept = [&](std::string_view benchmark) {
     return std::find(benchmarks.begin(), benchmarks.end(), benchmark) != benchmarks.end();
   };
@@ -497,12 +500,12 @@ std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, i
   const auto work = [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       auto it = classes.find(t.hardware(i));
-      const ClassModel* cm = it != classes.end()        ? it->second
+      const ClassModel* cm = it != classes.end()     ? it->second
                              : c.classes.size() == 1 ? &c.classes[0]
                                                      : nullptr;
       if (cm == nullptr) {
-        out[i].findings.push_back(Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0,
-                                          Severity::kCritical});
+        out[i].findings.push_back(
+            Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0, Severity::kCritical});
         out[i].defective = true;
         continue;
       }
@@ -510,12 +513,13 @@ std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, i
     }
   };
   const size_t n = t.node_count();
-  const size_t workers = std::clamp<size_t>(
-      threads > 0 ? static_cast<size_t>(threads)
-                  : std::max(1u, std::thread::hardware_concurrency()),
-      1, std::max<size_t>(1, n / 64));
+  const size_t workers =
+      std::clamp<size_t>(threads > 0 ? static_cast<size_t>(threads)
+                                     : std::max(1u, std::thread::hardware_concurrency()),
+                         1, std::max<size_t>(1, n / 64));
   std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work, w * n / workers, (w + 1) * n / workers);
+  for (size_t w = 1; w < workers; ++w)
+    pool.emplace_back(work, w * n / workers, (w + 1) * n / workers);
   work(0, n / workers);
   for (std::thread& th : pool) th.join();
   return out;

@@ -225,8 +225,7 @@ Frame BuildFrame(const FleetTable& t, const Diagnosis& d, bool output_all) {
   for (size_t i = 0; i < t.node_count(); ++i) {
     const NodeVerdict& v = d.nodes[i];
     std::vector<Cell> row = {!v.defective, static_cast<double>(v.issue_count),
-                             TextCell(v.categories, v.defective),
-                             TextCell(v.details, v.defective)};
+                             TextCell(v.categories, v.defective), TextCell(v.details, v.defective)};
     for (size_t j = 0; j < t.metric_count(); ++j) row.push_back(NumberCell(t.at(i, j)));
     f.index.push_back(t.node(i));
     f.rows.push_back(std::move(row));
@@ -241,8 +240,8 @@ Result<ReportFormat> ParseReportFormat(std::string_view name) {
   if (name == "jsonl") return ReportFormat::kJsonl;
   if (name == "md") return ReportFormat::kMd;
   if (name == "html") return ReportFormat::kHtml;
-  return Status::InvalidArgument(fmt::format("unknown output format '{}' (json, jsonl, md, html)",
-                                             std::string(name)));
+  return Status::InvalidArgument(
+      fmt::format("unknown output format '{}' (json, jsonl, md, html)", std::string(name)));
 }
 
 std::string_view ReportExtension(ReportFormat format) {
