@@ -113,6 +113,16 @@ std::string_view BenchmarkOf(std::string_view key) {
   return b;
 }
 
+// The table's columns by SuperBench benchmark.
+using ColumnsByBenchmark = std::map<std::string, std::vector<size_t>, std::less<>>;
+ColumnsByBenchmark ByBenchmark(const FleetTable& table) {
+  ColumnsByBenchmark out;
+  for (size_t c = 0; c < table.metric_count(); ++c) {
+    out[std::string(BenchmarkOf(table.metrics()[c]))].push_back(c);
+  }
+  return out;
+}
+
 struct ResolvedRule {
   const Rule* rule;
   std::vector<size_t> columns;      // table columns the rule selects, sorted by key
@@ -123,10 +133,9 @@ struct ResolvedRule {
 };
 
 // The columns a rule selects, as SuperBench's RuleBase._get_metrics does.
-Result<std::vector<size_t>> Select(
-    const Rule& rule, const FleetTable& table,
-    const std::map<std::string, std::vector<size_t>, std::less<>>& by_benchmark,
-    std::vector<std::unique_ptr<RE2>>& regexes) {
+Result<std::vector<size_t>> Select(const Rule& rule, const FleetTable& table,
+                                   const ColumnsByBenchmark& by_benchmark,
+                                   std::vector<std::unique_ptr<RE2>>& regexes) {
   regexes.clear();
   for (const std::string& p : rule.patterns) {
     RE2::Options opts;
@@ -378,10 +387,7 @@ std::optional<double> BaselineOf(const Baseline& baseline, std::string_view metr
 
 Result<Diagnosis> Diagnose(const FleetTable& table, const std::vector<Rule>& rules,
                            const Baseline& baseline, const DiagnoseOptions& options) {
-  std::map<std::string, std::vector<size_t>, std::less<>> by_benchmark;
-  for (size_t c = 0; c < table.metric_count(); ++c) {
-    by_benchmark[std::string(BenchmarkOf(table.metrics()[c]))].push_back(c);
-  }
+  const ColumnsByBenchmark by_benchmark = ByBenchmark(table);
   std::vector<ResolvedRule> resolved;
   std::map<std::string, RuleFunction> enabled;  // metric -> function of the last rule selecting it
   std::vector<std::unique_ptr<RE2>> regexes;
@@ -491,10 +497,7 @@ Result<BaselineResult> GenerateBaseline(const FleetTable& table, const std::vect
     return out;
   }
   // Each variance and value rule's metrics, selected as Diagnose selects them.
-  std::map<std::string, std::vector<size_t>, std::less<>> by_benchmark;
-  for (size_t c = 0; c < table.metric_count(); ++c) {
-    by_benchmark[std::string(BenchmarkOf(table.metrics()[c]))].push_back(c);
-  }
+  const ColumnsByBenchmark by_benchmark = ByBenchmark(table);
   std::vector<std::unique_ptr<RE2>> regexes;
   for (const Rule& rule : *rules) {
     if (rule.function != RuleFunction::kVariance && rule.function != RuleFunction::kValue) continue;
