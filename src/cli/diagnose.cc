@@ -68,8 +68,10 @@ CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
   report.format = format;
   report.output_all = o.output_all;
   report.decimals = o.decimals;
-  VIGIL_RETURN_IF_ERROR(
-      WriteFileAtomic(out, validate::FormatDiagnosisReport(table, *diagnosis, report)));
+  VIGIL_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(out));
+  VIGIL_RETURN_IF_ERROR(validate::WriteDiagnosisReport(
+      table, *diagnosis, report, [&](std::string_view piece) { return file.Append(piece); }));
+  VIGIL_RETURN_IF_ERROR(file.Commit());
   const size_t defective = diagnosis->defective_order.size();
   if (o.json) {
     Json nodes = Json::array();

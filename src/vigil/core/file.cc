@@ -66,28 +66,53 @@ Result<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view content) {
-  const std::string dir = DirectoryOf(path);
+Result<AtomicFile> AtomicFile::Create(const std::string& path) {
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = mkstemp(tmp.data());
   if (fd < 0) return ErrnoError(fmt::format("cannot create a temporary file beside {}", path));
-  Status s = WriteAll(fd, content, tmp);
-  if (s.ok() && fsync(fd) != 0) s = ErrnoError(fmt::format("cannot sync {}", tmp));
-  if (fchmod(fd, 0644) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot chmod {}", tmp));
-  if (close(fd) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot close {}", tmp));
-  if (s.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    s = ErrnoError(fmt::format("cannot rename {} to {}", tmp, path));
+  return AtomicFile(path, std::move(tmp), fd);
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : path_(std::move(other.path_)), tmp_(std::move(other.tmp_)), fd_(other.fd_) {
+  other.fd_ = -1;
+  other.tmp_.clear();
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) close(fd_);
+  if (!tmp_.empty()) unlink(tmp_.c_str());
+}
+
+Status AtomicFile::Append(std::string_view data) {
+  if (fd_ < 0) return Status::Internal(fmt::format("{} is already closed", tmp_));
+  return WriteAll(fd_, data, tmp_);
+}
+
+Status AtomicFile::Commit() {
+  if (fd_ < 0) return Status::Internal(fmt::format("{} is already closed", tmp_));
+  Status s;
+  if (fsync(fd_) != 0) s = ErrnoError(fmt::format("cannot sync {}", tmp_));
+  if (fchmod(fd_, 0644) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot chmod {}", tmp_));
+  if (close(fd_) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot close {}", tmp_));
+  fd_ = -1;
+  if (s.ok() && rename(tmp_.c_str(), path_.c_str()) != 0) {
+    s = ErrnoError(fmt::format("cannot rename {} to {}", tmp_, path_));
   }
-  if (!s.ok()) {
-    unlink(tmp.c_str());
-    return s;
-  }
-  const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (!s.ok()) return s;  // the destructor removes the temporary file
+  tmp_.clear();
+  const int dfd = open(DirectoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     fsync(dfd);  // best effort: some filesystems refuse fsync on directories
     close(dfd);
   }
   return Status::Ok();
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view content) {
+  VIGIL_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(path));
+  VIGIL_RETURN_IF_ERROR(file.Append(content));
+  return file.Commit();
 }
 
 Status CheckWritable(const std::string& path) {

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "vigil/core/status.h"
 
@@ -18,9 +19,27 @@ Status WriteAll(int fd, std::string_view content, std::string_view what);
 // Reads a whole file. NotFound if it does not exist, IoError otherwise.
 Result<std::string> ReadFile(const std::string& path);
 
-// Writes `content` to `path` so that the file is either complete or untouched: a temporary file
-// in the same directory, fsync, rename over `path`, fsync of the directory. The temporary file is
-// removed on any failure.
+// A file written in pieces that is either complete or untouched: the pieces go to a temporary
+// file in the same directory; Commit() syncs it, renames it over `path` and syncs the directory.
+// Destroyed uncommitted (an error, an early return), it removes the temporary file.
+class AtomicFile {
+ public:
+  static Result<AtomicFile> Create(const std::string& path);
+  AtomicFile(AtomicFile&& other) noexcept;
+  AtomicFile& operator=(AtomicFile&&) = delete;
+  ~AtomicFile();
+
+  Status Append(std::string_view data);
+  Status Commit();
+
+ private:
+  AtomicFile(std::string path, std::string tmp, int fd)
+      : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd) {}
+  std::string path_, tmp_;
+  int fd_ = -1;
+};
+
+// Writes `content` to `path` so that the file is either complete or untouched (AtomicFile).
 Status WriteFileAtomic(const std::string& path, std::string_view content);
 
 // Checks, without leaving anything behind, that WriteFileAtomic(path, ...) can succeed: the

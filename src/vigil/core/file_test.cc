@@ -56,5 +56,27 @@ TEST_F(FileTest, AppendAddsLines) {
   EXPECT_EQ(*ReadFile(p), "a\nb\n");
 }
 
+// Pieces appear only on Commit(); an uncommitted file leaves the old content and no debris.
+TEST_F(FileTest, AtomicFileInPieces) {
+  const std::string p = dir_ + "/pieces.txt";
+  ASSERT_TRUE(WriteFileAtomic(p, "old\n").ok());
+  {
+    Result<AtomicFile> f = AtomicFile::Create(p);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(f->Append("half").ok());
+  }
+  EXPECT_EQ(*ReadFile(p), "old\n");
+  EXPECT_EQ(EntryCount(), 1u);
+  Result<AtomicFile> f = AtomicFile::Create(p);
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE(f->Append("new ").ok());
+  ASSERT_TRUE(f->Append("content\n").ok());
+  EXPECT_EQ(*ReadFile(p), "old\n");
+  ASSERT_TRUE(f->Commit().ok());
+  EXPECT_EQ(*ReadFile(p), "new content\n");
+  EXPECT_EQ(EntryCount(), 1u);
+  EXPECT_FALSE(f->Append("more").ok());
+}
+
 }  // namespace
 }  // namespace vigil

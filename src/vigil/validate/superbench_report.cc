@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -17,10 +18,73 @@ namespace {
 // the Diagnosis: defective details can run to megabytes over a fleet).
 using Cell = std::variant<std::monostate, bool, double, std::string_view>;
 
-struct Frame {
-  std::vector<std::string> columns;
-  std::vector<std::string> index;  // node names
-  std::vector<std::vector<Cell>> rows;
+Cell NumberCell(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
+Cell TextCell(std::string_view s, bool present) { return present ? Cell{s} : Cell{}; }
+
+// The table SuperBench builds, computed cell by cell from the diagnosis, never held whole: the
+// defective nodes with their rule values, or (output_all) every node with its raw values.
+class Frame {
+ public:
+  Frame(const FleetTable& t, const Diagnosis& d, bool output_all) : t_(t), d_(d), all_(output_all) {
+    columns_ = all_ ? std::vector<std::string>{"Accept", "Number Of Issues", "Category",
+                                               "Defective Details"}
+                    : std::vector<std::string>{"Category", "Defective Details"};
+    const std::vector<std::string>& metrics = all_ ? t.metrics() : d.metrics;
+    columns_.insert(columns_.end(), metrics.begin(), metrics.end());
+  }
+
+  size_t rows() const { return all_ ? t_.node_count() : d_.defective_order.size(); }
+  std::vector<std::string>& columns() { return columns_; }
+  const std::vector<std::string>& columns() const { return columns_; }
+  const std::string& index(size_t r) const { return t_.node(Node(r)); }
+
+  Cell at(size_t r, size_t c) const {
+    const size_t i = Node(r);
+    const NodeVerdict& v = d_.nodes[i];
+    if (!all_) {
+      if (c == 0) return std::string_view(v.categories);
+      if (c == 1) return std::string_view(v.details);
+      return NumberCell(v.summary[c - 2]);
+    }
+    switch (c) {
+      case 0:
+        return !v.defective;
+      case 1:
+        return static_cast<double>(v.issue_count);
+      case 2:
+        return TextCell(v.categories, v.defective);
+      case 3:
+        return TextCell(v.details, v.defective);
+      default:
+        return NumberCell(t_.at(i, c - 4));
+    }
+  }
+
+ private:
+  size_t Node(size_t r) const { return all_ ? r : d_.defective_order[r]; }
+
+  const FleetTable& t_;
+  const Diagnosis& d_;
+  bool all_;
+  std::vector<std::string> columns_;
+};
+
+// Collects the report and hands it to the sink in pieces of a few megabytes.
+class Output {
+ public:
+  explicit Output(const ReportSink& sink) : sink_(sink) {}
+  std::string& buffer() { return buffer_; }
+  Status Flush(bool force = false) {
+    if (!force && buffer_.size() < kPiece) return Status::Ok();
+    Status s = sink_(buffer_);
+    buffer_.clear();
+    return s;
+  }
+
+ private:
+  static constexpr size_t kPiece = 4u << 20;
+  const ReportSink& sink_;
+  std::string buffer_;
 };
 
 double Round(double v, int decimals) {  // Python's round(v, n): correctly rounded
@@ -32,11 +96,15 @@ double RoundSignificant(double v, int digits) {  // float('%.{n}g' % v)
 }
 
 // pandas' convert_dtypes(): a column whose numbers are all integral becomes an integer column.
-std::vector<bool> IntegralColumns(const Frame& f) {
-  std::vector<bool> integral(f.columns.size(), true);
-  for (const auto& row : f.rows) {
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (const double* d = std::get_if<double>(&row[c]); d != nullptr && *d != std::trunc(*d)) {
+// `shown` maps a cell to what is printed (the md rounding); identity for JSON.
+template <typename Shown>
+std::vector<bool> IntegralColumns(const Frame& f, const Shown& shown) {
+  std::vector<bool> integral(f.columns().size(), true);
+  for (size_t r = 0; r < f.rows(); ++r) {
+    for (size_t c = 0; c < integral.size(); ++c) {
+      if (!integral[c]) continue;
+      const Cell cell = shown(c, f.at(r, c));
+      if (const double* d = std::get_if<double>(&cell); d != nullptr && *d != std::trunc(*d)) {
         integral[c] = false;
       }
     }
@@ -44,8 +112,29 @@ std::vector<bool> IntegralColumns(const Frame& f) {
   return integral;
 }
 
-std::string JsonString(std::string_view s) {  // ensure_ascii differs only outside ASCII
-  return DumpJson(Json(std::string(s)));
+Cell AsIs(size_t, Cell c) { return c; }
+
+// A JSON string as Python's json.dumps writes it (ensure_ascii: \uXXXX outside ASCII). Plain
+// text, the common case and megabytes of defective details, is copied without a detour.
+void AppendJsonString(std::string& out, std::string_view s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
+  });
+  if (plain) {
+    out += '"';
+    out += s;
+    out += '"';
+  } else {
+    out +=
+        Json(std::string(s)).dump(-1, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
+  }
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out;
+  AppendJsonString(out, s);
+  return out;
 }
 
 // One cell as pandas' to_json (10 decimals) writes it, read back by Python's json and written
@@ -56,7 +145,7 @@ void AppendCell(std::string& out, const Cell& cell, bool integral) {
   } else if (const bool* b = std::get_if<bool>(&cell)) {
     out += *b ? "true" : "false";
   } else if (const std::string_view* s = std::get_if<std::string_view>(&cell)) {
-    out += JsonString(*s);
+    AppendJsonString(out, *s);
   } else if (const double d = std::get<double>(cell); integral && std::fabs(d) < 9.2e18) {
     fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(d));
   } else if (std::isinf(d)) {
@@ -66,105 +155,46 @@ void AppendCell(std::string& out, const Cell& cell, bool integral) {
   }
 }
 
-// A guess of the output's size, so that it is allocated once, not doubled a dozen times.
-size_t SizeGuess(const Frame& f) {
-  size_t header = 0;
-  for (const std::string& c : f.columns) header += c.size() + 32;
-  size_t text = 0;
-  for (const auto& row : f.rows) {
-    for (const Cell& c : row) {
-      if (const std::string_view* s = std::get_if<std::string_view>(&c)) text += s->size();
-    }
-  }
-  return f.rows.size() * header + text + 64;
-}
-
-std::string JsonLines(const Frame& f) {
-  const std::vector<bool> integral = IntegralColumns(f);
+Status JsonLines(const Frame& f, Output& out) {
+  const std::vector<bool> integral = IntegralColumns(f, AsIs);
   std::vector<std::string> keys;
-  for (const std::string& c : f.columns) keys.push_back(JsonString(c) + ": ");
-  std::string out;
-  out.reserve(SizeGuess(f));
-  for (size_t r = 0; r < f.rows.size(); ++r) {
-    out += "{";
-    for (size_t c = 0; c < f.columns.size(); ++c) {
-      out += keys[c];
-      AppendCell(out, f.rows[r][c], integral[c]);
-      out += ", ";
+  for (const std::string& c : f.columns()) keys.push_back(JsonString(c) + ": ");
+  for (size_t r = 0; r < f.rows(); ++r) {
+    std::string& o = out.buffer();
+    o += "{";
+    for (size_t c = 0; c < keys.size(); ++c) {
+      o += keys[c];
+      AppendCell(o, f.at(r, c), integral[c]);
+      o += ", ";
     }
-    out += "\"index\": " + JsonString(f.index[r]) + "}\n";
+    o += "\"index\": " + JsonString(f.index(r)) + "}\n";
+    VIGIL_RETURN_IF_ERROR(out.Flush());
   }
-  return out;
+  return out.Flush(true);
 }
 
-std::string JsonRecords(const Frame& f) {
-  const std::vector<bool> integral = IntegralColumns(f);
-  if (f.rows.empty()) return "[]";
+Status JsonRecords(const Frame& f, Output& out) {
+  const std::vector<bool> integral = IntegralColumns(f, AsIs);
+  if (f.rows() == 0) {
+    out.buffer() += "[]";
+    return out.Flush(true);
+  }
   std::vector<std::string> keys;
-  for (const std::string& c : f.columns) keys.push_back(",\n        " + JsonString(c) + ": ");
-  std::string out = "[";
-  out.reserve(SizeGuess(f));
-  for (size_t r = 0; r < f.rows.size(); ++r) {
-    out += r == 0 ? "\n    {\n" : ",\n    {\n";
-    out += "        \"index\": " + JsonString(f.index[r]);
-    for (size_t c = 0; c < f.columns.size(); ++c) {
-      out += keys[c];
-      AppendCell(out, f.rows[r][c], integral[c]);
+  for (const std::string& c : f.columns()) keys.push_back(",\n        " + JsonString(c) + ": ");
+  out.buffer() += "[";
+  for (size_t r = 0; r < f.rows(); ++r) {
+    std::string& o = out.buffer();
+    o += r == 0 ? "\n    {\n" : ",\n    {\n";
+    o += "        \"index\": " + JsonString(f.index(r));
+    for (size_t c = 0; c < keys.size(); ++c) {
+      o += keys[c];
+      AppendCell(o, f.at(r, c), integral[c]);
     }
-    out += "\n    }";
+    o += "\n    }";
+    VIGIL_RETURN_IF_ERROR(out.Flush());
   }
-  out += "\n]";
-  return out;
-}
-
-// The cells of the markdown table as SuperBench's generate_md_lines() prints them.
-std::vector<std::vector<std::string>> MarkdownCells(Frame f, const Diagnosis& d, int decimals) {
-  std::vector<bool> percent(f.columns.size(), false);
-  for (size_t m = 0; m < d.metrics.size(); ++m) {
-    for (size_t c = 0; c < f.columns.size(); ++c) {
-      if (f.columns[c] != d.metrics[m]) continue;
-      const bool variance = d.metric_kinds[m] == RuleFunction::kVariance;
-      percent[c] = variance;
-      for (auto& row : f.rows) {
-        double* v = std::get_if<double>(&row[c]);
-        if (v == nullptr || decimals <= 0) continue;
-        if (variance) *v *= 100;
-        *v = std::fabs(*v) < 1 ? RoundSignificant(*v, decimals) : Round(*v, decimals);
-      }
-    }
-  }
-  const std::vector<bool> integral = IntegralColumns(f);
-  std::vector<std::vector<std::string>> cells;
-  for (size_t r = 0; r < f.rows.size(); ++r) {
-    std::vector<std::string> line = {f.index[r]};
-    for (size_t c = 0; c < f.columns.size(); ++c) {
-      const Cell& cell = f.rows[r][c];
-      if (std::holds_alternative<std::monostate>(cell)) {
-        line.emplace_back("N/A");
-      } else if (const bool* b = std::get_if<bool>(&cell)) {
-        line.emplace_back(*b ? "True" : "False");
-      } else if (const std::string_view* s = std::get_if<std::string_view>(&cell)) {
-        line.emplace_back(*s);
-      } else if (percent[c]) {
-        line.push_back(PythonRepr(std::get<double>(cell)) + "%");
-      } else if (integral[c]) {
-        line.push_back(fmt::format("{}", static_cast<int64_t>(std::get<double>(cell))));
-      } else {
-        line.push_back(PythonRepr(std::get<double>(cell)));
-      }
-    }
-    cells.push_back(std::move(line));
-  }
-  return cells;
-}
-
-std::string Markdown(const std::vector<std::string>& header,
-                     const std::vector<std::vector<std::string>>& cells) {
-  if (cells.empty()) return "";
-  std::string out = fmt::format("| {} |\n", fmt::join(header, " | "));
-  out += fmt::format("| {} |\n", fmt::join(std::vector<std::string>(header.size(), "---"), " | "));
-  for (const auto& line : cells) out += fmt::format("| {} |\n", fmt::join(line, " | "));
-  return out;
+  out.buffer() += "\n]";
+  return out.Flush(true);
 }
 
 std::string HtmlEscape(std::string_view s) {
@@ -187,50 +217,60 @@ std::string HtmlEscape(std::string_view s) {
   return out;
 }
 
-// What Python-Markdown's tables extension makes of the markdown table.
-std::string Html(const std::vector<std::string>& header,
-                 const std::vector<std::vector<std::string>>& cells) {
-  if (cells.empty()) return "";
-  std::string out = "<table>\n<thead>\n<tr>\n";
-  for (const std::string& h : header) out += "<th>" + HtmlEscape(h) + "</th>\n";
-  out += "</tr>\n</thead>\n<tbody>\n";
-  for (const auto& line : cells) {
-    out += "<tr>\n";
-    for (const std::string& c : line) out += "<td>" + HtmlEscape(c) + "</td>\n";
-    out += "</tr>\n";
-  }
-  out += "</tbody>\n</table>";
-  return out;
-}
-
-Cell NumberCell(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
-Cell TextCell(std::string_view s, bool present) { return present ? Cell{s} : Cell{}; }
-
-Frame BuildFrame(const FleetTable& t, const Diagnosis& d, bool output_all) {
-  Frame f;
-  if (!output_all) {
-    f.columns = {"Category", "Defective Details"};
-    f.columns.insert(f.columns.end(), d.metrics.begin(), d.metrics.end());
-    for (size_t i : d.defective_order) {
-      const NodeVerdict& v = d.nodes[i];
-      std::vector<Cell> row = {std::string_view(v.categories), std::string_view(v.details)};
-      for (double x : v.summary) row.push_back(NumberCell(x));
-      f.index.push_back(t.node(i));
-      f.rows.push_back(std::move(row));
+// The markdown table of SuperBench's generate_md_lines(), or (html) what Python-Markdown's tables
+// extension makes of it. Variance columns are percentages, rounded with `decimals` (2
+// significant digits below 1); value columns are rounded the same way without the percent.
+Status MarkdownOrHtml(const Frame& f, const Diagnosis& d, int decimals, bool html, Output& out) {
+  if (f.rows() == 0) return out.Flush(true);
+  enum class Kind { kPlain, kValue, kPercent };
+  std::vector<Kind> kind(f.columns().size(), Kind::kPlain);
+  for (size_t m = 0; m < d.metrics.size(); ++m) {
+    for (size_t c = 0; c < f.columns().size(); ++c) {
+      if (f.columns()[c] == d.metrics[m]) {
+        kind[c] = d.metric_kinds[m] == RuleFunction::kVariance ? Kind::kPercent : Kind::kValue;
+      }
     }
-    return f;
   }
-  f.columns = {"Accept", "Number Of Issues", "Category", "Defective Details"};
-  f.columns.insert(f.columns.end(), t.metrics().begin(), t.metrics().end());
-  for (size_t i = 0; i < t.node_count(); ++i) {
-    const NodeVerdict& v = d.nodes[i];
-    std::vector<Cell> row = {!v.defective, static_cast<double>(v.issue_count),
-                             TextCell(v.categories, v.defective), TextCell(v.details, v.defective)};
-    for (size_t j = 0; j < t.metric_count(); ++j) row.push_back(NumberCell(t.at(i, j)));
-    f.index.push_back(t.node(i));
-    f.rows.push_back(std::move(row));
+  const auto shown = [&](size_t c, Cell cell) -> Cell {
+    double* v = std::get_if<double>(&cell);
+    if (v == nullptr || kind[c] == Kind::kPlain || decimals <= 0) return cell;
+    if (kind[c] == Kind::kPercent) *v *= 100;
+    *v = std::fabs(*v) < 1 ? RoundSignificant(*v, decimals) : Round(*v, decimals);
+    return cell;
+  };
+  const std::vector<bool> integral = IntegralColumns(f, shown);
+  const auto text = [&](size_t c, const Cell& cell) -> std::string {
+    if (std::holds_alternative<std::monostate>(cell)) return "N/A";
+    if (const bool* b = std::get_if<bool>(&cell)) return *b ? "True" : "False";
+    if (const std::string_view* s = std::get_if<std::string_view>(&cell)) return std::string(*s);
+    const double v = std::get<double>(cell);
+    if (kind[c] == Kind::kPercent) return PythonRepr(v) + "%";
+    if (integral[c]) return fmt::format("{}", static_cast<int64_t>(v));
+    return PythonRepr(v);
+  };
+  std::vector<std::string> header = {"index"};
+  header.insert(header.end(), f.columns().begin(), f.columns().end());
+  if (html) {
+    out.buffer() += "<table>\n<thead>\n<tr>\n";
+    for (const std::string& h : header) out.buffer() += "<th>" + HtmlEscape(h) + "</th>\n";
+    out.buffer() += "</tr>\n</thead>\n<tbody>\n";
+  } else {
+    out.buffer() += fmt::format("| {} |\n", fmt::join(header, " | "));
+    out.buffer() +=
+        fmt::format("| {} |\n", fmt::join(std::vector<std::string>(header.size(), "---"), " | "));
   }
-  return f;
+  for (size_t r = 0; r < f.rows(); ++r) {
+    std::string& o = out.buffer();
+    o += html ? "<tr>\n<td>" + HtmlEscape(f.index(r)) + "</td>\n" : "| " + f.index(r);
+    for (size_t c = 0; c < f.columns().size(); ++c) {
+      const std::string cell = text(c, shown(c, f.at(r, c)));
+      o += html ? "<td>" + HtmlEscape(cell) + "</td>\n" : " | " + cell;
+    }
+    o += html ? "</tr>\n" : " |\n";
+    VIGIL_RETURN_IF_ERROR(out.Flush());
+  }
+  if (html) out.buffer() += "</tbody>\n</table>";
+  return out.Flush(true);
 }
 
 }  // namespace
@@ -258,32 +298,43 @@ std::string_view ReportExtension(ReportFormat format) {
   return "json";
 }
 
+Status WriteDiagnosisReport(const FleetTable& table, const Diagnosis& diagnosis,
+                            const ReportOptions& options, const ReportSink& sink) {
+  Frame f(table, diagnosis, options.output_all);
+  Output out(sink);
+  switch (options.format) {
+    case ReportFormat::kJson: {
+      std::vector<std::string>& c = f.columns();
+      if (options.output_all) {
+        c[0] = "diagnosis/accept";
+        c[1] = "diagnosis/issue_num";
+        c[2] = "diagnosis/category";
+        c[3] = "diagnosis/issue_details";
+      } else {
+        c[0] = "diagnosis/category";
+        c[1] = "diagnosis/issue_details";
+      }
+      return JsonRecords(f, out);
+    }
+    case ReportFormat::kJsonl:
+      return JsonLines(f, out);
+    case ReportFormat::kMd:
+    case ReportFormat::kHtml:
+      return MarkdownOrHtml(f, diagnosis, options.decimals, options.format == ReportFormat::kHtml,
+                            out);
+  }
+  return Status::Ok();
+}
+
 std::string FormatDiagnosisReport(const FleetTable& table, const Diagnosis& diagnosis,
                                   const ReportOptions& options) {
-  Frame f = BuildFrame(table, diagnosis, options.output_all);
-  switch (options.format) {
-    case ReportFormat::kJson:
-      if (options.output_all) {
-        f.columns[0] = "diagnosis/accept";
-        f.columns[1] = "diagnosis/issue_num";
-        f.columns[2] = "diagnosis/category";
-        f.columns[3] = "diagnosis/issue_details";
-      } else {
-        f.columns[0] = "diagnosis/category";
-        f.columns[1] = "diagnosis/issue_details";
-      }
-      return JsonRecords(f);
-    case ReportFormat::kJsonl:
-      return JsonLines(f);
-    case ReportFormat::kMd:
-    case ReportFormat::kHtml: {
-      std::vector<std::string> header = {"index"};
-      header.insert(header.end(), f.columns.begin(), f.columns.end());
-      const auto cells = MarkdownCells(std::move(f), diagnosis, options.decimals);
-      return options.format == ReportFormat::kMd ? Markdown(header, cells) : Html(header, cells);
-    }
-  }
-  return "";
+  std::string text;
+  const Status s = WriteDiagnosisReport(table, diagnosis, options, [&](std::string_view piece) {
+    text += piece;
+    return Status::Ok();
+  });
+  (void)s;  // the sink never fails
+  return text;
 }
 
 std::string PythonRepr(double v) {

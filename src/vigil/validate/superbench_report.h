@@ -2,6 +2,7 @@
 // the same columns, order, number formatting (pandas' and Python's) and "N/A" for missing values.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,14 @@ struct ReportOptions {
   int decimals = 2;
 };
 
+// Receives the report in pieces of a few megabytes (a report of a whole fleet with --output-all
+// can run to gigabytes); an error stops the writing and is returned.
+using ReportSink = std::function<Status(std::string_view piece)>;
+
+Status WriteDiagnosisReport(const FleetTable& table, const Diagnosis& diagnosis,
+                            const ReportOptions& options, const ReportSink& sink);
+
+// The whole report as one string (for tests and small fleets).
 std::string FormatDiagnosisReport(const FleetTable& table, const Diagnosis& diagnosis,
                                   const ReportOptions& options);
 
