@@ -46,7 +46,12 @@ Result<std::string> ReadFile(const std::string& path) {
   // Read straight into a string of the file's size (plus room to notice growth), not through a
   // small buffer: a 500 MB fleet summary would otherwise be copied and faulted in several times.
   struct stat st {};
-  size_t capacity = fstat(fd, &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
+  const bool known = fstat(fd, &st) == 0;
+  if (known && S_ISDIR(st.st_mode)) {
+    close(fd);
+    return Status::InvalidArgument(fmt::format("{} is a directory, not a file", path));
+  }
+  const size_t capacity = known && st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
   std::string out(capacity + 1, '\0');
   size_t used = 0;
   while (true) {

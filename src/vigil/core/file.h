@@ -16,7 +16,8 @@ Status ErrnoError(std::string_view what);
 // errors.
 Status WriteAll(int fd, std::string_view content, std::string_view what);
 
-// Reads a whole file. NotFound if it does not exist, IoError otherwise.
+// Reads a whole file. NotFound if it does not exist, InvalidArgument for a directory, IoError
+// otherwise.
 Result<std::string> ReadFile(const std::string& path);
 
 // A file written in pieces that is either complete or untouched: the pieces go to a temporary

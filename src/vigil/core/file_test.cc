@@ -56,6 +56,13 @@ TEST_F(FileTest, AppendAddsLines) {
   EXPECT_EQ(*ReadFile(p), "a\nb\n");
 }
 
+TEST_F(FileTest, ReadingADirectoryIsBadInput) {
+  Result<std::string> r = ReadFile(dir_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), dir_ + " is a directory, not a file");
+}
+
 // Pieces appear only on Commit(); an uncommitted file leaves the old content and no debris.
 TEST_F(FileTest, AtomicFileInPieces) {
   const std::string p = dir_ + "/pieces.txt";
