@@ -363,6 +363,30 @@ std::string_view SeverityName(Severity s) {
 
 namespace {
 
+// A single metric a little beyond the threshold, alone among its component's metrics in one
+// benchmark (the other GEMM types of the GPU, the other direction of the PCIe link) and without
+// the component's mean deviating, is more likely a noisy measurement than a damaged part: with
+// hundreds of thousands of values a fleet, a few such lone outliers appear on healthy nodes. A
+// part that is really slow moves its other metrics too, or moves this one far (beyond k + 2).
+// `metrics` counts the node's metrics per (benchmark, component).
+void DropLoneOutliers(std::vector<Finding>& findings,
+                      const std::map<std::pair<std::string, std::string>, int>& metrics, double k) {
+  std::map<std::pair<std::string, std::string>, int> per_group;  // (benchmark, component)
+  std::set<std::pair<std::string, std::string>> corroborated;
+  for (const Finding& f : findings) {
+    const std::pair<std::string, std::string> g = {BenchmarkOfKey(f.metric), f.component};
+    if (f.test == "fleet" || f.test == "balance") ++per_group[g];
+    if (f.test == "component") corroborated.insert(g);
+  }
+  std::erase_if(findings, [&](const Finding& f) {
+    if (f.test != "fleet" && f.test != "balance") return false;
+    const std::pair<std::string, std::string> g = {BenchmarkOfKey(f.metric), f.component};
+    auto m = metrics.find(g);
+    return f.sigmas < k + 2 && per_group[g] == 1 && !corroborated.contains(g) &&
+           m != metrics.end() && m->second >= 2;
+  });
+}
+
 // Judges node i against one class's models.
 NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const ClassModel& cm,
                        const std::vector<const FamilyModel*>& models,
@@ -454,6 +478,13 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
                                     cv.centre + k * cv.spread, 0, z, Severity::kMinor});
     }
   }
+  std::map<std::pair<std::string, std::string>, int> metrics;
+  for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
+    for (size_t j : bcols) {
+      if (!std::isnan(t.at(i, j))) ++metrics[{benchmark, cols.anatomy[j].component}];
+    }
+  }
+  DropLoneOutliers(nf.findings, metrics, k);
   nf.defective = !nf.findings.empty();
   return nf;
 }

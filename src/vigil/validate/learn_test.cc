@@ -142,6 +142,31 @@ TEST(LearnTest, ComponentsOfOneNodeAreComparedWithEachOther) {
   EXPECT_FALSE(Judge(healthy, c)[0].defective);
 }
 
+// One GEMM type of one GPU a little beyond the threshold, its other types normal, is a noisy
+// measurement, not a damaged part; far beyond, it is reported.
+TEST(LearnTest, LoneOutliersNeedToBeFarOut) {
+  FleetGenOptions o;
+  o.nodes = 200;
+  o.defect_rate = 0;
+  o.missing_rate = 0;
+  o.noisy_rate = 0;
+  o.second_class = 0;
+  GeneratedFleet g = *GenerateFleet(o);
+  const LearnedCriteria c = *Learn(TableOf(g), LearnOptions{});
+  const auto judge = [&](double factor) {
+    FleetRow row = g.rows[0];
+    for (auto& [key, value] : row.values) {
+      if (key == "gemm-flops/fp16_tc_flops:3") value *= factor;
+    }
+    return Judge(*ParseFleetTable(FormatFleetRow(row), "one.jsonl"), c)[0];
+  };
+  EXPECT_FALSE(judge(0.97).defective);  // about 7 sigmas, alone
+  const NodeFindings far = judge(0.85);
+  ASSERT_TRUE(far.defective);
+  EXPECT_EQ(far.findings[0].component, "GPU 3");
+  EXPECT_EQ(far.findings[0].metric, "gemm-flops/fp16_tc_flops:3");
+}
+
 TEST(LearnTest, CriteriaRoundTripAndVersionCheck) {
   FleetGenOptions o;
   o.nodes = 100;
