@@ -1,6 +1,7 @@
 #include "cli/common.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -59,6 +60,23 @@ std::string Table::ToString() const {
     out += line + "\n";
   }
   return out;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths) {
+  FleetTable all;
+  for (const std::string& p : paths) {
+    VIGIL_ASSIGN_OR_RETURN(FleetTable t, ReadFleetTable(p));
+    all.Append(std::move(t));
+  }
+  if (all.node_count() == 0) {
+    return Status::InvalidArgument(fmt::format("{}: no nodes in the file{}", fmt::join(paths, ", "),
+                                               paths.size() == 1 ? "" : "s"));
+  }
+  return all;
 }
 
 std::string FormatFigure(double value) {

@@ -3,12 +3,14 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/results/summary.h"
 
 namespace vigil::cli {
 
@@ -58,6 +60,13 @@ void AddJobSizeFlags(CLI::App& cmd, JobSizeFlags& flags);
 // The job's node count (GPUs / GPUs per node when --gpus was given); InvalidArgument when
 // neither or both were given, or a count is not positive.
 Result<double> JobNodes(const JobSizeFlags& flags);
+
+// Seconds since `start` on the steady clock, for "... in 1.23 s" lines.
+double SecondsSince(std::chrono::steady_clock::time_point start);
+
+// Reads fleet summary files into one table (ReadFleetTable, FleetTable::Append); InvalidArgument
+// when they hold no node at all.
+Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths);
 
 // Formats a figure with about four significant digits, for tables ("23.41", "1.234e+06").
 std::string FormatFigure(double value);

@@ -11,13 +11,6 @@
 #include "vigil/validate/superbench_report.h"
 
 namespace vigil::cli {
-namespace {
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
   CLI::App* cmd = app.add_subcommand(
@@ -54,10 +47,7 @@ CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
   if (!o.baseline.empty()) {
     VIGIL_ASSIGN_OR_RETURN(baseline, validate::ReadBaseline(o.baseline));
   }
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetTable(o.data));
-  if (table.node_count() == 0) {
-    return Status::InvalidArgument(fmt::format("{}: no nodes in the file", o.data));
-  }
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles({o.data}));
   validate::DiagnoseOptions options;
   options.strict_missing = o.strict_missing;
   Result<validate::Diagnosis> diagnosis = validate::Diagnose(table, rules, baseline, options);
@@ -122,10 +112,7 @@ CommandResult RunBaseline(const BaselineCliOptions& o) {
   if (!o.rules.empty()) {
     VIGIL_ASSIGN_OR_RETURN(rules, validate::ReadRules(o.rules));
   }
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetTable(o.data));
-  if (table.node_count() == 0) {
-    return Status::InvalidArgument(fmt::format("{}: no nodes in the file", o.data));
-  }
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles({o.data}));
   Result<validate::BaselineResult> b =
       validate::GenerateBaseline(table, o.rules.empty() ? nullptr : &rules);
   if (!b.ok()) return Status::InvalidArgument(fmt::format("{}: {}", o.rules, b.status().message()));

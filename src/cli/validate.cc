@@ -18,21 +18,6 @@ using validate::Finding;
 using validate::FindingToJson;
 using validate::NodeFindings;
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Reads the --data files into one table.
-Result<FleetTable> ReadAll(const std::vector<std::string>& paths) {
-  FleetTable all;
-  for (const std::string& p : paths) {
-    VIGIL_ASSIGN_OR_RETURN(FleetTable t, ReadFleetTable(p));
-    all.Append(std::move(t));
-  }
-  if (all.node_count() == 0) return Status::InvalidArgument("no nodes in the --data files");
-  return all;
-}
-
 std::string Range(const Finding& f) {
   if (f.test == "return_code") return "0";
   if (f.test == "missing") return "present";
@@ -98,7 +83,7 @@ CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& o) {
 CommandResult RunLearn(const LearnCliOptions& o) {
   VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
   const auto start = std::chrono::steady_clock::now();
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadAll(o.data));
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles(o.data));
   validate::LearnOptions options;
   options.threshold = o.threshold;
   VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria criteria, validate::Learn(table, options));
@@ -147,7 +132,7 @@ CommandResult RunValidate(const ValidateCliOptions& o) {
     VIGIL_ASSIGN_OR_RETURN(std::string t, ReadFile(o.truth));
     VIGIL_ASSIGN_OR_RETURN(truth, validate::ParseTruth(t, o.truth));
   }
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadAll(o.data));
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles(o.data));
   const std::vector<NodeFindings> verdicts = validate::Judge(table, criteria);
   size_t defective = 0;
   for (const NodeFindings& v : verdicts) defective += v.defective ? 1 : 0;

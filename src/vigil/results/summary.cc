@@ -8,10 +8,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <thread>
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/parallel.h"
 #include "vigil/core/text.h"
 
 namespace vigil {
@@ -300,13 +300,8 @@ namespace {
 Result<FleetTable> ParsePadded(const simdjson::padded_string& padded, std::string_view source,
                                int threads) {
   const std::string_view all(padded.data(), padded.size());
-  // By default one thread per few megabytes, up to the hardware's count: below that, starting a
-  // thread costs more than it saves.
   constexpr size_t kBytesPerThread = 4u << 20;
-  const size_t n = threads > 0
-                       ? static_cast<size_t>(threads)
-                       : std::clamp<size_t>(all.size() / kBytesPerThread, 1,
-                                            std::max(1u, std::thread::hardware_concurrency()));
+  const size_t n = WorkerCount(all.size(), kBytesPerThread, threads);
   std::vector<Chunk> chunks(n);
   size_t begin = 0;
   int line = 1;
@@ -323,12 +318,7 @@ Result<FleetTable> ParsePadded(const simdjson::padded_string& padded, std::strin
                                         all.begin() + static_cast<long>(end), '\n'));
     begin = end;
   }
-  std::vector<std::thread> workers;
-  for (size_t c = 1; c < n; ++c) {
-    workers.emplace_back([&chunks, c, source] { ChunkParser(chunks[c], source).Run(); });
-  }
-  ChunkParser(chunks[0], source).Run();
-  for (std::thread& w : workers) w.join();
+  RunWorkers(n, [&](size_t c) { ChunkParser(chunks[c], source).Run(); });
   for (const Chunk& c : chunks) {
     if (!c.status.ok()) return c.status;
   }

@@ -93,6 +93,10 @@ MetricAnatomy Anatomize(std::string_view key) {
   return a;
 }
 
+std::string BenchmarkOfKey(std::string_view key) {
+  return std::string(key.substr(0, key.rfind('/')));
+}
+
 std::string_view DirectionName(Direction d) {
   switch (d) {
     case Direction::kHigher:

@@ -27,4 +27,8 @@ MetricAnatomy Anatomize(std::string_view key);
 
 std::string_view DirectionName(Direction d);
 
+// The benchmark of a key as the validator groups it: the text before the last '/'
+// ("gpt_models/pytorch-gpt2-large/return_code" -> "gpt_models/pytorch-gpt2-large").
+std::string BenchmarkOfKey(std::string_view key);
+
 }  // namespace vigil::validate

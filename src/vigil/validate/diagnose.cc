@@ -8,16 +8,17 @@
 #include <cmath>
 #include <limits>
 #include <set>
-#include <thread>
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/parallel.h"
 #include "vigil/core/text.h"
 
 namespace vigil::validate {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr size_t kNodesPerThread = 64;  // below that a second thread does not pay
 
 // ------------------------------------------------------------------------------- rule files
 
@@ -442,26 +443,20 @@ Result<Diagnosis> Diagnose(const FleetTable& table, const std::vector<Rule>& rul
   // Nodes are independent: split them over threads.
   const size_t n = table.node_count();
   d.nodes.resize(n);
-  const size_t threads =
-      std::clamp<size_t>(options.threads > 0 ? static_cast<size_t>(options.threads)
-                                             : std::max(1u, std::thread::hardware_concurrency()),
-                         1, std::max<size_t>(1, n / 64));
-  std::vector<Status> errors(threads);
+  const size_t workers = WorkerCount(n, kNodesPerThread, options.threads);
+  std::vector<Status> errors(workers);
   const NodeJudge judge(table, resolved, options, d.metrics.size());
-  const auto work = [&](size_t t) {
-    for (size_t i = t * n / threads; i < (t + 1) * n / threads; ++i) {
+  RunWorkers(workers, [&](size_t w) {
+    const auto [begin, end] = ShareOf(n, w, workers);
+    for (size_t i = begin; i < end; ++i) {
       Result<NodeVerdict> v = judge.Judge(i);
       if (!v.ok()) {
-        errors[t] = v.status();
+        errors[w] = v.status();
         return;
       }
       d.nodes[i] = std::move(*v);
     }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (std::thread& th : pool) th.join();
+  });
   for (const Status& s : errors) VIGIL_RETURN_IF_ERROR(s);
 
   for (size_t i = 0; i < n; ++i) {

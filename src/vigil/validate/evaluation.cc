@@ -20,10 +20,8 @@ FoundSet FoundByLearned(const FleetTable& table, const std::vector<NodeFindings>
 FoundSet FoundBySuperBenchStyle(const FleetTable& t) {
   std::vector<MetricAnatomy> anatomy;
   for (const std::string& key : t.metrics()) anatomy.push_back(Anatomize(key));
-  std::map<std::string, std::vector<size_t>> classes;
-  for (size_t i = 0; i < t.node_count(); ++i) classes[t.hardware(i)].push_back(i);
   FoundSet found;
-  for (const auto& [hardware, nodes] : classes) {
+  for (const auto& [hardware, nodes] : NodesByHardware(t)) {
     for (size_t j = 0; j < t.metric_count(); ++j) {
       double sum = 0;
       size_t n = 0;
@@ -35,7 +33,8 @@ FoundSet FoundBySuperBenchStyle(const FleetTable& t) {
       }
       if (n == 0) continue;
       const double mean = sum / static_cast<double>(n);
-      const bool expected = static_cast<double>(n) >= 0.9 * static_cast<double>(nodes.size());
+      const bool expected =
+          static_cast<double>(n) >= kExpectedShare * static_cast<double>(nodes.size());
       for (size_t i : nodes) {
         const double v = t.at(i, j);
         const MetricAnatomy& a = anatomy[j];
@@ -51,7 +50,7 @@ FoundSet FoundBySuperBenchStyle(const FleetTable& t) {
         if (!flagged) continue;
         // A benchmark that failed or did not run is one finding, as the learned validator
         // reports it.
-        const std::string benchmark = t.metrics()[j].substr(0, t.metrics()[j].rfind('/'));
+        const std::string benchmark = BenchmarkOfKey(t.metrics()[j]);
         const long rc = t.column(benchmark + "/return_code");
         const bool down = rc < 0 || std::isnan(t.at(i, static_cast<size_t>(rc))) ||
                           t.at(i, static_cast<size_t>(rc)) != 0;

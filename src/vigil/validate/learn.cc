@@ -7,9 +7,9 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <thread>
 #include <unordered_map>
 
+#include "vigil/core/parallel.h"
 #include "vigil/core/stats.h"
 #include "vigil/core/text.h"
 
@@ -21,8 +21,8 @@ using stats::Mad;
 using stats::Median;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kPresence = 0.9;        // an index is expected when this share of nodes reports it
 constexpr size_t kMinNoiseSamples = 16;  // values needed to estimate one node's own noise
+constexpr size_t kNodesPerThread = 64;   // below that a second thread does not pay
 
 // How far beyond the centre a value lies in the worse direction, in spreads.
 double WorseSigmas(Direction d, double v, double centre, double spread) {
@@ -50,23 +50,6 @@ Robust RobustOf(std::vector<double>& xs, double floor) {
   r.spread = std::max(Mad(xs) * kMadToSigma, floor);
   if (!(r.spread > 0)) r.spread = std::numeric_limits<double>::min();
   return r;
-}
-
-// Nodes grouped by hardware class, in first-appearance order.
-std::vector<std::pair<std::string, std::vector<size_t>>> Classes(const FleetTable& t) {
-  std::vector<std::pair<std::string, std::vector<size_t>>> out;
-  std::map<std::string, size_t> at;
-  for (size_t i = 0; i < t.node_count(); ++i) {
-    auto [it, added] = at.try_emplace(t.hardware(i), out.size());
-    if (added) out.push_back({t.hardware(i), {}});
-    out[it->second].second.push_back(i);
-  }
-  return out;
-}
-
-// "gpt_models/pytorch-gpt2-large/return_code" -> "gpt_models/pytorch-gpt2-large".
-std::string BenchmarkOfKey(std::string_view key) {
-  return std::string(key.substr(0, key.rfind('/')));
 }
 
 // The table's columns, parsed once and grouped: by family (one population) and by benchmark
@@ -105,14 +88,16 @@ double NodeMedian(const FleetTable& t, size_t i, const std::vector<size_t>& cols
   return scratch.size() < 2 ? std::nan("") : Median(scratch);
 }
 
-// Node i's median of every balanced family (NaN elsewhere), by family id.
+// Node i's median of every family that can be balanced (two or more columns, not a return
+// code), NaN elsewhere, by family id: the reference of the balance inside the node.
 std::vector<double> NodeMedians(const FleetTable& t, size_t i, const Columns& c,
-                                const std::vector<const FamilyModel*>& models,
                                 std::vector<double>& scratch) {
   std::vector<double> m(c.families.size(), std::nan(""));
   for (size_t f = 0; f < c.families.size(); ++f) {
-    if (models[f] != nullptr && models[f]->balanced)
-      m[f] = NodeMedian(t, i, c.family_cols[f], scratch);
+    const std::vector<size_t>& cols = c.family_cols[f];
+    if (cols.size() >= 2 && c.anatomy[cols[0]].direction != Direction::kZero) {
+      m[f] = NodeMedian(t, i, cols, scratch);
+    }
   }
   return m;
 }
@@ -166,13 +151,24 @@ Severity SeverityOf(double deviation) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::vector<size_t>>> NodesByHardware(const FleetTable& t) {
+  std::vector<std::pair<std::string, std::vector<size_t>>> out;
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < t.node_count(); ++i) {
+    auto [it, added] = at.try_emplace(t.hardware(i), out.size());
+    if (added) out.push_back({t.hardware(i), {}});
+    out[it->second].second.push_back(i);
+  }
+  return out;
+}
+
 Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
   LearnedCriteria out;
   out.threshold = o.threshold;
   out.resolution = o.resolution;
   const Columns cols(t);
   std::vector<double> xs, scratch;
-  for (const auto& [hardware, nodes] : Classes(t)) {
+  for (const auto& [hardware, nodes] : NodesByHardware(t)) {
     if (nodes.size() < o.min_nodes) {
       return Status::InvalidArgument(
           fmt::format("hardware class {} has {} node{}, fewer than the {} needed to learn from",
@@ -181,6 +177,8 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
     ClassModel cm;
     cm.hardware = hardware;
     cm.nodes = nodes.size();
+    std::vector<std::vector<double>> medians;  // by position in `nodes`, then family id
+    for (size_t i : nodes) medians.push_back(NodeMedians(t, i, cols, scratch));
     for (size_t fid = 0; fid < cols.families.size(); ++fid) {
       const std::vector<size_t>& fcols = cols.family_cols[fid];
       FamilyModel f;
@@ -195,7 +193,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
           xs.push_back(v);
           ++present;
         }
-        if (static_cast<double>(present) >= kPresence * static_cast<double>(nodes.size())) {
+        if (static_cast<double>(present) >= kExpectedShare * static_cast<double>(nodes.size())) {
           f.indexes.push_back(cols.anatomy[j].index);
         }
       }
@@ -206,8 +204,9 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
       f.spread = std::max(r.spread, o.resolution * std::fabs(r.centre));
       if (fcols.size() >= 2 && f.direction != Direction::kZero) {
         xs.clear();
-        for (size_t i : nodes) {
-          const double m = NodeMedian(t, i, fcols, scratch);
+        for (size_t k = 0; k < nodes.size(); ++k) {
+          const size_t i = nodes[k];
+          const double m = medians[k][fid];
           if (std::isnan(m) || m == 0) continue;
           for (size_t j : fcols) {
             if (!std::isnan(t.at(i, j))) xs.push_back(t.at(i, j) / m - 1);
@@ -224,11 +223,11 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
     }
     const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
     std::vector<std::vector<double>> distances(cols.benchmark_cols.size());
-    for (size_t i : nodes) {
-      const std::vector<double> medians = NodeMedians(t, i, cols, models, scratch);
+    for (size_t k = 0; k < nodes.size(); ++k) {
       size_t b = 0;
       for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
-        for (const auto& [index, d] : ComponentDistances(t, i, bcols, cols, models, medians)) {
+        for (const auto& [index, d] :
+             ComponentDistances(t, nodes[k], bcols, cols, models, medians[k])) {
           if (d.second >= 2) distances[b].push_back(d.first / d.second);
         }
         ++b;
@@ -368,33 +367,48 @@ namespace {
 // the component's mean deviating, is more likely a noisy measurement than a damaged part: with
 // hundreds of thousands of values a fleet, a few such lone outliers appear on healthy nodes. A
 // part that is really slow moves its other metrics too, or moves this one far (beyond k + 2).
-// `metrics` counts the node's metrics per (benchmark, component).
-void DropLoneOutliers(std::vector<Finding>& findings,
-                      const std::map<std::pair<std::string, std::string>, int>& metrics, double k) {
-  std::map<std::pair<std::string, std::string>, int> per_group;  // (benchmark, component)
-  std::set<std::pair<std::string, std::string>> corroborated;
+void DropLoneOutliers(const FleetTable& t, size_t i, const Columns& cols, double k,
+                      std::vector<Finding>& findings) {
+  using Group = std::pair<std::string, std::string>;  // (benchmark, component)
+  std::map<Group, int> per_group;
+  std::set<Group> corroborated;
   for (const Finding& f : findings) {
-    const std::pair<std::string, std::string> g = {BenchmarkOfKey(f.metric), f.component};
+    const Group g = {BenchmarkOfKey(f.metric), f.component};
     if (f.test == "fleet" || f.test == "balance") ++per_group[g];
     if (f.test == "component") corroborated.insert(g);
   }
+  // How many metrics the node has for a group: counted only for the few findings in question.
+  const auto metrics = [&](const Group& g) {
+    auto it = cols.benchmark_cols.find(g.first);
+    if (it == cols.benchmark_cols.end()) return 0;
+    int n = 0;
+    for (size_t j : it->second)
+      n += !std::isnan(t.at(i, j)) && cols.anatomy[j].component == g.second;
+    return n;
+  };
   std::erase_if(findings, [&](const Finding& f) {
-    if (f.test != "fleet" && f.test != "balance") return false;
-    const std::pair<std::string, std::string> g = {BenchmarkOfKey(f.metric), f.component};
-    auto m = metrics.find(g);
-    return f.sigmas < k + 2 && per_group[g] == 1 && !corroborated.contains(g) &&
-           m != metrics.end() && m->second >= 2;
+    if ((f.test != "fleet" && f.test != "balance") || f.sigmas >= k + 2) return false;
+    const Group g = {BenchmarkOfKey(f.metric), f.component};
+    return per_group[g] == 1 && !corroborated.contains(g) && metrics(g) >= 2;
   });
 }
 
+// One class's models, by family id and by benchmark.
+struct ClassIndex {
+  const ClassModel* model = nullptr;
+  std::vector<const FamilyModel*> families;
+  std::map<std::string_view, const ComponentModel*> components;
+};
+
 // Judges node i against one class's models.
-NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const ClassModel& cm,
-                       const std::vector<const FamilyModel*>& models,
-                       const std::map<std::string_view, const ComponentModel*>& components,
+NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const ClassIndex& ix,
                        double k) {
+  const ClassModel& cm = *ix.model;
+  const std::vector<const FamilyModel*>& models = ix.families;
+  const std::map<std::string_view, const ComponentModel*>& components = ix.components;
   NodeFindings nf;
   std::vector<double> scratch;
-  const std::vector<double> medians = NodeMedians(t, i, cols, models, scratch);
+  const std::vector<double> medians = NodeMedians(t, i, cols, scratch);
   // Benchmarks that failed or did not run: one finding each, from their return code, not one
   // per metric they did not produce.
   std::set<std::string> down;
@@ -478,13 +492,7 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
                                     cv.centre + k * cv.spread, 0, z, Severity::kMinor});
     }
   }
-  std::map<std::pair<std::string, std::string>, int> metrics;
-  for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
-    for (size_t j : bcols) {
-      if (!std::isnan(t.at(i, j))) ++metrics[{benchmark, cols.anatomy[j].component}];
-    }
-  }
-  DropLoneOutliers(nf.findings, metrics, k);
+  DropLoneOutliers(t, i, cols, k, nf.findings);
   nf.defective = !nf.findings.empty();
   return nf;
 }
@@ -519,40 +527,33 @@ Json FindingToJson(const Finding& f) {
 
 std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, int threads) {
   const Columns cols(t);
-  std::map<std::string, const ClassModel*> classes;
-  std::map<const ClassModel*, std::vector<const FamilyModel*>> models;
-  std::map<const ClassModel*, std::map<std::string_view, const ComponentModel*>> components;
+  // Every class's models, indexed before the threads start: they only read them.
+  std::map<std::string, ClassIndex, std::less<>> classes;
   for (const ClassModel& cm : c.classes) {
-    classes[cm.hardware] = &cm;
-    models[&cm] = ModelsById(cols, cm);
-    for (const ComponentModel& cv : cm.components) components[&cm][cv.benchmark] = &cv;
+    ClassIndex& ix = classes[cm.hardware];
+    ix.model = &cm;
+    ix.families = ModelsById(cols, cm);
+    for (const ComponentModel& cv : cm.components) ix.components[cv.benchmark] = &cv;
   }
   std::vector<NodeFindings> out(t.node_count());
-  const auto work = [&](size_t begin, size_t end) {
+  const size_t n = t.node_count();
+  const size_t workers = WorkerCount(n, kNodesPerThread, threads);
+  RunWorkers(workers, [&](size_t w) {
+    const auto [begin, end] = ShareOf(n, w, workers);
     for (size_t i = begin; i < end; ++i) {
       auto it = classes.find(t.hardware(i));
-      const ClassModel* cm = it != classes.end()     ? it->second
-                             : c.classes.size() == 1 ? &c.classes[0]
+      const ClassIndex* ix = it != classes.end()     ? &it->second
+                             : c.classes.size() == 1 ? &classes.begin()->second
                                                      : nullptr;
-      if (cm == nullptr) {
+      if (ix == nullptr) {
         out[i].findings.push_back(
             Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0, Severity::kCritical});
         out[i].defective = true;
         continue;
       }
-      out[i] = JudgeNode(t, i, cols, *cm, models.at(cm), components[cm], c.threshold);
+      out[i] = JudgeNode(t, i, cols, *ix, c.threshold);
     }
-  };
-  const size_t n = t.node_count();
-  const size_t workers =
-      std::clamp<size_t>(threads > 0 ? static_cast<size_t>(threads)
-                                     : std::max(1u, std::thread::hardware_concurrency()),
-                         1, std::max<size_t>(1, n / 64));
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w)
-    pool.emplace_back(work, w * n / workers, (w + 1) * n / workers);
-  work(0, n / workers);
-  for (std::thread& th : pool) th.join();
+  });
   return out;
 }
 

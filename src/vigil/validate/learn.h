@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vigil/core/json.h"
@@ -16,6 +17,12 @@
 namespace vigil::validate {
 
 inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/1";
+
+// A component is expected of a class when at least this share of its nodes reports it.
+inline constexpr double kExpectedShare = 0.9;
+
+// The nodes of each hardware class (FleetTable::hardware), classes in first-appearance order.
+std::vector<std::pair<std::string, std::vector<size_t>>> NodesByHardware(const FleetTable& table);
 
 // One metric family of one class: every component's value is one sample of it.
 struct FamilyModel {

@@ -70,6 +70,17 @@ TEST(FleetGenTest, TruthErrorsNameTheLine) {
   EXPECT_EQ(r.status().message().rfind("t.csv:2: field size", 0), 0u);
 }
 
+// One hardware class, no planted defect and no benchmark missing.
+GeneratedFleet HealthyA100Fleet(int64_t nodes, double noisy_rate) {
+  FleetGenOptions o;
+  o.nodes = nodes;
+  o.defect_rate = 0;
+  o.missing_rate = 0;
+  o.noisy_rate = noisy_rate;
+  o.second_class = 0;
+  return *GenerateFleet(o);
+}
+
 FleetTable TableOf(const GeneratedFleet& g) {
   std::string text;
   for (const FleetRow& r : g.rows) text += FormatFleetRow(r);
@@ -121,13 +132,7 @@ TEST(LearnTest, FindsPlantedDefectsBetterThanSuperBenchStyle) {
 // Balance inside one node finds a slow GPU with no fleet history at all: train on healthy nodes
 // and judge a node whose GPU 3 is 5% slow on every GEMM type.
 TEST(LearnTest, ComponentsOfOneNodeAreComparedWithEachOther) {
-  FleetGenOptions o;
-  o.nodes = 200;
-  o.defect_rate = 0;
-  o.missing_rate = 0;
-  o.noisy_rate = 0;
-  o.second_class = 0;
-  GeneratedFleet g = *GenerateFleet(o);
+  const GeneratedFleet g = HealthyA100Fleet(200, /*noisy_rate=*/0);
   const FleetTable train = TableOf(g);
   const LearnedCriteria c = *Learn(train, LearnOptions{});
   FleetRow bad = g.rows[0];
@@ -145,13 +150,7 @@ TEST(LearnTest, ComponentsOfOneNodeAreComparedWithEachOther) {
 // One GEMM type of one GPU a little beyond the threshold, its other types normal, is a noisy
 // measurement, not a damaged part; far beyond, it is reported.
 TEST(LearnTest, LoneOutliersNeedToBeFarOut) {
-  FleetGenOptions o;
-  o.nodes = 200;
-  o.defect_rate = 0;
-  o.missing_rate = 0;
-  o.noisy_rate = 0;
-  o.second_class = 0;
-  GeneratedFleet g = *GenerateFleet(o);
+  const GeneratedFleet g = HealthyA100Fleet(200, /*noisy_rate=*/0);
   const LearnedCriteria c = *Learn(TableOf(g), LearnOptions{});
   const auto judge = [&](double factor) {
     FleetRow row = g.rows[0];
@@ -204,12 +203,7 @@ TEST(LearnTest, TooFewNodesInAClassIsAnError) {
 }
 
 TEST(LearnTest, FailedAndMissingBenchmarksAreOneFindingEach) {
-  FleetGenOptions o;
-  o.nodes = 100;
-  o.defect_rate = 0;
-  o.missing_rate = 0;
-  o.second_class = 0;
-  GeneratedFleet g = *GenerateFleet(o);
+  const GeneratedFleet g = HealthyA100Fleet(100, FleetGenOptions{}.noisy_rate);
   const LearnedCriteria c = *Learn(TableOf(g), LearnOptions{});
   FleetRow failed = g.rows[0];
   std::erase_if(failed.values, [](const auto& kv) { return kv.first.rfind("mem-bw/", 0) == 0; });
