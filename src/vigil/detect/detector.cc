@@ -1,0 +1,250 @@
+#include "vigil/detect/detector.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace vigil::detect {
+
+using telemetry::SignalRole;
+
+Json AlertToJson(const Alert& a) {
+  Json evidence = Json::array();
+  for (const Evidence& e : a.evidence) {
+    evidence.push_back(Json{{"signal", e.signal},
+                            {"stat", e.stat},
+                            {"value", e.value},
+                            {"peer_median", e.peer_median},
+                            {"deviation", e.deviation}});
+  }
+  return Json{{"machine", a.machine},     {"kind", a.kind},         {"rule", a.rule},
+              {"component", a.component}, {"onset", a.onset},       {"detected", a.detected},
+              {"evidence", std::move(evidence)}};
+}
+
+Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& names)
+    : o_(options),
+      names_(names),
+      builder_(options.step, options.lateness,
+               [this](const telemetry::Frame& f) { OnFrame(f); }),
+      scorer_(options.peer) {}
+
+Detector::RuleState& Detector::RuleOf(uint32_t machine, uint32_t component) {
+  return rules_[static_cast<size_t>(machine) * components_ + component];
+}
+
+void Detector::Grow(uint32_t machine, uint32_t component) {
+  // Grow in jumps: a stream of new machines costs amortised constant time. Slots of machines not
+  // seen yet have first_seen < 0.
+  size_t machines = machines_.size();
+  if (machine >= machines) machines = std::max<size_t>(machine + 1, machines + machines / 2);
+  const uint32_t components = std::max(components_, component + 1);
+  machines_.resize(machines);
+  group_of_.resize(machines, 0);
+  std::vector<RuleState> rules(static_cast<size_t>(machines) * components);
+  std::vector<double> seen(rules.size(), -1);
+  for (size_t m = 0; components_ > 0 && m < rules_.size() / components_; ++m) {
+    std::copy_n(rules_.begin() + static_cast<ptrdiff_t>(m * components_), components_,
+                rules.begin() + static_cast<ptrdiff_t>(m * components));
+    std::copy_n(component_seen_.begin() + static_cast<ptrdiff_t>(m * components_), components_,
+                seen.begin() + static_cast<ptrdiff_t>(m * components));
+  }
+  rules_ = std::move(rules);
+  component_seen_ = std::move(seen);
+  components_ = components;
+}
+
+void Detector::Feed(const telemetry::Point& p) {
+  if (p.machine >= machines_.size() || p.component >= components_) Grow(p.machine, p.component);
+  MachineState& ms = machines_[p.machine];
+  group_of_[p.machine] = p.group;
+  if (ms.first_seen < 0) ms.first_seen = p.time;
+  if (p.time > ms.last_seen) {
+    ms.last_seen = p.time;
+    ms.missing_alerted = false;
+  }
+  if (!names_.components().Name(p.component).empty()) {
+    double& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
+    seen = std::max(seen, p.time);
+  }
+  if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
+  builder_.Add(p);
+}
+
+void Detector::Rule(const telemetry::Point& p) {
+  const telemetry::SignalInfo& signal = names_.signals()[p.signal];
+  RuleState& r = RuleOf(p.machine, p.component);
+  auto alert = [&](std::string rule, double onset, double value) {
+    Alert a;
+    a.machine = NameOfMachine(p.machine);
+    a.kind = "rule";
+    a.rule = std::move(rule);
+    a.component = names_.components().Name(p.component);
+    a.onset = onset;
+    a.detected = p.time;
+    a.evidence.push_back({signal.name, a.component, value, 0, 0});
+    Raise(p.machine, std::move(a));
+  };
+  switch (signal.role) {
+    case SignalRole::kPeer:
+      break;
+    case SignalRole::kXid: {
+      const double code = std::round(p.value);
+      const bool fatal = std::find(o_.fatal_xids.begin(), o_.fatal_xids.end(),
+                                   static_cast<int>(code)) != o_.fatal_xids.end();
+      if (code != r.xid && fatal) alert(fmt::format("xid {}", code), p.time, code);
+      r.xid = code;
+      break;
+    }
+    case SignalRole::kErrorCounter:
+      if (p.value > 0) alert(signal.name, p.time, p.value);
+      break;
+    case SignalRole::kLinkWidth:
+    case SignalRole::kLinkWidthMax:
+      (signal.role == SignalRole::kLinkWidth ? r.width : r.width_max) = p.value;
+      if (r.width > 0 && r.width_max > 0 && r.width < r.width_max) {
+        alert("pcie_width", p.time, r.width);
+      }
+      break;
+    case SignalRole::kLinkGen:
+    case SignalRole::kLinkGenMax:
+      (signal.role == SignalRole::kLinkGen ? r.gen : r.gen_max) = p.value;
+      if (r.gen > 0 && r.gen_max > 0 && r.gen < r.gen_max) {
+        if (r.gen_low_since < 0) r.gen_low_since = p.time;
+        if (p.time - r.gen_low_since >= o_.gen_hold) alert("pcie_gen", r.gen_low_since, r.gen);
+      } else {
+        r.gen_low_since = -1;
+      }
+      break;
+    case SignalRole::kLinkUp:
+      if (r.link_up >= 0.5 && p.value < 0.5) alert("link_down", p.time, p.value);
+      r.link_up = p.value;
+      break;
+  }
+}
+
+void Detector::Raise(uint32_t machine, Alert alert) {
+  MachineState& ms = machines_[machine];
+  if (alert.detected < ms.quiet_until) return;
+  ms.quiet_until = alert.detected + o_.cooldown;
+  alerts_.push_back(std::move(alert));
+}
+
+void Detector::OnFrame(const telemetry::Frame& frame) {
+  ++frames_;
+  const double end = frame.time + o_.step;
+  const std::span<const PeerScore> scores =
+      scorer_.Score(frame, group_of_, names_.signals());
+
+  const auto features = static_cast<uint32_t>(names_.signals().size() * kStats);
+  const auto machines = static_cast<uint32_t>(machines_.size());
+  if (features > features_ || static_cast<size_t>(machines) * features_ > evidence_.size()) {
+    const uint32_t f = std::max(features, features_);
+    std::vector<FeatureEvidence> grown(static_cast<size_t>(machines) * f);
+    for (size_t m = 0; features_ > 0 && m < evidence_.size() / features_; ++m) {
+      std::copy_n(evidence_.begin() + static_cast<ptrdiff_t>(m * features_), features_,
+                  grown.begin() + static_cast<ptrdiff_t>(m * f));
+    }
+    evidence_ = std::move(grown);
+    features_ = f;
+  }
+
+  triggered_.clear();
+  for (const PeerScore& s : scores) {
+    FeatureEvidence& e = evidence_[static_cast<size_t>(s.machine) * features_ + s.feature];
+    const float step = std::min(std::fabs(s.z), static_cast<float>(o_.cap)) -
+                       static_cast<float>(o_.allowance);
+    if (e.s == 0 && step > 0) e.start = frame.time;
+    e.s = std::max(0.0f, e.s + step);
+    e.z = s.z;
+    e.value = s.value;
+    e.median = s.median;
+    if (e.s > o_.threshold &&
+        (triggered_.empty() || triggered_.back() != s.machine) &&
+        std::find(triggered_.begin(), triggered_.end(), s.machine) == triggered_.end()) {
+      triggered_.push_back(s.machine);
+    }
+  }
+  for (uint32_t m : triggered_) {
+    FeatureEvidence* row = &evidence_[static_cast<size_t>(m) * features_];
+    std::vector<uint32_t> strong;
+    double onset = end;
+    for (uint32_t f = 0; f < features_; ++f) {
+      if (row[f].s > o_.threshold / 4) strong.push_back(f);
+      if (row[f].s > o_.threshold / 2) onset = std::min(onset, row[f].start);
+    }
+    std::sort(strong.begin(), strong.end(),
+              [&](uint32_t a, uint32_t b) { return row[a].s > row[b].s; });
+    if (strong.size() > 5) strong.resize(5);
+    Alert a;
+    a.machine = NameOfMachine(m);
+    a.kind = "divergence";
+    a.rule = "peers";
+    a.onset = onset;
+    a.detected = end;
+    for (uint32_t f : strong) {
+      a.evidence.push_back({names_.signals()[SignalOfFeature(f)].name,
+                            std::string(StatName(StatOfFeature(f))), row[f].value, row[f].median,
+                            row[f].z});
+    }
+    for (uint32_t f = 0; f < features_; ++f) row[f] = FeatureEvidence{};
+    Raise(m, std::move(a));
+  }
+
+  // Silence: machines, and components of machines that still report.
+  reporting_.assign(reporting_.size(), 0);
+  known_.assign(known_.size(), 0);
+  for (uint32_t m = 0; m < machines; ++m) {
+    if (machines_[m].first_seen < 0) continue;
+    const uint32_t g = group_of_[m];
+    if (g >= known_.size()) {
+      known_.resize(g + 1, 0);
+      reporting_.resize(g + 1, 0);
+    }
+    ++known_[g];
+    if (machines_[m].last_seen >= frame.time) ++reporting_[g];
+  }
+  for (uint32_t m = 0; m < machines; ++m) {
+    MachineState& ms = machines_[m];
+    if (ms.first_seen < 0) continue;
+    const uint32_t g = group_of_[m];
+    const bool peers_report = reporting_[g] >= static_cast<uint32_t>(o_.peer.min_peers) &&
+                              2 * reporting_[g] >= known_[g];
+    if (ms.last_seen < end - o_.missing_grace) {
+      if (peers_report && !ms.missing_alerted) {
+        ms.missing_alerted = true;
+        Alert a;
+        a.machine = NameOfMachine(m);
+        a.kind = "missing";
+        a.rule = "machine";
+        a.onset = ms.last_seen;
+        a.detected = end;
+        Raise(m, std::move(a));
+      }
+      continue;
+    }
+    if (ms.last_seen < frame.time) continue;
+    double* seen = &component_seen_[static_cast<size_t>(m) * components_];
+    for (uint32_t c = 0; c < components_; ++c) {
+      if (seen[c] < 0 || seen[c] >= end - o_.missing_grace) continue;
+      Alert a;
+      a.machine = NameOfMachine(m);
+      a.kind = "missing";
+      a.rule = "component";
+      a.component = names_.components().Name(c);
+      a.onset = seen[c];
+      a.detected = end;
+      seen[c] = -1;  // one alert per silence
+      Raise(m, std::move(a));
+    }
+  }
+}
+
+void Detector::AdvanceTo(double now) { builder_.AdvanceTo(now); }
+
+void Detector::Flush() { builder_.Flush(); }
+
+std::vector<Alert> Detector::TakeAlerts() { return std::exchange(alerts_, {}); }
+
+}  // namespace vigil::detect

@@ -1,0 +1,387 @@
+#include "vigil/telemetry/readers.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "vigil/core/lines.h"
+
+namespace vigil::telemetry {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A number as Prometheus and CSV files write it: decimal or exponent, NaN, +Inf, -Inf.
+std::optional<double> ParseNumber(std::string_view s) {
+  if (s == "NaN" || s == "nan") return kNaN;
+  if (s == "+Inf" || s == "Inf" || s == "inf" || s == "+inf") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (s == "-Inf" || s == "-inf") return -std::numeric_limits<double>::infinity();
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+// Runs `parse_line` over the lines of `text` (after `first_line` lines already consumed),
+// applying lenient mode to its errors.
+template <typename Fn>
+Status ForEachLine(LineReader& lines, const ReadOptions& o, Fn&& parse_line) {
+  std::string_view line;
+  while (lines.Next(line)) {
+    Status s = parse_line(line, lines.line_no());
+    if (s.ok()) continue;
+    if (!o.lenient) return s;
+    if (o.skipped) ++*o.skipped;
+  }
+  return Status::Ok();
+}
+
+Status LineError(const ReadOptions& o, int64_t line, std::string_view field,
+                 std::string_view what) {
+  return Status::InvalidArgument(fmt::format("{}:{}: {}: {}", o.source, line, field, what));
+}
+
+bool IsNameStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+}
+bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9'); }
+
+}  // namespace
+
+SeriesIdentity IdentityOf(const Labels& labels) {
+  SeriesIdentity id;
+  if (auto h = FindLabel(labels, "hostname")) {
+    id.machine = *h;
+  } else if (auto hh = FindLabel(labels, "Hostname")) {
+    id.machine = *hh;
+  } else if (auto inst = FindLabel(labels, "instance")) {
+    id.machine = *inst;  // host:port or [v6 address]:port; keep the host
+    if (!id.machine.empty() && id.machine.front() == '[') {
+      const size_t close = id.machine.find(']');
+      if (close != std::string_view::npos) id.machine = id.machine.substr(1, close - 1);
+    } else if (const size_t colon = id.machine.find(':');
+               colon != std::string_view::npos && id.machine.rfind(':') == colon) {
+      id.machine = id.machine.substr(0, colon);
+    }
+  }
+  if (auto gpu = FindLabel(labels, "gpu")) {
+    id.component = fmt::format("gpu{}", *gpu);
+  } else if (auto dev = FindLabel(labels, "device")) {
+    id.component = std::string(*dev);
+  } else if (auto cpu = FindLabel(labels, "cpu")) {
+    id.component = fmt::format("cpu{}", *cpu);
+  }
+  if (auto g = FindLabel(labels, "group")) id.group = *g;
+  return id;
+}
+
+Status ParseLongCsv(std::string_view text, const ReadOptions& o, const SampleSink& sink) {
+  LineReader lines(text);
+  std::string_view header;
+  if (!lines.Next(header)) return LineError(o, 1, "header", "empty file, expected a header line");
+  enum Column { kTime, kMachine, kMetric, kValue, kGroup, kComponent, kColumns };
+  static constexpr std::array<std::string_view, kColumns> kNames = {
+      "timestamp", "machine", "metric", "value", "group", "component"};
+  std::array<int, kColumns> at;
+  at.fill(-1);
+  int columns = 0;
+  for (size_t start = 0; start <= header.size(); ++columns) {
+    size_t end = header.find(',', start);
+    if (end == std::string_view::npos) end = header.size();
+    const std::string_view name = header.substr(start, end - start);
+    bool known = false;
+    for (int c = 0; c < kColumns; ++c) {
+      if (name != kNames[c]) continue;
+      if (at[c] >= 0) return LineError(o, 1, name, "column named twice");
+      at[c] = columns;
+      known = true;
+    }
+    if (!known) {
+      return LineError(o, 1, "header",
+                       fmt::format("unknown column {} (expected timestamp, machine, metric, "
+                                   "value and optionally group, component)",
+                                   Quote(name)));
+    }
+    start = end + 1;
+  }
+  for (int c = 0; c < kValue + 1; ++c) {
+    if (at[c] < 0) return LineError(o, 1, "header", fmt::format("no {} column", kNames[c]));
+  }
+  std::array<std::string_view, kColumns> field;
+  return ForEachLine(lines, o, [&](std::string_view line, int64_t no) -> Status {
+    if (line.empty()) return Status::Ok();
+    field.fill({});
+    int n = 0;
+    for (size_t start = 0; start <= line.size(); ++n) {
+      size_t end = line.find(',', start);
+      if (end == std::string_view::npos) end = line.size();
+      if (n < columns) {
+        for (int c = 0; c < kColumns; ++c) {
+          if (at[c] == n) field[c] = line.substr(start, end - start);
+        }
+      }
+      start = end + 1;
+    }
+    if (n != columns) {
+      return LineError(o, no, "line", fmt::format("{} fields, the header has {}", n, columns));
+    }
+    RawSample s;
+    const auto t = ParseNumber(field[kTime]);
+    if (!t || !std::isfinite(*t)) {
+      return LineError(o, no, "timestamp",
+                       fmt::format("{} is not a finite number", Quote(field[kTime])));
+    }
+    s.time = *t;
+    if (field[kMachine].empty()) return LineError(o, no, "machine", "empty");
+    if (field[kMetric].empty()) return LineError(o, no, "metric", "empty");
+    s.machine = field[kMachine];
+    s.metric = field[kMetric];
+    s.group = field[kGroup];
+    s.component = field[kComponent];
+    if (field[kValue].empty()) {
+      s.value = kNaN;  // a missing sample
+    } else {
+      const auto v = ParseNumber(field[kValue]);
+      if (!v) return LineError(o, no, "value", fmt::format("{} is not a number", Quote(field[kValue])));
+      s.value = *v;
+    }
+    sink(s);
+    return Status::Ok();
+  });
+}
+
+Status ParseTelemetryJsonl(std::string_view text, const ReadOptions& o, const SampleSink& sink) {
+  LineReader lines(text);
+  simdjson::dom::parser parser;
+  std::string padded;
+  return ForEachLine(lines, o, [&](std::string_view line, int64_t no) -> Status {
+    if (Trim(line).empty()) return Status::Ok();
+    padded.assign(line);
+    padded.resize(line.size() + simdjson::SIMDJSON_PADDING);
+    simdjson::dom::element doc;
+    if (auto err = parser.parse(padded.data(), line.size(), false).get(doc)) {
+      return LineError(o, no, "line", fmt::format("not valid JSON: {}", simdjson::error_message(err)));
+    }
+    simdjson::dom::object obj;
+    if (doc.get(obj)) return LineError(o, no, "line", "not a JSON object");
+    RawSample s;
+    auto text_field = [&](const char* name, bool required, std::string_view* out) -> Status {
+      simdjson::dom::element e;
+      if (obj[name].get(e)) {
+        return required ? LineError(o, no, name, "missing") : Status::Ok();
+      }
+      if (e.get(*out) || (required && out->empty())) {
+        return LineError(o, no, name, "must be a non-empty string");
+      }
+      return Status::Ok();
+    };
+    VIGIL_RETURN_IF_ERROR(text_field("machine", true, &s.machine));
+    VIGIL_RETURN_IF_ERROR(text_field("metric", true, &s.metric));
+    VIGIL_RETURN_IF_ERROR(text_field("group", false, &s.group));
+    VIGIL_RETURN_IF_ERROR(text_field("component", false, &s.component));
+    simdjson::dom::element t;
+    if (obj["timestamp"].get(t)) return LineError(o, no, "timestamp", "missing");
+    if (t.get(s.time) || !std::isfinite(s.time)) {
+      return LineError(o, no, "timestamp", "must be a number (Unix seconds)");
+    }
+    simdjson::dom::element v;
+    if (obj["value"].get(v)) return LineError(o, no, "value", "missing");
+    if (v.is_null()) {
+      s.value = kNaN;
+    } else if (v.get(s.value)) {
+      return LineError(o, no, "value", "must be a number or null");
+    }
+    sink(s);
+    return Status::Ok();
+  });
+}
+
+Status ParseExposition(std::string_view text, const ReadOptions& o, const SampleSink& sink) {
+  LineReader lines(text);
+  Labels labels;
+  return ForEachLine(lines, o, [&](std::string_view line, int64_t no) -> Status {
+    size_t i = 0;
+    auto skip_blanks = [&] {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    };
+    skip_blanks();
+    if (i == line.size() || line[i] == '#') return Status::Ok();
+    const size_t name_start = i;
+    if (!IsNameStart(line[i])) {
+      return LineError(o, no, "metric name", fmt::format("cannot start with {}", Quote(line.substr(i, 1))));
+    }
+    while (i < line.size() && IsNameChar(line[i])) ++i;
+    const std::string_view name = line.substr(name_start, i - name_start);
+    labels.clear();
+    skip_blanks();
+    if (i < line.size() && line[i] == '{') {
+      ++i;
+      for (;;) {
+        skip_blanks();
+        if (i < line.size() && line[i] == '}') {
+          ++i;
+          break;
+        }
+        const size_t ls = i;
+        if (i == line.size() || !IsNameStart(line[i]) || line[i] == ':') {
+          return LineError(o, no, "labels", fmt::format("expected a label name at column {}", i + 1));
+        }
+        while (i < line.size() && IsNameChar(line[i]) && line[i] != ':') ++i;
+        std::string label(line.substr(ls, i - ls));
+        skip_blanks();
+        if (i + 1 >= line.size() || line[i] != '=' || line[i + 1] != '"') {
+          return LineError(o, no, label, "expected =\"value\"");
+        }
+        i += 2;
+        std::string value;
+        bool closed = false;
+        while (i < line.size()) {
+          const char c = line[i++];
+          if (c == '"') {
+            closed = true;
+            break;
+          }
+          if (c != '\\') {
+            value.push_back(c);
+            continue;
+          }
+          if (i == line.size()) break;
+          const char e = line[i++];
+          value.push_back(e == 'n' ? '\n' : e);
+        }
+        if (!closed) return LineError(o, no, label, "unterminated label value");
+        labels.emplace_back(std::move(label), std::move(value));
+        skip_blanks();
+        if (i < line.size() && line[i] == ',') {
+          ++i;
+          continue;
+        }
+        if (i < line.size() && line[i] == '}') {
+          ++i;
+          break;
+        }
+        return LineError(o, no, "labels", fmt::format("expected , or }} at column {}", i + 1));
+      }
+    }
+    skip_blanks();
+    const size_t vs = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    const std::string_view value_text = line.substr(vs, i - vs);
+    const auto value = ParseNumber(value_text);
+    if (!value) return LineError(o, no, "value", fmt::format("{} is not a number", Quote(value_text)));
+    skip_blanks();
+    double time = o.default_time;
+    if (i < line.size()) {
+      const size_t ts = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+      const std::string_view ts_text = line.substr(ts, i - ts);
+      int64_t ms = 0;
+      const auto [end, ec] = std::from_chars(ts_text.data(), ts_text.data() + ts_text.size(), ms);
+      if (ec != std::errc() || end != ts_text.data() + ts_text.size()) {
+        return LineError(o, no, "timestamp",
+                         fmt::format("{} is not an integer of milliseconds", Quote(ts_text)));
+      }
+      time = static_cast<double>(ms) / 1000.0;
+      skip_blanks();
+      if (i != line.size()) return LineError(o, no, "line", "text after the timestamp");
+    }
+    if (!std::isfinite(time)) {
+      return LineError(o, no, "timestamp", "missing, and no scrape time was given");
+    }
+    const SeriesIdentity id = IdentityOf(labels);
+    if (id.machine.empty()) {
+      return LineError(o, no, "labels", "no hostname, Hostname or instance label names the machine");
+    }
+    RawSample s;
+    s.time = time;
+    s.machine = id.machine;
+    s.metric = name;
+    s.component = id.component;
+    s.group = id.group;
+    s.value = *value;
+    s.labels = &labels;
+    sink(s);
+    return Status::Ok();
+  });
+}
+
+Status ParseQueryRange(std::string_view json, const ReadOptions& o, const SampleSink& sink) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  const simdjson::padded_string padded(json);
+  auto bad = [&](std::string_view what) {
+    return Status::InvalidArgument(fmt::format("{}: query_range answer: {}", o.source, what));
+  };
+  if (auto err = parser.parse(padded).get(doc)) {
+    return bad(fmt::format("not valid JSON: {}", simdjson::error_message(err)));
+  }
+  std::string_view status;
+  if (doc["status"].get(status)) return bad("no status");
+  if (status != "success") {
+    std::string_view error = "(no message)";
+    if (doc["error"].get(error)) error = "(no message)";
+    return Status::Unavailable(fmt::format("{}: Prometheus answered {}: {}", o.source,
+                                           Quote(status), Quote(error)));
+  }
+  std::string_view type;
+  if (doc["data"]["resultType"].get(type)) return bad("no data.resultType");
+  if (type != "matrix") return bad(fmt::format("resultType {} is not matrix", Quote(type)));
+  simdjson::dom::array result;
+  if (doc["data"]["result"].get(result)) return bad("no data.result array");
+  Labels labels;
+  size_t series = 0;
+  for (simdjson::dom::element entry : result) {
+    ++series;
+    simdjson::dom::object metric;
+    if (entry["metric"].get(metric)) return bad(fmt::format("series {}: no metric object", series));
+    labels.clear();
+    std::string_view name;
+    for (auto [k, v] : metric) {
+      std::string_view value;
+      if (v.get(value)) return bad(fmt::format("series {}: label {} is not a string", series, Quote(k)));
+      if (k == "__name__") {
+        name = value;
+      } else {
+        labels.emplace_back(std::string(k), std::string(value));
+      }
+    }
+    if (name.empty()) return bad(fmt::format("series {}: no __name__ label", series));
+    const SeriesIdentity id = IdentityOf(labels);
+    if (id.machine.empty()) {
+      if (o.skipped) ++*o.skipped;
+      continue;  // not a machine's series (a recording rule, Prometheus' own metrics)
+    }
+    simdjson::dom::array values;
+    if (entry["values"].get(values)) return bad(fmt::format("series {}: no values array", series));
+    for (simdjson::dom::element pair : values) {
+      simdjson::dom::array tv;
+      double t = 0;
+      std::string_view v;
+      if (pair.get(tv) || tv.size() != 2 || tv.at(0).get(t) || tv.at(1).get(v)) {
+        return bad(fmt::format("series {}: a value is not [time, \"value\"]", series));
+      }
+      const auto value = ParseNumber(v);
+      if (!value) return bad(fmt::format("series {}: {} is not a number", series, Quote(v)));
+      RawSample s;
+      s.time = t;
+      s.machine = id.machine;
+      s.metric = name;
+      s.component = id.component;
+      s.group = id.group;
+      s.value = *value;
+      s.labels = &labels;
+      sink(s);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace vigil::telemetry

@@ -1,0 +1,57 @@
+// Readers of telemetry: long CSV, JSONL, Prometheus text exposition and the JSON of Prometheus'
+// /api/v1/query_range. Each calls `sink` once per sample, in file order, and stops at the first
+// malformed line with an error naming the source, the line and the field (with `lenient`, such
+// lines are skipped and counted instead). Formats: docs/formats.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "vigil/core/status.h"
+#include "vigil/telemetry/series.h"
+
+namespace vigil::telemetry {
+
+using SampleSink = std::function<void(const RawSample&)>;
+
+struct ReadOptions {
+  std::string source;        // for messages: a file name or a URL
+  bool lenient = false;      // skip malformed lines instead of failing
+  int64_t* skipped = nullptr;  // where lenient mode counts what it skipped (may be null)
+  // Exposition samples without their own timestamp get this time (the scrape's); when it is NaN
+  // such a sample is an error.
+  double default_time = 0.0 / 0.0;
+};
+
+// timestamp,machine,metric,value with optional group and component columns, in any order, named
+// by a header line. Fields are plain (no quoting); timestamps are Unix seconds.
+Status ParseLongCsv(std::string_view text, const ReadOptions& options, const SampleSink& sink);
+
+// One JSON object per line with the same fields: {"timestamp":..,"machine":..,"metric":..,
+// "value":..,"group":..,"component":..}; a null value is a missing sample.
+Status ParseTelemetryJsonl(std::string_view text, const ReadOptions& options,
+                           const SampleSink& sink);
+
+// Prometheus text exposition format 0.0.4 (dcgm-exporter, node-exporter). The machine is the
+// label hostname, Hostname or instance (without its port), in that order; the component is
+// gpu<n> from the label gpu, else the label device, else cpu<n> from the label cpu; the group is
+// the label group.
+Status ParseExposition(std::string_view text, const ReadOptions& options,
+                       const SampleSink& sink);
+
+// The JSON answer of /api/v1/query_range (resultType matrix). An answer with status "error" is
+// an Unavailable error carrying Prometheus' message.
+Status ParseQueryRange(std::string_view json, const ReadOptions& options, const SampleSink& sink);
+
+// Machine, component and group of a series from its labels, as described above. The views point
+// into `labels`.
+struct SeriesIdentity {
+  std::string_view machine;
+  std::string component;
+  std::string_view group;
+};
+SeriesIdentity IdentityOf(const Labels& labels);
+
+}  // namespace vigil::telemetry

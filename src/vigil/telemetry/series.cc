@@ -1,0 +1,78 @@
+#include "vigil/telemetry/series.h"
+
+#include <cmath>
+
+namespace vigil::telemetry {
+
+uint32_t Dictionary::Intern(std::string_view name) {
+  auto it = ids_.find(name);
+  if (it != ids_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(names_.size());
+  names_.emplace_back(name);
+  ids_.emplace(names_.back(), id);
+  return id;
+}
+
+std::optional<uint32_t> Dictionary::Find(std::string_view name) const {
+  auto it = ids_.find(name);
+  if (it == ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+Normalizer::Normalizer(SignalMap map, bool passthrough)
+    : map_(std::move(map)), passthrough_(passthrough) {}
+
+uint32_t Normalizer::SignalId(std::string_view name, SignalRole role) {
+  const uint32_t id = signal_names_.Intern(name);
+  if (id == signals_.size()) signals_.push_back({std::string(name), role});
+  return id;
+}
+
+bool Normalizer::Normalize(const RawSample& s, Point* out) {
+  static const Labels kNoLabels;
+  const SignalMapping* m = map_.Find(s.metric, s.labels ? *s.labels : kNoLabels);
+  if (m == nullptr && (!passthrough_ || map_.Knows(s.metric))) {
+    ++counts_.unmapped;
+    return false;
+  }
+  if (!std::isfinite(s.value)) {
+    ++counts_.not_finite;
+    return false;
+  }
+  Point p;
+  p.time = s.time;
+  p.machine = machines_.Intern(s.machine);
+  p.component = components_.Intern(s.component);
+  p.group = groups_.Intern(s.group);
+  p.signal = m ? SignalId(m->signal, m->role) : SignalId(s.metric);
+  SeriesState& st = series_[SeriesKey{p.machine, p.signal, p.component}];
+  if (st.seen && s.time <= st.last_time) {
+    ++(s.time == st.last_time ? counts_.duplicate : counts_.out_of_order);
+    return false;
+  }
+  const double previous_time = st.last_time;
+  const double previous_raw = st.last_raw;
+  const bool first = !st.seen;
+  st.seen = true;
+  st.last_time = s.time;
+  st.last_raw = s.value;
+  double value = s.value;
+  if (m && m->counter) {
+    if (first) {
+      ++counts_.counter_bases;
+      return false;
+    }
+    double increase = s.value - previous_raw;
+    if (increase < 0) {
+      ++counts_.counter_resets;
+      increase = s.value;
+    }
+    value = increase / (s.time - previous_time);
+  }
+  p.value = m ? value * m->scale : value;
+  ++counts_.accepted;
+  *out = p;
+  return true;
+}
+
+}  // namespace vigil::telemetry

@@ -1,0 +1,117 @@
+// Samples as the readers see them (names and labels) and as the detector sees them (small integer
+// ids, counters turned into rates), and the Normalizer between the two.
+//
+// What happens to awkward samples (docs/detect.md, "Telemetry"):
+// - a NaN or infinite value is dropped and counted as missing;
+// - a sample at or before the last accepted time of its series is dropped (a duplicate when the
+//   time is equal, out of order when earlier): each series only moves forward;
+// - a counter's first sample only sets its base; later ones give (increase / seconds); a counter
+//   that goes down was reset, and its increase is its new value (as Prometheus' rate() does);
+// - a metric the signal map does not know becomes a gauge signal of the same name when
+//   `passthrough` is on (files of a job's own signals), and is dropped and counted when off.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "vigil/core/text.h"
+#include "vigil/telemetry/signals.h"
+
+namespace vigil::telemetry {
+
+// Names to dense ids 0, 1, 2, ... in order of first sight.
+class Dictionary {
+ public:
+  uint32_t Intern(std::string_view name);
+  std::optional<uint32_t> Find(std::string_view name) const;
+  const std::string& Name(uint32_t id) const { return names_[id]; }
+  size_t size() const { return names_.size(); }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> ids_;
+};
+
+// One sample as read: the reader has already chosen machine, component and group from the labels.
+struct RawSample {
+  double time = 0;              // Unix seconds
+  std::string_view machine;     // the host
+  std::string_view metric;      // the exporter's name
+  std::string_view component;   // "gpu3", "ib0", "cpu7"; empty for a machine-wide metric
+  std::string_view group;       // machines compared with each other; empty: the whole job
+  double value = 0;
+  const Labels* labels = nullptr;  // for label conditions of the signal map; may be null
+};
+
+// One normalised sample.
+struct Point {
+  double time = 0;
+  uint32_t machine = 0;
+  uint32_t signal = 0;
+  uint32_t component = 0;
+  uint32_t group = 0;
+  double value = 0;
+};
+
+struct SignalInfo {
+  std::string name;
+  SignalRole role = SignalRole::kPeer;
+};
+
+struct NormalizerCounts {
+  int64_t accepted = 0;
+  int64_t unmapped = 0;       // metric unknown to the map, passthrough off
+  int64_t not_finite = 0;     // NaN or infinite value
+  int64_t duplicate = 0;      // same time as the series' last sample
+  int64_t out_of_order = 0;   // earlier than the series' last sample
+  int64_t counter_bases = 0;  // first sample of a counter (no rate yet)
+  int64_t counter_resets = 0;
+};
+
+class Normalizer {
+ public:
+  Normalizer(SignalMap map, bool passthrough);
+
+  // Fills *out and returns true when the sample yields a point.
+  bool Normalize(const RawSample& sample, Point* out);
+
+  const Dictionary& machines() const { return machines_; }
+  const Dictionary& components() const { return components_; }
+  const Dictionary& groups() const { return groups_; }
+  const std::vector<SignalInfo>& signals() const { return signals_; }
+  const NormalizerCounts& counts() const { return counts_; }
+
+  // The id of the signal called `name`, interning it (as a peer signal) when new. For callers
+  // that feed points without a reader (the simulator, benchmarks).
+  uint32_t SignalId(std::string_view name, SignalRole role = SignalRole::kPeer);
+
+ private:
+  struct SeriesState {
+    double last_time = 0;
+    double last_raw = 0;
+    bool seen = false;
+  };
+  struct SeriesKey {
+    uint32_t machine, signal, component;
+    bool operator==(const SeriesKey&) const = default;
+  };
+  struct SeriesKeyHash {
+    size_t operator()(const SeriesKey& k) const {
+      return (static_cast<size_t>(k.machine) * 0x9E3779B97F4A7C15ULL) ^
+             (static_cast<size_t>(k.signal) << 40) ^ (static_cast<size_t>(k.component) << 20);
+    }
+  };
+
+  SignalMap map_;
+  bool passthrough_;
+  Dictionary machines_, components_, groups_, signal_names_;
+  std::vector<SignalInfo> signals_;
+  std::unordered_map<SeriesKey, SeriesState, SeriesKeyHash> series_;
+  NormalizerCounts counts_;
+};
+
+}  // namespace vigil::telemetry

@@ -1,0 +1,209 @@
+#include "vigil/telemetry/signals.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cmath>
+
+#include "vigil/core/file.h"
+
+namespace vigil::telemetry {
+namespace {
+
+constexpr std::array<std::pair<SignalRole, std::string_view>, 8> kRoleNames = {{
+    {SignalRole::kPeer, "peer"},
+    {SignalRole::kXid, "xid"},
+    {SignalRole::kErrorCounter, "error_counter"},
+    {SignalRole::kLinkWidth, "link_width"},
+    {SignalRole::kLinkWidthMax, "link_width_max"},
+    {SignalRole::kLinkGen, "link_gen"},
+    {SignalRole::kLinkGenMax, "link_gen_max"},
+    {SignalRole::kLinkUp, "link_up"},
+}};
+
+SignalMapping Gauge(std::string metric, std::string signal, SignalRole role = SignalRole::kPeer,
+                    double scale = 1.0) {
+  SignalMapping m;
+  m.metric = std::move(metric);
+  m.signal = std::move(signal);
+  m.role = role;
+  m.scale = scale;
+  return m;
+}
+
+SignalMapping Counter(std::string metric, std::string signal, SignalRole role = SignalRole::kPeer,
+                      double scale = 1.0) {
+  SignalMapping m = Gauge(std::move(metric), std::move(signal), role, scale);
+  m.counter = true;
+  return m;
+}
+
+}  // namespace
+
+std::optional<std::string_view> FindLabel(const Labels& labels, std::string_view name) {
+  for (const auto& [k, v] : labels) {
+    if (k == name) return std::string_view(v);
+  }
+  return std::nullopt;
+}
+
+std::string_view RoleName(SignalRole role) {
+  for (const auto& [r, name] : kRoleNames) {
+    if (r == role) return name;
+  }
+  return "peer";
+}
+
+std::optional<SignalRole> ParseRole(std::string_view name) {
+  for (const auto& [r, n] : kRoleNames) {
+    if (n == name) return r;
+  }
+  return std::nullopt;
+}
+
+SignalMap SignalMap::Default() {
+  SignalMap map;
+  using R = SignalRole;
+  // dcgm-exporter, per GPU (label gpu).
+  map.Add(Gauge("DCGM_FI_DEV_GPU_UTIL", "gpu_util"));
+  map.Add(Gauge("DCGM_FI_DEV_POWER_USAGE", "gpu_power"));
+  map.Add(Gauge("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active"));
+  map.Add(Gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gr_engine_active"));
+  map.Add(Gauge("DCGM_FI_PROF_NVLINK_TX_BYTES", "nvlink_tx_bytes"));
+  map.Add(Gauge("DCGM_FI_PROF_NVLINK_RX_BYTES", "nvlink_rx_bytes"));
+  map.Add(Counter("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "nvlink_bytes"));
+  map.Add(Gauge("DCGM_FI_PROF_PCIE_TX_BYTES", "pcie_tx_bytes"));
+  map.Add(Gauge("DCGM_FI_PROF_PCIE_RX_BYTES", "pcie_rx_bytes"));
+  map.Add(Gauge("DCGM_FI_DEV_XID_ERRORS", "xid", R::kXid));
+  map.Add(Counter("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "ecc_uncorrectable", R::kErrorCounter));
+  map.Add(Counter("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "ecc_uncorrectable_agg", R::kErrorCounter));
+  map.Add(Counter("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "nvlink_crc_errors",
+                  R::kErrorCounter));
+  map.Add(Counter("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "nvlink_recovery_errors",
+                  R::kErrorCounter));
+  map.Add(Gauge("DCGM_FI_DEV_PCIE_LINK_WIDTH", "pcie_width", R::kLinkWidth));
+  map.Add(Gauge("DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", "pcie_width_max", R::kLinkWidthMax));
+  map.Add(Gauge("DCGM_FI_DEV_PCIE_LINK_GEN", "pcie_gen", R::kLinkGen));
+  map.Add(Gauge("DCGM_FI_DEV_PCIE_MAX_LINK_GEN", "pcie_gen_max", R::kLinkGenMax));
+  // node-exporter, per host (labels cpu, device).
+  SignalMapping idle = Counter("node_cpu_seconds_total", "cpu_idle");
+  idle.label = "mode";
+  idle.label_value = "idle";
+  map.Add(std::move(idle));
+  map.Add(Counter("node_network_receive_bytes_total", "net_rx_bytes"));
+  map.Add(Counter("node_network_transmit_bytes_total", "net_tx_bytes"));
+  map.Add(Counter("node_infiniband_port_data_received_bytes_total", "net_rx_bytes"));
+  map.Add(Counter("node_infiniband_port_data_transmitted_bytes_total", "net_tx_bytes"));
+  map.Add(Gauge("node_network_up", "net_up", R::kLinkUp));
+  map.Add(Counter("node_ethtool_rx_prio3_pause", "pfc_pause"));
+  // The training job itself, per worker.
+  map.Add(Gauge("training_step_seconds", "step_time"));
+  return map;
+}
+
+void SignalMap::Add(SignalMapping mapping) {
+  auto& indexes = by_metric_[mapping.metric];
+  for (size_t i : indexes) {
+    SignalMapping& old = mappings_[i];
+    if (old.label == mapping.label && old.label_value == mapping.label_value) {
+      old = std::move(mapping);
+      return;
+    }
+  }
+  const bool conditional = !mapping.label.empty();
+  mappings_.push_back(std::move(mapping));
+  if (conditional) {
+    indexes.insert(indexes.begin(), mappings_.size() - 1);
+  } else {
+    indexes.push_back(mappings_.size() - 1);
+  }
+}
+
+const SignalMapping* SignalMap::Find(std::string_view metric, const Labels& labels) const {
+  auto it = by_metric_.find(metric);
+  if (it == by_metric_.end()) return nullptr;
+  for (size_t i : it->second) {
+    const SignalMapping& m = mappings_[i];
+    if (m.label.empty()) return &m;
+    if (FindLabel(labels, m.label) == std::optional<std::string_view>(m.label_value)) return &m;
+  }
+  return nullptr;
+}
+
+bool SignalMap::Knows(std::string_view metric) const { return by_metric_.contains(metric); }
+
+Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
+  }
+  const YAML::Node list = doc.IsMap() ? doc["signals"] : YAML::Node();
+  if (!list || !list.IsSequence()) {
+    return Status::InvalidArgument(
+        fmt::format("{}: expected a top-level 'signals:' list of mappings", source));
+  }
+  std::vector<SignalMapping> parsed;
+  for (const YAML::Node& entry : list) {
+    const int line = entry.Mark().line + 1;
+    auto bad = [&](std::string_view field, std::string_view what) {
+      return Status::InvalidArgument(fmt::format("{}:{}: {}: {}", source, line, field, what));
+    };
+    if (!entry.IsMap()) return bad("signals", "each entry must be a mapping");
+    auto text_of = [&](const char* field, bool required,
+                       std::string* out) -> Status {
+      const YAML::Node n = entry[field];
+      if (!n) return required ? bad(field, "missing") : Status::Ok();
+      if (!n.IsScalar() || n.Scalar().empty()) return bad(field, "must be a non-empty string");
+      *out = n.Scalar();
+      return Status::Ok();
+    };
+    SignalMapping m;
+    std::string type = "gauge";
+    std::string role = "peer";
+    std::string scale;
+    VIGIL_RETURN_IF_ERROR(text_of("metric", true, &m.metric));
+    VIGIL_RETURN_IF_ERROR(text_of("signal", true, &m.signal));
+    VIGIL_RETURN_IF_ERROR(text_of("label", false, &m.label));
+    VIGIL_RETURN_IF_ERROR(text_of("value", false, &m.label_value));
+    VIGIL_RETURN_IF_ERROR(text_of("type", false, &type));
+    VIGIL_RETURN_IF_ERROR(text_of("role", false, &role));
+    VIGIL_RETURN_IF_ERROR(text_of("scale", false, &scale));
+    if (m.label.empty() != m.label_value.empty()) {
+      return bad("label", "'label' and 'value' go together");
+    }
+    if (type != "gauge" && type != "counter") {
+      return bad("type", fmt::format("{} is not gauge or counter", Quote(type)));
+    }
+    m.counter = type == "counter";
+    const auto r = ParseRole(role);
+    if (!r) {
+      return bad("role", fmt::format("{} is not a role (peer, xid, error_counter, link_width, "
+                                     "link_width_max, link_gen, link_gen_max, link_up)",
+                                     Quote(role)));
+    }
+    m.role = *r;
+    if (!scale.empty()) {
+      try {
+        size_t used = 0;
+        m.scale = std::stod(scale, &used);
+        if (used != scale.size() || !std::isfinite(m.scale)) throw std::invalid_argument("");
+      } catch (const std::exception&) {
+        return bad("scale", fmt::format("{} is not a finite number", Quote(scale)));
+      }
+    }
+    parsed.push_back(std::move(m));
+  }
+  for (SignalMapping& m : parsed) Add(std::move(m));
+  return Status::Ok();
+}
+
+Status SignalMap::AddYamlFile(const std::string& path) {
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  return AddYaml(text, path);
+}
+
+}  // namespace vigil::telemetry
