@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 
+#include "vigil/core/csv.h"
 #include "vigil/core/lines.h"
 
 namespace vigil::telemetry {
@@ -16,7 +17,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// A number as Prometheus and CSV files write it: decimal or exponent, NaN, +Inf, -Inf.
+}  // namespace
+
 std::optional<double> ParseNumber(std::string_view s) {
   if (s == "NaN" || s == "nan") return kNaN;
   if (s == "+Inf" || s == "Inf" || s == "inf" || s == "+inf") {
@@ -29,6 +31,8 @@ std::optional<double> ParseNumber(std::string_view s) {
   if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
   return v;
 }
+
+namespace {
 
 // Runs `parse_line` over the lines of `text` (after `first_line` lines already consumed),
 // applying lenient mode to its errors.
@@ -87,52 +91,14 @@ Status ParseLongCsv(std::string_view text, const ReadOptions& o, const SampleSin
   LineReader lines(text);
   std::string_view header;
   if (!lines.Next(header)) return LineError(o, 1, "header", "empty file, expected a header line");
-  enum Column { kTime, kMachine, kMetric, kValue, kGroup, kComponent, kColumns };
-  static constexpr std::array<std::string_view, kColumns> kNames = {
+  enum Column { kTime, kMachine, kMetric, kValue, kGroup, kComponent };
+  static constexpr std::array<std::string_view, 6> kNames = {
       "timestamp", "machine", "metric", "value", "group", "component"};
-  std::array<int, kColumns> at;
-  at.fill(-1);
-  int columns = 0;
-  for (size_t start = 0; start <= header.size(); ++columns) {
-    size_t end = header.find(',', start);
-    if (end == std::string_view::npos) end = header.size();
-    const std::string_view name = header.substr(start, end - start);
-    bool known = false;
-    for (int c = 0; c < kColumns; ++c) {
-      if (name != kNames[c]) continue;
-      if (at[c] >= 0) return LineError(o, 1, name, "column named twice");
-      at[c] = columns;
-      known = true;
-    }
-    if (!known) {
-      return LineError(o, 1, "header",
-                       fmt::format("unknown column {} (expected timestamp, machine, metric, "
-                                   "value and optionally group, component)",
-                                   Quote(name)));
-    }
-    start = end + 1;
-  }
-  for (int c = 0; c < kValue + 1; ++c) {
-    if (at[c] < 0) return LineError(o, 1, "header", fmt::format("no {} column", kNames[c]));
-  }
-  std::array<std::string_view, kColumns> field;
+  VIGIL_ASSIGN_OR_RETURN(const CsvColumns columns, CsvColumns::Parse(header, kNames, 4, o.source));
+  std::vector<std::string_view> field;
   return ForEachLine(lines, o, [&](std::string_view line, int64_t no) -> Status {
     if (line.empty()) return Status::Ok();
-    field.fill({});
-    int n = 0;
-    for (size_t start = 0; start <= line.size(); ++n) {
-      size_t end = line.find(',', start);
-      if (end == std::string_view::npos) end = line.size();
-      if (n < columns) {
-        for (int c = 0; c < kColumns; ++c) {
-          if (at[c] == n) field[c] = line.substr(start, end - start);
-        }
-      }
-      start = end + 1;
-    }
-    if (n != columns) {
-      return LineError(o, no, "line", fmt::format("{} fields, the header has {}", n, columns));
-    }
+    VIGIL_RETURN_IF_ERROR(columns.Split(line, no, &field));
     RawSample s;
     const auto t = ParseNumber(field[kTime]);
     if (!t || !std::isfinite(*t)) {
@@ -150,7 +116,9 @@ Status ParseLongCsv(std::string_view text, const ReadOptions& o, const SampleSin
       s.value = kNaN;  // a missing sample
     } else {
       const auto v = ParseNumber(field[kValue]);
-      if (!v) return LineError(o, no, "value", fmt::format("{} is not a number", Quote(field[kValue])));
+      if (!v) {
+        return LineError(o, no, "value", fmt::format("{} is not a number", Quote(field[kValue])));
+      }
       s.value = *v;
     }
     sink(s);

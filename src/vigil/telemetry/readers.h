@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,9 @@ Status ParseExposition(std::string_view text, const ReadOptions& options,
 // The JSON answer of /api/v1/query_range (resultType matrix). An answer with status "error" is
 // an Unavailable error carrying Prometheus' message.
 Status ParseQueryRange(std::string_view json, const ReadOptions& options, const SampleSink& sink);
+
+// A number as Prometheus and CSV files write it: decimal or exponent, NaN, +Inf, -Inf.
+std::optional<double> ParseNumber(std::string_view s);
 
 // Machine, component and group of a series from its labels, as described above. The views point
 // into `labels`.
