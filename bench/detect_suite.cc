@@ -29,13 +29,13 @@ struct Scenario {
 
 std::vector<Scenario> Suite(bool quick, uint64_t seed) {
   std::vector<Scenario> out;
-  // Faulty jobs: per kind, sizes from 8 to 1,024 machines, one fault with its onset 5 to 15
+  // Faulty jobs: per kind, sizes from 8 to 1,024 machines, one fault with its onset 5 to 10
   // minutes in, watched for 15 minutes after it (long enough for the baseline's 8-minute period
   // and 4-minute continuity).
   const std::vector<int> sizes =
       quick ? std::vector<int>{8, 16}
-            : std::vector<int>{8, 8, 8, 16, 16, 16, 32, 32, 32, 64, 64, 64,
-                               128, 128, 128, 256, 256, 512, 512, 1024, 1024, 16, 32, 8};
+            : std::vector<int>{8,  8,  8,  8,  8,   8,   16,  16,  16,  16,  16,  32,
+                               32, 32, 32, 64, 64,  64,  128, 128, 256, 512, 1024};
   uint64_t s = seed * 1000;
   for (int k = 0; k < sim::kTelemetryFaultKinds; ++k) {
     for (int n : sizes) {
@@ -43,7 +43,7 @@ std::vector<Scenario> Suite(bool quick, uint64_t seed) {
       sc.job.machines = n;
       sc.job.seed = ++s;
       sc.job.faults = sim::RandomFaults(1, {static_cast<sim::TelemetryFaultKind>(k)}, n, 8,
-                                        300, 900, s);
+                                        300, 600, s);
       sc.job.duration_s = sc.job.faults[0].onset_s + 900;
       out.push_back(std::move(sc));
     }

@@ -10,6 +10,7 @@
 #include "cli/fleet_stats.h"
 #include "cli/model.h"
 #include "cli/run.h"
+#include "cli/detect.h"
 #include "cli/simulate.h"
 #include "cli/validate.h"
 #include "cli/version.h"
@@ -57,6 +58,11 @@ int main(int argc, char** argv) {
   CLI::App* validate_cmd = SetupValidate(app, validate);
   SimulateFleetOptions simulate_fleet;
   CLI::App* simulate_fleet_cmd = SetupSimulateFleet(*simulate_cmds.group, simulate_fleet);
+  DetectOptions detect;
+  CLI::App* detect_cmd = SetupDetect(app, detect);
+  SimulateTelemetryOptions simulate_telemetry;
+  CLI::App* simulate_telemetry_cmd =
+      SetupSimulateTelemetry(*simulate_cmds.group, simulate_telemetry);
 
   try {
     app.parse(argc, argv);
@@ -82,6 +88,8 @@ int main(int argc, char** argv) {
     if (learn_cmd->parsed()) result = RunLearn(learn);
     if (validate_cmd->parsed()) result = RunValidate(validate);
     if (simulate_fleet_cmd->parsed()) result = RunSimulateFleet(simulate_fleet);
+    if (detect_cmd->parsed()) result = RunDetect(detect);
+    if (simulate_telemetry_cmd->parsed()) result = RunSimulateTelemetry(simulate_telemetry);
     if (!result.ok()) {
       fmt::print(stderr, "vigil: {}\n", result.status().message());
       return static_cast<int>(ExitCodeFor(result.status()));

@@ -171,7 +171,7 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     std::vector<uint32_t> strong;
     double onset = end;
     for (uint32_t f = 0; f < features_; ++f) {
-      if (row[f].s > o_.threshold / 4) strong.push_back(f);
+      if (row[f].s > o_.threshold / 4 && std::fabs(row[f].z) > o_.allowance) strong.push_back(f);
       if (row[f].s > o_.threshold / 2) onset = std::min(onset, row[f].start);
     }
     std::sort(strong.begin(), strong.end(),

@@ -314,7 +314,8 @@ void TelemetryGenerator::Step(int64_t t) {
         case Kind::kTensor: {
           double tensor = p.tensor;
           if (hit && fk == K::kStraggler && !stalled && !dead) {
-            tensor = std::min(0.5, tensor * (1 + gpu_fault->severity) * 1.15);
+            // The slow GPU computes through the time its peers spend waiting for it.
+            tensor = 0.5 * std::min(1.0, activity * (1 + gpu_fault->severity));
           }
           v = noisy(tensor, 1, 0.03);
           break;

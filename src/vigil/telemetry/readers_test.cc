@@ -1,1 +1,195 @@
+#include "vigil/telemetry/readers.h"
+
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace vigil::telemetry {
+namespace {
+
+struct Got {
+  double time;
+  std::string machine, metric, component, group;
+  double value;
+  Labels labels;
+};
+
+SampleSink Collect(std::vector<Got>* out) {
+  return [out](const RawSample& s) {
+    out->push_back({s.time, std::string(s.machine), std::string(s.metric),
+                    std::string(s.component), std::string(s.group), s.value,
+                    s.labels ? *s.labels : Labels{}});
+  };
+}
+
+ReadOptions Source(const char* name) {
+  ReadOptions o;
+  o.source = name;
+  return o;
+}
+
+TEST(LongCsvTest, ReadsColumnsInAnyOrder) {
+  std::vector<Got> got;
+  ASSERT_TRUE(ParseLongCsv("machine,timestamp,value,metric,group\r\n"
+                           "n1,1.5,3,step_time,a\n"
+                           "\n"
+                           "n2,2,,step_time,a\n",
+                           Source("t.csv"), Collect(&got))
+                  .ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].machine, "n1");
+  EXPECT_DOUBLE_EQ(got[0].time, 1.5);
+  EXPECT_DOUBLE_EQ(got[0].value, 3);
+  EXPECT_EQ(got[0].group, "a");
+  EXPECT_TRUE(std::isnan(got[1].value));  // empty: a missing sample
+}
+
+TEST(LongCsvTest, ErrorsNameFileLineAndFieldAndLenientSkips) {
+  std::vector<Got> got;
+  const std::string text = "timestamp,machine,metric,value\n1,n1,m,1\n2,n1,m,abc\nx,n1,m,1\n3,n1\n";
+  EXPECT_EQ(ParseLongCsv(text, Source("t.csv"), Collect(&got)).message(),
+            "t.csv:3: value: \"abc\" is not a number");
+  ReadOptions lenient = Source("t.csv");
+  lenient.lenient = true;
+  int64_t skipped = 0;
+  lenient.skipped = &skipped;
+  got.clear();
+  ASSERT_TRUE(ParseLongCsv(text, lenient, Collect(&got)).ok());
+  EXPECT_EQ(got.size(), 1u);
+  EXPECT_EQ(skipped, 3);
+  EXPECT_EQ(ParseLongCsv("timestamp,machine,value\n", Source("t.csv"), Collect(&got)).message(),
+            "t.csv:1: header: no metric column");
+  EXPECT_EQ(ParseLongCsv("", Source("t.csv"), Collect(&got)).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseLongCsv("timestamp,machine,metric,value\ninf,n,m,1\n", Source("t.csv"),
+                         Collect(&got))
+                .message(),
+            "t.csv:2: timestamp: \"inf\" is not a finite number");
+}
+
+TEST(TelemetryJsonlTest, ReadsObjectsAndRejectsBadOnes) {
+  std::vector<Got> got;
+  ASSERT_TRUE(ParseTelemetryJsonl(
+                  "{\"timestamp\":1,\"machine\":\"n1\",\"metric\":\"m\",\"value\":2.5,"
+                  "\"component\":\"gpu1\"}\n"
+                  "{\"timestamp\":2,\"machine\":\"n1\",\"metric\":\"m\",\"value\":null}\n",
+                  Source("t.jsonl"), Collect(&got))
+                  .ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].component, "gpu1");
+  EXPECT_TRUE(std::isnan(got[1].value));
+  EXPECT_EQ(ParseTelemetryJsonl("{\"timestamp\":1,\"metric\":\"m\",\"value\":1}\n",
+                                Source("t.jsonl"), Collect(&got))
+                .message(),
+            "t.jsonl:1: machine: missing");
+  EXPECT_EQ(ParseTelemetryJsonl("{\"timestamp\":1,\"machine\":\"n\",\"metric\":\"m\",\"value\":"
+                                "\"x\"}\n",
+                                Source("t.jsonl"), Collect(&got))
+                .message(),
+            "t.jsonl:1: value: must be a number or null");
+  EXPECT_NE(ParseTelemetryJsonl("[1]\n{", Source("t.jsonl"), Collect(&got)).message().find("t.jsonl:1"),
+            std::string::npos);
+}
+
+TEST(ExpositionTest, ReadsDcgmAndNodeExporterLines) {
+  std::vector<Got> got;
+  ReadOptions o = Source("scrape.prom");
+  o.default_time = 100;
+  ASSERT_TRUE(ParseExposition(
+                  "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+                  "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+                  "DCGM_FI_DEV_GPU_UTIL{gpu=\"3\",UUID=\"GPU-x\",Hostname=\"h1\",modelName=\"NVIDIA "
+                  "H100 80GB HBM3\"} 97\n"
+                  "node_cpu_seconds_total{cpu=\"7\",instance=\"h2:9100\",mode=\"idle\"} 1.5e+06 "
+                  "2500\n"
+                  "node_network_up{device=\"ib0\",instance=\"[::1]:9100\",x=\"a\\\"b\\\\c\\n\",} +Inf\n"
+                  "   up{hostname=\"h3\"}   NaN\n",
+                  o, Collect(&got))
+                  .ok());
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].machine, "h1");
+  EXPECT_EQ(got[0].component, "gpu3");
+  EXPECT_DOUBLE_EQ(got[0].time, 100);
+  EXPECT_EQ(got[1].machine, "h2");
+  EXPECT_EQ(got[1].component, "cpu7");
+  EXPECT_DOUBLE_EQ(got[1].time, 2.5);
+  EXPECT_DOUBLE_EQ(got[1].value, 1.5e6);
+  EXPECT_EQ(got[2].machine, "::1");
+  EXPECT_EQ(got[2].component, "ib0");
+  EXPECT_TRUE(std::isinf(got[2].value));
+  EXPECT_EQ(FindLabel(got[2].labels, "x"), "a\"b\\c\n");
+  EXPECT_TRUE(std::isnan(got[3].value));
+}
+
+TEST(ExpositionTest, MalformedLinesAreNamed) {
+  std::vector<Got> got;
+  ReadOptions o = Source("s.prom");
+  o.default_time = 1;
+  auto error = [&](const std::string& text) {
+    return ParseExposition(text, o, Collect(&got)).message();
+  };
+  EXPECT_EQ(error("1abc 1\n"), "s.prom:1: metric name: cannot start with \"1\"");
+  EXPECT_EQ(error("m{hostname=\"h\" 1\n"), "s.prom:1: labels: expected , or } at column 16");
+  EXPECT_EQ(error("m{hostname=\"h} 1\n"), "s.prom:1: hostname: unterminated label value");
+  EXPECT_EQ(error("m{hostname=h} 1\n"), "s.prom:1: hostname: expected =\"value\"");
+  EXPECT_EQ(error("m{hostname=\"h\"} x\n"), "s.prom:1: value: \"x\" is not a number");
+  EXPECT_EQ(error("m{hostname=\"h\"} 1 1.5\n"),
+            "s.prom:1: timestamp: \"1.5\" is not an integer of milliseconds");
+  EXPECT_EQ(error("m{hostname=\"h\"} 1 15 x\n"), "s.prom:1: line: text after the timestamp");
+  EXPECT_EQ(error("m{gpu=\"0\"} 1\n"),
+            "s.prom:1: labels: no hostname, Hostname or instance label names the machine");
+  ReadOptions no_time = Source("s.prom");
+  EXPECT_EQ(ParseExposition("m{hostname=\"h\"} 1\n", no_time, Collect(&got)).message(),
+            "s.prom:1: timestamp: missing, and no scrape time was given");
+}
+
+TEST(QueryRangeTest, ReadsMatrixAnswers) {
+  std::vector<Got> got;
+  int64_t skipped = 0;
+  ReadOptions o = Source("http://p:9090");
+  o.skipped = &skipped;
+  ASSERT_TRUE(ParseQueryRange(R"({"status":"success","data":{"resultType":"matrix","result":[
+      {"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"h1","gpu":"0"},
+       "values":[[1700000000,"300.5"],[1700000001.5,"NaN"]]},
+      {"metric":{"__name__":"prometheus_tsdb_head_series"},"values":[[1,"1"]]}]}})",
+                              o, Collect(&got))
+                  .ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].metric, "DCGM_FI_DEV_POWER_USAGE");
+  EXPECT_EQ(got[0].component, "gpu0");
+  EXPECT_DOUBLE_EQ(got[1].time, 1700000001.5);
+  EXPECT_EQ(skipped, 1);  // no machine label
+}
+
+TEST(QueryRangeTest, ErrorsAndGarbage) {
+  std::vector<Got> got;
+  const ReadOptions o = Source("http://p:9090");
+  const Status err = ParseQueryRange(
+      R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})", o,
+      Collect(&got));
+  EXPECT_EQ(err.code(), StatusCode::kUnavailable);
+  EXPECT_NE(err.message().find("parse error at char 3"), std::string::npos);
+  EXPECT_EQ(ParseQueryRange("<html>", o, Collect(&got)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseQueryRange(R"({"status":"success","data":{"resultType":"vector","result":[]}})",
+                            o, Collect(&got))
+                .message(),
+            "http://p:9090: query_range answer: resultType \"vector\" is not matrix");
+  EXPECT_EQ(ParseQueryRange(R"({"status":"success","data":{"resultType":"matrix","result":[
+      {"metric":{"__name__":"m","hostname":"h"},"values":[[1]]}]}})",
+                            o, Collect(&got))
+                .message(),
+            "http://p:9090: query_range answer: series 1: a value is not [time, \"value\"]");
+}
+
+TEST(ParseNumberTest, PrometheusSpellings) {
+  EXPECT_DOUBLE_EQ(*ParseNumber("+1.5e3"), 1500);
+  EXPECT_TRUE(std::isinf(*ParseNumber("-Inf")));
+  EXPECT_FALSE(ParseNumber(""));
+  EXPECT_FALSE(ParseNumber("1x"));
+  EXPECT_FALSE(ParseNumber("+"));
+}
+
+}  // namespace
+}  // namespace vigil::telemetry

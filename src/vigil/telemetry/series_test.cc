@@ -1,1 +1,72 @@
+#include "vigil/telemetry/series.h"
+
 #include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace vigil::telemetry {
+namespace {
+
+RawSample Sample(double t, std::string_view metric, double v, std::string_view component = "gpu0") {
+  RawSample s;
+  s.time = t;
+  s.machine = "m1";
+  s.metric = metric;
+  s.component = component;
+  s.value = v;
+  return s;
+}
+
+TEST(NormalizerTest, CountersBecomeRatesAndResetsAreHandled) {
+  Normalizer n(SignalMap::Default(), false);
+  Point p;
+  EXPECT_FALSE(n.Normalize(Sample(10, "node_network_receive_bytes_total", 1000, "ib0"), &p));
+  ASSERT_TRUE(n.Normalize(Sample(12, "node_network_receive_bytes_total", 3000, "ib0"), &p));
+  EXPECT_DOUBLE_EQ(p.value, 1000);  // 2000 bytes in 2 s
+  EXPECT_EQ(n.signals()[p.signal].name, "net_rx_bytes");
+  EXPECT_EQ(n.components().Name(p.component), "ib0");
+  ASSERT_TRUE(n.Normalize(Sample(13, "node_network_receive_bytes_total", 500, "ib0"), &p));
+  EXPECT_DOUBLE_EQ(p.value, 500);  // reset: the increase is the new value
+  EXPECT_EQ(n.counts().counter_bases, 1);
+  EXPECT_EQ(n.counts().counter_resets, 1);
+}
+
+TEST(NormalizerTest, DuplicatesOutOfOrderAndNaNAreDroppedAndCounted) {
+  Normalizer n(SignalMap::Default(), false);
+  Point p;
+  EXPECT_TRUE(n.Normalize(Sample(10, "DCGM_FI_DEV_GPU_UTIL", 90), &p));
+  EXPECT_FALSE(n.Normalize(Sample(10, "DCGM_FI_DEV_GPU_UTIL", 91), &p));
+  EXPECT_FALSE(n.Normalize(Sample(9, "DCGM_FI_DEV_GPU_UTIL", 91), &p));
+  EXPECT_FALSE(n.Normalize(Sample(11, "DCGM_FI_DEV_GPU_UTIL", std::nan("")), &p));
+  EXPECT_TRUE(n.Normalize(Sample(9, "DCGM_FI_DEV_GPU_UTIL", 91, "gpu1"), &p));  // its own series
+  EXPECT_EQ(n.counts().duplicate, 1);
+  EXPECT_EQ(n.counts().out_of_order, 1);
+  EXPECT_EQ(n.counts().not_finite, 1);
+  EXPECT_EQ(n.counts().accepted, 2);
+}
+
+TEST(NormalizerTest, PassthroughDecidesAboutUnknownMetrics) {
+  Point p;
+  Normalizer strict(SignalMap::Default(), false);
+  EXPECT_FALSE(strict.Normalize(Sample(1, "my_signal", 1), &p));
+  EXPECT_EQ(strict.counts().unmapped, 1);
+  Normalizer open(SignalMap::Default(), true);
+  ASSERT_TRUE(open.Normalize(Sample(1, "my_signal", 1), &p));
+  EXPECT_EQ(open.signals()[p.signal].name, "my_signal");
+  EXPECT_EQ(open.signals()[p.signal].role, SignalRole::kPeer);
+  // A known metric whose label condition fails is not passed through.
+  EXPECT_FALSE(open.Normalize(Sample(1, "node_cpu_seconds_total", 1, "cpu0"), &p));
+}
+
+TEST(DictionaryTest, DenseIdsInOrderOfFirstSight) {
+  Dictionary d;
+  EXPECT_EQ(d.Intern("b"), 0u);
+  EXPECT_EQ(d.Intern("a"), 1u);
+  EXPECT_EQ(d.Intern("b"), 0u);
+  EXPECT_EQ(d.Find("a"), 1u);
+  EXPECT_FALSE(d.Find("c"));
+  EXPECT_EQ(d.Name(1), "a");
+}
+
+}  // namespace
+}  // namespace vigil::telemetry

@@ -99,6 +99,12 @@ SignalMap SignalMap::Default() {
   map.Add(Counter("node_ethtool_rx_prio3_pause", "pfc_pause"));
   // The training job itself, per worker.
   map.Add(Gauge("training_step_seconds", "step_time"));
+  // Every canonical signal under its own name, as a gauge with its role: files that hold
+  // normalised telemetry (vigil simulate telemetry --out) keep their meaning.
+  const std::vector<SignalMapping> exporters = map.mappings();
+  for (const SignalMapping& m : exporters) {
+    if (!map.Knows(m.signal)) map.Add(Gauge(m.signal, m.signal, m.role));
+  }
   return map;
 }
 

@@ -1,1 +1,78 @@
+#include "vigil/telemetry/signals.h"
+
 #include <gtest/gtest.h>
+
+namespace vigil::telemetry {
+namespace {
+
+TEST(SignalMapTest, DefaultMapsDcgmAndNodeExporterNames) {
+  const SignalMap map = SignalMap::Default();
+  const SignalMapping* util = map.Find("DCGM_FI_DEV_GPU_UTIL", {});
+  ASSERT_NE(util, nullptr);
+  EXPECT_EQ(util->signal, "gpu_util");
+  EXPECT_FALSE(util->counter);
+  const SignalMapping* xid = map.Find("DCGM_FI_DEV_XID_ERRORS", {});
+  ASSERT_NE(xid, nullptr);
+  EXPECT_EQ(xid->role, SignalRole::kXid);
+  // node_cpu_seconds_total counts only in idle mode.
+  EXPECT_EQ(map.Find("node_cpu_seconds_total", {{"cpu", "0"}, {"mode", "user"}}), nullptr);
+  const SignalMapping* idle = map.Find("node_cpu_seconds_total", {{"mode", "idle"}});
+  ASSERT_NE(idle, nullptr);
+  EXPECT_TRUE(idle->counter);
+  EXPECT_TRUE(map.Knows("node_cpu_seconds_total"));
+  // Canonical names map to themselves with their roles (normalised files).
+  ASSERT_NE(map.Find("ecc_uncorrectable", {}), nullptr);
+  EXPECT_EQ(map.Find("ecc_uncorrectable", {})->role, SignalRole::kErrorCounter);
+  EXPECT_FALSE(map.Find("ecc_uncorrectable", {})->counter);
+  EXPECT_EQ(map.Find("my_own_metric", {}), nullptr);
+}
+
+TEST(SignalMapTest, YamlExtendsAndReplaces) {
+  SignalMap map = SignalMap::Default();
+  ASSERT_TRUE(map.AddYaml(R"(signals:
+  - {metric: my_step_seconds, signal: step_time}
+  - {metric: DCGM_FI_DEV_GPU_UTIL, signal: util_share, scale: 0.01}
+  - {metric: my_errors_total, signal: my_errors, type: counter, role: error_counter}
+  - {metric: node_cpu_seconds_total, label: mode, value: iowait, signal: cpu_iowait, type: counter}
+)",
+                          "s.yaml")
+                  .ok());
+  EXPECT_EQ(map.Find("my_step_seconds", {})->signal, "step_time");
+  EXPECT_EQ(map.Find("DCGM_FI_DEV_GPU_UTIL", {})->signal, "util_share");
+  EXPECT_DOUBLE_EQ(map.Find("DCGM_FI_DEV_GPU_UTIL", {})->scale, 0.01);
+  EXPECT_EQ(map.Find("my_errors_total", {})->role, SignalRole::kErrorCounter);
+  EXPECT_EQ(map.Find("node_cpu_seconds_total", {{"mode", "iowait"}})->signal, "cpu_iowait");
+  EXPECT_EQ(map.Find("node_cpu_seconds_total", {{"mode", "idle"}})->signal, "cpu_idle");
+}
+
+TEST(SignalMapTest, YamlErrorsNameFileLineAndField) {
+  SignalMap map;
+  EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a}\n", "s.yaml").message(),
+            "s.yaml:2: signal: missing");
+  EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, type: rate}\n", "s.yaml").message(),
+            "s.yaml:2: type: \"rate\" is not gauge or counter");
+  EXPECT_NE(map.AddYaml("signals:\n  - {metric: a, signal: b, role: x}\n", "s.yaml")
+                .message()
+                .find("s.yaml:2: role: \"x\" is not a role"),
+            std::string::npos);
+  EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, scale: nan}\n", "s.yaml").message(),
+            "s.yaml:2: scale: \"nan\" is not a finite number");
+  EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, label: mode}\n", "s.yaml").message(),
+            "s.yaml:2: label: 'label' and 'value' go together");
+  EXPECT_EQ(map.AddYaml("[1, 2", "s.yaml").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(map.AddYaml("other: 1", "s.yaml").message(),
+            "s.yaml: expected a top-level 'signals:' list of mappings");
+  EXPECT_TRUE(map.mappings().empty());  // nothing half-added
+}
+
+TEST(SignalMapTest, RoleNamesRoundTrip) {
+  for (auto r : {SignalRole::kPeer, SignalRole::kXid, SignalRole::kErrorCounter,
+                 SignalRole::kLinkWidth, SignalRole::kLinkWidthMax, SignalRole::kLinkGen,
+                 SignalRole::kLinkGenMax, SignalRole::kLinkUp}) {
+    EXPECT_EQ(ParseRole(RoleName(r)), r);
+  }
+  EXPECT_FALSE(ParseRole("nope"));
+}
+
+}  // namespace
+}  // namespace vigil::telemetry

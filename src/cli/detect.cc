@@ -1,0 +1,458 @@
+#include "cli/detect.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "vigil/core/clock.h"
+#include "vigil/core/duration.h"
+#include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/detect/detector.h"
+#include "vigil/detect/evaluate.h"
+#include "vigil/sim/telemetry_gen.h"
+#include "vigil/telemetry/prometheus_client.h"
+#include "vigil/telemetry/readers.h"
+
+namespace vigil::cli {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+Result<std::string> FormatOf(const std::string& path, const std::string& format) {
+  if (format != "auto") return format;
+  if (EndsWith(path, ".csv")) return std::string("csv");
+  if (EndsWith(path, ".jsonl") || EndsWith(path, ".json")) return std::string("jsonl");
+  if (EndsWith(path, ".prom") || EndsWith(path, ".txt") || EndsWith(path, ".metrics")) {
+    return std::string("prom");
+  }
+  return Status::InvalidArgument(fmt::format(
+      "{}: cannot tell the format from the name; give --format csv, jsonl or prom", path));
+}
+
+// Reads every input file into points, in time order.
+Status ReadInputs(const DetectOptions& o, telemetry::Normalizer& names,
+                  std::vector<telemetry::Point>* points, int64_t* skipped) {
+  for (const std::string& path : o.inputs) {
+    VIGIL_ASSIGN_OR_RETURN(const std::string format, FormatOf(path, o.format));
+    VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+    telemetry::ReadOptions ro;
+    ro.source = path;
+    ro.lenient = o.lenient;
+    ro.skipped = skipped;
+    if (format == "prom") {
+      // A saved scrape without timestamps was taken when the file was written.
+      struct stat st {};
+      if (stat(path.c_str(), &st) == 0) ro.default_time = static_cast<double>(st.st_mtime);
+    }
+    telemetry::Point p;
+    const telemetry::SampleSink sink = [&](const telemetry::RawSample& r) {
+      if (names.Normalize(r, &p)) points->push_back(p);
+    };
+    if (format == "csv") {
+      VIGIL_RETURN_IF_ERROR(telemetry::ParseLongCsv(text, ro, sink));
+    } else if (format == "jsonl") {
+      VIGIL_RETURN_IF_ERROR(telemetry::ParseTelemetryJsonl(text, ro, sink));
+    } else {
+      VIGIL_RETURN_IF_ERROR(telemetry::ParseExposition(text, ro, sink));
+    }
+  }
+  std::stable_sort(points->begin(), points->end(),
+                   [](const telemetry::Point& a, const telemetry::Point& b) {
+                     return a.time < b.time;
+                   });
+  return Status::Ok();
+}
+
+std::string EvidenceText(const detect::Alert& a) {
+  std::string out;
+  for (const detect::Evidence& e : a.evidence) {
+    if (!out.empty()) out += ", ";
+    if (a.kind == "divergence") {
+      out += fmt::format("{} {} {} vs {} ({:+.1f} sd)", e.signal, e.stat, FormatFigure(e.value),
+                         FormatFigure(e.peer_median), e.deviation);
+    } else {
+      out += fmt::format("{} = {}", e.signal, FormatFigure(e.value));
+    }
+  }
+  return out;
+}
+
+// Sends alerts to the terminal (and, in follow mode, to --out line by line) as they come.
+class AlertOutput {
+ public:
+  explicit AlertOutput(const DetectOptions& o) : o_(o) {}
+
+  Status Add(std::vector<detect::Alert> alerts) {
+    for (detect::Alert& a : alerts) {
+      if (!o_.json) {
+        fmt::print("ALERT {} {} {}{} onset {} detected {} (+{:.0f} s): {}\n", a.machine, a.kind,
+                   a.rule, a.component.empty() ? "" : " " + a.component, FormatUtc(a.onset),
+                   FormatUtc(a.detected), a.detected - a.onset, EvidenceText(a));
+        std::fflush(stdout);
+      }
+      if (o_.follow && !o_.out.empty()) {
+        VIGIL_RETURN_IF_ERROR(AppendToFile(o_.out, DumpJson(detect::AlertToJson(a)) + "\n"));
+      }
+      all_.push_back(std::move(a));
+    }
+    return Status::Ok();
+  }
+
+  const std::vector<detect::Alert>& all() const { return all_; }
+
+ private:
+  const DetectOptions& o_;
+  std::vector<detect::Alert> all_;
+};
+
+Result<detect::DetectorOptions> DetectorOptionsOf(const DetectOptions& o) {
+  detect::DetectorOptions d;
+  VIGIL_ASSIGN_OR_RETURN(d.step, ParseDurationFlag("--step", o.step));
+  VIGIL_ASSIGN_OR_RETURN(d.missing_grace, ParseDurationFlag("--grace", o.grace));
+  VIGIL_ASSIGN_OR_RETURN(d.cooldown, ParseDurationFlag("--cooldown", o.cooldown));
+  if (d.step <= 0) return Status::InvalidArgument("--step must be positive");
+  if (!(o.threshold > 0)) return Status::InvalidArgument("--threshold must be positive");
+  d.threshold = o.threshold;
+  return d;
+}
+
+// Polls Prometheus: the first query reaches back --since, then each poll fetches what arrived.
+Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
+                        detect::Detector& detector, AlertOutput& output, int64_t* skipped) {
+  VIGIL_ASSIGN_OR_RETURN(auto client, telemetry::PrometheusClient::Create(o.prometheus));
+  VIGIL_ASSIGN_OR_RETURN(const double since, ParseDurationFlag("--since", o.since));
+  VIGIL_ASSIGN_OR_RETURN(const double step, ParseDurationFlag("--step", o.step));
+  VIGIL_ASSIGN_OR_RETURN(const double poll, ParseDurationFlag("--poll", o.poll));
+  double duration = 0;
+  if (!o.duration.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(duration, ParseDurationFlag("--duration", o.duration));
+  }
+  const std::atomic<bool>& interrupted = InstallInterruptFlag();
+  Clock& clock = SystemClock();
+  const double started = clock.WallSeconds();
+  // Prometheus stamps a scrape when it starts; leave the newest seconds for late scrapes.
+  constexpr double kSettle = 2;
+  double from = std::floor(started - since);
+  std::vector<telemetry::Point> batch;
+  double backoff = poll;
+  for (;;) {
+    const double to = std::floor(clock.WallSeconds() - kSettle);
+    if (to >= from) {
+      batch.clear();
+      telemetry::Point p;
+      const Status s = client->QueryRange(
+          o.selector, from, to, step,
+          [&](const telemetry::RawSample& r) {
+            if (names.Normalize(r, &p)) batch.push_back(p);
+          },
+          skipped);
+      if (!s.ok()) {
+        if (!o.follow) return s;
+        spdlog::warn("{} (retrying in {})", s.message(), FormatDuration(backoff));
+        backoff = std::min(backoff * 2, 60.0);
+      } else {
+        backoff = poll;
+        std::stable_sort(batch.begin(), batch.end(),
+                         [](const auto& a, const auto& b) { return a.time < b.time; });
+        for (const telemetry::Point& q : batch) detector.Feed(q);
+        detector.AdvanceTo(to + step);
+        from = to + step;
+        VIGIL_RETURN_IF_ERROR(output.Add(detector.TakeAlerts()));
+        spdlog::debug("{} points up to {}", batch.size(), FormatUtc(to));
+      }
+    }
+    if (!o.follow) break;
+    if (interrupted.load() || (duration > 0 && clock.WallSeconds() - started >= duration)) break;
+    const double wait = std::min(backoff, duration > 0 ? started + duration - clock.WallSeconds()
+                                                       : backoff);
+    for (double waited = 0; waited < wait && !interrupted.load(); waited += 0.1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  detector.Flush();
+  return output.Add(detector.TakeAlerts());
+}
+
+}  // namespace
+
+CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
+  CLI::App* c = app.add_subcommand(
+      "detect", "Name the faulty machine of a training job from its telemetry (streaming)");
+  c->add_option("--input", o.inputs, "Telemetry files: long CSV, JSONL or Prometheus text")
+      ->check(CLI::ExistingPath);
+  c->add_option("--format", o.format, "Input format")
+      ->check(CLI::IsMember({"auto", "csv", "jsonl", "prom"}))
+      ->capture_default_str();
+  c->add_option("--prometheus", o.prometheus, "Prometheus server URL (http://host:port)");
+  c->add_option("--selector", o.selector, "PromQL selector of the job's series, e.g. {job=\"x\"}");
+  c->add_flag("--follow", o.follow, "Keep polling Prometheus as data arrives");
+  c->add_option("--since", o.since, "How far back the first query reaches")->capture_default_str();
+  c->add_option("--poll", o.poll, "--follow: time between queries")->capture_default_str();
+  c->add_option("--duration", o.duration, "--follow: stop after this long (default: never)");
+  c->add_option("--step", o.step, "Frame step (and query resolution)")->capture_default_str();
+  c->add_option("--labels", o.labels, "Fault labels CSV: score precision, recall and latency")
+      ->check(CLI::ExistingFile);
+  c->add_option("--out", o.out, "Write alerts as JSONL here");
+  c->add_option("--signals", o.signals, "YAML that extends the metric-to-signal map")
+      ->check(CLI::ExistingFile);
+  c->add_option("--passthrough", o.passthrough,
+                "Unmapped metrics become signals of their own name (auto: for files only)")
+      ->check(CLI::IsMember({"auto", "true", "false"}))
+      ->capture_default_str();
+  c->add_flag("--lenient", o.lenient, "Skip and count malformed lines instead of failing");
+  c->add_option("--threshold", o.threshold, "Evidence needed for a divergence alert")
+      ->capture_default_str();
+  c->add_option("--grace", o.grace, "Silence before a machine or component counts as missing")
+      ->capture_default_str();
+  c->add_option("--cooldown", o.cooldown, "No second alert for a machine within this time")
+      ->capture_default_str();
+  c->add_flag("--json", o.json, "Print a JSON summary (alerts and, with --labels, the score)");
+  return c;
+}
+
+CommandResult RunDetect(const DetectOptions& o) {
+  if (o.inputs.empty() == o.prometheus.empty()) {
+    return Status::InvalidArgument("give either --input FILE... or --prometheus URL");
+  }
+  if (!o.prometheus.empty() && o.selector.empty()) {
+    return Status::InvalidArgument("--prometheus needs --selector, e.g. '{job=\"train\"}'");
+  }
+  if (o.follow && o.prometheus.empty()) return Status::InvalidArgument("--follow needs --prometheus");
+  if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
+  std::vector<detect::FaultLabel> labels;
+  if (!o.labels.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(o.labels));
+    VIGIL_ASSIGN_OR_RETURN(labels, detect::ParseLabels(text, o.labels));
+  }
+  telemetry::SignalMap map = telemetry::SignalMap::Default();
+  if (!o.signals.empty()) VIGIL_RETURN_IF_ERROR(map.AddYamlFile(o.signals));
+  const bool passthrough =
+      o.passthrough == "true" || (o.passthrough == "auto" && o.prometheus.empty());
+  telemetry::Normalizer names(std::move(map), passthrough);
+  VIGIL_ASSIGN_OR_RETURN(const detect::DetectorOptions options, DetectorOptionsOf(o));
+  detect::Detector detector(options, names);
+  AlertOutput output(o);
+  int64_t skipped = 0;
+  const auto started = std::chrono::steady_clock::now();
+  if (o.prometheus.empty()) {
+    std::vector<telemetry::Point> points;
+    VIGIL_RETURN_IF_ERROR(ReadInputs(o, names, &points, &skipped));
+    for (const telemetry::Point& p : points) detector.Feed(p);
+    detector.Flush();
+    VIGIL_RETURN_IF_ERROR(output.Add(detector.TakeAlerts()));
+  } else {
+    VIGIL_RETURN_IF_ERROR(FollowPrometheus(o, names, detector, output, &skipped));
+  }
+  const std::vector<detect::Alert>& alerts = output.all();
+  if (!o.out.empty() && !o.follow) {
+    std::string jsonl;
+    for (const detect::Alert& a : alerts) jsonl += DumpJson(detect::AlertToJson(a)) + "\n";
+    VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, jsonl));
+  }
+  const telemetry::NormalizerCounts& n = names.counts();
+  spdlog::info(
+      "{} samples from {} machines in {:.2f} s; dropped: {} unmapped, {} missing values, {} "
+      "duplicates, {} out of order, {} late; {} malformed lines skipped",
+      n.accepted, names.machines().size(), SecondsSince(started), n.unmapped, n.not_finite,
+      n.duplicate, n.out_of_order, detector.late_points(), skipped);
+  if (o.json) {
+    Json out{{"alerts", Json::array()},
+             {"samples", n.accepted},
+             {"machines", names.machines().size()},
+             {"dropped",
+              Json{{"unmapped", n.unmapped},
+                   {"missing", n.not_finite},
+                   {"duplicate", n.duplicate},
+                   {"out_of_order", n.out_of_order},
+                   {"late", detector.late_points()},
+                   {"malformed_lines", skipped}}}};
+    for (const detect::Alert& a : alerts) out["alerts"].push_back(detect::AlertToJson(a));
+    if (!o.labels.empty()) out["score"] = detect::ScoreToJson(detect::ScoreAlerts(alerts, labels));
+    fmt::print("{}\n", DumpJson(out, 2));
+  } else {
+    if (alerts.empty()) fmt::print("No alert: every machine behaves like its peers.\n");
+    if (!o.labels.empty()) {
+      const detect::Score s = detect::ScoreAlerts(alerts, labels);
+      fmt::print("\nprecision {:.3f}  recall {:.3f}  F1 {:.3f}  ({} alerts, {} of {} faults)\n",
+                 s.precision(), s.recall(), s.f1(), s.alerts, s.detected, s.faults);
+      Table t({"KIND", "FAULTS", "DETECTED", "MEDIAN S", "P95 S"});
+      for (const auto& [kind, k] : s.by_kind) {
+        t.Add({kind, std::to_string(k.faults), std::to_string(k.detected),
+               k.latencies.empty() ? "-" : FormatFigure(detect::MedianOf(k.latencies)),
+               k.latencies.empty() ? "-" : FormatFigure(detect::P95Of(k.latencies))});
+      }
+      fmt::print("{}", t.ToString());
+    }
+  }
+  return alerts.empty() ? ExitCode::kHealthy : ExitCode::kDefect;
+}
+
+CLI::App* SetupSimulateTelemetry(CLI::App& simulate, SimulateTelemetryOptions& o) {
+  CLI::App* c = simulate.add_subcommand(
+      "telemetry", "Per-second telemetry of a training job with labelled faults (files or live)");
+  c->add_option("--machines", o.machines, "Machines in the job")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  c->add_option("--gpus", o.gpus, "GPUs per machine")->check(CLI::Range(1, 64))->capture_default_str();
+  c->add_option("--duration", o.duration, "Length of the job")->capture_default_str();
+  c->add_option("--faults", o.faults, "Faults to inject, on distinct machines")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  std::string kinds;
+  for (int k = 0; k < sim::kTelemetryFaultKinds; ++k) {
+    kinds += fmt::format("{}{}", k ? ", " : "",
+                         sim::FaultKindName(static_cast<sim::TelemetryFaultKind>(k)));
+  }
+  c->add_option("--kinds", o.kinds, "Fault kinds, used in turn (default: all): " + kinds)
+      ->delimiter(',');
+  c->add_option("--fault-from", o.fault_from, "Earliest onset (default: a quarter in)");
+  c->add_option("--fault-to", o.fault_to, "Latest onset (default: three quarters in)");
+  c->add_flag("--no-events", o.no_events, "No checkpoints, evaluation pauses or stalls");
+  c->add_option("--seed", o.seed, "Random seed")->capture_default_str();
+  c->add_option("--start", o.start, "Unix time of the first sample (files)")->capture_default_str();
+  c->add_option("--out", o.out, "Write normalised telemetry here (.csv or .jsonl)");
+  c->add_option("--labels", o.labels, "Write the faults here (labels CSV)");
+  c->add_option("--serve", o.serve,
+                "Serve /metrics like dcgm-exporter and node-exporter at HOST:PORT (port 0: any)");
+  c->add_option("--port-file", o.port_file, "--serve: write the port bound here");
+  c->add_option("--speed", o.speed, "--serve: simulated seconds per real second")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  return c;
+}
+
+namespace {
+
+Status ServeTelemetry(const SimulateTelemetryOptions& o, sim::TelemetryGenerator& gen) {
+  const size_t colon = o.serve.rfind(':');
+  int port = -1;
+  if (colon != std::string::npos) {
+    try {
+      port = std::stoi(o.serve.substr(colon + 1));
+    } catch (const std::exception&) {
+      port = -1;
+    }
+  }
+  if (colon == std::string::npos || port < 0 || port > 65535) {
+    return Status::InvalidArgument(fmt::format("--serve: {} is not HOST:PORT", Quote(o.serve)));
+  }
+  const std::string host = o.serve.substr(0, colon);
+  httplib::Server server;
+  std::mutex mu;
+  int64_t next = 0;  // the next second the generator steps to
+  const double started = SystemClock().WallSeconds();
+  const auto seconds = static_cast<int64_t>(gen.job().duration_s);
+  std::string last;
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto now = std::min<int64_t>(
+        seconds - 1, static_cast<int64_t>((SystemClock().WallSeconds() - started) * o.speed));
+    while (next <= now) last = gen.Exposition(next++);
+    res.set_content(last, "text/plain; version=0.0.4");
+  });
+  const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
+  if (bound < 0) return Status::IoError(fmt::format("--serve: cannot listen on {}", o.serve));
+  if (!o.port_file.empty()) VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.port_file, fmt::format("{}\n", bound)));
+  spdlog::info("serving {} machines at http://{}:{}/metrics for {}", gen.job().machines, host,
+               bound, FormatDuration(gen.job().duration_s / o.speed));
+  std::thread listener([&] { server.listen_after_bind(); });
+  const std::atomic<bool>& interrupted = InstallInterruptFlag();
+  while (!interrupted.load() && SystemClock().WallSeconds() - started < gen.job().duration_s / o.speed) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  server.stop();
+  listener.join();
+  return Status::Ok();
+}
+
+}  // namespace
+
+CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& o) {
+  if (o.out.empty() == o.serve.empty()) {
+    return Status::InvalidArgument("give either --out FILE or --serve HOST:PORT");
+  }
+  sim::TelemetryJob job;
+  job.machines = o.machines;
+  job.gpus = o.gpus;
+  VIGIL_ASSIGN_OR_RETURN(job.duration_s, ParseDurationFlag("--duration", o.duration));
+  if (job.duration_s < 1) return Status::InvalidArgument("--duration must be at least 1s");
+  job.events = !o.no_events;
+  job.seed = o.seed;
+  job.start = o.serve.empty() ? o.start : std::floor(SystemClock().WallSeconds());
+  std::vector<sim::TelemetryFaultKind> kinds;
+  for (const std::string& k : o.kinds) {
+    const auto kind = sim::ParseFaultKind(k);
+    if (!kind) return Status::InvalidArgument(fmt::format("--kinds: unknown kind {}", Quote(k)));
+    kinds.push_back(*kind);
+  }
+  if (kinds.empty()) {
+    for (int k = 0; k < sim::kTelemetryFaultKinds; ++k) {
+      kinds.push_back(static_cast<sim::TelemetryFaultKind>(k));
+    }
+  }
+  if (o.faults > o.machines) return Status::InvalidArgument("--faults cannot exceed --machines");
+  double from = job.duration_s / 4, to = job.duration_s * 3 / 4;
+  if (!o.fault_from.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(from, ParseDurationFlag("--fault-from", o.fault_from));
+  }
+  if (!o.fault_to.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(to, ParseDurationFlag("--fault-to", o.fault_to));
+  }
+  if (from > to || to >= job.duration_s) {
+    return Status::InvalidArgument("fault onsets must satisfy --fault-from <= --fault-to < --duration");
+  }
+  job.faults = sim::RandomFaults(o.faults, kinds, job.machines, job.gpus, from, to, o.seed);
+  if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
+  sim::TelemetryGenerator gen(job);
+  if (!o.labels.empty()) VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.labels, gen.LabelsCsv()));
+  if (!o.serve.empty()) {
+    VIGIL_RETURN_IF_ERROR(ServeTelemetry(o, gen));
+    return ExitCode::kHealthy;
+  }
+  const bool jsonl = EndsWith(o.out, ".jsonl") || EndsWith(o.out, ".json");
+  // Normalised: counters as rates, exporter names as signal names (docs/formats.md).
+  telemetry::Normalizer names(telemetry::SignalMap::Default(), false);
+  VIGIL_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(o.out));
+  std::string buf = jsonl ? "" : "timestamp,machine,metric,value,component\n";
+  telemetry::Point p;
+  int64_t rows = 0;
+  const auto seconds = static_cast<int64_t>(job.duration_s);
+  for (int64_t t = 0; t < seconds; ++t) {
+    gen.Emit(t, [&](const telemetry::RawSample& r) {
+      if (!names.Normalize(r, &p)) return;
+      ++rows;
+      const std::string& signal = names.signals()[p.signal].name;
+      if (jsonl) {
+        fmt::format_to(std::back_inserter(buf),
+                       "{{\"timestamp\":{},\"machine\":\"{}\",\"metric\":\"{}\",\"value\":{},"
+                       "\"component\":\"{}\"}}\n",
+                       p.time, r.machine, signal, p.value, r.component);
+      } else {
+        fmt::format_to(std::back_inserter(buf), "{},{},{},{},{}\n", p.time, r.machine, signal,
+                       p.value, r.component);
+      }
+    });
+    if (buf.size() > (4 << 20)) {
+      VIGIL_RETURN_IF_ERROR(file.Append(buf));
+      buf.clear();
+    }
+  }
+  VIGIL_RETURN_IF_ERROR(file.Append(buf));
+  VIGIL_RETURN_IF_ERROR(file.Commit());
+  spdlog::info("wrote {} samples of {} machines over {} to {}", rows, job.machines,
+               FormatDuration(job.duration_s), o.out);
+  return ExitCode::kHealthy;
+}
+
+}  // namespace vigil::cli

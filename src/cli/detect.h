@@ -1,0 +1,59 @@
+// vigil detect and vigil simulate telemetry: the streaming detector over a job's telemetry, from
+// files or a Prometheus server, and the generator of labelled telemetry (docs/detect.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/common.h"
+
+namespace vigil::cli {
+
+struct DetectOptions {
+  std::vector<std::string> inputs;
+  std::string format = "auto";  // csv, jsonl, prom; auto: by extension
+  std::string prometheus;       // base URL
+  std::string selector;         // PromQL series selector
+  bool follow = false;
+  std::string since = "15m";     // how far back the first query reaches
+  std::string step = "1s";
+  std::string poll = "5s";
+  std::string duration;          // --follow: stop after this long
+  std::string labels;
+  std::string out;
+  std::string signals;           // YAML that extends the signal map
+  std::string passthrough = "auto";
+  bool lenient = false;
+  double threshold = 80;
+  std::string grace = "15s";
+  std::string cooldown = "30m";
+  bool json = false;
+};
+
+struct SimulateTelemetryOptions {
+  int machines = 16;
+  int gpus = 8;
+  std::string duration = "30m";
+  int faults = 1;
+  std::vector<std::string> kinds;  // default: every kind in turn
+  std::string fault_from;          // default: a quarter of the duration
+  std::string fault_to;            // default: three quarters
+  bool no_events = false;
+  uint64_t seed = 1;
+  double start = 1.8e9;
+  std::string out;
+  std::string labels;
+  std::string serve;               // HOST:PORT
+  std::string port_file;           // --serve: where to write the port bound
+  double speed = 1;                // --serve: simulated seconds per second
+};
+
+CLI::App* SetupDetect(CLI::App& app, DetectOptions& options);
+CommandResult RunDetect(const DetectOptions& options);
+
+CLI::App* SetupSimulateTelemetry(CLI::App& simulate, SimulateTelemetryOptions& options);
+CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& options);
+
+}  // namespace vigil::cli
