@@ -1,16 +1,18 @@
 #include "vigil/telemetry/series.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace vigil::telemetry {
 
 uint32_t Dictionary::Intern(std::string_view name) {
+  if (last_ != UINT32_MAX && names_[last_] == name) return last_;
   auto it = ids_.find(name);
-  if (it != ids_.end()) return it->second;
+  if (it != ids_.end()) return last_ = it->second;
   const auto id = static_cast<uint32_t>(names_.size());
   names_.emplace_back(name);
   ids_.emplace(names_.back(), id);
-  return id;
+  return last_ = id;
 }
 
 std::optional<uint32_t> Dictionary::Find(std::string_view name) const {
@@ -26,6 +28,27 @@ uint32_t Normalizer::SignalId(std::string_view name, SignalRole role) {
   const uint32_t id = signal_names_.Intern(name);
   if (id == signals_.size()) signals_.push_back({std::string(name), role});
   return id;
+}
+
+Normalizer::SeriesState& Normalizer::StateOf(uint32_t machine, uint32_t signal,
+                                             uint32_t component) {
+  if (machine >= series_.size()) series_.resize(machine + 1);
+  MachineSeries& ms = series_[machine];
+  if (signal >= ms.signals || component >= ms.components) {
+    const uint32_t signals = std::max(ms.signals, signal + 1) + 4;
+    const uint32_t components = std::max(ms.components, component + 1) + 4;
+    std::vector<SeriesState> grown(static_cast<size_t>(signals) * components);
+    for (uint32_t s = 0; s < ms.signals; ++s) {
+      for (uint32_t c = 0; c < ms.components; ++c) {
+        grown[static_cast<size_t>(s) * components + c] =
+            ms.states[static_cast<size_t>(s) * ms.components + c];
+      }
+    }
+    ms.states = std::move(grown);
+    ms.signals = signals;
+    ms.components = components;
+  }
+  return ms.states[static_cast<size_t>(signal) * ms.components + component];
 }
 
 bool Normalizer::Normalize(const RawSample& s, Point* out) {
@@ -45,7 +68,7 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   p.component = components_.Intern(s.component);
   p.group = groups_.Intern(s.group);
   p.signal = m ? SignalId(m->signal, m->role) : SignalId(s.metric);
-  SeriesState& st = series_[SeriesKey{p.machine, p.signal, p.component}];
+  SeriesState& st = StateOf(p.machine, p.signal, p.component);
   if (st.seen && s.time <= st.last_time) {
     ++(s.time == st.last_time ? counts_.duplicate : counts_.out_of_order);
     return false;

@@ -26,6 +26,7 @@ namespace vigil::telemetry {
 // Names to dense ids 0, 1, 2, ... in order of first sight.
 class Dictionary {
  public:
+  // Consecutive lookups of one name (a reader's samples of one machine) skip the hash.
   uint32_t Intern(std::string_view name);
   std::optional<uint32_t> Find(std::string_view name) const;
   const std::string& Name(uint32_t id) const { return names_[id]; }
@@ -34,6 +35,7 @@ class Dictionary {
  private:
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> ids_;
+  uint32_t last_ = UINT32_MAX;
 };
 
 // One sample as read: the reader has already chosen machine, component and group from the labels.
@@ -95,22 +97,18 @@ class Normalizer {
     double last_raw = 0;
     bool seen = false;
   };
-  struct SeriesKey {
-    uint32_t machine, signal, component;
-    bool operator==(const SeriesKey&) const = default;
+  // Per machine, the states of its series by signal and component (dense: ids are small).
+  struct MachineSeries {
+    uint32_t signals = 0, components = 0;
+    std::vector<SeriesState> states;
   };
-  struct SeriesKeyHash {
-    size_t operator()(const SeriesKey& k) const {
-      return (static_cast<size_t>(k.machine) * 0x9E3779B97F4A7C15ULL) ^
-             (static_cast<size_t>(k.signal) << 40) ^ (static_cast<size_t>(k.component) << 20);
-    }
-  };
+  SeriesState& StateOf(uint32_t machine, uint32_t signal, uint32_t component);
 
   SignalMap map_;
   bool passthrough_;
   Dictionary machines_, components_, groups_, signal_names_;
   std::vector<SignalInfo> signals_;
-  std::unordered_map<SeriesKey, SeriesState, SeriesKeyHash> series_;
+  std::vector<MachineSeries> series_;
   NormalizerCounts counts_;
 };
 

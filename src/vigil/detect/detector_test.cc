@@ -1,0 +1,203 @@
+#include "vigil/detect/detector.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "vigil/core/random.h"
+
+namespace vigil::detect {
+namespace {
+
+using telemetry::RawSample;
+
+// Feeds a job of `machines` machines, each reporting `signal` on two GPUs every second, through
+// a normaliser, with per-sample noise; `value(machine, t)` gives the true value.
+class Harness {
+ public:
+  explicit Harness(DetectorOptions o = {})
+      : names_(telemetry::SignalMap::Default(), true), detector_(o, names_), rng_(7, 0) {}
+
+  template <typename Fn>
+  void Run(int machines, int from, int to, const std::string& metric, Fn&& value,
+           const std::vector<int>& silent = {}) {
+    for (int t = from; t < to; ++t) {
+      for (int m = 0; m < machines; ++m) {
+        if (std::find(silent.begin(), silent.end(), m) != silent.end()) continue;
+        for (int g = 0; g < 2; ++g) {
+          Feed(t, m, metric, g, value(m, t) * (1 + rng_.Normal(0, 0.01)));
+        }
+      }
+    }
+  }
+  void Feed(double t, int m, const std::string& metric, int gpu, double v) {
+    const std::string machine = "m" + std::to_string(m);
+    const std::string component = "gpu" + std::to_string(gpu);
+    RawSample s;
+    s.time = t;
+    s.machine = machine;
+    s.metric = metric;
+    s.component = component;
+    s.value = v;
+    telemetry::Point p;
+    if (names_.Normalize(s, &p)) detector_.Feed(p);
+  }
+  std::vector<Alert> Finish() {
+    detector_.Flush();
+    return detector_.TakeAlerts();
+  }
+  Detector& detector() { return detector_; }
+
+ private:
+  telemetry::Normalizer names_;
+  Detector detector_;
+  Rng rng_;
+};
+
+TEST(DetectorTest, JobWideChangesRaiseNothing) {
+  Harness h;
+  // Training, a checkpoint where everyone drops to 5%, then an evaluation phase at 60%.
+  h.Run(16, 0, 600, "DCGM_FI_DEV_GPU_UTIL", [](int, int t) {
+    if (t >= 200 && t < 260) return 5.0;
+    if (t >= 400) return 60.0;
+    return 97.0 - 10 * ((t % 4) == 0);
+  });
+  EXPECT_TRUE(h.Finish().empty());
+}
+
+TEST(DetectorTest, PersistentDivergenceIsNamedWithinSeconds) {
+  Harness h;
+  h.Run(16, 0, 400, "DCGM_FI_DEV_POWER_USAGE",
+        [](int m, int t) { return m == 5 && t >= 300 ? 300.0 : 600.0; });
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u);
+  const Alert& a = alerts[0];
+  EXPECT_EQ(a.machine, "m5");
+  EXPECT_EQ(a.kind, "divergence");
+  EXPECT_GE(a.onset, 299);
+  EXPECT_LE(a.onset, 303);
+  EXPECT_LE(a.detected - 300, 15);  // named seconds after the onset
+  ASSERT_FALSE(a.evidence.empty());
+  EXPECT_EQ(a.evidence[0].signal, "gpu_power");
+  EXPECT_LT(a.evidence[0].deviation, -4);
+  EXPECT_NEAR(a.evidence[0].peer_median, 600, 20);
+}
+
+TEST(DetectorTest, ShortSpikesAreNeverNamed) {
+  Harness h;
+  // Every machine in turn has a 5-second spike to half its power.
+  h.Run(16, 0, 600, "DCGM_FI_DEV_POWER_USAGE", [](int m, int t) {
+    const int start = 20 + m * 30;
+    return t >= start && t < start + 5 ? 300.0 : 600.0;
+  });
+  EXPECT_TRUE(h.Finish().empty());
+}
+
+TEST(DetectorTest, SilentMachineAndComponentAreNamedAfterTheGrace) {
+  Harness h;
+  h.Run(8, 0, 100, "DCGM_FI_DEV_GPU_UTIL", [](int, int) { return 95.0; });
+  // m3 stops reporting at 100; m6 loses gpu1 at 100.
+  for (int t = 100; t < 160; ++t) {
+    for (int m = 0; m < 8; ++m) {
+      if (m == 3) continue;
+      for (int g = 0; g < 2; ++g) {
+        if (m == 6 && g == 1) continue;
+        h.Feed(t, m, "DCGM_FI_DEV_GPU_UTIL", g, 95);
+      }
+    }
+  }
+  std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 2u);
+  std::sort(alerts.begin(), alerts.end(),
+            [](const Alert& a, const Alert& b) { return a.machine < b.machine; });
+  EXPECT_EQ(alerts[0].machine, "m3");
+  EXPECT_EQ(alerts[0].rule, "machine");
+  EXPECT_EQ(alerts[0].onset, 99);
+  EXPECT_NEAR(alerts[0].detected, 115, 2);
+  EXPECT_EQ(alerts[1].machine, "m6");
+  EXPECT_EQ(alerts[1].rule, "component");
+  EXPECT_EQ(alerts[1].component, "gpu1");
+}
+
+TEST(DetectorTest, EveryoneSilentIsNotAFault) {
+  Harness h;
+  h.Run(8, 0, 100, "DCGM_FI_DEV_GPU_UTIL", [](int, int) { return 95.0; });
+  h.Run(8, 300, 400, "DCGM_FI_DEV_GPU_UTIL", [](int, int) { return 95.0; });
+  EXPECT_TRUE(h.Finish().empty());
+}
+
+TEST(DetectorTest, FastPathRules) {
+  Harness h;
+  for (int t = 0; t < 100; ++t) {
+    for (int m = 0; m < 6; ++m) {
+      // A stale XID 13 from before the job on m0 never alerts; XID 79 on m1 at 50 does.
+      h.Feed(t, m, "DCGM_FI_DEV_XID_ERRORS", 0, m == 0 ? 13 : (m == 1 && t >= 50 ? 79 : 0));
+      h.Feed(t, m, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 0, m == 2 && t >= 60 ? 1 : 0);
+      h.Feed(t, m, "DCGM_FI_DEV_PCIE_LINK_WIDTH", 0, m == 3 && t >= 70 ? 8 : 16);
+      h.Feed(t, m, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", 0, 16);
+      // A NIC down from the start (unused port) is not news; m4's going down at 40 is.
+      const std::string machine = "m" + std::to_string(m);
+      h.Feed(t, m, "node_network_up", 5, m == 5 ? 0 : (m == 4 && t >= 40 ? 0 : 1));
+    }
+  }
+  std::vector<Alert> alerts = h.Finish();
+  std::sort(alerts.begin(), alerts.end(),
+            [](const Alert& a, const Alert& b) { return a.machine < b.machine; });
+  ASSERT_EQ(alerts.size(), 4u);
+  EXPECT_EQ(alerts[0].machine, "m1");
+  EXPECT_EQ(alerts[0].rule, "xid 79");
+  EXPECT_EQ(alerts[0].detected, 50);
+  EXPECT_EQ(alerts[0].component, "gpu0");
+  EXPECT_EQ(alerts[1].rule, "ecc_uncorrectable");
+  EXPECT_EQ(alerts[1].detected, 60);
+  EXPECT_EQ(alerts[2].rule, "pcie_width");
+  EXPECT_EQ(alerts[2].detected, 70);
+  EXPECT_EQ(alerts[3].machine, "m4");
+  EXPECT_EQ(alerts[3].rule, "link_down");
+  EXPECT_EQ(alerts[3].kind, "rule");
+}
+
+TEST(DetectorTest, PcieGenerationMustStayLowForTheHold) {
+  DetectorOptions o;
+  o.gen_hold = 30;
+  Harness h(o);
+  for (int t = 0; t < 100; ++t) {
+    for (int m = 0; m < 4; ++m) {
+      // m0 downclocks for 20 s (idle power saving); m1 stays at gen 3 from t = 40.
+      const double gen = (m == 0 && t >= 10 && t < 30) || (m == 1 && t >= 40) ? 3 : 5;
+      h.Feed(t, m, "DCGM_FI_DEV_PCIE_LINK_GEN", 0, gen);
+      h.Feed(t, m, "DCGM_FI_DEV_PCIE_MAX_LINK_GEN", 0, 5);
+    }
+  }
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m1");
+  EXPECT_EQ(alerts[0].rule, "pcie_gen");
+  EXPECT_EQ(alerts[0].onset, 40);
+  EXPECT_EQ(alerts[0].detected, 70);
+}
+
+TEST(DetectorTest, CooldownKeepsOneAlertPerMachine) {
+  Harness h;
+  for (int t = 0; t < 100; ++t) {
+    for (int m = 0; m < 4; ++m) {
+      h.Feed(t, m, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 0, m == 0 ? t / 10 : 0);
+    }
+  }
+  EXPECT_EQ(h.Finish().size(), 1u);
+}
+
+TEST(DetectorTest, StepTimeOfEachWorkerIsASignalLikeAnyOther) {
+  Harness h;
+  h.Run(32, 0, 300, "training_step_seconds",
+        [](int m, int t) { return m == 17 && t >= 200 ? 4.4 : 3.4; });
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m17");
+  EXPECT_EQ(alerts[0].evidence[0].signal, "step_time");
+  EXPECT_LE(alerts[0].detected - 200, 30);
+}
+
+}  // namespace
+}  // namespace vigil::detect

@@ -1,0 +1,141 @@
+// End-to-end tests of vigil simulate telemetry and vigil detect: files in every format, scoring
+// against labels, bad input, and a Prometheus server that is down.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/testing/temp_dir.h"
+#include "vigil_process.h"
+
+namespace vigil {
+namespace {
+
+using testing::ProcessResult;
+using testing::RunVigil;
+using testing::TempDir;
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(CliDetectTest, NamesTheFaultyMachinesOfASimulatedJob) {
+  TempDir dir;
+  ProcessResult sim = RunVigil({"simulate", "telemetry", "--machines", "12", "--duration", "15m",
+                                "--faults", "3", "--kinds", "hang,gpu_execution_error,nic_down",
+                                "--seed", "5", "--out", dir.File("t.csv"), "--labels",
+                                dir.File("labels.csv")});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  ProcessResult r = RunVigil({"detect", "--input", dir.File("t.csv"), "--labels",
+                              dir.File("labels.csv"), "--out", dir.File("alerts.jsonl"), "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // alerts raised
+  Result<Json> out = ParseJson(r.out, "stdout");
+  ASSERT_TRUE(out.ok()) << r.out;
+  EXPECT_EQ((*out)["score"]["recall"], 1.0) << r.out;
+  EXPECT_EQ((*out)["score"]["precision"], 1.0) << r.out;
+  EXPECT_LE((*out)["score"]["latency"]["p95_s"].get<double>(), 60);
+  Result<std::string> alerts = ReadFile(dir.File("alerts.jsonl"));
+  ASSERT_TRUE(alerts.ok());
+  Result<Json> first = ParseJson(alerts->substr(0, alerts->find('\n')), "alerts");
+  ASSERT_TRUE(first.ok());
+  for (const char* field : {"machine", "kind", "rule", "onset", "detected", "evidence"}) {
+    EXPECT_TRUE(first->contains(field)) << field;
+  }
+  // The human report names the machines and scores itself per kind.
+  ProcessResult text = RunVigil({"detect", "--input", dir.File("t.csv"), "--labels",
+                                 dir.File("labels.csv")});
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_TRUE(Contains(text.out, "ALERT node")) << text.out;
+  EXPECT_TRUE(Contains(text.out, "precision 1.000  recall 1.000")) << text.out;
+  EXPECT_TRUE(Contains(text.out, "nic_down")) << text.out;
+}
+
+TEST(CliDetectTest, AHealthyJobRaisesNothingInAnyFormat) {
+  TempDir dir;
+  for (const std::string name : {"t.csv", "t.jsonl"}) {
+    ProcessResult sim = RunVigil({"simulate", "telemetry", "--machines", "8", "--duration", "5m",
+                                  "--faults", "0", "--out", dir.File(name)});
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+    ProcessResult r = RunVigil({"detect", "--input", dir.File(name)});
+    EXPECT_EQ(r.exit_code, 0) << name << r.out << r.err;
+    EXPECT_TRUE(Contains(r.out, "No alert")) << r.out;
+  }
+}
+
+TEST(CliDetectTest, ReadsSavedPrometheusScrapes) {
+  TempDir dir;
+  std::string text;
+  for (int t = 0; t < 120; ++t) {
+    for (int m = 0; m < 6; ++m) {
+      const double power = m == 2 && t >= 60 ? 150 : 600;
+      text += "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",Hostname=\"h" + std::to_string(m) + "\"} " +
+              std::to_string(power + (t * 7 + m * 13) % 11) + " " +
+              std::to_string(1700000000000LL + t * 1000) + "\n";
+    }
+  }
+  ASSERT_TRUE(WriteFileAtomic(dir.File("scrapes.prom"), text).ok());
+  ProcessResult r = RunVigil({"detect", "--input", dir.File("scrapes.prom"), "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  Result<Json> out = ParseJson(r.out, "stdout");
+  ASSERT_TRUE(out.ok()) << r.out;
+  ASSERT_EQ((*out)["alerts"].size(), 1u);
+  EXPECT_EQ((*out)["alerts"][0]["machine"], "h2");
+}
+
+TEST(CliDetectTest, BadInputIsExitTwoWithFileLineAndField) {
+  TempDir dir;
+  ASSERT_TRUE(WriteFileAtomic(dir.File("bad.csv"),
+                              "timestamp,machine,metric,value\n1,n1,m,1\n2,n1,m,oops\n")
+                  .ok());
+  ProcessResult r = RunVigil({"detect", "--input", dir.File("bad.csv"), "--out",
+                              dir.File("alerts.jsonl")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "bad.csv:3: value: \"oops\" is not a number")) << r.err;
+  EXPECT_FALSE(ReadFile(dir.File("alerts.jsonl")).ok());  // nothing half-written
+  ProcessResult lenient = RunVigil({"detect", "--input", dir.File("bad.csv"), "--lenient", "--json"});
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.err;
+  EXPECT_EQ((*ParseJson(lenient.out, "stdout"))["dropped"]["malformed_lines"], 1);
+
+  ASSERT_TRUE(WriteFileAtomic(dir.File("labels.csv"), "machine,onset\n").ok());
+  ProcessResult labels = RunVigil({"detect", "--input", dir.File("bad.csv"), "--lenient",
+                                   "--labels", dir.File("labels.csv")});
+  EXPECT_EQ(labels.exit_code, 2);
+  EXPECT_TRUE(Contains(labels.err, "labels.csv:1: header: no kind column")) << labels.err;
+
+  ASSERT_TRUE(WriteFileAtomic(dir.File("s.yaml"), "signals:\n  - {metric: x}\n").ok());
+  ProcessResult signals = RunVigil({"detect", "--input", dir.File("bad.csv"), "--signals",
+                                    dir.File("s.yaml")});
+  EXPECT_EQ(signals.exit_code, 2);
+  EXPECT_TRUE(Contains(signals.err, "s.yaml:2: signal: missing")) << signals.err;
+
+  EXPECT_EQ(RunVigil({"detect"}).exit_code, 2);
+  EXPECT_EQ(RunVigil({"detect", "--input", dir.File("bad.csv"), "--follow"}).exit_code, 2);
+  EXPECT_EQ(RunVigil({"detect", "--prometheus", "http://127.0.0.1:1"}).exit_code, 2);
+  EXPECT_EQ(RunVigil({"detect", "--input", dir.File("labels.csv"), "--format", "xml"}).exit_code, 2);
+  EXPECT_EQ(RunVigil({"simulate", "telemetry", "--out", dir.File("t.csv"), "--kinds", "flood"})
+                .exit_code,
+            2);
+  EXPECT_EQ(RunVigil({"simulate", "telemetry", "--machines", "2", "--faults", "3", "--out",
+                      dir.File("t.csv")})
+                .exit_code,
+            2);
+}
+
+TEST(CliDetectTest, PrometheusDownIsAClearErrorNotACrash) {
+  // Port 1 on loopback: nothing listens there.
+  ProcessResult r = RunVigil({"detect", "--prometheus", "http://127.0.0.1:1", "--selector",
+                              "{job=\"x\"}", "--since", "1m"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(Contains(r.err, "http://127.0.0.1:1")) << r.err;
+  // --follow retries until its --duration is up, then stops cleanly.
+  ProcessResult f = RunVigil({"detect", "--prometheus", "http://127.0.0.1:1", "--selector",
+                              "{job=\"x\"}", "--follow", "--poll", "1s", "--duration", "3s"});
+  EXPECT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_TRUE(Contains(f.err, "retrying")) << f.err;
+  EXPECT_EQ(RunVigil({"detect", "--prometheus", "ftp://x", "--selector", "{a=\"b\"}"}).exit_code,
+            2);
+}
+
+}  // namespace
+}  // namespace vigil
