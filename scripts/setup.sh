@@ -12,6 +12,7 @@ PACKAGES=(
   libsimdjson-dev libre2-dev              # fleet JSONL at GB/s; linear-time regexes of rule files
   libgtest-dev libgmock-dev libbenchmark-dev
   mbw fio                                 # reference tools for docs/benchmarks.md
+  prometheus                              # the real Prometheus of the detector's end-to-end test
 )
 
 missing=()
