@@ -196,7 +196,7 @@ TEST(DetectorTest, StepTimeOfEachWorkerIsASignalLikeAnyOther) {
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].machine, "m17");
   EXPECT_EQ(alerts[0].evidence[0].signal, "step_time");
-  EXPECT_LE(alerts[0].detected - 200, 30);
+  EXPECT_LE(alerts[0].detected - 200, 60);  // 29% slower: about six sd, named within a minute
 }
 
 }  // namespace
