@@ -34,16 +34,16 @@ std::vector<Scenario> Suite(bool quick, uint64_t seed) {
   // and 4-minute continuity).
   const std::vector<int> sizes =
       quick ? std::vector<int>{8, 16}
-            : std::vector<int>{8,  8,  8,  8,  8,   8,   16,  16,  16,  16,  16,  32,
-                               32, 32, 32, 64, 64,  64,  128, 128, 256, 512, 1024};
+            : std::vector<int>{8,  8,  8,  8,  8,  8,  16,  16,  16,  16,  16,  32,
+                               32, 32, 32, 64, 64, 64, 128, 128, 256, 512, 1024};
   uint64_t s = seed * 1000;
   for (int k = 0; k < sim::kTelemetryFaultKinds; ++k) {
     for (int n : sizes) {
       Scenario sc;
       sc.job.machines = n;
       sc.job.seed = ++s;
-      sc.job.faults = sim::RandomFaults(1, {static_cast<sim::TelemetryFaultKind>(k)}, n, 8,
-                                        300, 600, s);
+      sc.job.faults =
+          sim::RandomFaults(1, {static_cast<sim::TelemetryFaultKind>(k)}, n, 8, 300, 600, s);
       sc.job.duration_s = sc.job.faults[0].onset_s + 900;
       out.push_back(std::move(sc));
     }
@@ -103,9 +103,9 @@ Outcome RunScenario(const Scenario& sc, bool verbose) {
                           gen.MachineName(f.machine), f.onset_s);
     }
     for (const auto& a : alerts) {
-      line += fmt::format(" [{} {} {} +{:.0f} s]", a.machine, a.kind, a.rule,
-                          a.detected - sc.job.start -
-                              (sc.job.faults.empty() ? 0 : sc.job.faults[0].onset_s));
+      line += fmt::format(
+          " [{} {} {} +{:.0f} s]", a.machine, a.kind, a.rule,
+          a.detected - sc.job.start - (sc.job.faults.empty() ? 0 : sc.job.faults[0].onset_s));
     }
     fmt::print(stderr, "{}\n", line);
   }
@@ -126,13 +126,19 @@ int main(int argc, char** argv) {
   int threads = 0;
   uint64_t seed = 1;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--json")) json = true;
-    else if (!std::strcmp(argv[i], "--verbose")) verbose = true;
-    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+    if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[i], "--json"))
+      json = true;
+    else if (!std::strcmp(argv[i], "--verbose"))
+      verbose = true;
+    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 10);
     else {
-      fmt::print(stderr, "usage: detect_suite [--quick] [--threads N] [--seed S] [--json] [--verbose]\n");
+      fmt::print(stderr,
+                 "usage: detect_suite [--quick] [--threads N] [--seed S] [--json] [--verbose]\n");
       return 2;
     }
   }
@@ -175,27 +181,27 @@ int main(int argc, char** argv) {
                                      {"fault_free_alerts_minder_style", healthy_minder},
                                      {"samples", samples},
                                      {"seconds", seconds}},
-                               2));
+                                2));
     return 0;
   }
   fmt::print("{} jobs ({} fault-free), {} faults, {:.2e} samples, {:.0f} s on {} threads\n\n",
-             suite.size(), healthy_jobs, vigil_total.faults, static_cast<double>(samples),
-             seconds, workers);
+             suite.size(), healthy_jobs, vigil_total.faults, static_cast<double>(samples), seconds,
+             workers);
   fmt::print("{:<22} {:>6}  {:>8} {:>14}  {:>8} {:>14}\n", "KIND", "FAULTS", "RECALL",
              "MEDIAN/P95 s", "MINDER", "MEDIAN/P95 s");
   for (const auto& [kind, k] : vigil_total.by_kind) {
     const detect::KindScore& m = minder_total.by_kind[kind];
-    fmt::print("{:<22} {:>6}  {:>8.3f} {:>14}  {:>8.3f} {:>14}\n", kind, k.faults,
-               static_cast<double>(k.detected) / static_cast<double>(k.faults),
-               bench::Latency(k.latencies),
-               static_cast<double>(m.detected) / static_cast<double>(std::max<int64_t>(1, m.faults)),
-               bench::Latency(m.latencies));
+    fmt::print(
+        "{:<22} {:>6}  {:>8.3f} {:>14}  {:>8.3f} {:>14}\n", kind, k.faults,
+        static_cast<double>(k.detected) / static_cast<double>(k.faults),
+        bench::Latency(k.latencies),
+        static_cast<double>(m.detected) / static_cast<double>(std::max<int64_t>(1, m.faults)),
+        bench::Latency(m.latencies));
   }
-  fmt::print("\n{:<14} {:>9} {:>7} {:>7} {:>14} {:>16}\n", "DETECTOR", "PRECISION", "RECALL",
-             "F1", "MEDIAN/P95 s", "FAULT-FREE ALERTS");
-  for (const auto& [name, s, h] :
-       {std::tuple{"vigil", &vigil_total, healthy_alerts},
-        std::tuple{"minder-style", &minder_total, healthy_minder}}) {
+  fmt::print("\n{:<14} {:>9} {:>7} {:>7} {:>14} {:>16}\n", "DETECTOR", "PRECISION", "RECALL", "F1",
+             "MEDIAN/P95 s", "FAULT-FREE ALERTS");
+  for (const auto& [name, s, h] : {std::tuple{"vigil", &vigil_total, healthy_alerts},
+                                   std::tuple{"minder-style", &minder_total, healthy_minder}}) {
     fmt::print("{:<14} {:>9.3f} {:>7.3f} {:>7.3f} {:>14} {:>16}\n", name, s->precision(),
                s->recall(), s->f1(), bench::Latency(s->latencies), h);
   }

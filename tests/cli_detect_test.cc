@@ -22,10 +22,10 @@ bool Contains(const std::string& s, const std::string& part) {
 
 TEST(CliDetectTest, NamesTheFaultyMachinesOfASimulatedJob) {
   TempDir dir;
-  ProcessResult sim = RunVigil({"simulate", "telemetry", "--machines", "12", "--duration", "15m",
-                                "--faults", "3", "--kinds", "hang,gpu_execution_error,nic_down",
-                                "--seed", "5", "--out", dir.File("t.csv"), "--labels",
-                                dir.File("labels.csv")});
+  ProcessResult sim =
+      RunVigil({"simulate", "telemetry", "--machines", "12", "--duration", "15m", "--faults", "3",
+                "--kinds", "hang,gpu_execution_error,nic_down", "--seed", "5", "--out",
+                dir.File("t.csv"), "--labels", dir.File("labels.csv")});
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
   ProcessResult r = RunVigil({"detect", "--input", dir.File("t.csv"), "--labels",
                               dir.File("labels.csv"), "--out", dir.File("alerts.jsonl"), "--json"});
@@ -43,8 +43,8 @@ TEST(CliDetectTest, NamesTheFaultyMachinesOfASimulatedJob) {
     EXPECT_TRUE(first->contains(field)) << field;
   }
   // The human report names the machines and scores itself per kind.
-  ProcessResult text = RunVigil({"detect", "--input", dir.File("t.csv"), "--labels",
-                                 dir.File("labels.csv")});
+  ProcessResult text =
+      RunVigil({"detect", "--input", dir.File("t.csv"), "--labels", dir.File("labels.csv")});
   EXPECT_EQ(text.exit_code, 1);
   EXPECT_TRUE(Contains(text.out, "ALERT node")) << text.out;
   EXPECT_TRUE(Contains(text.out, "precision 1.000  recall 1.000")) << text.out;
@@ -88,34 +88,36 @@ TEST(CliDetectTest, BadInputIsExitTwoWithFileLineAndField) {
   ASSERT_TRUE(WriteFileAtomic(dir.File("bad.csv"),
                               "timestamp,machine,metric,value\n1,n1,m,1\n2,n1,m,oops\n")
                   .ok());
-  ProcessResult r = RunVigil({"detect", "--input", dir.File("bad.csv"), "--out",
-                              dir.File("alerts.jsonl")});
+  ProcessResult r =
+      RunVigil({"detect", "--input", dir.File("bad.csv"), "--out", dir.File("alerts.jsonl")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(Contains(r.err, "bad.csv:3: value: \"oops\" is not a number")) << r.err;
   EXPECT_FALSE(ReadFile(dir.File("alerts.jsonl")).ok());  // nothing half-written
-  ProcessResult lenient = RunVigil({"detect", "--input", dir.File("bad.csv"), "--lenient", "--json"});
+  ProcessResult lenient =
+      RunVigil({"detect", "--input", dir.File("bad.csv"), "--lenient", "--json"});
   EXPECT_EQ(lenient.exit_code, 0) << lenient.err;
   EXPECT_EQ((*ParseJson(lenient.out, "stdout"))["dropped"]["malformed_lines"], 1);
 
   ASSERT_TRUE(WriteFileAtomic(dir.File("labels.csv"), "machine,onset\n").ok());
-  ProcessResult labels = RunVigil({"detect", "--input", dir.File("bad.csv"), "--lenient",
-                                   "--labels", dir.File("labels.csv")});
+  ProcessResult labels = RunVigil(
+      {"detect", "--input", dir.File("bad.csv"), "--lenient", "--labels", dir.File("labels.csv")});
   EXPECT_EQ(labels.exit_code, 2);
   EXPECT_TRUE(Contains(labels.err, "labels.csv:1: header: no kind column")) << labels.err;
 
   ASSERT_TRUE(WriteFileAtomic(dir.File("s.yaml"), "signals:\n  - {metric: x}\n").ok());
-  ProcessResult signals = RunVigil({"detect", "--input", dir.File("bad.csv"), "--signals",
-                                    dir.File("s.yaml")});
+  ProcessResult signals =
+      RunVigil({"detect", "--input", dir.File("bad.csv"), "--signals", dir.File("s.yaml")});
   EXPECT_EQ(signals.exit_code, 2);
   EXPECT_TRUE(Contains(signals.err, "s.yaml:2: signal: missing")) << signals.err;
 
   EXPECT_EQ(RunVigil({"detect"}).exit_code, 2);
   EXPECT_EQ(RunVigil({"detect", "--input", dir.File("bad.csv"), "--follow"}).exit_code, 2);
   EXPECT_EQ(RunVigil({"detect", "--prometheus", "http://127.0.0.1:1"}).exit_code, 2);
-  EXPECT_EQ(RunVigil({"detect", "--input", dir.File("labels.csv"), "--format", "xml"}).exit_code, 2);
-  EXPECT_EQ(RunVigil({"simulate", "telemetry", "--out", dir.File("t.csv"), "--kinds", "flood"})
-                .exit_code,
+  EXPECT_EQ(RunVigil({"detect", "--input", dir.File("labels.csv"), "--format", "xml"}).exit_code,
             2);
+  EXPECT_EQ(
+      RunVigil({"simulate", "telemetry", "--out", dir.File("t.csv"), "--kinds", "flood"}).exit_code,
+      2);
   EXPECT_EQ(RunVigil({"simulate", "telemetry", "--machines", "2", "--faults", "3", "--out",
                       dir.File("t.csv")})
                 .exit_code,

@@ -75,10 +75,29 @@ TEST(PrometheusE2eTest, DetectNamesTheInjectedMachineThroughPrometheus) {
   if (access(kPrometheus, X_OK) != 0) GTEST_SKIP() << kPrometheus << " is not installed";
   testing::TempDir dir;
   // The job: 8 machines, one GPU execution error 25 s in.
-  Child sim({VIGIL_BINARY, "simulate", "telemetry", "--serve", "127.0.0.1:0", "--port-file",
-             dir.File("port"), "--machines", "8", "--duration", "150s", "--faults", "1", "--kinds",
-             "gpu_execution_error", "--fault-from", "25s", "--fault-to", "25s", "--seed", "2",
-             "--labels", dir.File("labels.csv")},
+  Child sim({VIGIL_BINARY,
+             "simulate",
+             "telemetry",
+             "--serve",
+             "127.0.0.1:0",
+             "--port-file",
+             dir.File("port"),
+             "--machines",
+             "8",
+             "--duration",
+             "150s",
+             "--faults",
+             "1",
+             "--kinds",
+             "gpu_execution_error",
+             "--fault-from",
+             "25s",
+             "--fault-to",
+             "25s",
+             "--seed",
+             "2",
+             "--labels",
+             dir.File("labels.csv")},
             dir.File("sim.log"));
   ASSERT_GT(sim.pid(), 0);
   Result<std::string> port = Status::NotFound("");

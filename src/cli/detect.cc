@@ -4,11 +4,11 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <mutex>
-#include <sys/stat.h>
 
 #include <thread>
 
@@ -67,10 +67,9 @@ Status ReadInputs(const DetectOptions& o, telemetry::Normalizer& names,
       VIGIL_RETURN_IF_ERROR(telemetry::ParseExposition(text, ro, sink));
     }
   }
-  std::stable_sort(points->begin(), points->end(),
-                   [](const telemetry::Point& a, const telemetry::Point& b) {
-                     return a.time < b.time;
-                   });
+  std::stable_sort(
+      points->begin(), points->end(),
+      [](const telemetry::Point& a, const telemetry::Point& b) { return a.time < b.time; });
   return Status::Ok();
 }
 
@@ -174,8 +173,8 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
     }
     if (!o.follow) break;
     if (interrupted.load() || (duration > 0 && clock.WallSeconds() - started >= duration)) break;
-    const double wait = std::min(backoff, duration > 0 ? started + duration - clock.WallSeconds()
-                                                       : backoff);
+    const double wait =
+        std::min(backoff, duration > 0 ? started + duration - clock.WallSeconds() : backoff);
     for (double waited = 0; waited < wait && !interrupted.load(); waited += 0.1) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -228,7 +227,8 @@ CommandResult RunDetect(const DetectOptions& o) {
   if (!o.prometheus.empty() && o.selector.empty()) {
     return Status::InvalidArgument("--prometheus needs --selector, e.g. '{job=\"train\"}'");
   }
-  if (o.follow && o.prometheus.empty()) return Status::InvalidArgument("--follow needs --prometheus");
+  if (o.follow && o.prometheus.empty())
+    return Status::InvalidArgument("--follow needs --prometheus");
   if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
   std::vector<detect::FaultLabel> labels;
   if (!o.labels.empty()) {
@@ -270,13 +270,12 @@ CommandResult RunDetect(const DetectOptions& o) {
     Json out{{"alerts", Json::array()},
              {"samples", n.accepted},
              {"machines", names.machines().size()},
-             {"dropped",
-              Json{{"unmapped", n.unmapped},
-                   {"missing", n.not_finite},
-                   {"duplicate", n.duplicate},
-                   {"out_of_order", n.out_of_order},
-                   {"late", detector.late_points()},
-                   {"malformed_lines", skipped}}}};
+             {"dropped", Json{{"unmapped", n.unmapped},
+                              {"missing", n.not_finite},
+                              {"duplicate", n.duplicate},
+                              {"out_of_order", n.out_of_order},
+                              {"late", detector.late_points()},
+                              {"malformed_lines", skipped}}}};
     for (const detect::Alert& a : alerts) out["alerts"].push_back(detect::AlertToJson(a));
     if (!o.labels.empty()) out["score"] = detect::ScoreToJson(detect::ScoreAlerts(alerts, labels));
     fmt::print("{}\n", DumpJson(out, 2));
@@ -304,7 +303,9 @@ CLI::App* SetupSimulateTelemetry(CLI::App& simulate, SimulateTelemetryOptions& o
   c->add_option("--machines", o.machines, "Machines in the job")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  c->add_option("--gpus", o.gpus, "GPUs per machine")->check(CLI::Range(1, 64))->capture_default_str();
+  c->add_option("--gpus", o.gpus, "GPUs per machine")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   c->add_option("--duration", o.duration, "Length of the job")->capture_default_str();
   c->add_option("--faults", o.faults, "Faults to inject, on distinct machines")
       ->check(CLI::NonNegativeNumber)
@@ -361,14 +362,17 @@ Status ServeTelemetry(const SimulateTelemetryOptions& o, sim::TelemetryGenerator
     while (next <= now) last = gen.Exposition(next++);
     res.set_content(last, "text/plain; version=0.0.4");
   });
-  const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
+  const int bound =
+      port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
   if (bound < 0) return Status::IoError(fmt::format("--serve: cannot listen on {}", o.serve));
-  if (!o.port_file.empty()) VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.port_file, fmt::format("{}\n", bound)));
+  if (!o.port_file.empty())
+    VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.port_file, fmt::format("{}\n", bound)));
   spdlog::info("serving {} machines at http://{}:{}/metrics for {}", gen.job().machines, host,
                bound, FormatDuration(gen.job().duration_s / o.speed));
   std::thread listener([&] { server.listen_after_bind(); });
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
-  while (!interrupted.load() && SystemClock().WallSeconds() - started < gen.job().duration_s / o.speed) {
+  while (!interrupted.load() &&
+         SystemClock().WallSeconds() - started < gen.job().duration_s / o.speed) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   server.stop();
@@ -410,7 +414,8 @@ CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& o) {
     VIGIL_ASSIGN_OR_RETURN(to, ParseDurationFlag("--fault-to", o.fault_to));
   }
   if (from > to || to >= job.duration_s) {
-    return Status::InvalidArgument("fault onsets must satisfy --fault-from <= --fault-to < --duration");
+    return Status::InvalidArgument(
+        "fault onsets must satisfy --fault-from <= --fault-to < --duration");
   }
   job.faults = sim::RandomFaults(o.faults, kinds, job.machines, job.gpus, from, to, o.seed);
   if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));

@@ -17,13 +17,13 @@ struct DetectOptions {
   std::string prometheus;       // base URL
   std::string selector;         // PromQL series selector
   bool follow = false;
-  std::string since = "15m";     // how far back the first query reaches
+  std::string since = "15m";  // how far back the first query reaches
   std::string step = "1s";
   std::string poll = "5s";
-  std::string duration;          // --follow: stop after this long
+  std::string duration;  // --follow: stop after this long
   std::string labels;
   std::string out;
-  std::string signals;           // YAML that extends the signal map
+  std::string signals;  // YAML that extends the signal map
   std::string passthrough = "auto";
   bool lenient = false;
   double threshold = 80;
@@ -45,9 +45,9 @@ struct SimulateTelemetryOptions {
   double start = 1.8e9;
   std::string out;
   std::string labels;
-  std::string serve;               // HOST:PORT
-  std::string port_file;           // --serve: where to write the port bound
-  double speed = 1;                // --serve: simulated seconds per second
+  std::string serve;      // HOST:PORT
+  std::string port_file;  // --serve: where to write the port bound
+  double speed = 1;       // --serve: simulated seconds per second
 };
 
 CLI::App* SetupDetect(CLI::App& app, DetectOptions& options);

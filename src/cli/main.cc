@@ -6,11 +6,11 @@
 
 #include "cli/bench_list.h"
 #include "cli/common.h"
+#include "cli/detect.h"
 #include "cli/diagnose.h"
 #include "cli/fleet_stats.h"
 #include "cli/model.h"
 #include "cli/run.h"
-#include "cli/detect.h"
 #include "cli/simulate.h"
 #include "cli/validate.h"
 #include "cli/version.h"

@@ -47,8 +47,7 @@ Result<CsvColumns> CsvColumns::Parse(std::string_view header,
   VIGIL_RETURN_IF_ERROR(error);
   for (size_t k = 0; k < required && k < known.size(); ++k) {
     if (c.position_[k] < 0) {
-      return Status::InvalidArgument(
-          fmt::format("{}:1: header: no {} column", source, known[k]));
+      return Status::InvalidArgument(fmt::format("{}:1: header: no {} column", source, known[k]));
     }
   }
   return c;
@@ -63,8 +62,8 @@ Status CsvColumns::Split(std::string_view line, int64_t line_no,
     }
   });
   if (n != columns_) {
-    return Status::InvalidArgument(fmt::format("{}:{}: {} fields, the header has {}", source_,
-                                               line_no, n, columns_));
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: {} fields, the header has {}", source_, line_no, n, columns_));
   }
   return Status::Ok();
 }

@@ -18,16 +18,15 @@ Json AlertToJson(const Alert& a) {
                             {"peer_median", e.peer_median},
                             {"deviation", e.deviation}});
   }
-  return Json{{"machine", a.machine},     {"kind", a.kind},         {"rule", a.rule},
-              {"component", a.component}, {"onset", a.onset},       {"detected", a.detected},
+  return Json{{"machine", a.machine},           {"kind", a.kind},   {"rule", a.rule},
+              {"component", a.component},       {"onset", a.onset}, {"detected", a.detected},
               {"evidence", std::move(evidence)}};
 }
 
 Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& names)
     : o_(options),
       names_(names),
-      builder_(options.step, options.lateness,
-               [this](const telemetry::Frame& f) { OnFrame(f); }),
+      builder_(options.step, options.lateness, [this](const telemetry::Frame& f) { OnFrame(f); }),
       scorer_(options.peer) {}
 
 Detector::RuleState& Detector::RuleOf(uint32_t machine, uint32_t component) {
@@ -134,8 +133,7 @@ void Detector::Raise(uint32_t machine, Alert alert) {
 void Detector::OnFrame(const telemetry::Frame& frame) {
   ++frames_;
   const double end = frame.time + o_.step;
-  const std::span<const PeerScore> scores =
-      scorer_.Score(frame, group_of_, names_.signals());
+  const std::span<const PeerScore> scores = scorer_.Score(frame, group_of_, names_.signals());
 
   const auto features = static_cast<uint32_t>(names_.signals().size() * kStats);
   const auto machines = static_cast<uint32_t>(machines_.size());
@@ -153,15 +151,14 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
   triggered_.clear();
   for (const PeerScore& s : scores) {
     FeatureEvidence& e = evidence_[static_cast<size_t>(s.machine) * features_ + s.feature];
-    const float step = std::min(std::fabs(s.z), static_cast<float>(o_.cap)) -
-                       static_cast<float>(o_.allowance);
+    const float step =
+        std::min(std::fabs(s.z), static_cast<float>(o_.cap)) - static_cast<float>(o_.allowance);
     if (e.s == 0 && step > 0) e.start = frame.time;
     e.s = std::max(0.0f, e.s + step);
     e.z = s.z;
     e.value = s.value;
     e.median = s.median;
-    if (e.s > o_.threshold &&
-        (triggered_.empty() || triggered_.back() != s.machine) &&
+    if (e.s > o_.threshold && (triggered_.empty() || triggered_.back() != s.machine) &&
         std::find(triggered_.begin(), triggered_.end(), s.machine) == triggered_.end()) {
       triggered_.push_back(s.machine);
     }
@@ -209,8 +206,8 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     MachineState& ms = machines_[m];
     if (ms.first_seen < 0) continue;
     const uint32_t g = group_of_[m];
-    const bool peers_report = reporting_[g] >= static_cast<uint32_t>(o_.peer.min_peers) &&
-                              2 * reporting_[g] >= known_[g];
+    const bool peers_report =
+        reporting_[g] >= static_cast<uint32_t>(o_.peer.min_peers) && 2 * reporting_[g] >= known_[g];
     if (ms.last_seen < end - o_.missing_grace) {
       if (peers_report && !ms.missing_alerted) {
         ms.missing_alerted = true;

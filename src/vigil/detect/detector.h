@@ -31,17 +31,17 @@ struct DetectorOptions {
 
 struct Evidence {
   std::string signal;
-  std::string stat;       // mean, min or max over components; for rules, the component
+  std::string stat;  // mean, min or max over components; for rules, the component
   double value = 0;
   double peer_median = 0;
-  double deviation = 0;   // robust z against the peers (rules: 0)
+  double deviation = 0;  // robust z against the peers (rules: 0)
 };
 
 struct Alert {
   std::string machine;
-  std::string kind;  // "rule", "divergence" or "missing"
-  std::string rule;  // which rule or what went missing: "xid 79", "ecc_uncorrectable",
-                     // "pcie_width", "pcie_gen", "link_down", "machine", "component"
+  std::string kind;       // "rule", "divergence" or "missing"
+  std::string rule;       // which rule or what went missing: "xid 79", "ecc_uncorrectable",
+                          // "pcie_width", "pcie_gen", "link_down", "machine", "component"
   std::string component;  // gpu3, ib0; empty when machine-wide
   double onset = 0;       // estimated start of the fault
   double detected = 0;    // time of the data that raised the alert
@@ -75,8 +75,8 @@ class Detector {
     double link_up = -1;
   };
   struct FeatureEvidence {
-    float s = 0;        // the CUSUM
-    float z = 0;        // the latest deviation, value and peer median
+    float s = 0;  // the CUSUM
+    float z = 0;  // the latest deviation, value and peer median
     float value = 0;
     float median = 0;
     double start = -1;  // when s last left zero
@@ -108,7 +108,7 @@ class Detector {
   // Per machine x feature: the evidence.
   uint32_t features_ = 0;
   std::vector<FeatureEvidence> evidence_;
-  std::vector<uint32_t> triggered_;           // scratch of OnFrame
+  std::vector<uint32_t> triggered_;          // scratch of OnFrame
   std::vector<uint32_t> known_, reporting_;  // per group, scratch of OnFrame
   std::vector<Alert> alerts_;
   int64_t frames_ = 0;

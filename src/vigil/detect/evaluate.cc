@@ -131,11 +131,16 @@ Json ScoreToJson(const Score& s) {
   }
   Json false_alerts = Json::object();
   for (const auto& [rule, n] : s.false_by_rule) false_alerts[rule] = n;
-  return Json{{"alerts", s.alerts},     {"true_alerts", s.true_alerts},
-              {"faults", s.faults},     {"detected", s.detected},
-              {"precision", s.precision()}, {"recall", s.recall()},
-              {"f1", s.f1()},           {"latency", latency(s.latencies)},
-              {"by_kind", std::move(kinds)}, {"false_alerts", std::move(false_alerts)}};
+  return Json{{"alerts", s.alerts},
+              {"true_alerts", s.true_alerts},
+              {"faults", s.faults},
+              {"detected", s.detected},
+              {"precision", s.precision()},
+              {"recall", s.recall()},
+              {"f1", s.f1()},
+              {"latency", latency(s.latencies)},
+              {"by_kind", std::move(kinds)},
+              {"false_alerts", std::move(false_alerts)}};
 }
 
 }  // namespace vigil::detect

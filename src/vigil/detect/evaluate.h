@@ -35,7 +35,7 @@ struct Score {
   int64_t faults = 0;
   int64_t detected = 0;
   std::vector<double> latencies;
-  std::map<std::string, KindScore> by_kind;  // by label kind
+  std::map<std::string, KindScore> by_kind;      // by label kind
   std::map<std::string, int64_t> false_by_rule;  // false alerts by kind/rule, to see why
 
   double precision() const;  // 1 when there was no alert

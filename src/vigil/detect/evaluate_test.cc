@@ -37,12 +37,12 @@ TEST(ScoreTest, PrecisionRecallAndLatency) {
   const std::vector<FaultLabel> labels = {
       {"n1", 100, "hang", 0}, {"n2", 200, "straggler", 300}, {"n3", 50, "hang", 0}};
   const std::vector<Alert> alerts = {
-      At("n1", 112),  // true, 12 s
-      At("n1", 130),  // a second true alert on the same fault
-      At("n2", 150),  // before the onset: false
-      At("n2", 350),  // after the end: false
-      At("n9", 10),   // a healthy machine: false
-      At("n3", 49.5), // inside the slack of one step: true
+      At("n1", 112),   // true, 12 s
+      At("n1", 130),   // a second true alert on the same fault
+      At("n2", 150),   // before the onset: false
+      At("n2", 350),   // after the end: false
+      At("n9", 10),    // a healthy machine: false
+      At("n3", 49.5),  // inside the slack of one step: true
   };
   const Score s = ScoreAlerts(alerts, labels);
   EXPECT_EQ(s.alerts, 6);

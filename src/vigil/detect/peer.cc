@@ -59,7 +59,8 @@ std::span<const PeerScore> PeerScorer::Score(const telemetry::Frame& frame,
     if (g >= members_.size()) members_.resize(g + 1);
     members_[g].push_back(m);
   }
-  const uint32_t nsignals = std::min<uint32_t>(frame.signals, static_cast<uint32_t>(signals.size()));
+  const uint32_t nsignals =
+      std::min<uint32_t>(frame.signals, static_cast<uint32_t>(signals.size()));
   for (const auto& members : members_) {
     if (members.size() < static_cast<size_t>(o_.min_peers)) continue;
     for (uint32_t s = 0; s < nsignals; ++s) {
@@ -91,8 +92,7 @@ std::span<const PeerScore> PeerScorer::Score(const telemetry::Frame& frame,
             std::max({stats::kMadToSigma * mad, o_.relative_floor * std::fabs(median),
                       o_.level_floor * level_[f], 1e-9});
         for (size_t i = 0; i < values_.size(); ++i) {
-          scores_.push_back({who_[i], f, static_cast<float>(values_[i]),
-                             static_cast<float>(median),
+          scores_.push_back({who_[i], f, static_cast<float>(values_[i]), static_cast<float>(median),
                              static_cast<float>((values_[i] - median) / spread)});
         }
       }

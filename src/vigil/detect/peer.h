@@ -23,11 +23,11 @@ inline Stat StatOfFeature(uint32_t feature) { return static_cast<Stat>(feature %
 std::string_view StatName(Stat stat);
 
 struct PeerOptions {
-  int denoise = 3;            // median of the machine's last `denoise` values (1, 3 or 5)
+  int denoise = 3;               // median of the machine's last `denoise` values (1, 3 or 5)
   double relative_floor = 0.05;  // the spread is at least this share of |median| ...
   double level_floor = 0.05;     // ... and of the feature's typical level (|median| decayed)
   double level_half_life_s = 3600;
-  int min_peers = 4;          // groups with fewer reporting machines are not judged
+  int min_peers = 4;  // groups with fewer reporting machines are not judged
 };
 
 struct PeerScore {

@@ -10,15 +10,31 @@ namespace vigil::sim {
 namespace {
 
 constexpr std::array<std::string_view, kTelemetryFaultKinds> kKindNames = {
-    "ecc_uncorrectable", "gpu_execution_error", "gpu_card_drop",  "hang",
-    "straggler",         "pcie_downgrade",      "nic_down",       "nvlink_error",
+    "ecc_uncorrectable",  "gpu_execution_error", "gpu_card_drop", "hang",
+    "straggler",          "pcie_downgrade",      "nic_down",      "nvlink_error",
     "machine_unreachable"};
 
 // What each series measures; the value model is in Step().
 enum class Kind {
-  kUtil, kPower, kTensor, kGrEngine, kNvlink, kPcie, kXid, kEccDbe, kNvlinkCrc,
-  kPcieWidth, kPcieWidthMax, kPcieGen, kPcieGenMax,                   // per GPU
-  kCpuIdle, kNetRx, kNetTx, kNetUp, kPfc, kStep,                      // per host
+  kUtil,
+  kPower,
+  kTensor,
+  kGrEngine,
+  kNvlink,
+  kPcie,
+  kXid,
+  kEccDbe,
+  kNvlinkCrc,
+  kPcieWidth,
+  kPcieWidthMax,
+  kPcieGen,
+  kPcieGenMax,  // per GPU
+  kCpuIdle,
+  kNetRx,
+  kNetTx,
+  kNetUp,
+  kPfc,
+  kStep,  // per host
 };
 
 constexpr double kComputeShare = 0.8;  // of a healthy iteration, the rest is communication
@@ -33,7 +49,9 @@ bool Stops(TelemetryFaultKind k) {
 
 // Time spent computing during [phase0, phase1) iterations, as iterations.
 double ComputeIterations(double phase0, double phase1) {
-  auto f = [](double p) { return std::floor(p) * kComputeShare + std::min(p - std::floor(p), kComputeShare); };
+  auto f = [](double p) {
+    return std::floor(p) * kComputeShare + std::min(p - std::floor(p), kComputeShare);
+  };
   return f(phase1) - f(phase0);
 }
 
@@ -91,9 +109,9 @@ struct TelemetryGenerator::Machine {
   std::vector<Series> series;
   std::array<double, 9> offset{};  // static multiplicative offsets per profile field
   std::vector<double> gpu_power_offset;
-  std::vector<double> totals;      // running totals of counters, per series
+  std::vector<double> totals;  // running totals of counters, per series
   std::vector<Event> spikes;
-  double jitter = 0;               // seconds this machine's phase and events lag the job's
+  double jitter = 0;  // seconds this machine's phase and events lag the job's
   double step_time = 0;
   std::vector<const TelemetryFault*> faults;
 };
@@ -155,8 +173,8 @@ TelemetryGenerator::TelemetryGenerator(const TelemetryJob& job) : job_(job), rng
     if (job.spikes_per_machine_hour > 0) {
       for (double t = setup.Exponential(job.spikes_per_machine_hour / 3600); t < job.duration_s;
            t += setup.Exponential(job.spikes_per_machine_hour / 3600)) {
-        mc.spikes.push_back({t, t + 1 + std::floor(setup.Uniform() * 5),
-                             static_cast<int>(setup.Below(4))});
+        mc.spikes.push_back(
+            {t, t + 1 + std::floor(setup.Uniform() * 5), static_cast<int>(setup.Below(4))});
       }
     }
   }
@@ -167,7 +185,8 @@ TelemetryGenerator::TelemetryGenerator(const TelemetryJob& job) : job_(job), rng
   }
   // Job-wide events: 0 checkpoint, 1 evaluation pause, 2 data-loader stall.
   if (job.events) {
-    for (double t = 600 + setup.Normal(0, 60); t < job.duration_s; t += 1800 + setup.Normal(0, 60)) {
+    for (double t = 600 + setup.Normal(0, 60); t < job.duration_s;
+         t += 1800 + setup.Normal(0, 60)) {
       events_.push_back({t, t + 40 + setup.Uniform() * 50, 0});
     }
     for (double t = 1500 + setup.Normal(0, 60); t < job.duration_s; t += 3600) {
@@ -188,12 +207,17 @@ int64_t TelemetryGenerator::SeriesPerSecond() const {
   return n;
 }
 
-TelemetryGenerator::Profile TelemetryGenerator::JobProfile(int m, double t,
-                                                           double activity) const {
+TelemetryGenerator::Profile TelemetryGenerator::JobProfile(int m, double t, double activity) const {
   const double a = activity;
-  Profile healthy{100 * (a + 0.85 * (1 - a)), 0.5 * a, 0.97 * a + 0.7 * (1 - a),
-                  100 + 550 * a + 120 * (1 - a), 150e9 * (1 - a), 3e9 + 1e9 * (1 - a),
-                  22e9 * (1 - a), 0.55, 5};
+  Profile healthy{100 * (a + 0.85 * (1 - a)),
+                  0.5 * a,
+                  0.97 * a + 0.7 * (1 - a),
+                  100 + 550 * a + 120 * (1 - a),
+                  150e9 * (1 - a),
+                  3e9 + 1e9 * (1 - a),
+                  22e9 * (1 - a),
+                  0.55,
+                  5};
   static constexpr std::array<Profile, 3> kEvents = {{
       {8, 0, 0.05, 130, 1e9, 20e9, 6e9, 0.35, 20},   // checkpoint: GPU to host to storage
       {75, 0.25, 0.6, 330, 40e9, 2e9, 3e9, 0.5, 5},  // evaluation: forward passes only
@@ -208,17 +232,17 @@ TelemetryGenerator::Profile TelemetryGenerator::JobProfile(int m, double t,
     if (w <= 0) continue;
     const Profile& q = kEvents[static_cast<size_t>(e.type)];
     weight += w;
-    mixed = {mixed.util + w * q.util, mixed.tensor + w * q.tensor, mixed.gr + w * q.gr,
-             mixed.power + w * q.power, mixed.nvlink + w * q.nvlink, mixed.pcie + w * q.pcie,
-             mixed.net + w * q.net, mixed.cpu_idle + w * q.cpu_idle, mixed.pfc + w * q.pfc};
+    mixed = {mixed.util + w * q.util,   mixed.tensor + w * q.tensor,     mixed.gr + w * q.gr,
+             mixed.power + w * q.power, mixed.nvlink + w * q.nvlink,     mixed.pcie + w * q.pcie,
+             mixed.net + w * q.net,     mixed.cpu_idle + w * q.cpu_idle, mixed.pfc + w * q.pfc};
   }
   if (weight > 0) {
     weight = std::min(weight, 1.0);
     const double h = 1 - weight;
-    p = {h * healthy.util + mixed.util, h * healthy.tensor + mixed.tensor,
-         h * healthy.gr + mixed.gr, h * healthy.power + mixed.power,
+    p = {h * healthy.util + mixed.util,     h * healthy.tensor + mixed.tensor,
+         h * healthy.gr + mixed.gr,         h * healthy.power + mixed.power,
          h * healthy.nvlink + mixed.nvlink, h * healthy.pcie + mixed.pcie,
-         h * healthy.net + mixed.net, h * healthy.cpu_idle + mixed.cpu_idle,
+         h * healthy.net + mixed.net,       h * healthy.cpu_idle + mixed.cpu_idle,
          h * healthy.pfc + mixed.pfc};
   }
   return p;
@@ -235,11 +259,20 @@ void TelemetryGenerator::Step(int64_t t) {
     if (now < f.onset_s) continue;
     using K = TelemetryFaultKind;
     switch (f.kind) {
-      case K::kStraggler: slow *= 1 + f.severity * kComputeShare; break;
-      case K::kPcieDowngrade: slow *= 1.08; break;
-      case K::kNicDown: slow *= 1.15; break;
-      case K::kNvlinkError: slow *= 1.05; break;
-      default: break;
+      case K::kStraggler:
+        slow *= 1 + f.severity * kComputeShare;
+        break;
+      case K::kPcieDowngrade:
+        slow *= 1.08;
+        break;
+      case K::kNicDown:
+        slow *= 1.15;
+        break;
+      case K::kNvlinkError:
+        slow *= 1.05;
+        break;
+      default:
+        break;
     }
     if (Stops(f.kind)) {
       const double from = f.onset_s + 1.2 * job_.iteration_s;
@@ -304,7 +337,9 @@ void TelemetryGenerator::Step(int64_t t) {
       double v = 0;
       double& total = mc.totals[i];
       switch (s.kind) {
-        case Kind::kUtil: v = std::min(100.0, std::round(noisy(p.util, 0, 0.01))); break;
+        case Kind::kUtil:
+          v = std::min(100.0, std::round(noisy(p.util, 0, 0.01)));
+          break;
         case Kind::kPower: {
           double power = p.power;
           if (hit && fk == K::kStraggler) power *= 0.85;  // throttled clocks
@@ -320,7 +355,9 @@ void TelemetryGenerator::Step(int64_t t) {
           v = noisy(tensor, 1, 0.03);
           break;
         }
-        case Kind::kGrEngine: v = std::min(1.0, noisy(p.gr, 2, 0.02)); break;
+        case Kind::kGrEngine:
+          v = std::min(1.0, noisy(p.gr, 2, 0.02));
+          break;
         case Kind::kNvlink: {
           const double f = hit && fk == K::kNvlinkError ? 0.5 : 1;
           v = noisy(p.nvlink * f, 4, 0.05);
@@ -344,9 +381,16 @@ void TelemetryGenerator::Step(int64_t t) {
           if (hit && fk == K::kNvlinkError) total += std::floor(50 + 450 * rng_.Uniform());
           v = total;
           break;
-        case Kind::kPcieWidth: v = hit && fk == K::kPcieDowngrade ? 8 : 16; break;
-        case Kind::kPcieWidthMax: v = 16; break;
-        case Kind::kPcieGen: case Kind::kPcieGenMax: v = 5; break;
+        case Kind::kPcieWidth:
+          v = hit && fk == K::kPcieDowngrade ? 8 : 16;
+          break;
+        case Kind::kPcieWidthMax:
+          v = 16;
+          break;
+        case Kind::kPcieGen:
+        case Kind::kPcieGenMax:
+          v = 5;
+          break;
         case Kind::kCpuIdle:
           total += std::clamp(p.cpu_idle + rng_.Normal(0, 0.02), 0.0, 1.0);
           v = std::round(total * 100) / 100;
@@ -361,7 +405,9 @@ void TelemetryGenerator::Step(int64_t t) {
           v = total;
           break;
         }
-        case Kind::kNetUp: v = gpu_fault && fk == K::kNicDown && s.index == fg % job_.nics ? 0 : 1; break;
+        case Kind::kNetUp:
+          v = gpu_fault && fk == K::kNicDown && s.index == fg % job_.nics ? 0 : 1;
+          break;
         case Kind::kPfc: {
           const double f = gpu_fault && fk == K::kPcieDowngrade ? 200 : 1;
           total += std::floor(noisy(p.pfc * f, 8, 0.2));

@@ -43,7 +43,7 @@ struct TelemetryJob {
   int nics = 4;
   int cpus = 4;
   double duration_s = 1800;
-  double start = 1.8e9;     // Unix seconds of the first sample
+  double start = 1.8e9;      // Unix seconds of the first sample
   double iteration_s = 4.3;  // one training step when healthy
   bool events = true;        // checkpoints, evaluation pauses, data-loader stalls
   double spikes_per_machine_hour = 3;
@@ -95,8 +95,8 @@ class TelemetryGenerator {
   std::vector<Machine> machines_;
   std::vector<Event> events_;
   Rng rng_;
-  double phase_ = 0;       // iterations done, for the shared shape of training
-  int64_t stepped_ = -1;   // last second Step() computed
+  double phase_ = 0;      // iterations done, for the shared shape of training
+  int64_t stepped_ = -1;  // last second Step() computed
   std::vector<std::vector<std::pair<const Series*, double>>> values_;  // per machine, second t
 };
 

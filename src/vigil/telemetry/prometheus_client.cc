@@ -36,8 +36,8 @@ Result<std::unique_ptr<PrometheusClient>> PrometheusClient::Create(const std::st
       new PrometheusClient(url, std::move(prefix), std::move(client)));
 }
 
-Status PrometheusClient::QueryRange(std::string_view query, double start, double end,
-                                    double step, const SampleSink& sink, int64_t* skipped) {
+Status PrometheusClient::QueryRange(std::string_view query, double start, double end, double step,
+                                    const SampleSink& sink, int64_t* skipped) {
   const double chunk = step * 10000;
   for (double from = start; from <= end; from += chunk + step) {
     const double to = std::min(end, from + chunk);
@@ -48,13 +48,12 @@ Status PrometheusClient::QueryRange(std::string_view query, double start, double
     const std::string path = prefix_ + "/api/v1/query_range";
     auto res = client_->Post(path, params);
     if (!res) {
-      return Status::Unavailable(fmt::format("{}{}: {}", url_, "/api/v1/query_range",
-                                             httplib::to_string(res.error())));
+      return Status::Unavailable(
+          fmt::format("{}{}: {}", url_, "/api/v1/query_range", httplib::to_string(res.error())));
     }
     // Prometheus answers errors of the query itself with 400/422 and a JSON body that says why.
     if (res->status != 200 && res->status != 400 && res->status != 422) {
-      return Status::Unavailable(
-          fmt::format("{}/api/v1/query_range: HTTP {}", url_, res->status));
+      return Status::Unavailable(fmt::format("{}/api/v1/query_range: HTTP {}", url_, res->status));
     }
     ReadOptions o;
     o.source = url_;

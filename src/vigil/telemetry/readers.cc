@@ -92,8 +92,8 @@ Status ParseLongCsv(std::string_view text, const ReadOptions& o, const SampleSin
   std::string_view header;
   if (!lines.Next(header)) return LineError(o, 1, "header", "empty file, expected a header line");
   enum Column { kTime, kMachine, kMetric, kValue, kGroup, kComponent };
-  static constexpr std::array<std::string_view, 6> kNames = {
-      "timestamp", "machine", "metric", "value", "group", "component"};
+  static constexpr std::array<std::string_view, 6> kNames = {"timestamp", "machine", "metric",
+                                                             "value",     "group",   "component"};
   VIGIL_ASSIGN_OR_RETURN(const CsvColumns columns, CsvColumns::Parse(header, kNames, 4, o.source));
   std::vector<std::string_view> field;
   return ForEachLine(lines, o, [&](std::string_view line, int64_t no) -> Status {
@@ -136,7 +136,8 @@ Status ParseTelemetryJsonl(std::string_view text, const ReadOptions& o, const Sa
     padded.resize(line.size() + simdjson::SIMDJSON_PADDING);
     simdjson::dom::element doc;
     if (auto err = parser.parse(padded.data(), line.size(), false).get(doc)) {
-      return LineError(o, no, "line", fmt::format("not valid JSON: {}", simdjson::error_message(err)));
+      return LineError(o, no, "line",
+                       fmt::format("not valid JSON: {}", simdjson::error_message(err)));
     }
     simdjson::dom::object obj;
     if (doc.get(obj)) return LineError(o, no, "line", "not a JSON object");
@@ -184,7 +185,8 @@ Status ParseExposition(std::string_view text, const ReadOptions& o, const Sample
     if (i == line.size() || line[i] == '#') return Status::Ok();
     const size_t name_start = i;
     if (!IsNameStart(line[i])) {
-      return LineError(o, no, "metric name", fmt::format("cannot start with {}", Quote(line.substr(i, 1))));
+      return LineError(o, no, "metric name",
+                       fmt::format("cannot start with {}", Quote(line.substr(i, 1))));
     }
     while (i < line.size() && IsNameChar(line[i])) ++i;
     const std::string_view name = line.substr(name_start, i - name_start);
@@ -200,7 +202,8 @@ Status ParseExposition(std::string_view text, const ReadOptions& o, const Sample
         }
         const size_t ls = i;
         if (i == line.size() || !IsNameStart(line[i]) || line[i] == ':') {
-          return LineError(o, no, "labels", fmt::format("expected a label name at column {}", i + 1));
+          return LineError(o, no, "labels",
+                           fmt::format("expected a label name at column {}", i + 1));
         }
         while (i < line.size() && IsNameChar(line[i]) && line[i] != ':') ++i;
         std::string label(line.substr(ls, i - ls));
@@ -244,7 +247,8 @@ Status ParseExposition(std::string_view text, const ReadOptions& o, const Sample
     while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
     const std::string_view value_text = line.substr(vs, i - vs);
     const auto value = ParseNumber(value_text);
-    if (!value) return LineError(o, no, "value", fmt::format("{} is not a number", Quote(value_text)));
+    if (!value)
+      return LineError(o, no, "value", fmt::format("{} is not a number", Quote(value_text)));
     skip_blanks();
     double time = o.default_time;
     if (i < line.size()) {
@@ -266,7 +270,8 @@ Status ParseExposition(std::string_view text, const ReadOptions& o, const Sample
     }
     const SeriesIdentity id = IdentityOf(labels);
     if (id.machine.empty()) {
-      return LineError(o, no, "labels", "no hostname, Hostname or instance label names the machine");
+      return LineError(o, no, "labels",
+                       "no hostname, Hostname or instance label names the machine");
     }
     RawSample s;
     s.time = time;
@@ -296,8 +301,8 @@ Status ParseQueryRange(std::string_view json, const ReadOptions& o, const Sample
   if (status != "success") {
     std::string_view error = "(no message)";
     if (doc["error"].get(error)) error = "(no message)";
-    return Status::Unavailable(fmt::format("{}: Prometheus answered {}: {}", o.source,
-                                           Quote(status), Quote(error)));
+    return Status::Unavailable(
+        fmt::format("{}: Prometheus answered {}: {}", o.source, Quote(status), Quote(error)));
   }
   std::string_view type;
   if (doc["data"]["resultType"].get(type)) return bad("no data.resultType");
@@ -314,7 +319,8 @@ Status ParseQueryRange(std::string_view json, const ReadOptions& o, const Sample
     std::string_view name;
     for (auto [k, v] : metric) {
       std::string_view value;
-      if (v.get(value)) return bad(fmt::format("series {}: label {} is not a string", series, Quote(k)));
+      if (v.get(value))
+        return bad(fmt::format("series {}: label {} is not a string", series, Quote(k)));
       if (k == "__name__") {
         name = value;
       } else {

@@ -18,8 +18,8 @@ namespace vigil::telemetry {
 using SampleSink = std::function<void(const RawSample&)>;
 
 struct ReadOptions {
-  std::string source;        // for messages: a file name or a URL
-  bool lenient = false;      // skip malformed lines instead of failing
+  std::string source;          // for messages: a file name or a URL
+  bool lenient = false;        // skip malformed lines instead of failing
   int64_t* skipped = nullptr;  // where lenient mode counts what it skipped (may be null)
   // Exposition samples without their own timestamp get this time (the scrape's); when it is NaN
   // such a sample is an error.
@@ -39,8 +39,7 @@ Status ParseTelemetryJsonl(std::string_view text, const ReadOptions& options,
 // label hostname, Hostname or instance (without its port), in that order; the component is
 // gpu<n> from the label gpu, else the label device, else cpu<n> from the label cpu; the group is
 // the label group.
-Status ParseExposition(std::string_view text, const ReadOptions& options,
-                       const SampleSink& sink);
+Status ParseExposition(std::string_view text, const ReadOptions& options, const SampleSink& sink);
 
 // The JSON answer of /api/v1/query_range (resultType matrix). An answer with status "error" is
 // an Unavailable error carrying Prometheus' message.

@@ -18,9 +18,8 @@ struct Got {
 
 SampleSink Collect(std::vector<Got>* out) {
   return [out](const RawSample& s) {
-    out->push_back({s.time, std::string(s.machine), std::string(s.metric),
-                    std::string(s.component), std::string(s.group), s.value,
-                    s.labels ? *s.labels : Labels{}});
+    out->push_back({s.time, std::string(s.machine), std::string(s.metric), std::string(s.component),
+                    std::string(s.group), s.value, s.labels ? *s.labels : Labels{}});
   };
 }
 
@@ -61,22 +60,21 @@ TEST(LongCsvTest, ErrorsNameFileLineAndFieldAndLenientSkips) {
   EXPECT_EQ(skipped, 3);
   EXPECT_EQ(ParseLongCsv("timestamp,machine,value\n", Source("t.csv"), Collect(&got)).message(),
             "t.csv:1: header: no metric column");
-  EXPECT_EQ(ParseLongCsv("", Source("t.csv"), Collect(&got)).code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseLongCsv("timestamp,machine,metric,value\ninf,n,m,1\n", Source("t.csv"),
-                         Collect(&got))
-                .message(),
-            "t.csv:2: timestamp: \"inf\" is not a finite number");
+  EXPECT_EQ(ParseLongCsv("", Source("t.csv"), Collect(&got)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ParseLongCsv("timestamp,machine,metric,value\ninf,n,m,1\n", Source("t.csv"), Collect(&got))
+          .message(),
+      "t.csv:2: timestamp: \"inf\" is not a finite number");
 }
 
 TEST(TelemetryJsonlTest, ReadsObjectsAndRejectsBadOnes) {
   std::vector<Got> got;
-  ASSERT_TRUE(ParseTelemetryJsonl(
-                  "{\"timestamp\":1,\"machine\":\"n1\",\"metric\":\"m\",\"value\":2.5,"
-                  "\"component\":\"gpu1\"}\n"
-                  "{\"timestamp\":2,\"machine\":\"n1\",\"metric\":\"m\",\"value\":null}\n",
-                  Source("t.jsonl"), Collect(&got))
-                  .ok());
+  ASSERT_TRUE(
+      ParseTelemetryJsonl("{\"timestamp\":1,\"machine\":\"n1\",\"metric\":\"m\",\"value\":2.5,"
+                          "\"component\":\"gpu1\"}\n"
+                          "{\"timestamp\":2,\"machine\":\"n1\",\"metric\":\"m\",\"value\":null}\n",
+                          Source("t.jsonl"), Collect(&got))
+          .ok());
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].component, "gpu1");
   EXPECT_TRUE(std::isnan(got[1].value));
@@ -89,25 +87,27 @@ TEST(TelemetryJsonlTest, ReadsObjectsAndRejectsBadOnes) {
                                 Source("t.jsonl"), Collect(&got))
                 .message(),
             "t.jsonl:1: value: must be a number or null");
-  EXPECT_NE(ParseTelemetryJsonl("[1]\n{", Source("t.jsonl"), Collect(&got)).message().find("t.jsonl:1"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseTelemetryJsonl("[1]\n{", Source("t.jsonl"), Collect(&got)).message().find("t.jsonl:1"),
+      std::string::npos);
 }
 
 TEST(ExpositionTest, ReadsDcgmAndNodeExporterLines) {
   std::vector<Got> got;
   ReadOptions o = Source("scrape.prom");
   o.default_time = 100;
-  ASSERT_TRUE(ParseExposition(
-                  "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
-                  "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
-                  "DCGM_FI_DEV_GPU_UTIL{gpu=\"3\",UUID=\"GPU-x\",Hostname=\"h1\",modelName=\"NVIDIA "
-                  "H100 80GB HBM3\"} 97\n"
-                  "node_cpu_seconds_total{cpu=\"7\",instance=\"h2:9100\",mode=\"idle\"} 1.5e+06 "
-                  "2500\n"
-                  "node_network_up{device=\"ib0\",instance=\"[::1]:9100\",x=\"a\\\"b\\\\c\\n\",} +Inf\n"
-                  "   up{hostname=\"h3\"}   NaN\n",
-                  o, Collect(&got))
-                  .ok());
+  ASSERT_TRUE(
+      ParseExposition(
+          "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+          "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+          "DCGM_FI_DEV_GPU_UTIL{gpu=\"3\",UUID=\"GPU-x\",Hostname=\"h1\",modelName=\"NVIDIA "
+          "H100 80GB HBM3\"} 97\n"
+          "node_cpu_seconds_total{cpu=\"7\",instance=\"h2:9100\",mode=\"idle\"} 1.5e+06 "
+          "2500\n"
+          "node_network_up{device=\"ib0\",instance=\"[::1]:9100\",x=\"a\\\"b\\\\c\\n\",} +Inf\n"
+          "   up{hostname=\"h3\"}   NaN\n",
+          o, Collect(&got))
+          .ok());
   ASSERT_EQ(got.size(), 4u);
   EXPECT_EQ(got[0].machine, "h1");
   EXPECT_EQ(got[0].component, "gpu3");
@@ -172,8 +172,8 @@ TEST(QueryRangeTest, ErrorsAndGarbage) {
   EXPECT_EQ(err.code(), StatusCode::kUnavailable);
   EXPECT_NE(err.message().find("parse error at char 3"), std::string::npos);
   EXPECT_EQ(ParseQueryRange("<html>", o, Collect(&got)).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseQueryRange(R"({"status":"success","data":{"resultType":"vector","result":[]}})",
-                            o, Collect(&got))
+  EXPECT_EQ(ParseQueryRange(R"({"status":"success","data":{"resultType":"vector","result":[]}})", o,
+                            Collect(&got))
                 .message(),
             "http://p:9090: query_range answer: resultType \"vector\" is not matrix");
   EXPECT_EQ(ParseQueryRange(R"({"status":"success","data":{"resultType":"matrix","result":[

@@ -40,11 +40,11 @@ class Dictionary {
 
 // One sample as read: the reader has already chosen machine, component and group from the labels.
 struct RawSample {
-  double time = 0;              // Unix seconds
-  std::string_view machine;     // the host
-  std::string_view metric;      // the exporter's name
-  std::string_view component;   // "gpu3", "ib0", "cpu7"; empty for a machine-wide metric
-  std::string_view group;       // machines compared with each other; empty: the whole job
+  double time = 0;             // Unix seconds
+  std::string_view machine;    // the host
+  std::string_view metric;     // the exporter's name
+  std::string_view component;  // "gpu3", "ib0", "cpu7"; empty for a machine-wide metric
+  std::string_view group;      // machines compared with each other; empty: the whole job
   double value = 0;
   const Labels* labels = nullptr;  // for label conditions of the signal map; may be null
 };

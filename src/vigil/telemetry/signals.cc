@@ -159,8 +159,7 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
       return Status::InvalidArgument(fmt::format("{}:{}: {}: {}", source, line, field, what));
     };
     if (!entry.IsMap()) return bad("signals", "each entry must be a mapping");
-    auto text_of = [&](const char* field, bool required,
-                       std::string* out) -> Status {
+    auto text_of = [&](const char* field, bool required, std::string* out) -> Status {
       const YAML::Node n = entry[field];
       if (!n) return required ? bad(field, "missing") : Status::Ok();
       if (!n.IsScalar() || n.Scalar().empty()) return bad(field, "must be a non-empty string");
