@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/matrix.h"
+
 namespace vigil::detect {
 
 using telemetry::SignalRole;
@@ -39,18 +41,11 @@ void Detector::Grow(uint32_t machine, uint32_t component) {
   size_t machines = machines_.size();
   if (machine >= machines) machines = std::max<size_t>(machine + 1, machines + machines / 2);
   const uint32_t components = std::max(components_, component + 1);
+  const size_t rows = machines_.size();
+  ResizeRowMajor(rules_, rows, components_, machines, components);
+  ResizeRowMajor(component_seen_, rows, components_, machines, components, -1.0);
   machines_.resize(machines);
   group_of_.resize(machines, 0);
-  std::vector<RuleState> rules(static_cast<size_t>(machines) * components);
-  std::vector<double> seen(rules.size(), -1);
-  for (size_t m = 0; components_ > 0 && m < rules_.size() / components_; ++m) {
-    std::copy_n(rules_.begin() + static_cast<ptrdiff_t>(m * components_), components_,
-                rules.begin() + static_cast<ptrdiff_t>(m * components));
-    std::copy_n(component_seen_.begin() + static_cast<ptrdiff_t>(m * components_), components_,
-                seen.begin() + static_cast<ptrdiff_t>(m * components));
-  }
-  rules_ = std::move(rules);
-  component_seen_ = std::move(seen);
   components_ = components;
 }
 
@@ -137,14 +132,10 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
 
   const auto features = static_cast<uint32_t>(names_.signals().size() * kStats);
   const auto machines = static_cast<uint32_t>(machines_.size());
-  if (features > features_ || static_cast<size_t>(machines) * features_ > evidence_.size()) {
+  if (features > features_ || machines > evidence_rows_) {
     const uint32_t f = std::max(features, features_);
-    std::vector<FeatureEvidence> grown(static_cast<size_t>(machines) * f);
-    for (size_t m = 0; features_ > 0 && m < evidence_.size() / features_; ++m) {
-      std::copy_n(evidence_.begin() + static_cast<ptrdiff_t>(m * features_), features_,
-                  grown.begin() + static_cast<ptrdiff_t>(m * f));
-    }
-    evidence_ = std::move(grown);
+    ResizeRowMajor(evidence_, evidence_rows_, features_, machines, f);
+    evidence_rows_ = machines;
     features_ = f;
   }
 

@@ -106,7 +106,7 @@ class Detector {
   std::vector<RuleState> rules_;
   std::vector<double> component_seen_;
   // Per machine x feature: the evidence.
-  uint32_t features_ = 0;
+  uint32_t evidence_rows_ = 0, features_ = 0;
   std::vector<FeatureEvidence> evidence_;
   std::vector<uint32_t> triggered_;          // scratch of OnFrame
   std::vector<uint32_t> known_, reporting_;  // per group, scratch of OnFrame

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/matrix.h"
 #include "vigil/core/stats.h"
 
 namespace vigil::detect {
@@ -38,12 +39,7 @@ std::span<const PeerScore> PeerScorer::Score(const telemetry::Frame& frame,
   if (frame.machines > machines_ || features > features_) {
     const uint32_t m = std::max(frame.machines, machines_);
     const uint32_t f = std::max(features, features_);
-    std::vector<History> grown(static_cast<size_t>(m) * f);
-    for (uint32_t i = 0; i < machines_; ++i) {
-      std::copy_n(history_.begin() + static_cast<ptrdiff_t>(i) * features_, features_,
-                  grown.begin() + static_cast<ptrdiff_t>(i) * f);
-    }
-    history_ = std::move(grown);
+    ResizeRowMajor(history_, machines_, features_, m, f);
     machines_ = m;
     features_ = f;
     level_.resize(f, 0.0);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/matrix.h"
+
 namespace vigil::telemetry {
 
 FrameBuilder::FrameBuilder(double step, double lateness, Emit emit)
@@ -18,12 +20,7 @@ void FrameBuilder::Grow(uint32_t machines, uint32_t signals) {
   if (machines > machines_) machines = std::max(machines, machines_ + machines_ / 2);
   if (signals > signals_) signals = std::max(signals, signals_ + signals_ / 2);
   for (Frame& f : open_) {
-    std::vector<Cell> cells(static_cast<size_t>(machines) * signals);
-    for (uint32_t m = 0; m < f.machines; ++m) {
-      std::copy_n(f.cells.begin() + static_cast<ptrdiff_t>(m) * f.signals, f.signals,
-                  cells.begin() + static_cast<ptrdiff_t>(m) * signals);
-    }
-    f.cells = std::move(cells);
+    ResizeRowMajor(f.cells, f.machines, f.signals, machines, signals);
     f.machines = machines;
     f.signals = signals;
   }

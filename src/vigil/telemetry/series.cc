@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/matrix.h"
+
 namespace vigil::telemetry {
 
 uint32_t Dictionary::Intern(std::string_view name) {
@@ -37,14 +39,7 @@ Normalizer::SeriesState& Normalizer::StateOf(uint32_t machine, uint32_t signal,
   if (signal >= ms.signals || component >= ms.components) {
     const uint32_t signals = std::max(ms.signals, signal + 1) + 4;
     const uint32_t components = std::max(ms.components, component + 1) + 4;
-    std::vector<SeriesState> grown(static_cast<size_t>(signals) * components);
-    for (uint32_t s = 0; s < ms.signals; ++s) {
-      for (uint32_t c = 0; c < ms.components; ++c) {
-        grown[static_cast<size_t>(s) * components + c] =
-            ms.states[static_cast<size_t>(s) * ms.components + c];
-      }
-    }
-    ms.states = std::move(grown);
+    ResizeRowMajor(ms.states, ms.signals, ms.components, signals, components);
     ms.signals = signals;
     ms.components = components;
   }
