@@ -25,15 +25,11 @@
 namespace vigil::cli {
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 Result<std::string> FormatOf(const std::string& path, const std::string& format) {
   if (format != "auto") return format;
-  if (EndsWith(path, ".csv")) return std::string("csv");
-  if (EndsWith(path, ".jsonl") || EndsWith(path, ".json")) return std::string("jsonl");
-  if (EndsWith(path, ".prom") || EndsWith(path, ".txt") || EndsWith(path, ".metrics")) {
+  if (path.ends_with(".csv")) return std::string("csv");
+  if (path.ends_with(".jsonl") || path.ends_with(".json")) return std::string("jsonl");
+  if (path.ends_with(".prom") || path.ends_with(".txt") || path.ends_with(".metrics")) {
     return std::string("prom");
   }
   return Status::InvalidArgument(fmt::format(
@@ -425,7 +421,7 @@ CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& o) {
     VIGIL_RETURN_IF_ERROR(ServeTelemetry(o, gen));
     return ExitCode::kHealthy;
   }
-  const bool jsonl = EndsWith(o.out, ".jsonl") || EndsWith(o.out, ".json");
+  const bool jsonl = o.out.ends_with(".jsonl") || o.out.ends_with(".json");
   // Normalised: counters as rates, exporter names as signal names (docs/formats.md).
   telemetry::Normalizer names(telemetry::SignalMap::Default(), false);
   VIGIL_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(o.out));

@@ -149,7 +149,7 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     e.z = s.z;
     e.value = s.value;
     e.median = s.median;
-    if (e.s > o_.threshold && (triggered_.empty() || triggered_.back() != s.machine) &&
+    if (e.s > o_.threshold &&
         std::find(triggered_.begin(), triggered_.end(), s.machine) == triggered_.end()) {
       triggered_.push_back(s.machine);
     }

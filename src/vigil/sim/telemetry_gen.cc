@@ -103,6 +103,14 @@ struct TelemetryGenerator::Series {
 // Per GPU and host values of one second, before per-machine noise and fault modifiers.
 struct TelemetryGenerator::Profile {
   double util, tensor, gr, power, nvlink, pcie, net, cpu_idle, pfc;
+
+  // wa * a + wb * b, field by field: mixes the phases that share one second.
+  static Profile Blend(const Profile& a, double wa, const Profile& b, double wb) {
+    return {
+        wa * a.util + wb * b.util,   wa * a.tensor + wb * b.tensor,     wa * a.gr + wb * b.gr,
+        wa * a.power + wb * b.power, wa * a.nvlink + wb * b.nvlink,     wa * a.pcie + wb * b.pcie,
+        wa * a.net + wb * b.net,     wa * a.cpu_idle + wb * b.cpu_idle, wa * a.pfc + wb * b.pfc};
+  }
 };
 
 struct TelemetryGenerator::Machine {
@@ -232,18 +240,11 @@ TelemetryGenerator::Profile TelemetryGenerator::JobProfile(int m, double t, doub
     if (w <= 0) continue;
     const Profile& q = kEvents[static_cast<size_t>(e.type)];
     weight += w;
-    mixed = {mixed.util + w * q.util,   mixed.tensor + w * q.tensor,     mixed.gr + w * q.gr,
-             mixed.power + w * q.power, mixed.nvlink + w * q.nvlink,     mixed.pcie + w * q.pcie,
-             mixed.net + w * q.net,     mixed.cpu_idle + w * q.cpu_idle, mixed.pfc + w * q.pfc};
+    mixed = Profile::Blend(mixed, 1, q, w);
   }
   if (weight > 0) {
     weight = std::min(weight, 1.0);
-    const double h = 1 - weight;
-    p = {h * healthy.util + mixed.util,     h * healthy.tensor + mixed.tensor,
-         h * healthy.gr + mixed.gr,         h * healthy.power + mixed.power,
-         h * healthy.nvlink + mixed.nvlink, h * healthy.pcie + mixed.pcie,
-         h * healthy.net + mixed.net,       h * healthy.cpu_idle + mixed.cpu_idle,
-         h * healthy.pfc + mixed.pfc};
+    p = Profile::Blend(healthy, 1 - weight, mixed, 1);
   }
   return p;
 }

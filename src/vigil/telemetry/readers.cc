@@ -53,6 +53,20 @@ Status LineError(const ReadOptions& o, int64_t line, std::string_view field,
   return Status::InvalidArgument(fmt::format("{}:{}: {}: {}", o.source, line, field, what));
 }
 
+// The sample of a series read with Prometheus labels (exposition and query_range alike).
+RawSample SampleOf(const SeriesIdentity& id, std::string_view metric, const Labels& labels,
+                   double time, double value) {
+  RawSample s;
+  s.time = time;
+  s.machine = id.machine;
+  s.metric = metric;
+  s.component = id.component;
+  s.group = id.group;
+  s.value = value;
+  s.labels = &labels;
+  return s;
+}
+
 bool IsNameStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
 }
@@ -273,15 +287,7 @@ Status ParseExposition(std::string_view text, const ReadOptions& o, const Sample
       return LineError(o, no, "labels",
                        "no hostname, Hostname or instance label names the machine");
     }
-    RawSample s;
-    s.time = time;
-    s.machine = id.machine;
-    s.metric = name;
-    s.component = id.component;
-    s.group = id.group;
-    s.value = *value;
-    s.labels = &labels;
-    sink(s);
+    sink(SampleOf(id, name, labels, time, *value));
     return Status::Ok();
   });
 }
@@ -344,15 +350,7 @@ Status ParseQueryRange(std::string_view json, const ReadOptions& o, const Sample
       }
       const auto value = ParseNumber(v);
       if (!value) return bad(fmt::format("series {}: {} is not a number", series, Quote(v)));
-      RawSample s;
-      s.time = t;
-      s.machine = id.machine;
-      s.metric = name;
-      s.component = id.component;
-      s.group = id.group;
-      s.value = *value;
-      s.labels = &labels;
-      sink(s);
+      sink(SampleOf(id, name, labels, t, *value));
     }
   }
   return Status::Ok();
