@@ -16,6 +16,7 @@
 #include "minder_baseline.h"
 #include "vigil/core/json.h"
 #include "vigil/core/parallel.h"
+#include "vigil/core/stats.h"
 #include "vigil/detect/detector.h"
 #include "vigil/detect/evaluate.h"
 #include "vigil/sim/telemetry_gen.h"
@@ -114,7 +115,7 @@ Outcome RunScenario(const Scenario& sc, bool verbose) {
 
 std::string Latency(const std::vector<double>& v) {
   if (v.empty()) return "-";
-  return fmt::format("{:.0f} / {:.0f}", detect::MedianOf(v), detect::P95Of(v));
+  return fmt::format("{:.0f} / {:.0f}", stats::Median(v), stats::Quantile(v, 0.95));
 }
 
 }  // namespace

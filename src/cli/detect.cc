@@ -16,6 +16,7 @@
 #include "vigil/core/duration.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/stats.h"
 #include "vigil/detect/detector.h"
 #include "vigil/detect/evaluate.h"
 #include "vigil/sim/telemetry_gen.h"
@@ -284,8 +285,8 @@ CommandResult RunDetect(const DetectOptions& o) {
       Table t({"KIND", "FAULTS", "DETECTED", "MEDIAN S", "P95 S"});
       for (const auto& [kind, k] : s.by_kind) {
         t.Add({kind, std::to_string(k.faults), std::to_string(k.detected),
-               k.latencies.empty() ? "-" : FormatFigure(detect::MedianOf(k.latencies)),
-               k.latencies.empty() ? "-" : FormatFigure(detect::P95Of(k.latencies))});
+               k.latencies.empty() ? "-" : FormatFigure(stats::Median(k.latencies)),
+               k.latencies.empty() ? "-" : FormatFigure(stats::Quantile(k.latencies, 0.95))});
       }
       fmt::print("{}", t.ToString());
     }
@@ -425,7 +426,7 @@ CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& o) {
   // Normalised: counters as rates, exporter names as signal names (docs/formats.md).
   telemetry::Normalizer names(telemetry::SignalMap::Default(), false);
   VIGIL_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(o.out));
-  std::string buf = jsonl ? "" : "timestamp,machine,metric,value,component\n";
+  std::string buf(jsonl ? "" : telemetry::kLongCsvHeader);
   telemetry::Point p;
   int64_t rows = 0;
   const auto seconds = static_cast<int64_t>(job.duration_s);
@@ -433,16 +434,10 @@ CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& o) {
     gen.Emit(t, [&](const telemetry::RawSample& r) {
       if (!names.Normalize(r, &p)) return;
       ++rows;
-      const std::string& signal = names.signals()[p.signal].name;
-      if (jsonl) {
-        fmt::format_to(std::back_inserter(buf),
-                       "{{\"timestamp\":{},\"machine\":\"{}\",\"metric\":\"{}\",\"value\":{},"
-                       "\"component\":\"{}\"}}\n",
-                       p.time, r.machine, signal, p.value, r.component);
-      } else {
-        fmt::format_to(std::back_inserter(buf), "{},{},{},{},{}\n", p.time, r.machine, signal,
-                       p.value, r.component);
-      }
+      telemetry::RawSample normalised = r;
+      normalised.metric = names.signals()[p.signal].name;
+      normalised.value = p.value;
+      (jsonl ? telemetry::AppendTelemetryJsonl : telemetry::AppendLongCsv)(normalised, &buf);
     });
     if (buf.size() > (4 << 20)) {
       VIGIL_RETURN_IF_ERROR(file.Append(buf));

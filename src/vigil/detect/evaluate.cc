@@ -114,13 +114,10 @@ Score ScoreAlerts(const std::vector<Alert>& alerts, const std::vector<FaultLabel
   return s;
 }
 
-double MedianOf(const std::vector<double>& v) { return stats::Median(v); }
-double P95Of(const std::vector<double>& v) { return stats::Quantile(v, 0.95); }
-
 Json ScoreToJson(const Score& s) {
   auto latency = [](const std::vector<double>& v) -> Json {
     if (v.empty()) return nullptr;
-    return Json{{"median_s", MedianOf(v)}, {"p95_s", P95Of(v)}};
+    return Json{{"median_s", stats::Median(v)}, {"p95_s", stats::Quantile(v, 0.95)}};
   };
   Json kinds = Json::object();
   for (const auto& [kind, k] : s.by_kind) {

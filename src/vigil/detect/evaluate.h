@@ -52,8 +52,4 @@ Score ScoreAlerts(const std::vector<Alert>& alerts, const std::vector<FaultLabel
 
 Json ScoreToJson(const Score& score);
 
-// Median and 95th percentile of latencies (NaN when none).
-double MedianOf(const std::vector<double>& v);
-double P95Of(const std::vector<double>& v);
-
 }  // namespace vigil::detect

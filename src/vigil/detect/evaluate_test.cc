@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "vigil/core/stats.h"
+
 namespace vigil::detect {
 namespace {
 
@@ -53,7 +55,7 @@ TEST(ScoreTest, PrecisionRecallAndLatency) {
   EXPECT_EQ(s.by_kind.at("hang").detected, 2);
   EXPECT_EQ(s.by_kind.at("straggler").detected, 0);
   EXPECT_EQ(s.false_by_rule.at("divergence/peers"), 3);
-  EXPECT_DOUBLE_EQ(MedianOf(s.by_kind.at("hang").latencies), 6);
+  EXPECT_DOUBLE_EQ(stats::Median(s.by_kind.at("hang").latencies), 6);
   const Json j = ScoreToJson(s);
   EXPECT_EQ(j["detected"], 2);
   EXPECT_TRUE(j["by_kind"]["straggler"]["latency"].is_null());

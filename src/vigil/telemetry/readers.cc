@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "vigil/core/csv.h"
+#include "vigil/core/json.h"
 #include "vigil/core/lines.h"
 
 namespace vigil::telemetry {
@@ -138,6 +139,19 @@ Status ParseLongCsv(std::string_view text, const ReadOptions& o, const SampleSin
     sink(s);
     return Status::Ok();
   });
+}
+
+void AppendLongCsv(const RawSample& s, std::string* out) {
+  fmt::format_to(std::back_inserter(*out), "{},{},{},{},{}\n", s.time, s.machine, s.metric, s.value,
+                 s.component);
+}
+
+void AppendTelemetryJsonl(const RawSample& s, std::string* out) {
+  auto text = [](std::string_view v) { return DumpJson(Json(std::string(v))); };
+  fmt::format_to(std::back_inserter(*out),
+                 "{{\"timestamp\":{},\"machine\":{},\"metric\":{},\"value\":{},"
+                 "\"component\":{}}}\n",
+                 s.time, text(s.machine), text(s.metric), s.value, text(s.component));
 }
 
 Status ParseTelemetryJsonl(std::string_view text, const ReadOptions& o, const SampleSink& sink) {

@@ -45,6 +45,13 @@ Status ParseExposition(std::string_view text, const ReadOptions& options, const 
 // an Unavailable error carrying Prometheus' message.
 Status ParseQueryRange(std::string_view json, const ReadOptions& options, const SampleSink& sink);
 
+// Writers of the long CSV and JSONL formats: one line for `sample` appended to `out` (its metric
+// written as is: a signal name, for normalised telemetry). CSV fields are written plain, so the
+// names must hold no comma or newline; JSONL escapes them. A CSV file starts with kLongCsvHeader.
+inline constexpr std::string_view kLongCsvHeader = "timestamp,machine,metric,value,component\n";
+void AppendLongCsv(const RawSample& sample, std::string* out);
+void AppendTelemetryJsonl(const RawSample& sample, std::string* out);
+
 // A number as Prometheus and CSV files write it: decimal or exponent, NaN, +Inf, -Inf.
 std::optional<double> ParseNumber(std::string_view s);
 

@@ -183,6 +183,32 @@ TEST(QueryRangeTest, ErrorsAndGarbage) {
             "http://p:9090: query_range answer: series 1: a value is not [time, \"value\"]");
 }
 
+TEST(TelemetryWritersTest, WhatIsWrittenReadsBack) {
+  RawSample s;
+  s.time = 1800000000.5;
+  s.machine = "node\"1";  // JSONL escapes what CSV cannot hold
+  s.metric = "gpu_power";
+  s.component = "gpu3";
+  s.value = 612.25;
+  std::string jsonl;
+  AppendTelemetryJsonl(s, &jsonl);
+  std::vector<Got> got;
+  ASSERT_TRUE(ParseTelemetryJsonl(jsonl, Source("w.jsonl"), Collect(&got)).ok()) << jsonl;
+  s.machine = "node1";
+  std::string csv(kLongCsvHeader);
+  AppendLongCsv(s, &csv);
+  ASSERT_TRUE(ParseLongCsv(csv, Source("w.csv"), Collect(&got)).ok()) << csv;
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].machine, "node\"1");
+  EXPECT_EQ(got[1].machine, "node1");
+  for (const Got& g : got) {
+    EXPECT_DOUBLE_EQ(g.time, 1800000000.5);
+    EXPECT_EQ(g.metric, "gpu_power");
+    EXPECT_EQ(g.component, "gpu3");
+    EXPECT_DOUBLE_EQ(g.value, 612.25);
+  }
+}
+
 TEST(ParseNumberTest, PrometheusSpellings) {
   EXPECT_DOUBLE_EQ(*ParseNumber("+1.5e3"), 1500);
   EXPECT_TRUE(std::isinf(*ParseNumber("-Inf")));
