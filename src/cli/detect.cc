@@ -37,6 +37,13 @@ Result<std::string> FormatOf(const std::string& path, const std::string& format)
       "{}: cannot tell the format from the name; give --format csv, jsonl or prom", path));
 }
 
+// Orders points by time for the detector; equal times keep their order (file order, series order).
+void SortByTime(std::vector<telemetry::Point>& points) {
+  std::stable_sort(
+      points.begin(), points.end(),
+      [](const telemetry::Point& a, const telemetry::Point& b) { return a.time < b.time; });
+}
+
 // Reads every input file into points, in time order.
 Status ReadInputs(const DetectOptions& o, telemetry::Normalizer& names,
                   std::vector<telemetry::Point>* points, int64_t* skipped) {
@@ -64,9 +71,7 @@ Status ReadInputs(const DetectOptions& o, telemetry::Normalizer& names,
       VIGIL_RETURN_IF_ERROR(telemetry::ParseExposition(text, ro, sink));
     }
   }
-  std::stable_sort(
-      points->begin(), points->end(),
-      [](const telemetry::Point& a, const telemetry::Point& b) { return a.time < b.time; });
+  SortByTime(*points);
   return Status::Ok();
 }
 
@@ -159,8 +164,7 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
         backoff = std::min(backoff * 2, 60.0);
       } else {
         backoff = poll;
-        std::stable_sort(batch.begin(), batch.end(),
-                         [](const auto& a, const auto& b) { return a.time < b.time; });
+        SortByTime(batch);
         for (const telemetry::Point& q : batch) detector.Feed(q);
         detector.AdvanceTo(to + step);
         from = to + step;
