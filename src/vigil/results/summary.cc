@@ -224,7 +224,33 @@ class FleetTableBuilder {
     t.source_of_.assign(rows, 0);
     return t;
   }
+
+  static FleetTable FromRows(const std::vector<FleetRow>& rows, std::string_view source) {
+    FleetTable t;
+    t.sources_.emplace_back(source);
+    for (const FleetRow& r : rows) {
+      for (const auto& [key, value] : r.values) {
+        if (t.column_of_.try_emplace(key, t.metrics_.size()).second) t.metrics_.push_back(key);
+      }
+    }
+    const size_t columns = t.metrics_.size();
+    t.values_.assign(rows.size() * columns, kNaN);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (const auto& [key, value] : rows[i].values) {
+        t.values_[i * columns + t.column_of_.find(key)->second] = value;
+      }
+      t.nodes_.push_back(rows[i].node);
+      t.hardware_.push_back(rows[i].hardware);
+      t.lines_.push_back(static_cast<int>(i + 1));
+    }
+    t.source_of_.assign(rows.size(), 0);
+    return t;
+  }
 };
+
+FleetTable TableOfRows(const std::vector<FleetRow>& rows, std::string_view source) {
+  return FleetTableBuilder::FromRows(rows, source);
+}
 
 long FleetTable::column(std::string_view key) const {
   auto it = column_of_.find(key);

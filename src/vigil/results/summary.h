@@ -68,6 +68,10 @@ Result<FleetTable> ParseFleetTable(std::string_view text, std::string_view sourc
 // Reads and parses a fleet summary file (see ParseFleetTable).
 Result<FleetTable> ReadFleetTable(const std::string& path, int threads = 0);
 
+// A table of rows already in memory (keys valid, each once per row), line i+1 for row i: to judge
+// rows that did not come from a file, such as one node's own results.
+FleetTable TableOfRows(const std::vector<FleetRow>& rows, std::string_view source);
+
 // One line of JSON with "node" first and the values in order, ending in '\n'. NaN is written as
 // null; integral values as integers; others in the shortest form that reads back exactly.
 std::string FormatFleetRow(const FleetRow& row);

@@ -113,6 +113,24 @@ TEST(SummaryTest, ColumnsAreTheUnionInFirstAppearanceOrderForAnyThreadCount) {
   EXPECT_TRUE(std::isnan(one->at(1, one->column("b/z"))));
 }
 
+TEST(SummaryTest, TableOfRowsMatchesTheParsedLines) {
+  const std::vector<FleetRow> rows = {
+      {"a", {{"gpu-gemm/bf16_tflops:0", 700}, {"cpu-stream/triad_gbps", 200}}, "8x H100"},
+      {"b", {{"cpu-stream/triad_gbps", 190}, {"disk-fio/read_mbps:1", 5}}, ""}};
+  const FleetTable built = TableOfRows(rows, "memory");
+  const FleetTable parsed =
+      *ParseFleetTable(FormatFleetRow(rows[0]) + FormatFleetRow(rows[1]), "f");
+  ASSERT_EQ(built.node_count(), 2u);
+  EXPECT_EQ(built.metrics(), parsed.metrics());
+  EXPECT_EQ(built.source(1), "memory");
+  EXPECT_EQ(built.line(1), 2);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(built.node(i), parsed.node(i));
+    EXPECT_EQ(built.hardware(i), parsed.hardware(i));
+    EXPECT_EQ(FormatFleetRow(built.Row(i)), FormatFleetRow(parsed.Row(i)));
+  }
+}
+
 TEST(SummaryTest, AppendWidensAndKeepsSources) {
   FleetTable a = *ParseFleetTable("{\"node\": \"a\", \"x/1\": 1}\n", "one.jsonl");
   Result<FleetTable> b =

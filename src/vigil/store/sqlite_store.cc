@@ -1,0 +1,606 @@
+#include "vigil/store/sqlite_store.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <utility>
+
+#include "vigil/core/json.h"
+#include "vigil/core/text.h"
+
+namespace vigil::store {
+namespace {
+
+// 'VGIL': marks the file as Vigil's, so that another application's database is not migrated.
+constexpr int kApplicationId = 0x5647494C;
+
+// Migration i takes the schema from version i to i + 1. Append only: a released migration
+// never changes, a new version adds one.
+constexpr std::array<std::string_view, 1> kMigrations = {
+    R"sql(
+CREATE TABLE uploads(
+  id INTEGER PRIMARY KEY,
+  node TEXT NOT NULL,
+  hardware TEXT NOT NULL,
+  received REAL NOT NULL,
+  start_time TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  criteria_version INTEGER NOT NULL,
+  failing TEXT NOT NULL,
+  findings TEXT NOT NULL,
+  row TEXT NOT NULL,
+  document TEXT NOT NULL);
+CREATE INDEX uploads_by_node ON uploads(node, id);
+CREATE TABLE nodes(
+  node TEXT PRIMARY KEY,
+  hardware TEXT NOT NULL,
+  last_upload INTEGER NOT NULL,
+  received REAL NOT NULL,
+  start_time TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  failing TEXT NOT NULL,
+  uploads INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE criteria(
+  version INTEGER PRIMARY KEY,
+  created REAL NOT NULL,
+  nodes INTEGER NOT NULL,
+  body TEXT NOT NULL);
+CREATE TABLE alerts(
+  id INTEGER PRIMARY KEY,
+  received REAL NOT NULL,
+  machine TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  detected REAL NOT NULL,
+  body TEXT NOT NULL);
+CREATE INDEX alerts_by_machine ON alerts(machine, id);
+)sql",
+};
+
+std::string JoinFailing(const std::vector<std::string>& failing) { return DumpJson(Json(failing)); }
+
+std::vector<std::string> SplitFailing(std::string_view text) {
+  std::vector<std::string> out;
+  Result<Json> j = ParseJson(text, "failing");
+  if (!j.ok() || !j->is_array()) return out;
+  for (const Json& s : *j) {
+    if (s.is_string()) out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+// One prepared statement, reset after each use.
+class Statement {
+ public:
+  Statement() = default;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { sqlite3_finalize(stmt_); }
+
+  int Prepare(sqlite3* db, std::string_view sql) {
+    sqlite3_finalize(stmt_);
+    stmt_ = nullptr;
+    return sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                              SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  }
+  Statement& Bind(int i, std::string_view text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& Bind(int i, double v) {
+    sqlite3_bind_double(stmt_, i, v);
+    return *this;
+  }
+  Statement& Bind(int i, int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
+  int Step() { return sqlite3_step(stmt_); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string Text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt_, col));
+  }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class Connection {
+ public:
+  Connection(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection() { sqlite3_close_v2(db_); }
+
+  sqlite3* db() const { return db_; }
+
+  // "<path>: <what>: <SQLite's message>", with the code that fits the failure.
+  Status Error(std::string_view what, int rc) const {
+    std::string msg = fmt::format("{}: {}: {}", path_, what, sqlite3_errmsg(db_));
+    switch (rc & 0xff) {
+      case SQLITE_NOTADB:
+      case SQLITE_CORRUPT:
+        return Status::InvalidArgument(msg + " (not a Vigil database, or a damaged one)");
+      case SQLITE_BUSY:
+      case SQLITE_LOCKED:
+        return Status::Unavailable(msg + " (another process holds the database)");
+      default:
+        return Status::IoError(std::move(msg));
+    }
+  }
+
+  Status Exec(std::string_view sql) const {
+    const std::string s(sql);
+    const int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, nullptr);
+    return rc == SQLITE_OK ? Status::Ok() : Error(s.substr(0, s.find_first_of("(\n")), rc);
+  }
+
+  Result<int64_t> PragmaInt(std::string_view name) const {
+    Statement st;
+    const std::string sql = fmt::format("PRAGMA {}", name);
+    int rc = st.Prepare(db_, sql);
+    if (rc == SQLITE_OK) rc = st.Step();
+    if (rc != SQLITE_ROW) return Error(sql, rc);
+    return st.Int(0);
+  }
+
+  Status Prepare(Statement& st, std::string_view sql) const {
+    const int rc = st.Prepare(db_, sql);
+    return rc == SQLITE_OK ? Status::Ok() : Error(sql, rc);
+  }
+
+  // Steps a statement that returns no rows, then resets it.
+  Status Run(Statement& st, std::string_view what) const {
+    const int rc = st.Step();
+    st.Reset();
+    return rc == SQLITE_DONE ? Status::Ok() : Error(what, rc);
+  }
+
+ private:
+  std::string path_;
+  sqlite3* db_;
+};
+
+Result<std::unique_ptr<Connection>> OpenConnection(const std::string& path, bool read_only,
+                                                   double busy_timeout_s) {
+  sqlite3* db = nullptr;
+  const int flags =
+      (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+      SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  auto conn = std::make_unique<Connection>(path, db);
+  if (rc != SQLITE_OK) return conn->Error("open", rc);
+  sqlite3_busy_timeout(db, static_cast<int>(busy_timeout_s * 1000));
+  return conn;
+}
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(std::string path, int lock_fd) : path_(std::move(path)), lock_fd_(lock_fd) {}
+  ~SqliteStore() override {
+    readers_.clear();
+    writer_.reset();
+    close(lock_fd_);
+  }
+
+  Status Open(const SqliteOptions& o) {
+    VIGIL_ASSIGN_OR_RETURN(writer_, OpenConnection(path_, false, o.busy_timeout_s));
+    const Connection& w = *writer_;
+    // The first read of the header: a file that is not SQLite fails here.
+    VIGIL_ASSIGN_OR_RETURN(const int64_t app, w.PragmaInt("application_id"));
+    VIGIL_ASSIGN_OR_RETURN(const int64_t tables, CountTables());
+    if (tables > 0 && app != kApplicationId) {
+      return Status::InvalidArgument(
+          fmt::format("{}: a SQLite database of another application (application_id {}), "
+                      "not Vigil's",
+                      path_, app));
+    }
+    VIGIL_RETURN_IF_ERROR(w.Exec("PRAGMA journal_mode=WAL"));
+    VIGIL_RETURN_IF_ERROR(
+        w.Exec(o.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+    VIGIL_RETURN_IF_ERROR(Migrate());
+    VIGIL_RETURN_IF_ERROR(PrepareWrites());
+    for (int i = 0; i < std::max(1, o.readers); ++i) {
+      VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<Connection> r,
+                             OpenConnection(path_, true, o.busy_timeout_s));
+      free_readers_.push_back(r.get());
+      readers_.push_back(std::move(r));
+    }
+    return Status::Ok();
+  }
+
+  Status PutUploads(std::vector<Upload>& uploads) override {
+    return Write([&]() -> Status {
+      for (Upload& u : uploads) {
+        const std::string failing = JoinFailing(u.failing);
+        insert_upload_.Bind(1, u.node)
+            .Bind(2, u.hardware)
+            .Bind(3, u.received)
+            .Bind(4, u.start_time)
+            .Bind(5, u.verdict)
+            .Bind(6, u.criteria_version)
+            .Bind(7, failing)
+            .Bind(8, u.findings)
+            .Bind(9, u.row)
+            .Bind(10, u.document);
+        VIGIL_RETURN_IF_ERROR(writer_->Run(insert_upload_, "insert upload"));
+        u.id = sqlite3_last_insert_rowid(writer_->db());
+        upsert_node_.Bind(1, u.node)
+            .Bind(2, u.hardware)
+            .Bind(3, u.id)
+            .Bind(4, u.received)
+            .Bind(5, u.start_time)
+            .Bind(6, u.verdict)
+            .Bind(7, failing);
+        VIGIL_RETURN_IF_ERROR(writer_->Run(upsert_node_, "update node"));
+      }
+      return Status::Ok();
+    });
+  }
+
+  Result<std::vector<NodeState>> Nodes(const NodeFilter& filter) override {
+    return Read<std::vector<NodeState>>([&](const Connection& c) -> Result<std::vector<NodeState>> {
+      Statement st;
+      VIGIL_RETURN_IF_ERROR(c.Prepare(
+          st, std::string(kNodeColumns) +
+                  " WHERE (?1 = '' OR verdict = ?1) AND (?2 = '' OR hardware = ?2) ORDER BY node"));
+      st.Bind(1, filter.verdict).Bind(2, filter.hardware);
+      std::vector<NodeState> out;
+      int rc;
+      while ((rc = st.Step()) == SQLITE_ROW) out.push_back(NodeOf(st));
+      if (rc != SQLITE_DONE) return c.Error("list nodes", rc);
+      return out;
+    });
+  }
+
+  Result<NodeState> Node(std::string_view node) override {
+    return Read<NodeState>([&](const Connection& c) -> Result<NodeState> {
+      Statement st;
+      VIGIL_RETURN_IF_ERROR(c.Prepare(st, std::string(kNodeColumns) + " WHERE node = ?1"));
+      st.Bind(1, node);
+      const int rc = st.Step();
+      if (rc == SQLITE_DONE) return Status::NotFound(fmt::format("no node {}", Quote(node)));
+      if (rc != SQLITE_ROW) return c.Error("read node", rc);
+      return NodeOf(st);
+    });
+  }
+
+  Result<std::vector<Upload>> History(std::string_view node, size_t limit,
+                                      bool with_documents) override {
+    return Read<std::vector<Upload>>([&](const Connection& c) -> Result<std::vector<Upload>> {
+      Statement st;
+      VIGIL_RETURN_IF_ERROR(c.Prepare(
+          st,
+          "SELECT id, node, hardware, received, start_time, verdict, criteria_version, failing, "
+          "findings, row, CASE WHEN ?3 THEN document ELSE '' END FROM uploads WHERE node = ?1 "
+          "ORDER BY id DESC LIMIT ?2"));
+      st.Bind(1, node).Bind(2, static_cast<int64_t>(limit)).Bind(3, int64_t{with_documents});
+      std::vector<Upload> out;
+      int rc;
+      while ((rc = st.Step()) == SQLITE_ROW) {
+        Upload u;
+        u.id = st.Int(0);
+        u.node = st.Text(1);
+        u.hardware = st.Text(2);
+        u.received = st.Double(3);
+        u.start_time = st.Text(4);
+        u.verdict = st.Text(5);
+        u.criteria_version = st.Int(6);
+        u.failing = SplitFailing(st.Text(7));
+        u.findings = st.Text(8);
+        u.row = st.Text(9);
+        u.document = st.Text(10);
+        out.push_back(std::move(u));
+      }
+      if (rc != SQLITE_DONE) return c.Error("read history", rc);
+      return out;
+    });
+  }
+
+  Result<std::vector<std::string>> LatestRows() override {
+    return Read<std::vector<std::string>>(
+        [&](const Connection& c) -> Result<std::vector<std::string>> {
+          Statement st;
+          VIGIL_RETURN_IF_ERROR(c.Prepare(st,
+                                          "SELECT u.row FROM nodes n JOIN uploads u ON u.id = "
+                                          "n.last_upload ORDER BY n.node"));
+          std::vector<std::string> out;
+          int rc;
+          while ((rc = st.Step()) == SQLITE_ROW) out.push_back(st.Text(0));
+          if (rc != SQLITE_DONE) return c.Error("read latest rows", rc);
+          return out;
+        });
+  }
+
+  Result<int64_t> PutCriteria(const CriteriaVersion& criteria) override {
+    int64_t version = 0;
+    const Status s = Write([&]() -> Status {
+      insert_criteria_.Bind(1, criteria.created).Bind(2, criteria.nodes).Bind(3, criteria.body);
+      VIGIL_RETURN_IF_ERROR(writer_->Run(insert_criteria_, "insert criteria"));
+      version = sqlite3_last_insert_rowid(writer_->db());
+      return Status::Ok();
+    });
+    if (!s.ok()) return s;
+    return version;
+  }
+
+  Result<std::optional<CriteriaVersion>> Criteria(int64_t version) override {
+    return Read<std::optional<CriteriaVersion>>(
+        [&](const Connection& c) -> Result<std::optional<CriteriaVersion>> {
+          Statement st;
+          VIGIL_RETURN_IF_ERROR(c.Prepare(
+              st,
+              "SELECT version, created, nodes, body FROM criteria WHERE ?1 = 0 OR version = ?1 "
+              "ORDER BY version DESC LIMIT 1"));
+          st.Bind(1, version);
+          const int rc = st.Step();
+          if (rc == SQLITE_DONE) return std::optional<CriteriaVersion>();
+          if (rc != SQLITE_ROW) return c.Error("read criteria", rc);
+          return std::optional<CriteriaVersion>(
+              CriteriaVersion{st.Int(0), st.Double(1), st.Int(2), st.Text(3)});
+        });
+  }
+
+  Result<std::vector<CriteriaVersion>> CriteriaVersions() override {
+    return Read<std::vector<CriteriaVersion>>(
+        [&](const Connection& c) -> Result<std::vector<CriteriaVersion>> {
+          Statement st;
+          VIGIL_RETURN_IF_ERROR(
+              c.Prepare(st, "SELECT version, created, nodes FROM criteria ORDER BY version"));
+          std::vector<CriteriaVersion> out;
+          int rc;
+          while ((rc = st.Step()) == SQLITE_ROW) {
+            out.push_back(CriteriaVersion{st.Int(0), st.Double(1), st.Int(2), ""});
+          }
+          if (rc != SQLITE_DONE) return c.Error("list criteria", rc);
+          return out;
+        });
+  }
+
+  Status PutAlerts(std::vector<StoredAlert>& alerts) override {
+    return Write([&]() -> Status {
+      for (StoredAlert& a : alerts) {
+        insert_alert_.Bind(1, a.received)
+            .Bind(2, a.machine)
+            .Bind(3, a.kind)
+            .Bind(4, a.detected)
+            .Bind(5, a.body);
+        VIGIL_RETURN_IF_ERROR(writer_->Run(insert_alert_, "insert alert"));
+        a.id = sqlite3_last_insert_rowid(writer_->db());
+      }
+      return Status::Ok();
+    });
+  }
+
+  Result<std::vector<StoredAlert>> Alerts(const AlertFilter& filter) override {
+    return Read<std::vector<StoredAlert>>(
+        [&](const Connection& c) -> Result<std::vector<StoredAlert>> {
+          Statement st;
+          VIGIL_RETURN_IF_ERROR(c.Prepare(
+              st,
+              "SELECT id, received, machine, kind, detected, body FROM alerts WHERE ?1 = '' OR "
+              "machine = ?1 ORDER BY id DESC LIMIT ?2"));
+          st.Bind(1, filter.machine).Bind(2, static_cast<int64_t>(filter.limit));
+          std::vector<StoredAlert> out;
+          int rc;
+          while ((rc = st.Step()) == SQLITE_ROW) {
+            out.push_back(StoredAlert{st.Int(0), st.Double(1), st.Text(2), st.Text(3), st.Double(4),
+                                      st.Text(5)});
+          }
+          if (rc != SQLITE_DONE) return c.Error("list alerts", rc);
+          return out;
+        });
+  }
+
+  Result<StoreCounts> Counts() override {
+    return Read<StoreCounts>([&](const Connection& c) -> Result<StoreCounts> {
+      Statement st;
+      VIGIL_RETURN_IF_ERROR(c.Prepare(
+          st,
+          "SELECT (SELECT COALESCE(MAX(id), 0) FROM uploads), (SELECT COUNT(*) FROM nodes), "
+          "(SELECT COALESCE(MAX(id), 0) FROM alerts), (SELECT COUNT(*) FROM criteria)"));
+      const int rc = st.Step();
+      if (rc != SQLITE_ROW) return c.Error("count", rc);
+      return StoreCounts{st.Int(0), st.Int(1), st.Int(2), st.Int(3)};
+    });
+  }
+
+ private:
+  static constexpr std::string_view kNodeColumns =
+      "SELECT node, hardware, last_upload, received, start_time, verdict, failing, uploads FROM "
+      "nodes";
+
+  static NodeState NodeOf(const Statement& st) {
+    return NodeState{st.Text(0),
+                     st.Text(1),
+                     st.Int(2),
+                     st.Double(3),
+                     st.Text(4),
+                     st.Text(5),
+                     SplitFailing(st.Text(6)),
+                     st.Int(7)};
+  }
+
+  Result<int64_t> CountTables() {
+    Statement st;
+    VIGIL_RETURN_IF_ERROR(writer_->Prepare(st, "SELECT COUNT(*) FROM sqlite_master"));
+    const int rc = st.Step();
+    if (rc != SQLITE_ROW) return writer_->Error("read schema", rc);
+    return st.Int(0);
+  }
+
+  // Runs the migrations from the file's version to ours in one transaction, holding the write
+  // lock from the start (BEGIN IMMEDIATE), so that a database another process writes to is
+  // reported as busy rather than half-migrated.
+  Status Migrate() {
+    const Connection& w = *writer_;
+    VIGIL_RETURN_IF_ERROR(w.Exec("BEGIN IMMEDIATE"));
+    auto fail = [&](Status s) {
+      (void)w.Exec("ROLLBACK");
+      return s;
+    };
+    Result<int64_t> version = w.PragmaInt("user_version");
+    if (!version.ok()) return fail(version.status());
+    const auto latest = static_cast<int64_t>(kMigrations.size());
+    if (*version > latest) {
+      return fail(Status::InvalidArgument(fmt::format(
+          "{}: schema version {} is newer than this Vigil's ({}): upgrade Vigil to open it", path_,
+          *version, latest)));
+    }
+    for (int64_t v = *version; v < latest; ++v) {
+      Status s = w.Exec(kMigrations[static_cast<size_t>(v)]);
+      if (!s.ok()) return fail(s.WithContext(fmt::format("migration to version {}", v + 1)));
+    }
+    if (*version < latest) {
+      Status s = w.Exec(fmt::format("PRAGMA user_version={}", latest));
+      if (s.ok()) s = w.Exec(fmt::format("PRAGMA application_id={}", kApplicationId));
+      if (!s.ok()) return fail(s);
+    }
+    return w.Exec("COMMIT");
+  }
+
+  Status PrepareWrites() {
+    const Connection& w = *writer_;
+    VIGIL_RETURN_IF_ERROR(w.Prepare(
+        insert_upload_,
+        "INSERT INTO uploads(node, hardware, received, start_time, verdict, criteria_version, "
+        "failing, findings, row, document) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+    VIGIL_RETURN_IF_ERROR(w.Prepare(
+        upsert_node_,
+        "INSERT INTO nodes(node, hardware, last_upload, received, start_time, verdict, failing, "
+        "uploads) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) ON CONFLICT(node) DO UPDATE SET "
+        "hardware = excluded.hardware, last_upload = excluded.last_upload, received = "
+        "excluded.received, start_time = excluded.start_time, verdict = excluded.verdict, "
+        "failing = excluded.failing, uploads = uploads + 1"));
+    VIGIL_RETURN_IF_ERROR(w.Prepare(
+        insert_criteria_, "INSERT INTO criteria(created, nodes, body) VALUES(?1, ?2, ?3)"));
+    VIGIL_RETURN_IF_ERROR(w.Prepare(
+        insert_alert_,
+        "INSERT INTO alerts(received, machine, kind, detected, body) VALUES(?1, ?2, ?3, ?4, ?5)"));
+    return Status::Ok();
+  }
+
+  // Group commit. The caller's `work` runs inside a savepoint of a transaction that may carry
+  // other callers' work; Write returns once that transaction committed (or failed).
+  struct Writer {
+    const std::function<Status()>* work;
+    Status status;
+    bool done = false;
+    std::condition_variable cv;
+  };
+
+  Status Write(const std::function<Status()>& work) {
+    Writer me{&work, Status::Ok(), false, {}};
+    std::unique_lock lock(mu_);
+    queue_.push_back(&me);
+    while (!me.done && &me != queue_.front()) me.cv.wait(lock);
+    if (me.done) return me.status;
+    // This caller leads: it commits everything queued so far.
+    const std::vector<Writer*> group(queue_.begin(), queue_.end());
+    lock.unlock();
+    const Connection& w = *writer_;
+    Status tx = w.Exec("BEGIN IMMEDIATE");
+    for (Writer* g : group) {
+      if (!tx.ok()) {
+        g->status = tx;
+        continue;
+      }
+      g->status = w.Exec("SAVEPOINT one");
+      if (g->status.ok()) g->status = (*g->work)();
+      // A failed caller's statements are undone; the others' stay.
+      if (!g->status.ok()) (void)w.Exec("ROLLBACK TO one");
+      (void)w.Exec("RELEASE one");
+    }
+    if (tx.ok()) tx = w.Exec("COMMIT");
+    if (!tx.ok()) {
+      (void)w.Exec("ROLLBACK");
+      for (Writer* g : group) {
+        if (g->status.ok()) g->status = tx;
+      }
+    }
+    lock.lock();
+    for (Writer* g : group) {
+      queue_.pop_front();
+      g->done = true;
+      if (g != &me) g->cv.notify_one();
+    }
+    if (!queue_.empty()) queue_.front()->cv.notify_one();
+    return me.status;
+  }
+
+  // Runs `fn` on a free read connection (waiting for one when all are busy).
+  template <typename T>
+  Result<T> Read(const std::function<Result<T>(const Connection&)>& fn) {
+    Connection* c;
+    {
+      std::unique_lock lock(readers_mu_);
+      readers_cv_.wait(lock, [&] { return !free_readers_.empty(); });
+      c = free_readers_.back();
+      free_readers_.pop_back();
+    }
+    Result<T> out = fn(*c);
+    {
+      std::lock_guard lock(readers_mu_);
+      free_readers_.push_back(c);
+    }
+    readers_cv_.notify_one();
+    return out;
+  }
+
+  const std::string path_;
+  const int lock_fd_;
+  std::unique_ptr<Connection> writer_;
+  Statement insert_upload_, upsert_node_, insert_criteria_, insert_alert_;
+  std::mutex mu_;
+  std::deque<Writer*> queue_;
+
+  std::vector<std::unique_ptr<Connection>> readers_;
+  std::mutex readers_mu_;
+  std::condition_variable readers_cv_;
+  std::vector<Connection*> free_readers_;
+};
+
+}  // namespace
+
+int SqliteSchemaVersion() { return static_cast<int>(kMigrations.size()); }
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
+                                               const SqliteOptions& options) {
+  // One serving process per file: SQLite would let two share it, but two servers would each
+  // cache criteria the other changes. The lock is the open file's (flock), released at exit
+  // however the process ends.
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Status::IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    close(fd);
+    if (err == EWOULDBLOCK) {
+      return Status::Unavailable(
+          fmt::format("{}: in use by another vigil serve (the file is locked)", path));
+    }
+    return Status::IoError(fmt::format("{}: cannot lock: {}", path, std::strerror(err)));
+  }
+  auto store = std::make_unique<SqliteStore>(path, fd);
+  VIGIL_RETURN_IF_ERROR(store->Open(options));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace vigil::store
