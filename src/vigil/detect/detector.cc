@@ -25,6 +25,70 @@ Json AlertToJson(const Alert& a) {
               {"evidence", std::move(evidence)}};
 }
 
+namespace {
+
+Status FieldError(std::string_view where, std::string_view field, std::string_view problem) {
+  return Status::InvalidArgument(fmt::format("{}: {}: {}", where, field, problem));
+}
+
+Result<std::string> StringField(const Json& j, std::string_view where, const char* field,
+                                bool required) {
+  auto it = j.find(field);
+  if (it == j.end()) {
+    if (required) return FieldError(where, field, "missing");
+    return std::string();
+  }
+  if (!it->is_string()) return FieldError(where, field, "expected a string");
+  std::string s = it->get<std::string>();
+  if (required && s.empty()) return FieldError(where, field, "empty");
+  return s;
+}
+
+// A number, or NaN for null (how a non-finite figure is written).
+Result<double> NumberField(const Json& j, std::string_view where, const char* field) {
+  const Json& v = j.at(field);
+  if (v.is_null()) return std::nan("");
+  if (!v.is_number()) return FieldError(where, field, "expected a number");
+  return v.get<double>();
+}
+
+}  // namespace
+
+Result<Alert> AlertFromJson(const Json& j, std::string_view where) {
+  if (!j.is_object()) return Status::InvalidArgument(fmt::format("{}: expected an object", where));
+  Alert a;
+  VIGIL_ASSIGN_OR_RETURN(a.machine, StringField(j, where, "machine", true));
+  VIGIL_ASSIGN_OR_RETURN(a.kind, StringField(j, where, "kind", true));
+  VIGIL_ASSIGN_OR_RETURN(a.rule, StringField(j, where, "rule", false));
+  VIGIL_ASSIGN_OR_RETURN(a.component, StringField(j, where, "component", false));
+  if (!j.contains("detected")) return FieldError(where, "detected", "missing");
+  VIGIL_ASSIGN_OR_RETURN(a.detected, NumberField(j, where, "detected"));
+  if (!std::isfinite(a.detected)) return FieldError(where, "detected", "expected a number");
+  a.onset = a.detected;
+  if (j.contains("onset")) {
+    VIGIL_ASSIGN_OR_RETURN(a.onset, NumberField(j, where, "onset"));
+  }
+  if (!j.contains("evidence")) return a;
+  const Json& ev = j.at("evidence");
+  if (!ev.is_array()) return FieldError(where, "evidence", "expected an array");
+  for (size_t i = 0; i < ev.size(); ++i) {
+    const std::string at = fmt::format("{}: evidence[{}]", where, i);
+    const Json& e = ev[i];
+    if (!e.is_object()) return Status::InvalidArgument(at + ": expected an object");
+    Evidence out;
+    VIGIL_ASSIGN_OR_RETURN(out.signal, StringField(e, at, "signal", true));
+    VIGIL_ASSIGN_OR_RETURN(out.stat, StringField(e, at, "stat", false));
+    for (auto [field, value] : {std::pair{"value", &out.value},
+                                {"peer_median", &out.peer_median},
+                                {"deviation", &out.deviation}}) {
+      if (!e.contains(field)) continue;
+      VIGIL_ASSIGN_OR_RETURN(*value, NumberField(e, at, field));
+    }
+    a.evidence.push_back(std::move(out));
+  }
+  return a;
+}
+
 Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& names)
     : o_(options),
       names_(names),

@@ -49,6 +49,10 @@ struct Alert {
 };
 
 Json AlertToJson(const Alert& alert);
+// Reads what AlertToJson writes: "machine" and "kind" non-empty strings, "detected" a number;
+// "onset" (default: detected), "rule", "component" and "evidence" optional. InvalidArgument
+// "<where>: <field>: <problem>".
+Result<Alert> AlertFromJson(const Json& json, std::string_view where);
 
 class Detector {
  public:

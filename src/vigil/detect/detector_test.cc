@@ -199,5 +199,28 @@ TEST(DetectorTest, StepTimeOfEachWorkerIsASignalLikeAnyOther) {
   EXPECT_LE(alerts[0].detected - 200, 60);  // 29% slower: about six sd, named within a minute
 }
 
+TEST(AlertJsonTest, RoundTripsAndRejectsWhatItCannotRead) {
+  Alert a{"gpu-07", "rule", "xid 79", "gpu3", 100.5, 102, {{"xid", "gpu3", 79, 0, 0}}};
+  const Json j = AlertToJson(a);
+  const Result<Alert> back = AlertFromJson(j, "alerts:1");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(DumpJson(AlertToJson(*back)), DumpJson(j));
+
+  const Result<Alert> minimal =
+      AlertFromJson(Json{{"machine", "m"}, {"kind", "divergence"}, {"detected", 5}}, "x");
+  ASSERT_TRUE(minimal.ok());
+  EXPECT_EQ(minimal->onset, 5);
+
+  for (const char* bad :
+       {R"({"kind": "rule", "detected": 1})", R"({"machine": "", "kind": "r",
+      "detected": 1})",
+        R"({"machine": "m", "kind": "r", "detected": "soon"})",
+        R"({"machine": "m", "kind": "r", "detected": 1, "evidence": [3]})", R"([1])"}) {
+    const Result<Alert> r = AlertFromJson(Json::parse(bad), "alerts:7");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message().rfind("alerts:7", 0), 0u) << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace vigil::detect

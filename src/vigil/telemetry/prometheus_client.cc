@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "vigil/telemetry/http_client.h"
+
 namespace vigil::telemetry {
 
 PrometheusClient::PrometheusClient(std::string url, std::string prefix,
@@ -15,25 +17,9 @@ PrometheusClient::~PrometheusClient() = default;
 
 Result<std::unique_ptr<PrometheusClient>> PrometheusClient::Create(const std::string& url,
                                                                    double timeout_s) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.rfind(kScheme, 0) != 0 || url.size() == kScheme.size()) {
-    return Status::InvalidArgument(
-        fmt::format("--prometheus: {} is not an http://host:port URL", Quote(url)));
-  }
-  const size_t slash = url.find('/', kScheme.size());
-  const std::string host_port =
-      url.substr(0, slash == std::string::npos ? std::string::npos : slash);
-  std::string prefix = slash == std::string::npos ? "" : url.substr(slash);
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  auto client = std::make_unique<httplib::Client>(host_port);
-  if (!client->is_valid()) {
-    return Status::InvalidArgument(fmt::format("--prometheus: {} is not a valid URL", Quote(url)));
-  }
-  const auto usec = static_cast<time_t>(timeout_s * 1e6);
-  client->set_connection_timeout(usec / 1000000, usec % 1000000);
-  client->set_read_timeout(usec / 1000000, usec % 1000000);
+  VIGIL_ASSIGN_OR_RETURN(HttpTarget t, ConnectHttp(url, "--prometheus", timeout_s));
   return std::unique_ptr<PrometheusClient>(
-      new PrometheusClient(url, std::move(prefix), std::move(client)));
+      new PrometheusClient(url, std::move(t.prefix), std::move(t.client)));
 }
 
 Status PrometheusClient::QueryRange(std::string_view query, double start, double end, double step,

@@ -146,6 +146,39 @@ void AppendLongCsv(const RawSample& s, std::string* out) {
                  s.component);
 }
 
+void AppendExpositionLine(
+    std::string_view metric,
+    std::initializer_list<std::pair<std::string_view, std::string_view>> labels, double value,
+    std::string* out) {
+  *out += metric;
+  if (labels.size() > 0) {
+    char sep = '{';
+    for (const auto& [name, v] : labels) {
+      *out += sep;
+      *out += name;
+      *out += "=\"";
+      for (const char c : v) {
+        if (c == '\\' || c == '"') *out += '\\';
+        if (c == '\n') {
+          *out += "\\n";
+          continue;
+        }
+        *out += c;
+      }
+      *out += '"';
+      sep = ',';
+    }
+    *out += '}';
+  }
+  if (std::isnan(value)) {
+    *out += " NaN\n";
+  } else if (std::isinf(value)) {
+    *out += value > 0 ? " +Inf\n" : " -Inf\n";
+  } else {
+    fmt::format_to(std::back_inserter(*out), " {}\n", value);
+  }
+}
+
 void AppendTelemetryJsonl(const RawSample& s, std::string* out) {
   auto text = [](std::string_view v) { return DumpJson(Json(std::string(v))); };
   fmt::format_to(std::back_inserter(*out),

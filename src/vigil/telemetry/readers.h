@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,13 @@ Status ParseQueryRange(std::string_view json, const ReadOptions& options, const 
 inline constexpr std::string_view kLongCsvHeader = "timestamp,machine,metric,value,component\n";
 void AppendLongCsv(const RawSample& sample, std::string* out);
 void AppendTelemetryJsonl(const RawSample& sample, std::string* out);
+
+// One exposition sample line, "metric{name="value",...} value\n", appended to `out`, label
+// values escaped (backslash, quote, newline) and the value as Prometheus writes it (NaN, +Inf).
+void AppendExpositionLine(
+    std::string_view metric,
+    std::initializer_list<std::pair<std::string_view, std::string_view>> labels, double value,
+    std::string* out);
 
 // A number as Prometheus and CSV files write it: decimal or exponent, NaN, +Inf, -Inf.
 std::optional<double> ParseNumber(std::string_view s);

@@ -123,6 +123,27 @@ TEST(ExpositionTest, ReadsDcgmAndNodeExporterLines) {
   EXPECT_TRUE(std::isnan(got[3].value));
 }
 
+TEST(ExpositionTest, WrittenLinesReadBackWithTheirLabelsEscaped) {
+  std::string text;
+  AppendExpositionLine("vigil_node_healthy", {{"hostname", "odd\"name\\x"}, {"gpu", "3"}}, 1,
+                       &text);
+  AppendExpositionLine("vigil_age_seconds", {{"hostname", "n\nl"}}, std::nan(""), &text);
+  EXPECT_EQ(text,
+            "vigil_node_healthy{hostname=\"odd\\\"name\\\\x\",gpu=\"3\"} 1\n"
+            "vigil_age_seconds{hostname=\"n\\nl\"} NaN\n");
+  std::string bare;
+  AppendExpositionLine("vigil_uploads_total", {}, 2.5e9, &bare);
+  EXPECT_EQ(bare, "vigil_uploads_total 2500000000\n");
+  std::vector<std::string> machines;
+  ReadOptions o;
+  o.default_time = 5;
+  ASSERT_TRUE(
+      ParseExposition(text, o, [&](const RawSample& s) { machines.emplace_back(s.machine); }).ok());
+  ASSERT_EQ(machines.size(), 2u);
+  EXPECT_EQ(machines[0], "odd\"name\\x");
+  EXPECT_EQ(machines[1], "n\nl");
+}
+
 TEST(ExpositionTest, MalformedLinesAreNamed) {
   std::vector<Got> got;
   ReadOptions o = Source("s.prom");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 #include "vigil/core/lines.h"
 #include "vigil/core/random.h"
@@ -252,6 +253,58 @@ Result<std::vector<PlantedDefect>> ParseTruth(std::string_view text, std::string
   }
   if (header) return Status::InvalidArgument(fmt::format("{}: empty truth file", source));
   return out;
+}
+
+NodeResults NodeDocumentOf(const FleetRow& row, int samples, uint64_t seed) {
+  Rng rng(seed, 0);
+  NodeResults doc;
+  doc.node = row.node;
+  doc.vigil_version = "generated";
+  doc.suite = "quick";
+  doc.start_time = "2026-11-22T08:00:00.000Z";
+  doc.end_time = "2026-11-22T08:01:30.000Z";
+  doc.inventory.hostname = row.node;
+  doc.inventory.cpu_model = "AMD EPYC 7V12 64-Core Processor";
+  doc.inventory.sockets = 2;
+  doc.inventory.cores = 96;
+  doc.inventory.threads = 96;
+  doc.inventory.numa_nodes = 4;
+  doc.inventory.memory_bytes = 1.9e12;
+  doc.inventory.kernel = "5.15.0";
+  doc.inventory.os = "Ubuntu 22.04";
+  if (const size_t x = row.hardware.find("x "); x != std::string::npos) {
+    const int gpus = std::atoi(row.hardware.substr(0, x).c_str());
+    doc.inventory.gpu_driver = "550.54.15";
+    for (int g = 0; g < gpus; ++g) {
+      doc.inventory.gpus.push_back(
+          GpuInfo{g, row.hardware.substr(x + 2), fmt::format("0000:{:02x}:00.0", 0x10 * (g + 1))});
+    }
+  }
+  for (const auto& [key, value] : row.values) {
+    const std::string bench = BenchmarkOfKey(key);
+    auto it = std::find_if(doc.benchmarks.begin(), doc.benchmarks.end(),
+                           [&](const BenchmarkRecord& r) { return r.name == bench; });
+    if (it == doc.benchmarks.end()) {
+      BenchmarkRecord r;
+      r.name = bench;
+      r.component = bench.rfind("gpu", 0) == 0 ? "gpu" : "node";
+      r.duration_s = 5;
+      doc.benchmarks.push_back(std::move(r));
+      it = doc.benchmarks.end() - 1;
+    }
+    if (key == bench + "/return_code") {
+      it->return_code = static_cast<int>(value);
+      if (value != 0) it->status = BenchStatus::kFailed;
+      continue;
+    }
+    Metric m;
+    m.key = *MetricKey::Parse(key);
+    m.value = value;
+    for (int s = 0; s < samples; ++s)
+      m.samples.push_back(value * (1 + 0.01 * (rng.Uniform() - 0.5)));
+    it->metrics.push_back(std::move(m));
+  }
+  return doc;
 }
 
 }  // namespace vigil::validate

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/results/document.h"
 #include "vigil/results/summary.h"
 
 namespace vigil::validate {
@@ -38,6 +39,12 @@ struct GeneratedFleet {
 };
 
 Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& options);
+
+// A node results document that carries one generated row, as `vigil run --out` would write it
+// on that node: one record per benchmark (its metrics with `samples` repetitions within 0.5% of
+// the value, its return code), and an inventory with the row's GPUs. FleetRowOf gives the row
+// back. For tests and load generators of the fleet service.
+NodeResults NodeDocumentOf(const FleetRow& row, int samples, uint64_t seed);
 
 // The truth CSV: "node,component,kind,size" with a header.
 std::string FormatTruth(const std::vector<PlantedDefect>& truth);

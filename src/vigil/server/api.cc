@@ -1,0 +1,433 @@
+#include "vigil/server/api.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <exception>
+
+#include "vigil/core/clock.h"
+#include "vigil/core/json.h"
+#include "vigil/server/dashboard.h"
+#include "vigil/telemetry/readers.h"
+
+namespace vigil::server {
+
+Response ErrorResponse(int status, std::string_view message) {
+  Response r;
+  r.status = status;
+  r.body = DumpJson(Json{{"error", message}, {"status", status}});
+  return r;
+}
+
+namespace {
+
+constexpr std::string_view kApi = "/api/v1/";
+
+Response JsonResponse(const Json& json, int status = 200) {
+  Response r;
+  r.status = status;
+  r.body = DumpJson(json);
+  return r;
+}
+
+// InvalidArgument is the client's fault (400), NotFound 404, anything else the server's (500).
+Response StatusResponse(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+      return ErrorResponse(400, s.message());
+    case StatusCode::kNotFound:
+      return ErrorResponse(404, s.message());
+    case StatusCode::kUnavailable:
+      return ErrorResponse(503, s.message());
+    default:
+      return ErrorResponse(500, s.message());
+  }
+}
+
+Response MethodNotAllowed(std::string_view allow) {
+  Response r = ErrorResponse(405, fmt::format("method not allowed; use {}", allow));
+  r.headers.emplace_back("Allow", allow);
+  return r;
+}
+
+// Compares without returning early, so that the time taken does not tell how much matched.
+bool SameSecret(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+Result<size_t> LimitParam(const Request& req, size_t fallback, size_t max) {
+  auto it = req.query.find("limit");
+  if (it == req.query.end()) return fallback;
+  size_t v = 0;
+  const auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || p != it->second.data() + it->second.size() || v == 0 || v > max) {
+    return Status::InvalidArgument(
+        fmt::format("limit: expected a whole number from 1 to {}, got {}", max, Quote(it->second)));
+  }
+  return v;
+}
+
+std::string Param(const Request& req, const std::string& name) {
+  auto it = req.query.find(name);
+  return it == req.query.end() ? std::string() : it->second;
+}
+
+Status CheckVerdict(std::string_view v) {
+  if (v.empty() || v == "healthy" || v == "defective" || v == "unjudged") return Status::Ok();
+  return Status::InvalidArgument(
+      fmt::format("verdict: expected healthy, defective or unjudged, got {}", Quote(v)));
+}
+
+Json NodeJson(const store::NodeState& n, double now) {
+  return Json{{"node", n.node},
+              {"hardware", n.hardware},
+              {"verdict", n.verdict},
+              {"failing", n.failing},
+              {"last_validated", FormatUtc(n.received)},
+              {"age_seconds", now - n.received},
+              {"start_time", n.start_time},
+              {"uploads", n.uploads},
+              {"last_upload", n.last_upload}};
+}
+
+Json UploadJson(const store::Upload& u) {
+  Result<Json> findings = ParseJson(u.findings, "findings");
+  Json j{{"id", u.id},
+         {"node", u.node},
+         {"hardware", u.hardware},
+         {"received", FormatUtc(u.received)},
+         {"start_time", u.start_time},
+         {"verdict", u.verdict},
+         {"criteria_version", u.criteria_version},
+         {"failing", u.failing},
+         {"findings", findings.ok() ? *findings : Json::array()}};
+  return j;
+}
+
+// "GPU 3" -> "GPU": the kind of component, for counts that stay few however large the fleet.
+std::string_view ComponentKind(std::string_view component) {
+  const size_t space = component.rfind(' ');
+  if (space == std::string_view::npos || space + 1 == component.size()) return component;
+  for (const char c : component.substr(space + 1)) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '-') return component;
+  }
+  return component.substr(0, space);
+}
+
+}  // namespace
+
+Api::Api(FleetService& service, ApiOptions options)
+    : service_(service), options_(std::move(options)) {}
+
+void Api::Count(std::string_view route, int status) {
+  std::lock_guard lock(counts_mu_);
+  ++counts_[{std::string(route), status}];
+}
+
+Response Api::Handle(const Request& request) {
+  std::string route = "other";
+  Response r;
+  try {
+    r = Route(request, route);
+  } catch (const std::exception& e) {
+    spdlog::error("{} {}: {}", request.method, request.path, e.what());
+    r = ErrorResponse(500, fmt::format("internal error: {}", e.what()));
+  }
+  Count(route, r.status);
+  return r;
+}
+
+Response Api::Authorize(const Request& req) const {
+  if (options_.token.empty()) {
+    if (options_.allow_insecure_writes) return Response{};
+    return ErrorResponse(403,
+                         "this server is read-only: start it with --token-file to accept writes");
+  }
+  constexpr std::string_view kBearer = "Bearer ";
+  if (req.authorization.rfind(kBearer, 0) != 0 ||
+      !SameSecret(std::string_view(req.authorization).substr(kBearer.size()), options_.token)) {
+    Response r = ErrorResponse(401, req.authorization.empty()
+                                        ? "writes need an Authorization: Bearer <token> header"
+                                        : "wrong token");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+  return Response{};
+}
+
+Response Api::Route(const Request& req, std::string& route) {
+  const std::string& path = req.path;
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  const bool post = req.method == "POST";
+  if (req.body.size() > options_.max_body) {
+    return ErrorResponse(413, fmt::format("request body of {} bytes is over the limit of {}",
+                                          req.body.size(), options_.max_body));
+  }
+  if (path == "/healthz") {
+    route = "/healthz";
+    return get ? Healthz() : MethodNotAllowed("GET");
+  }
+  if (path == "/metrics") {
+    route = "/metrics";
+    return get ? Metrics() : MethodNotAllowed("GET");
+  }
+  if (path == "/") {
+    route = "/";
+    return get ? FleetPage(req) : MethodNotAllowed("GET");
+  }
+  if (path.rfind("/nodes/", 0) == 0 && path.size() > 7) {
+    route = "/nodes/{node}";
+    return get ? NodePage(std::string_view(path).substr(7)) : MethodNotAllowed("GET");
+  }
+  if (path.rfind(kApi, 0) != 0) {
+    return ErrorResponse(404, fmt::format("no page {}; the API is under {}", Quote(path), kApi));
+  }
+  const std::string_view rest = std::string_view(path).substr(kApi.size());
+  const auto write = [&](auto&& handler) {
+    if (!post) return MethodNotAllowed("POST");
+    Response denied = Authorize(req);
+    if (denied.status != 200) return denied;
+    return handler();
+  };
+  if (rest == "results") {
+    route = "/api/v1/results";
+    return write([&] { return PostResults(req); });
+  }
+  if (rest == "nodes") {
+    route = "/api/v1/nodes";
+    return get ? GetNodes(req) : MethodNotAllowed("GET");
+  }
+  if (rest.rfind("nodes/", 0) == 0 && rest.size() > 6) {
+    route = "/api/v1/nodes/{node}";
+    return get ? GetNode(req, rest.substr(6)) : MethodNotAllowed("GET");
+  }
+  if (rest == "criteria") {
+    route = "/api/v1/criteria";
+    return get ? GetCriteria() : MethodNotAllowed("GET");
+  }
+  if (rest == "criteria/learn") {
+    route = "/api/v1/criteria/learn";
+    return write([&] { return Learn(); });
+  }
+  if (rest == "alerts") {
+    route = "/api/v1/alerts";
+    if (get) return GetAlerts(req);
+    return write([&] { return PostAlerts(req); });
+  }
+  return ErrorResponse(404, fmt::format("no endpoint {}", Quote(path)));
+}
+
+Response Api::PostResults(const Request& req) {
+  Result<std::vector<store::Upload>> stored = service_.Ingest(req.body, "upload");
+  if (!stored.ok()) return StatusResponse(stored.status());
+  Json results = Json::array();
+  for (const store::Upload& u : *stored) results.push_back(UploadJson(u));
+  return JsonResponse(Json{{"stored", stored->size()}, {"results", std::move(results)}}, 201);
+}
+
+Response Api::GetNodes(const Request& req) {
+  const store::NodeFilter filter{Param(req, "verdict"), Param(req, "hardware")};
+  if (Status s = CheckVerdict(filter.verdict); !s.ok()) return StatusResponse(s);
+  Result<std::vector<store::NodeState>> nodes = service_.store().Nodes(filter);
+  if (!nodes.ok()) return StatusResponse(nodes.status());
+  const double now = service_.clock().WallSeconds();
+  Json list = Json::array();
+  for (const store::NodeState& n : *nodes) list.push_back(NodeJson(n, now));
+  return JsonResponse(Json{{"count", nodes->size()}, {"nodes", std::move(list)}});
+}
+
+Response Api::GetNode(const Request& req, std::string_view node) {
+  Result<size_t> limit = LimitParam(req, 100, 10000);
+  if (!limit.ok()) return StatusResponse(limit.status());
+  Result<store::NodeState> state = service_.store().Node(node);
+  if (!state.ok()) return StatusResponse(state.status());
+  Result<std::vector<store::Upload>> history = service_.store().History(node, *limit, false);
+  if (!history.ok()) return StatusResponse(history.status());
+  Json list = Json::array();
+  for (const store::Upload& u : *history) list.push_back(UploadJson(u));
+  Json out = NodeJson(*state, service_.clock().WallSeconds());
+  out["history"] = std::move(list);
+  return JsonResponse(out);
+}
+
+Response Api::Learn() {
+  Result<store::CriteriaVersion> v = service_.Learn();
+  if (!v.ok()) {
+    // Too little to learn from is a state of the fleet, not a malformed request.
+    if (v.status().code() == StatusCode::kInvalidArgument) {
+      return ErrorResponse(409, v.status().message());
+    }
+    return StatusResponse(v.status());
+  }
+  const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
+  Json classes = Json::array();
+  for (const validate::ClassModel& c : active->criteria.classes) {
+    classes.push_back(Json{{"hardware", c.hardware}, {"nodes", c.nodes}});
+  }
+  return JsonResponse(Json{{"version", v->version},
+                           {"created", FormatUtc(v->created)},
+                           {"nodes", v->nodes},
+                           {"classes", std::move(classes)}},
+                      201);
+}
+
+Response Api::GetCriteria() {
+  Result<std::vector<store::CriteriaVersion>> versions = service_.store().CriteriaVersions();
+  if (!versions.ok()) return StatusResponse(versions.status());
+  Json list = Json::array();
+  for (const store::CriteriaVersion& v : *versions) {
+    list.push_back(
+        Json{{"version", v.version}, {"created", FormatUtc(v.created)}, {"nodes", v.nodes}});
+  }
+  const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
+  Json current = nullptr;
+  if (active) {
+    current = Json{{"version", active->version},
+                   {"criteria", validate::CriteriaToJson(active->criteria)}};
+  }
+  return JsonResponse(Json{{"current", std::move(current)}, {"versions", std::move(list)}});
+}
+
+Response Api::PostAlerts(const Request& req) {
+  Result<std::vector<store::StoredAlert>> stored = service_.IngestAlerts(req.body, "alerts");
+  if (!stored.ok()) return StatusResponse(stored.status());
+  Json ids = Json::array();
+  for (const store::StoredAlert& a : *stored) ids.push_back(a.id);
+  return JsonResponse(Json{{"stored", stored->size()}, {"ids", std::move(ids)}}, 201);
+}
+
+Response Api::GetAlerts(const Request& req) {
+  Result<size_t> limit = LimitParam(req, 1000, 100000);
+  if (!limit.ok()) return StatusResponse(limit.status());
+  Result<std::vector<store::StoredAlert>> alerts =
+      service_.store().Alerts({Param(req, "machine"), *limit});
+  if (!alerts.ok()) return StatusResponse(alerts.status());
+  Json list = Json::array();
+  for (const store::StoredAlert& a : *alerts) {
+    Result<Json> body = ParseJson(a.body, "stored alert");
+    Json j = body.ok() ? std::move(body).value() : Json::object();
+    j["id"] = a.id;
+    j["received"] = FormatUtc(a.received);
+    list.push_back(std::move(j));
+  }
+  return JsonResponse(Json{{"count", alerts->size()}, {"alerts", std::move(list)}});
+}
+
+Response Api::Healthz() {
+  Result<store::StoreCounts> counts = service_.store().Counts();
+  if (!counts.ok()) return ErrorResponse(503, counts.status().message());
+  return JsonResponse(
+      Json{{"status", "ok"}, {"nodes", counts->nodes}, {"uploads", counts->uploads}});
+}
+
+Response Api::Metrics() {
+  Result<std::vector<store::NodeState>> nodes = service_.store().Nodes({});
+  if (!nodes.ok()) return ErrorResponse(503, nodes.status().message());
+  const double now = service_.clock().WallSeconds();
+  std::string out;
+  using telemetry::AppendExpositionLine;
+  out +=
+      "# HELP vigil_node_healthy 1 when the node's latest validation found it healthy, 0 when "
+      "defective; absent while unjudged.\n# TYPE vigil_node_healthy gauge\n";
+  for (const store::NodeState& n : *nodes) {
+    if (n.verdict == "unjudged") continue;
+    AppendExpositionLine("vigil_node_healthy", {{"node", n.node}, {"hardware", n.hardware}},
+                         n.verdict == "healthy" ? 1 : 0, &out);
+  }
+  out +=
+      "# HELP vigil_node_last_validation_age_seconds Seconds since the node's latest upload.\n"
+      "# TYPE vigil_node_last_validation_age_seconds gauge\n";
+  for (const store::NodeState& n : *nodes) {
+    AppendExpositionLine("vigil_node_last_validation_age_seconds", {{"node", n.node}},
+                         now - n.received, &out);
+  }
+  std::map<std::string, int64_t> by_verdict{{"healthy", 0}, {"defective", 0}, {"unjudged", 0}};
+  std::map<std::string, int64_t, std::less<>> by_component;
+  for (const store::NodeState& n : *nodes) {
+    ++by_verdict[n.verdict];
+    for (const std::string& c : n.failing) ++by_component[std::string(ComponentKind(c))];
+  }
+  out +=
+      "# HELP vigil_nodes Nodes by the verdict of their latest validation.\n"
+      "# TYPE vigil_nodes gauge\n";
+  for (const auto& [v, count] : by_verdict) {
+    AppendExpositionLine("vigil_nodes", {{"verdict", v}}, static_cast<double>(count), &out);
+  }
+  out +=
+      "# HELP vigil_failing_components Components named defective by the nodes' latest "
+      "verdicts, by kind (GPU, NIC, ...).\n# TYPE vigil_failing_components gauge\n";
+  for (const auto& [c, count] : by_component) {
+    AppendExpositionLine("vigil_failing_components", {{"component", c}}, static_cast<double>(count),
+                         &out);
+  }
+  IngestCounters& k = service_.counters();
+  const std::pair<const char*, const std::atomic<int64_t>*> counters[] = {
+      {"vigil_uploads_ingested_total", &k.uploads},
+      {"vigil_upload_bytes_total", &k.upload_bytes},
+      {"vigil_uploads_rejected_total", &k.rejected},
+      {"vigil_alerts_ingested_total", &k.alerts}};
+  for (const auto& [name, value] : counters) {
+    fmt::format_to(std::back_inserter(out), "# TYPE {} counter\n", name);
+    AppendExpositionLine(name, {}, static_cast<double>(value->load()), &out);
+  }
+  const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
+  out +=
+      "# HELP vigil_criteria_version The criteria uploads are judged by (0: none).\n"
+      "# TYPE vigil_criteria_version gauge\n";
+  AppendExpositionLine("vigil_criteria_version", {},
+                       active ? static_cast<double>(active->version) : 0.0, &out);
+  out +=
+      "# HELP vigil_http_requests_total HTTP responses by route and status.\n"
+      "# TYPE vigil_http_requests_total counter\n";
+  {
+    std::lock_guard lock(counts_mu_);
+    for (const auto& [key, count] : counts_) {
+      const std::string code = std::to_string(key.second);
+      AppendExpositionLine("vigil_http_requests_total", {{"route", key.first}, {"code", code}},
+                           static_cast<double>(count), &out);
+    }
+  }
+  Response r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = std::move(out);
+  return r;
+}
+
+Response Api::FleetPage(const Request& req) {
+  server::FleetPage page;
+  page.verdict = Param(req, "verdict");
+  page.hardware = Param(req, "hardware");
+  if (Status s = CheckVerdict(page.verdict); !s.ok()) return StatusResponse(s);
+  Result<std::vector<store::NodeState>> nodes =
+      service_.store().Nodes({page.verdict, page.hardware});
+  if (!nodes.ok()) return StatusResponse(nodes.status());
+  page.nodes = std::move(nodes).value();
+  Result<std::vector<store::StoredAlert>> alerts = service_.store().Alerts({"", 20});
+  if (alerts.ok()) page.alerts = std::move(alerts).value();
+  const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
+  page.criteria_version = active ? active->version : 0;
+  page.now = service_.clock().WallSeconds();
+  Response r;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = RenderFleetPage(page);
+  return r;
+}
+
+Response Api::NodePage(std::string_view node) {
+  Result<store::NodeState> state = service_.store().Node(node);
+  if (!state.ok()) return StatusResponse(state.status());
+  Result<std::vector<store::Upload>> history = service_.store().History(node, 100, false);
+  if (!history.ok()) return StatusResponse(history.status());
+  const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
+  Response r;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = RenderNodePage(*state, *history, active.get(), service_.clock().WallSeconds());
+  return r;
+}
+
+}  // namespace vigil::server

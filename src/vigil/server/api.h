@@ -1,0 +1,85 @@
+// The HTTP API of `vigil serve` (docs/serve.md), apart from sockets: a request in, a response
+// out. http.h binds it to a listening socket; tests call Handle directly.
+//
+//   POST /api/v1/results         upload a results document or summary lines; answers verdicts
+//   GET  /api/v1/nodes           latest state of every node (?verdict=, ?hardware=)
+//   GET  /api/v1/nodes/{node}    one node's state and history (?limit=)
+//   POST /api/v1/criteria/learn  learn criteria from every node's latest results
+//   GET  /api/v1/criteria        the current criteria and every version
+//   POST /api/v1/alerts          detector alerts (JSONL or an array)
+//   GET  /api/v1/alerts          the newest alerts (?machine=, ?limit=)
+//   GET  /metrics                Prometheus exposition
+//   GET  /healthz                liveness and the store's readability
+//   GET  /  and  /nodes/{node}   the dashboard (HTML)
+//
+// Writes need "Authorization: Bearer <token>"; without a configured token the API is
+// read-only unless insecure writes are allowed. Errors are JSON: {"error": "...", "status": N}.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vigil/server/service.h"
+
+namespace vigil::server {
+
+struct Request {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // decoded, without the query
+  std::map<std::string, std::string> query;
+  std::string authorization;  // the Authorization header
+  std::string body;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+struct ApiOptions {
+  std::string token;                   // empty: no writes, unless allow_insecure_writes
+  bool allow_insecure_writes = false;  // writes without a token (tests, a trusted loopback)
+  size_t max_body = 64 << 20;          // bytes; larger uploads get 413
+};
+
+// A JSON error response: {"error": message, "status": status}.
+Response ErrorResponse(int status, std::string_view message);
+
+class Api {
+ public:
+  Api(FleetService& service, ApiOptions options);
+
+  // Never throws; every failure is a 4xx or 5xx response with a JSON body.
+  Response Handle(const Request& request);
+
+  // Counts a response for /metrics; `route` is the endpoint's pattern, not the raw path.
+  void Count(std::string_view route, int status);
+
+ private:
+  Response Route(const Request& request, std::string& route);
+  Response Authorize(const Request& request) const;
+  Response PostResults(const Request& request);
+  Response GetNodes(const Request& request);
+  Response GetNode(const Request& request, std::string_view node);
+  Response Learn();
+  Response GetCriteria();
+  Response PostAlerts(const Request& request);
+  Response GetAlerts(const Request& request);
+  Response Metrics();
+  Response Healthz();
+  Response FleetPage(const Request& request);
+  Response NodePage(std::string_view node);
+
+  FleetService& service_;
+  const ApiOptions options_;
+  std::mutex counts_mu_;
+  std::map<std::pair<std::string, int>, int64_t> counts_;  // (route, status) -> responses
+};
+
+}  // namespace vigil::server

@@ -1,0 +1,263 @@
+#include "vigil/server/api.h"
+
+#include <gtest/gtest.h>
+
+#include "vigil/core/json.h"
+#include "vigil/server/dashboard.h"
+#include "vigil/store/sqlite_store.h"
+#include "vigil/testing/temp_dir.h"
+#include "vigil/validate/fleet_gen.h"
+
+namespace vigil::server {
+namespace {
+
+constexpr char kToken[] = "s3cret";
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Open(); }
+
+  void Open() {
+    api_.reset();
+    service_.reset();
+    store_.reset();
+    Result<std::unique_ptr<store::Store>> s =
+        store::OpenSqliteStore(dir_.File("fleet.db"), {.sync_full = false});
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    store_ = std::move(s).value();
+    service_ = std::make_unique<FleetService>(*store_, clock_, validate::LearnOptions{});
+    ASSERT_TRUE(service_->Start().ok());
+    api_ = std::make_unique<Api>(*service_, ApiOptions{.token = kToken, .max_body = 1 << 20});
+  }
+
+  Response Call(const std::string& method, const std::string& path, const std::string& body = "",
+                std::map<std::string, std::string> query = {}, bool auth = true) {
+    Request r{method, path, std::move(query), auth ? std::string("Bearer ") + kToken : "", body};
+    return api_->Handle(r);
+  }
+
+  static Json Body(const Response& r) {
+    Result<Json> j = ParseJson(r.body, "response");
+    EXPECT_TRUE(j.ok()) << r.body;
+    return j.ok() ? *j : Json();
+  }
+
+  // A healthy fleet of one hardware class, as summary lines, and its rows.
+  std::vector<FleetRow> Fleet(int nodes) {
+    validate::FleetGenOptions o;
+    o.nodes = nodes;
+    o.defect_rate = 0;
+    o.noisy_rate = 0;
+    o.missing_rate = 0;
+    o.second_class = 0;
+    return validate::GenerateFleet(o)->rows;
+  }
+
+  static std::string Lines(const std::vector<FleetRow>& rows) {
+    std::string out;
+    for (const FleetRow& r : rows) out += FormatFleetRow(r);
+    return out;
+  }
+
+  testing::TempDir dir_;
+  FakeClock clock_{1.8e9};
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<FleetService> service_;
+  std::unique_ptr<Api> api_;
+};
+
+TEST_F(ApiTest, UploadsAreJudgedByLearnedCriteriaThatNameTheComponent) {
+  std::vector<FleetRow> rows = Fleet(30);
+  Response r = Call("POST", "/api/v1/results", Lines(rows));
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["stored"], 30);
+  EXPECT_EQ(Body(r)["results"][0]["verdict"], "unjudged");
+
+  r = Call("POST", "/api/v1/criteria/learn");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["version"], 1);
+  EXPECT_EQ(Body(r)["nodes"], 30);
+
+  // The same node again, healthy, then with GPU 5's GEMM throughput 30% low.
+  clock_.Advance(3600);
+  const NodeResults doc = validate::NodeDocumentOf(rows[3], 3, 7);
+  r = Call("POST", "/api/v1/results", DumpJson(ToJson(doc), 2));
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["results"][0]["verdict"], "healthy") << r.body;
+  EXPECT_EQ(Body(r)["results"][0]["criteria_version"], 1);
+  FleetRow slow = rows[3];
+  bool planted = false;
+  for (auto& [key, value] : slow.values) {
+    if (key.find("gemm") != std::string::npos && key.ends_with(":5")) {
+      value *= 0.7;
+      planted = true;
+    }
+  }
+  ASSERT_TRUE(planted);
+  r = Call("POST", "/api/v1/results", DumpJson(ToJson(validate::NodeDocumentOf(slow, 3, 7))));
+  ASSERT_EQ(r.status, 201) << r.body;
+  const Json judged = Body(r)["results"][0];
+  EXPECT_EQ(judged["verdict"], "defective");
+  EXPECT_EQ(judged["failing"], Json::array({"GPU 5"})) << judged.dump();
+
+  // Latest state, filters, history.
+  r = Call("GET", "/api/v1/nodes", "", {}, false);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(Body(r)["count"], 30);
+  r = Call("GET", "/api/v1/nodes", "", {{"verdict", "defective"}}, false);
+  ASSERT_EQ(Body(r)["count"], 1);
+  EXPECT_EQ(Body(r)["nodes"][0]["node"], rows[3].node);
+  EXPECT_EQ(Body(r)["nodes"][0]["age_seconds"], 0);
+  r = Call("GET", "/api/v1/nodes", "", {{"hardware", rows[0].hardware}}, false);
+  EXPECT_EQ(Body(r)["count"], 30);
+  r = Call("GET", "/api/v1/nodes/" + rows[3].node, "", {}, false);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(Body(r)["uploads"], 3);
+  ASSERT_EQ(Body(r)["history"].size(), 3u);
+  EXPECT_EQ(Body(r)["history"][0]["verdict"], "defective");
+  EXPECT_EQ(Body(r)["history"][2]["verdict"], "unjudged");
+  r = Call("GET", "/api/v1/nodes/" + rows[3].node, "", {{"limit", "1"}}, false);
+  EXPECT_EQ(Body(r)["history"].size(), 1u);
+
+  // The criteria outlive the process: a new service over the same file judges by version 1.
+  Open();
+  EXPECT_EQ(service_->criteria()->version, 1);
+  r = Call("GET", "/api/v1/criteria", "", {}, false);
+  EXPECT_EQ(Body(r)["current"]["version"], 1);
+  EXPECT_EQ(Body(r)["versions"].size(), 1u);
+}
+
+TEST_F(ApiTest, WritesNeedTheTokenAndReadOnlyServersRefuseThem) {
+  const std::string line = Lines(Fleet(1));
+  Response r = Call("POST", "/api/v1/results", line, {}, false);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.headers.at(0).first, "WWW-Authenticate");
+  r = api_->Handle(Request{"POST", "/api/v1/results", {}, "Bearer wrong", line});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(Body(r)["error"], "wrong token");
+  r = api_->Handle(Request{"POST", "/api/v1/results", {}, "Basic abc", line});
+  EXPECT_EQ(r.status, 401);
+
+  Api read_only(*service_, ApiOptions{});
+  r = read_only.Handle(Request{"POST", "/api/v1/results", {}, "", line});
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(Body(r)["error"].get<std::string>().find("--token-file"), std::string::npos);
+  EXPECT_EQ(read_only.Handle(Request{"GET", "/api/v1/nodes", {}, "", ""}).status, 200);
+  Api insecure(*service_, ApiOptions{.token = "", .allow_insecure_writes = true});
+  EXPECT_EQ(insecure.Handle(Request{"POST", "/api/v1/results", {}, "", line}).status, 201);
+}
+
+TEST_F(ApiTest, BadRequestsGetTheRightStatusAndAJsonError) {
+  const struct {
+    std::string method, path, body;
+    std::map<std::string, std::string> query;
+    int status;
+    std::string message;
+  } cases[] = {
+      {"POST", "/api/v1/results", "{\"node\": \"a\", \"x/y\": }", {}, 400, "upload:1:"},
+      {"POST", "/api/v1/results", "", {}, 400, "empty upload"},
+      {"POST", "/api/v1/results", std::string(2 << 20, ' '), {}, 413, "over the limit"},
+      {"GET", "/api/v1/nodes/nobody", "", {}, 404, "no node \"nobody\""},
+      {"GET", "/api/v1/nodes", "", {{"verdict", "sick"}}, 400, "verdict"},
+      {"GET", "/api/v1/nodes/x", "", {{"limit", "0"}}, 400, "limit"},
+      {"GET", "/api/v1/alerts", "", {{"limit", "many"}}, 400, "limit"},
+      {"GET", "/api/v1/nothing", "", {}, 404, "no endpoint"},
+      {"GET", "/etc/passwd", "", {}, 404, "no page"},
+      {"DELETE", "/api/v1/nodes", "", {}, 405, "method not allowed"},
+      {"GET", "/api/v1/results", "", {}, 405, "use POST"},
+      {"POST", "/api/v1/criteria/learn", "", {}, 409, "nothing to learn from"},
+      {"POST", "/api/v1/alerts", "{\"machine\": \"m\"}", {}, 400, "kind: missing"},
+      {"GET", "/nodes/nobody", "", {}, 404, "no node"},
+  };
+  for (const auto& c : cases) {
+    const Response r = Call(c.method, c.path, c.body, c.query);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.path << ": " << r.body;
+    const Json j = Body(r);
+    EXPECT_EQ(j["status"], c.status);
+    EXPECT_NE(j["error"].get<std::string>().find(c.message), std::string::npos)
+        << c.path << ": " << r.body;
+  }
+  // Still serving, and the rejected upload was counted.
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+  EXPECT_EQ(service_->counters().rejected.load(), 2);
+}
+
+TEST_F(ApiTest, AlertsAreStoredAndListed) {
+  const std::string body =
+      "{\"machine\":\"gpu-07\",\"kind\":\"rule\",\"rule\":\"xid 79\",\"component\":\"gpu3\","
+      "\"onset\":100,\"detected\":101,\"evidence\":[]}\n"
+      "{\"machine\":\"gpu-09\",\"kind\":\"divergence\",\"detected\":130}\n";
+  Response r = Call("POST", "/api/v1/alerts", body);
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["ids"], Json::array({1, 2}));
+  r = Call("POST", "/api/v1/alerts",
+           "[{\"machine\":\"gpu-07\",\"kind\":\"missing\",\"detected\":1}]");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Call("GET", "/api/v1/alerts", "", {{"machine", "gpu-07"}}, false);
+  ASSERT_EQ(Body(r)["count"], 2);
+  EXPECT_EQ(Body(r)["alerts"][0]["kind"], "missing");
+  EXPECT_EQ(Body(r)["alerts"][1]["rule"], "xid 79");
+  EXPECT_EQ(service_->counters().alerts.load(), 3);
+}
+
+TEST_F(ApiTest, MetricsExportVerdictsAgesFindingsAndCounters) {
+  std::vector<FleetRow> rows = Fleet(10);
+  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
+  FleetRow broken = rows[0];
+  bool failed = false;
+  for (auto& [key, value] : broken.values) {
+    if (!failed && key.ends_with("/return_code")) value = failed = true;
+  }
+  ASSERT_TRUE(failed);
+  clock_.Advance(60);
+  ASSERT_EQ(Call("POST", "/api/v1/results", FormatFleetRow(broken)).status, 201);
+  const Response m = Call("GET", "/metrics", "", {}, false);
+  ASSERT_EQ(m.status, 200);
+  EXPECT_EQ(m.content_type.rfind("text/plain; version=0.0.4", 0), 0u);
+  const std::string& t = m.body;
+  EXPECT_NE(t.find("vigil_node_healthy{node=\"" + rows[0].node + "\",hardware=\"" +
+                   rows[0].hardware + "\"} 0\n"),
+            std::string::npos)
+      << t.substr(0, 2000);
+  EXPECT_NE(t.find("vigil_node_last_validation_age_seconds{node=\"" + rows[1].node + "\"} 60\n"),
+            std::string::npos);
+  EXPECT_NE(t.find("vigil_nodes{verdict=\"defective\"} 1\n"), std::string::npos);
+  EXPECT_NE(t.find("vigil_nodes{verdict=\"unjudged\"} 9\n"), std::string::npos);
+  EXPECT_NE(t.find("vigil_failing_components{component="), std::string::npos);
+  EXPECT_NE(t.find("vigil_uploads_ingested_total 11\n"), std::string::npos);
+  EXPECT_NE(t.find("vigil_criteria_version 1\n"), std::string::npos);
+  EXPECT_NE(t.find("vigil_http_requests_total{route=\"/api/v1/results\",code=\"201\"} 2\n"),
+            std::string::npos);
+}
+
+TEST_F(ApiTest, DashboardListsNodesAndPlotsTheirHistoryWithNamesEscaped) {
+  std::vector<FleetRow> rows = Fleet(8);
+  rows[2].node = "<img src=x onerror=alert(1)>";
+  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
+  clock_.Advance(86400);
+  ASSERT_EQ(Call("POST", "/api/v1/results", FormatFleetRow(rows[1])).status, 201);
+
+  Response r = Call("GET", "/", "", {}, false);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(r.body.find("<tr data-node=\"" + rows[0].node + "\">"), std::string::npos);
+  EXPECT_NE(r.body.find("class=\"verdict healthy\""), std::string::npos);
+  EXPECT_EQ(r.body.find("<img"), std::string::npos);
+  EXPECT_NE(r.body.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_EQ(r.body.find("http://"), r.body.find("http://www.w3.org"));  // nothing fetched
+  r = Call("GET", "/", "", {{"verdict", "defective"}}, false);
+  EXPECT_EQ(r.body.find("data-node"), std::string::npos);
+
+  r = Call("GET", "/nodes/" + rows[1].node, "", {}, false);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("<svg"), std::string::npos);
+  EXPECT_NE(r.body.find("class=\"band\""), std::string::npos);  // the learned range
+  EXPECT_NE(r.body.find("<polyline"), std::string::npos);
+  EXPECT_NE(r.body.find("2 uploads"), std::string::npos);
+  EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+}  // namespace
+}  // namespace vigil::server

@@ -1,0 +1,126 @@
+#include "vigil/server/client.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "vigil/core/clock.h"
+#include "vigil/core/file.h"
+#include "vigil/core/text.h"
+#include "vigil/telemetry/http_client.h"
+
+namespace vigil::server {
+
+namespace fs = std::filesystem;
+
+ReportClient::ReportClient(std::string url, std::string prefix, std::string token,
+                           std::unique_ptr<httplib::Client> client)
+    : url_(std::move(url)),
+      prefix_(std::move(prefix)),
+      token_(std::move(token)),
+      client_(std::move(client)) {}
+
+ReportClient::~ReportClient() = default;
+
+Result<std::unique_ptr<ReportClient>> ReportClient::Create(const std::string& url,
+                                                           std::string token, double timeout_s) {
+  VIGIL_ASSIGN_OR_RETURN(telemetry::HttpTarget t,
+                         telemetry::ConnectHttp(url, "--report", timeout_s));
+  return std::unique_ptr<ReportClient>(
+      new ReportClient(url, std::move(t.prefix), std::move(token), std::move(t.client)));
+}
+
+Result<Json> ReportClient::Upload(std::string_view body) {
+  httplib::Headers headers;
+  if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
+  const std::string path = prefix_ + "/api/v1/results";
+  httplib::Result res = client_->Post(path, headers, body.data(), body.size(), "application/json");
+  if (!res) {
+    return Status::Unavailable(
+        fmt::format("{}: cannot reach the server: {}", url_, httplib::to_string(res.error())));
+  }
+  Result<Json> answer = ParseJson(res->body, url_);
+  std::string message = answer.ok() && answer->is_object() && answer->contains("error") &&
+                                (*answer)["error"].is_string()
+                            ? (*answer)["error"].get<std::string>()
+                            : res->body.substr(0, 200);
+  if (res->status >= 500) {
+    return Status::Unavailable(fmt::format("{}: server error {}: {}", url_, res->status, message));
+  }
+  if (res->status >= 400) {
+    return Status::InvalidArgument(
+        fmt::format("{}: upload refused ({}): {}", url_, res->status, message));
+  }
+  if (!answer.ok()) return answer.status();
+  return answer;
+}
+
+Result<std::string> ReadToken(const std::string& path) {
+  VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  const std::string token(Trim(text));
+  if (token.empty())
+    return Status::InvalidArgument(fmt::format("{}: the token file is empty", path));
+  if (token.find_first_of(" \t\r\n") != std::string::npos) {
+    return Status::InvalidArgument(fmt::format("{}: the token has white space inside", path));
+  }
+  return token;
+}
+
+Result<std::string> SpoolDocument(const std::string& dir, std::string_view node, double now,
+                                  std::string_view text) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
+  std::string safe(node);
+  std::replace_if(
+      safe.begin(), safe.end(),
+      [](char c) {
+        return !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
+      },
+      '_');
+  const std::string path = fmt::format("{}/{}-{}.json", dir, FormatUtcCompact(now), safe);
+  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(path, text));
+  return path;
+}
+
+Result<DrainReport> DrainSpool(const std::string& dir, ReportClient& client) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file() && it->path().extension() == ".json") {
+      files.push_back(it->path().string());
+    }
+  }
+  if (ec) return Status::IoError(fmt::format("{}: cannot read the spool: {}", dir, ec.message()));
+  std::sort(files.begin(), files.end());
+  DrainReport report;
+  for (const std::string& f : files) {
+    VIGIL_ASSIGN_OR_RETURN(std::string body, ReadFile(f));
+    Result<Json> answer = client.Upload(body);
+    if (answer.ok()) {
+      fs::remove(f, ec);
+      if (ec)
+        return Status::IoError(fmt::format("{}: sent but cannot remove: {}", f, ec.message()));
+      report.sent.push_back(f);
+      report.answers.push_back(std::move(answer).value());
+      continue;
+    }
+    if (answer.status().code() != StatusCode::kInvalidArgument) {
+      report.stopped = answer.status();
+      break;
+    }
+    spdlog::warn("{}: {}", f, answer.status().message());
+    const fs::path aside = fs::path(dir) / "rejected";
+    fs::create_directories(aside, ec);
+    if (!ec) fs::rename(f, aside / fs::path(f).filename(), ec);
+    if (ec) return Status::IoError(fmt::format("{}: cannot move aside: {}", f, ec.message()));
+    report.rejected.push_back(f);
+  }
+  return report;
+}
+
+}  // namespace vigil::server

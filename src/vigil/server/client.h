@@ -1,0 +1,60 @@
+// The agent side of the fleet service: `vigil run --report URL` uploads the node's results
+// document, and keeps it in a spool directory when the server cannot be reached;
+// `vigil report --spool DIR` sends what the spool holds later.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/core/json.h"
+#include "vigil/core/status.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace vigil::server {
+
+class ReportClient {
+ public:
+  // `url` is the server's base, http://host:port; `token` may be empty (an insecure server).
+  static Result<std::unique_ptr<ReportClient>> Create(const std::string& url, std::string token,
+                                                      double timeout_s = 30);
+  ~ReportClient();
+
+  // POSTs a body to /api/v1/results and returns the server's answer. Unavailable when the server
+  // cannot be reached or fails (5xx): worth trying again later; InvalidArgument with the
+  // server's message when it refuses the upload (4xx): trying again will not help.
+  Result<Json> Upload(std::string_view body);
+
+ private:
+  ReportClient(std::string url, std::string prefix, std::string token,
+               std::unique_ptr<httplib::Client> client);
+  std::string url_, prefix_, token_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+// Reads the token from a file (surrounding whitespace dropped). InvalidArgument when it is
+// empty.
+Result<std::string> ReadToken(const std::string& path);
+
+// Keeps a document in the spool directory (made if missing) under a name that sorts by time:
+// "<stamp>-<node>.json", written atomically. The path written.
+Result<std::string> SpoolDocument(const std::string& dir, std::string_view node, double now,
+                                  std::string_view text);
+
+struct DrainReport {
+  std::vector<std::string> sent;      // files uploaded and removed
+  std::vector<std::string> rejected;  // files the server refused, moved to <dir>/rejected/
+  std::vector<Json> answers;          // the server's answer for each sent file
+  Status stopped;                     // why draining stopped early (server unreachable), or OK
+};
+
+// Uploads every *.json of the spool, oldest name first: sent files are removed, refused ones
+// moved aside (with the server's message logged), and the first unreachable-server error stops
+// the drain, leaving the rest for next time. IoError when the directory cannot be read.
+Result<DrainReport> DrainSpool(const std::string& dir, ReportClient& client);
+
+}  // namespace vigil::server

@@ -1,0 +1,34 @@
+// The dashboard of `vigil serve`: HTML pages drawn by the server, with inline CSS and SVG plots,
+// that fetch nothing from anywhere (they work on a cluster without internet access).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/server/service.h"
+#include "vigil/store/store.h"
+
+namespace vigil::server {
+
+// Text made safe for HTML element content and attribute values.
+std::string HtmlEscape(std::string_view text);
+
+struct FleetPage {
+  std::vector<store::NodeState> nodes;     // already filtered
+  std::vector<store::StoredAlert> alerts;  // the newest detector alerts
+  std::string verdict, hardware;           // the filter shown
+  int64_t criteria_version = 0;            // 0: none learned yet
+  double now = 0;
+};
+
+// Nodes by verdict and hardware class, when each was last validated, its failing components.
+std::string RenderFleetPage(const FleetPage& page);
+
+// A node's verdict history and plots of its key metrics over time (the components named in its
+// latest findings first), each against the healthy range learned for its hardware class.
+// `history` is newest first.
+std::string RenderNodePage(const store::NodeState& node, const std::vector<store::Upload>& history,
+                           const ActiveCriteria* criteria, double now);
+
+}  // namespace vigil::server

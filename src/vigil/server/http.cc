@@ -1,0 +1,66 @@
+#include "vigil/server/http.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+namespace vigil::server {
+
+HttpServer::HttpServer(Api& api, HttpOptions options)
+    : api_(api), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
+  httplib::Server& s = *server_;
+  const int threads = std::max(2, options_.threads);
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  s.set_payload_max_length(options_.max_body);
+  s.set_tcp_nodelay(true);
+  const auto handler = [this](const httplib::Request& in, httplib::Response& out) {
+    Request req;
+    req.method = in.method;
+    req.path = in.path;
+    for (const auto& [k, v] : in.params) req.query.try_emplace(k, v);
+    req.authorization = in.get_header_value("Authorization");
+    req.body = in.body;
+    Response r = api_.Handle(req);
+    out.status = r.status;
+    for (const auto& [k, v] : r.headers) out.set_header(k, v);
+    out.set_content(std::move(r.body), r.content_type.c_str());
+  };
+  s.Get(".*", handler);
+  s.Post(".*", handler);
+  s.Put(".*", handler);
+  s.Delete(".*", handler);
+  s.Patch(".*", handler);
+  // Errors raised before a handler ran (a body over the limit, a request httplib cannot read)
+  // get the API's JSON body too.
+  s.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string reason =
+        res.status == 413
+            ? fmt::format("request body over the limit of {} bytes", options_.max_body)
+        : res.status == 400 ? std::string("malformed HTTP request")
+                            : fmt::format("HTTP status {}", res.status);
+    Response r = ErrorResponse(res.status, reason);
+    api_.Count("other", res.status);
+    res.set_content(r.body, r.content_type.c_str());
+  });
+}
+
+HttpServer::~HttpServer() = default;
+
+Result<int> HttpServer::Bind() {
+  const int port = options_.port == 0
+                       ? server_->bind_to_any_port(options_.host)
+                       : (server_->bind_to_port(options_.host, options_.port) ? options_.port : -1);
+  if (port < 0) {
+    return Status::IoError(
+        fmt::format("cannot listen on {}:{} (in use, or not an address of "
+                    "this machine)",
+                    options_.host, options_.port));
+  }
+  return port;
+}
+
+void HttpServer::Serve() { server_->listen_after_bind(); }
+
+void HttpServer::Stop() { server_->stop(); }
+
+}  // namespace vigil::server

@@ -1,0 +1,142 @@
+#include "vigil/server/service.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "vigil/core/json.h"
+#include "vigil/core/lines.h"
+#include "vigil/core/text.h"
+#include "vigil/detect/detector.h"
+#include "vigil/results/summary.h"
+#include "vigil/server/upload.h"
+
+namespace vigil::server {
+
+FleetService::FleetService(store::Store& store, Clock& clock, validate::LearnOptions learn)
+    : store_(store), clock_(clock), learn_(learn) {}
+
+Status FleetService::Start() {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<store::CriteriaVersion> stored, store_.Criteria(0));
+  if (!stored) return Status::Ok();
+  VIGIL_ASSIGN_OR_RETURN(
+      validate::LearnedCriteria c,
+      validate::CriteriaFromJson(stored->body, fmt::format("stored criteria {}", stored->version)));
+  std::lock_guard lock(mu_);
+  criteria_ = std::make_shared<const ActiveCriteria>(ActiveCriteria{stored->version, std::move(c)});
+  return Status::Ok();
+}
+
+std::shared_ptr<const ActiveCriteria> FleetService::criteria() const {
+  std::lock_guard lock(mu_);
+  return criteria_;
+}
+
+namespace {
+
+// Judges one node by the criteria of the benchmarks it ran.
+void JudgeUpload(const ActiveCriteria* active, const ParsedUpload& p, store::Upload& u) {
+  if (active == nullptr) {
+    u.verdict = "unjudged";
+    u.findings = "[]";
+    return;
+  }
+  const FleetTable one = TableOfRows({p.row}, u.node);
+  const validate::NodeFindings nf =
+      validate::Judge(one, validate::RestrictToBenchmarks(active->criteria, p.benchmarks), 1)[0];
+  u.verdict = nf.defective ? "defective" : "healthy";
+  u.criteria_version = active->version;
+  Json findings = Json::array();
+  for (const validate::Finding& f : nf.findings) {
+    findings.push_back(validate::FindingToJson(f));
+    if (std::find(u.failing.begin(), u.failing.end(), f.component) == u.failing.end()) {
+      u.failing.push_back(f.component);
+    }
+  }
+  u.findings = DumpJson(findings);
+}
+
+}  // namespace
+
+Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
+                                                        std::string_view source) {
+  Result<std::vector<ParsedUpload>> parsed = ParseUpload(body, source);
+  if (!parsed.ok()) {
+    counters_.rejected.fetch_add(1, std::memory_order_relaxed);
+    return parsed.status();
+  }
+  const std::shared_ptr<const ActiveCriteria> active = criteria();
+  const double now = clock_.WallSeconds();
+  std::vector<store::Upload> uploads;
+  uploads.reserve(parsed->size());
+  for (ParsedUpload& p : *parsed) {
+    store::Upload u;
+    u.node = p.row.node;
+    u.hardware = p.row.hardware;
+    u.received = now;
+    u.start_time = p.start_time;
+    JudgeUpload(active.get(), p, u);
+    u.row = FormatFleetRow(p.row);
+    u.row.pop_back();  // the line without its '\n'
+    u.document = std::move(p.document);
+    uploads.push_back(std::move(u));
+  }
+  VIGIL_RETURN_IF_ERROR(store_.PutUploads(uploads));
+  counters_.uploads.fetch_add(static_cast<int64_t>(uploads.size()), std::memory_order_relaxed);
+  counters_.upload_bytes.fetch_add(static_cast<int64_t>(body.size()), std::memory_order_relaxed);
+  return uploads;
+}
+
+Result<store::CriteriaVersion> FleetService::Learn() {
+  std::lock_guard learning(learn_mu_);
+  VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> rows, store_.LatestRows());
+  if (rows.empty()) return Status::InvalidArgument("no results stored yet: nothing to learn from");
+  std::string text;
+  for (const std::string& r : rows) (text += r) += '\n';
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ParseFleetTable(text, "stored results"));
+  VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria learned, validate::Learn(table, learn_));
+  store::CriteriaVersion v;
+  v.created = clock_.WallSeconds();
+  v.nodes = static_cast<int64_t>(table.node_count());
+  v.body = DumpJson(validate::CriteriaToJson(learned));
+  VIGIL_ASSIGN_OR_RETURN(v.version, store_.PutCriteria(v));
+  std::lock_guard lock(mu_);
+  criteria_ = std::make_shared<const ActiveCriteria>(ActiveCriteria{v.version, std::move(learned)});
+  return v;
+}
+
+Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_view body,
+                                                                   std::string_view source) {
+  std::vector<Json> objects;
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && body[first] == '[') {
+    VIGIL_ASSIGN_OR_RETURN(Json array, ParseJson(body, source));
+    for (Json& j : array) objects.push_back(std::move(j));
+  } else {
+    LineReader lines(body);
+    std::string_view line;
+    while (lines.Next(line)) {
+      if (Trim(line).empty()) continue;
+      VIGIL_ASSIGN_OR_RETURN(Json j, ParseJson(line, source, static_cast<int>(lines.line_no())));
+      objects.push_back(std::move(j));
+    }
+  }
+  if (objects.empty()) return Status::InvalidArgument(fmt::format("{}: no alert", source));
+  const double now = clock_.WallSeconds();
+  std::vector<store::StoredAlert> alerts;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    VIGIL_ASSIGN_OR_RETURN(
+        detect::Alert a,
+        detect::AlertFromJson(objects[i], fmt::format("{}: alert {}", source, i + 1)));
+    const Status name = CheckNodeName(a.machine);
+    if (!name.ok()) return name.WithContext(fmt::format("{}: alert {}: machine", source, i + 1));
+    alerts.push_back(store::StoredAlert{0, now, a.machine, a.kind, a.detected,
+                                        DumpJson(detect::AlertToJson(a))});
+  }
+  VIGIL_RETURN_IF_ERROR(store_.PutAlerts(alerts));
+  counters_.alerts.fetch_add(static_cast<int64_t>(alerts.size()), std::memory_order_relaxed);
+  return alerts;
+}
+
+}  // namespace vigil::server

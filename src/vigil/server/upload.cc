@@ -1,0 +1,91 @@
+#include "vigil/server/upload.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "vigil/core/json.h"
+#include "vigil/core/text.h"
+#include "vigil/results/document.h"
+#include "vigil/validate/anatomy.h"
+
+namespace vigil::server {
+
+Status CheckNodeName(std::string_view node) {
+  if (node.empty()) return Status::InvalidArgument("node name is empty");
+  if (node.size() > 253) return Status::InvalidArgument("node name is longer than 253 characters");
+  for (const char c : node) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '/') {
+      return Status::InvalidArgument(
+          fmt::format("node name {} has a control character or '/'", Quote(node)));
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+Result<ParsedUpload> FromDocument(const Json& json, std::string_view body,
+                                  std::string_view source) {
+  VIGIL_ASSIGN_OR_RETURN(NodeResults doc, NodeResultsFromJson(json, source));
+  const Status name = CheckNodeName(doc.node);
+  if (!name.ok()) return name.WithContext(fmt::format("{}: node", source));
+  ParsedUpload u;
+  u.row = FleetRowOf(doc);
+  for (const BenchmarkRecord& r : doc.benchmarks) {
+    if (r.status != BenchStatus::kSkipped) u.benchmarks.push_back(r.name);
+  }
+  u.start_time = doc.start_time;
+  u.document = std::string(body);
+  return u;
+}
+
+Result<std::vector<ParsedUpload>> FromSummary(std::string_view body, std::string_view source) {
+  // One thread: the server already runs one request per thread.
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ParseFleetTable(body, source, 1));
+  std::vector<ParsedUpload> out;
+  for (size_t i = 0; i < table.node_count(); ++i) {
+    const Status name = CheckNodeName(table.node(i));
+    if (!name.ok()) return name.WithContext(fmt::format("{}:{}: node", source, table.line(i)));
+    ParsedUpload u;
+    u.row = table.Row(i);
+    for (const auto& [key, value] : u.row.values) {
+      std::string b = validate::BenchmarkOfKey(key);
+      if (std::find(u.benchmarks.begin(), u.benchmarks.end(), b) == u.benchmarks.end()) {
+        u.benchmarks.push_back(std::move(b));
+      }
+    }
+    out.push_back(std::move(u));
+  }
+  if (out.empty()) return Status::InvalidArgument(fmt::format("{}: no node in the upload", source));
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<ParsedUpload>> ParseUpload(std::string_view body, std::string_view source) {
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) {
+    return Status::InvalidArgument(fmt::format("{}: empty upload", source));
+  }
+  // A document is one object, usually pretty-printed over many lines; summary lines are one
+  // object each. Only a whole body that parses as one object can be a document.
+  if (body[first] == '{') {
+    Result<Json> json = ParseJson(body, source);
+    if (json.ok() && json->is_object() && json->contains("schema")) {
+      VIGIL_ASSIGN_OR_RETURN(ParsedUpload u, FromDocument(*json, body, source));
+      std::vector<ParsedUpload> out;
+      out.push_back(std::move(u));
+      return out;
+    }
+    // A body on one line, or whose first line opens an object it does not close (a
+    // pretty-printed document), is one JSON text: its parser's error says where it broke.
+    const size_t eol = std::min(body.find('\n', first), body.size());
+    const bool one_text =
+        eol >= body.find_last_not_of(" \t\r\n") || Trim(body.substr(first, eol - first)) == "{";
+    if (!json.ok() && one_text) return json.status();
+  }
+  return FromSummary(body, source);
+}
+
+}  // namespace vigil::server
