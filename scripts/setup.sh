@@ -13,6 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   mbw fio                                 # reference tools for docs/benchmarks.md
   prometheus                              # the real Prometheus of the detector's end-to-end test
+  chromium-headless-shell                 # loads the dashboard in the fleet service's end-to-end test
 )
 
 missing=()

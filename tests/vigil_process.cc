@@ -11,7 +11,7 @@
 
 namespace vigil::testing {
 
-VigilProcess::VigilProcess(const std::vector<std::string>& args) {
+VigilProcess::VigilProcess(const std::vector<std::string>& args, const std::string& program) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return;
   pid_ = fork();
@@ -19,7 +19,7 @@ VigilProcess::VigilProcess(const std::vector<std::string>& args) {
     dup2(out[1], 1);
     dup2(err[1], 2);
     std::vector<char*> argv;
-    std::string bin = VIGIL_BINARY;
+    std::string bin = program;
     argv.push_back(bin.data());
     std::vector<std::string> copy = args;
     for (std::string& a : copy) argv.push_back(a.data());
@@ -73,5 +73,9 @@ ProcessResult VigilProcess::Wait() {
 }
 
 ProcessResult RunVigil(const std::vector<std::string>& args) { return VigilProcess(args).Wait(); }
+
+ProcessResult RunProgram(const std::string& program, const std::vector<std::string>& args) {
+  return VigilProcess(args, program).Wait();
+}
 
 }  // namespace vigil::testing

@@ -14,10 +14,11 @@ struct ProcessResult {
   std::string err;
 };
 
-// A started `vigil` process whose output is collected by Wait().
+// A started `vigil` process (or another program) whose output is collected by Wait().
 class VigilProcess {
  public:
-  explicit VigilProcess(const std::vector<std::string>& args);
+  explicit VigilProcess(const std::vector<std::string>& args,
+                        const std::string& program = VIGIL_BINARY);
   ~VigilProcess();
   pid_t pid() const { return pid_; }
   void Signal(int sig) const;
@@ -31,5 +32,8 @@ class VigilProcess {
 
 // Starts vigil with `args`, waits for it, and returns its exit code and output.
 ProcessResult RunVigil(const std::vector<std::string>& args);
+
+// Runs another program (a full path) with `args` and waits for it.
+ProcessResult RunProgram(const std::string& program, const std::vector<std::string>& args);
 
 }  // namespace vigil::testing

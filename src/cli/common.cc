@@ -5,9 +5,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "vigil/core/duration.h"
+#include "vigil/core/text.h"
 
 namespace vigil::cli {
 namespace {
@@ -111,6 +113,20 @@ Result<double> JobNodes(const JobSizeFlags& flags) {
   }
   if (flags.nodes > 0) return static_cast<double>(flags.nodes);
   return static_cast<double>(flags.gpus) / flags.gpus_per_node;
+}
+
+Result<std::pair<std::string, int>> ParseHostPort(std::string_view flag, std::string_view text) {
+  const size_t colon = text.rfind(':');
+  int port = -1;
+  if (colon != std::string_view::npos && colon + 1 < text.size()) {
+    const std::string_view digits = text.substr(colon + 1);
+    const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (ec != std::errc() || p != digits.data() + digits.size()) port = -1;
+  }
+  if (colon == std::string_view::npos || colon == 0 || port < 0 || port > 65535) {
+    return Status::InvalidArgument(fmt::format("{}: {} is not HOST:PORT", flag, Quote(text)));
+  }
+  return std::pair{std::string(text.substr(0, colon)), port};
 }
 
 }  // namespace vigil::cli

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vigil/core/status.h"
@@ -67,6 +68,9 @@ double SecondsSince(std::chrono::steady_clock::time_point start);
 // Reads fleet summary files into one table (ReadFleetTable, FleetTable::Append); InvalidArgument
 // when they hold no node at all.
 Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths);
+
+// "HOST:PORT" (port 0 to 65535) from a flag such as --listen; InvalidArgument naming the flag.
+Result<std::pair<std::string, int>> ParseHostPort(std::string_view flag, std::string_view text);
 
 // Formats a figure with about four significant digits, for tables ("23.41", "1.234e+06").
 std::string FormatFigure(double value);

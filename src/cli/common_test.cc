@@ -18,6 +18,17 @@ TEST(CommonTest, ExitCodes) {
   EXPECT_EQ(ExitCodeFor(Status::Internal("x")), ExitCode::kCannotRun);
 }
 
+TEST(CommonTest, HostPort) {
+  EXPECT_EQ(*ParseHostPort("--listen", "127.0.0.1:8080"),
+            (std::pair<std::string, int>{"127.0.0.1", 8080}));
+  EXPECT_EQ(ParseHostPort("--listen", "[::1]:0")->second, 0);
+  for (const char* bad : {"8080", ":80", "host:", "host:http", "host:70000", "host:-1"}) {
+    const auto r = ParseHostPort("--listen", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message().rfind("--listen: ", 0), 0u);
+  }
+}
+
 TEST(CommonTest, TableAlignsColumns) {
   Table t({"A", "LONGER"});
   t.Add({"wide cell", "x"});

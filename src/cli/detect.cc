@@ -337,19 +337,8 @@ CLI::App* SetupSimulateTelemetry(CLI::App& simulate, SimulateTelemetryOptions& o
 namespace {
 
 Status ServeTelemetry(const SimulateTelemetryOptions& o, sim::TelemetryGenerator& gen) {
-  const size_t colon = o.serve.rfind(':');
-  int port = -1;
-  if (colon != std::string::npos) {
-    try {
-      port = std::stoi(o.serve.substr(colon + 1));
-    } catch (const std::exception&) {
-      port = -1;
-    }
-  }
-  if (colon == std::string::npos || port < 0 || port > 65535) {
-    return Status::InvalidArgument(fmt::format("--serve: {} is not HOST:PORT", Quote(o.serve)));
-  }
-  const std::string host = o.serve.substr(0, colon);
+  VIGIL_ASSIGN_OR_RETURN(const auto host_port, ParseHostPort("--serve", o.serve));
+  const auto& [host, port] = host_port;
   httplib::Server server;
   std::mutex mu;
   int64_t next = 0;  // the next second the generator steps to

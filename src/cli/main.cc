@@ -11,6 +11,7 @@
 #include "cli/fleet_stats.h"
 #include "cli/model.h"
 #include "cli/run.h"
+#include "cli/serve.h"
 #include "cli/simulate.h"
 #include "cli/validate.h"
 #include "cli/version.h"
@@ -64,6 +65,11 @@ int main(int argc, char** argv) {
   CLI::App* simulate_telemetry_cmd =
       SetupSimulateTelemetry(*simulate_cmds.group, simulate_telemetry);
 
+  ServeOptions serve;
+  CLI::App* serve_cmd = SetupServe(app, serve);
+  ReportOptions report;
+  CLI::App* report_cmd = SetupReport(app, report);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -90,6 +96,8 @@ int main(int argc, char** argv) {
     if (simulate_fleet_cmd->parsed()) result = RunSimulateFleet(simulate_fleet);
     if (detect_cmd->parsed()) result = RunDetect(detect);
     if (simulate_telemetry_cmd->parsed()) result = RunSimulateTelemetry(simulate_telemetry);
+    if (serve_cmd->parsed()) result = RunServe(serve);
+    if (report_cmd->parsed()) result = RunReport(report);
     if (!result.ok()) {
       fmt::print(stderr, "vigil: {}\n", result.status().message());
       return static_cast<int>(ExitCodeFor(result.status()));

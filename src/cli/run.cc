@@ -18,6 +18,7 @@
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
 #include "vigil/results/summary.h"
+#include "vigil/server/client.h"
 #include "vigil/validate/learn.h"
 
 namespace vigil::cli {
@@ -98,6 +99,14 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
   cmd->add_option("--criteria", options.criteria,
                   "Judge this node by criteria learned from the fleet (`vigil learn`); exit 1 "
                   "when a component is defective");
+  cmd->add_option("--report", options.report,
+                  "Upload the results to this fleet service (`vigil serve`, http://host:port) and "
+                  "print its verdict; exit 1 when it finds the node defective");
+  cmd->add_option("--token-file", options.token_file, "--report: file holding the bearer token");
+  cmd->add_option("--spool", options.spool,
+                  "--report: keep the results here when the server cannot be reached (send "
+                  "them later with `vigil report --spool`)")
+      ->capture_default_str();
   cmd->add_flag("--json", options.json, "Print the results document as JSON instead of a table");
   return cmd;
 }
@@ -125,6 +134,15 @@ CommandResult RunRun(const RunOptions& options) {
   if (!options.criteria.empty()) {
     VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.criteria));
     VIGIL_ASSIGN_OR_RETURN(criteria, validate::CriteriaFromJson(text, options.criteria));
+  }
+
+  std::unique_ptr<server::ReportClient> reporter;
+  if (!options.report.empty()) {
+    std::string token;
+    if (!options.token_file.empty()) {
+      VIGIL_ASSIGN_OR_RETURN(token, server::ReadToken(options.token_file));
+    }
+    VIGIL_ASSIGN_OR_RETURN(reporter, server::ReportClient::Create(options.report, token));
   }
 
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
@@ -176,6 +194,25 @@ CommandResult RunRun(const RunOptions& options) {
     row = TableOfRows({FleetRowOf(doc)}, "this node");
     verdicts = validate::Judge(*row, validate::RestrictToBenchmarks(*criteria, ran));
     failed |= verdicts[0].defective;
+  }
+  if (reporter) {
+    VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.out));
+    Result<Json> answer = reporter->Upload(text);
+    if (answer.ok()) {
+      for (const Json& r : answer->value("results", Json::array())) {
+        const std::string verdict = r.value("verdict", "");
+        failed |= verdict == "defective";
+        spdlog::info("{}: verdict {} (criteria version {})", options.report, verdict,
+                     r.value("criteria_version", 0));
+      }
+    } else if (answer.status().code() == StatusCode::kUnavailable) {
+      VIGIL_ASSIGN_OR_RETURN(std::string kept, server::SpoolDocument(options.spool, doc.node,
+                                                                     clock.WallSeconds(), text));
+      spdlog::warn("{}; results kept in {}: send them with `vigil report --spool {} --report {}`",
+                   answer.status().message(), kept, options.spool, options.report);
+    } else {
+      return answer.status();
+    }
   }
   if (options.json) {
     Json out = ToJson(doc);

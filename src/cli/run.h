@@ -15,10 +15,13 @@ struct RunOptions {
   std::string out = "vigil-results.json";  // the node results document
   std::string summary;                     // a fleet JSONL file to append this node's line to
   std::string node;                        // the node's name; default: the host name
-  std::string scratch;           // where the disk benchmark writes; default: $TMPDIR or /tmp
-  std::vector<std::string> set;  // benchmark parameters, "<benchmark>.<name>=<value>"
-  std::string criteria;          // learned criteria to judge this node by (`vigil learn`)
-  bool json = false;             // print the document as JSON instead of the table
+  std::string scratch;                // where the disk benchmark writes; default: $TMPDIR or /tmp
+  std::vector<std::string> set;       // benchmark parameters, "<benchmark>.<name>=<value>"
+  std::string criteria;               // learned criteria to judge this node by (`vigil learn`)
+  std::string report;                 // a fleet service to upload the document to (`vigil serve`)
+  std::string token_file;             // its bearer token
+  std::string spool = "vigil-spool";  // where documents wait when the service is unreachable
+  bool json = false;                  // print the document as JSON instead of the table
 };
 
 CLI::App* SetupRun(CLI::App& parent, RunOptions& options);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 namespace vigil::server {
 
@@ -12,6 +13,12 @@ HttpServer::HttpServer(Api& api, HttpOptions options)
   s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   s.set_payload_max_length(options_.max_body);
   s.set_tcp_nodelay(true);
+  // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, which would let a second server
+  // share the port silently instead of failing to bind.
+  s.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   const auto handler = [this](const httplib::Request& in, httplib::Response& out) {
     Request req;
     req.method = in.method;

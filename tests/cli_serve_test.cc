@@ -1,0 +1,246 @@
+// End-to-end tests of the fleet service: `vigil serve` as a process on port 0, fed by
+// `vigil run --report`, `vigil report` and an HTTP client; killed with SIGKILL mid-stream; and its
+// dashboard loaded by a real headless browser.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/core/text.h"
+#include "vigil/testing/temp_dir.h"
+#include "vigil_process.h"
+
+namespace vigil {
+namespace {
+
+using testing::ProcessResult;
+using testing::RunVigil;
+using testing::TempDir;
+using testing::VigilProcess;
+
+constexpr char kToken[] = "e2e-token";
+
+// `vigil serve` on a free port of loopback, with a token; killed when it goes out of scope.
+class Server {
+ public:
+  Server(const TempDir& dir, const std::string& db) : port_file_(dir.File("port")) {
+    std::filesystem::remove(port_file_);
+    EXPECT_TRUE(WriteFileAtomic(dir.File("token"), kToken).ok());
+    process_ = std::make_unique<VigilProcess>(
+        std::vector<std::string>{"serve", "--db", db, "--listen", "127.0.0.1:0", "--port-file",
+                                 port_file_, "--token-file", dir.File("token")});
+    for (int i = 0; i < 200; ++i) {
+      Result<std::string> p = ReadFile(port_file_);
+      if (p.ok()) {
+        port_ = std::stoi(std::string(Trim(*p)));
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+  }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  VigilProcess& process() { return *process_; }
+
+ private:
+  std::string port_file_;
+  std::unique_ptr<VigilProcess> process_;
+  int port_ = -1;
+};
+
+Json GetJson(int port, const std::string& path) {
+  httplib::Client c("127.0.0.1", port);
+  auto res = c.Get(path.c_str());
+  if (!res) return Json();
+  Result<Json> j = ParseJson(res->body, path);
+  return j.ok() ? *j : Json();
+}
+
+TEST(ServeE2eTest, RunReportsItsResultsAndTheSpoolKeepsThemWhileTheServerIsDown) {
+  TempDir dir;
+  ASSERT_TRUE(WriteFileAtomic(dir.File("token"), kToken).ok());
+  // No server yet: the document goes to the spool and the run still succeeds.
+  const std::vector<std::string> run = {"run",
+                                        "--bench",
+                                        "cpu-stream",
+                                        "--set",
+                                        "cpu-stream.array_size=1000000",
+                                        "--node",
+                                        "n1",
+                                        "--out",
+                                        dir.File("r.json"),
+                                        "--report",
+                                        "http://127.0.0.1:1",
+                                        "--token-file",
+                                        dir.File("token"),
+                                        "--spool",
+                                        dir.File("spool")};
+  ProcessResult r = RunVigil(run);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("vigil report --spool"), std::string::npos) << r.err;
+  size_t spooled = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.File("spool"))) {
+    spooled += e.path().extension() == ".json";
+  }
+  EXPECT_EQ(spooled, 1u);
+
+  Server server(dir, dir.File("fleet.db"));
+  ASSERT_GT(server.port(), 0);
+  r = RunVigil({"report", "--spool", dir.File("spool"), "--report", server.url(), "--token-file",
+                dir.File("token")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "n1: unjudged\n");
+  EXPECT_TRUE(std::filesystem::is_empty(dir.File("spool")) ||
+              !std::filesystem::exists(dir.File("spool") + "/x.json"));
+
+  // With the server up, run uploads straight away and prints the verdict.
+  std::vector<std::string> live = run;
+  live[10] = server.url();
+  r = RunVigil(live);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("verdict unjudged"), std::string::npos) << r.err;
+  const Json node = GetJson(server.port(), "/api/v1/nodes/n1");
+  EXPECT_EQ(node["uploads"], 2) << node.dump();
+
+  // A wrong token is refused with the server's message, exit 2.
+  ASSERT_TRUE(WriteFileAtomic(dir.File("bad"), "nope").ok());
+  r = RunVigil(
+      {"report", dir.File("r.json"), "--report", server.url(), "--token-file", dir.File("bad")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("wrong token"), std::string::npos) << r.err;
+}
+
+TEST(ServeE2eTest, BadDatabasesAndAddressesAreClearErrorsAtStartUp) {
+  TempDir dir;
+  dir.Write("garbage.db", std::string(4096, 'g'));
+  ProcessResult r = RunVigil({"serve", "--db", dir.File("garbage.db"), "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("garbage.db"), std::string::npos) << r.err;
+
+  Server first(dir, dir.File("fleet.db"));
+  ASSERT_GT(first.port(), 0);
+  r = RunVigil({"serve", "--db", dir.File("fleet.db"), "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("locked"), std::string::npos) << r.err;
+
+  r = RunVigil({"serve", "--db", dir.File("other.db"), "--listen",
+                "127.0.0.1:" + std::to_string(first.port())});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("cannot listen"), std::string::npos) << r.err;
+  r = RunVigil({"serve", "--db", dir.File("other.db"), "--listen", "localhost"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+// Every upload the server acknowledged is in the store after a SIGKILL at an arbitrary moment.
+TEST(ServeE2eTest, NothingAcknowledgedIsLostWhenTheServerIsKilled) {
+  TempDir dir;
+  const std::string db = dir.File("fleet.db");
+  std::set<std::string> acknowledged;
+  {
+    Server server(dir, db);
+    ASSERT_GT(server.port(), 0);
+    std::mutex mu;
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> clients;
+    for (int t = 0; t < 4; ++t) {
+      clients.emplace_back([&, t] {
+        httplib::Client c("127.0.0.1", server.port());
+        const httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kToken}};
+        for (int i = 0; !stop.load(); ++i) {
+          const std::string node = "n" + std::to_string(t) + "-" + std::to_string(i);
+          const std::string body =
+              "{\"node\": \"" + node + "\", \"cpu-stream/triad_gbps\": " + std::to_string(i) + "}";
+          auto res = c.Post("/api/v1/results", auth, body, "application/json");
+          if (!res) break;  // the server died mid-request: not acknowledged
+          if (res->status == 201) {
+            std::lock_guard lock(mu);
+            acknowledged.insert(node);
+          }
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    server.process().Signal(SIGKILL);
+    stop = true;
+    for (auto& c : clients) c.join();
+    server.process().Wait();
+  }
+  ASSERT_GT(acknowledged.size(), 20u);
+  Server again(dir, db);
+  ASSERT_GT(again.port(), 0);
+  const Json nodes = GetJson(again.port(), "/api/v1/nodes");
+  std::set<std::string> stored;
+  for (const Json& n : nodes["nodes"]) stored.insert(n["node"].get<std::string>());
+  size_t lost = 0;
+  for (const std::string& n : acknowledged) lost += stored.count(n) == 0;
+  EXPECT_EQ(lost, 0u) << "of " << acknowledged.size() << " acknowledged, " << stored.size()
+                      << " stored";
+}
+
+// Debian's headless Chromium loads the dashboard: the fleet page lists the nodes with their
+// verdicts, and a screenshot is saved beside the test (dashboard.png in the build tree).
+TEST(ServeE2eTest, HeadlessBrowserSeesTheFleetPage) {
+  std::string browser;
+  for (const char* b : {"/usr/bin/chromium-headless-shell", "/usr/bin/chromium"}) {
+    if (access(b, X_OK) == 0) browser = b;
+  }
+  if (browser.empty()) GTEST_SKIP() << "no chromium (scripts/setup.sh installs it)";
+  TempDir dir;
+  Server server(dir, dir.File("fleet.db"));
+  ASSERT_GT(server.port(), 0);
+  ProcessResult r = RunVigil({"simulate", "fleet", "--nodes", "20", "--second-class", "0", "--out",
+                              dir.File("fleet.jsonl"), "--truth", dir.File("truth.csv")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunVigil({"report", dir.File("fleet.jsonl"), "--report", server.url(), "--token-file",
+                dir.File("token")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  {
+    httplib::Client c("127.0.0.1", server.port());
+    auto res = c.Post("/api/v1/criteria/learn",
+                      {{"Authorization", std::string("Bearer ") + kToken}}, "", "text/plain");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 201) << res->body;
+  }
+  r = RunVigil({"report", dir.File("fleet.jsonl"), "--report", server.url(), "--token-file",
+                dir.File("token")});
+  ASSERT_LE(r.exit_code, 1) << r.err;
+
+  const std::vector<std::string> common = {"--headless", "--no-sandbox", "--disable-gpu",
+                                           "--user-data-dir=" + dir.File("profile"),
+                                           "--window-size=1280,900"};
+  std::vector<std::string> dump = common;
+  dump.push_back("--dump-dom");
+  dump.push_back(server.url() + "/");
+  r = testing::RunProgram(browser, dump);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Vigil fleet"), std::string::npos);
+  size_t rows = 0;
+  for (size_t at = 0; (at = r.out.find("<tr data-node=", at)) != std::string::npos; ++at) ++rows;
+  EXPECT_EQ(rows, 20u) << r.out.substr(0, 3000);
+  EXPECT_NE(r.out.find("class=\"verdict healthy\">healthy<"), std::string::npos);
+
+  const std::string shot = std::filesystem::absolute("dashboard.png").string();
+  std::filesystem::remove(shot);
+  std::vector<std::string> screenshot = common;
+  screenshot.push_back("--screenshot=" + shot);
+  screenshot.push_back(server.url() + "/");
+  r = testing::RunProgram(browser, screenshot);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result<std::string> png = ReadFile(shot);
+  ASSERT_TRUE(png.ok()) << r.err;
+  EXPECT_EQ(png->substr(0, 8), "\x89PNG\r\n\x1a\n");
+  EXPECT_GT(png->size(), 10000u);
+}
+
+}  // namespace
+}  // namespace vigil
