@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <unordered_set>
 
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
@@ -32,6 +34,16 @@ Result<ParsedUpload> FromDocument(const Json& json, std::string_view body,
   if (!name.ok()) return name.WithContext(fmt::format("{}: node", source));
   ParsedUpload u;
   u.row = FleetRowOf(doc);
+  // Missing figures (NaN) are absent from the row, as a summary line reads them; a key twice
+  // would make the stored line unreadable.
+  std::erase_if(u.row.values, [](const auto& kv) { return std::isnan(kv.second); });
+  std::unordered_set<std::string_view> keys;
+  for (const auto& [key, value] : u.row.values) {
+    if (!keys.insert(key).second) {
+      return Status::InvalidArgument(
+          fmt::format("{}: metric {} appears twice", source, Quote(key)));
+    }
+  }
   for (const BenchmarkRecord& r : doc.benchmarks) {
     if (r.status != BenchStatus::kSkipped) u.benchmarks.push_back(r.name);
   }

@@ -59,6 +59,15 @@ TEST(UploadTest, MalformedBodiesAreNamed) {
         << c.body << " -> " << up.status().message();
     EXPECT_EQ(up.status().code(), StatusCode::kInvalidArgument);
   }
+  // Found by upload_fuzz: a document that lists a metric twice.
+  NodeResults doc = validate::NodeDocumentOf(
+      {"n", {{"cpu-stream/add_gbps", 19}, {"cpu-stream/copy_gbps", 15}}, ""}, 1, 1);
+  doc.benchmarks[0].metrics.push_back(doc.benchmarks[0].metrics[0]);
+  const Result<std::vector<ParsedUpload>> twice = ParseUpload(DumpJson(ToJson(doc)), "upload");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("\"cpu-stream/add_gbps\" appears twice"),
+            std::string::npos)
+      << twice.status().message();
   EXPECT_FALSE(CheckNodeName(std::string(254, 'n')).ok());
   EXPECT_TRUE(CheckNodeName(std::string(253, 'n')).ok());
 }
