@@ -199,11 +199,10 @@ CommandResult RunRun(const RunOptions& options) {
     VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.out));
     Result<Json> answer = reporter->Upload(text);
     if (answer.ok()) {
-      for (const Json& r : answer->value("results", Json::array())) {
-        const std::string verdict = r.value("verdict", "");
-        failed |= verdict == "defective";
-        spdlog::info("{}: verdict {} (criteria version {})", options.report, verdict,
-                     r.value("criteria_version", 0));
+      for (const server::UploadVerdict& v : server::VerdictsOf(*answer)) {
+        failed |= v.verdict == "defective";
+        spdlog::info("{}: verdict {} (criteria version {})", options.report, v.verdict,
+                     v.criteria_version);
       }
     } else if (answer.status().code() == StatusCode::kUnavailable) {
       VIGIL_ASSIGN_OR_RETURN(std::string kept, server::SpoolDocument(options.spool, doc.node,

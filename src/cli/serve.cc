@@ -1,6 +1,7 @@
 #include "cli/serve.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -98,21 +99,15 @@ CLI::App* SetupReport(CLI::App& parent, ReportOptions& o) {
 
 namespace {
 
-// "node: verdict (failing GPU 3, NIC 5)" per result of one answer; true if any is defective.
+// "node: verdict (failing: GPU 3, NIC 5)" per result of one answer; true if any is defective.
 bool PrintAnswer(const Json& answer, bool json) {
-  bool defective = false;
   if (json) fmt::print("{}\n", DumpJson(answer));
-  if (!answer.contains("results") || !answer["results"].is_array()) return false;
-  for (const Json& r : answer["results"]) {
-    const std::string verdict = r.value("verdict", "");
-    defective |= verdict == "defective";
+  bool defective = false;
+  for (const server::UploadVerdict& v : server::VerdictsOf(answer)) {
+    defective |= v.verdict == "defective";
     if (json) continue;
-    std::string failing;
-    for (const Json& f : r.value("failing", Json::array())) {
-      failing += (failing.empty() ? "" : ", ") + f.get<std::string>();
-    }
-    fmt::print("{}: {}{}\n", r.value("node", "?"), verdict,
-               failing.empty() ? "" : fmt::format(" (failing: {})", failing));
+    fmt::print("{}: {}{}\n", v.node, v.verdict,
+               v.failing.empty() ? "" : fmt::format(" (failing: {})", fmt::join(v.failing, ", ")));
   }
   return defective;
 }

@@ -59,6 +59,25 @@ Result<Json> ReportClient::Upload(std::string_view body) {
   return answer;
 }
 
+std::vector<UploadVerdict> VerdictsOf(const Json& answer) {
+  std::vector<UploadVerdict> out;
+  if (!answer.is_object() || !answer.contains("results") || !answer["results"].is_array()) {
+    return out;
+  }
+  for (const Json& r : answer["results"]) {
+    if (!r.is_object()) continue;
+    UploadVerdict v;
+    v.node = r.value("node", "");
+    v.verdict = r.value("verdict", "");
+    v.criteria_version = r.value("criteria_version", int64_t{0});
+    for (const Json& f : r.value("failing", Json::array())) {
+      if (f.is_string()) v.failing.push_back(f.get<std::string>());
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 Result<std::string> ReadToken(const std::string& path) {
   VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   const std::string token(Trim(text));

@@ -3,6 +3,7 @@
 // `vigil report --spool DIR` sends what the spool holds later.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,17 @@ class ReportClient {
   std::string url_, prefix_, token_;
   std::unique_ptr<httplib::Client> client_;
 };
+
+// One node's verdict in the server's answer to an upload.
+struct UploadVerdict {
+  std::string node;
+  std::string verdict;  // healthy, defective or unjudged
+  std::vector<std::string> failing;
+  int64_t criteria_version = 0;
+};
+
+// The verdicts of an answer of POST /api/v1/results (fields it lacks stay empty).
+std::vector<UploadVerdict> VerdictsOf(const Json& answer);
 
 // Reads the token from a file (surrounding whitespace dropped). InvalidArgument when it is
 // empty.

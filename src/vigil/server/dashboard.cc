@@ -1,6 +1,7 @@
 #include "vigil/server/dashboard.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -85,12 +86,7 @@ std::string UrlEscape(std::string_view text) {
 }
 
 std::string Joined(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const std::string& p : parts) {
-    if (!out.empty()) out += ", ";
-    out += p;
-  }
-  return out;
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 // A figure in about four significant digits.

@@ -42,9 +42,14 @@ HttpServer::HttpServer(Api& api, HttpOptions options)
     if (!res.body.empty()) return;
     const std::string reason =
         res.status == 413
-            ? fmt::format("request body over the limit of {} bytes", options_.max_body)
-        : res.status == 400 ? std::string("malformed HTTP request")
-                            : fmt::format("HTTP status {}", res.status);
+            // cpp-httplib also caps form-encoded bodies (curl -d's default type) at 8 KiB, and
+            // the request is not visible here to tell which limit was hit.
+            ? fmt::format(
+                  "request body over the limit of {} bytes (8 KiB when form-encoded: "
+                  "send uploads as Content-Type: application/json)",
+                  options_.max_body)
+            : res.status == 400 ? std::string("malformed HTTP request")
+                                : fmt::format("HTTP status {}", res.status);
     Response r = ErrorResponse(res.status, reason);
     api_.Count("other", res.status);
     res.set_content(r.body, r.content_type.c_str());

@@ -255,77 +255,59 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<NodeState>> Nodes(const NodeFilter& filter) override {
-    return Read<std::vector<NodeState>>([&](const Connection& c) -> Result<std::vector<NodeState>> {
-      Statement st;
-      VIGIL_RETURN_IF_ERROR(c.Prepare(
-          st, std::string(kNodeColumns) +
-                  " WHERE (?1 = '' OR verdict = ?1) AND (?2 = '' OR hardware = ?2) ORDER BY node"));
-      st.Bind(1, filter.verdict).Bind(2, filter.hardware);
-      std::vector<NodeState> out;
-      int rc;
-      while ((rc = st.Step()) == SQLITE_ROW) out.push_back(NodeOf(st));
-      if (rc != SQLITE_DONE) return c.Error("list nodes", rc);
-      return out;
-    });
+    std::vector<NodeState> out;
+    VIGIL_RETURN_IF_ERROR(Query(
+        std::string(kNodeColumns) +
+            " WHERE (?1 = '' OR verdict = ?1) AND (?2 = '' OR hardware = ?2) ORDER BY node",
+        "list nodes", [&](Statement& st) { st.Bind(1, filter.verdict).Bind(2, filter.hardware); },
+        [&](const Statement& st) { out.push_back(NodeOf(st)); }));
+    return out;
   }
 
   Result<NodeState> Node(std::string_view node) override {
-    return Read<NodeState>([&](const Connection& c) -> Result<NodeState> {
-      Statement st;
-      VIGIL_RETURN_IF_ERROR(c.Prepare(st, std::string(kNodeColumns) + " WHERE node = ?1"));
-      st.Bind(1, node);
-      const int rc = st.Step();
-      if (rc == SQLITE_DONE) return Status::NotFound(fmt::format("no node {}", Quote(node)));
-      if (rc != SQLITE_ROW) return c.Error("read node", rc);
-      return NodeOf(st);
-    });
+    std::optional<NodeState> out;
+    VIGIL_RETURN_IF_ERROR(Query(
+        std::string(kNodeColumns) + " WHERE node = ?1", "read node",
+        [&](Statement& st) { st.Bind(1, node); }, [&](const Statement& st) { out = NodeOf(st); }));
+    if (!out) return Status::NotFound(fmt::format("no node {}", Quote(node)));
+    return *std::move(out);
   }
 
   Result<std::vector<Upload>> History(std::string_view node, size_t limit,
                                       bool with_documents) override {
-    return Read<std::vector<Upload>>([&](const Connection& c) -> Result<std::vector<Upload>> {
-      Statement st;
-      VIGIL_RETURN_IF_ERROR(c.Prepare(
-          st,
-          "SELECT id, node, hardware, received, start_time, verdict, criteria_version, failing, "
-          "findings, row, CASE WHEN ?3 THEN document ELSE '' END FROM uploads WHERE node = ?1 "
-          "ORDER BY id DESC LIMIT ?2"));
-      st.Bind(1, node).Bind(2, static_cast<int64_t>(limit)).Bind(3, int64_t{with_documents});
-      std::vector<Upload> out;
-      int rc;
-      while ((rc = st.Step()) == SQLITE_ROW) {
-        Upload u;
-        u.id = st.Int(0);
-        u.node = st.Text(1);
-        u.hardware = st.Text(2);
-        u.received = st.Double(3);
-        u.start_time = st.Text(4);
-        u.verdict = st.Text(5);
-        u.criteria_version = st.Int(6);
-        u.failing = SplitFailing(st.Text(7));
-        u.findings = st.Text(8);
-        u.row = st.Text(9);
-        u.document = st.Text(10);
-        out.push_back(std::move(u));
-      }
-      if (rc != SQLITE_DONE) return c.Error("read history", rc);
-      return out;
-    });
+    std::vector<Upload> out;
+    VIGIL_RETURN_IF_ERROR(Query(
+        "SELECT id, node, hardware, received, start_time, verdict, criteria_version, failing, "
+        "findings, row, CASE WHEN ?3 THEN document ELSE '' END FROM uploads WHERE node = ?1 "
+        "ORDER BY id DESC LIMIT ?2",
+        "read history",
+        [&](Statement& st) {
+          st.Bind(1, node).Bind(2, static_cast<int64_t>(limit)).Bind(3, int64_t{with_documents});
+        },
+        [&](const Statement& st) {
+          Upload u;
+          u.id = st.Int(0);
+          u.node = st.Text(1);
+          u.hardware = st.Text(2);
+          u.received = st.Double(3);
+          u.start_time = st.Text(4);
+          u.verdict = st.Text(5);
+          u.criteria_version = st.Int(6);
+          u.failing = SplitFailing(st.Text(7));
+          u.findings = st.Text(8);
+          u.row = st.Text(9);
+          u.document = st.Text(10);
+          out.push_back(std::move(u));
+        }));
+    return out;
   }
 
   Result<std::vector<std::string>> LatestRows() override {
-    return Read<std::vector<std::string>>(
-        [&](const Connection& c) -> Result<std::vector<std::string>> {
-          Statement st;
-          VIGIL_RETURN_IF_ERROR(c.Prepare(st,
-                                          "SELECT u.row FROM nodes n JOIN uploads u ON u.id = "
-                                          "n.last_upload ORDER BY n.node"));
-          std::vector<std::string> out;
-          int rc;
-          while ((rc = st.Step()) == SQLITE_ROW) out.push_back(st.Text(0));
-          if (rc != SQLITE_DONE) return c.Error("read latest rows", rc);
-          return out;
-        });
+    std::vector<std::string> out;
+    VIGIL_RETURN_IF_ERROR(Query(
+        "SELECT u.row FROM nodes n JOIN uploads u ON u.id = n.last_upload ORDER BY n.node",
+        "read latest rows", kNoBindings, [&](const Statement& st) { out.push_back(st.Text(0)); }));
+    return out;
   }
 
   Result<int64_t> PutCriteria(const CriteriaVersion& criteria) override {
@@ -341,36 +323,25 @@ class SqliteStore final : public Store {
   }
 
   Result<std::optional<CriteriaVersion>> Criteria(int64_t version) override {
-    return Read<std::optional<CriteriaVersion>>(
-        [&](const Connection& c) -> Result<std::optional<CriteriaVersion>> {
-          Statement st;
-          VIGIL_RETURN_IF_ERROR(c.Prepare(
-              st,
-              "SELECT version, created, nodes, body FROM criteria WHERE ?1 = 0 OR version = ?1 "
-              "ORDER BY version DESC LIMIT 1"));
-          st.Bind(1, version);
-          const int rc = st.Step();
-          if (rc == SQLITE_DONE) return std::optional<CriteriaVersion>();
-          if (rc != SQLITE_ROW) return c.Error("read criteria", rc);
-          return std::optional<CriteriaVersion>(
-              CriteriaVersion{st.Int(0), st.Double(1), st.Int(2), st.Text(3)});
-        });
+    std::optional<CriteriaVersion> out;
+    VIGIL_RETURN_IF_ERROR(Query(
+        "SELECT version, created, nodes, body FROM criteria WHERE ?1 = 0 OR version = ?1 "
+        "ORDER BY version DESC LIMIT 1",
+        "read criteria", [&](Statement& st) { st.Bind(1, version); },
+        [&](const Statement& st) {
+          out = CriteriaVersion{st.Int(0), st.Double(1), st.Int(2), st.Text(3)};
+        }));
+    return out;
   }
 
   Result<std::vector<CriteriaVersion>> CriteriaVersions() override {
-    return Read<std::vector<CriteriaVersion>>(
-        [&](const Connection& c) -> Result<std::vector<CriteriaVersion>> {
-          Statement st;
-          VIGIL_RETURN_IF_ERROR(
-              c.Prepare(st, "SELECT version, created, nodes FROM criteria ORDER BY version"));
-          std::vector<CriteriaVersion> out;
-          int rc;
-          while ((rc = st.Step()) == SQLITE_ROW) {
-            out.push_back(CriteriaVersion{st.Int(0), st.Double(1), st.Int(2), ""});
-          }
-          if (rc != SQLITE_DONE) return c.Error("list criteria", rc);
-          return out;
-        });
+    std::vector<CriteriaVersion> out;
+    VIGIL_RETURN_IF_ERROR(
+        Query("SELECT version, created, nodes FROM criteria ORDER BY version", "list criteria",
+              kNoBindings, [&](const Statement& st) {
+                out.push_back(CriteriaVersion{st.Int(0), st.Double(1), st.Int(2), ""});
+              }));
+    return out;
   }
 
   Status PutAlerts(std::vector<StoredAlert>& alerts) override {
@@ -389,36 +360,30 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<StoredAlert>> Alerts(const AlertFilter& filter) override {
-    return Read<std::vector<StoredAlert>>(
-        [&](const Connection& c) -> Result<std::vector<StoredAlert>> {
-          Statement st;
-          VIGIL_RETURN_IF_ERROR(c.Prepare(
-              st,
-              "SELECT id, received, machine, kind, detected, body FROM alerts WHERE ?1 = '' OR "
-              "machine = ?1 ORDER BY id DESC LIMIT ?2"));
+    std::vector<StoredAlert> out;
+    VIGIL_RETURN_IF_ERROR(Query(
+        "SELECT id, received, machine, kind, detected, body FROM alerts WHERE ?1 = '' OR "
+        "machine = ?1 ORDER BY id DESC LIMIT ?2",
+        "list alerts",
+        [&](Statement& st) {
           st.Bind(1, filter.machine).Bind(2, static_cast<int64_t>(filter.limit));
-          std::vector<StoredAlert> out;
-          int rc;
-          while ((rc = st.Step()) == SQLITE_ROW) {
-            out.push_back(StoredAlert{st.Int(0), st.Double(1), st.Text(2), st.Text(3), st.Double(4),
-                                      st.Text(5)});
-          }
-          if (rc != SQLITE_DONE) return c.Error("list alerts", rc);
-          return out;
-        });
+        },
+        [&](const Statement& st) {
+          out.push_back(StoredAlert{st.Int(0), st.Double(1), st.Text(2), st.Text(3), st.Double(4),
+                                    st.Text(5)});
+        }));
+    return out;
   }
 
   Result<StoreCounts> Counts() override {
-    return Read<StoreCounts>([&](const Connection& c) -> Result<StoreCounts> {
-      Statement st;
-      VIGIL_RETURN_IF_ERROR(c.Prepare(
-          st,
-          "SELECT (SELECT COALESCE(MAX(id), 0) FROM uploads), (SELECT COUNT(*) FROM nodes), "
-          "(SELECT COALESCE(MAX(id), 0) FROM alerts), (SELECT COUNT(*) FROM criteria)"));
-      const int rc = st.Step();
-      if (rc != SQLITE_ROW) return c.Error("count", rc);
-      return StoreCounts{st.Int(0), st.Int(1), st.Int(2), st.Int(3)};
-    });
+    StoreCounts out;
+    VIGIL_RETURN_IF_ERROR(
+        Query("SELECT (SELECT COALESCE(MAX(id), 0) FROM uploads), (SELECT COUNT(*) FROM nodes), "
+              "(SELECT COALESCE(MAX(id), 0) FROM alerts), (SELECT COUNT(*) FROM criteria)",
+              "count", kNoBindings, [&](const Statement& st) {
+                out = StoreCounts{st.Int(0), st.Int(1), st.Int(2), st.Int(3)};
+              }));
+    return out;
   }
 
  private:
@@ -544,9 +509,13 @@ class SqliteStore final : public Store {
     return me.status;
   }
 
-  // Runs `fn` on a free read connection (waiting for one when all are busy).
-  template <typename T>
-  Result<T> Read(const std::function<Result<T>(const Connection&)>& fn) {
+  static constexpr auto kNoBindings = [](Statement&) {};
+
+  // Runs `sql` on a free read connection (waiting for one when all are busy) with `bind`
+  // applied, calling `row` for each row of the answer.
+  Status Query(std::string_view sql, std::string_view what,
+               const std::function<void(Statement&)>& bind,
+               const std::function<void(const Statement&)>& row) {
     Connection* c;
     {
       std::unique_lock lock(readers_mu_);
@@ -554,13 +523,20 @@ class SqliteStore final : public Store {
       c = free_readers_.back();
       free_readers_.pop_back();
     }
-    Result<T> out = fn(*c);
+    Status s = [&] {
+      Statement st;
+      VIGIL_RETURN_IF_ERROR(c->Prepare(st, sql));
+      bind(st);
+      int rc;
+      while ((rc = st.Step()) == SQLITE_ROW) row(st);
+      return rc == SQLITE_DONE ? Status::Ok() : c->Error(what, rc);
+    }();
     {
       std::lock_guard lock(readers_mu_);
       free_readers_.push_back(c);
     }
     readers_cv_.notify_one();
-    return out;
+    return s;
   }
 
   const std::string path_;
