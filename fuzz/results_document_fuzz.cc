@@ -9,12 +9,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  vigil::Result<vigil::Json> json = vigil::ParseJson(text, "fuzz");
-  if (!json.ok()) return 0;
-  vigil::Result<vigil::NodeResults> doc = vigil::NodeResultsFromJson(*json, "fuzz");
+  vigil::Result<vigil::NodeResults> doc = vigil::ParseNodeResults(text, "fuzz");
   if (!doc.ok()) return 0;
   const vigil::Json again = vigil::ToJson(*doc);
-  vigil::Result<vigil::NodeResults> back = vigil::NodeResultsFromJson(again, "again");
+  vigil::Result<vigil::NodeResults> back = vigil::ParseNodeResults(vigil::DumpJson(again), "again");
   if (!back.ok() || vigil::ToJson(*back) != again) std::abort();
   return 0;
 }

@@ -109,9 +109,7 @@ TEST(CliTest, QuickSuiteJson) {
   ProcessResult r = RunVigil({"run", "--suite", "quick", "--json", "--out", out, "--summary", fleet,
                               "--node", "node-7", "--scratch", dir.path()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  Result<Json> json = ParseJson(r.out, "stdout");
-  ASSERT_TRUE(json.ok()) << json.status().ToString();
-  Result<NodeResults> doc = NodeResultsFromJson(*json, "stdout");
+  Result<NodeResults> doc = ParseNodeResults(r.out, "stdout");
   ASSERT_TRUE(doc.ok()) << doc.status().ToString();
   EXPECT_EQ(doc->node, "node-7");
   EXPECT_EQ(doc->suite, "quick");

@@ -122,9 +122,7 @@ BenchmarkRecord Interpret(const ChildOutcome& c, double limit_s) {
     return r;
   }
   const int code = WIFEXITED(c.wait_status) ? WEXITSTATUS(c.wait_status) : -1;
-  Result<Json> json = ParseJson(c.output, "benchmark output");
-  Result<BenchmarkRecord> parsed =
-      json.ok() ? BenchmarkRecordFromJson(*json, "record") : Result<BenchmarkRecord>(json.status());
+  Result<BenchmarkRecord> parsed = ParseBenchmarkRecord(c.output, "benchmark output");
   if (code != 0 || !parsed.ok()) {
     Fail(r, code > 0 ? code : return_code::kFailed,
          fmt::format("exited with status {} without a complete result", code));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 namespace vigil {
@@ -11,9 +12,9 @@ bool StartsWithAt(std::string_view text, size_t i, std::string_view word) {
   return text.substr(i, word.size()) == word;
 }
 
-// Replaces the Python tokens NaN, Infinity and -Infinity outside strings with null. Returns an
-// empty string when the text has none of them, which is the common case.
-std::string NormalizePythonNonFinite(std::string_view text) {
+}  // namespace
+
+std::string PythonNonFiniteAsNull(std::string_view text) {
   std::string out;
   bool in_string = false;
   size_t copied = 0;
@@ -31,6 +32,7 @@ std::string NormalizePythonNonFinite(std::string_view text) {
       in_string = true;
       continue;
     }
+    if (c != 'N' && c != 'I' && c != '-') continue;  // cheap test before comparing words
     size_t len = 0;
     if (StartsWithAt(text, i, "NaN")) len = 3;
     if (StartsWithAt(text, i, "Infinity")) len = 8;
@@ -46,10 +48,8 @@ std::string NormalizePythonNonFinite(std::string_view text) {
   return out;
 }
 
-}  // namespace
-
 Result<Json> ParseJson(std::string_view text, std::string_view source, int first_line) {
-  const std::string normalized = NormalizePythonNonFinite(text);
+  const std::string normalized = PythonNonFiniteAsNull(text);
   const std::string_view input = normalized.empty() ? text : std::string_view(normalized);
   try {
     return Json::parse(input);
@@ -76,6 +76,20 @@ Result<Json> ParseJson(std::string_view text, std::string_view source, int first
 
 std::string DumpJson(const Json& json, int indent) {
   return json.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+void AppendJsonString(std::string& out, std::string_view text, bool ensure_ascii) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
+  });
+  if (plain) {
+    out += '"';
+    out += text;
+    out += '"';
+  } else {
+    out += Json(std::string(text)).dump(-1, ' ', ensure_ascii, Json::error_handler_t::replace);
+  }
 }
 
 }  // namespace vigil

@@ -22,6 +22,16 @@ Result<Json> ParseJson(std::string_view text, std::string_view source, int first
 
 // Serialises `json` (indent < 0: one line). Never throws: invalid UTF-8 in a string, which can
 // only come from the command line or the system since ParseJson rejects it, becomes U+FFFD.
+// Python's json module writes non-finite floats as the bare words NaN, Infinity and -Infinity.
+// Returns `text` with each of them outside strings replaced by null, or an empty string when it has
+// none (the common case), for readers other than ParseJson.
+std::string PythonNonFiniteAsNull(std::string_view text);
+
 std::string DumpJson(const Json& json, int indent = -1);
+
+// Appends `text` as a JSON string literal, byte for byte as DumpJson(Json(text)) writes it; with
+// `ensure_ascii`, everything outside ASCII is escaped as \uXXXX, as Python's json.dumps writes it.
+// Plain ASCII text, the common case, is copied without building a Json value.
+void AppendJsonString(std::string& out, std::string_view text, bool ensure_ascii = false);
 
 }  // namespace vigil

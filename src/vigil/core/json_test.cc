@@ -54,5 +54,24 @@ TEST(JsonTest, DumpNeverThrowsOnInvalidUtf8) {
   EXPECT_EQ(DumpJson(Json::array({1}), 2), "[\n  1\n]");
 }
 
+TEST(JsonTest, PythonNonFiniteAsNullLeavesStringsAndReportsNothingToDo) {
+  EXPECT_EQ(PythonNonFiniteAsNull(R"([NaN, -Infinity, "NaN \" Infinity", Infinity])"),
+            R"([null, null, "NaN \" Infinity", null])");
+  EXPECT_EQ(PythonNonFiniteAsNull(R"({"a": -1, "N": "I"})"), "");  // nothing to replace
+}
+
+TEST(JsonTest, AppendJsonStringWritesWhatDumpJsonWrites) {
+  for (const std::string& text : {std::string("gpu-017/H100"), std::string("quote \" and \\"),
+                                  std::string("tab\tnew\nline\x01\x7f"), std::string("caf\xc3\xa9"),
+                                  std::string("bad\xdd")}) {
+    std::string out = "x";
+    AppendJsonString(out, text);
+    EXPECT_EQ(out, "x" + DumpJson(Json(text))) << text;
+  }
+  std::string ascii;
+  AppendJsonString(ascii, "caf\xc3\xa9", /*ensure_ascii=*/true);
+  EXPECT_EQ(ascii, R"("caf\u00e9")");
+}
+
 }  // namespace
 }  // namespace vigil

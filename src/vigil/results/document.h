@@ -83,11 +83,16 @@ struct NodeResults {
 Json ToJson(const NodeResults& doc);
 Json ToJson(const BenchmarkRecord& record);
 
-// Validates and converts one benchmark record; `path` names it in errors ("benchmarks[3]").
-Result<BenchmarkRecord> BenchmarkRecordFromJson(const Json& json, const std::string& path);
+// Reads a results document from JSON text. InvalidArgument "<source>:<line>:<column>: <reason>"
+// for text that is not JSON, "<source>: <field path>: <problem>" for a document that is not valid.
+Result<NodeResults> ParseNodeResults(std::string_view text, std::string_view source);
 
-// Validates and converts a parsed document. InvalidArgument "<source>: <field path>: <problem>".
-Result<NodeResults> NodeResultsFromJson(const Json& json, std::string_view source);
+// True when `text` is one JSON object with a "schema" field: what ParseNodeResults reads as a
+// results document, valid or not.
+bool IsResultsDocument(std::string_view text);
+
+// Reads one benchmark record (what a benchmark prints); errors name fields from "record".
+Result<BenchmarkRecord> ParseBenchmarkRecord(std::string_view text, std::string_view source);
 
 // Reads and validates a document file.
 Result<NodeResults> ReadNodeResults(const std::string& path);

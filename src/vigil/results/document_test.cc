@@ -42,7 +42,7 @@ NodeResults SampleDoc() {
 
 TEST(DocumentTest, JsonRoundTrip) {
   const NodeResults doc = SampleDoc();
-  Result<NodeResults> back = NodeResultsFromJson(ToJson(doc), "mem");
+  Result<NodeResults> back = ParseNodeResults(DumpJson(ToJson(doc), 2), "mem");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(ToJson(*back), ToJson(doc));
   EXPECT_EQ(back->benchmarks[0].metrics[0].samples.size(), 3u);
@@ -63,25 +63,25 @@ TEST(DocumentTest, FileRoundTrip) {
 TEST(DocumentTest, ErrorsNameTheField) {
   Json j = ToJson(SampleDoc());
   j["benchmarks"][0]["metrics"][0]["value"] = "fast";
-  Result<NodeResults> r = NodeResultsFromJson(j, "a.json");
+  Result<NodeResults> r = ParseNodeResults(DumpJson(j), "a.json");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "a.json: benchmarks[0].metrics[0].value: expected a number");
 
   j = ToJson(SampleDoc());
   j["benchmarks"][1]["status"] = "meh";
-  r = NodeResultsFromJson(j, "a.json");
+  r = ParseNodeResults(DumpJson(j), "a.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("benchmarks[1].status: unknown status"), std::string::npos);
 
   j = ToJson(SampleDoc());
   j["inventory"].erase("cores");
-  r = NodeResultsFromJson(j, "a.json");
+  r = ParseNodeResults(DumpJson(j), "a.json");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "a.json: inventory.cores: missing");
 
   j = ToJson(SampleDoc());
   j["benchmarks"][0]["metrics"][0]["key"] = "no-slash";
-  r = NodeResultsFromJson(j, "a.json");
+  r = ParseNodeResults(DumpJson(j), "a.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("benchmarks[0].metrics[0].key"), std::string::npos);
 }
@@ -89,12 +89,61 @@ TEST(DocumentTest, ErrorsNameTheField) {
 TEST(DocumentTest, RejectsOtherSchemasAndShapes) {
   Json j = ToJson(SampleDoc());
   j["schema"] = "vigil.results/99";
-  EXPECT_FALSE(NodeResultsFromJson(j, "a.json").ok());
-  EXPECT_FALSE(NodeResultsFromJson(Json::array(), "a.json").ok());
-  EXPECT_FALSE(NodeResultsFromJson(Json(3), "a.json").ok());
+  EXPECT_FALSE(ParseNodeResults(DumpJson(j), "a.json").ok());
+  EXPECT_FALSE(ParseNodeResults("[]", "a.json").ok());
+  EXPECT_FALSE(ParseNodeResults("3", "a.json").ok());
   j = ToJson(SampleDoc());
   j["benchmarks"][0]["return_code"] = 1e12;
-  EXPECT_FALSE(NodeResultsFromJson(j, "a.json").ok());
+  EXPECT_FALSE(ParseNodeResults(DumpJson(j), "a.json").ok());
+}
+
+TEST(DocumentTest, TextThatIsNotJsonIsNamedByLineAndColumn) {
+  const std::string text = DumpJson(ToJson(SampleDoc()), 2);
+  Result<NodeResults> r = ParseNodeResults(text.substr(0, 40) + "}", "a.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().rfind("a.json:3:", 0), 0u) << r.status().message();
+  EXPECT_FALSE(ParseNodeResults("", "a.json").ok());
+}
+
+TEST(DocumentTest, PythonNonFiniteFiguresReadAsMissing) {
+  Json j = ToJson(SampleDoc());
+  j["benchmarks"][0]["metrics"][0]["value"] = "@NAN@";
+  std::string text = DumpJson(j);
+  text.replace(text.find("\"@NAN@\""), 7, "NaN");
+  Result<NodeResults> r = ParseNodeResults(text, "a.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(std::isnan(r->benchmarks[0].metrics[0].value));
+}
+
+TEST(DocumentTest, IntegersAreNotFractions) {
+  Json j = ToJson(SampleDoc());
+  j["inventory"]["cores"] = 64.5;
+  Result<NodeResults> r = ParseNodeResults(DumpJson(j), "a.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "a.json: inventory.cores: expected an integer");
+  j["inventory"]["cores"] = 1e300;
+  EXPECT_FALSE(ParseNodeResults(DumpJson(j), "a.json").ok());
+  j["inventory"]["cores"] = 18446744073709551615ull;
+  r = ParseNodeResults(DumpJson(j), "a.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "a.json: inventory.cores: integer out of range");
+}
+
+TEST(DocumentTest, IsResultsDocumentAndBenchmarkRecords) {
+  const std::string text = DumpJson(ToJson(SampleDoc()), 2);
+  EXPECT_TRUE(IsResultsDocument(text));
+  EXPECT_TRUE(IsResultsDocument(R"({"schema": 3})"));  // a document, if not a valid one
+  EXPECT_FALSE(IsResultsDocument(R"({"node": "n1", "cpu-stream/triad_gbps": 3})"));
+  EXPECT_FALSE(IsResultsDocument("{\"node\": \"n1\"}\n{\"node\": \"n2\"}\n"));
+  EXPECT_FALSE(IsResultsDocument("[]"));
+
+  Result<BenchmarkRecord> r =
+      ParseBenchmarkRecord(DumpJson(ToJson(SampleDoc().benchmarks[0])), "out");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->name, SampleDoc().benchmarks[0].name);
+  Result<BenchmarkRecord> bad = ParseBenchmarkRecord(R"({"name": 1})", "out");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "out: record.name: expected a string");
 }
 
 }  // namespace

@@ -24,11 +24,15 @@ constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
 void AppendNumber(std::string& out, double v) {
   if (!std::isfinite(v)) {
     out += "null";
-  } else if (v == std::trunc(v) && std::fabs(v) < kMaxExactInteger) {
-    fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(v));
-  } else {
-    fmt::format_to(std::back_inserter(out), "{}", v);  // shortest exact round trip
+    return;
   }
+  // Into a local buffer: fmt's back_inserter into a std::string appends one char at a time.
+  char buf[32];  // the longest shortest-round-trip double is 24 characters
+  const char* end =
+      v == std::trunc(v) && std::fabs(v) < kMaxExactInteger
+          ? fmt::format_to_n(buf, sizeof buf, "{}", static_cast<int64_t>(v)).out
+          : fmt::format_to_n(buf, sizeof buf, "{}", v).out;  // shortest exact round trip
+  out.append(buf, static_cast<size_t>(end - buf));
 }
 
 // The rows of one stretch of lines, parsed by one thread. Keys are interned per chunk and mapped
@@ -107,8 +111,10 @@ class ChunkParser {
     if (e && (line.find("NaN") != std::string_view::npos ||
               line.find("Infinity") != std::string_view::npos)) {
       // Python's json writes NaN (and Infinity) for floats JSON has no form for: read as null.
-      nan_line_ = simdjson::padded_string(NaNAsNull(line));
-      e = parser_.parse(nan_line_).get(doc);
+      if (std::string fixed = PythonNonFiniteAsNull(line); !fixed.empty()) {
+        nan_line_ = simdjson::padded_string(fixed);
+        e = parser_.parse(nan_line_).get(doc);
+      }
     }
     if (e) return Error(line_no, fmt::format("not valid JSON ({})", simdjson::error_message(e)));
     simdjson::dom::object obj;
@@ -145,38 +151,6 @@ class ChunkParser {
     c_.hardware.push_back(std::move(hardware));
     c_.lines.push_back(line_no);
     return Status::Ok();
-  }
-
-  // The line with each NaN, Infinity and -Infinity outside a string replaced by null.
-  static std::string NaNAsNull(std::string_view line) {
-    std::string out;
-    bool in_string = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-      const char ch = line[i];
-      if (in_string) {
-        if (ch == '\\' && i + 1 < line.size()) {
-          out += ch;
-          out += line[++i];
-          continue;
-        }
-        if (ch == '"') in_string = false;
-      } else if (ch == '"') {
-        in_string = true;
-      } else {
-        bool replaced = false;
-        for (std::string_view token : {"-Infinity", "Infinity", "NaN"}) {
-          if (line.substr(i, token.size()) == token) {
-            out += "null";
-            i += token.size() - 1;
-            replaced = true;
-            break;
-          }
-        }
-        if (replaced) continue;
-      }
-      out += ch;
-    }
-    return out;
   }
 
   Chunk& c_;
@@ -355,14 +329,14 @@ Result<FleetTable> ParsePadded(const simdjson::padded_string& padded, std::strin
 
 std::string FormatFleetRow(const FleetRow& row) {
   std::string out = "{\"node\": ";
-  out += DumpJson(Json(row.node));
+  AppendJsonString(out, row.node);
   if (!row.hardware.empty()) {
     out += ", \"hardware\": ";
-    out += DumpJson(Json(row.hardware));
+    AppendJsonString(out, row.hardware);
   }
   for (const auto& [key, value] : row.values) {
     out += ", ";
-    out += DumpJson(Json(key));
+    AppendJsonString(out, key);
     out += ": ";
     AppendNumber(out, value);
   }

@@ -83,23 +83,6 @@ Status CheckVerdict(std::string_view v) {
       fmt::format("verdict: expected healthy, defective or unjudged, got {}", Quote(v)));
 }
 
-// A JSON string literal of text that is valid UTF-8 (what the store holds: every reader of
-// uploads validates it).
-void AppendJsonString(std::string& out, std::string_view text) {
-  out += '"';
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-}
-
 // The node list written directly: NodeJson through nlohmann costs several times more, and the
 // list is the API's largest answer (10,000 nodes in well under 100 ms).
 void AppendNodeJson(std::string& out, const store::NodeState& n, double now) {

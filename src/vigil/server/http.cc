@@ -4,6 +4,9 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstring>
+
 namespace vigil::server {
 
 HttpServer::HttpServer(Api& api, HttpOptions options)
@@ -15,10 +18,14 @@ HttpServer::HttpServer(Api& api, HttpOptions options)
   s.set_tcp_nodelay(true);
   // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, which would let a second server
   // share the port silently instead of failing to bind.
-  s.set_socket_options([](socket_t sock) {
+  s.set_socket_options([this](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_fd_ = sock;
   });
+  // A node reports once per run, on a connection of its own: many nodes finishing together must
+  // not be turned away (see Bind), and a client that keeps its connection keeps it.
+  s.set_keep_alive_max_count(1000);
   const auto handler = [this](const httplib::Request& in, httplib::Response& out) {
     Request req;
     req.method = in.method;
@@ -67,6 +74,13 @@ Result<int> HttpServer::Bind() {
         fmt::format("cannot listen on {}:{} (in use, or not an address of "
                     "this machine)",
                     options_.host, options_.port));
+  }
+  // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): a burst of new
+  // connections overflows it and the kernel drops their SYNs, which clients retry a second
+  // later. Listening again on the bound socket raises the backlog to the system's limit.
+  if (listen_fd_ >= 0 && ::listen(listen_fd_, SOMAXCONN) != 0) {
+    return Status::IoError(
+        fmt::format("cannot listen on {}:{}: {}", options_.host, port, std::strerror(errno)));
   }
   return port;
 }

@@ -36,6 +36,7 @@ class HttpServer {
   Api& api_;
   const HttpOptions options_;
   std::unique_ptr<httplib::Server> server_;
+  int listen_fd_ = -1;  // the listening socket, once bound
 };
 
 }  // namespace vigil::server

@@ -27,9 +27,8 @@ Status CheckNodeName(std::string_view node) {
 
 namespace {
 
-Result<ParsedUpload> FromDocument(const Json& json, std::string_view body,
-                                  std::string_view source) {
-  VIGIL_ASSIGN_OR_RETURN(NodeResults doc, NodeResultsFromJson(json, source));
+Result<ParsedUpload> FromDocument(std::string_view body, std::string_view source) {
+  VIGIL_ASSIGN_OR_RETURN(NodeResults doc, ParseNodeResults(body, source));
   const Status name = CheckNodeName(doc.node);
   if (!name.ok()) return name.WithContext(fmt::format("{}: node", source));
   ParsedUpload u;
@@ -82,22 +81,23 @@ Result<std::vector<ParsedUpload>> ParseUpload(std::string_view body, std::string
   }
   // A document is one object, usually pretty-printed over many lines; summary lines are one
   // object each. Only a whole body that parses as one object can be a document.
-  if (body[first] == '{') {
-    Result<Json> json = ParseJson(body, source);
-    if (json.ok() && json->is_object() && json->contains("schema")) {
-      VIGIL_ASSIGN_OR_RETURN(ParsedUpload u, FromDocument(*json, body, source));
-      std::vector<ParsedUpload> out;
-      out.push_back(std::move(u));
-      return out;
-    }
-    // A body on one line, or whose first line opens an object it does not close (a
-    // pretty-printed document), is one JSON text: its parser's error says where it broke.
-    const size_t eol = std::min(body.find('\n', first), body.size());
-    const bool one_text =
-        eol >= body.find_last_not_of(" \t\r\n") || Trim(body.substr(first, eol - first)) == "{";
-    if (!json.ok() && one_text) return json.status();
+  if (body[first] == '{' && IsResultsDocument(body)) {
+    VIGIL_ASSIGN_OR_RETURN(ParsedUpload u, FromDocument(body, source));
+    std::vector<ParsedUpload> out;
+    out.push_back(std::move(u));
+    return out;
   }
-  return FromSummary(body, source);
+  Result<std::vector<ParsedUpload>> rows = FromSummary(body, source);
+  if (rows.ok() || body[first] != '{') return rows;
+  // A body on one line, or whose first line opens an object it does not close (a pretty-printed
+  // document), is one JSON text: when it is broken, its parser's error says where.
+  const size_t eol = std::min(body.find('\n', first), body.size());
+  const bool one_text =
+      eol >= body.find_last_not_of(" \t\r\n") || Trim(body.substr(first, eol - first)) == "{";
+  if (one_text) {
+    Result<Json> json = ParseJson(body, source);
+    if (!json.ok()) return json.status();
+  }
+  return rows;
 }
-
 }  // namespace vigil::server

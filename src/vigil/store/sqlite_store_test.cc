@@ -120,7 +120,59 @@ TEST(SqliteStoreTest, DataSurvivesReopeningAndMigrationsRunOnce) {
   }
   auto store = MustOpen(path);
   EXPECT_EQ(store->Counts()->uploads, 1);
-  EXPECT_EQ(SqliteSchemaVersion(), 1);
+  EXPECT_EQ(SqliteSchemaVersion(), 2);
+}
+
+TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsStillRead) {
+  testing::TempDir dir;
+  const std::string path = dir.File("fleet.db");
+  const std::string document = R"({"schema": "vigil.results/1", "node": "n1"})" +
+                               std::string(10000, ' ');  // compresses well
+  {
+    auto store = MustOpen(path);
+    std::vector<Upload> u = {MakeUpload("n1", "healthy", 1)};
+    u[0].document = document;
+    ASSERT_TRUE(store->PutUploads(u).ok());
+    EXPECT_EQ(store->History("n1", 1, true)->at(0).document, document);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT length(document), typeof(document) FROM uploads", -1,
+                               &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_LT(sqlite3_column_int(st, 0), 200);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)), "blob");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+
+  // The file as version 1 left it: no codec column, the document as plain text.
+  ExecRaw(path,
+          "ALTER TABLE uploads DROP COLUMN document_codec; UPDATE uploads SET document = 'plain "
+          "text'; PRAGMA user_version=1");
+  auto store = MustOpen(path);
+  EXPECT_EQ(store->History("n1", 1, true)->at(0).document, "plain text");
+  std::vector<Upload> u = {MakeUpload("n1", "healthy", 2)};
+  ASSERT_TRUE(store->PutUploads(u).ok());
+  const std::vector<Upload> history = *store->History("n1", 2, true);
+  EXPECT_EQ(history[0].document, u[0].document);
+  EXPECT_EQ(history[1].document, "plain text");
+}
+
+TEST(SqliteStoreTest, ADamagedCompressedDocumentIsAnErrorNotACrash) {
+  testing::TempDir dir;
+  const std::string path = dir.File("fleet.db");
+  auto store = MustOpen(path);
+  std::vector<Upload> u = {MakeUpload("n1", "healthy", 1)};
+  ASSERT_TRUE(store->PutUploads(u).ok());
+  ExecRaw(path, "UPDATE uploads SET document = x'28b52ffd00ff'");
+  Result<std::vector<Upload>> history = store->History("n1", 1, true);
+  ASSERT_FALSE(history.ok());
+  EXPECT_NE(history.status().message().find("upload 1: damaged compressed document"),
+            std::string::npos)
+      << history.status().message();
+  EXPECT_TRUE(store->History("n1", 1, false).ok());  // the rest of the row still reads
 }
 
 TEST(SqliteStoreTest, ConcurrentWritersAreAllCommittedWithDistinctIds) {

@@ -114,26 +114,10 @@ std::vector<bool> IntegralColumns(const Frame& f, const Shown& shown) {
 
 Cell AsIs(size_t, Cell c) { return c; }
 
-// A JSON string as Python's json.dumps writes it (ensure_ascii: \uXXXX outside ASCII). Plain
-// text, the common case and megabytes of defective details, is copied without a detour.
-void AppendJsonString(std::string& out, std::string_view s) {
-  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
-  });
-  if (plain) {
-    out += '"';
-    out += s;
-    out += '"';
-  } else {
-    out +=
-        Json(std::string(s)).dump(-1, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
-  }
-}
-
+// A JSON string as Python's json.dumps writes it (ensure_ascii: \uXXXX outside ASCII).
 std::string JsonString(std::string_view s) {
   std::string out;
-  AppendJsonString(out, s);
+  AppendJsonString(out, s, /*ensure_ascii=*/true);
   return out;
 }
 
@@ -145,7 +129,7 @@ void AppendCell(std::string& out, const Cell& cell, bool integral) {
   } else if (const bool* b = std::get_if<bool>(&cell)) {
     out += *b ? "true" : "false";
   } else if (const std::string_view* s = std::get_if<std::string_view>(&cell)) {
-    AppendJsonString(out, *s);
+    AppendJsonString(out, *s, /*ensure_ascii=*/true);
   } else if (const double d = std::get<double>(cell); integral && std::fabs(d) < 9.2e18) {
     fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(d));
   } else if (std::isinf(d)) {
