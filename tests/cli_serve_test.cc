@@ -1,6 +1,7 @@
 // End-to-end tests of the fleet service: `vigil serve` as a process on port 0, fed by
 // `vigil run --report`, `vigil report` and an HTTP client; killed with SIGKILL mid-stream; and its
 // dashboard loaded by a real headless browser.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -158,8 +159,13 @@ TEST(ServeE2eTest, NothingAcknowledgedIsLostWhenTheServerIsKilled) {
         const httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kToken}};
         for (int i = 0; !stop.load(); ++i) {
           const std::string node = "n" + std::to_string(t) + "-" + std::to_string(i);
-          const std::string body =
-              "{\"node\": \"" + node + "\", \"cpu-stream/triad_gbps\": " + std::to_string(i) + "}";
+          // About 4 KB a line: the WAL passes its checkpoint threshold during the run, so the
+          // kill can land during a checkpoint too.
+          std::string body = "{\"node\": \"" + node + "\"";
+          for (int m = 0; m < 150; ++m) {
+            body += fmt::format(", \"cpu-stream/triad_gbps:{}\": {}.5", m, i + m);
+          }
+          body += "}";
           auto res = c.Post("/api/v1/results", auth, body, "application/json");
           if (!res) break;  // the server died mid-request: not acknowledged
           if (res->status == 201) {
