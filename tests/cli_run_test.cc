@@ -41,7 +41,8 @@ TEST(CliTest, BenchListJson) {
   Json list = *ParseJson(r.out, "stdout");
   std::vector<std::string> names;
   for (const Json& b : list) names.push_back(b["name"]);
-  EXPECT_EQ(names, (std::vector<std::string>{"cpu-stream", "cpu-latency", "cpu-flops", "disk"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"cpu-stream", "cpu-latency", "cpu-flops", "disk",
+                                             "gpu-health"}));
   EXPECT_FALSE(list[3]["params"].empty());
   r = RunVigil({"bench", "list"});
   EXPECT_NE(r.out.find("disk.file_size"), std::string::npos);
@@ -94,9 +95,12 @@ void ExpectPositiveFigures(const NodeResults& doc) {
     if (b.status == BenchStatus::kSkipped) continue;
     EXPECT_EQ(b.status, BenchStatus::kOk) << b.name << ": " << b.error;
     EXPECT_FALSE(b.metrics.empty()) << b.name;
+    // gpu-health reports counters and flags, for which zero is the healthy figure.
+    const bool counters = b.name == "gpu-health";
     for (const Metric& m : b.metrics) {
-      EXPECT_TRUE(std::isfinite(m.value) && m.value > 0) << m.key.ToString() << " " << m.value;
-      EXPECT_FALSE(m.unit.empty()) << m.key.ToString();
+      EXPECT_TRUE(std::isfinite(m.value) && (m.value > 0 || (counters && m.value == 0)))
+          << m.key.ToString() << " " << m.value;
+      EXPECT_TRUE(counters || !m.unit.empty()) << m.key.ToString();
     }
   }
 }
@@ -114,11 +118,15 @@ TEST(CliTest, QuickSuiteJson) {
   EXPECT_EQ(doc->node, "node-7");
   EXPECT_EQ(doc->suite, "quick");
   EXPECT_GT(doc->inventory.threads, 0);
-  ASSERT_EQ(doc->benchmarks.size(), 4u);
+  ASSERT_EQ(doc->benchmarks.size(), 5u);
   EXPECT_EQ(doc->benchmarks[0].name, "cpu-stream");
   ExpectPositiveFigures(*doc);
+  // A node without an NVIDIA driver skips the GPU's benchmark, with the reason, and still passes.
+  if (doc->benchmarks[4].status == BenchStatus::kSkipped) {
+    EXPECT_NE(doc->benchmarks[4].error.find("no NVIDIA driver"), std::string::npos);
+  }
   // Progress went to stderr, one line per start and finish.
-  EXPECT_NE(r.err.find("[4/4] disk"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[4/5] disk"), std::string::npos) << r.err;
 
   // The file holds the same document; the summary got one line for this node.
   Result<NodeResults> file = ReadNodeResults(out);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "vigil/bench/cpu/cpu_benchmarks.h"
+#include "vigil/bench/cuda/gpu_benchmarks.h"
 #include "vigil/bench/disk/disk_benchmark.h"
 #include "vigil/core/text.h"
 
@@ -57,6 +58,7 @@ Registry BuiltinRegistry() {
   r.Add(MakeCpuLatencyBenchmark());
   r.Add(MakeCpuFlopsBenchmark());
   r.Add(MakeDiskBenchmark());
+  r.Add(MakeGpuHealthBenchmark());
   return r;
 }
 

@@ -16,11 +16,14 @@ bool Contains(std::string_view s, std::string_view part) {
 
 Direction DirectionOf(std::string_view name) {
   if (Contains(name, "return_code")) return Direction::kZero;
-  static constexpr std::array<std::string_view, 9> kLower = {
-      "time", "latency", "overhead", "_lat", "_us", "_ms", "duration", "error", "_ns"};
-  static constexpr std::array<std::string_view, 11> kHigher = {
-      "bw",     "bandwidth", "flops", "iops", "throughput", "gbps",
-      "tflops", "_ops",      "score", "rate", "speed"};
+  // Counters of gpu-health (ECC errors, remapped rows, retired pages, throttle flags) are lower
+  // when better; its PCIe link generation and width higher.
+  static constexpr std::array<std::string_view, 13> kLower = {
+      "time",  "latency", "overhead", "_lat",  "_us",     "_ms",     "duration",
+      "error", "_ns",     "ecc_",     "remap", "retired", "throttle"};
+  static constexpr std::array<std::string_view, 13> kHigher = {
+      "bw",   "bandwidth", "flops", "iops",  "throughput", "gbps",    "tflops",
+      "_ops", "score",     "rate",  "speed", "pcie_width", "pcie_gen"};
   for (std::string_view w : kLower) {
     if (Contains(name, w)) return Direction::kLower;
   }
@@ -35,7 +38,8 @@ std::string ComponentOf(std::string_view benchmark, std::string_view index) {
   static constexpr std::pair<std::string_view, std::string_view> kKinds[] = {
       {"gemm", "GPU"},    {"kernel-launch", "GPU"}, {"gpu-burn", "GPU"},  {"gpu-stream", "GPU"},
       {"gpu-hbm", "GPU"}, {"mem-bw", "PCIe"},       {"gpu-copy", "link"}, {"pcie", "PCIe"},
-      {"ib-", "NIC"},     {"nic", "NIC"},           {"disk", "disk"},     {"cpu", "NUMA"}};
+      {"gpu-", "GPU"},    {"ib-", "NIC"},           {"nic", "NIC"},       {"disk", "disk"},
+      {"cpu", "NUMA"}};
   std::string_view kind;
   for (const auto& [prefix, k] : kKinds) {
     if (Contains(benchmark, prefix)) {

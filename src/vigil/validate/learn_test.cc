@@ -32,6 +32,11 @@ TEST(AnatomyTest, FamilyComponentDirectionAndSweep) {
   EXPECT_EQ(Anatomize("gemm-flops/return_code").direction, Direction::kZero);
   EXPECT_EQ(Anatomize("gemm-flops/return_code").component, "gemm-flops");
   EXPECT_EQ(Anatomize("foo/bar:2").component, "foo:2");
+  EXPECT_EQ(Anatomize("gpu-health/ecc_uncorrected_aggregate:3").component, "GPU 3");
+  EXPECT_EQ(Anatomize("gpu-health/ecc_uncorrected_aggregate:3").direction, Direction::kLower);
+  EXPECT_EQ(Anatomize("gpu-health/throttle_hw_slowdown:3").direction, Direction::kLower);
+  EXPECT_EQ(Anatomize("gpu-health/pcie_width:3").direction, Direction::kHigher);
+  EXPECT_EQ(Anatomize("gpu-health/temperature_c:3").direction, Direction::kEither);
   EXPECT_EQ(Anatomize("foo/bar").direction, Direction::kEither);
 }
 

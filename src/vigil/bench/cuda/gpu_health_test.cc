@@ -1,0 +1,88 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <map>
+
+#include "vigil/bench/cuda/gpu_benchmarks.h"
+#include "vigil/bench/cuda/nvml.h"
+
+namespace vigil {
+namespace {
+
+// Metric key -> value, for one GPU's reading.
+std::map<std::string, double> ByKey(const std::vector<Metric>& metrics) {
+  std::map<std::string, double> out;
+  for (const Metric& m : metrics) out[m.key.ToString()] = m.value;
+  return out;
+}
+
+TEST(GpuHealthTest, WithoutADriverNvmlIsUnavailableWithTheReason) {
+  Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load("libno-such-nvml.so.1");
+  ASSERT_FALSE(lib.ok());
+  EXPECT_EQ(lib.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(lib.status().message().find("no NVIDIA driver: cannot load libno-such-nvml.so.1"),
+            std::string::npos)
+      << lib.status().message();
+  // A library that is not NVML.
+  lib = nvml::Library::Load("libz.so.1");
+  ASSERT_FALSE(lib.ok());
+  EXPECT_NE(lib.status().message().find("lacks NVML's entry points"), std::string::npos);
+}
+
+TEST(GpuHealthTest, ReadingsOfAFakeDriverBecomeMetricsPerGpu) {
+  unsetenv("FAKE_NVML_LOST");
+  Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(VIGIL_FAKE_NVML);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  ASSERT_EQ(*(*lib)->DeviceCount(), 2);
+
+  Result<nvml::HealthReading> r0 = (*lib)->Read(0);
+  ASSERT_TRUE(r0.ok()) << r0.status().ToString();
+  EXPECT_EQ(r0->name, "NVIDIA H100 80GB HBM3");
+  const auto m0 = ByKey(GpuHealthMetrics(0, *r0));
+  EXPECT_EQ(m0.at("gpu-health/pcie_width:0"), 16);
+  EXPECT_EQ(m0.at("gpu-health/power_w:0"), 351.2);
+  EXPECT_EQ(m0.at("gpu-health/temperature_c:0"), 41);
+  EXPECT_EQ(m0.at("gpu-health/row_remap_pending:0"), 0);
+  EXPECT_EQ(m0.count("gpu-health/retired_pages_pending:0"), 0u);  // remaps rows instead
+  EXPECT_EQ(m0.at("gpu-health/throttle_hw_slowdown:0"), 0);       // idle is not trouble
+
+  Result<nvml::HealthReading> r1 = (*lib)->Read(1);
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  const std::vector<Metric> metrics1 = GpuHealthMetrics(1, *r1);
+  const auto m1 = ByKey(metrics1);
+  EXPECT_EQ(m1.at("gpu-health/pcie_width:1"), 8);
+  EXPECT_EQ(m1.at("gpu-health/pcie_width_max:1"), 16);
+  EXPECT_EQ(m1.at("gpu-health/ecc_uncorrected_aggregate:1"), 2);
+  EXPECT_EQ(m1.at("gpu-health/ecc_uncorrected_volatile:1"), 0);
+  EXPECT_EQ(m1.count("gpu-health/remapped_rows_corrected:1"), 0u);  // not supported: absent
+  EXPECT_EQ(m1.at("gpu-health/retired_pages_pending:1"), 1);
+  EXPECT_EQ(m1.at("gpu-health/throttle_hw_slowdown:1"), 1);
+  for (const Metric& m : metrics1) {
+    EXPECT_EQ(m.samples, std::vector<double>{m.value}) << m.key.ToString();
+    EXPECT_EQ(m.higher_is_better, m.key.metric.rfind("pcie_", 0) == 0) << m.key.ToString();
+  }
+}
+
+TEST(GpuHealthTest, AGpuThatFellOffTheBusNamesTheCallAndTheGpu) {
+  setenv("FAKE_NVML_LOST", "1", 1);
+  Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(VIGIL_FAKE_NVML);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  EXPECT_TRUE((*lib)->Read(0).ok());
+  Result<nvml::HealthReading> r1 = (*lib)->Read(1);
+  unsetenv("FAKE_NVML_LOST");
+  ASSERT_FALSE(r1.ok());
+  EXPECT_EQ(r1.status().message(), "nvmlDeviceGetTemperature(GPU 1): GPU is lost");
+  Result<nvml::HealthReading> none = (*lib)->Read(7);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("GPU 7"), std::string::npos);
+}
+
+TEST(GpuHealthTest, TheBenchmarkIsSkippedWithoutADriver) {
+  if (nvml::Library::Load().ok()) GTEST_SKIP() << "this machine has an NVIDIA driver";
+  const Status s = MakeGpuHealthBenchmark()->Available(BenchContext{});
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("no NVIDIA driver"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace vigil

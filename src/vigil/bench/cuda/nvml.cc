@@ -1,0 +1,186 @@
+#include "vigil/bench/cuda/nvml.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+namespace vigil::nvml {
+
+// The part of NVML's C ABI Vigil calls: every function returns an nvmlReturn_t (an int), devices
+// are opaque pointers, and the enum arguments are ints.
+struct Library::Api {
+  using Device = struct nvmlDevice_st*;
+  int (*init)() = nullptr;
+  int (*shutdown)() = nullptr;
+  const char* (*error_string)(int) = nullptr;
+  int (*count)(unsigned*) = nullptr;
+  int (*handle)(unsigned, Device*) = nullptr;
+  int (*name)(Device, char*, unsigned) = nullptr;
+  int (*temperature)(Device, int, unsigned*) = nullptr;
+  int (*power)(Device, unsigned*) = nullptr;
+  int (*pcie_gen)(Device, unsigned*) = nullptr;
+  int (*pcie_gen_max)(Device, unsigned*) = nullptr;
+  int (*pcie_width)(Device, unsigned*) = nullptr;
+  int (*pcie_width_max)(Device, unsigned*) = nullptr;
+  int (*ecc)(Device, int, int, unsigned long long*) = nullptr;
+  int (*remapped_rows)(Device, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
+  int (*retired_pending)(Device, int*) = nullptr;
+  int (*throttle)(Device, unsigned long long*) = nullptr;
+};
+
+namespace {
+
+// nvmlReturn_t values.
+constexpr int kSuccess = 0;
+constexpr int kNotSupported = 3;
+constexpr int kNoPermission = 4;
+constexpr int kFunctionNotFound = 13;
+
+// nvmlTemperatureSensors_t, nvmlMemoryErrorType_t and nvmlEccCounterType_t values.
+constexpr int kTemperatureGpu = 0;
+constexpr int kCorrected = 0, kUncorrected = 1;
+constexpr int kVolatile = 0, kAggregate = 1;
+
+template <typename Fn>
+void Resolve(void* handle, Fn& fn, const char* symbol) {
+  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
+}
+
+// Calls one NVML query of GPU `index`: true when it answered, false when this GPU or driver does
+// not support it (or the process may not ask), an error naming the call otherwise.
+template <typename Fn, typename... Args>
+Result<bool> Query(const Library::Api& api, int index, Fn fn, const char* name, Args... args) {
+  if (fn == nullptr) return false;
+  const int rc = fn(args...);
+  if (rc == kSuccess) return true;
+  if (rc == kNotSupported || rc == kNoPermission || rc == kFunctionNotFound) return false;
+  return Status::Internal(fmt::format("{}(GPU {}): {}", name, index, api.error_string(rc)));
+}
+
+}  // namespace
+
+Library::Library(void* handle, std::unique_ptr<Api> api) : handle_(handle), api_(std::move(api)) {}
+
+Library::~Library() {
+  api_->shutdown();
+  dlclose(handle_);
+}
+
+Result<std::unique_ptr<Library>> Library::Load(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    return Status::Unavailable(
+        fmt::format("no NVIDIA driver: cannot load {} ({})", path, dlerror()));
+  }
+  auto api = std::make_unique<Api>();
+  Resolve(handle, api->init, "nvmlInit_v2");
+  Resolve(handle, api->shutdown, "nvmlShutdown");
+  Resolve(handle, api->error_string, "nvmlErrorString");
+  Resolve(handle, api->count, "nvmlDeviceGetCount_v2");
+  Resolve(handle, api->handle, "nvmlDeviceGetHandleByIndex_v2");
+  if (!api->init || !api->shutdown || !api->error_string || !api->count || !api->handle) {
+    dlclose(handle);
+    return Status::Unavailable(fmt::format("{} lacks NVML's entry points", path));
+  }
+  Resolve(handle, api->name, "nvmlDeviceGetName");
+  Resolve(handle, api->temperature, "nvmlDeviceGetTemperature");
+  Resolve(handle, api->power, "nvmlDeviceGetPowerUsage");
+  Resolve(handle, api->pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration");
+  Resolve(handle, api->pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
+  Resolve(handle, api->pcie_width, "nvmlDeviceGetCurrPcieLinkWidth");
+  Resolve(handle, api->pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth");
+  Resolve(handle, api->ecc, "nvmlDeviceGetTotalEccErrors");
+  Resolve(handle, api->remapped_rows, "nvmlDeviceGetRemappedRows");
+  Resolve(handle, api->retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus");
+  // Renamed "clocks event reasons" in recent drivers, which keep the old name as well.
+  Resolve(handle, api->throttle, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (api->throttle == nullptr) {
+    Resolve(handle, api->throttle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  }
+  const int rc = api->init();
+  if (rc != kSuccess) {
+    const std::string why = api->error_string(rc);
+    dlclose(handle);
+    return Status::Unavailable(fmt::format("NVML does not start: {}", why));
+  }
+  return std::unique_ptr<Library>(new Library(handle, std::move(api)));
+}
+
+Result<int> Library::DeviceCount() const {
+  unsigned n = 0;
+  const int rc = api_->count(&n);
+  if (rc != kSuccess) {
+    return Status::Internal(fmt::format("nvmlDeviceGetCount: {}", api_->error_string(rc)));
+  }
+  return static_cast<int>(n);
+}
+
+Result<HealthReading> Library::Read(int index) const {
+  const Api& a = *api_;
+  Api::Device dev = nullptr;
+  if (const int rc = a.handle(static_cast<unsigned>(index), &dev); rc != kSuccess) {
+    return Status::Internal(
+        fmt::format("nvmlDeviceGetHandleByIndex(GPU {}): {}", index, a.error_string(rc)));
+  }
+  HealthReading r;
+  char name[96] = {};
+  VIGIL_ASSIGN_OR_RETURN(bool ok,
+                         Query(a, index, a.name, "nvmlDeviceGetName", dev, name, sizeof name));
+  if (ok) r.name = name;
+
+  // The queries that answer one unsigned int, stored as a double.
+  const auto uint_query = [&](auto fn, const char* what, std::optional<double>& out,
+                              double scale) -> Status {
+    unsigned v = 0;
+    VIGIL_ASSIGN_OR_RETURN(const bool answered, Query(a, index, fn, what, dev, &v));
+    if (answered) out = v * scale;
+    return Status::Ok();
+  };
+  unsigned temperature = 0;
+  VIGIL_ASSIGN_OR_RETURN(ok, Query(a, index, a.temperature, "nvmlDeviceGetTemperature", dev,
+                                   kTemperatureGpu, &temperature));
+  if (ok) r.temperature_c = temperature;
+  VIGIL_RETURN_IF_ERROR(uint_query(a.power, "nvmlDeviceGetPowerUsage", r.power_w, 1e-3));
+  VIGIL_RETURN_IF_ERROR(
+      uint_query(a.pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration", r.pcie_gen, 1));
+  VIGIL_RETURN_IF_ERROR(
+      uint_query(a.pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration", r.pcie_gen_max, 1));
+  VIGIL_RETURN_IF_ERROR(
+      uint_query(a.pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", r.pcie_width, 1));
+  VIGIL_RETURN_IF_ERROR(
+      uint_query(a.pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth", r.pcie_width_max, 1));
+
+  const auto ecc = [&](int type, int counter, std::optional<double>& out) -> Status {
+    unsigned long long v = 0;
+    VIGIL_ASSIGN_OR_RETURN(
+        const bool answered,
+        Query(a, index, a.ecc, "nvmlDeviceGetTotalEccErrors", dev, type, counter, &v));
+    if (answered) out = static_cast<double>(v);
+    return Status::Ok();
+  };
+  VIGIL_RETURN_IF_ERROR(ecc(kCorrected, kVolatile, r.ecc_corrected_volatile));
+  VIGIL_RETURN_IF_ERROR(ecc(kUncorrected, kVolatile, r.ecc_uncorrected_volatile));
+  VIGIL_RETURN_IF_ERROR(ecc(kCorrected, kAggregate, r.ecc_corrected_aggregate));
+  VIGIL_RETURN_IF_ERROR(ecc(kUncorrected, kAggregate, r.ecc_uncorrected_aggregate));
+
+  unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
+  VIGIL_ASSIGN_OR_RETURN(ok, Query(a, index, a.remapped_rows, "nvmlDeviceGetRemappedRows", dev,
+                                   &corrected, &uncorrected, &pending, &failure));
+  if (ok) {
+    r.remapped_rows_corrected = corrected;
+    r.remapped_rows_uncorrected = uncorrected;
+    r.row_remap_pending = pending != 0;
+    r.row_remap_failure = failure != 0;
+  } else {
+    int retired = 0;
+    VIGIL_ASSIGN_OR_RETURN(ok, Query(a, index, a.retired_pending,
+                                     "nvmlDeviceGetRetiredPagesPendingStatus", dev, &retired));
+    if (ok) r.retired_pages_pending = retired != 0;
+  }
+  unsigned long long reasons = 0;
+  VIGIL_ASSIGN_OR_RETURN(
+      ok, Query(a, index, a.throttle, "nvmlDeviceGetCurrentClocksEventReasons", dev, &reasons));
+  if (ok) r.throttle_reasons = reasons;
+  return r;
+}
+
+}  // namespace vigil::nvml

@@ -1,0 +1,69 @@
+// NVML, the NVIDIA driver's management library, loaded at run time with dlopen: building Vigil
+// needs no driver, and a node without one simply has no GPU to measure. Only the few functions
+// Vigil uses are declared (nvml.cc), with the types of NVML's stable C ABI.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "vigil/core/status.h"
+
+namespace vigil::nvml {
+
+inline constexpr const char* kLibrary = "libnvidia-ml.so.1";
+
+// Clock throttle reasons (nvmlClocksThrottleReasons, the bits of one reading).
+namespace throttle {
+inline constexpr uint64_t kSwPowerCap = 0x4;
+inline constexpr uint64_t kHwSlowdown = 0x8;
+inline constexpr uint64_t kSwThermal = 0x20;
+inline constexpr uint64_t kHwThermal = 0x40;
+inline constexpr uint64_t kHwPowerBrake = 0x80;
+}  // namespace throttle
+
+// One reading of a GPU's health counters. A field NVML does not support on this GPU (or whose
+// function this driver lacks) stays empty.
+struct HealthReading {
+  std::string name;  // "NVIDIA H100 80GB HBM3"
+  std::optional<double> temperature_c;
+  std::optional<double> power_w;
+  std::optional<double> pcie_gen, pcie_gen_max;      // link generation, current and maximum
+  std::optional<double> pcie_width, pcie_width_max;  // lanes, current and maximum
+  // ECC error counts: volatile (since the driver loaded) and aggregate (over the GPU's life).
+  std::optional<double> ecc_corrected_volatile, ecc_uncorrected_volatile;
+  std::optional<double> ecc_corrected_aggregate, ecc_uncorrected_aggregate;
+  // Row remapping (A100 and later): rows remapped for corrected and uncorrected errors, and
+  // whether a remap waits for a GPU reset or has failed.
+  std::optional<double> remapped_rows_corrected, remapped_rows_uncorrected;
+  std::optional<double> row_remap_pending, row_remap_failure;
+  std::optional<double> retired_pages_pending;  // page retirement (before A100): 1 when pending
+  std::optional<uint64_t> throttle_reasons;     // bits of `throttle`
+};
+
+class Library {
+ public:
+  // Loads `path` and initialises NVML. Unavailable naming the library and the loader's message
+  // when it cannot be loaded (no NVIDIA driver) or lacks NVML's entry points; Unavailable with
+  // NVML's message when nvmlInit fails (a driver without a working GPU).
+  static Result<std::unique_ptr<Library>> Load(const std::string& path = kLibrary);
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  Result<int> DeviceCount() const;
+
+  // Reads GPU `index`'s counters. An NVML error other than "not supported" (a GPU that fell off
+  // the bus, say) is an error naming the function, the GPU and NVML's message.
+  Result<HealthReading> Read(int index) const;
+
+  struct Api;  // the resolved entry points (nvml.cc)
+
+ private:
+  Library(void* handle, std::unique_ptr<Api> api);
+  void* handle_;
+  std::unique_ptr<Api> api_;
+};
+
+}  // namespace vigil::nvml
