@@ -59,6 +59,8 @@ Registry BuiltinRegistry() {
   r.Add(MakeCpuFlopsBenchmark());
   r.Add(MakeDiskBenchmark());
   r.Add(MakeGpuHealthBenchmark());
+  r.Add(MakeGpuMembwBenchmark());
+  r.Add(MakeGpuLaunchBenchmark());
   return r;
 }
 

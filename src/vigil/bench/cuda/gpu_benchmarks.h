@@ -1,11 +1,13 @@
-// The GPU benchmarks. gpu-health needs only the driver's NVML, loaded at run time, so it is built
-// into every Vigil; on a node without an NVIDIA driver it is skipped with the reason.
+// The GPU benchmarks, in every Vigil: gpu-health needs only the driver's NVML, loaded at run
+// time; the others need a Vigil built with CUDA (device.h). On a node without an NVIDIA driver,
+// or a Vigil without CUDA, they are skipped with the reason.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "vigil/bench/benchmark.h"
+#include "vigil/bench/cuda/device.h"
 #include "vigil/bench/cuda/nvml.h"
 
 namespace vigil {
@@ -18,5 +20,21 @@ std::unique_ptr<Benchmark> MakeGpuHealthBenchmark();
 // The metrics of one reading of GPU `index`, keyed "gpu-health/<metric>:<index>"; what the GPU
 // does not report is absent.
 std::vector<Metric> GpuHealthMetrics(int index, const nvml::HealthReading& reading);
+
+// gpu-membw: HBM bandwidth per GPU (GB/s, bytes read plus bytes written) of copy and triad
+// kernels with 16-byte accesses over arrays far larger than the L2 cache.
+std::unique_ptr<Benchmark> MakeGpuMembwBenchmark();
+
+// gpu-launch: kernel launch overhead per GPU (us): device side (events around back-to-back empty
+// kernels) and round trip (launch plus synchronize, seen from the host).
+std::unique_ptr<Benchmark> MakeGpuLaunchBenchmark();
+
+// Bytes one run of `kernel` moves: every array read plus the one written.
+double MembwBytesMoved(gpu::MembwKernel kernel, size_t bytes_per_array);
+
+// The size of each of `arrays` arrays: `requested` rounded down to 16 bytes, at most a quarter of
+// the GPU's free memory between them. InvalidArgument when that leaves less than 8x the L2 cache,
+// where the figure would be the cache's rather than HBM's.
+Result<size_t> MembwArrayBytes(size_t requested, const gpu::DeviceProps& props, int arrays);
 
 }  // namespace vigil

@@ -30,12 +30,7 @@ class GpuHealth : public Benchmark {
   }
   double time_limit_s(Suite) const override { return 60; }
 
-  Status Available(const BenchContext&) const override {
-    VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<nvml::Library> lib, nvml::Library::Load());
-    VIGIL_ASSIGN_OR_RETURN(const int gpus, lib->DeviceCount());
-    if (gpus == 0) return Status::Unavailable("NVML sees no GPU");
-    return Status::Ok();
-  }
+  Status Available(const BenchContext&) const override { return nvml::GpusVisible(); }
 
   Result<std::vector<Metric>> Run(const BenchContext&) const override {
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<nvml::Library> lib, nvml::Library::Load());

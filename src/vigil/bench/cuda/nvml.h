@@ -66,4 +66,8 @@ class Library {
   std::unique_ptr<Api> api_;
 };
 
+// OK when NVML loads and sees at least one GPU; Unavailable with the reason otherwise. What the
+// GPU benchmarks' Available() asks: it does not touch CUDA, which must not start before fork().
+Status GpusVisible(const std::string& path = kLibrary);
+
 }  // namespace vigil::nvml

@@ -1,0 +1,203 @@
+// The GPU device API on the CUDA runtime (device.h). Kernels use 16-byte accesses (float4) in
+// grid-stride loops; data is a hash of the index, never zero, so that a dropped write shows.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "vigil/bench/cuda/device.h"
+
+namespace vigil::gpu {
+namespace {
+
+Status CudaError(const char* call, cudaError_t e) {
+  std::string msg =
+      std::string(call) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  if (e == cudaErrorMemoryAllocation) msg = "out of GPU memory: " + msg;
+  return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver
+             ? Status::Unavailable(std::move(msg))
+             : Status::Internal(std::move(msg));
+}
+
+#define VIGIL_CUDA_TRY(call)                                        \
+  do {                                                              \
+    const cudaError_t vigil_e_ = (call);                            \
+    if (vigil_e_ != cudaSuccess) return CudaError(#call, vigil_e_); \
+  } while (0)
+
+// Frees on scope exit whatever it holds.
+struct DeviceBuffers {
+  float4* p[3] = {nullptr, nullptr, nullptr};
+  unsigned long long* mismatches = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~DeviceBuffers() {
+    for (float4* q : p) cudaFree(q);
+    cudaFree(mismatches);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+};
+
+// A value in [1, 2) from the index: never zero, different for neighbours.
+__device__ __forceinline__ float ValueOf(uint64_t i, uint32_t seed) {
+  uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
+  h ^= h >> 15;
+  h *= 2246822519u;
+  h ^= h >> 13;
+  return 1.0f + static_cast<float>(h & 0xffffu) * (1.0f / 65536.0f);
+}
+
+__device__ __forceinline__ float4 Float4Of(size_t i, uint32_t seed) {
+  return make_float4(ValueOf(4 * i, seed), ValueOf(4 * i + 1, seed), ValueOf(4 * i + 2, seed),
+                     ValueOf(4 * i + 3, seed));
+}
+
+constexpr float kScale = 3.0f;
+constexpr uint32_t kSeedA = 0x9e3779b9u, kSeedB = 0x85ebca6bu;
+
+__global__ void FillKernel(float4* a, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    a[i] = Float4Of(i, seed);
+  }
+}
+
+__global__ void CopyKernel(const float4* __restrict__ a, float4* __restrict__ b, size_t n) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    b[i] = a[i];
+  }
+}
+
+__device__ __forceinline__ float4 Triad(float4 a, float4 b) {
+  return make_float4(__fadd_rn(a.x, __fmul_rn(kScale, b.x)), __fadd_rn(a.y, __fmul_rn(kScale, b.y)),
+                     __fadd_rn(a.z, __fmul_rn(kScale, b.z)),
+                     __fadd_rn(a.w, __fmul_rn(kScale, b.w)));
+}
+
+__global__ void TriadKernel(const float4* __restrict__ a, const float4* __restrict__ b,
+                            float4* __restrict__ c, size_t n) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    c[i] = Triad(a[i], b[i]);
+  }
+}
+
+// Counts the elements of `out` that differ from what the kernel must have written (exactly: the
+// triad rounds each operation explicitly, so no contraction can change the answer).
+__global__ void CheckKernel(const float4* __restrict__ out, size_t n, bool triad,
+                            unsigned long long* mismatches) {
+  unsigned long long bad = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    const float4 want =
+        triad ? Triad(Float4Of(i, kSeedA), Float4Of(i, kSeedB)) : Float4Of(i, kSeedA);
+    const float4 got = out[i];
+    bad += (got.x != want.x) + (got.y != want.y) + (got.z != want.z) + (got.w != want.w);
+  }
+  if (bad != 0) atomicAdd(mismatches, bad);
+}
+
+__global__ void EmptyKernel() {}
+
+}  // namespace
+
+bool BuiltWithCuda() { return true; }
+
+Result<int> DeviceCount() {
+  int n = 0;
+  VIGIL_CUDA_TRY(cudaGetDeviceCount(&n));
+  return n;
+}
+
+Result<DeviceProps> Props(int device) {
+  cudaDeviceProp p{};
+  VIGIL_CUDA_TRY(cudaGetDeviceProperties(&p, device));
+  VIGIL_CUDA_TRY(cudaSetDevice(device));
+  DeviceProps out;
+  out.name = p.name;
+  out.cc_major = p.major;
+  out.cc_minor = p.minor;
+  out.l2_bytes = static_cast<size_t>(p.l2CacheSize);
+  out.sms = p.multiProcessorCount;
+  VIGIL_CUDA_TRY(cudaMemGetInfo(&out.free_bytes, &out.total_bytes));
+  return out;
+}
+
+Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t bytes_per_array,
+                                      int reps) {
+  VIGIL_CUDA_TRY(cudaSetDevice(device));
+  int sms = 0;
+  VIGIL_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const size_t n = bytes_per_array / sizeof(float4);
+  const bool triad = kernel == MembwKernel::kTriad;
+  DeviceBuffers d;
+  for (int i = 0; i < (triad ? 3 : 2); ++i) {
+    VIGIL_CUDA_TRY(cudaMalloc(&d.p[i], n * sizeof(float4)));
+  }
+  VIGIL_CUDA_TRY(cudaMalloc(&d.mismatches, sizeof(unsigned long long)));
+  VIGIL_CUDA_TRY(cudaMemset(d.mismatches, 0, sizeof(unsigned long long)));
+  VIGIL_CUDA_TRY(cudaEventCreate(&d.start));
+  VIGIL_CUDA_TRY(cudaEventCreate(&d.stop));
+  constexpr int kThreads = 256;
+  const int blocks = sms * 8;
+  FillKernel<<<blocks, kThreads>>>(d.p[0], n, kSeedA);
+  if (triad) FillKernel<<<blocks, kThreads>>>(d.p[1], n, kSeedB);
+  VIGIL_CUDA_TRY(cudaGetLastError());
+  float4* out = triad ? d.p[2] : d.p[1];
+  std::vector<double> seconds;
+  for (int r = -1; r < reps; ++r) {  // run -1 warms up
+    VIGIL_CUDA_TRY(cudaEventRecord(d.start));
+    if (triad) {
+      TriadKernel<<<blocks, kThreads>>>(d.p[0], d.p[1], out, n);
+    } else {
+      CopyKernel<<<blocks, kThreads>>>(d.p[0], out, n);
+    }
+    VIGIL_CUDA_TRY(cudaGetLastError());
+    VIGIL_CUDA_TRY(cudaEventRecord(d.stop));
+    VIGIL_CUDA_TRY(cudaEventSynchronize(d.stop));
+    float ms = 0;
+    VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, d.start, d.stop));
+    if (r >= 0) seconds.push_back(ms * 1e-3);
+  }
+  CheckKernel<<<blocks, kThreads>>>(out, n, triad, d.mismatches);
+  VIGIL_CUDA_TRY(cudaGetLastError());
+  unsigned long long bad = 0;
+  VIGIL_CUDA_TRY(cudaMemcpy(&bad, d.mismatches, sizeof bad, cudaMemcpyDeviceToHost));
+  if (bad != 0) {
+    return Status::Internal(std::to_string(bad) + " of " + std::to_string(4 * n) +
+                            " values written wrong (GPU " + std::to_string(device) + ")");
+  }
+  return seconds;
+}
+
+Result<LaunchTimes> TimeLaunch(int device, int reps, int batch) {
+  VIGIL_CUDA_TRY(cudaSetDevice(device));
+  DeviceBuffers d;
+  VIGIL_CUDA_TRY(cudaEventCreate(&d.start));
+  VIGIL_CUDA_TRY(cudaEventCreate(&d.stop));
+  LaunchTimes out;
+  for (int r = -1; r < reps; ++r) {  // run -1 warms up
+    VIGIL_CUDA_TRY(cudaEventRecord(d.start));
+    for (int k = 0; k < batch; ++k) EmptyKernel<<<1, 1>>>();
+    VIGIL_CUDA_TRY(cudaGetLastError());
+    VIGIL_CUDA_TRY(cudaEventRecord(d.stop));
+    VIGIL_CUDA_TRY(cudaEventSynchronize(d.stop));
+    float ms = 0;
+    VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, d.start, d.stop));
+    const auto t0 = std::chrono::steady_clock::now();
+    EmptyKernel<<<1, 1>>>();
+    VIGIL_CUDA_TRY(cudaGetLastError());
+    VIGIL_CUDA_TRY(cudaDeviceSynchronize());
+    const std::chrono::duration<double, std::micro> rt = std::chrono::steady_clock::now() - t0;
+    if (r < 0) continue;
+    out.device_us.push_back(ms * 1e3 / batch);
+    out.round_trip_us.push_back(rt.count());
+  }
+  return out;
+}
+
+}  // namespace vigil::gpu

@@ -1,0 +1,53 @@
+// What the GPU benchmarks ask of a GPU, behind a plain header: device.cu implements it with the
+// CUDA runtime (linked statically: it finds the driver's libcuda at run time, so the binary runs
+// on nodes without one); device_none.cc stands in when Vigil is built without CUDA, answering
+// every call with Unavailable. Call only in a benchmark's child process (runner.h): CUDA state
+// does not survive fork(), so the parent must never initialise it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "vigil/core/status.h"
+
+namespace vigil::gpu {
+
+// True when this binary holds the CUDA implementation.
+bool BuiltWithCuda();
+
+struct DeviceProps {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;  // compute capability
+  size_t total_bytes = 0, free_bytes = 0;
+  size_t l2_bytes = 0;
+  int sms = 0;
+};
+
+// The number of CUDA devices. Unavailable with the CUDA error when there is no driver or device.
+Result<int> DeviceCount();
+Result<DeviceProps> Props(int device);
+
+enum class MembwKernel {
+  kCopy,   // b[i] = a[i]: reads and writes one array each
+  kTriad,  // c[i] = a[i] + s * b[i]: reads two, writes one
+};
+
+// Times `reps` runs of `kernel` over arrays of `bytes_per_array` bytes on `device` (16-byte
+// accesses, data that is never zero), after one untimed run, and checks every element of the
+// result on the GPU. Returns the seconds of each run. Running out of GPU memory is Internal
+// "out of GPU memory: <call> ..."; any other CUDA error is Internal naming the call and the
+// error's name (cudaErrorIllegalAddress...).
+Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t bytes_per_array,
+                                      int reps);
+
+struct LaunchTimes {
+  std::vector<double> device_us;      // per kernel, back to back between two events
+  std::vector<double> round_trip_us;  // launch plus synchronize, seen from the host
+};
+
+// `reps` measurements of each: `batch` empty kernels back to back timed by events, and single
+// launches each followed by a synchronize, timed on the host.
+Result<LaunchTimes> TimeLaunch(int device, int reps, int batch);
+
+}  // namespace vigil::gpu

@@ -1,0 +1,116 @@
+// gpu-membw and gpu-launch: the host side of two GPU benchmarks whose kernels are in device.cu.
+// Sizes, byte counts and metric keys are decided here, in plain C++, so that they are tested on
+// machines without a GPU.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "vigil/bench/cuda/gpu_benchmarks.h"
+#include "vigil/core/stats.h"
+
+namespace vigil {
+namespace {
+
+constexpr size_t kAccess = 16;  // bytes per access (float4)
+
+// Unavailable without CUDA in this build or without a GPU that NVML sees.
+Status CudaGpusAvailable() {
+  if (!gpu::BuiltWithCuda()) return gpu::DeviceCount().status();
+  return nvml::GpusVisible();
+}
+
+Metric PerGpu(std::string_view bench, std::string_view metric, int index, std::string_view unit,
+              bool higher_is_better, std::vector<double> samples) {
+  const double median = stats::Median(samples);
+  return Metric{MetricKey{std::string(bench), std::string(metric), ComponentIndex{index, {}}},
+                median, std::string(unit), higher_is_better, std::move(samples)};
+}
+
+class GpuMembw : public Benchmark {
+ public:
+  std::string_view name() const override { return "gpu-membw"; }
+  std::string_view component() const override { return "gpu"; }
+  std::string_view description() const override {
+    return "HBM bandwidth per GPU: copy and triad, 16-byte accesses, arrays far beyond L2 (GB/s)";
+  }
+  std::vector<ParamSpec> params() const override {
+    return {{"array_size", ParamKind::kBytes, "1G", "4G", "bytes of each array"},
+            {"repetitions", ParamKind::kInt, "10", "30", "timed runs of each kernel"}};
+  }
+  double time_limit_s(Suite) const override { return 300; }
+  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+
+  Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
+    VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
+    const auto requested = static_cast<size_t>(ctx.Param("array_size"));
+    const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
+    std::vector<Metric> out;
+    for (int g = 0; g < gpus; ++g) {
+      VIGIL_ASSIGN_OR_RETURN(const gpu::DeviceProps props, gpu::Props(g));
+      for (const auto& [kernel, metric, arrays] :
+           {std::tuple{gpu::MembwKernel::kCopy, "copy_gbps", 2},
+            std::tuple{gpu::MembwKernel::kTriad, "triad_gbps", 3}}) {
+        Result<size_t> bytes = MembwArrayBytes(requested, props, arrays);
+        if (!bytes.ok()) return bytes.status().WithContext(fmt::format("GPU {}", g));
+        VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
+                               gpu::TimeMembw(g, kernel, *bytes, reps));
+        const double moved = MembwBytesMoved(kernel, *bytes);
+        for (double& s : seconds) s = moved / s / 1e9;
+        out.push_back(PerGpu(name(), metric, g, "GB/s", true, std::move(seconds)));
+      }
+    }
+    return out;
+  }
+};
+
+class GpuLaunch : public Benchmark {
+ public:
+  std::string_view name() const override { return "gpu-launch"; }
+  std::string_view component() const override { return "gpu"; }
+  std::string_view description() const override {
+    return "kernel launch overhead per GPU: device side and host round trip (us)";
+  }
+  std::vector<ParamSpec> params() const override {
+    return {{"repetitions", ParamKind::kInt, "20", "100", "measurements of each figure"}};
+  }
+  double time_limit_s(Suite) const override { return 120; }
+  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+
+  Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
+    constexpr int kBatch = 1000;  // empty kernels between two events
+    VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
+    const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
+    std::vector<Metric> out;
+    for (int g = 0; g < gpus; ++g) {
+      VIGIL_ASSIGN_OR_RETURN(gpu::LaunchTimes t, gpu::TimeLaunch(g, reps, kBatch));
+      out.push_back(PerGpu(name(), "device_us", g, "us", false, std::move(t.device_us)));
+      out.push_back(PerGpu(name(), "round_trip_us", g, "us", false, std::move(t.round_trip_us)));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+double MembwBytesMoved(gpu::MembwKernel kernel, size_t bytes_per_array) {
+  const int arrays = kernel == gpu::MembwKernel::kCopy ? 2 : 3;
+  return static_cast<double>(arrays) * static_cast<double>(bytes_per_array);
+}
+
+Result<size_t> MembwArrayBytes(size_t requested, const gpu::DeviceProps& props, int arrays) {
+  const size_t limit = props.free_bytes / 4 / static_cast<size_t>(arrays);
+  const size_t bytes = std::min(requested, limit) / kAccess * kAccess;
+  if (bytes < 8 * props.l2_bytes || bytes == 0) {
+    return Status::InvalidArgument(fmt::format(
+        "arrays of {} MiB ({} requested, {} MiB of GPU memory free) would not be 8x the {} MiB "
+        "L2 cache",
+        bytes >> 20, requested, props.free_bytes >> 20, props.l2_bytes >> 20));
+  }
+  return bytes;
+}
+
+std::unique_ptr<Benchmark> MakeGpuMembwBenchmark() { return std::make_unique<GpuMembw>(); }
+std::unique_ptr<Benchmark> MakeGpuLaunchBenchmark() { return std::make_unique<GpuLaunch>(); }
+
+}  // namespace vigil

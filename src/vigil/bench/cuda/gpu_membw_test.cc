@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+
+#include "vigil/bench/cuda/gpu_benchmarks.h"
+
+namespace vigil {
+namespace {
+
+gpu::DeviceProps H100() {
+  gpu::DeviceProps p;
+  p.name = "NVIDIA H100 80GB HBM3";
+  p.cc_major = 9;
+  p.total_bytes = 80ull << 30;
+  p.free_bytes = 79ull << 30;
+  p.l2_bytes = 50ull << 20;
+  p.sms = 132;
+  return p;
+}
+
+TEST(GpuMembwTest, BytesCountReadsAndWrites) {
+  EXPECT_EQ(MembwBytesMoved(gpu::MembwKernel::kCopy, 1 << 30), 2.0 * (1 << 30));
+  EXPECT_EQ(MembwBytesMoved(gpu::MembwKernel::kTriad, 1 << 30), 3.0 * (1 << 30));
+}
+
+TEST(GpuMembwTest, ArraysAreFarBeyondL2AndFitInFreeMemory) {
+  EXPECT_EQ(*MembwArrayBytes(1ull << 30, H100(), 3), 1ull << 30);
+  EXPECT_EQ(*MembwArrayBytes((1ull << 30) + 7, H100(), 3), 1ull << 30);  // whole accesses
+  // 4 GiB arrays of triad ask for 12 GiB: fine on 79 GiB free, cut to a quarter of 8 GiB free.
+  gpu::DeviceProps busy = H100();
+  busy.free_bytes = 8ull << 30;
+  EXPECT_EQ(*MembwArrayBytes(4ull << 30, busy, 2), 1ull << 30);
+  // Almost no memory left: the figure would be the cache's.
+  busy.free_bytes = 1ull << 30;
+  Result<size_t> small = MembwArrayBytes(4ull << 30, busy, 3);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("8x the 50 MiB L2"), std::string::npos)
+      << small.status().message();
+}
+
+TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
+  if (nvml::GpusVisible().ok() && gpu::BuiltWithCuda()) GTEST_SKIP() << "this machine has a GPU";
+  for (const auto& b : {MakeGpuMembwBenchmark(), MakeGpuLaunchBenchmark()}) {
+    const Status s = b->Available(BenchContext{});
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable) << b->name();
+    EXPECT_FALSE(s.message().empty());
+  }
+  // The device API itself answers without a device, never crashes.
+  Result<int> n = gpu::DeviceCount();
+  if (n.ok()) {
+    EXPECT_EQ(*n, 0);
+  }
+}
+
+}  // namespace
+}  // namespace vigil
