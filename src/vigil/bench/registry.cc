@@ -61,6 +61,7 @@ Registry BuiltinRegistry() {
   r.Add(MakeGpuHealthBenchmark());
   r.Add(MakeGpuMembwBenchmark());
   r.Add(MakeGpuLaunchBenchmark());
+  r.Add(MakeGpuCopyBenchmark());
   return r;
 }
 

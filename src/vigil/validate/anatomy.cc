@@ -37,7 +37,7 @@ Direction DirectionOf(std::string_view name) {
 std::string ComponentOf(std::string_view benchmark, std::string_view index) {
   static constexpr std::pair<std::string_view, std::string_view> kKinds[] = {
       {"gemm", "GPU"},    {"kernel-launch", "GPU"}, {"gpu-burn", "GPU"},  {"gpu-stream", "GPU"},
-      {"gpu-hbm", "GPU"}, {"mem-bw", "PCIe"},       {"gpu-copy", "link"}, {"pcie", "PCIe"},
+      {"gpu-hbm", "GPU"}, {"mem-bw", "PCIe"},       {"gpu-copy", "PCIe"}, {"pcie", "PCIe"},
       {"gpu-", "GPU"},    {"ib-", "NIC"},           {"nic", "NIC"},       {"disk", "disk"},
       {"cpu", "NUMA"}};
   std::string_view kind;

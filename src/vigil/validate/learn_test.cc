@@ -29,6 +29,7 @@ TEST(AnatomyTest, FamilyComponentDirectionAndSweep) {
   EXPECT_EQ(Anatomize("mem-bw/H2D_Mem_BW:1").component, "PCIe 1");
   EXPECT_EQ(Anatomize("mem-bw/H2D_Mem_BW:1").direction, Direction::kHigher);
   EXPECT_EQ(Anatomize("gpu-copy/p2p_gbps:0-3").component, "link 0-3");
+  EXPECT_EQ(Anatomize("gpu-copy/h2d_gbps:3").component, "PCIe 3");
   EXPECT_EQ(Anatomize("gemm-flops/return_code").direction, Direction::kZero);
   EXPECT_EQ(Anatomize("gemm-flops/return_code").component, "gemm-flops");
   EXPECT_EQ(Anatomize("foo/bar:2").component, "foo:2");

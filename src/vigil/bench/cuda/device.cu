@@ -103,6 +103,89 @@ __global__ void CheckKernel(const float4* __restrict__ out, size_t n, bool triad
 
 __global__ void EmptyKernel() {}
 
+// The copy benchmarks' data: one 32-bit word per index, never zero, the same on host and GPU.
+__host__ __device__ inline uint32_t WordOf(size_t i, uint32_t seed) {
+  uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
+  h ^= h >> 16;
+  h *= 2246822519u;
+  h ^= h >> 13;
+  return h | 1u;
+}
+
+__global__ void FillWords(uint32_t* p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    p[i] = WordOf(i, seed);
+  }
+}
+
+__global__ void CheckWords(const uint32_t* p, size_t n, uint32_t seed,
+                           unsigned long long* mismatches) {
+  unsigned long long bad = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    bad += p[i] != WordOf(i, seed);
+  }
+  if (bad != 0) atomicAdd(mismatches, bad);
+}
+
+constexpr uint32_t kSeedCopy = 0xc2b2ae35u;
+
+// Memory of one copy benchmark, freed on scope exit.
+struct CopyBuffers {
+  uint32_t* host = nullptr;
+  uint32_t* device[2] = {nullptr, nullptr};
+  int device_of[2] = {0, 0};
+  unsigned long long* mismatches = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~CopyBuffers() {
+    if (host) cudaFreeHost(host);
+    for (int i = 0; i < 2; ++i) {
+      if (device[i] == nullptr) continue;
+      cudaSetDevice(device_of[i]);
+      cudaFree(device[i]);
+    }
+    cudaFree(mismatches);
+    if (stream) cudaStreamDestroy(stream);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+};
+
+// Times `reps` runs of `copy`, the CUDA call `call` (one untimed first), on `b`'s stream between
+// its events.
+template <typename Copy>
+Result<std::vector<double>> TimeCopies(CopyBuffers& b, int reps, const char* call, Copy copy) {
+  std::vector<double> seconds;
+  for (int r = -1; r < reps; ++r) {
+    VIGIL_CUDA_TRY(cudaEventRecord(b.start, b.stream));
+    if (const cudaError_t e = copy(); e != cudaSuccess) return CudaError(call, e);
+    VIGIL_CUDA_TRY(cudaEventRecord(b.stop, b.stream));
+    VIGIL_CUDA_TRY(cudaEventSynchronize(b.stop));
+    float ms = 0;
+    VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, b.start, b.stop));
+    if (r >= 0) seconds.push_back(ms * 1e-3);
+  }
+  return seconds;
+}
+
+// Checks the words of `p` on the current device; Internal naming the copy when any is wrong.
+Status CheckOnDevice(const uint32_t* p, size_t words, unsigned long long* mismatches,
+                     const std::string& what) {
+  int device = 0, sms = 0;
+  VIGIL_CUDA_TRY(cudaGetDevice(&device));
+  VIGIL_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  VIGIL_CUDA_TRY(cudaMemset(mismatches, 0, sizeof(unsigned long long)));
+  CheckWords<<<sms * 8, 256>>>(p, words, kSeedCopy, mismatches);
+  VIGIL_CUDA_TRY(cudaGetLastError());
+  unsigned long long bad = 0;
+  VIGIL_CUDA_TRY(cudaMemcpy(&bad, mismatches, sizeof bad, cudaMemcpyDeviceToHost));
+  if (bad == 0) return Status::Ok();
+  return Status::Internal(std::to_string(bad) + " of " + std::to_string(words) +
+                          " words arrived wrong (" + what + ")");
+}
+
 }  // namespace
 
 bool BuiltWithCuda() { return true; }
@@ -124,6 +207,9 @@ Result<DeviceProps> Props(int device) {
   out.l2_bytes = static_cast<size_t>(p.l2CacheSize);
   out.sms = p.multiProcessorCount;
   VIGIL_CUDA_TRY(cudaMemGetInfo(&out.free_bytes, &out.total_bytes));
+  char bus[32] = {};
+  VIGIL_CUDA_TRY(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
+  out.pci_bus_id = bus;
   return out;
 }
 
@@ -198,6 +284,88 @@ Result<LaunchTimes> TimeLaunch(int device, int reps, int batch) {
     out.round_trip_us.push_back(rt.count());
   }
   return out;
+}
+
+Result<std::vector<double>> TimeHostCopy(int device, CopyDirection direction, size_t bytes,
+                                         int reps) {
+  VIGIL_CUDA_TRY(cudaSetDevice(device));
+  const size_t words = bytes / sizeof(uint32_t);
+  CopyBuffers b;
+  b.device_of[0] = device;
+  VIGIL_CUDA_TRY(cudaHostAlloc(&b.host, words * sizeof(uint32_t), cudaHostAllocDefault));
+  VIGIL_CUDA_TRY(cudaMalloc(&b.device[0], words * sizeof(uint32_t)));
+  VIGIL_CUDA_TRY(cudaMalloc(&b.mismatches, sizeof(unsigned long long)));
+  VIGIL_CUDA_TRY(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+  VIGIL_CUDA_TRY(cudaEventCreate(&b.start));
+  VIGIL_CUDA_TRY(cudaEventCreate(&b.stop));
+  const bool h2d = direction == CopyDirection::kHostToDevice;
+  if (h2d) {
+    for (size_t i = 0; i < words; ++i) b.host[i] = WordOf(i, kSeedCopy);  // first touch
+  } else {
+    std::fill(b.host, b.host + words, 0u);  // first touch
+    FillWords<<<256, 256>>>(b.device[0], words, kSeedCopy);
+    VIGIL_CUDA_TRY(cudaGetLastError());
+    VIGIL_CUDA_TRY(cudaDeviceSynchronize());
+  }
+  Result<std::vector<double>> seconds = TimeCopies(b, reps, "cudaMemcpyAsync", [&] {
+    return h2d ? cudaMemcpyAsync(b.device[0], b.host, words * sizeof(uint32_t),
+                                 cudaMemcpyHostToDevice, b.stream)
+               : cudaMemcpyAsync(b.host, b.device[0], words * sizeof(uint32_t),
+                                 cudaMemcpyDeviceToHost, b.stream);
+  });
+  if (!seconds.ok()) return seconds;
+  const std::string what =
+      std::string(h2d ? "host to GPU " : "GPU ") + std::to_string(device) + (h2d ? "" : " to host");
+  if (h2d) {
+    VIGIL_RETURN_IF_ERROR(CheckOnDevice(b.device[0], words, b.mismatches, what));
+  } else {
+    size_t bad = 0;
+    for (size_t i = 0; i < words; ++i) bad += b.host[i] != WordOf(i, kSeedCopy);
+    if (bad != 0) {
+      return Status::Internal(std::to_string(bad) + " of " + std::to_string(words) +
+                              " words arrived wrong (" + what + ")");
+    }
+  }
+  return seconds;
+}
+
+Result<bool> CanAccessPeer(int src, int dst) {
+  int can = 0;
+  VIGIL_CUDA_TRY(cudaDeviceCanAccessPeer(&can, src, dst));
+  return can != 0;
+}
+
+Result<std::vector<double>> TimePeerCopy(int src, int dst, size_t bytes, int reps) {
+  const size_t words = bytes / sizeof(uint32_t);
+  CopyBuffers b;
+  b.device_of[0] = src;
+  b.device_of[1] = dst;
+  VIGIL_CUDA_TRY(cudaSetDevice(dst));
+  VIGIL_CUDA_TRY(cudaMalloc(&b.device[1], words * sizeof(uint32_t)));
+  VIGIL_CUDA_TRY(cudaMalloc(&b.mismatches, sizeof(unsigned long long)));
+  VIGIL_CUDA_TRY(cudaSetDevice(src));
+  const cudaError_t peer = cudaDeviceEnablePeerAccess(dst, 0);
+  if (peer != cudaSuccess && peer != cudaErrorPeerAccessAlreadyEnabled) {
+    return CudaError("cudaDeviceEnablePeerAccess", peer);
+  }
+  cudaGetLastError();  // clears "already enabled"
+  VIGIL_CUDA_TRY(cudaMalloc(&b.device[0], words * sizeof(uint32_t)));
+  VIGIL_CUDA_TRY(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+  VIGIL_CUDA_TRY(cudaEventCreate(&b.start));
+  VIGIL_CUDA_TRY(cudaEventCreate(&b.stop));
+  FillWords<<<256, 256>>>(b.device[0], words, kSeedCopy);
+  VIGIL_CUDA_TRY(cudaGetLastError());
+  VIGIL_CUDA_TRY(cudaDeviceSynchronize());
+  Result<std::vector<double>> seconds = TimeCopies(b, reps, "cudaMemcpyPeerAsync", [&] {
+    return cudaMemcpyPeerAsync(b.device[1], dst, b.device[0], src, words * sizeof(uint32_t),
+                               b.stream);
+  });
+  if (!seconds.ok()) return seconds;
+  VIGIL_CUDA_TRY(cudaSetDevice(dst));
+  VIGIL_RETURN_IF_ERROR(
+      CheckOnDevice(b.device[1], words, b.mismatches,
+                    "GPU " + std::to_string(src) + " to GPU " + std::to_string(dst)));
+  return seconds;
 }
 
 }  // namespace vigil::gpu

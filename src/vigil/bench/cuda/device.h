@@ -22,6 +22,7 @@ struct DeviceProps {
   size_t total_bytes = 0, free_bytes = 0;
   size_t l2_bytes = 0;
   int sms = 0;
+  std::string pci_bus_id;  // "0000:19:00.0"
 };
 
 // The number of CUDA devices. Unavailable with the CUDA error when there is no driver or device.
@@ -49,5 +50,19 @@ struct LaunchTimes {
 // `reps` measurements of each: `batch` empty kernels back to back timed by events, and single
 // launches each followed by a synchronize, timed on the host.
 Result<LaunchTimes> TimeLaunch(int device, int reps, int batch);
+
+enum class CopyDirection { kHostToDevice, kDeviceToHost };
+
+// Times `reps` copies of `bytes` between pinned host memory and `device` (one stream, CUDA
+// events), after one untimed copy, and checks every word that arrived. The host buffer is
+// allocated and first touched by the calling thread: pin it to the GPU's NUMA node first.
+Result<std::vector<double>> TimeHostCopy(int device, CopyDirection direction, size_t bytes,
+                                         int reps);
+
+// Whether `src` can reach `dst`'s memory directly (NVLink or PCIe peer to peer).
+Result<bool> CanAccessPeer(int src, int dst);
+
+// Times `reps` copies of `bytes` from `src`'s memory to `dst`'s, peer to peer, and checks them.
+Result<std::vector<double>> TimePeerCopy(int src, int dst, size_t bytes, int reps);
 
 }  // namespace vigil::gpu

@@ -17,5 +17,8 @@ Result<int> DeviceCount() { return NoCuda(); }
 Result<DeviceProps> Props(int) { return NoCuda(); }
 Result<std::vector<double>> TimeMembw(int, MembwKernel, size_t, int) { return NoCuda(); }
 Result<LaunchTimes> TimeLaunch(int, int, int) { return NoCuda(); }
+Result<std::vector<double>> TimeHostCopy(int, CopyDirection, size_t, int) { return NoCuda(); }
+Result<bool> CanAccessPeer(int, int) { return NoCuda(); }
+Result<std::vector<double>> TimePeerCopy(int, int, size_t, int) { return NoCuda(); }
 
 }  // namespace vigil::gpu

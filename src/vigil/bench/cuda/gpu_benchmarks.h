@@ -29,6 +29,15 @@ std::unique_ptr<Benchmark> MakeGpuMembwBenchmark();
 // kernels) and round trip (launch plus synchronize, seen from the host).
 std::unique_ptr<Benchmark> MakeGpuLaunchBenchmark();
 
+// gpu-copy: per GPU, host-to-device and device-to-host bandwidth (GB/s) with pinned host memory
+// on the GPU's NUMA node (the copy engines), and peer-to-peer bandwidth for every ordered pair of
+// GPUs that can reach each other ("gpu-copy/p2p_gbps:0-3").
+std::unique_ptr<Benchmark> MakeGpuCopyBenchmark();
+
+// The NUMA node of PCI device `pci_bus_id` ("0000:1A:00.0") from sysfs under `sysfs_root`; -1
+// when the platform does not say.
+int PciNumaNode(const std::string& sysfs_root, std::string_view pci_bus_id);
+
 // Bytes one run of `kernel` moves: every array read plus the one written.
 double MembwBytesMoved(gpu::MembwKernel kernel, size_t bytes_per_array);
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "vigil/bench/cuda/gpu_benchmarks.h"
+#include "vigil/testing/temp_dir.h"
 
 namespace vigil {
 namespace {
@@ -38,7 +39,8 @@ TEST(GpuMembwTest, ArraysAreFarBeyondL2AndFitInFreeMemory) {
 
 TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
   if (nvml::GpusVisible().ok() && gpu::BuiltWithCuda()) GTEST_SKIP() << "this machine has a GPU";
-  for (const auto& b : {MakeGpuMembwBenchmark(), MakeGpuLaunchBenchmark()}) {
+  for (const auto& b :
+       {MakeGpuMembwBenchmark(), MakeGpuLaunchBenchmark(), MakeGpuCopyBenchmark()}) {
     const Status s = b->Available(BenchContext{});
     EXPECT_EQ(s.code(), StatusCode::kUnavailable) << b->name();
     EXPECT_FALSE(s.message().empty());
@@ -48,6 +50,15 @@ TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
   if (n.ok()) {
     EXPECT_EQ(*n, 0);
   }
+}
+
+TEST(GpuCopyTest, TheGpusNumaNodeComesFromSysfs) {
+  testing::TempDir dir;
+  dir.Write("bus/pci/devices/0000:1a:00.0/numa_node", "1\n");
+  dir.Write("bus/pci/devices/0000:1b:00.0/numa_node", "-1\n");
+  EXPECT_EQ(PciNumaNode(dir.path(), "0000:1A:00.0"), 1);  // CUDA writes the id in capitals
+  EXPECT_EQ(PciNumaNode(dir.path(), "0000:1B:00.0"), -1);
+  EXPECT_EQ(PciNumaNode(dir.path(), "0000:99:00.0"), -1);
 }
 
 }  // namespace

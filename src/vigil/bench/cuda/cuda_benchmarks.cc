@@ -1,12 +1,16 @@
-// gpu-membw and gpu-launch: the host side of two GPU benchmarks whose kernels are in device.cu.
+// gpu-membw, gpu-launch and gpu-copy: the host side of the GPU benchmarks whose CUDA is in
+// device.cu.
 // Sizes, byte counts and metric keys are decided here, in plain C++, so that they are tested on
 // machines without a GPU.
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
+#include "vigil/bench/cpu/topology.h"
 #include "vigil/bench/cuda/gpu_benchmarks.h"
+#include "vigil/core/file.h"
 #include "vigil/core/stats.h"
 
 namespace vigil {
@@ -20,11 +24,23 @@ Status CudaGpusAvailable() {
   return nvml::GpusVisible();
 }
 
+Metric Figure(std::string_view bench, std::string_view metric, ComponentIndex index,
+              std::string_view unit, bool higher_is_better, std::vector<double> samples) {
+  const double median = stats::Median(samples);
+  return Metric{MetricKey{std::string(bench), std::string(metric), index}, median,
+                std::string(unit), higher_is_better, std::move(samples)};
+}
+
 Metric PerGpu(std::string_view bench, std::string_view metric, int index, std::string_view unit,
               bool higher_is_better, std::vector<double> samples) {
-  const double median = stats::Median(samples);
-  return Metric{MetricKey{std::string(bench), std::string(metric), ComponentIndex{index, {}}},
-                median, std::string(unit), higher_is_better, std::move(samples)};
+  return Figure(bench, metric, ComponentIndex{index, {}}, unit, higher_is_better,
+                std::move(samples));
+}
+
+// Seconds of copying `bytes` into GB/s.
+std::vector<double> Gbps(std::vector<double> seconds, double bytes) {
+  for (double& s : seconds) s = bytes / s / 1e9;
+  return seconds;
 }
 
 class GpuMembw : public Benchmark {
@@ -55,9 +71,8 @@ class GpuMembw : public Benchmark {
         if (!bytes.ok()) return bytes.status().WithContext(fmt::format("GPU {}", g));
         VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
                                gpu::TimeMembw(g, kernel, *bytes, reps));
-        const double moved = MembwBytesMoved(kernel, *bytes);
-        for (double& s : seconds) s = moved / s / 1e9;
-        out.push_back(PerGpu(name(), metric, g, "GB/s", true, std::move(seconds)));
+        out.push_back(PerGpu(name(), metric, g, "GB/s", true,
+                             Gbps(std::move(seconds), MembwBytesMoved(kernel, *bytes))));
       }
     }
     return out;
@@ -91,7 +106,71 @@ class GpuLaunch : public Benchmark {
   }
 };
 
+class GpuCopy : public Benchmark {
+ public:
+  std::string_view name() const override { return "gpu-copy"; }
+  std::string_view component() const override { return "gpu"; }
+  std::string_view description() const override {
+    return "host-GPU copies with pinned memory on the GPU's NUMA node, and GPU-GPU peer "
+           "copies (GB/s)";
+  }
+  std::vector<ParamSpec> params() const override {
+    return {{"size", ParamKind::kBytes, "256M", "1G", "bytes of each copy"},
+            {"repetitions", ParamKind::kInt, "10", "30", "timed copies of each kind"}};
+  }
+  double time_limit_s(Suite) const override { return 600; }
+  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+
+  Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
+    VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
+    const size_t bytes = static_cast<size_t>(ctx.Param("size")) / 4 * 4;
+    const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
+    VIGIL_ASSIGN_OR_RETURN(const CpuTopology topology, ReadCpuTopology());
+    std::vector<Metric> out;
+    for (int g = 0; g < gpus; ++g) {
+      VIGIL_ASSIGN_OR_RETURN(const gpu::DeviceProps props, gpu::Props(g));
+      // Host memory and the thread that touches it first on the GPU's own NUMA node: a copy
+      // across the socket link would measure that link.
+      const int node = PciNumaNode("/sys", props.pci_bus_id);
+      for (const NumaNode& n : topology.nodes) {
+        if (n.id == node && !n.cpus.empty()) (void)PinThisThread(n.cpus.front());
+      }
+      for (const auto& [direction, metric] :
+           {std::pair{gpu::CopyDirection::kHostToDevice, "h2d_gbps"},
+            std::pair{gpu::CopyDirection::kDeviceToHost, "d2h_gbps"}}) {
+        VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
+                               gpu::TimeHostCopy(g, direction, bytes, reps));
+        out.push_back(PerGpu(name(), metric, g, "GB/s", true,
+                             Gbps(std::move(seconds), static_cast<double>(bytes))));
+      }
+    }
+    for (int src = 0; src < gpus; ++src) {
+      for (int dst = 0; dst < gpus; ++dst) {
+        if (src == dst) continue;
+        VIGIL_ASSIGN_OR_RETURN(const bool peer, gpu::CanAccessPeer(src, dst));
+        if (!peer) continue;
+        VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
+                               gpu::TimePeerCopy(src, dst, bytes, reps));
+        out.push_back(Figure(name(), "p2p_gbps", ComponentIndex{src, dst}, "GB/s", true,
+                             Gbps(std::move(seconds), static_cast<double>(bytes))));
+      }
+    }
+    return out;
+  }
+};
+
 }  // namespace
+
+int PciNumaNode(const std::string& sysfs_root, std::string_view pci_bus_id) {
+  std::string id(pci_bus_id);
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  Result<std::string> text =
+      ReadFile(fmt::format("{}/bus/pci/devices/{}/numa_node", sysfs_root, id));
+  if (!text.ok()) return -1;
+  char* end = nullptr;
+  const long node = std::strtol(text->c_str(), &end, 10);
+  return end == text->c_str() || node < 0 ? -1 : static_cast<int>(node);
+}
 
 double MembwBytesMoved(gpu::MembwKernel kernel, size_t bytes_per_array) {
   const int arrays = kernel == gpu::MembwKernel::kCopy ? 2 : 3;
@@ -112,5 +191,6 @@ Result<size_t> MembwArrayBytes(size_t requested, const gpu::DeviceProps& props, 
 
 std::unique_ptr<Benchmark> MakeGpuMembwBenchmark() { return std::make_unique<GpuMembw>(); }
 std::unique_ptr<Benchmark> MakeGpuLaunchBenchmark() { return std::make_unique<GpuLaunch>(); }
+std::unique_ptr<Benchmark> MakeGpuCopyBenchmark() { return std::make_unique<GpuCopy>(); }
 
 }  // namespace vigil
