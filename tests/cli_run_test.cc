@@ -59,6 +59,19 @@ TEST(CliTest, UnknownBenchmarkListsValidNames) {
   EXPECT_FALSE(fs::exists(dir.File("r.json")));
 }
 
+TEST(CliTest, AGpuThatDoesNotExistIsExit2BeforeAnyBenchmark) {
+  TempDir dir;
+  ProcessResult r =
+      RunVigil({"run", "--bench", "gpu-health", "--gpus", "0,99", "--out", dir.File("r.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--gpus: GPU "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" does not exist"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.File("r.json")));
+  r = RunVigil({"run", "--bench", "gpu-health", "--gpus", "zero", "--out", dir.File("r.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--gpus"), std::string::npos) << r.err;
+}
+
 TEST(CliTest, BadOutputPathFailsBeforeAnyBenchmark) {
   TempDir dir;
   const auto t0 = std::chrono::steady_clock::now();

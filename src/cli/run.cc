@@ -10,6 +10,8 @@
 
 #include "cli/validate.h"
 #include "cli/version.h"
+#include "vigil/bench/cpu/topology.h"
+#include "vigil/bench/cuda/nvml.h"
 #include "vigil/bench/inventory.h"
 #include "vigil/bench/registry.h"
 #include "vigil/bench/runner.h"
@@ -87,6 +89,8 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
       ->capture_default_str();
   cmd->add_option("--bench", options.benchmarks, "Only these benchmarks, comma-separated")
       ->delimiter(',');
+  cmd->add_option("--gpus", options.gpus,
+                  "Only these GPUs, by NVML's (nvidia-smi's) index: 0,2-3 (default: every one)");
   cmd->add_option("--out", options.out, "Where to write the results document (JSON)")
       ->capture_default_str();
   cmd->add_option("--summary", options.summary,
@@ -118,6 +122,13 @@ CommandResult RunRun(const RunOptions& options) {
   runner.scratch_root = options.scratch.empty() ? DefaultScratch() : options.scratch;
   VIGIL_RETURN_IF_ERROR(CheckScratch(runner.scratch_root));
   VIGIL_RETURN_IF_ERROR(ParseSets(options.set, runner));
+  if (!options.gpus.empty()) {
+    Result<std::vector<int>> gpus = ParseCpuList(options.gpus);
+    if (!gpus.ok()) return gpus.status().WithContext("--gpus");
+    runner.gpus = std::move(gpus).value();
+    const Status present = nvml::CheckGpusExist(runner.gpus);
+    if (!present.ok()) return present.WithContext("--gpus");
+  }
   const Registry registry = BuiltinRegistry();
   VIGIL_ASSIGN_OR_RETURN(std::vector<const Benchmark*> selected,
                          registry.Select(runner.suite, options.benchmarks));

@@ -14,6 +14,7 @@ struct RunOptions {
   std::vector<std::string> benchmarks;     // --bench a,b: only these (default: the suite's)
   std::string out = "vigil-results.json";  // the node results document
   std::string summary;                     // a fleet JSONL file to append this node's line to
+  std::string gpus;                        // --gpus 0,2-3: only these GPUs (default: every one)
   std::string node;                        // the node's name; default: the host name
   std::string scratch;                // where the disk benchmark writes; default: $TMPDIR or /tmp
   std::vector<std::string> set;       // benchmark parameters, "<benchmark>.<name>=<value>"

@@ -2,12 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <numeric>
+
 #include "vigil/core/text.h"
 
 namespace vigil {
+
+std::vector<int> BenchContext::Gpus(int count) const {
+  if (!gpus.empty()) return gpus;  // checked against the node's GPUs before the run
+  std::vector<int> all(static_cast<size_t>(std::max(0, count)));
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
 
 std::string_view SuiteName(Suite suite) { return suite == Suite::kQuick ? "quick" : "full"; }
 

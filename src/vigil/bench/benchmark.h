@@ -47,9 +47,13 @@ struct BenchContext {
   std::string scratch_dir;
   // Every declared parameter, parsed: the suite's default unless the user set it.
   std::map<std::string, double> params;
+  // The GPUs to measure, by NVML's index (CUDA is set to the same, PCI bus order); empty: all.
+  std::vector<int> gpus;
 
   // The value of a declared parameter. REQUIRES: `name` is one of the benchmark's params().
   double Param(const std::string& name) const { return params.at(name); }
+  // The GPUs to measure on a node with `count` of them.
+  std::vector<int> Gpus(int count) const;
 };
 
 class Benchmark {

@@ -174,6 +174,7 @@ BenchContext MakeContext(const Benchmark& benchmark, const RunnerOptions& option
   BenchContext ctx;
   ctx.suite = options.suite;
   ctx.scratch_dir = options.scratch_root;
+  ctx.gpus = options.gpus;
   const auto user = options.params.find(std::string(benchmark.name()));
   for (const ParamSpec& p : benchmark.params()) {
     std::string text = options.suite == Suite::kQuick ? p.quick_default : p.full_default;

@@ -20,6 +20,8 @@ struct RunnerOptions {
   std::string scratch_root = "/tmp";
   // Parameter values set by the user, by benchmark then parameter name, as typed.
   std::map<std::string, std::map<std::string, std::string>> params;
+  // The GPUs the GPU benchmarks measure, by NVML's index; empty: every GPU.
+  std::vector<int> gpus;
   // When > 0, replaces every benchmark's own time limit (for tests).
   double time_limit_override_s = 0.0;
 };

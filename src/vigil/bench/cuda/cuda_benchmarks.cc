@@ -62,7 +62,7 @@ class GpuMembw : public Benchmark {
     const auto requested = static_cast<size_t>(ctx.Param("array_size"));
     const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
     std::vector<Metric> out;
-    for (int g = 0; g < gpus; ++g) {
+    for (const int g : ctx.Gpus(gpus)) {
       VIGIL_ASSIGN_OR_RETURN(const gpu::DeviceProps props, gpu::Props(g));
       for (const auto& [kernel, metric, arrays] :
            {std::tuple{gpu::MembwKernel::kCopy, "copy_gbps", 2},
@@ -97,7 +97,7 @@ class GpuLaunch : public Benchmark {
     VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
     const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
     std::vector<Metric> out;
-    for (int g = 0; g < gpus; ++g) {
+    for (const int g : ctx.Gpus(gpus)) {
       VIGIL_ASSIGN_OR_RETURN(gpu::LaunchTimes t, gpu::TimeLaunch(g, reps, kBatch));
       out.push_back(PerGpu(name(), "device_us", g, "us", false, std::move(t.device_us)));
       out.push_back(PerGpu(name(), "round_trip_us", g, "us", false, std::move(t.round_trip_us)));
@@ -126,8 +126,9 @@ class GpuCopy : public Benchmark {
     const size_t bytes = static_cast<size_t>(ctx.Param("size")) / 4 * 4;
     const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
     VIGIL_ASSIGN_OR_RETURN(const CpuTopology topology, ReadCpuTopology());
+    const std::vector<int> selected = ctx.Gpus(gpus);
     std::vector<Metric> out;
-    for (int g = 0; g < gpus; ++g) {
+    for (const int g : selected) {
       VIGIL_ASSIGN_OR_RETURN(const gpu::DeviceProps props, gpu::Props(g));
       // Host memory and the thread that touches it first on the GPU's own NUMA node: a copy
       // across the socket link would measure that link.
@@ -144,8 +145,8 @@ class GpuCopy : public Benchmark {
                              Gbps(std::move(seconds), static_cast<double>(bytes))));
       }
     }
-    for (int src = 0; src < gpus; ++src) {
-      for (int dst = 0; dst < gpus; ++dst) {
+    for (const int src : selected) {
+      for (const int dst : selected) {
         if (src == dst) continue;
         VIGIL_ASSIGN_OR_RETURN(const bool peer, gpu::CanAccessPeer(src, dst));
         if (!peer) continue;

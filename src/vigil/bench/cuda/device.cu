@@ -3,6 +3,8 @@
 
 #include <cuda_runtime.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -186,17 +188,26 @@ Status CheckOnDevice(const uint32_t* p, size_t words, unsigned long long* mismat
                           " words arrived wrong (" + what + ")");
 }
 
+// CUDA numbers GPUs fastest first unless told otherwise; NVML and nvidia-smi number them in PCI
+// bus order. The same order makes "GPU 3" the same GPU in every figure and in --gpus.
+void UsePciBusOrder() {
+  static const bool once = setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1) == 0;
+  (void)once;
+}
+
 }  // namespace
 
 bool BuiltWithCuda() { return true; }
 
 Result<int> DeviceCount() {
+  UsePciBusOrder();
   int n = 0;
   VIGIL_CUDA_TRY(cudaGetDeviceCount(&n));
   return n;
 }
 
 Result<DeviceProps> Props(int device) {
+  UsePciBusOrder();
   cudaDeviceProp p{};
   VIGIL_CUDA_TRY(cudaGetDeviceProperties(&p, device));
   VIGIL_CUDA_TRY(cudaSetDevice(device));
@@ -215,6 +226,7 @@ Result<DeviceProps> Props(int device) {
 
 Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t bytes_per_array,
                                       int reps) {
+  UsePciBusOrder();
   VIGIL_CUDA_TRY(cudaSetDevice(device));
   int sms = 0;
   VIGIL_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -261,6 +273,7 @@ Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t byt
 }
 
 Result<LaunchTimes> TimeLaunch(int device, int reps, int batch) {
+  UsePciBusOrder();
   VIGIL_CUDA_TRY(cudaSetDevice(device));
   DeviceBuffers d;
   VIGIL_CUDA_TRY(cudaEventCreate(&d.start));
@@ -288,6 +301,7 @@ Result<LaunchTimes> TimeLaunch(int device, int reps, int batch) {
 
 Result<std::vector<double>> TimeHostCopy(int device, CopyDirection direction, size_t bytes,
                                          int reps) {
+  UsePciBusOrder();
   VIGIL_CUDA_TRY(cudaSetDevice(device));
   const size_t words = bytes / sizeof(uint32_t);
   CopyBuffers b;
@@ -330,12 +344,14 @@ Result<std::vector<double>> TimeHostCopy(int device, CopyDirection direction, si
 }
 
 Result<bool> CanAccessPeer(int src, int dst) {
+  UsePciBusOrder();
   int can = 0;
   VIGIL_CUDA_TRY(cudaDeviceCanAccessPeer(&can, src, dst));
   return can != 0;
 }
 
 Result<std::vector<double>> TimePeerCopy(int src, int dst, size_t bytes, int reps) {
+  UsePciBusOrder();
   const size_t words = bytes / sizeof(uint32_t);
   CopyBuffers b;
   b.device_of[0] = src;

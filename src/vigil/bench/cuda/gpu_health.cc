@@ -32,11 +32,11 @@ class GpuHealth : public Benchmark {
 
   Status Available(const BenchContext&) const override { return nvml::GpusVisible(); }
 
-  Result<std::vector<Metric>> Run(const BenchContext&) const override {
+  Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<nvml::Library> lib, nvml::Library::Load());
     VIGIL_ASSIGN_OR_RETURN(const int gpus, lib->DeviceCount());
     std::vector<Metric> out;
-    for (int i = 0; i < gpus; ++i) {
+    for (const int i : ctx.Gpus(gpus)) {
       VIGIL_ASSIGN_OR_RETURN(const nvml::HealthReading r, lib->Read(i));
       std::vector<Metric> m = GpuHealthMetrics(i, r);
       out.insert(out.end(), std::make_move_iterator(m.begin()), std::make_move_iterator(m.end()));

@@ -77,6 +77,22 @@ TEST(GpuHealthTest, AGpuThatFellOffTheBusNamesTheCallAndTheGpu) {
   EXPECT_NE(none.status().message().find("GPU 7"), std::string::npos);
 }
 
+TEST(GpuHealthTest, GpuSelectionsAreCheckedAgainstTheNode) {
+  EXPECT_TRUE(nvml::CheckGpusExist({1, 0}, VIGIL_FAKE_NVML).ok());
+  Status s = nvml::CheckGpusExist({0, 9}, VIGIL_FAKE_NVML);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "GPU 9 does not exist: this node has 2 (0-1)");
+  s = nvml::CheckGpusExist({0}, "libno-such-nvml.so.1");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("GPU 0 does not exist: no NVIDIA driver"), std::string::npos)
+      << s.message();
+  BenchContext ctx;
+  EXPECT_EQ(ctx.Gpus(3), (std::vector<int>{0, 1, 2}));
+  EXPECT_TRUE(ctx.Gpus(0).empty());
+  ctx.gpus = {2};
+  EXPECT_EQ(ctx.Gpus(3), std::vector<int>{2});
+}
+
 TEST(GpuHealthTest, TheBenchmarkIsSkippedWithoutADriver) {
   if (nvml::Library::Load().ok()) GTEST_SKIP() << "this machine has an NVIDIA driver";
   const Status s = MakeGpuHealthBenchmark()->Available(BenchContext{});

@@ -189,4 +189,21 @@ Status GpusVisible(const std::string& path) {
   return gpus > 0 ? Status::Ok() : Status::Unavailable("NVML sees no GPU");
 }
 
+Status CheckGpusExist(const std::vector<int>& gpus, const std::string& path) {
+  int count = 0;
+  Result<std::unique_ptr<Library>> lib = Library::Load(path);
+  if (lib.ok()) {
+    VIGIL_ASSIGN_OR_RETURN(count, (*lib)->DeviceCount());
+  }
+  for (const int g : gpus) {
+    if (g >= 0 && g < count) continue;
+    return Status::InvalidArgument(
+        !lib.ok() ? fmt::format("GPU {} does not exist: {}", g, lib.status().message())
+        : count == 0
+            ? fmt::format("GPU {} does not exist: NVML sees no GPU", g)
+            : fmt::format("GPU {} does not exist: this node has {} (0-{})", g, count, count - 1));
+  }
+  return Status::Ok();
+}
+
 }  // namespace vigil::nvml

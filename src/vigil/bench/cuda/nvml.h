@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "vigil/core/status.h"
 
@@ -69,5 +70,9 @@ class Library {
 // OK when NVML loads and sees at least one GPU; Unavailable with the reason otherwise. What the
 // GPU benchmarks' Available() asks: it does not touch CUDA, which must not start before fork().
 Status GpusVisible(const std::string& path = kLibrary);
+
+// OK when every index in `gpus` names a GPU NVML sees; InvalidArgument naming the first that does
+// not, with the node's count (or the reason it has none).
+Status CheckGpusExist(const std::vector<int>& gpus, const std::string& path = kLibrary);
 
 }  // namespace vigil::nvml
