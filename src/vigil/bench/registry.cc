@@ -59,6 +59,7 @@ Registry BuiltinRegistry() {
   r.Add(MakeCpuFlopsBenchmark());
   r.Add(MakeDiskBenchmark());
   r.Add(MakeGpuHealthBenchmark());
+  r.Add(MakeGpuGemmBenchmark());
   r.Add(MakeGpuMembwBenchmark());
   r.Add(MakeGpuLaunchBenchmark());
   r.Add(MakeGpuCopyBenchmark());

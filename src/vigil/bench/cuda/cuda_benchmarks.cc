@@ -1,7 +1,6 @@
-// gpu-membw, gpu-launch and gpu-copy: the host side of the GPU benchmarks whose CUDA is in
-// device.cu.
-// Sizes, byte counts and metric keys are decided here, in plain C++, so that they are tested on
-// machines without a GPU.
+// gpu-gemm, gpu-membw, gpu-launch and gpu-copy: the host side of the GPU benchmarks whose CUDA is
+// in device.cu. Sizes, byte counts and metric keys are decided here, in plain C++, so that they are
+// tested on machines without a GPU.
 
 #include <fmt/format.h>
 
@@ -106,6 +105,51 @@ class GpuLaunch : public Benchmark {
   }
 };
 
+class GpuGemm : public Benchmark {
+ public:
+  std::string_view name() const override { return "gpu-gemm"; }
+  std::string_view component() const override { return "gpu"; }
+  std::string_view description() const override {
+    return "cuBLASLt matrix multiply per GPU: fp64, tf32, fp16, bf16, fp8, checked (TFLOP/s)";
+  }
+  std::vector<ParamSpec> params() const override {
+    return {{"size", ParamKind::kInt, "8192", "8192", "m = n = k of the timed products"},
+            {"check_size", ParamKind::kInt, "1024", "2048", "m = n = k of the checked product"},
+            {"repetitions", ParamKind::kInt, "10", "30", "timed products of each type"}};
+  }
+  double time_limit_s(Suite) const override { return 600; }
+  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+
+  Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
+    VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
+    const int size = std::max(16, static_cast<int>(ctx.Param("size")));
+    const int check = std::clamp(static_cast<int>(ctx.Param("check_size")), 16, 8192);
+    const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
+    std::vector<Metric> out;
+    for (const int g : ctx.Gpus(gpus)) {
+      VIGIL_ASSIGN_OR_RETURN(const gpu::DeviceProps props, gpu::Props(g));
+      for (const gpu::GemmType type :
+           {gpu::GemmType::kFp64, gpu::GemmType::kTf32, gpu::GemmType::kFp16, gpu::GemmType::kBf16,
+            gpu::GemmType::kFp8}) {
+        if (!GemmTypeSupported(type, props.cc_major, props.cc_minor)) continue;
+        const std::string_view type_name = GemmTypeName(type);
+        VIGIL_ASSIGN_OR_RETURN(const double error, gpu::GemmError(g, type, check));
+        if (!(error <= GemmTolerance(type))) {
+          return Status::Internal(fmt::format(
+              "GPU {}: {} product computed wrong: largest relative error {:.3g} (tolerance {:.3g})",
+              g, type_name, error, GemmTolerance(type)));
+        }
+        VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds, gpu::TimeGemm(g, type, size, reps));
+        const double flops = 2.0 * size * size * static_cast<double>(size);
+        for (double& s : seconds) s = flops / s / 1e12;
+        out.push_back(PerGpu(name(), fmt::format("{}_tflops", type_name), g, "TFLOP/s", true,
+                             std::move(seconds)));
+      }
+    }
+    return out;
+  }
+};
+
 class GpuCopy : public Benchmark {
  public:
   std::string_view name() const override { return "gpu-copy"; }
@@ -162,6 +206,42 @@ class GpuCopy : public Benchmark {
 
 }  // namespace
 
+std::string_view GemmTypeName(gpu::GemmType type) {
+  switch (type) {
+    case gpu::GemmType::kFp64:
+      return "fp64";
+    case gpu::GemmType::kTf32:
+      return "tf32";
+    case gpu::GemmType::kFp16:
+      return "fp16";
+    case gpu::GemmType::kBf16:
+      return "bf16";
+    case gpu::GemmType::kFp8:
+      return "fp8";
+  }
+  return "unknown";
+}
+
+bool GemmTypeSupported(gpu::GemmType type, int cc_major, int cc_minor) {
+  const int cc = cc_major * 10 + cc_minor;
+  return type == gpu::GemmType::kFp8 ? cc >= 89 : cc >= 80;
+}
+
+double GemmTolerance(gpu::GemmType type) {
+  switch (type) {
+    case gpu::GemmType::kFp64:
+      return 1e-10;
+    case gpu::GemmType::kTf32:  // inputs rounded to 10 fraction bits
+      return 4e-3;
+    case gpu::GemmType::kFp16:  // the output rounded to 10 fraction bits
+      return 2e-3;
+    case gpu::GemmType::kBf16:  // the output rounded to 7 fraction bits
+    case gpu::GemmType::kFp8:   // fp8 inputs are exact in fp64; the output is bf16
+      return 1e-2;
+  }
+  return 0;
+}
+
 int PciNumaNode(const std::string& sysfs_root, std::string_view pci_bus_id) {
   std::string id(pci_bus_id);
   for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -193,5 +273,6 @@ Result<size_t> MembwArrayBytes(size_t requested, const gpu::DeviceProps& props, 
 std::unique_ptr<Benchmark> MakeGpuMembwBenchmark() { return std::make_unique<GpuMembw>(); }
 std::unique_ptr<Benchmark> MakeGpuLaunchBenchmark() { return std::make_unique<GpuLaunch>(); }
 std::unique_ptr<Benchmark> MakeGpuCopyBenchmark() { return std::make_unique<GpuCopy>(); }
+std::unique_ptr<Benchmark> MakeGpuGemmBenchmark() { return std::make_unique<GpuGemm>(); }
 
 }  // namespace vigil

@@ -39,8 +39,8 @@ TEST(GpuMembwTest, ArraysAreFarBeyondL2AndFitInFreeMemory) {
 
 TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
   if (nvml::GpusVisible().ok() && gpu::BuiltWithCuda()) GTEST_SKIP() << "this machine has a GPU";
-  for (const auto& b :
-       {MakeGpuMembwBenchmark(), MakeGpuLaunchBenchmark(), MakeGpuCopyBenchmark()}) {
+  for (const auto& b : {MakeGpuGemmBenchmark(), MakeGpuMembwBenchmark(), MakeGpuLaunchBenchmark(),
+                        MakeGpuCopyBenchmark()}) {
     const Status s = b->Available(BenchContext{});
     EXPECT_EQ(s.code(), StatusCode::kUnavailable) << b->name();
     EXPECT_FALSE(s.message().empty());
@@ -49,6 +49,27 @@ TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
   Result<int> n = gpu::DeviceCount();
   if (n.ok()) {
     EXPECT_EQ(*n, 0);
+  }
+}
+
+TEST(GpuGemmTest, TypesByComputeCapability) {
+  using gpu::GemmType;
+  EXPECT_FALSE(GemmTypeSupported(GemmType::kBf16, 7, 0));  // V100: no bf16 tensor cores
+  EXPECT_TRUE(GemmTypeSupported(GemmType::kBf16, 8, 0));   // A100
+  EXPECT_TRUE(GemmTypeSupported(GemmType::kTf32, 8, 6));
+  EXPECT_FALSE(GemmTypeSupported(GemmType::kFp8, 8, 0));  // A100: no fp8
+  EXPECT_FALSE(GemmTypeSupported(GemmType::kFp8, 8, 6));
+  EXPECT_TRUE(GemmTypeSupported(GemmType::kFp8, 8, 9));  // L40S
+  EXPECT_TRUE(GemmTypeSupported(GemmType::kFp8, 9, 0));  // H100
+  EXPECT_TRUE(GemmTypeSupported(GemmType::kFp8, 10, 0));
+  EXPECT_EQ(GemmTypeName(GemmType::kBf16), "bf16");
+  EXPECT_EQ(GemmTypeName(GemmType::kFp8), "fp8");
+  // Each tolerance lies above what rounding allows and far below a wrong answer's error (~1).
+  EXPECT_GT(GemmTolerance(GemmType::kFp16), 1.0 / 2048);
+  EXPECT_GT(GemmTolerance(GemmType::kBf16), 1.0 / 256);
+  for (GemmType t :
+       {GemmType::kFp64, GemmType::kTf32, GemmType::kFp16, GemmType::kBf16, GemmType::kFp8}) {
+    EXPECT_LT(GemmTolerance(t), 0.05) << GemmTypeName(t);
   }
 }
 

@@ -10,25 +10,11 @@
 #include <cstdint>
 #include <string>
 
+#include "vigil/bench/cuda/cuda_check.cuh"
 #include "vigil/bench/cuda/device.h"
 
 namespace vigil::gpu {
 namespace {
-
-Status CudaError(const char* call, cudaError_t e) {
-  std::string msg =
-      std::string(call) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-  if (e == cudaErrorMemoryAllocation) msg = "out of GPU memory: " + msg;
-  return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver
-             ? Status::Unavailable(std::move(msg))
-             : Status::Internal(std::move(msg));
-}
-
-#define VIGIL_CUDA_TRY(call)                                        \
-  do {                                                              \
-    const cudaError_t vigil_e_ = (call);                            \
-    if (vigil_e_ != cudaSuccess) return CudaError(#call, vigil_e_); \
-  } while (0)
 
 // Frees on scope exit whatever it holds.
 struct DeviceBuffers {
@@ -188,14 +174,12 @@ Status CheckOnDevice(const uint32_t* p, size_t words, unsigned long long* mismat
                           " words arrived wrong (" + what + ")");
 }
 
-// CUDA numbers GPUs fastest first unless told otherwise; NVML and nvidia-smi number them in PCI
-// bus order. The same order makes "GPU 3" the same GPU in every figure and in --gpus.
+}  // namespace
+
 void UsePciBusOrder() {
   static const bool once = setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1) == 0;
   (void)once;
 }
-
-}  // namespace
 
 bool BuiltWithCuda() { return true; }
 

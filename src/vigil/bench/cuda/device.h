@@ -65,4 +65,22 @@ Result<bool> CanAccessPeer(int src, int dst);
 // Times `reps` copies of `bytes` from `src`'s memory to `dst`'s, peer to peer, and checks them.
 Result<std::vector<double>> TimePeerCopy(int src, int dst, size_t bytes, int reps);
 
+enum class GemmType {
+  kFp64,  // fp64 in and out, fp64 tensor cores
+  kTf32,  // fp32 in and out, tensor cores rounding inputs to tf32
+  kFp16,  // fp16 in and out, fp32 accumulation
+  kBf16,  // bf16 in and out, fp32 accumulation
+  kFp8,   // fp8 e4m3 in, bf16 out, fp32 accumulation (compute capability 8.9 and later)
+};
+
+// Times `reps` products D = A^T B of `size` x `size` matrices of `type` with cuBLASLt (loaded at
+// run time), random data, the algorithm its heuristic picks, after two untimed products. Returns
+// the seconds of each. Unavailable when cuBLASLt cannot be loaded.
+Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int reps);
+
+// One product of `type` at `size` on random data against a reference computed in fp64 on the GPU
+// from the same inputs: the largest error of an element divided by the sum of |a| |b| over its
+// dot product (so that it is comparable across sizes and data).
+Result<double> GemmError(int device, GemmType type, int size);
+
 }  // namespace vigil::gpu

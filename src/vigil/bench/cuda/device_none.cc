@@ -20,5 +20,7 @@ Result<LaunchTimes> TimeLaunch(int, int, int) { return NoCuda(); }
 Result<std::vector<double>> TimeHostCopy(int, CopyDirection, size_t, int) { return NoCuda(); }
 Result<bool> CanAccessPeer(int, int) { return NoCuda(); }
 Result<std::vector<double>> TimePeerCopy(int, int, size_t, int) { return NoCuda(); }
+Result<std::vector<double>> TimeGemm(int, GemmType, int, int) { return NoCuda(); }
+Result<double> GemmError(int, GemmType, int) { return NoCuda(); }
 
 }  // namespace vigil::gpu

@@ -29,6 +29,22 @@ std::unique_ptr<Benchmark> MakeGpuMembwBenchmark();
 // kernels) and round trip (launch plus synchronize, seen from the host).
 std::unique_ptr<Benchmark> MakeGpuLaunchBenchmark();
 
+// gpu-gemm: cuBLASLt matrix-multiply throughput per GPU (TFLOP/s) for fp64, tf32, fp16, bf16 and
+// fp8 e4m3 where the GPU has it, on random data, each type's answer first checked against an fp64
+// reference on a smaller product.
+std::unique_ptr<Benchmark> MakeGpuGemmBenchmark();
+
+// "fp64", "tf32", "fp16", "bf16", "fp8": the metric names' prefix ("gpu-gemm/bf16_tflops:3").
+std::string_view GemmTypeName(gpu::GemmType type);
+
+// Whether a GPU of compute capability major.minor runs `type` on tensor cores: fp64, tf32 and
+// bf16 from Ampere (8.0), fp8 from Ada and Hopper (8.9).
+bool GemmTypeSupported(gpu::GemmType type, int cc_major, int cc_minor);
+
+// The largest error GemmError may report for `type`: what rounding the output (and tf32's inputs)
+// and fp32 accumulation allow, with room; a wrong answer is orders of magnitude beyond it.
+double GemmTolerance(gpu::GemmType type);
+
 // gpu-copy: per GPU, host-to-device and device-to-host bandwidth (GB/s) with pinned host memory
 // on the GPU's NUMA node (the copy engines), and peer-to-peer bandwidth for every ordered pair of
 // GPUs that can reach each other ("gpu-copy/p2p_gbps:0-3").

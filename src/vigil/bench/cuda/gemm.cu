@@ -1,0 +1,328 @@
+// Matrix multiplies with cuBLASLt for gpu-gemm (device.h). cuBLASLt is loaded at run time with
+// dlopen, its functions resolved by the types its header declares, so that the vigil binary does
+// not need the CUDA toolkit's libraries to start on a node without them.
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "vigil/bench/cuda/cuda_check.cuh"
+#include "vigil/bench/cuda/device.h"
+
+namespace vigil::gpu {
+namespace {
+
+// The cuBLASLt functions gpu-gemm calls, resolved once per process.
+struct Lt {
+  decltype(&cublasLtCreate) create = nullptr;
+  decltype(&cublasLtDestroy) destroy = nullptr;
+  decltype(&cublasLtGetStatusName) status_name = nullptr;
+  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+  decltype(&cublasLtMatmul) matmul = nullptr;
+};
+
+template <typename Fn>
+bool Resolve(void* lib, Fn& fn, const char* symbol) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
+  return fn != nullptr;
+}
+
+Result<const Lt*> LoadLt() {
+  static Lt lt;
+  static const Status loaded = [] {
+    // The library of the CUDA major version Vigil was built with ("libcublasLt.so.13").
+    const std::string name = "libcublasLt.so." + std::to_string(CUDART_VERSION / 1000);
+    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      return Status::Unavailable("cannot load " + name + " (" + dlerror() +
+                                 "): install the CUDA toolkit's cuBLAS");
+    }
+    const bool ok = Resolve(lib, lt.create, "cublasLtCreate") &&
+                    Resolve(lib, lt.destroy, "cublasLtDestroy") &&
+                    Resolve(lib, lt.status_name, "cublasLtGetStatusName") &&
+                    Resolve(lib, lt.desc_create, "cublasLtMatmulDescCreate") &&
+                    Resolve(lib, lt.desc_destroy, "cublasLtMatmulDescDestroy") &&
+                    Resolve(lib, lt.desc_set, "cublasLtMatmulDescSetAttribute") &&
+                    Resolve(lib, lt.layout_create, "cublasLtMatrixLayoutCreate") &&
+                    Resolve(lib, lt.layout_destroy, "cublasLtMatrixLayoutDestroy") &&
+                    Resolve(lib, lt.pref_create, "cublasLtMatmulPreferenceCreate") &&
+                    Resolve(lib, lt.pref_destroy, "cublasLtMatmulPreferenceDestroy") &&
+                    Resolve(lib, lt.pref_set, "cublasLtMatmulPreferenceSetAttribute") &&
+                    Resolve(lib, lt.heuristic, "cublasLtMatmulAlgoGetHeuristic") &&
+                    Resolve(lib, lt.matmul, "cublasLtMatmul");
+    return ok ? Status::Ok() : Status::Unavailable(name + " lacks cuBLASLt's entry points");
+  }();
+  if (!loaded.ok()) return loaded;
+  return &lt;
+}
+
+#define VIGIL_LT_TRY(lt, call)                                                         \
+  do {                                                                                 \
+    const cublasStatus_t vigil_s_ = (call);                                            \
+    if (vigil_s_ != CUBLAS_STATUS_SUCCESS) {                                           \
+      return Status::Internal(std::string(#call) + ": " + (lt).status_name(vigil_s_)); \
+    }                                                                                  \
+  } while (0)
+
+// What cuBLASLt is told about each type.
+struct TypeInfo {
+  cudaDataType_t in, out, scale;
+  cublasComputeType_t compute;
+  size_t in_bytes, out_bytes;
+};
+
+TypeInfo InfoOf(GemmType t) {
+  switch (t) {
+    case GemmType::kFp64:
+      return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8};
+    case GemmType::kTf32:
+      return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4};
+    case GemmType::kFp16:
+      return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 2};
+    case GemmType::kBf16:
+      return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 2};
+    case GemmType::kFp8:
+      return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 1, 2};
+  }
+  return {};
+}
+
+// Element conversions of the five storage types.
+__device__ __forceinline__ void Store(double* p, float v) { *p = v; }
+__device__ __forceinline__ void Store(float* p, float v) { *p = v; }
+__device__ __forceinline__ void Store(__half* p, float v) { *p = __float2half_rn(v); }
+__device__ __forceinline__ void Store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void Store(__nv_fp8_e4m3* p, float v) { *p = __nv_fp8_e4m3(v); }
+__device__ __forceinline__ double Load(const double* p) { return *p; }
+__device__ __forceinline__ double Load(const float* p) { return *p; }
+__device__ __forceinline__ double Load(const __half* p) { return __half2float(*p); }
+__device__ __forceinline__ double Load(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+__device__ __forceinline__ double Load(const __nv_fp8_e4m3* p) { return static_cast<float>(*p); }
+
+// Uniform in [-1, 1) from a hash of the index.
+template <typename T>
+__global__ void FillRandom(T* p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed ^ static_cast<uint32_t>(i >> 32);
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    Store(p + i, static_cast<float>(h & 0xffffffu) * (1.0f / 8388608.0f) - 1.0f);
+  }
+}
+
+// The error of each element of D = A^T B (A: k x n, B: k x n, D: n x n, column-major) against an
+// fp64 dot product of the same inputs, relative to the sum of |a| |b|; the largest is kept as the
+// bits of a non-negative double, which order as the doubles do.
+template <typename In, typename Out>
+__global__ void CheckProduct(const In* a, const In* b, const Out* d, int n,
+                             unsigned long long* max_bits) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y;
+  if (i >= n) return;
+  double sum = 0, magnitude = 0;
+  for (int l = 0; l < n; ++l) {
+    const double x = Load(a + l + size_t{static_cast<unsigned>(i)} * n);
+    const double y = Load(b + l + size_t{static_cast<unsigned>(j)} * n);
+    sum += x * y;
+    magnitude += fabs(x * y);
+  }
+  const double got = Load(d + i + size_t{static_cast<unsigned>(j)} * n);
+  double err = fabs(got - sum) / (magnitude > 0 ? magnitude : 1.0);
+  if (!(err <= 1e300)) err = 1e300;  // NaN or infinity: as wrong as it gets
+  atomicMax(max_bits, static_cast<unsigned long long>(__double_as_longlong(err)));
+}
+
+// One GEMM problem on the current device: matrices, descriptors and the chosen algorithm.
+class Problem {
+ public:
+  explicit Problem(const Lt& lt) : lt_(lt) {}
+  ~Problem() {
+    if (pref_) lt_.pref_destroy(pref_);
+    for (cublasLtMatrixLayout_t l : {a_desc_, b_desc_, d_desc_}) {
+      if (l) lt_.layout_destroy(l);
+    }
+    if (op_) lt_.desc_destroy(op_);
+    if (handle_) lt_.destroy(handle_);
+    for (void* p : {a_, b_, d_, workspace_}) cudaFree(p);
+    if (start_) cudaEventDestroy(start_);
+    if (stop_) cudaEventDestroy(stop_);
+  }
+
+  Status Init(GemmType type, int n) {
+    type_ = type;
+    n_ = n;
+    const TypeInfo t = InfoOf(type);
+    const size_t elements = size_t{static_cast<unsigned>(n)} * static_cast<unsigned>(n);
+    VIGIL_CUDA_TRY(cudaMalloc(&a_, elements * t.in_bytes));
+    VIGIL_CUDA_TRY(cudaMalloc(&b_, elements * t.in_bytes));
+    VIGIL_CUDA_TRY(cudaMalloc(&d_, elements * t.out_bytes));
+    VIGIL_CUDA_TRY(cudaMalloc(&workspace_, kWorkspace));
+    VIGIL_CUDA_TRY(cudaEventCreate(&start_));
+    VIGIL_CUDA_TRY(cudaEventCreate(&stop_));
+    VIGIL_RETURN_IF_ERROR(Fill(a_, elements, 0x243f6a88u));
+    VIGIL_RETURN_IF_ERROR(Fill(b_, elements, 0x85a308d3u));
+
+    VIGIL_LT_TRY(lt_, lt_.create(&handle_));
+    VIGIL_LT_TRY(lt_, lt_.desc_create(&op_, t.compute, t.scale));
+    // D = A^T B: the layout every type supports, fp8 included.
+    const cublasOperation_t transpose = CUBLAS_OP_T, none = CUBLAS_OP_N;
+    VIGIL_LT_TRY(lt_, lt_.desc_set(op_, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose));
+    VIGIL_LT_TRY(lt_, lt_.desc_set(op_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof none));
+    VIGIL_LT_TRY(lt_, lt_.layout_create(&a_desc_, t.in, n, n, n));
+    VIGIL_LT_TRY(lt_, lt_.layout_create(&b_desc_, t.in, n, n, n));
+    VIGIL_LT_TRY(lt_, lt_.layout_create(&d_desc_, t.out, n, n, n));
+    VIGIL_LT_TRY(lt_, lt_.pref_create(&pref_));
+    const size_t workspace = kWorkspace;
+    VIGIL_LT_TRY(lt_, lt_.pref_set(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                   sizeof workspace));
+    int found = 0;
+    VIGIL_LT_TRY(lt_, lt_.heuristic(handle_, op_, a_desc_, b_desc_, d_desc_, d_desc_, pref_, 1,
+                                    &algo_, &found));
+    if (found == 0) return Status::Internal("cuBLASLt has no algorithm for this product");
+    return Status::Ok();
+  }
+
+  // One product, D = A^T B, on the default stream.
+  Status Run() {
+    const double alpha64 = 1, beta64 = 0;
+    const float alpha32 = 1, beta32 = 0;
+    const bool fp64 = type_ == GemmType::kFp64;
+    const void* alpha = fp64 ? static_cast<const void*>(&alpha64) : &alpha32;
+    const void* beta = fp64 ? static_cast<const void*>(&beta64) : &beta32;
+    VIGIL_LT_TRY(lt_, lt_.matmul(handle_, op_, alpha, a_, a_desc_, b_, b_desc_, beta, d_, d_desc_,
+                                 d_, d_desc_, &algo_.algo, workspace_, kWorkspace, nullptr));
+    return Status::Ok();
+  }
+
+  Result<double> TimeOne() {
+    VIGIL_CUDA_TRY(cudaEventRecord(start_));
+    VIGIL_RETURN_IF_ERROR(Run());
+    VIGIL_CUDA_TRY(cudaEventRecord(stop_));
+    VIGIL_CUDA_TRY(cudaEventSynchronize(stop_));
+    float ms = 0;
+    VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
+  }
+
+  Result<double> MaxError() {
+    unsigned long long* bits = nullptr;
+    VIGIL_CUDA_TRY(cudaMalloc(&bits, sizeof *bits));
+    const Status s = CheckInto(bits);
+    unsigned long long host = 0;
+    const cudaError_t copied = cudaMemcpy(&host, bits, sizeof host, cudaMemcpyDeviceToHost);
+    cudaFree(bits);
+    VIGIL_RETURN_IF_ERROR(s);
+    if (copied != cudaSuccess) return CudaError("cudaMemcpy", copied);
+    double err = 0;
+    static_assert(sizeof err == sizeof host);
+    memcpy(&err, &host, sizeof err);
+    return err;
+  }
+
+ private:
+  static constexpr size_t kWorkspace = 32u << 20;  // what cuBLASLt's Hopper kernels ask for
+
+  Status Fill(void* p, size_t n, uint32_t seed) {
+    switch (type_) {
+      case GemmType::kFp64:
+        FillRandom<<<1024, 256>>>(static_cast<double*>(p), n, seed);
+        break;
+      case GemmType::kTf32:
+        FillRandom<<<1024, 256>>>(static_cast<float*>(p), n, seed);
+        break;
+      case GemmType::kFp16:
+        FillRandom<<<1024, 256>>>(static_cast<__half*>(p), n, seed);
+        break;
+      case GemmType::kBf16:
+        FillRandom<<<1024, 256>>>(static_cast<__nv_bfloat16*>(p), n, seed);
+        break;
+      case GemmType::kFp8:
+        FillRandom<<<1024, 256>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed);
+        break;
+    }
+    VIGIL_CUDA_TRY(cudaGetLastError());
+    return Status::Ok();
+  }
+
+  template <typename In, typename Out>
+  Status Check(unsigned long long* bits) {
+    const dim3 grid((n_ + 255) / 256, n_);
+    CheckProduct<<<grid, 256>>>(static_cast<const In*>(a_), static_cast<const In*>(b_),
+                                static_cast<const Out*>(d_), n_, bits);
+    VIGIL_CUDA_TRY(cudaGetLastError());
+    VIGIL_CUDA_TRY(cudaDeviceSynchronize());
+    return Status::Ok();
+  }
+
+  Status CheckInto(unsigned long long* bits) {
+    VIGIL_CUDA_TRY(cudaMemset(bits, 0, sizeof *bits));
+    switch (type_) {
+      case GemmType::kFp64:
+        return Check<double, double>(bits);
+      case GemmType::kTf32:
+        return Check<float, float>(bits);
+      case GemmType::kFp16:
+        return Check<__half, __half>(bits);
+      case GemmType::kBf16:
+        return Check<__nv_bfloat16, __nv_bfloat16>(bits);
+      case GemmType::kFp8:
+        return Check<__nv_fp8_e4m3, __nv_bfloat16>(bits);
+    }
+    return Status::Internal("unknown GEMM type");
+  }
+
+  const Lt& lt_;
+  GemmType type_ = GemmType::kFp64;
+  int n_ = 0;
+  void *a_ = nullptr, *b_ = nullptr, *d_ = nullptr, *workspace_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cublasLtHandle_t handle_ = nullptr;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_desc_ = nullptr, b_desc_ = nullptr, d_desc_ = nullptr;
+  cublasLtMatmulPreference_t pref_ = nullptr;
+  cublasLtMatmulHeuristicResult_t algo_{};
+};
+
+}  // namespace
+
+Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int reps) {
+  UsePciBusOrder();
+  VIGIL_ASSIGN_OR_RETURN(const Lt* lt, LoadLt());
+  VIGIL_CUDA_TRY(cudaSetDevice(device));
+  Problem p(*lt);
+  VIGIL_RETURN_IF_ERROR(p.Init(type, size));
+  std::vector<double> seconds;
+  for (int r = -2; r < reps; ++r) {  // two untimed products first
+    VIGIL_ASSIGN_OR_RETURN(const double s, p.TimeOne());
+    if (r >= 0) seconds.push_back(s);
+  }
+  return seconds;
+}
+
+Result<double> GemmError(int device, GemmType type, int size) {
+  UsePciBusOrder();
+  VIGIL_ASSIGN_OR_RETURN(const Lt* lt, LoadLt());
+  VIGIL_CUDA_TRY(cudaSetDevice(device));
+  Problem p(*lt);
+  VIGIL_RETURN_IF_ERROR(p.Init(type, size));
+  VIGIL_RETURN_IF_ERROR(p.Run());
+  return p.MaxError();
+}
+
+}  // namespace vigil::gpu
