@@ -1,0 +1,66 @@
+// The GPU benchmarks on a real GPU (CTest label `gpu`): each runs with small sizes, verifies its
+// results and reports plausible figures. Skipped where NVML sees no GPU or Vigil has no CUDA.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "vigil/bench/cuda/gpu_benchmarks.h"
+#include "vigil/bench/runner.h"
+
+namespace vigil {
+namespace {
+
+class GpuDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu::BuiltWithCuda()) GTEST_SKIP() << "built without CUDA";
+    const Status visible = nvml::GpusVisible();
+    if (!visible.ok()) GTEST_SKIP() << visible.message();
+  }
+
+  // Runs `b` on GPU 0 with `params` (as --set would) and checks every figure is positive.
+  static std::vector<Metric> RunOnGpu0(const Benchmark& b,
+                                       std::map<std::string, std::string> params) {
+    RunnerOptions o;
+    o.params[std::string(b.name())] = std::move(params);
+    o.gpus = {0};
+    BenchContext ctx = MakeContext(b, o);
+    EXPECT_TRUE(b.Available(ctx).ok());
+    Result<std::vector<Metric>> m = b.Run(ctx);
+    EXPECT_TRUE(m.ok()) << b.name() << ": " << m.status().ToString();
+    if (!m.ok()) return {};
+    EXPECT_FALSE(m->empty()) << b.name();
+    for (const Metric& x : *m) {
+      EXPECT_TRUE(std::isfinite(x.value) && x.value > 0) << x.key.ToString() << " " << x.value;
+      EXPECT_EQ(x.key.index->first, 0) << x.key.ToString();
+    }
+    return *m;
+  }
+};
+
+TEST_F(GpuDeviceTest, GemmEveryTypeChecksAndRuns) {
+  const auto m = RunOnGpu0(*MakeGpuGemmBenchmark(), {{"size", "2048"}, {"repetitions", "3"}});
+  EXPECT_GE(m.size(), 4u);  // fp64, tf32, fp16, bf16 at least
+}
+
+TEST_F(GpuDeviceTest, MembwCopyAndTriad) {
+  const auto m = RunOnGpu0(*MakeGpuMembwBenchmark(), {{"array_size", "1G"}, {"repetitions", "3"}});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_GT(m[0].value, 100);  // GB/s: any HBM or GDDR GPU of this decade
+}
+
+TEST_F(GpuDeviceTest, LaunchOverhead) {
+  const auto m = RunOnGpu0(*MakeGpuLaunchBenchmark(), {{"repetitions", "5"}});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_LT(m[0].value, 100);  // us per kernel
+}
+
+TEST_F(GpuDeviceTest, HostCopiesBothWays) {
+  const auto m = RunOnGpu0(*MakeGpuCopyBenchmark(), {{"size", "64M"}, {"repetitions", "3"}});
+  EXPECT_GE(m.size(), 2u);
+}
+
+TEST_F(GpuDeviceTest, Health) { RunOnGpu0(*MakeGpuHealthBenchmark(), {}); }
+
+}  // namespace
+}  // namespace vigil
