@@ -60,6 +60,7 @@ Registry BuiltinRegistry() {
   r.Add(MakeDiskBenchmark());
   r.Add(MakeGpuHealthBenchmark());
   r.Add(MakeGpuGemmBenchmark());
+  r.Add(MakeGpuStressBenchmark());
   r.Add(MakeGpuMembwBenchmark());
   r.Add(MakeGpuLaunchBenchmark());
   r.Add(MakeGpuCopyBenchmark());

@@ -1,6 +1,6 @@
-// gpu-gemm, gpu-membw, gpu-launch and gpu-copy: the host side of the GPU benchmarks whose CUDA is
-// in device.cu. Sizes, byte counts and metric keys are decided here, in plain C++, so that they are
-// tested on machines without a GPU.
+// gpu-gemm, gpu-stress, gpu-membw, gpu-launch and gpu-copy: the host side of the GPU benchmarks
+// whose CUDA is in device.cu. Sizes, byte counts and metric keys are decided here, in plain C++, so
+// that they are tested on machines without a GPU.
 
 #include <fmt/format.h>
 
@@ -36,9 +36,9 @@ Metric PerGpu(std::string_view bench, std::string_view metric, int index, std::s
                 std::move(samples));
 }
 
-// Seconds of copying `bytes` into GB/s.
-std::vector<double> Gbps(std::vector<double> seconds, double bytes) {
-  for (double& s : seconds) s = bytes / s / 1e9;
+// Durations of moving (or computing) `amount` each into rates, in units of `unit` per second.
+std::vector<double> Rates(std::vector<double> seconds, double amount, double unit) {
+  for (double& s : seconds) s = amount / s / unit;
   return seconds;
 }
 
@@ -71,7 +71,7 @@ class GpuMembw : public Benchmark {
         VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
                                gpu::TimeMembw(g, kernel, *bytes, reps));
         out.push_back(PerGpu(name(), metric, g, "GB/s", true,
-                             Gbps(std::move(seconds), MembwBytesMoved(kernel, *bytes))));
+                             Rates(std::move(seconds), MembwBytesMoved(kernel, *bytes), 1e9)));
       }
     }
     return out;
@@ -141,9 +141,68 @@ class GpuGemm : public Benchmark {
         }
         VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds, gpu::TimeGemm(g, type, size, reps));
         const double flops = 2.0 * size * size * static_cast<double>(size);
-        for (double& s : seconds) s = flops / s / 1e12;
         out.push_back(PerGpu(name(), fmt::format("{}_tflops", type_name), g, "TFLOP/s", true,
-                             std::move(seconds)));
+                             Rates(std::move(seconds), flops, 1e12)));
+      }
+    }
+    return out;
+  }
+};
+
+class GpuStress : public Benchmark {
+ public:
+  std::string_view name() const override { return "gpu-stress"; }
+  std::string_view component() const override { return "gpu"; }
+  std::string_view description() const override {
+    return "sustained bf16 matrix multiplies per GPU, every result compared with the first; "
+           "lowest and median TFLOP/s, peak temperature, throttling";
+  }
+  std::vector<ParamSpec> params() const override {
+    return {{"duration", ParamKind::kSeconds, "10", "120", "seconds of load per GPU"},
+            {"size", ParamKind::kInt, "8192", "8192", "m = n = k of the products"}};
+  }
+  double time_limit_s(Suite suite) const override { return suite == Suite::kQuick ? 300 : 1800; }
+  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+
+  Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
+    VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
+    const int size = std::max(16, static_cast<int>(ctx.Param("size")));
+    const double duration = ctx.Param("duration");
+    // NVML numbers GPUs as CUDA does here (PCI bus order); without it, no temperatures.
+    Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load();
+    std::vector<Metric> out;
+    for (const int g : ctx.Gpus(gpus)) {
+      std::optional<double> peak_c;
+      uint64_t reasons = 0;
+      bool sampled = false;
+      const auto sample = [&] {
+        if (!lib.ok()) return;
+        Result<nvml::HealthReading> r = (*lib)->Read(g);
+        if (!r.ok()) return;
+        if (r->temperature_c) peak_c = std::max(peak_c.value_or(0), *r->temperature_c);
+        if (r->throttle_reasons) {
+          reasons |= *r->throttle_reasons;
+          sampled = true;
+        }
+      };
+      VIGIL_ASSIGN_OR_RETURN(gpu::StressRun run,
+                             gpu::Stress(g, gpu::GemmType::kBf16, size, duration, sample));
+      if (run.miscompares > 0) {
+        return Status::Internal(fmt::format(
+            "GPU {}: {} of {} bf16 products differed from the first: silent data corruption", g,
+            run.miscompares, run.seconds.size()));
+      }
+      const double flops = 2.0 * size * size * static_cast<double>(size);
+      std::vector<double> tflops = Rates(std::move(run.seconds), flops, 1e12);
+      const double lowest = *std::min_element(tflops.begin(), tflops.end());
+      out.push_back(PerGpu(name(), "median_tflops", g, "TFLOP/s", true, tflops));
+      Metric low = PerGpu(name(), "min_tflops", g, "TFLOP/s", true, std::move(tflops));
+      low.value = lowest;
+      out.push_back(std::move(low));
+      if (peak_c) out.push_back(PerGpu(name(), "peak_temperature_c", g, "C", false, {*peak_c}));
+      if (sampled) {
+        const double throttled = (reasons & nvml::throttle::kTrouble) != 0 ? 1 : 0;
+        out.push_back(PerGpu(name(), "throttled", g, "", false, {throttled}));
       }
     }
     return out;
@@ -186,7 +245,7 @@ class GpuCopy : public Benchmark {
         VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
                                gpu::TimeHostCopy(g, direction, bytes, reps));
         out.push_back(PerGpu(name(), metric, g, "GB/s", true,
-                             Gbps(std::move(seconds), static_cast<double>(bytes))));
+                             Rates(std::move(seconds), static_cast<double>(bytes), 1e9)));
       }
     }
     for (const int src : selected) {
@@ -197,7 +256,7 @@ class GpuCopy : public Benchmark {
         VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
                                gpu::TimePeerCopy(src, dst, bytes, reps));
         out.push_back(Figure(name(), "p2p_gbps", ComponentIndex{src, dst}, "GB/s", true,
-                             Gbps(std::move(seconds), static_cast<double>(bytes))));
+                             Rates(std::move(seconds), static_cast<double>(bytes), 1e9)));
       }
     }
     return out;
@@ -274,5 +333,6 @@ std::unique_ptr<Benchmark> MakeGpuMembwBenchmark() { return std::make_unique<Gpu
 std::unique_ptr<Benchmark> MakeGpuLaunchBenchmark() { return std::make_unique<GpuLaunch>(); }
 std::unique_ptr<Benchmark> MakeGpuCopyBenchmark() { return std::make_unique<GpuCopy>(); }
 std::unique_ptr<Benchmark> MakeGpuGemmBenchmark() { return std::make_unique<GpuGemm>(); }
+std::unique_ptr<Benchmark> MakeGpuStressBenchmark() { return std::make_unique<GpuStress>(); }
 
 }  // namespace vigil

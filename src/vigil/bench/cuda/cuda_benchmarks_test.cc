@@ -39,8 +39,8 @@ TEST(GpuMembwTest, ArraysAreFarBeyondL2AndFitInFreeMemory) {
 
 TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
   if (nvml::GpusVisible().ok() && gpu::BuiltWithCuda()) GTEST_SKIP() << "this machine has a GPU";
-  for (const auto& b : {MakeGpuGemmBenchmark(), MakeGpuMembwBenchmark(), MakeGpuLaunchBenchmark(),
-                        MakeGpuCopyBenchmark()}) {
+  for (const auto& b : {MakeGpuGemmBenchmark(), MakeGpuStressBenchmark(), MakeGpuMembwBenchmark(),
+                        MakeGpuLaunchBenchmark(), MakeGpuCopyBenchmark()}) {
     const Status s = b->Available(BenchContext{});
     EXPECT_EQ(s.code(), StatusCode::kUnavailable) << b->name();
     EXPECT_FALSE(s.message().empty());

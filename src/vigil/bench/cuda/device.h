@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -82,5 +84,16 @@ Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int re
 // from the same inputs: the largest error of an element divided by the sum of |a| |b| over its
 // dot product (so that it is comparable across sizes and data).
 Result<double> GemmError(int device, GemmType type, int size);
+
+struct StressRun {
+  std::vector<double> seconds;  // of each product
+  int64_t miscompares = 0;      // products whose result differed from the first, bit for bit
+};
+
+// Repeats the product of `type` at `size` on `device` for `seconds`, timing each and comparing
+// each result with the first on the GPU; calls `between` on the host after every batch of
+// products (to sample temperature and clocks).
+Result<StressRun> Stress(int device, GemmType type, int size, double seconds,
+                         const std::function<void()>& between);
 
 }  // namespace vigil::gpu

@@ -22,5 +22,8 @@ Result<bool> CanAccessPeer(int, int) { return NoCuda(); }
 Result<std::vector<double>> TimePeerCopy(int, int, size_t, int) { return NoCuda(); }
 Result<std::vector<double>> TimeGemm(int, GemmType, int, int) { return NoCuda(); }
 Result<double> GemmError(int, GemmType, int) { return NoCuda(); }
+Result<StressRun> Stress(int, GemmType, int, double, const std::function<void()>&) {
+  return NoCuda();
+}
 
 }  // namespace vigil::gpu

@@ -8,6 +8,7 @@
 #include <cuda_fp8.h>
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -148,6 +149,17 @@ __global__ void CheckProduct(const In* a, const In* b, const Out* d, int n,
   atomicMax(max_bits, static_cast<unsigned long long>(__double_as_longlong(err)));
 }
 
+// Adds to `bad[slot]` the number of 32-bit words where `d` differs from `ref`.
+__global__ void CompareWords(const uint32_t* d, const uint32_t* ref, size_t words,
+                             unsigned long long* bad, int slot) {
+  unsigned long long n = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < words;
+       i += size_t{gridDim.x} * blockDim.x) {
+    n += d[i] != ref[i];
+  }
+  if (n != 0) atomicAdd(bad + slot, n);
+}
+
 // One GEMM problem on the current device: matrices, descriptors and the chosen algorithm.
 class Problem {
  public:
@@ -218,6 +230,11 @@ class Problem {
     float ms = 0;
     VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, start_, stop_));
     return ms * 1e-3;
+  }
+
+  void* output() const { return d_; }
+  size_t output_bytes() const {
+    return size_t{static_cast<unsigned>(n_)} * static_cast<unsigned>(n_) * InfoOf(type_).out_bytes;
   }
 
   Result<double> MaxError() {
@@ -323,6 +340,59 @@ Result<double> GemmError(int device, GemmType type, int size) {
   VIGIL_RETURN_IF_ERROR(p.Init(type, size));
   VIGIL_RETURN_IF_ERROR(p.Run());
   return p.MaxError();
+}
+
+Result<StressRun> Stress(int device, GemmType type, int size, double seconds,
+                         const std::function<void()>& between) {
+  UsePciBusOrder();
+  VIGIL_ASSIGN_OR_RETURN(const Lt* lt, LoadLt());
+  VIGIL_CUDA_TRY(cudaSetDevice(device));
+  Problem p(*lt);
+  VIGIL_RETURN_IF_ERROR(p.Init(type, size));
+  VIGIL_RETURN_IF_ERROR(p.Run());
+  // The first result is the reference; a healthy GPU repeats it bit for bit (cuBLASLt's
+  // algorithm and the inputs stay the same).
+  constexpr int kBatch = 8;
+  struct Scratch {
+    void* ref = nullptr;
+    unsigned long long* bad = nullptr;
+    cudaEvent_t ev[2 * kBatch] = {};
+    ~Scratch() {
+      cudaFree(ref);
+      cudaFree(bad);
+      for (cudaEvent_t e : ev) {
+        if (e) cudaEventDestroy(e);
+      }
+    }
+  } s;
+  const size_t bytes = p.output_bytes();
+  VIGIL_CUDA_TRY(cudaMalloc(&s.ref, bytes));
+  VIGIL_CUDA_TRY(cudaMemcpy(s.ref, p.output(), bytes, cudaMemcpyDeviceToDevice));
+  VIGIL_CUDA_TRY(cudaMalloc(&s.bad, kBatch * sizeof(unsigned long long)));
+  for (cudaEvent_t& e : s.ev) VIGIL_CUDA_TRY(cudaEventCreate(&e));
+  StressRun out;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  do {
+    VIGIL_CUDA_TRY(cudaMemset(s.bad, 0, kBatch * sizeof(unsigned long long)));
+    for (int i = 0; i < kBatch; ++i) {
+      VIGIL_CUDA_TRY(cudaEventRecord(s.ev[2 * i]));
+      VIGIL_RETURN_IF_ERROR(p.Run());
+      VIGIL_CUDA_TRY(cudaEventRecord(s.ev[2 * i + 1]));
+      CompareWords<<<1024, 256>>>(static_cast<const uint32_t*>(p.output()),
+                                  static_cast<const uint32_t*>(s.ref), bytes / 4, s.bad, i);
+      VIGIL_CUDA_TRY(cudaGetLastError());
+    }
+    unsigned long long bad[kBatch] = {};
+    VIGIL_CUDA_TRY(cudaMemcpy(bad, s.bad, sizeof bad, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < kBatch; ++i) {
+      float ms = 0;
+      VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, s.ev[2 * i], s.ev[2 * i + 1]));
+      out.seconds.push_back(ms * 1e-3);
+      out.miscompares += bad[i] != 0;
+    }
+    if (between) between();
+  } while (std::chrono::steady_clock::now() < end);
+  return out;
 }
 
 }  // namespace vigil::gpu

@@ -45,6 +45,11 @@ bool GemmTypeSupported(gpu::GemmType type, int cc_major, int cc_minor);
 // and fp32 accumulation allow, with room; a wrong answer is orders of magnitude beyond it.
 double GemmTolerance(gpu::GemmType type);
 
+// gpu-stress: per GPU, bf16 products for a set time (10 s quick, 120 s full), each compared bit
+// for bit with the first (a difference is silent data corruption and fails the benchmark), with
+// the lowest and median throughput, the peak temperature and whether clocks were throttled.
+std::unique_ptr<Benchmark> MakeGpuStressBenchmark();
+
 // gpu-copy: per GPU, host-to-device and device-to-host bandwidth (GB/s) with pinned host memory
 // on the GPU's NUMA node (the copy engines), and peer-to-peer bandwidth for every ordered pair of
 // GPUs that can reach each other ("gpu-copy/p2p_gbps:0-3").

@@ -43,6 +43,11 @@ TEST_F(GpuDeviceTest, GemmEveryTypeChecksAndRuns) {
   EXPECT_GE(m.size(), 4u);  // fp64, tf32, fp16, bf16 at least
 }
 
+TEST_F(GpuDeviceTest, StressComparesEveryProduct) {
+  const auto m = RunOnGpu0(*MakeGpuStressBenchmark(), {{"duration", "2"}, {"size", "4096"}});
+  EXPECT_GE(m.size(), 2u);
+}
+
 TEST_F(GpuDeviceTest, MembwCopyAndTriad) {
   const auto m = RunOnGpu0(*MakeGpuMembwBenchmark(), {{"array_size", "1G"}, {"repetitions", "3"}});
   ASSERT_EQ(m.size(), 2u);

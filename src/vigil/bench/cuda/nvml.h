@@ -22,6 +22,9 @@ inline constexpr uint64_t kHwSlowdown = 0x8;
 inline constexpr uint64_t kSwThermal = 0x20;
 inline constexpr uint64_t kHwThermal = 0x40;
 inline constexpr uint64_t kHwPowerBrake = 0x80;
+// The reasons that mean trouble under load: hardware slowdowns and thermal limits. (A power cap
+// under a full load, or an idle GPU's low clocks, are not faults.)
+inline constexpr uint64_t kTrouble = kHwSlowdown | kHwThermal | kHwPowerBrake | kSwThermal;
 }  // namespace throttle
 
 // One reading of a GPU's health counters. A field NVML does not support on this GPU (or whose
