@@ -43,7 +43,7 @@ TEST(CliTest, BenchListJson) {
   for (const Json& b : list) names.push_back(b["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"cpu-stream", "cpu-latency", "cpu-flops", "disk",
                                              "gpu-health", "gpu-gemm", "gpu-stress", "gpu-membw",
-                                             "gpu-launch", "gpu-copy"}));
+                                             "gpu-launch", "gpu-copy", "nccl"}));
   EXPECT_FALSE(list[3]["params"].empty());
   r = RunVigil({"bench", "list"});
   EXPECT_NE(r.out.find("disk.file_size"), std::string::npos);
@@ -132,16 +132,16 @@ TEST(CliTest, QuickSuiteJson) {
   EXPECT_EQ(doc->node, "node-7");
   EXPECT_EQ(doc->suite, "quick");
   EXPECT_GT(doc->inventory.threads, 0);
-  ASSERT_EQ(doc->benchmarks.size(), 10u);
+  ASSERT_EQ(doc->benchmarks.size(), 11u);
   EXPECT_EQ(doc->benchmarks[0].name, "cpu-stream");
   ExpectPositiveFigures(*doc);
   // A node without an NVIDIA driver skips the GPU benchmarks, with the reason, and still passes.
-  for (size_t i = 4; i < 10; ++i) {
+  for (size_t i = 4; i < 11; ++i) {
     if (doc->benchmarks[i].status != BenchStatus::kSkipped) continue;
     EXPECT_FALSE(doc->benchmarks[i].error.empty()) << doc->benchmarks[i].name;
   }
   // Progress went to stderr, one line per start and finish.
-  EXPECT_NE(r.err.find("[4/10] disk"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[4/11] disk"), std::string::npos) << r.err;
 
   // The file holds the same document; the summary got one line for this node.
   Result<NodeResults> file = ReadNodeResults(out);

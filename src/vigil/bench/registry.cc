@@ -64,6 +64,7 @@ Registry BuiltinRegistry() {
   r.Add(MakeGpuMembwBenchmark());
   r.Add(MakeGpuLaunchBenchmark());
   r.Add(MakeGpuCopyBenchmark());
+  r.Add(MakeNcclBenchmark());
   return r;
 }
 

@@ -1,6 +1,6 @@
-// gpu-gemm, gpu-stress, gpu-membw, gpu-launch and gpu-copy: the host side of the GPU benchmarks
-// whose CUDA is in device.cu. Sizes, byte counts and metric keys are decided here, in plain C++, so
-// that they are tested on machines without a GPU.
+// gpu-gemm, gpu-stress, gpu-membw, gpu-launch, gpu-copy and nccl: the host side of the GPU
+// benchmarks whose CUDA is in device.cu. Sizes, byte counts and metric keys are decided here, in
+// plain C++, so that they are tested on machines without a GPU.
 
 #include <fmt/format.h>
 
@@ -23,7 +23,8 @@ Status CudaGpusAvailable() {
   return nvml::GpusVisible();
 }
 
-Metric Figure(std::string_view bench, std::string_view metric, ComponentIndex index,
+// One figure: the median of `samples`; `index` names the GPU or the pair, none the whole node.
+Metric Figure(std::string_view bench, std::string_view metric, std::optional<ComponentIndex> index,
               std::string_view unit, bool higher_is_better, std::vector<double> samples) {
   const double median = stats::Median(samples);
   return Metric{MetricKey{std::string(bench), std::string(metric), index}, median,
@@ -209,6 +210,66 @@ class GpuStress : public Benchmark {
   }
 };
 
+class NcclBench : public Benchmark {
+ public:
+  std::string_view name() const override { return "nccl"; }
+  std::string_view component() const override { return "gpu"; }
+  std::string_view description() const override {
+    return "NCCL all-reduce, all-gather, reduce-scatter, all-to-all bus bandwidth across the "
+           "node's GPUs (GB/s)";
+  }
+  std::vector<ParamSpec> params() const override {
+    return {{"size", ParamKind::kBytes, "1G", "4G", "bytes per GPU (nccl-tests' size)"},
+            {"repetitions", ParamKind::kInt, "10", "20", "timed runs of each collective"}};
+  }
+  double time_limit_s(Suite) const override { return 600; }
+
+  Status Available(const BenchContext& ctx) const override {
+    VIGIL_RETURN_IF_ERROR(CudaGpusAvailable());
+    VIGIL_ASSIGN_OR_RETURN(const int count, nvml::GpuCount());
+    const size_t gpus = ctx.Gpus(count).size();
+    if (gpus < 2) {
+      return Status::Unavailable(fmt::format("needs two GPUs or more; {} to measure", gpus));
+    }
+    return Status::Ok();
+  }
+
+  Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
+    VIGIL_ASSIGN_OR_RETURN(const int count, gpu::DeviceCount());
+    const std::vector<int> gpus = ctx.Gpus(count);
+    const int ranks = static_cast<int>(gpus.size());
+    const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
+    // Whole floats for every rank's share.
+    const auto whole = [&](double bytes) {
+      const size_t unit = sizeof(float) * static_cast<size_t>(ranks);
+      return std::max(unit, static_cast<size_t>(bytes) / unit * unit);
+    };
+    VIGIL_RETURN_IF_ERROR(gpu::CheckAllReduce(gpus, whole(64 << 20)));
+    const size_t size = whole(ctx.Param("size"));
+    std::vector<Metric> out;
+    const auto measure = [&](gpu::Collective op, size_t bytes, std::string metric) -> Status {
+      VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
+                             gpu::TimeCollective(gpus, op, bytes, reps));
+      std::vector<double> busbw = Rates(
+          std::move(seconds), static_cast<double>(bytes) * BusBandwidthFactor(op, ranks), 1e9);
+      out.push_back(Figure(name(), metric, std::nullopt, "GB/s", true, std::move(busbw)));
+      return Status::Ok();
+    };
+    for (const gpu::Collective op : {gpu::Collective::kAllReduce, gpu::Collective::kAllGather,
+                                     gpu::Collective::kReduceScatter, gpu::Collective::kAllToAll}) {
+      VIGIL_RETURN_IF_ERROR(measure(op, size, fmt::format("{}_busbw", CollectiveName(op))));
+    }
+    if (ctx.suite == Suite::kFull) {
+      for (const size_t bytes : {size_t{1} << 20, size_t{32} << 20, size_t{256} << 20}) {
+        const size_t b = whole(static_cast<double>(bytes));
+        VIGIL_RETURN_IF_ERROR(
+            measure(gpu::Collective::kAllReduce, b, fmt::format("allreduce_{}_busbw", b)));
+      }
+    }
+    return out;
+  }
+};
+
 class GpuCopy : public Benchmark {
  public:
   std::string_view name() const override { return "gpu-copy"; }
@@ -301,6 +362,25 @@ double GemmTolerance(gpu::GemmType type) {
   return 0;
 }
 
+std::string_view CollectiveName(gpu::Collective op) {
+  switch (op) {
+    case gpu::Collective::kAllReduce:
+      return "allreduce";
+    case gpu::Collective::kAllGather:
+      return "allgather";
+    case gpu::Collective::kReduceScatter:
+      return "reducescatter";
+    case gpu::Collective::kAllToAll:
+      return "alltoall";
+  }
+  return "unknown";
+}
+
+double BusBandwidthFactor(gpu::Collective op, int ranks) {
+  const double n = ranks;
+  return op == gpu::Collective::kAllReduce ? 2 * (n - 1) / n : (n - 1) / n;
+}
+
 int PciNumaNode(const std::string& sysfs_root, std::string_view pci_bus_id) {
   std::string id(pci_bus_id);
   for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -332,6 +412,7 @@ Result<size_t> MembwArrayBytes(size_t requested, const gpu::DeviceProps& props, 
 std::unique_ptr<Benchmark> MakeGpuMembwBenchmark() { return std::make_unique<GpuMembw>(); }
 std::unique_ptr<Benchmark> MakeGpuLaunchBenchmark() { return std::make_unique<GpuLaunch>(); }
 std::unique_ptr<Benchmark> MakeGpuCopyBenchmark() { return std::make_unique<GpuCopy>(); }
+std::unique_ptr<Benchmark> MakeNcclBenchmark() { return std::make_unique<NcclBench>(); }
 std::unique_ptr<Benchmark> MakeGpuGemmBenchmark() { return std::make_unique<GpuGemm>(); }
 std::unique_ptr<Benchmark> MakeGpuStressBenchmark() { return std::make_unique<GpuStress>(); }
 

@@ -40,7 +40,7 @@ TEST(GpuMembwTest, ArraysAreFarBeyondL2AndFitInFreeMemory) {
 TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
   if (nvml::GpusVisible().ok() && gpu::BuiltWithCuda()) GTEST_SKIP() << "this machine has a GPU";
   for (const auto& b : {MakeGpuGemmBenchmark(), MakeGpuStressBenchmark(), MakeGpuMembwBenchmark(),
-                        MakeGpuLaunchBenchmark(), MakeGpuCopyBenchmark()}) {
+                        MakeGpuLaunchBenchmark(), MakeGpuCopyBenchmark(), MakeNcclBenchmark()}) {
     const Status s = b->Available(BenchContext{});
     EXPECT_EQ(s.code(), StatusCode::kUnavailable) << b->name();
     EXPECT_FALSE(s.message().empty());
@@ -71,6 +71,23 @@ TEST(GpuGemmTest, TypesByComputeCapability) {
        {GemmType::kFp64, GemmType::kTf32, GemmType::kFp16, GemmType::kBf16, GemmType::kFp8}) {
     EXPECT_LT(GemmTolerance(t), 0.05) << GemmTypeName(t);
   }
+}
+
+TEST(NcclTest, BusBandwidthFactorsAreNcclTests) {
+  using gpu::Collective;
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllGather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kReduceScatter, 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllToAll, 2), 0.5);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 2), 1.0);
+  EXPECT_EQ(CollectiveName(Collective::kReduceScatter), "reducescatter");
+}
+
+TEST(NcclTest, FewerThanTwoGpusIsSkipped) {
+  BenchContext ctx;
+  ctx.gpus = {0};
+  const Status s = MakeNcclBenchmark()->Available(ctx);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);  // no CUDA or GPU here, or one GPU chosen
 }
 
 TEST(GpuCopyTest, TheGpusNumaNodeComesFromSysfs) {

@@ -96,4 +96,17 @@ struct StressRun {
 Result<StressRun> Stress(int device, GemmType type, int size, double seconds,
                          const std::function<void()>& between);
 
+enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+
+// Times `reps` runs of `op` across `gpus` (one NCCL communicator per GPU, all in this process),
+// after two untimed runs, with buffers of `bytes` per GPU as nccl-tests sizes them: the
+// all-reduce's buffer, the all-gather's output, the reduce-scatter's input, the all-to-all's
+// send buffer. NCCL (libnccl.so.2) is loaded at run time. Returns the seconds of each run.
+Result<std::vector<double>> TimeCollective(const std::vector<int>& gpus, Collective op,
+                                           size_t bytes, int reps);
+
+// One float all-reduce (sum) of `bytes` across `gpus` of values known in advance, checked
+// element by element on every GPU.
+Status CheckAllReduce(const std::vector<int>& gpus, size_t bytes);
+
 }  // namespace vigil::gpu

@@ -22,6 +22,10 @@ Result<bool> CanAccessPeer(int, int) { return NoCuda(); }
 Result<std::vector<double>> TimePeerCopy(int, int, size_t, int) { return NoCuda(); }
 Result<std::vector<double>> TimeGemm(int, GemmType, int, int) { return NoCuda(); }
 Result<double> GemmError(int, GemmType, int) { return NoCuda(); }
+Result<std::vector<double>> TimeCollective(const std::vector<int>&, Collective, size_t, int) {
+  return NoCuda();
+}
+Status CheckAllReduce(const std::vector<int>&, size_t) { return NoCuda(); }
 Result<StressRun> Stress(int, GemmType, int, double, const std::function<void()>&) {
   return NoCuda();
 }

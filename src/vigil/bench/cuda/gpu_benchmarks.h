@@ -50,6 +50,19 @@ double GemmTolerance(gpu::GemmType type);
 // the lowest and median throughput, the peak temperature and whether clocks were throttled.
 std::unique_ptr<Benchmark> MakeGpuStressBenchmark();
 
+// nccl: one process driving the node's GPUs: all-reduce, all-gather, reduce-scatter and
+// all-to-all bus bandwidth (GB/s, nccl-tests' factors) at a large size, an all-reduce size sweep
+// in the full suite, and a check that the all-reduce's sums are right. Needs two GPUs.
+std::unique_ptr<Benchmark> MakeNcclBenchmark();
+
+// "allreduce", "allgather", "reducescatter", "alltoall".
+std::string_view CollectiveName(gpu::Collective op);
+
+// nccl-tests' bus bandwidth factor: what turns a collective's algorithm bandwidth (bytes / time)
+// into the bandwidth each link carried, comparable with the hardware's: 2(n-1)/n for the
+// all-reduce, (n-1)/n for the others.
+double BusBandwidthFactor(gpu::Collective op, int ranks);
+
 // gpu-copy: per GPU, host-to-device and device-to-host bandwidth (GB/s) with pinned host memory
 // on the GPU's NUMA node (the copy engines), and peer-to-peer bandwidth for every ordered pair of
 // GPUs that can reach each other ("gpu-copy/p2p_gbps:0-3").

@@ -65,6 +65,18 @@ TEST_F(GpuDeviceTest, HostCopiesBothWays) {
   EXPECT_GE(m.size(), 2u);
 }
 
+TEST_F(GpuDeviceTest, NcclAcrossEveryGpu) {
+  const Result<int> count = nvml::GpuCount();
+  if (!count.ok() || *count < 2) GTEST_SKIP() << "needs two GPUs";
+  const auto b = MakeNcclBenchmark();
+  RunnerOptions o;
+  o.params["nccl"] = {{"size", "256M"}, {"repetitions", "3"}};
+  Result<std::vector<Metric>> m = b->Run(MakeContext(*b, o));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->size(), 4u);
+  for (const Metric& x : *m) EXPECT_GT(x.value, 1) << x.key.ToString();
+}
+
 TEST_F(GpuDeviceTest, Health) { RunOnGpu0(*MakeGpuHealthBenchmark(), {}); }
 
 }  // namespace

@@ -183,9 +183,13 @@ Result<HealthReading> Library::Read(int index) const {
   return r;
 }
 
-Status GpusVisible(const std::string& path) {
+Result<int> GpuCount(const std::string& path) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<Library> lib, Library::Load(path));
-  VIGIL_ASSIGN_OR_RETURN(const int gpus, lib->DeviceCount());
+  return lib->DeviceCount();
+}
+
+Status GpusVisible(const std::string& path) {
+  VIGIL_ASSIGN_OR_RETURN(const int gpus, GpuCount(path));
   return gpus > 0 ? Status::Ok() : Status::Unavailable("NVML sees no GPU");
 }
 

@@ -74,6 +74,9 @@ class Library {
 // GPU benchmarks' Available() asks: it does not touch CUDA, which must not start before fork().
 Status GpusVisible(const std::string& path = kLibrary);
 
+// The number of GPUs NVML sees; Unavailable with the reason when NVML cannot be loaded.
+Result<int> GpuCount(const std::string& path = kLibrary);
+
 // OK when every index in `gpus` names a GPU NVML sees; InvalidArgument naming the first that does
 // not, with the node's count (or the reason it has none).
 Status CheckGpusExist(const std::vector<int>& gpus, const std::string& path = kLibrary);

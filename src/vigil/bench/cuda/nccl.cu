@@ -1,0 +1,232 @@
+// NCCL collectives for the nccl benchmark (device.h): one process drives every local GPU, one
+// communicator each (ncclCommInitAll), each collective issued to all of them in one group. NCCL
+// is loaded at run time with dlopen, its functions typed by its header.
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <string>
+
+#include "vigil/bench/cuda/cuda_check.cuh"
+#include "vigil/bench/cuda/device.h"
+
+namespace vigil::gpu {
+namespace {
+
+struct Nccl {
+  decltype(&ncclCommInitAll) init_all = nullptr;
+  decltype(&ncclCommDestroy) destroy = nullptr;
+  decltype(&ncclGetErrorString) error_string = nullptr;
+  decltype(&ncclAllReduce) all_reduce = nullptr;
+  decltype(&ncclAllGather) all_gather = nullptr;
+  decltype(&ncclReduceScatter) reduce_scatter = nullptr;
+  decltype(&ncclSend) send = nullptr;
+  decltype(&ncclRecv) recv = nullptr;
+  decltype(&ncclGroupStart) group_start = nullptr;
+  decltype(&ncclGroupEnd) group_end = nullptr;
+};
+
+template <typename Fn>
+bool Resolve(void* lib, Fn& fn, const char* symbol) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
+  return fn != nullptr;
+}
+
+Result<const Nccl*> LoadNccl() {
+  static Nccl n;
+  static const Status loaded = [] {
+    const std::string name = "libnccl.so." + std::to_string(NCCL_MAJOR);
+    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      return Status::Unavailable("cannot load " + name + " (" + dlerror() + "): install NCCL");
+    }
+    const bool ok =
+        Resolve(lib, n.init_all, "ncclCommInitAll") && Resolve(lib, n.destroy, "ncclCommDestroy") &&
+        Resolve(lib, n.error_string, "ncclGetErrorString") &&
+        Resolve(lib, n.all_reduce, "ncclAllReduce") &&
+        Resolve(lib, n.all_gather, "ncclAllGather") &&
+        Resolve(lib, n.reduce_scatter, "ncclReduceScatter") && Resolve(lib, n.send, "ncclSend") &&
+        Resolve(lib, n.recv, "ncclRecv") && Resolve(lib, n.group_start, "ncclGroupStart") &&
+        Resolve(lib, n.group_end, "ncclGroupEnd");
+    return ok ? Status::Ok() : Status::Unavailable(name + " lacks NCCL's entry points");
+  }();
+  if (!loaded.ok()) return loaded;
+  return &n;
+}
+
+#define VIGIL_NCCL_TRY(n, call)                                                        \
+  do {                                                                                 \
+    const ncclResult_t vigil_r_ = (call);                                              \
+    if (vigil_r_ != ncclSuccess) {                                                     \
+      return Status::Internal(std::string(#call) + ": " + (n).error_string(vigil_r_)); \
+    }                                                                                  \
+  } while (0)
+
+// rank r's element i before the all-reduce; small integers, so that float sums are exact.
+__host__ __device__ inline float InputOf(size_t i, int rank) {
+  return static_cast<float>(i % 7 + 1 + rank);
+}
+
+__global__ void FillInputs(float* p, size_t n, int rank) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    p[i] = InputOf(i, rank);
+  }
+}
+
+__global__ void CheckSums(const float* p, size_t n, int ranks, unsigned long long* bad) {
+  unsigned long long wrong = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    float want = 0;
+    for (int r = 0; r < ranks; ++r) want += InputOf(i, r);
+    wrong += p[i] != want;
+  }
+  if (wrong != 0) atomicAdd(bad, wrong);
+}
+
+// The communicators, streams and buffers of one run across `gpus`, released on scope exit.
+class Group {
+ public:
+  Group(const Nccl& nccl, std::vector<int> gpus)
+      : n_(nccl), gpus_(std::move(gpus)), size_(gpus_.size()) {}
+  ~Group() {
+    for (size_t r = 0; r < comms_.size(); ++r) {
+      cudaSetDevice(gpus_[r]);
+      if (comms_[r]) n_.destroy(comms_[r]);
+      if (streams_[r]) cudaStreamDestroy(streams_[r]);
+      cudaFree(send_[r]);
+      cudaFree(recv_[r]);
+    }
+  }
+
+  Status Init(size_t bytes) {
+    const int ranks = static_cast<int>(size_);
+    comms_.assign(size_, nullptr);
+    streams_.assign(size_, nullptr);
+    send_.assign(size_, nullptr);
+    recv_.assign(size_, nullptr);
+    VIGIL_NCCL_TRY(n_, n_.init_all(comms_.data(), ranks, gpus_.data()));
+    for (size_t r = 0; r < size_; ++r) {
+      VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
+      VIGIL_CUDA_TRY(cudaStreamCreateWithFlags(&streams_[r], cudaStreamNonBlocking));
+      VIGIL_CUDA_TRY(cudaMalloc(&send_[r], bytes));
+      VIGIL_CUDA_TRY(cudaMalloc(&recv_[r], bytes));
+      FillInputs<<<256, 256, 0, streams_[r]>>>(send_[r], bytes / sizeof(float),
+                                               static_cast<int>(r));
+      VIGIL_CUDA_TRY(cudaGetLastError());
+    }
+    return Sync();
+  }
+
+  // Issues `op` on every GPU as one group. `bytes` as TimeCollective describes.
+  Status Issue(Collective op, size_t bytes) {
+    const size_t floats = bytes / sizeof(float);
+    const size_t share = floats / size_;  // each rank's part of a gather, scatter or all-to-all
+    VIGIL_NCCL_TRY(n_, n_.group_start());
+    for (size_t r = 0; r < size_; ++r) {
+      ncclResult_t rc = ncclSuccess;
+      switch (op) {
+        case Collective::kAllReduce:
+          rc =
+              n_.all_reduce(send_[r], recv_[r], floats, ncclFloat, ncclSum, comms_[r], streams_[r]);
+          break;
+        case Collective::kAllGather:
+          rc = n_.all_gather(send_[r], recv_[r], share, ncclFloat, comms_[r], streams_[r]);
+          break;
+        case Collective::kReduceScatter:
+          rc = n_.reduce_scatter(send_[r], recv_[r], share, ncclFloat, ncclSum, comms_[r],
+                                 streams_[r]);
+          break;
+        case Collective::kAllToAll:
+          for (size_t peer = 0; peer < size_ && rc == ncclSuccess; ++peer) {
+            rc = n_.send(send_[r] + peer * share, share, ncclFloat, static_cast<int>(peer),
+                         comms_[r], streams_[r]);
+            if (rc == ncclSuccess) {
+              rc = n_.recv(recv_[r] + peer * share, share, ncclFloat, static_cast<int>(peer),
+                           comms_[r], streams_[r]);
+            }
+          }
+          break;
+      }
+      if (rc != ncclSuccess) {
+        n_.group_end();
+        return Status::Internal(std::string("NCCL collective: ") + n_.error_string(rc));
+      }
+    }
+    VIGIL_NCCL_TRY(n_, n_.group_end());
+    return Status::Ok();
+  }
+
+  Status Sync() {
+    for (size_t r = 0; r < size_; ++r) {
+      VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
+      VIGIL_CUDA_TRY(cudaStreamSynchronize(streams_[r]));
+    }
+    return Status::Ok();
+  }
+
+  Status CheckSumsEverywhere(size_t bytes) {
+    for (size_t r = 0; r < size_; ++r) {
+      VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
+      unsigned long long* bad = nullptr;
+      VIGIL_CUDA_TRY(cudaMalloc(&bad, sizeof *bad));
+      cudaError_t e = cudaMemset(bad, 0, sizeof *bad);
+      if (e == cudaSuccess) {
+        CheckSums<<<256, 256>>>(recv_[r], bytes / sizeof(float), static_cast<int>(size_), bad);
+        e = cudaGetLastError();
+      }
+      unsigned long long host = 0;
+      if (e == cudaSuccess) e = cudaMemcpy(&host, bad, sizeof host, cudaMemcpyDeviceToHost);
+      cudaFree(bad);
+      if (e != cudaSuccess) return CudaError("checking the all-reduce", e);
+      if (host != 0) {
+        return Status::Internal(std::to_string(host) + " of " +
+                                std::to_string(bytes / sizeof(float)) +
+                                " all-reduce sums wrong on GPU " + std::to_string(gpus_[r]));
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const Nccl& n_;
+  std::vector<int> gpus_;
+  size_t size_;
+  std::vector<ncclComm_t> comms_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<float*> send_, recv_;
+};
+
+}  // namespace
+
+Result<std::vector<double>> TimeCollective(const std::vector<int>& gpus, Collective op,
+                                           size_t bytes, int reps) {
+  UsePciBusOrder();
+  VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
+  Group g(*nccl, gpus);
+  VIGIL_RETURN_IF_ERROR(g.Init(bytes));
+  std::vector<double> seconds;
+  for (int r = -2; r < reps; ++r) {  // two untimed runs first
+    const auto t0 = std::chrono::steady_clock::now();
+    VIGIL_RETURN_IF_ERROR(g.Issue(op, bytes));
+    VIGIL_RETURN_IF_ERROR(g.Sync());
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+    if (r >= 0) seconds.push_back(took.count());
+  }
+  return seconds;
+}
+
+Status CheckAllReduce(const std::vector<int>& gpus, size_t bytes) {
+  UsePciBusOrder();
+  VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
+  Group g(*nccl, gpus);
+  VIGIL_RETURN_IF_ERROR(g.Init(bytes));
+  VIGIL_RETURN_IF_ERROR(g.Issue(Collective::kAllReduce, bytes));
+  VIGIL_RETURN_IF_ERROR(g.Sync());
+  return g.CheckSumsEverywhere(bytes);
+}
+
+}  // namespace vigil::gpu
