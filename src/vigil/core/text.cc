@@ -25,6 +25,33 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
+std::string HtmlEscape(std::string_view text, bool quotes) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += quotes ? "&quot;" : "\"";
+        break;
+      case '\'':
+        out += quotes ? "&#39;" : "'";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 std::string_view Trim(std::string_view s) {
   constexpr std::string_view kSpace = " \t\r\n";
   const size_t begin = s.find_first_not_of(kSpace);

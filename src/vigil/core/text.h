@@ -12,6 +12,10 @@ namespace vigil {
 // input (fmt's own "{:?}" asserts on invalid UTF-8).
 std::string Quote(std::string_view s);
 
+// `text` made safe for HTML: & < > escaped, and with `quotes` also " and ', for attribute values.
+// (SuperBench's report escapes only & < >, and Vigil's copy of it stays byte-identical.)
+std::string HtmlEscape(std::string_view text, bool quotes = true);
+
 // `s` without leading and trailing spaces, tabs, carriage returns and newlines.
 std::string_view Trim(std::string_view s);
 

@@ -20,5 +20,10 @@ TEST(TextTest, TrimsBothEnds) {
   EXPECT_EQ(Trim(""), "");
 }
 
+TEST(TextTest, HtmlEscapeQuotesOnlyWhenAsked) {
+  EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+  EXPECT_EQ(HtmlEscape("a<b>&\"'", /*quotes=*/false), "a&lt;b&gt;&amp;\"'");
+}
+
 }  // namespace
 }  // namespace vigil

@@ -9,37 +9,11 @@
 
 #include "vigil/core/clock.h"
 #include "vigil/core/json.h"
+#include "vigil/core/text.h"
 #include "vigil/results/summary.h"
 #include "vigil/validate/anatomy.h"
 
 namespace vigil::server {
-
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 namespace {
 

@@ -11,9 +11,6 @@
 
 namespace vigil::server {
 
-// Text made safe for HTML element content and attribute values.
-std::string HtmlEscape(std::string_view text);
-
 struct FleetPage {
   std::vector<store::NodeState> nodes;     // already filtered
   std::vector<store::StoredAlert> alerts;  // the newest detector alerts

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vigil/core/json.h"
+#include "vigil/core/text.h"
 
 namespace vigil::validate {
 namespace {
@@ -181,26 +182,6 @@ Status JsonRecords(const Frame& f, Output& out) {
   return out.Flush(true);
 }
 
-std::string HtmlEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // The markdown table of SuperBench's generate_md_lines(), or (html) what Python-Markdown's tables
 // extension makes of it. Variance columns are percentages, rounded with `decimals` (2
 // significant digits below 1); value columns are rounded the same way without the percent.
@@ -236,7 +217,8 @@ Status MarkdownOrHtml(const Frame& f, const Diagnosis& d, int decimals, bool htm
   header.insert(header.end(), f.columns().begin(), f.columns().end());
   if (html) {
     out.buffer() += "<table>\n<thead>\n<tr>\n";
-    for (const std::string& h : header) out.buffer() += "<th>" + HtmlEscape(h) + "</th>\n";
+    for (const std::string& h : header)
+      out.buffer() += "<th>" + HtmlEscape(h, /*quotes=*/false) + "</th>\n";
     out.buffer() += "</tr>\n</thead>\n<tbody>\n";
   } else {
     out.buffer() += fmt::format("| {} |\n", fmt::join(header, " | "));
@@ -245,10 +227,11 @@ Status MarkdownOrHtml(const Frame& f, const Diagnosis& d, int decimals, bool htm
   }
   for (size_t r = 0; r < f.rows(); ++r) {
     std::string& o = out.buffer();
-    o += html ? "<tr>\n<td>" + HtmlEscape(f.index(r)) + "</td>\n" : "| " + f.index(r);
+    o += html ? "<tr>\n<td>" + HtmlEscape(f.index(r), /*quotes=*/false) + "</td>\n"
+              : "| " + f.index(r);
     for (size_t c = 0; c < f.columns().size(); ++c) {
       const std::string cell = text(c, shown(c, f.at(r, c)));
-      o += html ? "<td>" + HtmlEscape(cell) + "</td>\n" : " | " + cell;
+      o += html ? "<td>" + HtmlEscape(cell, /*quotes=*/false) + "</td>\n" : " | " + cell;
     }
     o += html ? "</tr>\n" : " |\n";
     VIGIL_RETURN_IF_ERROR(out.Flush());

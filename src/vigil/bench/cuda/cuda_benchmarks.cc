@@ -17,10 +17,10 @@ namespace {
 
 constexpr size_t kAccess = 16;  // bytes per access (float4)
 
-// Unavailable without CUDA in this build or without a GPU that NVML sees.
-Status CudaGpusAvailable() {
+// The number of GPUs NVML sees; Unavailable without CUDA in this build or without a GPU.
+Result<int> CudaGpus() {
   if (!gpu::BuiltWithCuda()) return gpu::DeviceCount().status();
-  return nvml::GpusVisible();
+  return nvml::VisibleGpus();
 }
 
 // One figure: the median of `samples`; `index` names the GPU or the pair, none the whole node.
@@ -29,12 +29,6 @@ Metric Figure(std::string_view bench, std::string_view metric, std::optional<Com
   const double median = stats::Median(samples);
   return Metric{MetricKey{std::string(bench), std::string(metric), index}, median,
                 std::string(unit), higher_is_better, std::move(samples)};
-}
-
-Metric PerGpu(std::string_view bench, std::string_view metric, int index, std::string_view unit,
-              bool higher_is_better, std::vector<double> samples) {
-  return Figure(bench, metric, ComponentIndex{index, {}}, unit, higher_is_better,
-                std::move(samples));
 }
 
 // Durations of moving (or computing) `amount` each into rates, in units of `unit` per second.
@@ -55,7 +49,7 @@ class GpuMembw : public Benchmark {
             {"repetitions", ParamKind::kInt, "10", "30", "timed runs of each kernel"}};
   }
   double time_limit_s(Suite) const override { return 300; }
-  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+  Status Available(const BenchContext&) const override { return CudaGpus().status(); }
 
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
@@ -90,7 +84,7 @@ class GpuLaunch : public Benchmark {
     return {{"repetitions", ParamKind::kInt, "20", "100", "measurements of each figure"}};
   }
   double time_limit_s(Suite) const override { return 120; }
-  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+  Status Available(const BenchContext&) const override { return CudaGpus().status(); }
 
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     constexpr int kBatch = 1000;  // empty kernels between two events
@@ -119,7 +113,7 @@ class GpuGemm : public Benchmark {
             {"repetitions", ParamKind::kInt, "10", "30", "timed products of each type"}};
   }
   double time_limit_s(Suite) const override { return 600; }
-  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+  Status Available(const BenchContext&) const override { return CudaGpus().status(); }
 
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
@@ -163,7 +157,7 @@ class GpuStress : public Benchmark {
             {"size", ParamKind::kInt, "8192", "8192", "m = n = k of the products"}};
   }
   double time_limit_s(Suite suite) const override { return suite == Suite::kQuick ? 300 : 1800; }
-  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+  Status Available(const BenchContext&) const override { return CudaGpus().status(); }
 
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
@@ -225,8 +219,7 @@ class NcclBench : public Benchmark {
   double time_limit_s(Suite) const override { return 600; }
 
   Status Available(const BenchContext& ctx) const override {
-    VIGIL_RETURN_IF_ERROR(CudaGpusAvailable());
-    VIGIL_ASSIGN_OR_RETURN(const int count, nvml::GpuCount());
+    VIGIL_ASSIGN_OR_RETURN(const int count, CudaGpus());
     const size_t gpus = ctx.Gpus(count).size();
     if (gpus < 2) {
       return Status::Unavailable(fmt::format("needs two GPUs or more; {} to measure", gpus));
@@ -283,7 +276,7 @@ class GpuCopy : public Benchmark {
             {"repetitions", ParamKind::kInt, "10", "30", "timed copies of each kind"}};
   }
   double time_limit_s(Suite) const override { return 600; }
-  Status Available(const BenchContext&) const override { return CudaGpusAvailable(); }
+  Status Available(const BenchContext&) const override { return CudaGpus().status(); }
 
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
@@ -325,6 +318,12 @@ class GpuCopy : public Benchmark {
 };
 
 }  // namespace
+
+Metric PerGpu(std::string_view bench, std::string_view metric, int index, std::string_view unit,
+              bool higher_is_better, std::vector<double> samples) {
+  return Figure(bench, metric, ComponentIndex{index, {}}, unit, higher_is_better,
+                std::move(samples));
+}
 
 std::string_view GemmTypeName(gpu::GemmType type) {
   switch (type) {

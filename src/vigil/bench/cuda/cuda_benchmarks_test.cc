@@ -38,7 +38,7 @@ TEST(GpuMembwTest, ArraysAreFarBeyondL2AndFitInFreeMemory) {
 }
 
 TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
-  if (nvml::GpusVisible().ok() && gpu::BuiltWithCuda()) GTEST_SKIP() << "this machine has a GPU";
+  if (nvml::VisibleGpus().ok() && gpu::BuiltWithCuda()) GTEST_SKIP() << "this machine has a GPU";
   for (const auto& b : {MakeGpuGemmBenchmark(), MakeGpuStressBenchmark(), MakeGpuMembwBenchmark(),
                         MakeGpuLaunchBenchmark(), MakeGpuCopyBenchmark(), MakeNcclBenchmark()}) {
     const Status s = b->Available(BenchContext{});

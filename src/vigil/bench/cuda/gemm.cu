@@ -6,7 +6,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
-#include <dlfcn.h>
 
 #include <chrono>
 #include <cstdint>
@@ -15,6 +14,7 @@
 
 #include "vigil/bench/cuda/cuda_check.cuh"
 #include "vigil/bench/cuda/device.h"
+#include "vigil/bench/cuda/dynamic_library.h"
 
 namespace vigil::gpu {
 namespace {
@@ -35,12 +35,6 @@ struct Lt {
   decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
   decltype(&cublasLtMatmul) matmul = nullptr;
 };
-
-template <typename Fn>
-bool Resolve(void* lib, Fn& fn, const char* symbol) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  return fn != nullptr;
-}
 
 Result<const Lt*> LoadLt() {
   static Lt lt;
@@ -100,6 +94,31 @@ TypeInfo InfoOf(GemmType t) {
       return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 1, 2};
   }
   return {};
+}
+
+// The element types of a product: what A and B hold, and what D holds.
+template <typename InT, typename OutT>
+struct Elements {
+  using In = InT;
+  using Out = OutT;
+};
+
+// Calls `f(Elements<In, Out>{})` with the element types of `type`.
+template <typename F>
+Status WithElements(GemmType type, F&& f) {
+  switch (type) {
+    case GemmType::kFp64:
+      return f(Elements<double, double>{});
+    case GemmType::kTf32:
+      return f(Elements<float, float>{});
+    case GemmType::kFp16:
+      return f(Elements<__half, __half>{});
+    case GemmType::kBf16:
+      return f(Elements<__nv_bfloat16, __nv_bfloat16>{});
+    case GemmType::kFp8:
+      return f(Elements<__nv_fp8_e4m3, __nv_bfloat16>{});
+  }
+  return Status::Internal("unknown GEMM type");
 }
 
 // Element conversions of the five storage types.
@@ -256,52 +275,25 @@ class Problem {
   static constexpr size_t kWorkspace = 32u << 20;  // what cuBLASLt's Hopper kernels ask for
 
   Status Fill(void* p, size_t n, uint32_t seed) {
-    switch (type_) {
-      case GemmType::kFp64:
-        FillRandom<<<1024, 256>>>(static_cast<double*>(p), n, seed);
-        break;
-      case GemmType::kTf32:
-        FillRandom<<<1024, 256>>>(static_cast<float*>(p), n, seed);
-        break;
-      case GemmType::kFp16:
-        FillRandom<<<1024, 256>>>(static_cast<__half*>(p), n, seed);
-        break;
-      case GemmType::kBf16:
-        FillRandom<<<1024, 256>>>(static_cast<__nv_bfloat16*>(p), n, seed);
-        break;
-      case GemmType::kFp8:
-        FillRandom<<<1024, 256>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed);
-        break;
-    }
-    VIGIL_CUDA_TRY(cudaGetLastError());
-    return Status::Ok();
-  }
-
-  template <typename In, typename Out>
-  Status Check(unsigned long long* bits) {
-    const dim3 grid((n_ + 255) / 256, n_);
-    CheckProduct<<<grid, 256>>>(static_cast<const In*>(a_), static_cast<const In*>(b_),
-                                static_cast<const Out*>(d_), n_, bits);
-    VIGIL_CUDA_TRY(cudaGetLastError());
-    VIGIL_CUDA_TRY(cudaDeviceSynchronize());
-    return Status::Ok();
+    return WithElements(type_, [&](auto e) -> Status {
+      FillRandom<<<1024, 256>>>(static_cast<typename decltype(e)::In*>(p), n, seed);
+      VIGIL_CUDA_TRY(cudaGetLastError());
+      return Status::Ok();
+    });
   }
 
   Status CheckInto(unsigned long long* bits) {
     VIGIL_CUDA_TRY(cudaMemset(bits, 0, sizeof *bits));
-    switch (type_) {
-      case GemmType::kFp64:
-        return Check<double, double>(bits);
-      case GemmType::kTf32:
-        return Check<float, float>(bits);
-      case GemmType::kFp16:
-        return Check<__half, __half>(bits);
-      case GemmType::kBf16:
-        return Check<__nv_bfloat16, __nv_bfloat16>(bits);
-      case GemmType::kFp8:
-        return Check<__nv_fp8_e4m3, __nv_bfloat16>(bits);
-    }
-    return Status::Internal("unknown GEMM type");
+    return WithElements(type_, [&](auto e) -> Status {
+      using E = decltype(e);
+      const dim3 grid((n_ + 255) / 256, n_);
+      CheckProduct<<<grid, 256>>>(static_cast<const typename E::In*>(a_),
+                                  static_cast<const typename E::In*>(b_),
+                                  static_cast<const typename E::Out*>(d_), n_, bits);
+      VIGIL_CUDA_TRY(cudaGetLastError());
+      VIGIL_CUDA_TRY(cudaDeviceSynchronize());
+      return Status::Ok();
+    });
   }
 
   const Lt& lt_;

@@ -72,6 +72,10 @@ std::unique_ptr<Benchmark> MakeGpuCopyBenchmark();
 // when the platform does not say.
 int PciNumaNode(const std::string& sysfs_root, std::string_view pci_bus_id);
 
+// One figure of GPU `index`, "<bench>/<metric>:<index>": the median of `samples`.
+Metric PerGpu(std::string_view bench, std::string_view metric, int index, std::string_view unit,
+              bool higher_is_better, std::vector<double> samples);
+
 // Bytes one run of `kernel` moves: every array read plus the one written.
 double MembwBytesMoved(gpu::MembwKernel kernel, size_t bytes_per_array);
 

@@ -14,8 +14,8 @@ class GpuDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!gpu::BuiltWithCuda()) GTEST_SKIP() << "built without CUDA";
-    const Status visible = nvml::GpusVisible();
-    if (!visible.ok()) GTEST_SKIP() << visible.message();
+    const Result<int> visible = nvml::VisibleGpus();
+    if (!visible.ok()) GTEST_SKIP() << visible.status().message();
   }
 
   // Runs `b` on GPU 0 with `params` (as --set would) and checks every figure is positive.
@@ -66,7 +66,7 @@ TEST_F(GpuDeviceTest, HostCopiesBothWays) {
 }
 
 TEST_F(GpuDeviceTest, NcclAcrossEveryGpu) {
-  const Result<int> count = nvml::GpuCount();
+  const Result<int> count = nvml::VisibleGpus();
   if (!count.ok() || *count < 2) GTEST_SKIP() << "needs two GPUs";
   const auto b = MakeNcclBenchmark();
   RunnerOptions o;

@@ -12,12 +12,7 @@ namespace {
 
 void Add(std::vector<Metric>& out, int index, const char* metric,
          const std::optional<double>& value, const char* unit, bool higher_is_better) {
-  if (!value) return;
-  out.push_back(Metric{MetricKey{"gpu-health", metric, ComponentIndex{index, std::nullopt}},
-                       *value,
-                       unit,
-                       higher_is_better,
-                       {*value}});
+  if (value) out.push_back(PerGpu("gpu-health", metric, index, unit, higher_is_better, {*value}));
 }
 
 class GpuHealth : public Benchmark {
@@ -30,7 +25,7 @@ class GpuHealth : public Benchmark {
   }
   double time_limit_s(Suite) const override { return 60; }
 
-  Status Available(const BenchContext&) const override { return nvml::GpusVisible(); }
+  Status Available(const BenchContext&) const override { return nvml::VisibleGpus().status(); }
 
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<nvml::Library> lib, nvml::Library::Load());

@@ -3,7 +3,6 @@
 // is loaded at run time with dlopen, its functions typed by its header.
 
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include <chrono>
@@ -11,6 +10,7 @@
 
 #include "vigil/bench/cuda/cuda_check.cuh"
 #include "vigil/bench/cuda/device.h"
+#include "vigil/bench/cuda/dynamic_library.h"
 
 namespace vigil::gpu {
 namespace {
@@ -27,12 +27,6 @@ struct Nccl {
   decltype(&ncclGroupStart) group_start = nullptr;
   decltype(&ncclGroupEnd) group_end = nullptr;
 };
-
-template <typename Fn>
-bool Resolve(void* lib, Fn& fn, const char* symbol) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  return fn != nullptr;
-}
 
 Result<const Nccl*> LoadNccl() {
   static Nccl n;

@@ -3,7 +3,11 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "vigil/bench/cuda/dynamic_library.h"
+
 namespace vigil::nvml {
+
+using gpu::Resolve;
 
 // The part of NVML's C ABI Vigil calls: every function returns an nvmlReturn_t (an int), devices
 // are opaque pointers, and the enum arguments are ints.
@@ -39,11 +43,6 @@ constexpr int kFunctionNotFound = 13;
 constexpr int kTemperatureGpu = 0;
 constexpr int kCorrected = 0, kUncorrected = 1;
 constexpr int kVolatile = 0, kAggregate = 1;
-
-template <typename Fn>
-void Resolve(void* handle, Fn& fn, const char* symbol) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
-}
 
 // Calls one NVML query of GPU `index`: true when it answered, false when this GPU or driver does
 // not support it (or the process may not ask), an error naming the call otherwise.
@@ -183,14 +182,11 @@ Result<HealthReading> Library::Read(int index) const {
   return r;
 }
 
-Result<int> GpuCount(const std::string& path) {
+Result<int> VisibleGpus(const std::string& path) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<Library> lib, Library::Load(path));
-  return lib->DeviceCount();
-}
-
-Status GpusVisible(const std::string& path) {
-  VIGIL_ASSIGN_OR_RETURN(const int gpus, GpuCount(path));
-  return gpus > 0 ? Status::Ok() : Status::Unavailable("NVML sees no GPU");
+  VIGIL_ASSIGN_OR_RETURN(const int gpus, lib->DeviceCount());
+  if (gpus == 0) return Status::Unavailable("NVML sees no GPU");
+  return gpus;
 }
 
 Status CheckGpusExist(const std::vector<int>& gpus, const std::string& path) {

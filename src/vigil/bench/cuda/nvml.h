@@ -70,12 +70,10 @@ class Library {
   std::unique_ptr<Api> api_;
 };
 
-// OK when NVML loads and sees at least one GPU; Unavailable with the reason otherwise. What the
-// GPU benchmarks' Available() asks: it does not touch CUDA, which must not start before fork().
-Status GpusVisible(const std::string& path = kLibrary);
-
-// The number of GPUs NVML sees; Unavailable with the reason when NVML cannot be loaded.
-Result<int> GpuCount(const std::string& path = kLibrary);
+// The number of GPUs NVML sees; Unavailable with the reason when NVML cannot be loaded or sees
+// none. What the GPU benchmarks' Available() asks: it does not touch CUDA, which must not start
+// before fork().
+Result<int> VisibleGpus(const std::string& path = kLibrary);
 
 // OK when every index in `gpus` names a GPU NVML sees; InvalidArgument naming the first that does
 // not, with the node's count (or the reason it has none).
