@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "vigil/core/text.h"
 #include "vigil/results/summary.h"
-#include "vigil/server/dashboard.h"
 #include "vigil/server/upload.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!back.ok() || back->node_count() != 1 || vigil::FormatFleetRow(back->Row(0)) != line) {
       std::abort();
     }
-    if (vigil::server::HtmlEscape(u.row.node).find('<') != std::string::npos) std::abort();
+    if (vigil::HtmlEscape(u.row.node).find('<') != std::string::npos) std::abort();
   }
   return 0;
 }
