@@ -285,6 +285,15 @@ class GpuCopy : public Benchmark {
     VIGIL_ASSIGN_OR_RETURN(const CpuTopology topology, ReadCpuTopology());
     const std::vector<int> selected = ctx.Gpus(gpus);
     std::vector<Metric> out;
+    // Every path copies `bytes` at once: a bidirectional run moves twice as much.
+    const auto time = [&](const std::vector<gpu::CopyPath>& paths, std::string_view metric,
+                          ComponentIndex index) -> Status {
+      VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds, gpu::TimeCopies(paths, bytes, reps));
+      const double moved = static_cast<double>(bytes) * static_cast<double>(paths.size());
+      out.push_back(
+          Figure(name(), metric, index, "GB/s", true, Rates(std::move(seconds), moved, 1e9)));
+      return Status::Ok();
+    };
     for (const int g : selected) {
       VIGIL_ASSIGN_OR_RETURN(const gpu::DeviceProps props, gpu::Props(g));
       // Host memory and the thread that touches it first on the GPU's own NUMA node: a copy
@@ -293,13 +302,8 @@ class GpuCopy : public Benchmark {
       for (const NumaNode& n : topology.nodes) {
         if (n.id == node && !n.cpus.empty()) (void)PinThisThread(n.cpus.front());
       }
-      for (const auto& [direction, metric] :
-           {std::pair{gpu::CopyDirection::kHostToDevice, "h2d_gbps"},
-            std::pair{gpu::CopyDirection::kDeviceToHost, "d2h_gbps"}}) {
-        VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
-                               gpu::TimeHostCopy(g, direction, bytes, reps));
-        out.push_back(PerGpu(name(), metric, g, "GB/s", true,
-                             Rates(std::move(seconds), static_cast<double>(bytes), 1e9)));
+      for (const auto& [paths, metric] : HostCopies(g, ctx.suite)) {
+        VIGIL_RETURN_IF_ERROR(time(paths, metric, ComponentIndex{g, {}}));
       }
     }
     for (const int src : selected) {
@@ -307,10 +311,12 @@ class GpuCopy : public Benchmark {
         if (src == dst) continue;
         VIGIL_ASSIGN_OR_RETURN(const bool peer, gpu::CanAccessPeer(src, dst));
         if (!peer) continue;
-        VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
-                               gpu::TimePeerCopy(src, dst, bytes, reps));
-        out.push_back(Figure(name(), "p2p_gbps", ComponentIndex{src, dst}, "GB/s", true,
-                             Rates(std::move(seconds), static_cast<double>(bytes), 1e9)));
+        VIGIL_RETURN_IF_ERROR(time({{src, dst}}, "p2p_gbps", ComponentIndex{src, dst}));
+        if (ctx.suite != Suite::kFull || src > dst) continue;
+        VIGIL_ASSIGN_OR_RETURN(const bool back, gpu::CanAccessPeer(dst, src));
+        if (!back) continue;
+        VIGIL_RETURN_IF_ERROR(
+            time({{src, dst}, {dst, src}}, "p2p_bidir_gbps", ComponentIndex{src, dst}));
       }
     }
     return out;
@@ -318,6 +324,14 @@ class GpuCopy : public Benchmark {
 };
 
 }  // namespace
+
+std::vector<std::pair<std::vector<gpu::CopyPath>, std::string_view>> HostCopies(int gpu,
+                                                                                Suite suite) {
+  std::vector<std::pair<std::vector<gpu::CopyPath>, std::string_view>> out = {
+      {{{gpu::kHost, gpu}}, "h2d_gbps"}, {{{gpu, gpu::kHost}}, "d2h_gbps"}};
+  if (suite == Suite::kFull) out.push_back({{{gpu::kHost, gpu}, {gpu, gpu::kHost}}, "bidir_gbps"});
+  return out;
+}
 
 Metric PerGpu(std::string_view bench, std::string_view metric, int index, std::string_view unit,
               bool higher_is_better, std::vector<double> samples) {

@@ -52,6 +52,24 @@ TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
   }
 }
 
+TEST(GpuCopyTest, BidirectionalHostCopiesOnlyInTheFullSuite) {
+  const auto quick = HostCopies(3, Suite::kQuick);
+  ASSERT_EQ(quick.size(), 2u);
+  EXPECT_EQ(quick[0].second, "h2d_gbps");
+  ASSERT_EQ(quick[0].first.size(), 1u);
+  EXPECT_EQ(quick[0].first[0].src, gpu::kHost);
+  EXPECT_EQ(quick[0].first[0].dst, 3);
+  EXPECT_EQ(quick[1].second, "d2h_gbps");
+  EXPECT_EQ(quick[1].first[0].src, 3);
+  EXPECT_EQ(quick[1].first[0].dst, gpu::kHost);
+  const auto full = HostCopies(3, Suite::kFull);
+  ASSERT_EQ(full.size(), 3u);
+  EXPECT_EQ(full[2].second, "bidir_gbps");
+  ASSERT_EQ(full[2].first.size(), 2u);  // both directions at once
+  EXPECT_EQ(full[2].first[0].dst, 3);
+  EXPECT_EQ(full[2].first[1].src, 3);
+}
+
 TEST(GpuGemmTest, TypesByComputeCapability) {
   using gpu::GemmType;
   EXPECT_FALSE(GemmTypeSupported(GemmType::kBf16, 7, 0));  // V100: no bf16 tensor cores

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "vigil/bench/cuda/cuda_check.cuh"
 #include "vigil/bench/cuda/device.h"
@@ -119,59 +121,124 @@ __global__ void CheckWords(const uint32_t* p, size_t n, uint32_t seed,
 
 constexpr uint32_t kSeedCopy = 0xc2b2ae35u;
 
-// Memory of one copy benchmark, freed on scope exit.
-struct CopyBuffers {
-  uint32_t* host = nullptr;
-  uint32_t* device[2] = {nullptr, nullptr};
-  int device_of[2] = {0, 0};
-  unsigned long long* mismatches = nullptr;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  ~CopyBuffers() {
-    if (host) cudaFreeHost(host);
-    for (int i = 0; i < 2; ++i) {
-      if (device[i] == nullptr) continue;
-      cudaSetDevice(device_of[i]);
-      cudaFree(device[i]);
+// Memory on `where` (a GPU, or pinned host memory for kHost), freed on scope exit.
+class CopyBuffer {
+ public:
+  CopyBuffer() = default;
+  CopyBuffer(const CopyBuffer&) = delete;
+  CopyBuffer& operator=(const CopyBuffer&) = delete;
+  ~CopyBuffer() {
+    if (p_ == nullptr) return;
+    if (where_ == kHost) {
+      cudaFreeHost(p_);
+    } else {
+      cudaSetDevice(where_);
+      cudaFree(p_);
     }
-    cudaFree(mismatches);
+  }
+
+  Status Allocate(int where, size_t words) {
+    where_ = where;
+    if (where == kHost) {
+      VIGIL_CUDA_TRY(cudaHostAlloc(&p_, words * sizeof(uint32_t), cudaHostAllocDefault));
+    } else {
+      VIGIL_CUDA_TRY(cudaSetDevice(where));
+      VIGIL_CUDA_TRY(cudaMalloc(&p_, words * sizeof(uint32_t)));
+    }
+    return Status::Ok();
+  }
+
+  uint32_t* get() const { return p_; }
+
+ private:
+  int where_ = kHost;
+  uint32_t* p_ = nullptr;
+};
+
+// One path of a copy benchmark: its two buffers, and the stream and events of the GPU that
+// drives the copy (the source, unless that is the host).
+struct PathState {
+  CopyPath path;
+  int device = 0;
+  uint32_t seed = 0;
+  CopyBuffer src, dst;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, done = nullptr;
+  ~PathState() {
+    cudaSetDevice(device);
     if (stream) cudaStreamDestroy(stream);
     if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
+    if (done) cudaEventDestroy(done);
   }
 };
 
-// Times `reps` runs of `copy`, the CUDA call `call` (one untimed first), on `b`'s stream between
-// its events.
-template <typename Copy>
-Result<std::vector<double>> TimeCopies(CopyBuffers& b, int reps, const char* call, Copy copy) {
-  std::vector<double> seconds;
-  for (int r = -1; r < reps; ++r) {
-    VIGIL_CUDA_TRY(cudaEventRecord(b.start, b.stream));
-    if (const cudaError_t e = copy(); e != cudaSuccess) return CudaError(call, e);
-    VIGIL_CUDA_TRY(cudaEventRecord(b.stop, b.stream));
-    VIGIL_CUDA_TRY(cudaEventSynchronize(b.stop));
-    float ms = 0;
-    VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, b.start, b.stop));
-    if (r >= 0) seconds.push_back(ms * 1e-3);
-  }
-  return seconds;
+std::string Describe(const CopyPath& p) {
+  const auto end = [](int where) {
+    return where == kHost ? std::string("host") : "GPU " + std::to_string(where);
+  };
+  return end(p.src) + " to " + end(p.dst);
 }
 
-// Checks the words of `p` on the current device; Internal naming the copy when any is wrong.
-Status CheckOnDevice(const uint32_t* p, size_t words, unsigned long long* mismatches,
-                     const std::string& what) {
-  int device = 0, sms = 0;
-  VIGIL_CUDA_TRY(cudaGetDevice(&device));
-  VIGIL_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  VIGIL_CUDA_TRY(cudaMemset(mismatches, 0, sizeof(unsigned long long)));
-  CheckWords<<<sms * 8, 256>>>(p, words, kSeedCopy, mismatches);
-  VIGIL_CUDA_TRY(cudaGetLastError());
+// Allocates and fills `s`'s buffers: the source with its words, the destination with zeros. Host
+// memory is first touched here, by the calling thread.
+Status Prepare(PathState& s, size_t words) {
+  const CopyPath& p = s.path;
+  s.device = p.src != kHost ? p.src : p.dst;
+  if (s.device == kHost) return Status::InvalidArgument("a copy from the host to the host");
+  VIGIL_RETURN_IF_ERROR(s.src.Allocate(p.src, words));
+  VIGIL_RETURN_IF_ERROR(s.dst.Allocate(p.dst, words));
+  if (p.src == kHost) {
+    for (size_t i = 0; i < words; ++i) s.src.get()[i] = WordOf(i, s.seed);
+  } else {
+    VIGIL_CUDA_TRY(cudaSetDevice(p.src));
+    FillWords<<<256, 256>>>(s.src.get(), words, s.seed);
+    VIGIL_CUDA_TRY(cudaGetLastError());
+    VIGIL_CUDA_TRY(cudaDeviceSynchronize());
+  }
+  if (p.dst == kHost) {
+    std::fill(s.dst.get(), s.dst.get() + words, 0u);
+  } else {
+    VIGIL_CUDA_TRY(cudaSetDevice(p.dst));
+    VIGIL_CUDA_TRY(cudaMemset(s.dst.get(), 0, words * sizeof(uint32_t)));
+  }
+  VIGIL_CUDA_TRY(cudaSetDevice(s.device));
+  if (p.src != kHost && p.dst != kHost) {
+    const cudaError_t peer = cudaDeviceEnablePeerAccess(p.dst, 0);
+    if (peer != cudaSuccess && peer != cudaErrorPeerAccessAlreadyEnabled) {
+      return CudaError("cudaDeviceEnablePeerAccess", peer);
+    }
+    cudaGetLastError();  // clears "already enabled"
+  }
+  VIGIL_CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+  VIGIL_CUDA_TRY(cudaEventCreate(&s.start));
+  VIGIL_CUDA_TRY(cudaEventCreate(&s.done));
+  return Status::Ok();
+}
+
+// Counts the words of `s`'s destination that differ from its source's; Internal naming the path
+// when any is wrong.
+Status CheckArrived(const PathState& s, size_t words) {
   unsigned long long bad = 0;
-  VIGIL_CUDA_TRY(cudaMemcpy(&bad, mismatches, sizeof bad, cudaMemcpyDeviceToHost));
+  if (s.path.dst == kHost) {
+    for (size_t i = 0; i < words; ++i) bad += s.dst.get()[i] != WordOf(i, s.seed);
+  } else {
+    int sms = 0;
+    VIGIL_CUDA_TRY(cudaSetDevice(s.path.dst));
+    VIGIL_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, s.path.dst));
+    unsigned long long* counter = nullptr;
+    VIGIL_CUDA_TRY(cudaMalloc(&counter, sizeof *counter));
+    cudaError_t e = cudaMemset(counter, 0, sizeof *counter);
+    if (e == cudaSuccess) {
+      CheckWords<<<sms * 8, 256>>>(s.dst.get(), words, s.seed, counter);
+      e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpy(&bad, counter, sizeof bad, cudaMemcpyDeviceToHost);
+    cudaFree(counter);
+    if (e != cudaSuccess) return CudaError("checking a copy", e);
+  }
   if (bad == 0) return Status::Ok();
   return Status::Internal(std::to_string(bad) + " of " + std::to_string(words) +
-                          " words arrived wrong (" + what + ")");
+                          " words arrived wrong (" + Describe(s.path) + ")");
 }
 
 }  // namespace
@@ -283,50 +350,6 @@ Result<LaunchTimes> TimeLaunch(int device, int reps, int batch) {
   return out;
 }
 
-Result<std::vector<double>> TimeHostCopy(int device, CopyDirection direction, size_t bytes,
-                                         int reps) {
-  UsePciBusOrder();
-  VIGIL_CUDA_TRY(cudaSetDevice(device));
-  const size_t words = bytes / sizeof(uint32_t);
-  CopyBuffers b;
-  b.device_of[0] = device;
-  VIGIL_CUDA_TRY(cudaHostAlloc(&b.host, words * sizeof(uint32_t), cudaHostAllocDefault));
-  VIGIL_CUDA_TRY(cudaMalloc(&b.device[0], words * sizeof(uint32_t)));
-  VIGIL_CUDA_TRY(cudaMalloc(&b.mismatches, sizeof(unsigned long long)));
-  VIGIL_CUDA_TRY(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
-  VIGIL_CUDA_TRY(cudaEventCreate(&b.start));
-  VIGIL_CUDA_TRY(cudaEventCreate(&b.stop));
-  const bool h2d = direction == CopyDirection::kHostToDevice;
-  if (h2d) {
-    for (size_t i = 0; i < words; ++i) b.host[i] = WordOf(i, kSeedCopy);  // first touch
-  } else {
-    std::fill(b.host, b.host + words, 0u);  // first touch
-    FillWords<<<256, 256>>>(b.device[0], words, kSeedCopy);
-    VIGIL_CUDA_TRY(cudaGetLastError());
-    VIGIL_CUDA_TRY(cudaDeviceSynchronize());
-  }
-  Result<std::vector<double>> seconds = TimeCopies(b, reps, "cudaMemcpyAsync", [&] {
-    return h2d ? cudaMemcpyAsync(b.device[0], b.host, words * sizeof(uint32_t),
-                                 cudaMemcpyHostToDevice, b.stream)
-               : cudaMemcpyAsync(b.host, b.device[0], words * sizeof(uint32_t),
-                                 cudaMemcpyDeviceToHost, b.stream);
-  });
-  if (!seconds.ok()) return seconds;
-  const std::string what =
-      std::string(h2d ? "host to GPU " : "GPU ") + std::to_string(device) + (h2d ? "" : " to host");
-  if (h2d) {
-    VIGIL_RETURN_IF_ERROR(CheckOnDevice(b.device[0], words, b.mismatches, what));
-  } else {
-    size_t bad = 0;
-    for (size_t i = 0; i < words; ++i) bad += b.host[i] != WordOf(i, kSeedCopy);
-    if (bad != 0) {
-      return Status::Internal(std::to_string(bad) + " of " + std::to_string(words) +
-                              " words arrived wrong (" + what + ")");
-    }
-  }
-  return seconds;
-}
-
 Result<bool> CanAccessPeer(int src, int dst) {
   UsePciBusOrder();
   int can = 0;
@@ -334,37 +357,41 @@ Result<bool> CanAccessPeer(int src, int dst) {
   return can != 0;
 }
 
-Result<std::vector<double>> TimePeerCopy(int src, int dst, size_t bytes, int reps) {
+Result<std::vector<double>> TimeCopies(const std::vector<CopyPath>& paths, size_t bytes, int reps) {
   UsePciBusOrder();
+  if (paths.empty()) return Status::InvalidArgument("no copy to time");
   const size_t words = bytes / sizeof(uint32_t);
-  CopyBuffers b;
-  b.device_of[0] = src;
-  b.device_of[1] = dst;
-  VIGIL_CUDA_TRY(cudaSetDevice(dst));
-  VIGIL_CUDA_TRY(cudaMalloc(&b.device[1], words * sizeof(uint32_t)));
-  VIGIL_CUDA_TRY(cudaMalloc(&b.mismatches, sizeof(unsigned long long)));
-  VIGIL_CUDA_TRY(cudaSetDevice(src));
-  const cudaError_t peer = cudaDeviceEnablePeerAccess(dst, 0);
-  if (peer != cudaSuccess && peer != cudaErrorPeerAccessAlreadyEnabled) {
-    return CudaError("cudaDeviceEnablePeerAccess", peer);
+  std::vector<std::unique_ptr<PathState>> state;
+  for (const CopyPath& p : paths) {
+    state.push_back(std::make_unique<PathState>());
+    state.back()->path = p;
+    state.back()->seed = kSeedCopy + static_cast<uint32_t>(state.size());  // one per path
+    VIGIL_RETURN_IF_ERROR(Prepare(*state.back(), words));
   }
-  cudaGetLastError();  // clears "already enabled"
-  VIGIL_CUDA_TRY(cudaMalloc(&b.device[0], words * sizeof(uint32_t)));
-  VIGIL_CUDA_TRY(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
-  VIGIL_CUDA_TRY(cudaEventCreate(&b.start));
-  VIGIL_CUDA_TRY(cudaEventCreate(&b.stop));
-  FillWords<<<256, 256>>>(b.device[0], words, kSeedCopy);
-  VIGIL_CUDA_TRY(cudaGetLastError());
-  VIGIL_CUDA_TRY(cudaDeviceSynchronize());
-  Result<std::vector<double>> seconds = TimeCopies(b, reps, "cudaMemcpyPeerAsync", [&] {
-    return cudaMemcpyPeerAsync(b.device[1], dst, b.device[0], src, words * sizeof(uint32_t),
-                               b.stream);
-  });
-  if (!seconds.ok()) return seconds;
-  VIGIL_CUDA_TRY(cudaSetDevice(dst));
-  VIGIL_RETURN_IF_ERROR(
-      CheckOnDevice(b.device[1], words, b.mismatches,
-                    "GPU " + std::to_string(src) + " to GPU " + std::to_string(dst)));
+  // The first path's stream starts every run and ends it once the others have finished.
+  PathState& first = *state.front();
+  std::vector<double> seconds;
+  for (int r = -1; r < reps; ++r) {  // run -1 warms up
+    VIGIL_CUDA_TRY(cudaSetDevice(first.device));
+    VIGIL_CUDA_TRY(cudaEventRecord(first.start, first.stream));
+    for (const auto& s : state) {
+      VIGIL_CUDA_TRY(cudaSetDevice(s->device));
+      if (s.get() != &first) VIGIL_CUDA_TRY(cudaStreamWaitEvent(s->stream, first.start, 0));
+      VIGIL_CUDA_TRY(cudaMemcpyAsync(s->dst.get(), s->src.get(), words * sizeof(uint32_t),
+                                     cudaMemcpyDefault, s->stream));
+      if (s.get() != &first) VIGIL_CUDA_TRY(cudaEventRecord(s->done, s->stream));
+    }
+    VIGIL_CUDA_TRY(cudaSetDevice(first.device));
+    for (const auto& s : state) {
+      if (s.get() != &first) VIGIL_CUDA_TRY(cudaStreamWaitEvent(first.stream, s->done, 0));
+    }
+    VIGIL_CUDA_TRY(cudaEventRecord(first.done, first.stream));
+    VIGIL_CUDA_TRY(cudaEventSynchronize(first.done));
+    float ms = 0;
+    VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, first.start, first.done));
+    if (r >= 0) seconds.push_back(ms * 1e-3);
+  }
+  for (const auto& s : state) VIGIL_RETURN_IF_ERROR(CheckArrived(*s, words));
   return seconds;
 }
 

@@ -53,19 +53,24 @@ struct LaunchTimes {
 // launches each followed by a synchronize, timed on the host.
 Result<LaunchTimes> TimeLaunch(int device, int reps, int batch);
 
-enum class CopyDirection { kHostToDevice, kDeviceToHost };
+// One side of a copy: a GPU's index, or pinned host memory.
+constexpr int kHost = -1;
 
-// Times `reps` copies of `bytes` between pinned host memory and `device` (one stream, CUDA
-// events), after one untimed copy, and checks every word that arrived. The host buffer is
-// allocated and first touched by the calling thread: pin it to the GPU's NUMA node first.
-Result<std::vector<double>> TimeHostCopy(int device, CopyDirection direction, size_t bytes,
-                                         int reps);
+struct CopyPath {
+  int src = kHost;
+  int dst = kHost;
+};
+
+// Times `reps` runs of copying `bytes` along every path at once (bidirectional figures are two
+// paths), after one untimed run: each path on a stream of its own, on the GPU that drives it (the
+// source, unless that is the host), the run timed by CUDA events from the start of the first copy
+// to the end of the last; then checks every word that arrived on every path. A path between two
+// GPUs enables peer access first (ask CanAccessPeer before). Host memory is pinned and first
+// touched by the calling thread: bind it to the GPU's NUMA node first.
+Result<std::vector<double>> TimeCopies(const std::vector<CopyPath>& paths, size_t bytes, int reps);
 
 // Whether `src` can reach `dst`'s memory directly (NVLink or PCIe peer to peer).
 Result<bool> CanAccessPeer(int src, int dst);
-
-// Times `reps` copies of `bytes` from `src`'s memory to `dst`'s, peer to peer, and checks them.
-Result<std::vector<double>> TimePeerCopy(int src, int dst, size_t bytes, int reps);
 
 enum class GemmType {
   kFp64,  // fp64 in and out, fp64 tensor cores

@@ -17,9 +17,10 @@ Result<int> DeviceCount() { return NoCuda(); }
 Result<DeviceProps> Props(int) { return NoCuda(); }
 Result<std::vector<double>> TimeMembw(int, MembwKernel, size_t, int) { return NoCuda(); }
 Result<LaunchTimes> TimeLaunch(int, int, int) { return NoCuda(); }
-Result<std::vector<double>> TimeHostCopy(int, CopyDirection, size_t, int) { return NoCuda(); }
+Result<std::vector<double>> TimeCopies(const std::vector<CopyPath>&, size_t, int) {
+  return NoCuda();
+}
 Result<bool> CanAccessPeer(int, int) { return NoCuda(); }
-Result<std::vector<double>> TimePeerCopy(int, int, size_t, int) { return NoCuda(); }
 Result<std::vector<double>> TimeGemm(int, GemmType, int, int) { return NoCuda(); }
 Result<double> GemmError(int, GemmType, int) { return NoCuda(); }
 Result<std::vector<double>> TimeCollective(const std::vector<int>&, Collective, size_t, int) {

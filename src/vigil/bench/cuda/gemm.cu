@@ -73,52 +73,50 @@ Result<const Lt*> LoadLt() {
     }                                                                                  \
   } while (0)
 
-// What cuBLASLt is told about each type.
+// What cuBLASLt is told about a type.
 struct TypeInfo {
   cudaDataType_t in, out, scale;
   cublasComputeType_t compute;
   size_t in_bytes, out_bytes;
 };
 
-TypeInfo InfoOf(GemmType t) {
-  switch (t) {
-    case GemmType::kFp64:
-      return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8};
-    case GemmType::kTf32:
-      return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4};
-    case GemmType::kFp16:
-      return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 2};
-    case GemmType::kBf16:
-      return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 2};
-    case GemmType::kFp8:
-      return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 1, 2};
-  }
-  return {};
-}
-
-// The element types of a product: what A and B hold, and what D holds.
-template <typename InT, typename OutT>
+// The element types of a product: what A and B hold, what D holds, and what cuBLASLt is told.
+template <typename InT, typename OutT, cudaDataType_t kIn, cudaDataType_t kOut,
+          cudaDataType_t kScale, cublasComputeType_t kCompute>
 struct Elements {
   using In = InT;
   using Out = OutT;
+  static constexpr TypeInfo kInfo{kIn, kOut, kScale, kCompute, sizeof(InT), sizeof(OutT)};
 };
 
-// Calls `f(Elements<In, Out>{})` with the element types of `type`.
+// Calls `f(Elements<...>{})` with the element types of `type`.
 template <typename F>
 Status WithElements(GemmType type, F&& f) {
   switch (type) {
     case GemmType::kFp64:
-      return f(Elements<double, double>{});
-    case GemmType::kTf32:
-      return f(Elements<float, float>{});
+      return f(Elements<double, double, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F>{});
+    case GemmType::kTf32:  // fp32 data, tensor cores rounding the inputs to tf32
+      return f(Elements<float, float, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                        CUBLAS_COMPUTE_32F_FAST_TF32>{});
     case GemmType::kFp16:
-      return f(Elements<__half, __half>{});
+      return f(Elements<__half, __half, CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F>{});
     case GemmType::kBf16:
-      return f(Elements<__nv_bfloat16, __nv_bfloat16>{});
-    case GemmType::kFp8:
-      return f(Elements<__nv_fp8_e4m3, __nv_bfloat16>{});
+      return f(Elements<__nv_bfloat16, __nv_bfloat16, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F,
+                        CUBLAS_COMPUTE_32F>{});
+    case GemmType::kFp8:  // e4m3 in, bf16 out (and C), as torch._scaled_mm
+      return f(Elements<__nv_fp8_e4m3, __nv_bfloat16, CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F,
+                        CUBLAS_COMPUTE_32F>{});
   }
   return Status::Internal("unknown GEMM type");
+}
+
+TypeInfo InfoOf(GemmType type) {
+  TypeInfo info{};
+  (void)WithElements(type, [&](auto e) {
+    info = decltype(e)::kInfo;
+    return Status::Ok();
+  });
+  return info;
 }
 
 // Element conversions of the five storage types.
@@ -146,26 +144,44 @@ __global__ void FillRandom(T* p, size_t n, uint32_t seed) {
   }
 }
 
+constexpr int kCheckTile = 16;
+
 // The error of each element of D = A^T B (A: k x n, B: k x n, D: n x n, column-major) against an
 // fp64 dot product of the same inputs, relative to the sum of |a| |b|; the largest is kept as the
-// bits of a non-negative double, which order as the doubles do.
+// bits of a non-negative double, which order as the doubles do. Each block computes a tile of D
+// from tiles of A and B staged in shared memory, read along k so that the loads coalesce.
 template <typename In, typename Out>
 __global__ void CheckProduct(const In* a, const In* b, const Out* d, int n,
                              unsigned long long* max_bits) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const int j = blockIdx.y;
-  if (i >= n) return;
+  __shared__ double as[kCheckTile][kCheckTile + 1], bs[kCheckTile][kCheckTile + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int i0 = blockIdx.x * kCheckTile, j0 = blockIdx.y * kCheckTile;
   double sum = 0, magnitude = 0;
-  for (int l = 0; l < n; ++l) {
-    const double x = Load(a + l + size_t{static_cast<unsigned>(i)} * n);
-    const double y = Load(b + l + size_t{static_cast<unsigned>(j)} * n);
-    sum += x * y;
-    magnitude += fabs(x * y);
+  for (int l0 = 0; l0 < n; l0 += kCheckTile) {
+    const int l = l0 + tx;  // threads along x read consecutive elements of a column
+    const bool in_k = l < n;
+    as[ty][tx] = in_k && i0 + ty < n ? Load(a + l + size_t{static_cast<unsigned>(i0 + ty)} * n) : 0;
+    bs[ty][tx] = in_k && j0 + ty < n ? Load(b + l + size_t{static_cast<unsigned>(j0 + ty)} * n) : 0;
+    __syncthreads();
+    for (int k = 0; k < kCheckTile; ++k) {
+      const double p = as[tx][k] * bs[ty][k];
+      sum += p;
+      magnitude += fabs(p);
+    }
+    __syncthreads();
   }
-  const double got = Load(d + i + size_t{static_cast<unsigned>(j)} * n);
-  double err = fabs(got - sum) / (magnitude > 0 ? magnitude : 1.0);
-  if (!(err <= 1e300)) err = 1e300;  // NaN or infinity: as wrong as it gets
-  atomicMax(max_bits, static_cast<unsigned long long>(__double_as_longlong(err)));
+  const int i = i0 + tx, j = j0 + ty;
+  double err = 0;
+  if (i < n && j < n) {
+    const double got = Load(d + i + size_t{static_cast<unsigned>(j)} * n);
+    err = fabs(got - sum) / (magnitude > 0 ? magnitude : 1.0);
+    if (!(err <= 1e300)) err = 1e300;  // NaN or infinity: as wrong as it gets
+  }
+  auto bits = static_cast<unsigned long long>(__double_as_longlong(err));
+  for (int offset = 16; offset > 0; offset /= 2) {
+    bits = max(bits, __shfl_down_sync(0xffffffffu, bits, offset));
+  }
+  if ((threadIdx.x + threadIdx.y * blockDim.x) % 32 == 0) atomicMax(max_bits, bits);
 }
 
 // Adds to `bad[slot]` the number of 32-bit words where `d` differs from `ref`.
@@ -286,10 +302,10 @@ class Problem {
     VIGIL_CUDA_TRY(cudaMemset(bits, 0, sizeof *bits));
     return WithElements(type_, [&](auto e) -> Status {
       using E = decltype(e);
-      const dim3 grid((n_ + 255) / 256, n_);
-      CheckProduct<<<grid, 256>>>(static_cast<const typename E::In*>(a_),
-                                  static_cast<const typename E::In*>(b_),
-                                  static_cast<const typename E::Out*>(d_), n_, bits);
+      const unsigned tiles = (static_cast<unsigned>(n_) + kCheckTile - 1) / kCheckTile;
+      CheckProduct<<<dim3(tiles, tiles), dim3(kCheckTile, kCheckTile)>>>(
+          static_cast<const typename E::In*>(a_), static_cast<const typename E::In*>(b_),
+          static_cast<const typename E::Out*>(d_), n_, bits);
       VIGIL_CUDA_TRY(cudaGetLastError());
       VIGIL_CUDA_TRY(cudaDeviceSynchronize());
       return Status::Ok();

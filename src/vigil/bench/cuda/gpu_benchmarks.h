@@ -4,6 +4,8 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vigil/bench/benchmark.h"
@@ -65,8 +67,15 @@ double BusBandwidthFactor(gpu::Collective op, int ranks);
 
 // gpu-copy: per GPU, host-to-device and device-to-host bandwidth (GB/s) with pinned host memory
 // on the GPU's NUMA node (the copy engines), and peer-to-peer bandwidth for every ordered pair of
-// GPUs that can reach each other ("gpu-copy/p2p_gbps:0-3").
+// GPUs that can reach each other ("gpu-copy/p2p_gbps:0-3"). The full suite adds bidirectional
+// figures: both directions of a GPU's host link at once ("bidir_gbps:0"), and of each pair of
+// GPUs that reach each other both ways ("p2p_bidir_gbps:0-3", lower index first), counting the
+// bytes of both directions.
 std::unique_ptr<Benchmark> MakeGpuCopyBenchmark();
+
+// The host copies gpu-copy times for `gpu` in `suite`: each run's paths and its metric.
+std::vector<std::pair<std::vector<gpu::CopyPath>, std::string_view>> HostCopies(int gpu,
+                                                                                Suite suite);
 
 // The NUMA node of PCI device `pci_bus_id` ("0000:1A:00.0") from sysfs under `sysfs_root`; -1
 // when the platform does not say.

@@ -65,6 +65,14 @@ TEST_F(GpuDeviceTest, HostCopiesBothWays) {
   EXPECT_GE(m.size(), 2u);
 }
 
+TEST_F(GpuDeviceTest, BidirectionalHostCopyMovesBothWaysAtOnce) {
+  Result<std::vector<double>> both =
+      gpu::TimeCopies({{gpu::kHost, 0}, {0, gpu::kHost}}, 64 << 20, 3);
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  ASSERT_EQ(both->size(), 3u);
+  for (const double s : *both) EXPECT_GT(s, 0);
+}
+
 TEST_F(GpuDeviceTest, NcclAcrossEveryGpu) {
   const Result<int> count = nvml::VisibleGpus();
   if (!count.ok() || *count < 2) GTEST_SKIP() << "needs two GPUs";
