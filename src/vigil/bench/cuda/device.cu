@@ -55,24 +55,37 @@ __global__ void FillKernel(float4* a, size_t n, uint32_t seed) {
   }
 }
 
-__global__ void CopyKernel(const float4* __restrict__ a, float4* __restrict__ b, size_t n) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x) {
-    b[i] = a[i];
-  }
-}
-
 __device__ __forceinline__ float4 Triad(float4 a, float4 b) {
   return make_float4(__fadd_rn(a.x, __fmul_rn(kScale, b.x)), __fadd_rn(a.y, __fmul_rn(kScale, b.y)),
                      __fadd_rn(a.z, __fmul_rn(kScale, b.z)),
                      __fadd_rn(a.w, __fmul_rn(kScale, b.w)));
 }
 
-__global__ void TriadKernel(const float4* __restrict__ a, const float4* __restrict__ b,
-                            float4* __restrict__ c, size_t n) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x) {
-    c[i] = Triad(a[i], b[i]);
+// Accesses in flight per thread: each thread loads this many float4 (a grid's width apart)
+// before it stores any, so that enough bytes are in flight to cover HBM's latency.
+constexpr int kUnroll = 4;
+
+// out[i] = a[i] (copy) or a[i] + kScale * b[i] (triad, b non-null) over n float4.
+template <bool kTriad>
+__global__ void StreamKernel(const float4* __restrict__ a, const float4* __restrict__ b,
+                             float4* __restrict__ out, size_t n) {
+  const size_t stride = size_t{gridDim.x} * blockDim.x;
+  for (size_t base = blockIdx.x * size_t{blockDim.x} + threadIdx.x; base < n;
+       base += stride * kUnroll) {
+    float4 x[kUnroll], y[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const size_t i = base + u * stride;
+      if (i < n) {
+        x[u] = a[i];
+        if (kTriad) y[u] = b[i];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const size_t i = base + u * stride;
+      if (i < n) out[i] = kTriad ? Triad(x[u], y[u]) : x[u];
+    }
   }
 }
 
@@ -301,9 +314,9 @@ Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t byt
   for (int r = -1; r < reps; ++r) {  // run -1 warms up
     VIGIL_CUDA_TRY(cudaEventRecord(d.start));
     if (triad) {
-      TriadKernel<<<blocks, kThreads>>>(d.p[0], d.p[1], out, n);
+      StreamKernel<true><<<blocks, kThreads>>>(d.p[0], d.p[1], out, n);
     } else {
-      CopyKernel<<<blocks, kThreads>>>(d.p[0], out, n);
+      StreamKernel<false><<<blocks, kThreads>>>(d.p[0], nullptr, out, n);
     }
     VIGIL_CUDA_TRY(cudaGetLastError());
     VIGIL_CUDA_TRY(cudaEventRecord(d.stop));
