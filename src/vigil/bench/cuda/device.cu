@@ -306,6 +306,12 @@ Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t byt
   VIGIL_CUDA_TRY(cudaEventCreate(&d.stop));
   constexpr int kThreads = 256;
   const int blocks = sms * 8;
+  // The timed kernel's grid is as many blocks as fit on the GPU at once: a grid-stride loop over
+  // a second, partial wave of blocks would leave SMs idle at its end.
+  auto* const timed = triad ? StreamKernel<true> : StreamKernel<false>;
+  int resident = 0;
+  VIGIL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, timed, kThreads, 0));
+  const int timed_blocks = sms * std::max(1, resident);
   FillKernel<<<blocks, kThreads>>>(d.p[0], n, kSeedA);
   if (triad) FillKernel<<<blocks, kThreads>>>(d.p[1], n, kSeedB);
   VIGIL_CUDA_TRY(cudaGetLastError());
@@ -313,11 +319,7 @@ Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t byt
   std::vector<double> seconds;
   for (int r = -1; r < reps; ++r) {  // run -1 warms up
     VIGIL_CUDA_TRY(cudaEventRecord(d.start));
-    if (triad) {
-      StreamKernel<true><<<blocks, kThreads>>>(d.p[0], d.p[1], out, n);
-    } else {
-      StreamKernel<false><<<blocks, kThreads>>>(d.p[0], nullptr, out, n);
-    }
+    timed<<<timed_blocks, kThreads>>>(d.p[0], triad ? d.p[1] : nullptr, out, n);
     VIGIL_CUDA_TRY(cudaGetLastError());
     VIGIL_CUDA_TRY(cudaEventRecord(d.stop));
     VIGIL_CUDA_TRY(cudaEventSynchronize(d.stop));
