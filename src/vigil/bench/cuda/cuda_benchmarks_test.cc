@@ -45,11 +45,33 @@ TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
     EXPECT_EQ(s.code(), StatusCode::kUnavailable) << b->name();
     EXPECT_FALSE(s.message().empty());
   }
-  // The device API itself answers without a device, never crashes.
+  // The device API itself answers every call without a device with an error, never a crash.
   Result<int> n = gpu::DeviceCount();
   if (n.ok()) {
     EXPECT_EQ(*n, 0);
   }
+  const auto fails = [](const Status& s, const char* call) {
+    EXPECT_FALSE(s.ok()) << call;
+    EXPECT_FALSE(s.message().empty()) << call;
+  };
+  fails(gpu::Props(0).status(), "Props");
+  fails(gpu::TimeMembw(0, gpu::MembwKernel::kTriad, 1 << 20, 1).status(), "TimeMembw");
+  fails(gpu::TimeLaunch(0, 1, 1).status(), "TimeLaunch");
+  fails(gpu::TimeCopies({{gpu::kHost, 0}, {0, gpu::kHost}}, 1 << 20, 1).status(), "TimeCopies");
+  fails(gpu::CanAccessPeer(0, 1).status(), "CanAccessPeer");
+  fails(gpu::TimeGemm(0, gpu::GemmType::kBf16, 256, 1).status(), "TimeGemm");
+  fails(gpu::GemmError(0, gpu::GemmType::kFp8, 256).status(), "GemmError");
+  fails(gpu::Stress(0, gpu::GemmType::kBf16, 256, 0.1, {}).status(), "Stress");
+  fails(gpu::TimeCollective({0, 1}, gpu::Collective::kAllToAll, 1 << 20, 1).status(),
+        "TimeCollective");
+  fails(gpu::CheckAllReduce({0, 1}, 1 << 20), "CheckAllReduce");
+}
+
+TEST(GpuCopyTest, ACopyNeedsAGpuAtOneEnd) {
+  if (!gpu::BuiltWithCuda()) GTEST_SKIP() << "built without CUDA";
+  EXPECT_EQ(gpu::TimeCopies({}, 1 << 20, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gpu::TimeCopies({{gpu::kHost, gpu::kHost}}, 1 << 20, 1).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(GpuCopyTest, BidirectionalHostCopiesOnlyInTheFullSuite) {
