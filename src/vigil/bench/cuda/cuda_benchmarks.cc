@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 
 #include "vigil/bench/cpu/topology.h"
 #include "vigil/bench/cuda/gpu_benchmarks.h"
@@ -170,8 +171,13 @@ class GpuStress : public Benchmark {
       std::optional<double> peak_c;
       uint64_t reasons = 0;
       bool sampled = false;
+      // A reading costs a dozen NVML calls while the GPU waits: a few a second are enough.
+      std::chrono::steady_clock::time_point last{};
       const auto sample = [&] {
         if (!lib.ok()) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::milliseconds(250)) return;
+        last = now;
         Result<nvml::HealthReading> r = (*lib)->Read(g);
         if (!r.ok()) return;
         if (r->temperature_c) peak_c = std::max(peak_c.value_or(0), *r->temperature_c);
