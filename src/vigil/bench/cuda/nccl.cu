@@ -18,7 +18,10 @@ namespace {
 struct Nccl {
   decltype(&ncclCommInitAll) init_all = nullptr;
   decltype(&ncclCommDestroy) destroy = nullptr;
+  decltype(&ncclCommAbort) abort = nullptr;
+  decltype(&ncclCommGetAsyncError) async_error = nullptr;
   decltype(&ncclGetErrorString) error_string = nullptr;
+  decltype(&ncclGetLastError) last_error = nullptr;
   decltype(&ncclAllReduce) all_reduce = nullptr;
   decltype(&ncclAllGather) all_gather = nullptr;
   decltype(&ncclReduceScatter) reduce_scatter = nullptr;
@@ -38,7 +41,10 @@ Result<const Nccl*> LoadNccl() {
     }
     const bool ok =
         Resolve(lib, n.init_all, "ncclCommInitAll") && Resolve(lib, n.destroy, "ncclCommDestroy") &&
+        Resolve(lib, n.abort, "ncclCommAbort") &&
+        Resolve(lib, n.async_error, "ncclCommGetAsyncError") &&
         Resolve(lib, n.error_string, "ncclGetErrorString") &&
+        Resolve(lib, n.last_error, "ncclGetLastError") &&
         Resolve(lib, n.all_reduce, "ncclAllReduce") &&
         Resolve(lib, n.all_gather, "ncclAllGather") &&
         Resolve(lib, n.reduce_scatter, "ncclReduceScatter") && Resolve(lib, n.send, "ncclSend") &&
@@ -89,7 +95,12 @@ class Group {
   ~Group() {
     for (size_t r = 0; r < comms_.size(); ++r) {
       cudaSetDevice(gpus_[r]);
-      if (comms_[r]) n_.destroy(comms_[r]);
+      // A communicator that failed may never finish its work: abort it rather than wait.
+      if (comms_[r] && failed_) {
+        n_.abort(comms_[r]);
+      } else if (comms_[r]) {
+        n_.destroy(comms_[r]);
+      }
       if (streams_[r]) cudaStreamDestroy(streams_[r]);
       cudaFree(send_[r]);
       cudaFree(recv_[r]);
@@ -147,17 +158,38 @@ class Group {
       }
       if (rc != ncclSuccess) {
         n_.group_end();
+        failed_ = true;
         return Status::Internal(std::string("NCCL collective: ") + n_.error_string(rc));
       }
     }
-    VIGIL_NCCL_TRY(n_, n_.group_end());
+    if (const ncclResult_t rc = n_.group_end(); rc != ncclSuccess) {
+      failed_ = true;
+      return Status::Internal(std::string("ncclGroupEnd: ") + n_.error_string(rc));
+    }
     return Status::Ok();
   }
 
+  // Waits for every GPU's stream, watching each communicator for an asynchronous error (a GPU or
+  // link that failed mid-collective), which would otherwise leave the wait hanging.
   Status Sync() {
     for (size_t r = 0; r < size_; ++r) {
       VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
-      VIGIL_CUDA_TRY(cudaStreamSynchronize(streams_[r]));
+      for (;;) {
+        const cudaError_t e = cudaStreamQuery(streams_[r]);
+        if (e == cudaSuccess) break;
+        if (e != cudaErrorNotReady) {
+          failed_ = true;
+          return CudaError("cudaStreamQuery", e);
+        }
+        ncclResult_t async = ncclSuccess;
+        const ncclResult_t rc = n_.async_error(comms_[r], &async);
+        if (rc != ncclSuccess || async != ncclSuccess) {
+          failed_ = true;
+          const ncclResult_t bad = rc != ncclSuccess ? rc : async;
+          return Status::Internal("NCCL on GPU " + std::to_string(gpus_[r]) + ": " +
+                                  n_.error_string(bad) + " (" + n_.last_error(comms_[r]) + ")");
+        }
+      }
     }
     return Status::Ok();
   }
@@ -189,6 +221,7 @@ class Group {
   const Nccl& n_;
   std::vector<int> gpus_;
   size_t size_;
+  bool failed_ = false;
   std::vector<ncclComm_t> comms_;
   std::vector<cudaStream_t> streams_;
   std::vector<float*> send_, recv_;
