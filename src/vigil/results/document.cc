@@ -305,10 +305,16 @@ Result<NodeResults> ParseNodeResults(std::string_view text, std::string_view sou
   return ParseWith<NodeResults>(text, source, &NodeResultsFrom);
 }
 
-bool IsResultsDocument(std::string_view text) {
+Result<std::optional<NodeResults>> ParseIfResultsDocument(std::string_view text,
+                                                          std::string_view source) {
   simdjson::dom::parser parser;
   element root;
-  return !ParseDom(parser, text, root) && root.is_object() && !root.at_key("schema").error();
+  if (ParseDom(parser, text, root) || !root.is_object() || root.at_key("schema").error()) {
+    return std::optional<NodeResults>();
+  }
+  Result<NodeResults> doc = NodeResultsFrom(root);
+  if (!doc.ok()) return doc.status().WithContext(source);
+  return std::optional<NodeResults>(std::move(doc).value());
 }
 
 Result<BenchmarkRecord> ParseBenchmarkRecord(std::string_view text, std::string_view source) {

@@ -1,6 +1,7 @@
 // The node results document: what `vigil run --out` writes for one node (docs/formats.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,9 +88,11 @@ Json ToJson(const BenchmarkRecord& record);
 // for text that is not JSON, "<source>: <field path>: <problem>" for a document that is not valid.
 Result<NodeResults> ParseNodeResults(std::string_view text, std::string_view source);
 
-// True when `text` is one JSON object with a "schema" field: what ParseNodeResults reads as a
-// results document, valid or not.
-bool IsResultsDocument(std::string_view text);
+// Reads `text` as ParseNodeResults does when it is one JSON object with a "schema" field (a
+// results document, valid or not: an invalid one is its error); nullopt for any other text, which
+// the caller may read another way (a summary's lines). One parse either way.
+Result<std::optional<NodeResults>> ParseIfResultsDocument(std::string_view text,
+                                                          std::string_view source);
 
 // Reads one benchmark record (what a benchmark prints); errors name fields from "record".
 Result<BenchmarkRecord> ParseBenchmarkRecord(std::string_view text, std::string_view source);

@@ -129,13 +129,25 @@ TEST(DocumentTest, IntegersAreNotFractions) {
   EXPECT_EQ(r.status().message(), "a.json: inventory.cores: integer out of range");
 }
 
-TEST(DocumentTest, IsResultsDocumentAndBenchmarkRecords) {
+TEST(DocumentTest, ParseIfResultsDocumentAndBenchmarkRecords) {
   const std::string text = DumpJson(ToJson(SampleDoc()), 2);
-  EXPECT_TRUE(IsResultsDocument(text));
-  EXPECT_TRUE(IsResultsDocument(R"({"schema": 3})"));  // a document, if not a valid one
-  EXPECT_FALSE(IsResultsDocument(R"({"node": "n1", "cpu-stream/triad_gbps": 3})"));
-  EXPECT_FALSE(IsResultsDocument("{\"node\": \"n1\"}\n{\"node\": \"n2\"}\n"));
-  EXPECT_FALSE(IsResultsDocument("[]"));
+  Result<std::optional<NodeResults>> doc = ParseIfResultsDocument(text, "up");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_TRUE(doc->has_value());
+  EXPECT_EQ((*doc)->node, SampleDoc().node);
+  EXPECT_EQ((*doc)->benchmarks.size(), SampleDoc().benchmarks.size());
+  // A document, if not a valid one: its error, as ParseNodeResults words it.
+  Result<std::optional<NodeResults>> broken = ParseIfResultsDocument(R"({"schema": 3})", "up");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().message(),
+            ParseNodeResults(R"({"schema": 3})", "up").status().message());
+  // Anything else is not a document.
+  for (const char* other : {R"({"node": "n1", "cpu-stream/triad_gbps": 3})",
+                            "{\"node\": \"n1\"}\n{\"node\": \"n2\"}\n", "[]", "{"}) {
+    Result<std::optional<NodeResults>> r = ParseIfResultsDocument(other, "up");
+    ASSERT_TRUE(r.ok()) << other;
+    EXPECT_FALSE(r->has_value()) << other;
+  }
 
   Result<BenchmarkRecord> r =
       ParseBenchmarkRecord(DumpJson(ToJson(SampleDoc().benchmarks[0])), "out");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_set>
 
 #include "vigil/core/json.h"
@@ -27,8 +28,8 @@ Status CheckNodeName(std::string_view node) {
 
 namespace {
 
-Result<ParsedUpload> FromDocument(std::string_view body, std::string_view source) {
-  VIGIL_ASSIGN_OR_RETURN(NodeResults doc, ParseNodeResults(body, source));
+Result<ParsedUpload> FromDocument(const NodeResults& doc, std::string_view body,
+                                  std::string_view source) {
   const Status name = CheckNodeName(doc.node);
   if (!name.ok()) return name.WithContext(fmt::format("{}: node", source));
   ParsedUpload u;
@@ -81,11 +82,14 @@ Result<std::vector<ParsedUpload>> ParseUpload(std::string_view body, std::string
   }
   // A document is one object, usually pretty-printed over many lines; summary lines are one
   // object each. Only a whole body that parses as one object can be a document.
-  if (body[first] == '{' && IsResultsDocument(body)) {
-    VIGIL_ASSIGN_OR_RETURN(ParsedUpload u, FromDocument(body, source));
-    std::vector<ParsedUpload> out;
-    out.push_back(std::move(u));
-    return out;
+  if (body[first] == '{') {
+    VIGIL_ASSIGN_OR_RETURN(std::optional<NodeResults> doc, ParseIfResultsDocument(body, source));
+    if (doc) {
+      VIGIL_ASSIGN_OR_RETURN(ParsedUpload u, FromDocument(*doc, body, source));
+      std::vector<ParsedUpload> out;
+      out.push_back(std::move(u));
+      return out;
+    }
   }
   Result<std::vector<ParsedUpload>> rows = FromSummary(body, source);
   if (rows.ok() || body[first] != '{') return rows;
