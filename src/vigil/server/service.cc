@@ -24,8 +24,21 @@ Status FleetService::Start() {
       validate::LearnedCriteria c,
       validate::CriteriaFromJson(stored->body, fmt::format("stored criteria {}", stored->version)));
   std::lock_guard lock(mu_);
-  criteria_ = std::make_shared<const ActiveCriteria>(ActiveCriteria{stored->version, std::move(c)});
+  criteria_ = std::make_shared<const ActiveCriteria>(stored->version, std::move(c));
   return Status::Ok();
+}
+
+std::shared_ptr<const validate::LearnedCriteria> ActiveCriteria::For(
+    std::vector<std::string> benchmarks) const {
+  std::sort(benchmarks.begin(), benchmarks.end());
+  std::lock_guard lock(mu_);
+  auto it = restricted_.find(benchmarks);
+  if (it != restricted_.end()) return it->second;
+  if (restricted_.size() >= kMaxSets) restricted_.clear();
+  auto made = std::make_shared<const validate::LearnedCriteria>(
+      validate::RestrictToBenchmarks(criteria, benchmarks));
+  restricted_.emplace(std::move(benchmarks), made);
+  return made;
 }
 
 std::shared_ptr<const ActiveCriteria> FleetService::criteria() const {
@@ -43,8 +56,7 @@ void JudgeUpload(const ActiveCriteria* active, const ParsedUpload& p, store::Upl
     return;
   }
   const FleetTable one = TableOfRows({p.row}, u.node);
-  const validate::NodeFindings nf =
-      validate::Judge(one, validate::RestrictToBenchmarks(active->criteria, p.benchmarks), 1)[0];
+  const validate::NodeFindings nf = validate::Judge(one, *active->For(p.benchmarks), 1)[0];
   u.verdict = nf.defective ? "defective" : "healthy";
   u.criteria_version = active->version;
   Json findings = Json::array();
@@ -102,7 +114,7 @@ Result<store::CriteriaVersion> FleetService::Learn() {
   v.body = DumpJson(validate::CriteriaToJson(learned));
   VIGIL_ASSIGN_OR_RETURN(v.version, store_.PutCriteria(v));
   std::lock_guard lock(mu_);
-  criteria_ = std::make_shared<const ActiveCriteria>(ActiveCriteria{v.version, std::move(learned)});
+  criteria_ = std::make_shared<const ActiveCriteria>(v.version, std::move(learned));
   return v;
 }
 

@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,9 +20,22 @@
 namespace vigil::server {
 
 // The criteria uploads are judged by, and their version in the store.
-struct ActiveCriteria {
-  int64_t version = 0;
-  validate::LearnedCriteria criteria;
+class ActiveCriteria {
+ public:
+  ActiveCriteria(int64_t v, validate::LearnedCriteria c) : version(v), criteria(std::move(c)) {}
+
+  const int64_t version;
+  const validate::LearnedCriteria criteria;
+
+  // `criteria` restricted to `benchmarks` (what one node ran: RestrictToBenchmarks), made once
+  // per set of benchmarks and shared by the uploads that ran the same set. Thread-safe.
+  std::shared_ptr<const validate::LearnedCriteria> For(std::vector<std::string> benchmarks) const;
+
+ private:
+  static constexpr size_t kMaxSets = 64;  // kept at once; a fleet runs a handful of suites
+  mutable std::mutex mu_;
+  mutable std::map<std::vector<std::string>, std::shared_ptr<const validate::LearnedCriteria>>
+      restricted_;  // guarded by mu_
 };
 
 struct IngestCounters {
