@@ -38,29 +38,24 @@ struct Lt {
 
 Result<const Lt*> LoadLt() {
   static Lt lt;
-  static const Status loaded = [] {
-    // The library of the CUDA major version Vigil was built with ("libcublasLt.so.13").
-    const std::string name = "libcublasLt.so." + std::to_string(CUDART_VERSION / 1000);
-    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      return Status::Unavailable("cannot load " + name + " (" + dlerror() +
-                                 "): install the CUDA toolkit's cuBLAS");
-    }
-    const bool ok = Resolve(lib, lt.create, "cublasLtCreate") &&
-                    Resolve(lib, lt.destroy, "cublasLtDestroy") &&
-                    Resolve(lib, lt.status_name, "cublasLtGetStatusName") &&
-                    Resolve(lib, lt.desc_create, "cublasLtMatmulDescCreate") &&
-                    Resolve(lib, lt.desc_destroy, "cublasLtMatmulDescDestroy") &&
-                    Resolve(lib, lt.desc_set, "cublasLtMatmulDescSetAttribute") &&
-                    Resolve(lib, lt.layout_create, "cublasLtMatrixLayoutCreate") &&
-                    Resolve(lib, lt.layout_destroy, "cublasLtMatrixLayoutDestroy") &&
-                    Resolve(lib, lt.pref_create, "cublasLtMatmulPreferenceCreate") &&
-                    Resolve(lib, lt.pref_destroy, "cublasLtMatmulPreferenceDestroy") &&
-                    Resolve(lib, lt.pref_set, "cublasLtMatmulPreferenceSetAttribute") &&
-                    Resolve(lib, lt.heuristic, "cublasLtMatmulAlgoGetHeuristic") &&
-                    Resolve(lib, lt.matmul, "cublasLtMatmul");
-    return ok ? Status::Ok() : Status::Unavailable(name + " lacks cuBLASLt's entry points");
-  }();
+  // The library of the CUDA major version Vigil was built with ("libcublasLt.so.13").
+  static const Status loaded =
+      OpenLibrary("libcublasLt.so." + std::to_string(CUDART_VERSION / 1000),
+                  "install the CUDA toolkit's cuBLAS", "cuBLASLt", [](void* lib) {
+                    return Resolve(lib, lt.create, "cublasLtCreate") &&
+                           Resolve(lib, lt.destroy, "cublasLtDestroy") &&
+                           Resolve(lib, lt.status_name, "cublasLtGetStatusName") &&
+                           Resolve(lib, lt.desc_create, "cublasLtMatmulDescCreate") &&
+                           Resolve(lib, lt.desc_destroy, "cublasLtMatmulDescDestroy") &&
+                           Resolve(lib, lt.desc_set, "cublasLtMatmulDescSetAttribute") &&
+                           Resolve(lib, lt.layout_create, "cublasLtMatrixLayoutCreate") &&
+                           Resolve(lib, lt.layout_destroy, "cublasLtMatrixLayoutDestroy") &&
+                           Resolve(lib, lt.pref_create, "cublasLtMatmulPreferenceCreate") &&
+                           Resolve(lib, lt.pref_destroy, "cublasLtMatmulPreferenceDestroy") &&
+                           Resolve(lib, lt.pref_set, "cublasLtMatmulPreferenceSetAttribute") &&
+                           Resolve(lib, lt.heuristic, "cublasLtMatmulAlgoGetHeuristic") &&
+                           Resolve(lib, lt.matmul, "cublasLtMatmul");
+                  });
   if (!loaded.ok()) return loaded;
   return &lt;
 }
@@ -198,20 +193,26 @@ __global__ void CompareWords(const uint32_t* d, const uint32_t* ref, size_t word
 // One GEMM problem on the current device: matrices, descriptors and the chosen algorithm.
 class Problem {
  public:
-  explicit Problem(const Lt& lt) : lt_(lt) {}
+  Problem() = default;
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
   ~Problem() {
-    if (pref_) lt_.pref_destroy(pref_);
+    if (pref_) lt_->pref_destroy(pref_);
     for (cublasLtMatrixLayout_t l : {a_desc_, b_desc_, d_desc_}) {
-      if (l) lt_.layout_destroy(l);
+      if (l) lt_->layout_destroy(l);
     }
-    if (op_) lt_.desc_destroy(op_);
-    if (handle_) lt_.destroy(handle_);
+    if (op_) lt_->desc_destroy(op_);
+    if (handle_) lt_->destroy(handle_);
     for (void* p : {a_, b_, d_, workspace_}) cudaFree(p);
     if (start_) cudaEventDestroy(start_);
     if (stop_) cudaEventDestroy(stop_);
   }
 
-  Status Init(GemmType type, int n) {
+  // Loads cuBLASLt, makes `device` current and sets up a product of `type` at `n` on it.
+  Status Init(int device, GemmType type, int n) {
+    UsePciBusOrder();
+    VIGIL_ASSIGN_OR_RETURN(lt_, LoadLt());
+    VIGIL_CUDA_TRY(cudaSetDevice(device));
     type_ = type;
     n_ = n;
     const TypeInfo t = InfoOf(type);
@@ -225,22 +226,23 @@ class Problem {
     VIGIL_RETURN_IF_ERROR(Fill(a_, elements, 0x243f6a88u));
     VIGIL_RETURN_IF_ERROR(Fill(b_, elements, 0x85a308d3u));
 
-    VIGIL_LT_TRY(lt_, lt_.create(&handle_));
-    VIGIL_LT_TRY(lt_, lt_.desc_create(&op_, t.compute, t.scale));
+    VIGIL_LT_TRY(*lt_, lt_->create(&handle_));
+    VIGIL_LT_TRY(*lt_, lt_->desc_create(&op_, t.compute, t.scale));
     // D = A^T B: the layout every type supports, fp8 included.
     const cublasOperation_t transpose = CUBLAS_OP_T, none = CUBLAS_OP_N;
-    VIGIL_LT_TRY(lt_, lt_.desc_set(op_, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose));
-    VIGIL_LT_TRY(lt_, lt_.desc_set(op_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof none));
-    VIGIL_LT_TRY(lt_, lt_.layout_create(&a_desc_, t.in, n, n, n));
-    VIGIL_LT_TRY(lt_, lt_.layout_create(&b_desc_, t.in, n, n, n));
-    VIGIL_LT_TRY(lt_, lt_.layout_create(&d_desc_, t.out, n, n, n));
-    VIGIL_LT_TRY(lt_, lt_.pref_create(&pref_));
+    VIGIL_LT_TRY(*lt_,
+                 lt_->desc_set(op_, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose));
+    VIGIL_LT_TRY(*lt_, lt_->desc_set(op_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof none));
+    VIGIL_LT_TRY(*lt_, lt_->layout_create(&a_desc_, t.in, n, n, n));
+    VIGIL_LT_TRY(*lt_, lt_->layout_create(&b_desc_, t.in, n, n, n));
+    VIGIL_LT_TRY(*lt_, lt_->layout_create(&d_desc_, t.out, n, n, n));
+    VIGIL_LT_TRY(*lt_, lt_->pref_create(&pref_));
     const size_t workspace = kWorkspace;
-    VIGIL_LT_TRY(lt_, lt_.pref_set(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                   sizeof workspace));
+    VIGIL_LT_TRY(*lt_, lt_->pref_set(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                     sizeof workspace));
     int found = 0;
-    VIGIL_LT_TRY(lt_, lt_.heuristic(handle_, op_, a_desc_, b_desc_, d_desc_, d_desc_, pref_, 1,
-                                    &algo_, &found));
+    VIGIL_LT_TRY(*lt_, lt_->heuristic(handle_, op_, a_desc_, b_desc_, d_desc_, d_desc_, pref_, 1,
+                                      &algo_, &found));
     if (found == 0) return Status::Internal("cuBLASLt has no algorithm for this product");
     return Status::Ok();
   }
@@ -252,8 +254,8 @@ class Problem {
     const bool fp64 = type_ == GemmType::kFp64;
     const void* alpha = fp64 ? static_cast<const void*>(&alpha64) : &alpha32;
     const void* beta = fp64 ? static_cast<const void*>(&beta64) : &beta32;
-    VIGIL_LT_TRY(lt_, lt_.matmul(handle_, op_, alpha, a_, a_desc_, b_, b_desc_, beta, d_, d_desc_,
-                                 d_, d_desc_, &algo_.algo, workspace_, kWorkspace, nullptr));
+    VIGIL_LT_TRY(*lt_, lt_->matmul(handle_, op_, alpha, a_, a_desc_, b_, b_desc_, beta, d_, d_desc_,
+                                   d_, d_desc_, &algo_.algo, workspace_, kWorkspace, nullptr));
     return Status::Ok();
   }
 
@@ -312,7 +314,7 @@ class Problem {
     });
   }
 
-  const Lt& lt_;
+  const Lt* lt_ = nullptr;
   GemmType type_ = GemmType::kFp64;
   int n_ = 0;
   void *a_ = nullptr, *b_ = nullptr, *d_ = nullptr, *workspace_ = nullptr;
@@ -327,11 +329,8 @@ class Problem {
 }  // namespace
 
 Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int reps) {
-  UsePciBusOrder();
-  VIGIL_ASSIGN_OR_RETURN(const Lt* lt, LoadLt());
-  VIGIL_CUDA_TRY(cudaSetDevice(device));
-  Problem p(*lt);
-  VIGIL_RETURN_IF_ERROR(p.Init(type, size));
+  Problem p;
+  VIGIL_RETURN_IF_ERROR(p.Init(device, type, size));
   std::vector<double> seconds;
   for (int r = -2; r < reps; ++r) {  // two untimed products first
     VIGIL_ASSIGN_OR_RETURN(const double s, p.TimeOne());
@@ -341,22 +340,16 @@ Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int re
 }
 
 Result<double> GemmError(int device, GemmType type, int size) {
-  UsePciBusOrder();
-  VIGIL_ASSIGN_OR_RETURN(const Lt* lt, LoadLt());
-  VIGIL_CUDA_TRY(cudaSetDevice(device));
-  Problem p(*lt);
-  VIGIL_RETURN_IF_ERROR(p.Init(type, size));
+  Problem p;
+  VIGIL_RETURN_IF_ERROR(p.Init(device, type, size));
   VIGIL_RETURN_IF_ERROR(p.Run());
   return p.MaxError();
 }
 
 Result<StressRun> Stress(int device, GemmType type, int size, double seconds,
                          const std::function<void()>& between) {
-  UsePciBusOrder();
-  VIGIL_ASSIGN_OR_RETURN(const Lt* lt, LoadLt());
-  VIGIL_CUDA_TRY(cudaSetDevice(device));
-  Problem p(*lt);
-  VIGIL_RETURN_IF_ERROR(p.Init(type, size));
+  Problem p;
+  VIGIL_RETURN_IF_ERROR(p.Init(device, type, size));
   VIGIL_RETURN_IF_ERROR(p.Run());
   // The first result is the reference; a healthy GPU repeats it bit for bit (cuBLASLt's
   // algorithm and the inputs stay the same).

@@ -33,25 +33,21 @@ struct Nccl {
 
 Result<const Nccl*> LoadNccl() {
   static Nccl n;
-  static const Status loaded = [] {
-    const std::string name = "libnccl.so." + std::to_string(NCCL_MAJOR);
-    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      return Status::Unavailable("cannot load " + name + " (" + dlerror() + "): install NCCL");
-    }
-    const bool ok =
-        Resolve(lib, n.init_all, "ncclCommInitAll") && Resolve(lib, n.destroy, "ncclCommDestroy") &&
-        Resolve(lib, n.abort, "ncclCommAbort") &&
-        Resolve(lib, n.async_error, "ncclCommGetAsyncError") &&
-        Resolve(lib, n.error_string, "ncclGetErrorString") &&
-        Resolve(lib, n.last_error, "ncclGetLastError") &&
-        Resolve(lib, n.all_reduce, "ncclAllReduce") &&
-        Resolve(lib, n.all_gather, "ncclAllGather") &&
-        Resolve(lib, n.reduce_scatter, "ncclReduceScatter") && Resolve(lib, n.send, "ncclSend") &&
-        Resolve(lib, n.recv, "ncclRecv") && Resolve(lib, n.group_start, "ncclGroupStart") &&
-        Resolve(lib, n.group_end, "ncclGroupEnd");
-    return ok ? Status::Ok() : Status::Unavailable(name + " lacks NCCL's entry points");
-  }();
+  static const Status loaded = OpenLibrary(
+      "libnccl.so." + std::to_string(NCCL_MAJOR), "install NCCL", "NCCL", [](void* lib) {
+        return Resolve(lib, n.init_all, "ncclCommInitAll") &&
+               Resolve(lib, n.destroy, "ncclCommDestroy") &&
+               Resolve(lib, n.abort, "ncclCommAbort") &&
+               Resolve(lib, n.async_error, "ncclCommGetAsyncError") &&
+               Resolve(lib, n.error_string, "ncclGetErrorString") &&
+               Resolve(lib, n.last_error, "ncclGetLastError") &&
+               Resolve(lib, n.all_reduce, "ncclAllReduce") &&
+               Resolve(lib, n.all_gather, "ncclAllGather") &&
+               Resolve(lib, n.reduce_scatter, "ncclReduceScatter") &&
+               Resolve(lib, n.send, "ncclSend") && Resolve(lib, n.recv, "ncclRecv") &&
+               Resolve(lib, n.group_start, "ncclGroupStart") &&
+               Resolve(lib, n.group_end, "ncclGroupEnd");
+      });
   if (!loaded.ok()) return loaded;
   return &n;
 }
