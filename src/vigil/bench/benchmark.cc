@@ -8,9 +8,16 @@
 #include <cmath>
 #include <numeric>
 
+#include "vigil/core/stats.h"
 #include "vigil/core/text.h"
 
 namespace vigil {
+
+Metric MedianMetric(MetricKey key, std::string_view unit, bool higher_is_better,
+                    std::vector<double> samples) {
+  const double median = stats::Median(samples);
+  return Metric{std::move(key), median, std::string(unit), higher_is_better, std::move(samples)};
+}
 
 std::vector<int> BenchContext::Gpus(int count) const {
   if (!gpus.empty()) return gpus;  // checked against the node's GPUs before the run

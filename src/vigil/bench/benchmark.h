@@ -39,6 +39,10 @@ struct ParamSpec {
 // Parses a value of the given kind. InvalidArgument naming the value when it does not parse.
 Result<double> ParseParamValue(ParamKind kind, std::string_view value);
 
+// The usual figure of a benchmark: the median of its timed repetitions, which it keeps as samples.
+Metric MedianMetric(MetricKey key, std::string_view unit, bool higher_is_better,
+                    std::vector<double> samples);
+
 // What a benchmark gets to run with. Built by the runner; benchmarks only read it.
 struct BenchContext {
   Suite suite = Suite::kQuick;

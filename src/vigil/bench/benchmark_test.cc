@@ -26,5 +26,18 @@ TEST(BenchmarkTest, ParsesParamValues) {
   EXPECT_FALSE(ParseParamValue(ParamKind::kInt, "4K").ok());
 }
 
+TEST(BenchmarkTest, MedianMetricKeepsItsSamplesInOrder) {
+  const Metric m = MedianMetric(MetricKey{"gpu-copy", "h2d_gbps", ComponentIndex{3, {}}}, "GB/s",
+                                true, {30.0, 10.0, 20.0, 40.0});
+  EXPECT_EQ(m.key.benchmark, "gpu-copy");
+  EXPECT_EQ(m.key.metric, "h2d_gbps");
+  ASSERT_TRUE(m.key.index.has_value());
+  EXPECT_EQ(m.key.index->first, 3);
+  EXPECT_DOUBLE_EQ(m.value, 25.0);  // the mean of the middle two
+  EXPECT_EQ(m.unit, "GB/s");
+  EXPECT_TRUE(m.higher_is_better);
+  EXPECT_EQ(m.samples, (std::vector<double>{30.0, 10.0, 20.0, 40.0}));
+}
+
 }  // namespace
 }  // namespace vigil

@@ -14,7 +14,6 @@
 #include "vigil/bench/cpu/cpu_benchmarks.h"
 #include "vigil/bench/cpu/parallel.h"
 #include "vigil/bench/cpu/topology.h"
-#include "vigil/core/stats.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -194,10 +193,10 @@ class CpuFlops : public Benchmark {
     VIGIL_ASSIGN_OR_RETURN(std::vector<double> f64,
                            Measure<double>(isa, isa.f64, team, round_s, reps));
     std::vector<Metric> metrics;
-    metrics.push_back({MetricKey{"cpu-flops", "fp32_gflops", std::nullopt}, stats::Median(f32),
-                       "GFLOP/s", true, f32});
-    metrics.push_back({MetricKey{"cpu-flops", "fp64_gflops", std::nullopt}, stats::Median(f64),
-                       "GFLOP/s", true, f64});
+    metrics.push_back(MedianMetric(MetricKey{"cpu-flops", "fp32_gflops", std::nullopt}, "GFLOP/s",
+                                   true, std::move(f32)));
+    metrics.push_back(MedianMetric(MetricKey{"cpu-flops", "fp64_gflops", std::nullopt}, "GFLOP/s",
+                                   true, std::move(f64)));
     metrics.push_back({MetricKey{"cpu-flops", "vector_bits", std::nullopt},
                        static_cast<double>(isa.vector_bits),
                        "bits",

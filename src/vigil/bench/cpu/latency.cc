@@ -14,7 +14,6 @@
 #include "vigil/bench/cpu/cpu_benchmarks.h"
 #include "vigil/bench/cpu/parallel.h"
 #include "vigil/bench/cpu/topology.h"
-#include "vigil/core/stats.h"
 
 namespace vigil {
 namespace {
@@ -96,9 +95,8 @@ class CpuLatency : public Benchmark {
       ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() /
                    static_cast<double>(lines));
     }
-    Metric m{MetricKey{"cpu-latency", "idle_latency_ns", std::nullopt}, stats::Median(ns), "ns",
-             false, ns};
-    return std::vector<Metric>{std::move(m)};
+    return std::vector<Metric>{MedianMetric(
+        MetricKey{"cpu-latency", "idle_latency_ns", std::nullopt}, "ns", false, std::move(ns))};
   }
 };
 

@@ -13,7 +13,6 @@
 #include "vigil/bench/cpu/cpu_benchmarks.h"
 #include "vigil/bench/cpu/parallel.h"
 #include "vigil/bench/cpu/topology.h"
-#include "vigil/core/stats.h"
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
@@ -164,14 +163,10 @@ class CpuStream : public Benchmark {
     const auto add = [&](const std::array<std::vector<double>, kKernels>& gbps,
                          std::optional<int> node) {
       for (int k = 0; k < kKernels; ++k) {
-        Metric m;
-        m.key = MetricKey{"cpu-stream", fmt::format("{}_gbps", kKernelNames[k]),
-                          node ? std::optional(ComponentIndex{*node, {}}) : std::nullopt};
-        m.value = stats::Median(gbps[k]);
-        m.unit = "GB/s";
-        m.higher_is_better = true;
-        m.samples = gbps[k];
-        metrics.push_back(std::move(m));
+        metrics.push_back(
+            MedianMetric(MetricKey{"cpu-stream", fmt::format("{}_gbps", kKernelNames[k]),
+                                   node ? std::optional(ComponentIndex{*node, {}}) : std::nullopt},
+                         "GB/s", true, gbps[k]));
       }
     };
     VIGIL_ASSIGN_OR_RETURN(auto whole, Measure(cpus, n, reps));

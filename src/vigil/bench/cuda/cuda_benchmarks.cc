@@ -11,7 +11,6 @@
 #include "vigil/bench/cpu/topology.h"
 #include "vigil/bench/cuda/gpu_benchmarks.h"
 #include "vigil/core/file.h"
-#include "vigil/core/stats.h"
 
 namespace vigil {
 namespace {
@@ -22,14 +21,6 @@ constexpr size_t kAccess = 16;  // bytes per access (float4)
 Result<int> CudaGpus() {
   if (!gpu::BuiltWithCuda()) return gpu::DeviceCount().status();
   return nvml::VisibleGpus();
-}
-
-// One figure: the median of `samples`; `index` names the GPU or the pair, none the whole node.
-Metric Figure(std::string_view bench, std::string_view metric, std::optional<ComponentIndex> index,
-              std::string_view unit, bool higher_is_better, std::vector<double> samples) {
-  const double median = stats::Median(samples);
-  return Metric{MetricKey{std::string(bench), std::string(metric), index}, median,
-                std::string(unit), higher_is_better, std::move(samples)};
 }
 
 // Durations of moving (or computing) `amount` each into rates, in units of `unit` per second.
@@ -251,7 +242,8 @@ class NcclBench : public Benchmark {
                              gpu::TimeCollective(gpus, op, bytes, reps));
       std::vector<double> busbw = Rates(
           std::move(seconds), static_cast<double>(bytes) * BusBandwidthFactor(op, ranks), 1e9);
-      out.push_back(Figure(name(), metric, std::nullopt, "GB/s", true, std::move(busbw)));
+      out.push_back(MedianMetric(MetricKey{std::string(name()), std::move(metric), std::nullopt},
+                                 "GB/s", true, std::move(busbw)));
       return Status::Ok();
     };
     for (const gpu::Collective op : {gpu::Collective::kAllReduce, gpu::Collective::kAllGather,
@@ -296,8 +288,8 @@ class GpuCopy : public Benchmark {
                           ComponentIndex index) -> Status {
       VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds, gpu::TimeCopies(paths, bytes, reps));
       const double moved = static_cast<double>(bytes) * static_cast<double>(paths.size());
-      out.push_back(
-          Figure(name(), metric, index, "GB/s", true, Rates(std::move(seconds), moved, 1e9)));
+      out.push_back(MedianMetric(MetricKey{std::string(name()), std::string(metric), index}, "GB/s",
+                                 true, Rates(std::move(seconds), moved, 1e9)));
       return Status::Ok();
     };
     for (const int g : selected) {
@@ -341,8 +333,8 @@ std::vector<std::pair<std::vector<gpu::CopyPath>, std::string_view>> HostCopies(
 
 Metric PerGpu(std::string_view bench, std::string_view metric, int index, std::string_view unit,
               bool higher_is_better, std::vector<double> samples) {
-  return Figure(bench, metric, ComponentIndex{index, {}}, unit, higher_is_better,
-                std::move(samples));
+  return MedianMetric(MetricKey{std::string(bench), std::string(metric), ComponentIndex{index, {}}},
+                      unit, higher_is_better, std::move(samples));
 }
 
 std::string_view GemmTypeName(gpu::GemmType type) {

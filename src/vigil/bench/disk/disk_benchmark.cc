@@ -22,7 +22,6 @@
 #include <thread>
 
 #include "vigil/core/file.h"
-#include "vigil/core/stats.h"
 
 namespace vigil {
 namespace {
@@ -199,12 +198,12 @@ class Disk : public Benchmark {
     }
     unlink(path.c_str());
     std::vector<Metric> metrics;
-    metrics.push_back({MetricKey{"disk", "seq_write_mbps", std::nullopt}, stats::Median(write_mbps),
-                       "MB/s", true, write_mbps});
-    metrics.push_back({MetricKey{"disk", "seq_read_mbps", std::nullopt}, stats::Median(read_mbps),
-                       "MB/s", true, read_mbps});
-    metrics.push_back({MetricKey{"disk", "rand_read_iops", std::nullopt}, stats::Median(iops),
-                       "IOPS", true, iops});
+    metrics.push_back(MedianMetric(MetricKey{"disk", "seq_write_mbps", std::nullopt}, "MB/s", true,
+                                   std::move(write_mbps)));
+    metrics.push_back(MedianMetric(MetricKey{"disk", "seq_read_mbps", std::nullopt}, "MB/s", true,
+                                   std::move(read_mbps)));
+    metrics.push_back(MedianMetric(MetricKey{"disk", "rand_read_iops", std::nullopt}, "IOPS", true,
+                                   std::move(iops)));
     return metrics;
   }
 
