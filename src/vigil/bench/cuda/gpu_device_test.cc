@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "vigil/bench/cuda/gpu_benchmarks.h"
 #include "vigil/bench/runner.h"
@@ -71,6 +72,39 @@ TEST_F(GpuDeviceTest, BidirectionalHostCopyMovesBothWaysAtOnce) {
   ASSERT_TRUE(both.ok()) << both.status().ToString();
   ASSERT_EQ(both->size(), 3u);
   for (const double s : *both) EXPECT_GT(s, 0);
+}
+
+// Peer copies between GPUs 0 and 1, one way and both ways at once, and the figures the full
+// suite names after the pair.
+TEST_F(GpuDeviceTest, PeerCopiesBetweenTwoGpus) {
+  const Result<int> count = nvml::VisibleGpus();
+  if (!count.ok() || *count < 2) GTEST_SKIP() << "needs two GPUs";
+  const Result<bool> there = gpu::CanAccessPeer(0, 1);
+  const Result<bool> back = gpu::CanAccessPeer(1, 0);
+  ASSERT_TRUE(there.ok() && back.ok());
+  if (!*there || !*back) GTEST_SKIP() << "GPUs 0 and 1 have no peer access both ways";
+  for (const std::vector<gpu::CopyPath>& paths :
+       {std::vector<gpu::CopyPath>{{0, 1}}, std::vector<gpu::CopyPath>{{0, 1}, {1, 0}}}) {
+    Result<std::vector<double>> seconds = gpu::TimeCopies(paths, 64 << 20, 3);
+    ASSERT_TRUE(seconds.ok()) << seconds.status().ToString();
+    for (const double s : *seconds) EXPECT_GT(s, 0);
+  }
+  const auto b = MakeGpuCopyBenchmark();
+  RunnerOptions o;
+  o.suite = Suite::kFull;
+  o.params["gpu-copy"] = {{"size", "64M"}, {"repetitions", "3"}};
+  o.gpus = {0, 1};
+  Result<std::vector<Metric>> m = b->Run(MakeContext(*b, o));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  std::set<std::string> keys;
+  for (const Metric& x : *m) {
+    keys.insert(x.key.ToString());
+    EXPECT_GT(x.value, 1) << x.key.ToString();
+  }
+  for (const char* key : {"gpu-copy/p2p_gbps:0-1", "gpu-copy/p2p_gbps:1-0",
+                          "gpu-copy/p2p_bidir_gbps:0-1", "gpu-copy/bidir_gbps:1"}) {
+    EXPECT_TRUE(keys.count(key)) << key;
+  }
 }
 
 TEST_F(GpuDeviceTest, NcclAcrossEveryGpu) {
