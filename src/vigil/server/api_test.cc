@@ -127,6 +127,30 @@ TEST_F(ApiTest, UploadsAreJudgedByLearnedCriteriaThatNameTheComponent) {
   EXPECT_EQ(Body(r)["versions"].size(), 1u);
 }
 
+// Criteria learned for two hardware classes do not judge a node of a third: it stays unjudged
+// (not defective) until a learn includes its class.
+TEST_F(ApiTest, ANodeOfAClassWithoutCriteriaIsUnjudged) {
+  validate::FleetGenOptions o;
+  o.nodes = 60;
+  o.defect_rate = 0;
+  o.second_class = 0.5;
+  const std::vector<FleetRow> rows = validate::GenerateFleet(o)->rows;
+  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  Response r = Call("POST", "/api/v1/criteria/learn");
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_EQ(service_->criteria()->criteria.classes.size(), 2u);
+
+  FleetRow stranger = rows[0];
+  stranger.node = "mi300-001";
+  stranger.hardware = "8xMI300X";
+  r = Call("POST", "/api/v1/results", Lines({stranger, rows[1]}));
+  ASSERT_EQ(r.status, 201) << r.body;
+  const Json results = Body(r)["results"];
+  EXPECT_EQ(results[0]["verdict"], "unjudged") << results[0].dump();
+  EXPECT_EQ(results[0]["failing"], Json::array());
+  EXPECT_EQ(results[1]["verdict"], "healthy") << results[1].dump();
+}
+
 TEST_F(ApiTest, WritesNeedTheTokenAndReadOnlyServersRefuseThem) {
   const std::string line = Lines(Fleet(1));
   Response r = Call("POST", "/api/v1/results", line, {}, false);

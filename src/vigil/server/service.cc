@@ -48,9 +48,10 @@ std::shared_ptr<const ActiveCriteria> FleetService::criteria() const {
 
 namespace {
 
-// Judges one node by the criteria of the benchmarks it ran.
+// Judges one node by the criteria of the benchmarks it ran. Unjudged without criteria, or when
+// none learned applies to its hardware class (a new class, until the next learn includes it).
 void JudgeUpload(const ActiveCriteria* active, const ParsedUpload& p, store::Upload& u) {
-  if (active == nullptr) {
+  if (active == nullptr || validate::ClassFor(active->criteria, p.row.hardware) == nullptr) {
     u.verdict = "unjudged";
     u.findings = "[]";
     return;

@@ -525,12 +525,21 @@ Json FindingToJson(const Finding& f) {
               {"severity", SeverityName(f.severity)}};
 }
 
+const ClassModel* ClassFor(const LearnedCriteria& c, std::string_view hardware) {
+  for (const ClassModel& cm : c.classes) {
+    if (cm.hardware == hardware) return &cm;
+  }
+  return c.classes.size() == 1 ? &c.classes.front() : nullptr;
+}
+
 std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, int threads) {
   const Columns cols(t);
   // Every class's models, indexed before the threads start: they only read them.
   std::map<std::string, ClassIndex, std::less<>> classes;
   for (const ClassModel& cm : c.classes) {
-    ClassIndex& ix = classes[cm.hardware];
+    auto [slot, fresh] = classes.try_emplace(cm.hardware);
+    if (!fresh) continue;  // a class listed twice: the first judges, as ClassFor says
+    ClassIndex& ix = slot->second;
     ix.model = &cm;
     ix.families = ModelsById(cols, cm);
     for (const ComponentModel& cv : cm.components) ix.components[cv.benchmark] = &cv;
@@ -541,17 +550,14 @@ std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, i
   RunWorkers(workers, [&](size_t w) {
     const auto [begin, end] = ShareOf(n, w, workers);
     for (size_t i = begin; i < end; ++i) {
-      auto it = classes.find(t.hardware(i));
-      const ClassIndex* ix = it != classes.end()     ? &it->second
-                             : c.classes.size() == 1 ? &classes.begin()->second
-                                                     : nullptr;
-      if (ix == nullptr) {
+      const ClassModel* cm = ClassFor(c, t.hardware(i));
+      if (cm == nullptr) {
         out[i].findings.push_back(
             Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0, Severity::kCritical});
         out[i].defective = true;
         continue;
       }
-      out[i] = JudgeNode(t, i, cols, *ix, c.threshold);
+      out[i] = JudgeNode(t, i, cols, classes.find(cm->hardware)->second, c.threshold);
     }
   });
   return out;

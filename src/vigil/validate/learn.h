@@ -99,9 +99,12 @@ LearnedCriteria RestrictToBenchmarks(LearnedCriteria criteria,
 
 Json FindingToJson(const Finding& finding);
 
-// Judges every node of the table against the criteria of its hardware class (the only class
-// when the criteria hold one). Nodes are split over `threads` threads (0: the hardware's count);
-// the result does not depend on it.
+// The criteria that judge a node of `hardware`: its class's, else the only class when the criteria
+// hold one; nullptr when none applies (the node gets a critical "class" finding from Judge).
+const ClassModel* ClassFor(const LearnedCriteria& criteria, std::string_view hardware);
+
+// Judges every node of the table against the criteria of its hardware class (ClassFor). Nodes are
+// split over `threads` threads (0: the hardware's count); the result does not depend on it.
 std::vector<NodeFindings> Judge(const FleetTable& table, const LearnedCriteria& criteria,
                                 int threads = 0);
 

@@ -199,6 +199,32 @@ TEST(LearnTest, CriteriaRoundTripAndVersionCheck) {
                    .ok());
 }
 
+// A node is judged by its own class's criteria, by the only class's when there is one, and not at
+// all (a critical "class" finding) when several classes are learned and none is its own.
+TEST(LearnTest, NodesAreJudgedByTheirOwnClass) {
+  FleetGenOptions o;
+  o.nodes = 100;
+  o.defect_rate = 0;
+  const GeneratedFleet g = *GenerateFleet(o);
+  const LearnedCriteria two = *Learn(TableOf(g), LearnOptions{});
+  ASSERT_EQ(two.classes.size(), 2u);
+  for (const ClassModel& cm : two.classes) EXPECT_EQ(ClassFor(two, cm.hardware), &cm);
+  EXPECT_EQ(ClassFor(two, "4xMI300X"), nullptr);
+  LearnedCriteria one = two;
+  one.classes.resize(1);
+  EXPECT_EQ(ClassFor(one, "4xMI300X"), &one.classes[0]);
+  EXPECT_EQ(ClassFor(LearnedCriteria{}, "4xMI300X"), nullptr);
+
+  FleetRow stranger = g.rows[0];
+  stranger.hardware = "4xMI300X";
+  const std::vector<NodeFindings> v =
+      Judge(*ParseFleetTable(FormatFleetRow(stranger), "one.jsonl"), two);
+  ASSERT_TRUE(v[0].defective);
+  ASSERT_EQ(v[0].findings.size(), 1u);
+  EXPECT_EQ(v[0].findings[0].test, "class");
+  EXPECT_EQ(v[0].findings[0].metric, "4xMI300X");
+}
+
 TEST(LearnTest, TooFewNodesInAClassIsAnError) {
   FleetGenOptions o;
   o.nodes = 3;
