@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/lines.h"
 #include "vigil/core/matrix.h"
+#include "vigil/core/text.h"
 
 namespace vigil::detect {
 
@@ -87,6 +89,31 @@ Result<Alert> AlertFromJson(const Json& j, std::string_view where) {
     a.evidence.push_back(std::move(out));
   }
   return a;
+}
+
+Result<std::vector<Alert>> ParseAlerts(std::string_view text, std::string_view source) {
+  std::vector<Alert> alerts;
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '[') {
+    VIGIL_ASSIGN_OR_RETURN(const Json array, ParseJson(text, source));
+    for (size_t i = 0; i < array.size(); ++i) {
+      VIGIL_ASSIGN_OR_RETURN(Alert a,
+                             AlertFromJson(array[i], fmt::format("{}: alert {}", source, i + 1)));
+      alerts.push_back(std::move(a));
+    }
+  } else {
+    LineReader lines(text);
+    std::string_view line;
+    while (lines.Next(line)) {
+      if (Trim(line).empty()) continue;
+      const int line_no = static_cast<int>(lines.line_no());
+      VIGIL_ASSIGN_OR_RETURN(const Json j, ParseJson(line, source, line_no));
+      VIGIL_ASSIGN_OR_RETURN(Alert a, AlertFromJson(j, fmt::format("{}:{}", source, line_no)));
+      alerts.push_back(std::move(a));
+    }
+  }
+  if (alerts.empty()) return Status::InvalidArgument(fmt::format("{}: no alert", source));
+  return alerts;
 }
 
 Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& names)

@@ -53,6 +53,10 @@ Json AlertToJson(const Alert& alert);
 // "onset" (default: detected), "rule", "component" and "evidence" optional. InvalidArgument
 // "<where>: <field>: <problem>".
 Result<Alert> AlertFromJson(const Json& json, std::string_view where);
+// Reads alerts as `vigil detect --out` writes them (one JSON object per line; blank lines skipped)
+// or as a JSON array of them. InvalidArgument "<source>:<line>: ..." for a bad line,
+// "<source>: alert <n>: ..." for a bad element of an array, "<source>: no alert" for none.
+Result<std::vector<Alert>> ParseAlerts(std::string_view text, std::string_view source);
 
 class Detector {
  public:

@@ -222,5 +222,33 @@ TEST(AlertJsonTest, RoundTripsAndRejectsWhatItCannotRead) {
   }
 }
 
+TEST(AlertJsonTest, ParsesStreamsAndArraysAndNamesTheLine) {
+  const std::string line1 = DumpJson(AlertToJson({"gpu-07", "rule", "xid 79", "gpu3", 1, 2, {}}));
+  const std::string line2 = R"({"machine": "gpu-09", "kind": "divergence", "detected": 130})";
+  Result<std::vector<Alert>> stream = ParseAlerts(line1 + "\n\n  \n" + line2 + "\n", "a.jsonl");
+  ASSERT_TRUE(stream.ok()) << stream.status().message();
+  ASSERT_EQ(stream->size(), 2u);
+  EXPECT_EQ((*stream)[0].rule, "xid 79");
+  EXPECT_EQ((*stream)[1].machine, "gpu-09");
+
+  Result<std::vector<Alert>> array = ParseAlerts(" [" + line1 + ", " + line2 + "]", "body");
+  ASSERT_TRUE(array.ok()) << array.status().message();
+  EXPECT_EQ(array->size(), 2u);
+
+  const auto error = [](std::string_view text) {
+    Result<std::vector<Alert>> r = ParseAlerts(text, "a.jsonl");
+    EXPECT_FALSE(r.ok()) << text;
+    return r.ok() ? std::string() : std::string(r.status().message());
+  };
+  EXPECT_EQ(error(line1 + "\n{\"machine\": \"m\", \"kind\": \"r\"}\n"),
+            "a.jsonl:2: detected: missing");
+  EXPECT_EQ(error(line1 + "\n{oops\n").rfind("a.jsonl:2:", 0), 0u);
+  EXPECT_EQ(error("[" + line1 + ", {}]").rfind("a.jsonl: alert 2: machine", 0), 0u);
+  EXPECT_EQ(error("[]"), "a.jsonl: no alert");
+  EXPECT_EQ(error(" \n\n"), "a.jsonl: no alert");
+  EXPECT_EQ(error("{\"a\": 1}").rfind("a.jsonl:1: machine", 0), 0u);
+  EXPECT_FALSE(ParseAlerts("[1, 2", "a.jsonl").ok());
+}
+
 }  // namespace
 }  // namespace vigil::detect

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "vigil/core/json.h"
-#include "vigil/core/lines.h"
 #include "vigil/core/text.h"
 #include "vigil/detect/detector.h"
 #include "vigil/results/summary.h"
@@ -121,27 +120,12 @@ Result<store::CriteriaVersion> FleetService::Learn() {
 
 Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_view body,
                                                                    std::string_view source) {
-  std::vector<Json> objects;
-  const size_t first = body.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && body[first] == '[') {
-    VIGIL_ASSIGN_OR_RETURN(Json array, ParseJson(body, source));
-    for (Json& j : array) objects.push_back(std::move(j));
-  } else {
-    LineReader lines(body);
-    std::string_view line;
-    while (lines.Next(line)) {
-      if (Trim(line).empty()) continue;
-      VIGIL_ASSIGN_OR_RETURN(Json j, ParseJson(line, source, static_cast<int>(lines.line_no())));
-      objects.push_back(std::move(j));
-    }
-  }
-  if (objects.empty()) return Status::InvalidArgument(fmt::format("{}: no alert", source));
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<detect::Alert> parsed,
+                         detect::ParseAlerts(body, source));
   const double now = clock_.WallSeconds();
   std::vector<store::StoredAlert> alerts;
-  for (size_t i = 0; i < objects.size(); ++i) {
-    VIGIL_ASSIGN_OR_RETURN(
-        detect::Alert a,
-        detect::AlertFromJson(objects[i], fmt::format("{}: alert {}", source, i + 1)));
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    const detect::Alert& a = parsed[i];
     const Status name = CheckNodeName(a.machine);
     if (!name.ok()) return name.WithContext(fmt::format("{}: alert {}: machine", source, i + 1));
     alerts.push_back(store::StoredAlert{0, now, a.machine, a.kind, a.detected,
