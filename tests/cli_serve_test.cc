@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -119,6 +120,42 @@ TEST(ServeE2eTest, RunReportsItsResultsAndTheSpoolKeepsThemWhileTheServerIsDown)
       {"report", dir.File("r.json"), "--report", server.url(), "--token-file", dir.File("bad")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("wrong token"), std::string::npos) << r.err;
+}
+
+// vigil detect --report posts its alerts to the fleet service; a server that cannot be reached
+// leaves them in --out and fails the command (exit 3), a wrong token is refused (exit 2).
+TEST(ServeE2eTest, DetectPostsItsAlertsToTheServer) {
+  TempDir dir;
+  ProcessResult sim =
+      RunVigil({"simulate", "telemetry", "--machines", "8", "--duration", "10m", "--faults", "2",
+                "--kinds", "hang,nic_down", "--seed", "3", "--out", dir.File("t.csv")});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  ProcessResult r = RunVigil({"detect", "--input", dir.File("t.csv"), "--out",
+                              dir.File("down.jsonl"), "--report", "http://127.0.0.1:1"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("alerts not sent: http://127.0.0.1:1: cannot reach the server"),
+            std::string::npos)
+      << r.err;
+  Result<std::string> kept = ReadFile(dir.File("down.jsonl"));
+  ASSERT_TRUE(kept.ok());
+  const size_t raised = static_cast<size_t>(std::count(kept->begin(), kept->end(), '\n'));
+  EXPECT_GE(raised, 2u);
+
+  Server server(dir, dir.File("fleet.db"));
+  ASSERT_GT(server.port(), 0);
+  r = RunVigil({"detect", "--input", dir.File("t.csv"), "--report", server.url(), "--token-file",
+                dir.File("token")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // alerts raised, and sent
+  EXPECT_NE(r.err.find(fmt::format("{} alerts sent", raised)), std::string::npos) << r.err;
+  const Json alerts = GetJson(server.port(), "/api/v1/alerts");
+  ASSERT_EQ(alerts["count"], raised) << alerts.dump();
+  EXPECT_EQ(alerts["alerts"][0]["kind"].is_string(), true);
+
+  ASSERT_TRUE(WriteFileAtomic(dir.File("bad"), "nope").ok());
+  r = RunVigil({"detect", "--input", dir.File("t.csv"), "--report", server.url(), "--token-file",
+                dir.File("bad")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("alerts refused (401)"), std::string::npos) << r.err;
 }
 
 TEST(ServeE2eTest, BadDatabasesAndAddressesAreClearErrorsAtStartUp) {

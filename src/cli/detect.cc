@@ -19,6 +19,7 @@
 #include "vigil/core/stats.h"
 #include "vigil/detect/detector.h"
 #include "vigil/detect/evaluate.h"
+#include "vigil/server/client.h"
 #include "vigil/sim/telemetry_gen.h"
 #include "vigil/telemetry/prometheus_client.h"
 #include "vigil/telemetry/readers.h"
@@ -89,10 +90,12 @@ std::string EvidenceText(const detect::Alert& a) {
   return out;
 }
 
-// Sends alerts to the terminal (and, in follow mode, to --out line by line) as they come.
+// Sends alerts as they come to the terminal, to --out (line by line in follow mode) and to the
+// fleet service of --report.
 class AlertOutput {
  public:
-  explicit AlertOutput(const DetectOptions& o) : o_(o) {}
+  AlertOutput(const DetectOptions& o, server::ReportClient* reporter)
+      : o_(o), reporter_(reporter) {}
 
   Status Add(std::vector<detect::Alert> alerts) {
     for (detect::Alert& a : alerts) {
@@ -102,19 +105,50 @@ class AlertOutput {
                    FormatUtc(a.detected), a.detected - a.onset, EvidenceText(a));
         std::fflush(stdout);
       }
-      if (o_.follow && !o_.out.empty()) {
-        VIGIL_RETURN_IF_ERROR(AppendToFile(o_.out, DumpJson(detect::AlertToJson(a)) + "\n"));
+      const std::string line = DumpJson(detect::AlertToJson(a)) + "\n";
+      if (o_.follow && !o_.out.empty()) VIGIL_RETURN_IF_ERROR(AppendToFile(o_.out, line));
+      if (reporter_ != nullptr) {
+        unsent_ += line;
+        ++unsent_count_;
       }
       all_.push_back(std::move(a));
     }
-    return Status::Ok();
+    return Send();
   }
 
   const std::vector<detect::Alert>& all() const { return all_; }
 
+  // OK when the server has every alert; Unavailable saying how many it never received.
+  Status Delivered() const {
+    if (unsent_count_ == 0) return Status::Ok();
+    return Status::Unavailable(fmt::format("{} alerts not sent: {}{}", unsent_count_, last_error_,
+                                           o_.out.empty() ? "" : "; they are in " + o_.out));
+  }
+
  private:
+  // Posts the alerts not sent yet. A server that cannot be reached keeps them for the next try; a
+  // server that refuses them (a wrong token) is an error.
+  Status Send() {
+    if (unsent_count_ == 0) return Status::Ok();
+    Result<Json> answer = reporter_->PostAlerts(unsent_);
+    if (answer.ok()) {
+      spdlog::info("{}: {} alerts sent", o_.report, unsent_count_);
+      unsent_.clear();
+      unsent_count_ = 0;
+      return Status::Ok();
+    }
+    if (answer.status().code() != StatusCode::kUnavailable) return answer.status();
+    last_error_ = answer.status().message();
+    spdlog::warn("{} ({} alerts kept to send with the next ones)", last_error_, unsent_count_);
+    return Status::Ok();
+  }
+
   const DetectOptions& o_;
+  server::ReportClient* reporter_;
   std::vector<detect::Alert> all_;
+  std::string unsent_;  // JSONL
+  size_t unsent_count_ = 0;
+  std::string last_error_;
 };
 
 Result<detect::DetectorOptions> DetectorOptionsOf(const DetectOptions& o) {
@@ -218,6 +252,11 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
   c->add_option("--cooldown", o.cooldown, "No second alert for a machine within this time")
       ->capture_default_str();
   c->add_flag("--json", o.json, "Print a JSON summary (alerts and, with --labels, the score)");
+  c->add_option(
+      "--report", o.report,
+      "Post alerts as they are raised to a fleet service (vigil serve), http://host:port");
+  c->add_option("--token-file", o.token_file, "--report: file holding the bearer token")
+      ->check(CLI::ExistingFile);
   return c;
 }
 
@@ -231,6 +270,8 @@ CommandResult RunDetect(const DetectOptions& o) {
   if (o.follow && o.prometheus.empty())
     return Status::InvalidArgument("--follow needs --prometheus");
   if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
+  VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> reporter,
+                         server::ReporterOf(o.report, o.token_file));
   std::vector<detect::FaultLabel> labels;
   if (!o.labels.empty()) {
     VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(o.labels));
@@ -243,7 +284,7 @@ CommandResult RunDetect(const DetectOptions& o) {
   telemetry::Normalizer names(std::move(map), passthrough);
   VIGIL_ASSIGN_OR_RETURN(const detect::DetectorOptions options, DetectorOptionsOf(o));
   detect::Detector detector(options, names);
-  AlertOutput output(o);
+  AlertOutput output(o, reporter.get());
   int64_t skipped = 0;
   const auto started = std::chrono::steady_clock::now();
   if (o.prometheus.empty()) {
@@ -295,6 +336,7 @@ CommandResult RunDetect(const DetectOptions& o) {
       fmt::print("{}", t.ToString());
     }
   }
+  VIGIL_RETURN_IF_ERROR(output.Delivered());
   return alerts.empty() ? ExitCode::kHealthy : ExitCode::kDefect;
 }
 

@@ -147,14 +147,8 @@ CommandResult RunRun(const RunOptions& options) {
     VIGIL_ASSIGN_OR_RETURN(criteria, validate::CriteriaFromJson(text, options.criteria));
   }
 
-  std::unique_ptr<server::ReportClient> reporter;
-  if (!options.report.empty()) {
-    std::string token;
-    if (!options.token_file.empty()) {
-      VIGIL_ASSIGN_OR_RETURN(token, server::ReadToken(options.token_file));
-    }
-    VIGIL_ASSIGN_OR_RETURN(reporter, server::ReportClient::Create(options.report, token));
-  }
+  VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> reporter,
+                         server::ReporterOf(options.report, options.token_file));
 
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
   Clock& clock = SystemClock();

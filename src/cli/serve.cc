@@ -118,12 +118,8 @@ CommandResult RunReport(const ReportOptions& o) {
   if (o.files.empty() && o.spool.empty()) {
     return Status::InvalidArgument("nothing to send: give files, --spool DIR, or both");
   }
-  std::string token;
-  if (!o.token_file.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(token, server::ReadToken(o.token_file));
-  }
-  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<server::ReportClient> client,
-                         server::ReportClient::Create(o.url, token));
+  VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> client,
+                         server::ReporterOf(o.url, o.token_file));  // --report is required
   bool defective = false;
   for (const std::string& f : o.files) {
     VIGIL_ASSIGN_OR_RETURN(std::string body, ReadFile(f));

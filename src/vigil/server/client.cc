@@ -35,9 +35,18 @@ Result<std::unique_ptr<ReportClient>> ReportClient::Create(const std::string& ur
 }
 
 Result<Json> ReportClient::Upload(std::string_view body) {
+  return Post("/api/v1/results", "upload", body);
+}
+
+Result<Json> ReportClient::PostAlerts(std::string_view body) {
+  return Post("/api/v1/alerts", "alerts", body);
+}
+
+Result<Json> ReportClient::Post(std::string_view endpoint, std::string_view what,
+                                std::string_view body) {
   httplib::Headers headers;
   if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
-  const std::string path = prefix_ + "/api/v1/results";
+  const std::string path = prefix_ + std::string(endpoint);
   httplib::Result res = client_->Post(path, headers, body.data(), body.size(), "application/json");
   if (!res) {
     return Status::Unavailable(
@@ -53,7 +62,7 @@ Result<Json> ReportClient::Upload(std::string_view body) {
   }
   if (res->status >= 400) {
     return Status::InvalidArgument(
-        fmt::format("{}: upload refused ({}): {}", url_, res->status, message));
+        fmt::format("{}: {} refused ({}): {}", url_, what, res->status, message));
   }
   if (!answer.ok()) return answer.status();
   return answer;
@@ -87,6 +96,16 @@ Result<std::string> ReadToken(const std::string& path) {
     return Status::InvalidArgument(fmt::format("{}: the token has white space inside", path));
   }
   return token;
+}
+
+Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
+                                                 const std::string& token_file) {
+  if (url.empty()) return std::unique_ptr<ReportClient>();
+  std::string token;
+  if (!token_file.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(token, ReadToken(token_file));
+  }
+  return ReportClient::Create(url, std::move(token));
 }
 
 Result<std::string> SpoolDocument(const std::string& dir, std::string_view node, double now,

@@ -29,10 +29,14 @@ class ReportClient {
   // cannot be reached or fails (5xx): worth trying again later; InvalidArgument with the
   // server's message when it refuses the upload (4xx): trying again will not help.
   Result<Json> Upload(std::string_view body);
+  // POSTs detector alerts (JSONL, as `vigil detect --out` writes them) to /api/v1/alerts; errors
+  // as Upload's.
+  Result<Json> PostAlerts(std::string_view body);
 
  private:
   ReportClient(std::string url, std::string prefix, std::string token,
                std::unique_ptr<httplib::Client> client);
+  Result<Json> Post(std::string_view endpoint, std::string_view what, std::string_view body);
   std::string url_, prefix_, token_;
   std::unique_ptr<httplib::Client> client_;
 };
@@ -51,6 +55,11 @@ std::vector<UploadVerdict> VerdictsOf(const Json& answer);
 // Reads the token from a file (surrounding whitespace dropped). InvalidArgument when it is
 // empty.
 Result<std::string> ReadToken(const std::string& path);
+
+// The client of the --report URL and --token-file PATH flags (no PATH: no token); nullptr when
+// `url` is empty.
+Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
+                                                 const std::string& token_file);
 
 // Keeps a document in the spool directory (made if missing) under a name that sorts by time:
 // "<stamp>-<node>.json", written atomically. The path written.
