@@ -181,15 +181,12 @@ void AddBands(std::vector<Series>& series, const std::string& hardware,
               const ActiveCriteria* active) {
   if (active == nullptr) return;
   const validate::LearnedCriteria& c = active->criteria;
-  const validate::ClassModel* cm = nullptr;
-  for (const validate::ClassModel& m : c.classes) {
-    if (m.hardware == hardware || c.classes.size() == 1) cm = &m;
-  }
+  const validate::ClassModel* cm = validate::ClassFor(c, hardware);
   if (cm == nullptr) return;
   for (Series& s : series) {
     const validate::MetricAnatomy a = validate::Anatomize(s.metric);
     for (const validate::FamilyModel& f : cm->families) {
-      if (f.family != a.family || f.direction == validate::Direction::kZero) continue;
+      if (f.family != a.family || !validate::IsLearned(f.direction)) continue;
       s.centre = f.centre;
       const bool low = f.direction != validate::Direction::kLower;
       const bool high = f.direction != validate::Direction::kHigher;

@@ -33,6 +33,39 @@ Direction DirectionOf(std::string_view name) {
   return Direction::kEither;
 }
 
+// The NVML readings of gpu-health and gpu-stress (docs/run.md), judged by what they mean rather
+// than by their name's words; kEither (not one of them) otherwise.
+Direction HealthDirection(std::string_view benchmark, std::string_view name) {
+  static constexpr std::pair<std::string_view, Direction> kHealth[] = {
+      {"ecc_uncorrected_volatile", Direction::kClear},
+      {"row_remap_pending", Direction::kClear},
+      {"row_remap_failure", Direction::kClear},
+      {"retired_pages_pending", Direction::kClear},
+      {"throttle_hw_", Direction::kClear},
+      {"throttle_sw_thermal", Direction::kClear},
+      // Lifetime counts of errors corrected or repaired (rows remapped), a power cap, the
+      // present draw: records, not faults. An idle GPU trains its link down a generation.
+      {"ecc_corrected_", Direction::kInfo},
+      {"ecc_uncorrected_aggregate", Direction::kInfo},
+      {"remapped_rows_", Direction::kInfo},
+      {"throttle_sw_power_cap", Direction::kInfo},
+      {"power_w", Direction::kInfo},
+      {"pcie_gen_max", Direction::kHigher},
+      {"pcie_gen", Direction::kInfo},
+      {"temperature", Direction::kLower}};
+  static constexpr std::pair<std::string_view, Direction> kStress[] = {
+      {"throttled", Direction::kClear}, {"peak_temperature", Direction::kLower}};
+  const auto find = [&](const auto& table) {
+    for (const auto& [part, d] : table) {
+      if (name.rfind(part, 0) == 0) return d;
+    }
+    return Direction::kEither;
+  };
+  if (benchmark == "gpu-health") return find(kHealth);
+  if (benchmark == "gpu-stress") return find(kStress);
+  return Direction::kEither;
+}
+
 // The component a benchmark's index names.
 std::string ComponentOf(std::string_view benchmark, std::string_view index) {
   static constexpr std::pair<std::string_view, std::string_view> kKinds[] = {
@@ -74,7 +107,8 @@ MetricAnatomy Anatomize(std::string_view key) {
                                     : std::string_view(a.family).substr(slash + 1);
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  a.direction = DirectionOf(lower);
+  a.direction = HealthDirection(benchmark, lower);
+  if (a.direction == Direction::kEither) a.direction = DirectionOf(lower);
   a.component = ComponentOf(benchmark, a.index);
   // A sweep size: a run of at least three digits standing alone between '_' or '-' separators.
   for (size_t i = 0; i < name.size();) {
@@ -111,8 +145,16 @@ std::string_view DirectionName(Direction d) {
       return "zero";
     case Direction::kEither:
       return "either";
+    case Direction::kClear:
+      return "clear";
+    case Direction::kInfo:
+      return "info";
   }
   return "either";
+}
+
+bool IsLearned(Direction d) {
+  return d == Direction::kHigher || d == Direction::kLower || d == Direction::kEither;
 }
 
 }  // namespace vigil::validate

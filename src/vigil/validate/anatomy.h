@@ -8,7 +8,16 @@
 
 namespace vigil::validate {
 
-enum class Direction { kHigher, kLower, kZero, kEither };  // kZero: return codes must be 0
+// How a metric is judged. From the fleet's own distribution: kHigher and kLower (better that
+// way) and kEither. By a fixed rule: kZero, a benchmark's return code, must be 0 (otherwise the
+// benchmark failed); kClear, a health counter or flag that must be 0 on a sound part (an
+// uncorrectable ECC error since the driver loaded, a pending or failed row remap, a hardware
+// slowdown). Never: kInfo, a reading kept for people (corrected ECC errors, errors the hardware
+// has repaired, power, an idle PCIe link's generation).
+enum class Direction { kHigher, kLower, kZero, kEither, kClear, kInfo };
+
+// Whether the fleet's distribution judges a metric of this direction.
+bool IsLearned(Direction d);
 
 struct MetricAnatomy {
   std::string family;     // the key without its index: one population over all components
@@ -23,6 +32,7 @@ struct MetricAnatomy {
 
 // Parses a key. Direction comes from the name: return_code -> zero; time, latency, overhead,
 // steptime and the like -> lower; bandwidth, flops, iops, throughput -> higher; else either.
+// gpu-health's and gpu-stress's readings have directions of their own (clear, info, ...).
 MetricAnatomy Anatomize(std::string_view key);
 
 std::string_view DirectionName(Direction d);

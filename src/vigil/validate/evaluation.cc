@@ -23,6 +23,7 @@ FoundSet FoundBySuperBenchStyle(const FleetTable& t) {
   FoundSet found;
   for (const auto& [hardware, nodes] : NodesByHardware(t)) {
     for (size_t j = 0; j < t.metric_count(); ++j) {
+      if (anatomy[j].direction == Direction::kInfo) continue;  // never judged
       double sum = 0;
       size_t n = 0;
       for (size_t i : nodes) {
@@ -41,7 +42,7 @@ FoundSet FoundBySuperBenchStyle(const FleetTable& t) {
         bool flagged = false;
         if (std::isnan(v)) {
           flagged = expected;
-        } else if (a.direction == Direction::kZero) {
+        } else if (a.direction == Direction::kZero || a.direction == Direction::kClear) {
           flagged = v != 0;
         } else if (mean != 0) {
           const double var = (v - mean) / mean;

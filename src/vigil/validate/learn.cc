@@ -34,7 +34,10 @@ double WorseSigmas(Direction d, double v, double centre, double spread) {
     case Direction::kEither:
       return std::fabs(v - centre) / spread;
     case Direction::kZero:
+    case Direction::kClear:
       return v != 0 ? kInf : 0;
+    case Direction::kInfo:
+      return 0;
   }
   return 0;
 }
@@ -53,7 +56,8 @@ Robust RobustOf(std::vector<double>& xs, double floor) {
 }
 
 // The table's columns, parsed once and grouped: by family (one population) and by benchmark
-// (return codes aside), with small integer ids so that the per-node loops do no string work.
+// (the metrics the fleet's distribution judges only), with small integer ids so that the per-node
+// loops do no string work.
 struct Columns {
   std::vector<MetricAnatomy> anatomy;
   std::vector<int> family_of;                    // column -> family id
@@ -73,7 +77,7 @@ struct Columns {
       }
       family_of.push_back(it->second);
       family_cols[static_cast<size_t>(it->second)].push_back(j);
-      if (a.direction != Direction::kZero) benchmark_cols[BenchmarkOfKey(a.family)].push_back(j);
+      if (IsLearned(a.direction)) benchmark_cols[BenchmarkOfKey(a.family)].push_back(j);
     }
   }
 };
@@ -88,14 +92,14 @@ double NodeMedian(const FleetTable& t, size_t i, const std::vector<size_t>& cols
   return scratch.size() < 2 ? std::nan("") : Median(scratch);
 }
 
-// Node i's median of every family that can be balanced (two or more columns, not a return
-// code), NaN elsewhere, by family id: the reference of the balance inside the node.
+// Node i's median of every family that can be balanced (two or more columns the fleet's
+// distribution judges), NaN elsewhere, by family id: the reference of the balance inside the node.
 std::vector<double> NodeMedians(const FleetTable& t, size_t i, const Columns& c,
                                 std::vector<double>& scratch) {
   std::vector<double> m(c.families.size(), std::nan(""));
   for (size_t f = 0; f < c.families.size(); ++f) {
     const std::vector<size_t>& cols = c.family_cols[f];
-    if (cols.size() >= 2 && c.anatomy[cols[0]].direction != Direction::kZero) {
+    if (cols.size() >= 2 && IsLearned(c.anatomy[cols[0]].direction)) {
       m[f] = NodeMedian(t, i, cols, scratch);
     }
   }
@@ -184,6 +188,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
       FamilyModel f;
       f.family = cols.families[fid];
       f.direction = cols.anatomy[fcols[0]].direction;
+      if (f.direction == Direction::kInfo) continue;  // never judged: nothing to learn
       xs.clear();
       for (size_t j : fcols) {
         size_t present = 0;
@@ -202,7 +207,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
       Robust r = RobustOf(xs, 0);
       f.centre = r.centre;
       f.spread = std::max(r.spread, o.resolution * std::fabs(r.centre));
-      if (fcols.size() >= 2 && f.direction != Direction::kZero) {
+      if (fcols.size() >= 2 && IsLearned(f.direction)) {
         xs.clear();
         for (size_t k = 0; k < nodes.size(); ++k) {
           const size_t i = nodes[k];
@@ -310,7 +315,7 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
         f.family = fj.at("family").get<std::string>();
         const std::string dir = fj.at("direction").get<std::string>();
         const Direction all[] = {Direction::kHigher, Direction::kLower, Direction::kZero,
-                                 Direction::kEither};
+                                 Direction::kEither, Direction::kClear, Direction::kInfo};
         auto d = std::find_if(std::begin(all), std::end(all),
                               [&](Direction x) { return DirectionName(x) == dir; });
         if (d == std::end(all)) return bad(fmt::format("family {}: bad direction", f.family));
@@ -445,9 +450,9 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       fd.component = cols.anatomy[j].component;
       fd.metric = t.metrics()[j];
       fd.value = v;
-      if (f.direction == Direction::kZero) {
-        if (v == 0) continue;
-        fd.test = "return_code";
+      if (!IsLearned(f.direction)) {  // a fixed rule: a return code, a health counter
+        if (v == 0 || f.direction == Direction::kInfo) continue;
+        fd.test = f.direction == Direction::kZero ? "return_code" : "health";
         fd.sigmas = kInf;
         fd.severity = Severity::kCritical;
         nf.findings.push_back(std::move(fd));

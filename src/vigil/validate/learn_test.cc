@@ -34,10 +34,34 @@ TEST(AnatomyTest, FamilyComponentDirectionAndSweep) {
   EXPECT_EQ(Anatomize("gemm-flops/return_code").component, "gemm-flops");
   EXPECT_EQ(Anatomize("foo/bar:2").component, "foo:2");
   EXPECT_EQ(Anatomize("gpu-health/ecc_uncorrected_aggregate:3").component, "GPU 3");
-  EXPECT_EQ(Anatomize("gpu-health/ecc_uncorrected_aggregate:3").direction, Direction::kLower);
-  EXPECT_EQ(Anatomize("gpu-health/throttle_hw_slowdown:3").direction, Direction::kLower);
+  // gpu-health's faults must be clear; its records are never judged.
+  for (const char* clear : {"ecc_uncorrected_volatile", "row_remap_pending", "row_remap_failure",
+                            "retired_pages_pending", "throttle_hw_slowdown", "throttle_hw_thermal",
+                            "throttle_hw_power_brake", "throttle_sw_thermal"}) {
+    EXPECT_EQ(Anatomize(std::string("gpu-health/") + clear + ":3").direction, Direction::kClear)
+        << clear;
+  }
+  for (const char* info :
+       {"ecc_corrected_volatile", "ecc_corrected_aggregate", "ecc_uncorrected_aggregate",
+        "remapped_rows_corrected", "remapped_rows_uncorrected", "throttle_sw_power_cap", "power_w",
+        "pcie_gen"}) {
+    EXPECT_EQ(Anatomize(std::string("gpu-health/") + info + ":3").direction, Direction::kInfo)
+        << info;
+  }
   EXPECT_EQ(Anatomize("gpu-health/pcie_width:3").direction, Direction::kHigher);
-  EXPECT_EQ(Anatomize("gpu-health/temperature_c:3").direction, Direction::kEither);
+  EXPECT_EQ(Anatomize("gpu-health/pcie_width_max:3").direction, Direction::kHigher);
+  EXPECT_EQ(Anatomize("gpu-health/pcie_gen_max:3").direction, Direction::kHigher);
+  EXPECT_EQ(Anatomize("gpu-health/temperature_c:3").direction, Direction::kLower);
+  EXPECT_EQ(Anatomize("gpu-health/return_code").direction, Direction::kZero);
+  EXPECT_EQ(Anatomize("gpu-stress/throttled:1").direction, Direction::kClear);
+  EXPECT_EQ(Anatomize("gpu-stress/peak_temperature_c:1").direction, Direction::kLower);
+  EXPECT_EQ(Anatomize("gpu-stress/min_tflops:1").direction, Direction::kHigher);
+  // Only those benchmarks' readings: another benchmark's power_w is judged by its name.
+  EXPECT_EQ(Anatomize("other/power_w:1").direction, Direction::kEither);
+  EXPECT_TRUE(IsLearned(Direction::kEither));
+  EXPECT_FALSE(IsLearned(Direction::kClear));
+  EXPECT_FALSE(IsLearned(Direction::kInfo));
+  EXPECT_FALSE(IsLearned(Direction::kZero));
   EXPECT_EQ(Anatomize("foo/bar").direction, Direction::kEither);
 }
 
@@ -223,6 +247,67 @@ TEST(LearnTest, NodesAreJudgedByTheirOwnClass) {
   ASSERT_EQ(v[0].findings.size(), 1u);
   EXPECT_EQ(v[0].findings[0].test, "class");
   EXPECT_EQ(v[0].findings[0].metric, "4xMI300X");
+}
+
+// gpu-health's readings of a fleet: a GPU with an uncorrectable error since the driver loaded,
+// or a row remap pending, is named with a critical "health" finding even though nothing in the
+// fleet's distribution could learn it (every other GPU reads 0); a link at half width is named by
+// the fleet; lifetime counts of corrected errors, power and an idle link's generation, however
+// they vary, are never findings.
+TEST(LearnTest, GpuHealthFaultsAreNamedAndItsRecordsAreNot) {
+  std::vector<FleetRow> rows;
+  for (int n = 0; n < 40; ++n) {
+    FleetRow& r = rows.emplace_back();
+    r.node = "n" + std::to_string(n);
+    r.hardware = "8xH100";
+    for (int g = 0; g < 8; ++g) {
+      const auto put = [&](const char* metric, double v) {
+        r.values.emplace_back("gpu-health/" + std::string(metric) + ":" + std::to_string(g), v);
+      };
+      const int k = n * 8 + g;
+      put("ecc_uncorrected_volatile", 0);
+      put("row_remap_pending", 0);
+      put("throttle_hw_slowdown", 0);
+      put("ecc_corrected_aggregate", k % 7 == 0 ? 40 + k % 13 : 0);  // a few GPUs have many
+      put("pcie_gen", k % 5 == 0 ? 5 : 1);  // idle links trained down, some not
+      put("pcie_width", 16);
+      put("power_w", 70 + k % 9 + (k == 77 ? 200 : 0));
+      put("temperature_c", 35 + k % 6);
+    }
+  }
+  std::string text;
+  for (const FleetRow& r : rows) text += FormatFleetRow(r);
+  const LearnedCriteria c = *Learn(*ParseFleetTable(text, "fleet.jsonl"), LearnOptions{});
+  for (const FamilyModel& f : c.classes[0].families) {
+    EXPECT_NE(f.direction, Direction::kInfo) << f.family;  // nothing learned for records
+  }
+  const auto judge = [&](FleetRow row, const std::string& key, double v) {
+    for (auto& [k, value] : row.values) {
+      if (k == key) value = v;
+    }
+    return Judge(*ParseFleetTable(FormatFleetRow(row), "one.jsonl"), c)[0];
+  };
+  for (const char* key : {"gpu-health/ecc_uncorrected_volatile:2", "gpu-health/row_remap_pending:2",
+                          "gpu-health/throttle_hw_slowdown:2"}) {
+    const NodeFindings nf = judge(rows[3], key, 1);
+    ASSERT_TRUE(nf.defective) << key;
+    ASSERT_EQ(nf.findings.size(), 1u) << key;
+    EXPECT_EQ(nf.findings[0].component, "GPU 2");
+    EXPECT_EQ(nf.findings[0].test, "health");
+    EXPECT_EQ(nf.findings[0].severity, Severity::kCritical);
+  }
+  const NodeFindings narrow = judge(rows[3], "gpu-health/pcie_width:5", 8);
+  ASSERT_TRUE(narrow.defective);
+  EXPECT_EQ(narrow.findings[0].component, "GPU 5");
+  EXPECT_EQ(narrow.findings[0].severity, Severity::kCritical);
+  // Every node of the fleet itself is healthy, the ones with many corrected errors, the GPU
+  // drawing 200 W more and the links at generation 5 among those at 1 included.
+  const std::vector<NodeFindings> all = Judge(*ParseFleetTable(text, "fleet.jsonl"), c);
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_FALSE(all[i].defective) << rows[i].node << ": " << all[i].findings[0].metric;
+  }
+  EXPECT_FALSE(judge(rows[3], "gpu-health/ecc_corrected_aggregate:1", 5000).defective);
+  EXPECT_TRUE(judge(rows[3], "gpu-health/temperature_c:1", 90).defective);  // runs hot
 }
 
 TEST(LearnTest, TooFewNodesInAClassIsAnError) {
