@@ -9,6 +9,7 @@
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/lines.h"
 #include "vigil/results/document.h"
 #include "vigil/results/summary.h"
 #include "vigil/testing/temp_dir.h"
@@ -164,6 +165,25 @@ TEST(CliTest, TableAndResultsPath) {
   EXPECT_NE(r.out.find("BENCHMARK"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("idle_latency_ns"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Results: " + dir.File("r.json")), std::string::npos) << r.out;
+}
+
+// Benchmarks skipped for one reason share one line under the table, which a long reason does
+// not widen.
+TEST(CliTest, SkippedBenchmarksShareOneLineOfReason) {
+  TempDir dir;
+  ProcessResult r = RunVigil({"run", "--bench", "cpu-latency,gpu-membw,gpu-launch", "--set",
+                              "cpu-latency.buffer_size=8M", "--out", dir.File("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result<NodeResults> doc = ReadNodeResults(dir.File("r.json"));
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  const BenchmarkRecord& membw = doc->benchmarks[1];
+  if (membw.status != BenchStatus::kSkipped) GTEST_SKIP() << "this node has a GPU";
+  EXPECT_NE(r.out.find("gpu-membw    skipped  -"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nskipped gpu-membw, gpu-launch: " + membw.error + "\n"), std::string::npos)
+      << r.out;
+  LineReader table(std::string_view(r.out).substr(0, r.out.find("\n\n")));
+  std::string_view line;
+  while (table.Next(line)) EXPECT_LT(line.size(), 80u) << line;
 }
 
 // A scratch directory without room fails `disk` with a clear error; the others still run.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -63,11 +64,25 @@ Status CheckScratch(const std::string& dir) {
   return Status::Ok();
 }
 
+// The metrics as a table, then why benchmarks were skipped or failed, one line per reason
+// ("skipped gpu-gemm, gpu-stress, nccl: no NVIDIA driver: ..."), so that a long reason does not
+// widen the table.
 std::string RenderTable(const NodeResults& doc) {
+  struct Reason {
+    BenchStatus status;
+    std::string error;
+    std::vector<std::string> benchmarks;
+  };
   Table t({"BENCHMARK", "STATUS", "METRIC", "VALUE", "UNIT"});
+  std::vector<Reason> reasons;  // in order of first appearance
   for (const BenchmarkRecord& r : doc.benchmarks) {
     if (r.status != BenchStatus::kOk) {
-      t.Add({r.name, std::string(BenchStatusName(r.status)), r.error, "", ""});
+      t.Add({r.name, std::string(BenchStatusName(r.status)), "-", "", ""});
+      auto it = std::find_if(reasons.begin(), reasons.end(), [&](const Reason& x) {
+        return x.status == r.status && x.error == r.error;
+      });
+      if (it == reasons.end()) it = reasons.insert(reasons.end(), Reason{r.status, r.error, {}});
+      it->benchmarks.push_back(r.name);
       continue;
     }
     for (const Metric& m : r.metrics) {
@@ -76,7 +91,13 @@ std::string RenderTable(const NodeResults& doc) {
       t.Add({r.name, "ok", metric, FormatFigure(m.value), m.unit});
     }
   }
-  return t.ToString();
+  std::string out = t.ToString();
+  if (!reasons.empty()) out += "\n";
+  for (const Reason& r : reasons) {
+    out += fmt::format("{} {}: {}\n", BenchStatusName(r.status), fmt::join(r.benchmarks, ", "),
+                       r.error);
+  }
+  return out;
 }
 
 }  // namespace
