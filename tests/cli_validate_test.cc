@@ -1,5 +1,6 @@
 // End-to-end tests of vigil diagnose, baseline, learn, validate, simulate fleet and
 // run --criteria: the built binary, its files, its output and its exit codes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -143,6 +144,36 @@ TEST(CliValidateTest, SimulateLearnValidate) {
                 dir.File("criteria.json"), "--truth", dir.File("fleet.jsonl")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(Contains(r.err, "fleet.jsonl:1: expected the header")) << r.err;
+}
+
+// A GPU with an uncorrectable ECC error is named by its health counter, which must be clear: the
+// table shows what was expected (0), no deviation from a centre, and the test.
+TEST(CliValidateTest, AHealthCounterThatMustBeClearNamesTheGpu) {
+  TempDir dir;
+  std::string fleet;
+  for (int n = 0; n < 10; ++n) {
+    fleet += fmt::format(
+        "{{\"node\": \"n{}\", \"hardware\": \"2xH100\", "
+        "\"gpu-health/ecc_uncorrected_volatile:0\": 0, "
+        "\"gpu-health/ecc_uncorrected_volatile:1\": {}, \"gpu-health/ecc_corrected_aggregate:0\": "
+        "{}, \"gpu-health/pcie_width:0\": 16, \"gpu-health/pcie_width:1\": 16}}\n",
+        n, n == 4 ? 1 : 0, n * 17);
+  }
+  dir.Write("fleet.jsonl", fleet);
+  ProcessResult r =
+      RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("criteria.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunVigil(
+      {"validate", "--data", dir.File("fleet.jsonl"), "--criteria", dir.File("criteria.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const size_t at = r.out.find("\nn4 ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  for (const char* part :
+       {"GPU 1", "gpu-health/ecc_uncorrected_volatile:1", " 0 ", " - ", "critical  health"}) {
+    EXPECT_TRUE(Contains(line, part)) << part << " in " << line;
+  }
+  EXPECT_TRUE(Contains(r.out, "1 of 10 nodes defective")) << r.out;  // corrected counts are not
 }
 
 // `vigil run --criteria` judges what it just measured. A fleet of this node's own results, with

@@ -19,7 +19,7 @@ using validate::FindingToJson;
 using validate::NodeFindings;
 
 std::string Range(const Finding& f) {
-  if (f.test == "return_code") return "0";
+  if (f.test == "return_code" || f.test == "health") return "0";
   if (f.test == "missing") return "present";
   const std::string lo = std::isfinite(f.expected_low) ? FormatFigure(f.expected_low) : "";
   const std::string hi = std::isfinite(f.expected_high) ? FormatFigure(f.expected_high) : "";
@@ -53,9 +53,11 @@ std::string RenderFindings(const FleetTable& table,
       if (++rows > kMaxRows) continue;
       t.Add({table.node(i), f.component, f.metric,
              std::isnan(f.value) ? "-" : FormatFigure(f.value), Range(f),
-             f.test == "missing" || f.test == "return_code"
-                 ? "-"
-                 : fmt::format("{:+.1f}%", f.deviation * 100),
+             // Only the fleet and balance tests measure a deviation from the fleet's centre
+             // (none from a centre of 0).
+             (f.test == "fleet" || f.test == "balance") && f.deviation != 0
+                 ? fmt::format("{:+.1f}%", f.deviation * 100)
+                 : "-",
              std::string(validate::SeverityName(f.severity)), f.test});
     }
   }
