@@ -15,8 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!c.ok()) return 0;
   static const vigil::FleetTable table = *vigil::ParseFleetTable(
       "{\"node\": \"a\", \"hardware\": \"h\", \"g/flops:0\": 1, \"g/flops:1\": 2, "
-      "\"g/return_code\": 0, \"ib/write_4096_bw:0\": 3, \"ib/write_8192_bw:0\": 4}\n"
-      "{\"node\": \"b\", \"g/flops:0\": 0, \"g/return_code\": 1}\n",
+      "\"g/return_code\": 0, \"ib/write_4096_bw:0\": 3, \"ib/write_8192_bw:0\": 4, "
+      "\"gpu-health/ecc_uncorrected_volatile:0\": 1, \"gpu-health/power_w:0\": 300}\n"
+      "{\"node\": \"b\", \"g/flops:0\": 0, \"g/return_code\": 1, "
+      "\"gpu-health/ecc_uncorrected_volatile:0\": 0}\n",
       "fleet", 1);
   vigil::validate::Judge(table, *c, 1);
   vigil::validate::Judge(table, vigil::validate::RestrictToBenchmarks(*c, {"g"}), 2);

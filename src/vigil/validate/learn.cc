@@ -474,6 +474,7 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
   }
   // Expected components that reported nothing, whether or not the table has their column.
   for (const FamilyModel& f : cm.families) {
+    if (f.direction == Direction::kInfo) continue;  // never judged, even when absent
     if (down.contains(BenchmarkOfKey(f.family)) && f.direction != Direction::kZero) continue;
     for (const std::string& idx : f.indexes) {
       const std::string key = idx.empty() ? f.family : f.family + ":" + idx;

@@ -308,6 +308,14 @@ TEST(LearnTest, GpuHealthFaultsAreNamedAndItsRecordsAreNot) {
   }
   EXPECT_FALSE(judge(rows[3], "gpu-health/ecc_corrected_aggregate:1", 5000).defective);
   EXPECT_TRUE(judge(rows[3], "gpu-health/temperature_c:1", 90).defective);  // runs hot
+  // A record is not expected either: criteria written by hand with one do not miss it.
+  LearnedCriteria by_hand = c;
+  FamilyModel& power = by_hand.classes[0].families.emplace_back();
+  power.family = "gpu-health/power_w";
+  power.direction = Direction::kInfo;
+  power.spread = 1;
+  power.indexes = {"0", "9"};
+  EXPECT_FALSE(Judge(*ParseFleetTable(FormatFleetRow(rows[3]), "one.jsonl"), by_hand)[0].defective);
 }
 
 TEST(LearnTest, TooFewNodesInAClassIsAnError) {
