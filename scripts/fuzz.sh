@@ -9,12 +9,20 @@ seconds="${1:-5}"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 mkdir -p build/fuzz/crashes
-for dir in fuzz/corpus/*/; do
+
+# Replays one target's corpus, then fuzzes it; prints its result, exits 1 on a crash.
+fuzz_one() {
+  local dir="$1" seconds="$2"
+  local target bin work runs
   target=$(basename "$dir")
   bin="build/fuzz/fuzz/$target"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
-  "$bin" -runs=0 "$dir" >"$work/replay.log" 2>&1 || { cat "$work/replay.log"; exit 1; }
+  if ! "$bin" -runs=0 "$dir" >"$work/replay.log" 2>&1; then
+    cat "$work/replay.log"
+    echo "fuzz: $target fails on its own corpus" >&2
+    exit 1
+  fi
   if ! "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
        -artifact_prefix=build/fuzz/crashes/"$target"- "$work" "$dir" >"$work/fuzz.log" 2>&1; then
     tail -40 "$work/fuzz.log"
@@ -23,6 +31,13 @@ for dir in fuzz/corpus/*/; do
   fi
   runs=$(grep -o 'Done [0-9]* runs' "$work/fuzz.log" | grep -o '[0-9]*' || echo "?")
   echo "fuzz: $target: corpus replayed, $runs runs in ${seconds}s, no crash"
-  rm -rf "$work"
-  trap - EXIT
-done
+}
+export -f fuzz_one
+
+# One target per core at a time (each fuzzer is single-threaded).
+jobs=$(nproc 2>/dev/null || echo 1)
+if ! printf '%s\0' fuzz/corpus/*/ |
+     xargs -0 -P "$jobs" -I{} bash -c 'fuzz_one "$1" "$2"' _ {} "$seconds"; then
+  echo "fuzz: failed (see above)" >&2
+  exit 1
+fi
