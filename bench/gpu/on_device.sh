@@ -15,7 +15,10 @@ export CUDA_DEVICE_ORDER=PCI_BUS_ID
 libs=$bundle/lib
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
   $(python3 -c 'import nvidia, os; [print(os.path.join(p, d, "lib")) for p in nvidia.__path__ for d in os.listdir(p)]' 2>/dev/null); do
-  if ls "$d"/libcublasLt.so.13* "$d"/libnccl.so.2* >/dev/null 2>&1; then libs=$libs:$d; fi
+  # Either library may be in a folder of its own (the wheels put cuBLAS and NCCL apart).
+  if compgen -G "$d/libcublasLt.so.13*" >/dev/null || compgen -G "$d/libnccl.so.2*" >/dev/null; then
+    libs=$libs:$d
+  fi
 done
 export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
