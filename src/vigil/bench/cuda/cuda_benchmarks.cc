@@ -11,6 +11,7 @@
 #include "vigil/bench/cpu/topology.h"
 #include "vigil/bench/cuda/gpu_benchmarks.h"
 #include "vigil/core/file.h"
+#include "vigil/core/parallel.h"
 
 namespace vigil {
 namespace {
@@ -141,11 +142,11 @@ class GpuStress : public Benchmark {
   std::string_view name() const override { return "gpu-stress"; }
   std::string_view component() const override { return "gpu"; }
   std::string_view description() const override {
-    return "sustained bf16 matrix multiplies per GPU, every result compared with the first; "
-           "lowest and median TFLOP/s, peak temperature, throttling";
+    return "sustained bf16 matrix multiplies on every GPU at once, every result compared with the "
+           "first; lowest and median TFLOP/s, peak temperature, throttling";
   }
   std::vector<ParamSpec> params() const override {
-    return {{"duration", ParamKind::kSeconds, "10", "120", "seconds of load per GPU"},
+    return {{"duration", ParamKind::kSeconds, "10", "120", "seconds of load"},
             {"size", ParamKind::kInt, "8192", "8192", "m = n = k of the products"}};
   }
   double time_limit_s(Suite suite) const override { return suite == Suite::kQuick ? 300 : 1800; }
@@ -155,13 +156,17 @@ class GpuStress : public Benchmark {
     VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
     const int size = std::max(16, static_cast<int>(ctx.Param("size")));
     const double duration = ctx.Param("duration");
-    // NVML numbers GPUs as CUDA does here (PCI bus order); without it, no temperatures.
+    const std::vector<int> selected = ctx.Gpus(gpus);
+    // NVML numbers GPUs as CUDA does here (PCI bus order); without it, no temperatures. Its calls
+    // are thread-safe.
     Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load();
-    std::vector<Metric> out;
-    for (const int g : ctx.Gpus(gpus)) {
-      std::optional<double> peak_c;
-      uint64_t reasons = 0;
-      bool sampled = false;
+    // Every GPU under load at once, one thread each, as in a training job: a node whose power or
+    // cooling holds up for one GPU at a time may not hold up for all of them.
+    std::vector<Result<gpu::StressRun>> runs(selected.size(), Status::Internal("not run"));
+    std::vector<StressSamples> samples(selected.size());
+    RunWorkers(selected.size(), [&](size_t w) {
+      const int g = selected[w];
+      StressSamples& seen = samples[w];
       // A reading costs a dozen NVML calls while the GPU waits: a few a second are enough.
       std::chrono::steady_clock::time_point last{};
       const auto sample = [&] {
@@ -170,32 +175,16 @@ class GpuStress : public Benchmark {
         if (now - last < std::chrono::milliseconds(250)) return;
         last = now;
         Result<nvml::HealthReading> r = (*lib)->Read(g);
-        if (!r.ok()) return;
-        if (r->temperature_c) peak_c = std::max(peak_c.value_or(0), *r->temperature_c);
-        if (r->throttle_reasons) {
-          reasons |= *r->throttle_reasons;
-          sampled = true;
-        }
+        if (r.ok()) seen.Add(*r);
       };
-      VIGIL_ASSIGN_OR_RETURN(gpu::StressRun run,
-                             gpu::Stress(g, gpu::GemmType::kBf16, size, duration, sample));
-      if (run.miscompares > 0) {
-        return Status::Internal(fmt::format(
-            "GPU {}: {} of {} bf16 products differed from the first: silent data corruption", g,
-            run.miscompares, run.seconds.size()));
-      }
-      const double flops = 2.0 * size * size * static_cast<double>(size);
-      std::vector<double> tflops = Rates(std::move(run.seconds), flops, 1e12);
-      const double lowest = *std::min_element(tflops.begin(), tflops.end());
-      out.push_back(PerGpu(name(), "median_tflops", g, "TFLOP/s", true, tflops));
-      Metric low = PerGpu(name(), "min_tflops", g, "TFLOP/s", true, std::move(tflops));
-      low.value = lowest;
-      out.push_back(std::move(low));
-      if (peak_c) out.push_back(PerGpu(name(), "peak_temperature_c", g, "C", false, {*peak_c}));
-      if (sampled) {
-        const double throttled = (reasons & nvml::throttle::kTrouble) != 0 ? 1 : 0;
-        out.push_back(PerGpu(name(), "throttled", g, "", false, {throttled}));
-      }
+      runs[w] = gpu::Stress(g, gpu::GemmType::kBf16, size, duration, sample);
+    });
+    std::vector<Metric> out;
+    for (size_t w = 0; w < selected.size(); ++w) {
+      VIGIL_ASSIGN_OR_RETURN(gpu::StressRun run, std::move(runs[w]));
+      VIGIL_ASSIGN_OR_RETURN(std::vector<Metric> m,
+                             StressMetrics(selected[w], size, std::move(run), samples[w]));
+      for (Metric& x : m) out.push_back(std::move(x));
     }
     return out;
   }
@@ -328,6 +317,42 @@ std::vector<std::pair<std::vector<gpu::CopyPath>, std::string_view>> HostCopies(
   std::vector<std::pair<std::vector<gpu::CopyPath>, std::string_view>> out = {
       {{{gpu::kHost, gpu}}, "h2d_gbps"}, {{{gpu, gpu::kHost}}, "d2h_gbps"}};
   if (suite == Suite::kFull) out.push_back({{{gpu::kHost, gpu}, {gpu, gpu::kHost}}, "bidir_gbps"});
+  return out;
+}
+
+void StressSamples::Add(const nvml::HealthReading& r) {
+  if (r.temperature_c) peak_c = std::max(peak_c.value_or(0), *r.temperature_c);
+  if (r.throttle_reasons) {
+    reasons |= *r.throttle_reasons;
+    throttle_read = true;
+  }
+}
+
+Result<std::vector<Metric>> StressMetrics(int gpu, int size, gpu::StressRun run,
+                                          const StressSamples& samples) {
+  if (run.seconds.empty()) {
+    return Status::Internal(fmt::format("GPU {}: gpu-stress timed no product", gpu));
+  }
+  if (run.miscompares > 0) {
+    return Status::Internal(fmt::format(
+        "GPU {}: {} of {} bf16 products differed from the first: silent data corruption", gpu,
+        run.miscompares, run.seconds.size()));
+  }
+  const double flops = 2.0 * size * size * static_cast<double>(size);
+  std::vector<double> tflops = Rates(std::move(run.seconds), flops, 1e12);
+  const double lowest = *std::min_element(tflops.begin(), tflops.end());
+  std::vector<Metric> out;
+  out.push_back(PerGpu("gpu-stress", "median_tflops", gpu, "TFLOP/s", true, tflops));
+  Metric low = PerGpu("gpu-stress", "min_tflops", gpu, "TFLOP/s", true, std::move(tflops));
+  low.value = lowest;
+  out.push_back(std::move(low));
+  if (samples.peak_c) {
+    out.push_back(PerGpu("gpu-stress", "peak_temperature_c", gpu, "C", false, {*samples.peak_c}));
+  }
+  if (samples.throttle_read) {
+    const double throttled = (samples.reasons & nvml::throttle::kTrouble) != 0 ? 1 : 0;
+    out.push_back(PerGpu("gpu-stress", "throttled", gpu, "", false, {throttled}));
+  }
   return out;
 }
 

@@ -113,6 +113,65 @@ TEST(GpuGemmTest, TypesByComputeCapability) {
   }
 }
 
+TEST(GpuStressTest, SamplesKeepThePeakAndEveryThrottleReason) {
+  StressSamples seen;
+  EXPECT_FALSE(seen.peak_c.has_value());
+  nvml::HealthReading r;
+  r.temperature_c = 61;
+  seen.Add(r);  // no throttle reasons in this reading
+  EXPECT_FALSE(seen.throttle_read);
+  r.temperature_c = 74;
+  r.throttle_reasons = nvml::throttle::kSwPowerCap;
+  seen.Add(r);
+  r.temperature_c = 70;
+  r.throttle_reasons = nvml::throttle::kHwThermal;
+  seen.Add(r);
+  EXPECT_EQ(seen.peak_c, 74);
+  EXPECT_TRUE(seen.throttle_read);
+  EXPECT_EQ(seen.reasons, nvml::throttle::kSwPowerCap | nvml::throttle::kHwThermal);
+}
+
+TEST(GpuStressTest, FiguresOfOneGpu) {
+  gpu::StressRun run;
+  // Products of 2 * 10000^3 flops: 2, 4 and 1 ms are 1000, 500 and 2000 TFLOP/s.
+  run.seconds = {2e-3, 4e-3, 1e-3};
+  StressSamples seen;
+  Result<std::vector<Metric>> m = StressMetrics(3, 10000, run, seen);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->size(), 2u);  // no NVML readings: no temperature, no throttle flag
+  EXPECT_EQ((*m)[0].key.ToString(), "gpu-stress/median_tflops:3");
+  EXPECT_DOUBLE_EQ((*m)[0].value, 1000);
+  EXPECT_EQ((*m)[1].key.ToString(), "gpu-stress/min_tflops:3");
+  EXPECT_DOUBLE_EQ((*m)[1].value, 500);
+  EXPECT_TRUE((*m)[1].higher_is_better);
+
+  seen.peak_c = 81;
+  seen.throttle_read = true;
+  seen.reasons = nvml::throttle::kSwPowerCap;  // a power cap under full load is no fault
+  m = StressMetrics(3, 10000, run, seen);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ((*m)[2].key.ToString(), "gpu-stress/peak_temperature_c:3");
+  EXPECT_DOUBLE_EQ((*m)[2].value, 81);
+  EXPECT_EQ((*m)[3].key.ToString(), "gpu-stress/throttled:3");
+  EXPECT_DOUBLE_EQ((*m)[3].value, 0);
+  seen.reasons |= nvml::throttle::kHwSlowdown;
+  m = StressMetrics(3, 10000, run, seen);
+  ASSERT_TRUE(m.ok());
+  EXPECT_DOUBLE_EQ((*m)[3].value, 1);
+}
+
+TEST(GpuStressTest, AProductThatDifferedIsSilentDataCorruption) {
+  gpu::StressRun run;
+  run.seconds = {1e-3, 1e-3, 1e-3, 1e-3};
+  run.miscompares = 1;
+  const Result<std::vector<Metric>> m = StressMetrics(5, 1000, run, {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "GPU 5: 1 of 4 bf16 products differed from the first: silent data corruption");
+  EXPECT_FALSE(StressMetrics(5, 1000, gpu::StressRun{}, {}).ok());  // nothing timed
+}
+
 TEST(NcclTest, BusBandwidthFactorsAreNcclTests) {
   using gpu::Collective;
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 8), 2.0 * 7 / 8);

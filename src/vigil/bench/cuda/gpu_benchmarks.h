@@ -3,7 +3,9 @@
 // or a Vigil without CUDA, they are skipped with the reason.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -47,10 +49,26 @@ bool GemmTypeSupported(gpu::GemmType type, int cc_major, int cc_minor);
 // and fp32 accumulation allow, with room; a wrong answer is orders of magnitude beyond it.
 double GemmTolerance(gpu::GemmType type);
 
-// gpu-stress: per GPU, bf16 products for a set time (10 s quick, 120 s full), each compared bit
-// for bit with the first (a difference is silent data corruption and fails the benchmark), with
-// the lowest and median throughput, the peak temperature and whether clocks were throttled.
+// gpu-stress: bf16 products on every selected GPU at once for a set time (10 s quick, 120 s
+// full), each compared bit for bit with the first (a difference is silent data corruption and
+// fails the benchmark), with per GPU the lowest and median throughput, the peak temperature and
+// whether clocks were throttled.
 std::unique_ptr<Benchmark> MakeGpuStressBenchmark();
+
+// What NVML showed of one GPU during gpu-stress.
+struct StressSamples {
+  std::optional<double> peak_c;  // the hottest reading
+  uint64_t reasons = 0;          // every throttle reason seen (nvml::throttle bits)
+  bool throttle_read = false;    // whether any reading had the throttle reasons
+
+  void Add(const nvml::HealthReading& reading);
+};
+
+// gpu-stress's figures of GPU `gpu` from its run of products of m = n = k = `size`: median and
+// lowest TFLOP/s, and the peak temperature and whether it throttled where NVML said. Internal
+// naming the GPU when a product differed from the first (silent data corruption) or none ran.
+Result<std::vector<Metric>> StressMetrics(int gpu, int size, gpu::StressRun run,
+                                          const StressSamples& samples);
 
 // nccl: one process driving the node's GPUs: all-reduce, all-gather, reduce-scatter and
 // all-to-all bus bandwidth (GB/s, nccl-tests' factors) at a large size, an all-reduce size sweep

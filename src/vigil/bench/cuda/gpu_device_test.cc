@@ -119,6 +119,23 @@ TEST_F(GpuDeviceTest, NcclAcrossEveryGpu) {
   for (const Metric& x : *m) EXPECT_GT(x.value, 1) << x.key.ToString();
 }
 
+// Every GPU of the node under load at once, each with its own figures.
+TEST_F(GpuDeviceTest, StressLoadsEveryGpu) {
+  const Result<int> count = nvml::VisibleGpus();
+  ASSERT_TRUE(count.ok());
+  const auto b = MakeGpuStressBenchmark();
+  RunnerOptions o;
+  o.params["gpu-stress"] = {{"duration", "2"}, {"size", "4096"}};
+  Result<std::vector<Metric>> m = b->Run(MakeContext(*b, o));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  std::set<std::string> keys;
+  for (const Metric& x : *m) keys.insert(x.key.ToString());
+  for (int g = 0; g < *count; ++g) {
+    EXPECT_TRUE(keys.count("gpu-stress/median_tflops:" + std::to_string(g))) << g;
+    EXPECT_TRUE(keys.count("gpu-stress/min_tflops:" + std::to_string(g))) << g;
+  }
+}
+
 TEST_F(GpuDeviceTest, Health) { RunOnGpu0(*MakeGpuHealthBenchmark(), {}); }
 
 }  // namespace
