@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "vigil/core/file.h"
@@ -184,6 +185,77 @@ TEST(CliTest, SkippedBenchmarksShareOneLineOfReason) {
   LineReader table(std::string_view(r.out).substr(0, r.out.find("\n\n")));
   std::string_view line;
   while (table.Next(line)) EXPECT_LT(line.size(), 80u) << line;
+}
+
+// Runs vigil with `args` where the NVIDIA driver is bench/cuda/fake_nvml.cc (two GPUs) and
+// CUDA_VISIBLE_DEVICES is `visible`.
+ProcessResult RunWithFakeDriver(const std::vector<std::string>& args, const char* visible) {
+  TempDir lib;
+  fs::create_symlink(VIGIL_FAKE_NVML, lib.File("libnvidia-ml.so.1"));
+  setenv("LD_LIBRARY_PATH", lib.path().c_str(), 1);
+  setenv("CUDA_VISIBLE_DEVICES", visible, 1);
+  ProcessResult r = RunVigil(args);
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  unsetenv("LD_LIBRARY_PATH");
+  return r;
+}
+
+// The GPU indices of a results document's metrics.
+std::set<int> GpusIn(const std::string& path) {
+  Result<NodeResults> doc = ReadNodeResults(path);
+  EXPECT_TRUE(doc.ok()) << doc.status().ToString();
+  std::set<int> gpus;
+  if (!doc.ok()) return gpus;
+  for (const BenchmarkRecord& b : doc->benchmarks) {
+    for (const Metric& m : b.metrics) gpus.insert(m.key.index->first);
+  }
+  return gpus;
+}
+
+// CUDA_VISIBLE_DEVICES would renumber the GPUs of the CUDA benchmarks' processes but not NVML's:
+// its GPUs become the run's, by nvidia-smi's numbering, unless --gpus chooses; what cannot be
+// numbered so, or names a GPU the node lacks, is exit 2 before any benchmark.
+TEST(CliTest, CudaVisibleDevicesChoosesGpusByNvidiaSmisNumbering) {
+  TempDir dir;
+  const std::string out = dir.File("r.json");
+  ProcessResult r = RunWithFakeDriver({"run", "--bench", "gpu-health", "--out", out}, "1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("CUDA_VISIBLE_DEVICES=1: measuring GPUs 1"), std::string::npos) << r.err;
+  EXPECT_EQ(GpusIn(out), std::set<int>{1});
+
+  r = RunWithFakeDriver({"run", "--bench", "gpu-health", "--gpus", "0", "--out", out}, "1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(GpusIn(out), std::set<int>{0});
+
+  fs::remove(out);
+  r = RunWithFakeDriver({"run", "--bench", "gpu-health", "--out", out}, "GPU-5d3f6a0e");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("CUDA_VISIBLE_DEVICES: \"GPU-5d3f6a0e\" is not a GPU index"),
+            std::string::npos)
+      << r.err;
+  r = RunWithFakeDriver({"run", "--bench", "gpu-health", "--out", out}, "0,4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("CUDA_VISIBLE_DEVICES: GPU 4 does not exist: this node has 2 (0-1)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// Where there is no NVIDIA driver, CUDA_VISIBLE_DEVICES means nothing: the GPU benchmarks are
+// skipped and the run exits 0.
+TEST(CliTest, CudaVisibleDevicesWithoutADriverIsNoError) {
+  TempDir dir;
+  setenv("CUDA_VISIBLE_DEVICES", "GPU-5d3f6a0e", 1);
+  ProcessResult r = RunVigil({"run", "--bench", "gpu-health", "--out", dir.File("r.json")});
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  if (r.exit_code == 2 && r.err.find("is not a GPU index") != std::string::npos) {
+    GTEST_SKIP() << "this node has an NVIDIA driver";
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result<NodeResults> doc = ReadNodeResults(dir.File("r.json"));
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_EQ(doc->benchmarks.size(), 1u);
+  EXPECT_EQ(doc->benchmarks[0].status, BenchStatus::kSkipped);
 }
 
 // A scratch directory without room fails `disk` with a clear error; the others still run.

@@ -100,6 +100,30 @@ std::string RenderTable(const NodeResults& doc) {
   return out;
 }
 
+// CUDA_VISIBLE_DEVICES would renumber the GPUs in the benchmarks' processes, so that gpu-gemm's
+// GPU 0 and gpu-health's GPU 0 were different GPUs (nvml.h). Its GPUs become the run's, unless
+// --gpus chose, and the benchmarks see every GPU by nvidia-smi's numbering. On a node without an
+// NVIDIA driver it means nothing: the GPU benchmarks are skipped anyway.
+Status TakeCudaVisibleDevices(bool gpus_chosen, RunnerOptions& runner) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == nullptr) return Status::Ok();
+  const std::string value = visible;
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  if (gpus_chosen) {
+    spdlog::info("--gpus chooses the GPUs; CUDA_VISIBLE_DEVICES={} is not used", value);
+    return Status::Ok();
+  }
+  if (!nvml::VisibleGpus().ok()) return Status::Ok();
+  Result<std::vector<int>> listed = nvml::GpusOfCudaVisibleDevices(value);
+  if (!listed.ok()) return listed.status().WithContext("CUDA_VISIBLE_DEVICES");
+  const Status present = nvml::CheckGpusExist(*listed);
+  if (!present.ok()) return present.WithContext("CUDA_VISIBLE_DEVICES");
+  spdlog::info("CUDA_VISIBLE_DEVICES={}: measuring GPUs {} (nvidia-smi's numbering)", value,
+               fmt::join(*listed, ","));
+  runner.gpus = std::move(listed).value();
+  return Status::Ok();
+}
+
 }  // namespace
 
 CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
@@ -111,7 +135,8 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
   cmd->add_option("--bench", options.benchmarks, "Only these benchmarks, comma-separated")
       ->delimiter(',');
   cmd->add_option("--gpus", options.gpus,
-                  "Only these GPUs, by NVML's (nvidia-smi's) index: 0,2-3 (default: every one)");
+                  "Only these GPUs, by NVML's (nvidia-smi's) index: 0,2-3 (default: those "
+                  "CUDA_VISIBLE_DEVICES lists, or every one)");
   cmd->add_option("--out", options.out, "Where to write the results document (JSON)")
       ->capture_default_str();
   cmd->add_option("--summary", options.summary,
@@ -150,6 +175,7 @@ CommandResult RunRun(const RunOptions& options) {
     const Status present = nvml::CheckGpusExist(runner.gpus);
     if (!present.ok()) return present.WithContext("--gpus");
   }
+  VIGIL_RETURN_IF_ERROR(TakeCudaVisibleDevices(!options.gpus.empty(), runner));
   const Registry registry = BuiltinRegistry();
   VIGIL_ASSIGN_OR_RETURN(std::vector<const Benchmark*> selected,
                          registry.Select(runner.suite, options.benchmarks));

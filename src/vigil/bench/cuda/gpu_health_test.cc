@@ -93,6 +93,21 @@ TEST(GpuHealthTest, GpuSelectionsAreCheckedAgainstTheNode) {
   EXPECT_EQ(ctx.Gpus(3), std::vector<int>{2});
 }
 
+TEST(GpuHealthTest, CudaVisibleDevicesListsGpusByIndexOnly) {
+  EXPECT_EQ(nvml::GpusOfCudaVisibleDevices("3").value(), (std::vector<int>{3}));
+  EXPECT_EQ(nvml::GpusOfCudaVisibleDevices("2,0,7").value(), (std::vector<int>{2, 0, 7}));
+  const Status uuid =
+      nvml::GpusOfCudaVisibleDevices("0,GPU-5d3f6a0e-2b4c-4d8e-9f10-123456789abc").status();
+  EXPECT_EQ(uuid.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(uuid.message(),
+            "\"GPU-5d3f6a0e-2b4c-4d8e-9f10-123456789abc\" is not a GPU index: Vigil numbers GPUs "
+            "as nvidia-smi does; unset CUDA_VISIBLE_DEVICES and choose GPUs with --gpus");
+  for (const char* bad : {"", "0,", ",1", "-1", "1-3", "0 ,1", "MIG-1", "99999999999"}) {
+    EXPECT_FALSE(nvml::GpusOfCudaVisibleDevices(bad).ok()) << bad;
+  }
+  EXPECT_EQ(nvml::GpusOfCudaVisibleDevices("1,1").status().message(), "GPU 1 is listed twice");
+}
+
 TEST(GpuHealthTest, TheBenchmarkIsSkippedWithoutADriver) {
   if (nvml::Library::Load().ok()) GTEST_SKIP() << "this machine has an NVIDIA driver";
   const Status s = MakeGpuHealthBenchmark()->Available(BenchContext{});

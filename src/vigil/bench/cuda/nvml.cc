@@ -3,7 +3,11 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+
 #include "vigil/bench/cuda/dynamic_library.h"
+#include "vigil/core/text.h"
 
 namespace vigil::nvml {
 
@@ -204,6 +208,30 @@ Status CheckGpusExist(const std::vector<int>& gpus, const std::string& path) {
             : fmt::format("GPU {} does not exist: this node has {} (0-{})", g, count, count - 1));
   }
   return Status::Ok();
+}
+
+Result<std::vector<int>> GpusOfCudaVisibleDevices(std::string_view visible) {
+  std::vector<int> gpus;
+  std::string_view rest = visible;
+  while (true) {
+    const size_t comma = rest.find(',');
+    const std::string_view entry = rest.substr(0, comma);
+    int index = -1;
+    const auto [end, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), index);
+    if (entry.empty() || ec != std::errc() || end != entry.data() + entry.size() || index < 0) {
+      return Status::InvalidArgument(
+          fmt::format("{} is not a GPU index: Vigil numbers GPUs as nvidia-smi does; unset "
+                      "CUDA_VISIBLE_DEVICES and choose GPUs with --gpus",
+                      Quote(entry)));
+    }
+    if (std::find(gpus.begin(), gpus.end(), index) != gpus.end()) {
+      return Status::InvalidArgument(fmt::format("GPU {} is listed twice", index));
+    }
+    gpus.push_back(index);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return gpus;
 }
 
 }  // namespace vigil::nvml

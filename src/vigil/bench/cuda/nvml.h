@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vigil/core/status.h"
@@ -78,5 +79,12 @@ Result<int> VisibleGpus(const std::string& path = kLibrary);
 // OK when every index in `gpus` names a GPU NVML sees; InvalidArgument naming the first that does
 // not, with the node's count (or the reason it has none).
 Status CheckGpusExist(const std::vector<int>& gpus, const std::string& path = kLibrary);
+
+// The GPUs that CUDA_VISIBLE_DEVICES=`visible` lists, in Vigil's (nvidia-smi's) numbering: CUDA
+// renumbers the GPUs it shows from 0, so that in a benchmark's process "GPU 0" would be the first
+// listed while gpu-health's (NVML's) GPU 0 is the node's first. Indices only, which CUDA takes in
+// PCI bus order as NVML does; InvalidArgument naming the entry for anything else (a GPU's UUID, a
+// MIG device, a repeated or negative index) or for an empty list.
+Result<std::vector<int>> GpusOfCudaVisibleDevices(std::string_view visible);
 
 }  // namespace vigil::nvml
