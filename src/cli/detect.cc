@@ -94,10 +94,11 @@ std::string EvidenceText(const detect::Alert& a) {
 // fleet service of --report.
 class AlertOutput {
  public:
-  AlertOutput(const DetectOptions& o, server::ReportClient* reporter)
-      : o_(o), reporter_(reporter) {}
+  AlertOutput(const DetectOptions& o, server::ReportClient* reporter, const Clock& clock)
+      : o_(o), reporter_(reporter), clock_(clock) {}
 
-  Status Add(std::vector<detect::Alert> alerts) {
+  // `last`: the run's final alerts, sent even while a failed post says to wait.
+  Status Add(std::vector<detect::Alert> alerts, bool last = false) {
     for (detect::Alert& a : alerts) {
       if (!o_.json) {
         fmt::print("ALERT {} {} {}{} onset {} detected {} (+{:.0f} s): {}\n", a.machine, a.kind,
@@ -113,7 +114,7 @@ class AlertOutput {
       }
       all_.push_back(std::move(a));
     }
-    return Send();
+    return Send(last);
   }
 
   const std::vector<detect::Alert>& all() const { return all_; }
@@ -126,25 +127,35 @@ class AlertOutput {
   }
 
  private:
-  // Posts the alerts not sent yet. A server that cannot be reached keeps them for the next try; a
-  // server that refuses them (a wrong token) is an error.
-  Status Send() {
+  // Posts the alerts not sent yet. A server that cannot be reached keeps them for a later try,
+  // after a wait that doubles with each failure (a server that does not answer holds a poll for
+  // the client's time-out); a server that refuses them (a wrong token) is an error.
+  Status Send(bool last) {
     if (unsent_count_ == 0) return Status::Ok();
+    if (!last && clock_.MonotonicSeconds() < next_try_) return Status::Ok();
     Result<Json> answer = reporter_->PostAlerts(unsent_);
     if (answer.ok()) {
       spdlog::info("{}: {} alerts sent", o_.report, unsent_count_);
       unsent_.clear();
       unsent_count_ = 0;
+      retry_.Reset();
       return Status::Ok();
     }
     if (answer.status().code() != StatusCode::kUnavailable) return answer.status();
     last_error_ = answer.status().message();
-    spdlog::warn("{} ({} alerts kept to send with the next ones)", last_error_, unsent_count_);
+    if (last) return Status::Ok();
+    const double wait = retry_.Fail();
+    next_try_ = clock_.MonotonicSeconds() + wait;
+    spdlog::warn("{} ({} alerts kept; next try in {})", last_error_, unsent_count_,
+                 FormatDuration(wait));
     return Status::Ok();
   }
 
   const DetectOptions& o_;
   server::ReportClient* reporter_;
+  const Clock& clock_;
+  Backoff retry_{5, 300};
+  double next_try_ = 0;  // monotonic seconds
   std::vector<detect::Alert> all_;
   std::string unsent_;  // JSONL
   size_t unsent_count_ = 0;
@@ -180,8 +191,9 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
   constexpr double kSettle = 2;
   double from = std::floor(started - since);
   std::vector<telemetry::Point> batch;
-  double backoff = poll;
+  Backoff retry(poll, std::max(poll, 60.0));
   for (;;) {
+    double wait = poll;
     const double to = std::floor(clock.WallSeconds() - kSettle);
     if (to >= from) {
       batch.clear();
@@ -194,10 +206,10 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
           skipped);
       if (!s.ok()) {
         if (!o.follow) return s;
-        spdlog::warn("{} (retrying in {})", s.message(), FormatDuration(backoff));
-        backoff = std::min(backoff * 2, 60.0);
+        wait = retry.Fail();
+        spdlog::warn("{} (retrying in {})", s.message(), FormatDuration(wait));
       } else {
-        backoff = poll;
+        retry.Reset();
         SortByTime(batch);
         for (const telemetry::Point& q : batch) detector.Feed(q);
         detector.AdvanceTo(to + step);
@@ -208,14 +220,13 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
     }
     if (!o.follow) break;
     if (interrupted.load() || (duration > 0 && clock.WallSeconds() - started >= duration)) break;
-    const double wait =
-        std::min(backoff, duration > 0 ? started + duration - clock.WallSeconds() : backoff);
+    if (duration > 0) wait = std::min(wait, started + duration - clock.WallSeconds());
     for (double waited = 0; waited < wait && !interrupted.load(); waited += 0.1) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
   detector.Flush();
-  return output.Add(detector.TakeAlerts());
+  return output.Add(detector.TakeAlerts(), /*last=*/true);
 }
 
 }  // namespace
@@ -284,7 +295,7 @@ CommandResult RunDetect(const DetectOptions& o) {
   telemetry::Normalizer names(std::move(map), passthrough);
   VIGIL_ASSIGN_OR_RETURN(const detect::DetectorOptions options, DetectorOptionsOf(o));
   detect::Detector detector(options, names);
-  AlertOutput output(o, reporter.get());
+  AlertOutput output(o, reporter.get(), SystemClock());
   int64_t skipped = 0;
   const auto started = std::chrono::steady_clock::now();
   if (o.prometheus.empty()) {
@@ -292,7 +303,7 @@ CommandResult RunDetect(const DetectOptions& o) {
     VIGIL_RETURN_IF_ERROR(ReadInputs(o, names, &points, &skipped));
     for (const telemetry::Point& p : points) detector.Feed(p);
     detector.Flush();
-    VIGIL_RETURN_IF_ERROR(output.Add(detector.TakeAlerts()));
+    VIGIL_RETURN_IF_ERROR(output.Add(detector.TakeAlerts(), /*last=*/true));
   } else {
     VIGIL_RETURN_IF_ERROR(FollowPrometheus(o, names, detector, output, &skipped));
   }

@@ -1,6 +1,7 @@
 // Time comes through a Clock so that tests can control it (LevelDB's Env, Envoy's TimeSource).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +35,25 @@ class FakeClock : public Clock {
  private:
   double wall_;
   double mono_ = 0.0;
+};
+
+// When to try again something that keeps failing (a server that cannot be reached): `first`
+// seconds after the first failure, twice as long after each further one, at most `most`.
+class Backoff {
+ public:
+  Backoff(double first, double most) : first_(first), most_(most) {}
+  // One more failure: the seconds to wait before the next try.
+  double Fail() {
+    wait_ = wait_ == 0 ? first_ : std::min(2 * wait_, most_);
+    return wait_;
+  }
+  // A success: the next failure waits `first` again.
+  void Reset() { wait_ = 0; }
+  bool failing() const { return wait_ != 0; }
+
+ private:
+  double first_, most_;
+  double wait_ = 0;
 };
 
 // Formats Unix seconds as ISO 8601 UTC with milliseconds: "2026-11-22T09:30:00.250Z".

@@ -26,6 +26,20 @@ TEST(ClockTest, SystemClockIsMonotonic) {
   EXPECT_GT(SystemClock().WallSeconds(), 1.6e9);  // after 2020
 }
 
+TEST(BackoffTest, DoublesUpToItsMostAndStartsOverAfterASuccess) {
+  Backoff b(5, 30);
+  EXPECT_FALSE(b.failing());
+  EXPECT_EQ(b.Fail(), 5);
+  EXPECT_TRUE(b.failing());
+  EXPECT_EQ(b.Fail(), 10);
+  EXPECT_EQ(b.Fail(), 20);
+  EXPECT_EQ(b.Fail(), 30);
+  EXPECT_EQ(b.Fail(), 30);
+  b.Reset();
+  EXPECT_FALSE(b.failing());
+  EXPECT_EQ(b.Fail(), 5);
+}
+
 TEST(IsoSecondsTest, RoundTripsAndRejects) {
   EXPECT_EQ(FormatIsoSeconds(0), "1970-01-01T00:00:00");
   EXPECT_EQ(FormatIsoSeconds(1795339800), "2026-11-22T09:30:00");
