@@ -55,6 +55,7 @@ TEST(AnatomyTest, FamilyComponentDirectionAndSweep) {
   EXPECT_EQ(Anatomize("gpu-health/return_code").direction, Direction::kZero);
   EXPECT_EQ(Anatomize("gpu-stress/throttled:1").direction, Direction::kClear);
   EXPECT_EQ(Anatomize("gpu-stress/peak_temperature_c:1").direction, Direction::kLower);
+  EXPECT_EQ(Anatomize("gpu-stress/pcie_gen:1").direction, Direction::kHigher);
   EXPECT_EQ(Anatomize("gpu-stress/min_tflops:1").direction, Direction::kHigher);
   // Only those benchmarks' readings: another benchmark's power_w is judged by its name.
   EXPECT_EQ(Anatomize("other/power_w:1").direction, Direction::kEither);
@@ -251,9 +252,9 @@ TEST(LearnTest, NodesAreJudgedByTheirOwnClass) {
 
 // gpu-health's readings of a fleet: a GPU with an uncorrectable error since the driver loaded,
 // or a row remap pending, is named with a critical "health" finding even though nothing in the
-// fleet's distribution could learn it (every other GPU reads 0); a link at half width is named by
-// the fleet; lifetime counts of corrected errors, power and an idle link's generation, however
-// they vary, are never findings.
+// fleet's distribution could learn it (every other GPU reads 0); a link at half width, or one a
+// generation slower than its peers' under load, is named by the fleet; lifetime counts of corrected
+// errors, power and an idle link's generation, however they vary, are never findings.
 TEST(LearnTest, GpuHealthFaultsAreNamedAndItsRecordsAreNot) {
   std::vector<FleetRow> rows;
   for (int n = 0; n < 40; ++n) {
@@ -273,6 +274,8 @@ TEST(LearnTest, GpuHealthFaultsAreNamedAndItsRecordsAreNot) {
       put("pcie_width", 16);
       put("power_w", 70 + k % 9 + (k == 77 ? 200 : 0));
       put("temperature_c", 35 + k % 6);
+      // Under gpu-stress's load every link runs at the generation it trained to.
+      r.values.emplace_back("gpu-stress/pcie_gen:" + std::to_string(g), 5);
     }
   }
   std::string text;
@@ -300,6 +303,10 @@ TEST(LearnTest, GpuHealthFaultsAreNamedAndItsRecordsAreNot) {
   ASSERT_TRUE(narrow.defective);
   EXPECT_EQ(narrow.findings[0].component, "GPU 5");
   EXPECT_EQ(narrow.findings[0].severity, Severity::kCritical);
+  const NodeFindings slow_link = judge(rows[3], "gpu-stress/pcie_gen:6", 4);  // trained to Gen4
+  ASSERT_TRUE(slow_link.defective);
+  EXPECT_EQ(slow_link.findings[0].component, "GPU 6");
+  EXPECT_EQ(slow_link.findings[0].severity, Severity::kMajor);  // 20% below its peers' 5
   // Every node of the fleet itself is healthy, the ones with many corrected errors, the GPU
   // drawing 200 W more and the links at generation 5 among those at 1 included.
   const std::vector<NodeFindings> all = Judge(*ParseFleetTable(text, "fleet.jsonl"), c);

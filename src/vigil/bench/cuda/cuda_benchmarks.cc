@@ -326,6 +326,7 @@ void StressSamples::Add(const nvml::HealthReading& r) {
     reasons |= *r.throttle_reasons;
     throttle_read = true;
   }
+  if (r.pcie_gen) pcie_gen = std::max(pcie_gen.value_or(0), *r.pcie_gen);
 }
 
 Result<std::vector<Metric>> StressMetrics(int gpu, int size, gpu::StressRun run,
@@ -352,6 +353,9 @@ Result<std::vector<Metric>> StressMetrics(int gpu, int size, gpu::StressRun run,
   if (samples.throttle_read) {
     const double throttled = (samples.reasons & nvml::throttle::kTrouble) != 0 ? 1 : 0;
     out.push_back(PerGpu("gpu-stress", "throttled", gpu, "", false, {throttled}));
+  }
+  if (samples.pcie_gen) {
+    out.push_back(PerGpu("gpu-stress", "pcie_gen", gpu, "", true, {*samples.pcie_gen}));
   }
   return out;
 }

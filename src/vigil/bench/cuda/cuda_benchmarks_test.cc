@@ -125,7 +125,11 @@ TEST(GpuStressTest, SamplesKeepThePeakAndEveryThrottleReason) {
   seen.Add(r);
   r.temperature_c = 70;
   r.throttle_reasons = nvml::throttle::kHwThermal;
+  r.pcie_gen = 5;  // busy: the link at its trained generation
   seen.Add(r);
+  r.pcie_gen = 1;  // between products, a moment idle
+  seen.Add(r);
+  EXPECT_EQ(seen.pcie_gen, 5);
   EXPECT_EQ(seen.peak_c, 74);
   EXPECT_TRUE(seen.throttle_read);
   EXPECT_EQ(seen.reasons, nvml::throttle::kSwPowerCap | nvml::throttle::kHwThermal);
@@ -156,9 +160,14 @@ TEST(GpuStressTest, FiguresOfOneGpu) {
   EXPECT_EQ((*m)[3].key.ToString(), "gpu-stress/throttled:3");
   EXPECT_DOUBLE_EQ((*m)[3].value, 0);
   seen.reasons |= nvml::throttle::kHwSlowdown;
+  seen.pcie_gen = 4;
   m = StressMetrics(3, 10000, run, seen);
   ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->size(), 5u);
   EXPECT_DOUBLE_EQ((*m)[3].value, 1);
+  EXPECT_EQ((*m)[4].key.ToString(), "gpu-stress/pcie_gen:3");
+  EXPECT_DOUBLE_EQ((*m)[4].value, 4);
+  EXPECT_TRUE((*m)[4].higher_is_better);
 }
 
 TEST(GpuStressTest, AProductThatDifferedIsSilentDataCorruption) {

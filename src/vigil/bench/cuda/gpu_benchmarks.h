@@ -60,12 +60,16 @@ struct StressSamples {
   std::optional<double> peak_c;  // the hottest reading
   uint64_t reasons = 0;          // every throttle reason seen (nvml::throttle bits)
   bool throttle_read = false;    // whether any reading had the throttle reasons
+  // The highest PCIe link generation seen under load: an idle GPU trains its link down, a busy
+  // one runs it at the generation it trained to at boot.
+  std::optional<double> pcie_gen;
 
   void Add(const nvml::HealthReading& reading);
 };
 
 // gpu-stress's figures of GPU `gpu` from its run of products of m = n = k = `size`: median and
-// lowest TFLOP/s, and the peak temperature and whether it throttled where NVML said. Internal
+// lowest TFLOP/s, and the peak temperature, whether it throttled and the PCIe link generation
+// under load where NVML said. Internal
 // naming the GPU when a product differed from the first (silent data corruption) or none ran.
 Result<std::vector<Metric>> StressMetrics(int gpu, int size, gpu::StressRun run,
                                           const StressSamples& samples);
