@@ -100,6 +100,15 @@ std::string RenderTable(const NodeResults& doc) {
   return out;
 }
 
+// The GPUs a list from `source` (--gpus, CUDA_VISIBLE_DEVICES) names, once each is found on this
+// node; errors name the source.
+Result<std::vector<int>> NodeGpus(Result<std::vector<int>> listed, const char* source) {
+  if (!listed.ok()) return listed.status().WithContext(source);
+  const Status present = nvml::CheckGpusExist(*listed);
+  if (!present.ok()) return present.WithContext(source);
+  return listed;
+}
+
 // CUDA_VISIBLE_DEVICES would renumber the GPUs in the benchmarks' processes, so that gpu-gemm's
 // GPU 0 and gpu-health's GPU 0 were different GPUs (nvml.h). Its GPUs become the run's, unless
 // --gpus chose, and the benchmarks see every GPU by nvidia-smi's numbering. On a node without an
@@ -114,13 +123,10 @@ Status TakeCudaVisibleDevices(bool gpus_chosen, RunnerOptions& runner) {
     return Status::Ok();
   }
   if (!nvml::VisibleGpus().ok()) return Status::Ok();
-  Result<std::vector<int>> listed = nvml::GpusOfCudaVisibleDevices(value);
-  if (!listed.ok()) return listed.status().WithContext("CUDA_VISIBLE_DEVICES");
-  const Status present = nvml::CheckGpusExist(*listed);
-  if (!present.ok()) return present.WithContext("CUDA_VISIBLE_DEVICES");
+  VIGIL_ASSIGN_OR_RETURN(runner.gpus,
+                         NodeGpus(nvml::GpusOfCudaVisibleDevices(value), "CUDA_VISIBLE_DEVICES"));
   spdlog::info("CUDA_VISIBLE_DEVICES={}: measuring GPUs {} (nvidia-smi's numbering)", value,
-               fmt::join(*listed, ","));
-  runner.gpus = std::move(listed).value();
+               fmt::join(runner.gpus, ","));
   return Status::Ok();
 }
 
@@ -169,11 +175,7 @@ CommandResult RunRun(const RunOptions& options) {
   VIGIL_RETURN_IF_ERROR(CheckScratch(runner.scratch_root));
   VIGIL_RETURN_IF_ERROR(ParseSets(options.set, runner));
   if (!options.gpus.empty()) {
-    Result<std::vector<int>> gpus = ParseCpuList(options.gpus);
-    if (!gpus.ok()) return gpus.status().WithContext("--gpus");
-    runner.gpus = std::move(gpus).value();
-    const Status present = nvml::CheckGpusExist(runner.gpus);
-    if (!present.ok()) return present.WithContext("--gpus");
+    VIGIL_ASSIGN_OR_RETURN(runner.gpus, NodeGpus(ParseCpuList(options.gpus), "--gpus"));
   }
   VIGIL_RETURN_IF_ERROR(TakeCudaVisibleDevices(!options.gpus.empty(), runner));
   const Registry registry = BuiltinRegistry();

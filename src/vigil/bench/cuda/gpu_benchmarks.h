@@ -69,8 +69,8 @@ struct StressSamples {
 
 // gpu-stress's figures of GPU `gpu` from its run of products of m = n = k = `size`: median and
 // lowest TFLOP/s, and the peak temperature, whether it throttled and the PCIe link generation
-// under load where NVML said. Internal
-// naming the GPU when a product differed from the first (silent data corruption) or none ran.
+// under load where NVML said. Internal naming the GPU when a product differed from the first
+// (silent data corruption) or none ran.
 Result<std::vector<Metric>> StressMetrics(int gpu, int size, gpu::StressRun run,
                                           const StressSamples& samples);
 
