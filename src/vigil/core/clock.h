@@ -49,7 +49,6 @@ class Backoff {
   }
   // A success: the next failure waits `first` again.
   void Reset() { wait_ = 0; }
-  bool failing() const { return wait_ != 0; }
 
  private:
   double first_, most_;
