@@ -1,4 +1,6 @@
 // End-to-end tests of `vigil run`, `vigil bench list` and `vigil version` through the built binary.
+#include <dlfcn.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -13,6 +15,7 @@
 #include "vigil/core/lines.h"
 #include "vigil/results/document.h"
 #include "vigil/results/summary.h"
+#include "vigil/testing/fake_sysfs.h"
 #include "vigil/testing/temp_dir.h"
 #include "vigil_process.h"
 
@@ -25,9 +28,12 @@ TEST(CliTest, Version) {
   ProcessResult r = RunVigil({"version"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("vigil 0.1.0", 0), 0u) << r.out;
+  // The build says whether it holds the CUDA benchmarks (it said "off" in CUDA builds).
+  EXPECT_NE(r.out.find(VIGIL_BUILT_WITH_CUDA ? "CUDA on" : "CUDA off"), std::string::npos) << r.out;
   r = RunVigil({"version", "--json"});
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_EQ((*ParseJson(r.out, "stdout"))["version"], "0.1.0");
+  EXPECT_EQ((*ParseJson(r.out, "stdout"))["cuda"], VIGIL_BUILT_WITH_CUDA != 0);
 }
 
 TEST(CliTest, UsageErrorsAreExitTwo) {
@@ -219,7 +225,7 @@ TEST(CliTest, CudaVisibleDevicesChoosesGpusByNvidiaSmisNumbering) {
   TempDir dir;
   const std::string out = dir.File("r.json");
   ProcessResult r = RunWithFakeDriver({"run", "--bench", "gpu-health", "--out", out}, "1");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.err;  // fake_nvml's GPU 1 has a page retirement pending
   EXPECT_NE(r.err.find("CUDA_VISIBLE_DEVICES=1: measuring GPUs 1"), std::string::npos) << r.err;
   EXPECT_EQ(GpusIn(out), std::set<int>{1});
 
@@ -256,6 +262,122 @@ TEST(CliTest, CudaVisibleDevicesWithoutADriverIsNoError) {
   ASSERT_TRUE(doc.ok()) << doc.status().ToString();
   ASSERT_EQ(doc->benchmarks.size(), 1u);
   EXPECT_EQ(doc->benchmarks[0].status, BenchStatus::kSkipped);
+}
+
+// Runs vigil with `args` where the NVIDIA driver is fake_nvml.cc showing `count` GPUs (0: no
+// driver at all), with `--host-root root`, whose PCI holds fake_nvml's GPUs (bus 0x10 * (i + 1)).
+ProcessResult RunOnFakeNode(std::vector<std::string> args, const TempDir& root, int count) {
+  TempDir lib;
+  if (count > 0) fs::create_symlink(VIGIL_FAKE_NVML, lib.File("libnvidia-ml.so.1"));
+  setenv("LD_LIBRARY_PATH", lib.path().c_str(), 1);
+  setenv("FAKE_NVML_COUNT", std::to_string(count).c_str(), 1);
+  args.insert(args.end(), {"--host-root", root.path()});
+  ProcessResult r = RunVigil(args);
+  unsetenv("FAKE_NVML_COUNT");
+  unsetenv("LD_LIBRARY_PATH");
+  return r;
+}
+
+void AddPciGpus(const TempDir& root, int gpus, int narrow = -1) {
+  for (int i = 0; i < gpus; ++i) {
+    AddFakePciDevice(root, {fmt::format("0000:{:02x}:00.0", 0x10 * (i + 1)), "0x10de", "0x030200",
+                            i == narrow ? 8 : 16, 16});
+  }
+}
+
+// The gpu-presence record of a results document.
+const BenchmarkRecord* PresenceOf(const NodeResults& doc) {
+  for (const BenchmarkRecord& b : doc.benchmarks) {
+    if (b.name == "gpu-presence") return &b;
+  }
+  return nullptr;
+}
+
+// GPUs on PCI and no driver: not "skipped" and healthy, but a critical finding naming the bus ids,
+// and exit 1, without any criteria.
+TEST(CliTest, GpusOnPciWithoutADriverAreMissing) {
+  if (void* nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY); nvml != nullptr) {
+    dlclose(nvml);
+    GTEST_SKIP() << "this node has an NVIDIA driver";
+  }
+  TempDir root, dir;
+  AddPciGpus(root, 2);
+  const std::string out = dir.File("r.json");
+  ProcessResult r = RunOnFakeNode({"run", "--bench", "gpu-health", "--out", out}, root, 0);
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU 0 (0000:10:00.0) missing: no NVIDIA driver"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("GPU 1 (0000:20:00.0) missing"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Verdict by the rules that need no fleet: defective"), std::string::npos)
+      << r.out;
+  Result<NodeResults> doc = ReadNodeResults(out);
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_EQ(doc->inventory.pci_gpus.size(), 2u);
+  const BenchmarkRecord* presence = PresenceOf(*doc);
+  ASSERT_NE(presence, nullptr);
+  EXPECT_EQ(presence->status, BenchStatus::kFailed);
+  // The summary line carries the finding to a fleet service or `vigil validate`.
+  const std::string row = FormatFleetRow(FleetRowOf(*doc));
+  EXPECT_NE(row.find("\"gpu-presence/missing:1\": 1"), std::string::npos) << row;
+
+  r = RunOnFakeNode({"run", "--bench", "gpu-health", "--out", out, "--json"}, root, 0);
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const Json j = *ParseJson(r.out, "stdout");
+  EXPECT_EQ(j["validation"]["verdict"], "defective");
+  EXPECT_EQ(j["validation"]["criteria"], nullptr);
+  EXPECT_EQ(j["validation"]["findings"][0]["component"], "GPU 0");
+  EXPECT_EQ(j["validation"]["findings"][0]["test"], "health");
+  EXPECT_EQ(j["validation"]["findings"][0]["severity"], "critical");
+}
+
+// Eight GPUs on PCI, seven in the driver: the eighth is named; a link trained at x8 is named.
+TEST(CliTest, AGpuTheDriverLacksAndANarrowLinkAreDefects) {
+  TempDir root, dir;
+  AddPciGpus(root, 8);
+  const std::string out = dir.File("r.json");
+  // gpu-health on GPU 0 alone is healthy; the presence check looks at the whole node.
+  ProcessResult r = RunOnFakeNode({"run", "--bench", "gpu-health", "--out", out}, root, 7);
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU 7 (0000:80:00.0) missing: the driver sees 7 GPU(s), not this one"),
+            std::string::npos)
+      << r.out;
+
+  TempDir narrow;
+  AddPciGpus(narrow, 2, 1);
+  r = RunOnFakeNode({"run", "--bench", "gpu-health", "--out", out, "--json"}, narrow, 2);
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const Json j = *ParseJson(r.out, "stdout");
+  std::set<std::string> named;
+  for (const Json& f : j["validation"]["findings"]) named.insert(f["metric"].get<std::string>());
+  EXPECT_TRUE(named.contains("gpu-presence/pcie_lanes_missing:1")) << j["validation"].dump();
+}
+
+// Without criteria, what has a fixed meaning still judges the node: fake_nvml's GPU 1 has a page
+// retirement pending and a hardware slowdown (exit 1, both named); its GPU 0 is sound (exit 0),
+// and choosing GPUs leaves the whole-node presence check out.
+TEST(CliTest, FixedMeaningsJudgeWithoutCriteria) {
+  TempDir root, dir;
+  AddPciGpus(root, 2);
+  const std::string out = dir.File("r.json");
+  ProcessResult r =
+      RunOnFakeNode({"run", "--bench", "gpu-health", "--out", out, "--json"}, root, 2);
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  Json j = *ParseJson(r.out, "stdout");
+  std::set<std::string> named;
+  for (const Json& f : j["validation"]["findings"]) named.insert(f["metric"].get<std::string>());
+  const std::set<std::string> expected = {"gpu-health/retired_pages_pending:1",
+                                          "gpu-health/throttle_hw_slowdown:1"};
+  EXPECT_EQ(named, expected) << j["validation"].dump();
+  Result<NodeResults> doc = ReadNodeResults(out);
+  ASSERT_TRUE(doc.ok());
+  ASSERT_NE(PresenceOf(*doc), nullptr);
+  EXPECT_EQ(PresenceOf(*doc)->status, BenchStatus::kOk) << PresenceOf(*doc)->error;
+
+  r = RunOnFakeNode({"run", "--bench", "gpu-health", "--gpus", "0", "--out", out}, root, 2);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  doc = ReadNodeResults(out);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(PresenceOf(*doc), nullptr);
 }
 
 // A scratch directory without room fails `disk` with a clear error; the others still run.

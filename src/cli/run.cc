@@ -12,6 +12,8 @@
 #include "cli/validate.h"
 #include "cli/version.h"
 #include "vigil/bench/cpu/topology.h"
+#include "vigil/bench/cuda/device_hold.h"
+#include "vigil/bench/cuda/gpu_presence.h"
 #include "vigil/bench/cuda/nvml.h"
 #include "vigil/bench/inventory.h"
 #include "vigil/bench/registry.h"
@@ -22,6 +24,7 @@
 #include "vigil/core/text.h"
 #include "vigil/results/summary.h"
 #include "vigil/server/client.h"
+#include "vigil/validate/health.h"
 #include "vigil/validate/learn.h"
 
 namespace vigil::cli {
@@ -163,6 +166,9 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
                   "--report: keep the results here when the server cannot be reached (send "
                   "them later with `vigil report --spool`)")
       ->capture_default_str();
+  cmd->add_option("--host-root", options.host_root,
+                  "Read the host's /sys, /proc and /dev below this directory (a container that "
+                  "mounts the host's there)");
   cmd->add_flag("--json", options.json, "Print the results document as JSON instead of a table");
   return cmd;
 }
@@ -206,7 +212,19 @@ CommandResult RunRun(const RunOptions& options) {
   doc.vigil_version = std::string(VigilVersion());
   doc.suite = std::string(SuiteName(runner.suite));
   doc.start_time = FormatUtc(clock.WallSeconds());
-  doc.inventory = ReadInventory();
+  doc.inventory = ReadInventory(options.host_root);
+
+  // The GPUs stay initialised between the benchmarks' processes (device_hold.h), and which of
+  // them the driver reaches is looked at before and after the benchmarks (gpu_presence.h): for
+  // the whole node, so not when --gpus or CUDA_VISIBLE_DEVICES chose some of its GPUs.
+  const bool gpus_measured = std::any_of(
+      selected.begin(), selected.end(), [](const Benchmark* b) { return b->component() == "gpu"; });
+  const std::unique_ptr<GpuDeviceHold> hold =
+      gpus_measured ? GpuDeviceHold::Start(options.host_root + "/dev") : nullptr;
+  const bool whole_node = gpus_measured && runner.gpus.empty();
+  const std::string sysfs = options.host_root + "/sys";
+  const double presence_start = clock.MonotonicSeconds();
+  const GpuPresenceReading before = whole_node ? ReadGpuPresence(sysfs) : GpuPresenceReading{};
 
   RunEvents events;
   events.on_start = [](size_t i, size_t n, const Benchmark& b) {
@@ -228,6 +246,16 @@ CommandResult RunRun(const RunOptions& options) {
     return records.status();
   }
   doc.benchmarks = std::move(records).value();
+  if (whole_node) {
+    const GpuPresenceReading after = ReadGpuPresence(sysfs);
+    if (std::optional<BenchmarkRecord> presence =
+            GpuPresenceRecord(before, after, clock.MonotonicSeconds() - presence_start)) {
+      if (presence->status != BenchStatus::kOk) {
+        spdlog::error("gpu-presence failed: {}", presence->error);
+      }
+      doc.benchmarks.push_back(*std::move(presence));
+    }
+  }
   doc.end_time = FormatUtc(clock.WallSeconds());
 
   VIGIL_RETURN_IF_ERROR(WriteNodeResults(options.out, doc));
@@ -237,18 +265,21 @@ CommandResult RunRun(const RunOptions& options) {
 
   bool failed = false;
   for (const BenchmarkRecord& r : doc.benchmarks) failed |= r.status == BenchStatus::kFailed;
-  // Judge what ran by the fleet's criteria: the node's flat row, as the fleet's files hold it.
-  std::optional<FleetTable> row;
+  // Judge what ran, as the fleet's files hold it (the node's flat row): by the fleet's criteria
+  // where given, and always by the readings whose meaning needs no fleet (validate/health.h).
+  const FleetTable row = TableOfRows({FleetRowOf(doc)}, "this node");
   std::vector<validate::NodeFindings> verdicts;
   if (criteria) {
     std::vector<std::string> ran;
     for (const BenchmarkRecord& r : doc.benchmarks) {
       if (r.status != BenchStatus::kSkipped) ran.push_back(r.name);
     }
-    row = TableOfRows({FleetRowOf(doc)}, "this node");
-    verdicts = validate::Judge(*row, validate::RestrictToBenchmarks(*criteria, ran));
-    failed |= verdicts[0].defective;
+    verdicts = validate::Judge(row, validate::RestrictToBenchmarks(*criteria, ran));
+  } else {
+    verdicts = {validate::JudgeHealth(row)};
   }
+  failed |= verdicts[0].defective;
+  const std::string judged_by = criteria ? options.criteria : "the rules that need no fleet";
   if (reporter) {
     VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.out));
     Result<Json> answer = reporter->Upload(text);
@@ -269,19 +300,17 @@ CommandResult RunRun(const RunOptions& options) {
   }
   if (options.json) {
     Json out = ToJson(doc);
-    if (criteria) {
-      Json findings = Json::array();
-      for (const auto& f : verdicts[0].findings) findings.push_back(validate::FindingToJson(f));
-      out["validation"] = Json{{"criteria", options.criteria},
-                               {"verdict", verdicts[0].defective ? "defective" : "healthy"},
-                               {"findings", std::move(findings)}};
-    }
+    Json findings = Json::array();
+    for (const auto& f : verdicts[0].findings) findings.push_back(validate::FindingToJson(f));
+    out["validation"] = Json{{"criteria", criteria ? Json(options.criteria) : Json(nullptr)},
+                             {"verdict", verdicts[0].defective ? "defective" : "healthy"},
+                             {"findings", std::move(findings)}};
     fmt::print("{}\n", DumpJson(out, 2));
   } else {
     fmt::print("{}\nResults: {}\n", RenderTable(doc), options.out);
     if (!options.summary.empty()) fmt::print("Summary line appended to {}\n", options.summary);
-    if (criteria) {
-      fmt::print("\n{}Verdict by {}: {}\n", RenderFindings(*row, verdicts), options.criteria,
+    if (criteria || verdicts[0].defective) {
+      fmt::print("\n{}Verdict by {}: {}\n", RenderFindings(row, verdicts), judged_by,
                  verdicts[0].defective ? "defective" : "healthy");
     }
   }

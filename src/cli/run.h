@@ -23,6 +23,7 @@ struct RunOptions {
   std::string token_file;             // its bearer token
   std::string spool = "vigil-spool";  // where documents wait when the service is unreachable
   bool json = false;                  // print the document as JSON instead of the table
+  std::string host_root;              // where the host's /sys, /proc and /dev are; "" for /
 };
 
 CLI::App* SetupRun(CLI::App& parent, RunOptions& options);

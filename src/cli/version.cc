@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "vigil/bench/cuda/device.h"
 #include "vigil/core/json.h"
 
 namespace vigil::cli {
@@ -17,13 +18,13 @@ CLI::App* SetupVersion(CLI::App& parent, VersionOptions& options) {
 CommandResult RunVersion(const VersionOptions& options) {
   const Json info{{"version", VigilVersion()},
                   {"compiler", __VERSION__},
-                  {"cuda", VIGIL_HAS_CUDA != 0},
+                  {"cuda", gpu::BuiltWithCuda()},
                   {"build_type", VIGIL_BUILD_TYPE}};
   if (options.json) {
     fmt::print("{}\n", DumpJson(info, 2));
   } else {
     fmt::print("vigil {} (gcc-compatible {}, {}, CUDA {})\n", VigilVersion(), __VERSION__,
-               VIGIL_BUILD_TYPE, VIGIL_HAS_CUDA ? "on" : "off");
+               VIGIL_BUILD_TYPE, gpu::BuiltWithCuda() ? "on" : "off");
   }
   return ExitCode::kHealthy;
 }

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "vigil/bench/cuda/gpu_presence.h"
 #include "vigil/core/file.h"
 #include "vigil/core/text.h"
 
@@ -123,6 +124,7 @@ Inventory ReadInventory(const std::string& root) {
     }
   }
   ReadNvidia(root, inv);
+  inv.pci_gpus = ReadPciGpus(root + "/sys");
   return inv;
 }
 

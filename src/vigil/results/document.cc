@@ -49,6 +49,16 @@ Json ToJson(const Inventory& inv) {
   for (const GpuInfo& g : inv.gpus) {
     gpus.push_back(Json{{"index", g.index}, {"name", g.name}, {"bus_id", g.bus_id}});
   }
+  const auto number = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+  Json pci = Json::array();
+  for (const PciGpuInfo& g : inv.pci_gpus) {
+    pci.push_back(Json{{"bus_id", g.bus_id},
+                       {"driver", g.driver},
+                       {"link_width", number(g.link_width)},
+                       {"link_width_max", number(g.link_width_max)},
+                       {"link_speed_gts", number(g.link_speed_gts)},
+                       {"link_speed_max_gts", number(g.link_speed_max_gts)}});
+  }
   return Json{{"hostname", inv.hostname},
               {"cpu_model", inv.cpu_model},
               {"sockets", inv.sockets},
@@ -60,7 +70,8 @@ Json ToJson(const Inventory& inv) {
               {"kernel", inv.kernel},
               {"os", inv.os},
               {"gpu_driver", inv.gpu_driver},
-              {"gpus", std::move(gpus)}};
+              {"gpus", std::move(gpus)},
+              {"pci_gpus", std::move(pci)}};
 }
 
 using simdjson::dom::element;
@@ -106,6 +117,15 @@ class Fields {
   Result<bool> Bool(std::string_view name) const {
     VIGIL_ASSIGN_OR_RETURN(element e, Get(name, &element::is_bool, "true or false"));
     return e.get_bool().value_unsafe();
+  }
+  // A number or null (empty).
+  Result<std::optional<double>> OptionalNumber(std::string_view name) const {
+    VIGIL_ASSIGN_OR_RETURN(const double v, Number(name));
+    return std::isnan(v) ? std::nullopt : std::optional<double>(v);
+  }
+  bool Has(std::string_view name) const {
+    element e;
+    return !obj_.at_key(name).get(e);
   }
   Result<simdjson::dom::array> Array(std::string_view name) const {
     VIGIL_ASSIGN_OR_RETURN(element e, Get(name, &element::is_array, "an array"));
@@ -213,6 +233,21 @@ Result<Inventory> InventoryFrom(element j, const std::string& path) {
     VIGIL_ASSIGN_OR_RETURN(info.name, g.String("name"));
     VIGIL_ASSIGN_OR_RETURN(info.bus_id, g.String("bus_id"));
     inv.gpus.push_back(std::move(info));
+  }
+  if (!f.Has("pci_gpus")) return inv;  // documents written before Vigil read PCI
+  VIGIL_ASSIGN_OR_RETURN(simdjson::dom::array pci, f.Array("pci_gpus"));
+  i = 0;
+  for (element gpu : pci) {
+    Fields g(gpu, fmt::format("{}[{}]", f.Path("pci_gpus"), i++));
+    VIGIL_RETURN_IF_ERROR(g.CheckObject());
+    PciGpuInfo info;
+    VIGIL_ASSIGN_OR_RETURN(info.bus_id, g.String("bus_id"));
+    VIGIL_ASSIGN_OR_RETURN(info.driver, g.String("driver"));
+    VIGIL_ASSIGN_OR_RETURN(info.link_width, g.OptionalNumber("link_width"));
+    VIGIL_ASSIGN_OR_RETURN(info.link_width_max, g.OptionalNumber("link_width_max"));
+    VIGIL_ASSIGN_OR_RETURN(info.link_speed_gts, g.OptionalNumber("link_speed_gts"));
+    VIGIL_ASSIGN_OR_RETURN(info.link_speed_max_gts, g.OptionalNumber("link_speed_max_gts"));
+    inv.pci_gpus.push_back(std::move(info));
   }
   return inv;
 }

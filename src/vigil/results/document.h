@@ -55,6 +55,14 @@ struct GpuInfo {
   std::string bus_id;
 };
 
+// An NVIDIA GPU as PCI shows it, whatever its driver does (sysfs).
+struct PciGpuInfo {
+  std::string bus_id;  // "0000:19:00.0"
+  std::string driver;  // the kernel driver bound to it ("nvidia", "vfio-pci"); "" when none
+  std::optional<double> link_width, link_width_max;          // lanes, current and maximum
+  std::optional<double> link_speed_gts, link_speed_max_gts;  // GT/s, current and maximum
+};
+
 struct Inventory {
   std::string hostname;
   std::string cpu_model;
@@ -67,8 +75,9 @@ struct Inventory {
   double memory_bytes = 0;
   std::string kernel;
   std::string os;
-  std::string gpu_driver;  // empty when no NVIDIA driver is loaded
-  std::vector<GpuInfo> gpus;
+  std::string gpu_driver;            // empty when no NVIDIA driver is loaded
+  std::vector<GpuInfo> gpus;         // as the NVIDIA driver lists them
+  std::vector<PciGpuInfo> pci_gpus;  // as PCI lists them, in bus id order
 };
 
 struct NodeResults {

@@ -27,6 +27,8 @@ NodeResults SampleDoc() {
   doc.inventory.os = "Debian GNU/Linux 12 (bookworm)";
   doc.inventory.gpu_driver = "580.65";
   doc.inventory.gpus = {{0, "NVIDIA H100 80GB HBM3", "0000:19:00.0"}};
+  doc.inventory.pci_gpus = {{"0000:19:00.0", "nvidia", 16, 16, 32, 32},
+                            {"0000:3b:00.0", "", 8, 16, std::nullopt, std::nullopt}};
   BenchmarkRecord stream{"cpu-stream", "memory", BenchStatus::kOk, 0, "", 3.25, {}};
   stream.metrics.push_back(
       Metric{*MetricKey::Parse("cpu-stream/triad_gbps"), 201.5, "GB/s", true, {200.0, 201.5, 203}});
@@ -49,6 +51,24 @@ TEST(DocumentTest, JsonRoundTrip) {
   EXPECT_TRUE(std::isnan(back->benchmarks[0].metrics[1].value));
   EXPECT_EQ(back->benchmarks[1].status, BenchStatus::kFailed);
   EXPECT_EQ(back->inventory.gpus[0].bus_id, "0000:19:00.0");
+  ASSERT_EQ(back->inventory.pci_gpus.size(), 2u);
+  EXPECT_EQ(back->inventory.pci_gpus[1].link_width, 8);
+  EXPECT_FALSE(back->inventory.pci_gpus[1].link_speed_gts);  // null: sysfs did not say
+}
+
+// Documents written before the inventory read PCI have no pci_gpus: still read.
+TEST(DocumentTest, InventoryWithoutPciGpusIsRead) {
+  Json j = ToJson(SampleDoc());
+  j["inventory"].erase("pci_gpus");
+  Result<NodeResults> back = ParseNodeResults(DumpJson(j), "old.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->inventory.pci_gpus.empty());
+  j["inventory"]["pci_gpus"] = Json::array({Json{{"bus_id", "0000:19:00.0"}}});
+  back = ParseNodeResults(DumpJson(j), "bad.json");
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("bad.json: inventory.pci_gpus[0].driver: missing"),
+            std::string::npos)
+      << back.status().message();
 }
 
 TEST(DocumentTest, FileRoundTrip) {

@@ -151,6 +151,30 @@ TEST_F(ApiTest, ANodeOfAClassWithoutCriteriaIsUnjudged) {
   EXPECT_EQ(results[1]["verdict"], "healthy") << results[1].dump();
 }
 
+// A node whose driver lost a GPU reports it missing (a class of its own, "7x ..."): defective
+// with the GPU named, whether criteria exist or not, so its vigil_node_healthy series stays.
+TEST_F(ApiTest, ANodeMissingAGpuIsDefectiveWhateverItsClass) {
+  FleetRow lost{"gpu-017",
+                {{"gpu-presence/missing:3", 1}, {"gpu-presence/missing:0", 0}},
+                "7x NVIDIA H100 80GB HBM3"};
+  Response r = Call("POST", "/api/v1/results", Lines({lost}));
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["results"][0]["verdict"], "defective") << r.body;
+  EXPECT_EQ(Body(r)["results"][0]["failing"], Json::array({"GPU 3"})) << r.body;
+
+  const std::vector<FleetRow> rows = Fleet(20);
+  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
+  lost.node = "gpu-018";
+  r = Call("POST", "/api/v1/results", Lines({lost}));
+  EXPECT_EQ(Body(r)["results"][0]["verdict"], "defective") << r.body;
+  const std::string metrics = Call("GET", "/metrics", "", {}, false).body;
+  EXPECT_NE(metrics.find("vigil_node_healthy{node=\"gpu-018\",hardware=\"7x NVIDIA H100 80GB "
+                         "HBM3\"} 0"),
+            std::string::npos)
+      << metrics;
+}
+
 TEST_F(ApiTest, WritesNeedTheTokenAndReadOnlyServersRefuseThem) {
   const std::string line = Lines(Fleet(1));
   Response r = Call("POST", "/api/v1/results", line, {}, false);

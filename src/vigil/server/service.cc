@@ -10,6 +10,7 @@
 #include "vigil/detect/detector.h"
 #include "vigil/results/summary.h"
 #include "vigil/server/upload.h"
+#include "vigil/validate/health.h"
 
 namespace vigil::server {
 
@@ -47,18 +48,25 @@ std::shared_ptr<const ActiveCriteria> FleetService::criteria() const {
 
 namespace {
 
-// Judges one node by the criteria of the benchmarks it ran. Unjudged without criteria, or when
-// none learned applies to its hardware class (a new class, until the next learn includes it).
+// Judges one node by the criteria of the benchmarks it ran and the rules that need no fleet
+// (validate/health.h). Without criteria, or when none learned applies to its hardware class (a new
+// class, until the next learn includes it), the rules alone judge it: defective when they find a
+// fault (a GPU the driver lost makes a class of its own), otherwise unjudged.
 void JudgeUpload(const ActiveCriteria* active, const ParsedUpload& p, store::Upload& u) {
-  if (active == nullptr || validate::ClassFor(active->criteria, p.row.hardware) == nullptr) {
-    u.verdict = "unjudged";
-    u.findings = "[]";
-    return;
-  }
   const FleetTable one = TableOfRows({p.row}, u.node);
-  const validate::NodeFindings nf = validate::Judge(one, *active->For(p.benchmarks), 1)[0];
+  validate::NodeFindings nf;
+  if (active != nullptr && validate::ClassFor(active->criteria, p.row.hardware) != nullptr) {
+    nf = validate::Judge(one, *active->For(p.benchmarks), 1)[0];
+    u.criteria_version = active->version;
+  } else {
+    nf = validate::JudgeHealth(one);
+    if (!nf.defective) {
+      u.verdict = "unjudged";
+      u.findings = "[]";
+      return;
+    }
+  }
   u.verdict = nf.defective ? "defective" : "healthy";
-  u.criteria_version = active->version;
   Json findings = Json::array();
   for (const validate::Finding& f : nf.findings) {
     findings.push_back(validate::FindingToJson(f));

@@ -33,7 +33,8 @@ Direction DirectionOf(std::string_view name) {
   return Direction::kEither;
 }
 
-// The NVML readings of gpu-health and gpu-stress (docs/run.md), judged by what they mean rather
+// The readings of the GPU benchmarks with a fixed meaning (docs/run.md): gpu-health's and
+// gpu-stress's from NVML, gpu-presence's from PCI, gpu-memtest's; judged by what they mean rather
 // than by their name's words; kEither (not one of them) otherwise.
 Direction HealthDirection(std::string_view benchmark, std::string_view name) {
   static constexpr std::pair<std::string_view, Direction> kHealth[] = {
@@ -57,6 +58,7 @@ Direction HealthDirection(std::string_view benchmark, std::string_view name) {
   // a link that trained down.
   static constexpr std::pair<std::string_view, Direction> kStress[] = {
       {"throttled", Direction::kClear},
+      {"miscompares", Direction::kClear},  // silent data corruption
       {"peak_temperature", Direction::kLower},
       {"pcie_gen", Direction::kHigher}};
   const auto find = [&](const auto& table) {
@@ -65,8 +67,15 @@ Direction HealthDirection(std::string_view benchmark, std::string_view name) {
     }
     return Direction::kEither;
   };
+  // A GPU on PCI that the driver does not reach, a link short of lanes; words that mismatched.
+  static constexpr std::pair<std::string_view, Direction> kPresence[] = {
+      {"missing", Direction::kClear}, {"pcie_lanes_missing", Direction::kClear}};
+  static constexpr std::pair<std::string_view, Direction> kMemtest[] = {
+      {"errors", Direction::kClear}, {"tested_gib", Direction::kInfo}};
   if (benchmark == "gpu-health") return find(kHealth);
   if (benchmark == "gpu-stress") return find(kStress);
+  if (benchmark == "gpu-presence") return find(kPresence);
+  if (benchmark == "gpu-memtest") return find(kMemtest);
   return Direction::kEither;
 }
 

@@ -12,6 +12,7 @@
 #include "vigil/core/parallel.h"
 #include "vigil/core/stats.h"
 #include "vigil/core/text.h"
+#include "vigil/validate/health.h"
 
 namespace vigil::validate {
 namespace {
@@ -450,9 +451,9 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       fd.component = cols.anatomy[j].component;
       fd.metric = t.metrics()[j];
       fd.value = v;
-      if (!IsLearned(f.direction)) {  // a fixed rule: a return code, a health counter
-        if (v == 0 || f.direction == Direction::kInfo) continue;
-        fd.test = f.direction == Direction::kZero ? "return_code" : "health";
+      if (!IsLearned(f.direction)) {  // a return code; health readings are HealthRules'
+        if (v == 0 || f.direction != Direction::kZero) continue;
+        fd.test = "return_code";
         fd.sigmas = kInf;
         fd.severity = Severity::kCritical;
         nf.findings.push_back(std::move(fd));
@@ -550,6 +551,7 @@ std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, i
     ix.families = ModelsById(cols, cm);
     for (const ComponentModel& cv : cm.components) ix.components[cv.benchmark] = &cv;
   }
+  const HealthRules health(t);
   std::vector<NodeFindings> out(t.node_count());
   const size_t n = t.node_count();
   const size_t workers = WorkerCount(n, kNodesPerThread, threads);
@@ -560,10 +562,11 @@ std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, i
       if (cm == nullptr) {
         out[i].findings.push_back(
             Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0, Severity::kCritical});
-        out[i].defective = true;
-        continue;
+      } else {
+        out[i] = JudgeNode(t, i, cols, classes.find(cm->hardware)->second, c.threshold);
       }
-      out[i] = JudgeNode(t, i, cols, classes.find(cm->hardware)->second, c.threshold);
+      for (Finding& f : health.Findings(t, i)) out[i].findings.push_back(std::move(f));
+      out[i].defective = !out[i].findings.empty();
     }
   });
   return out;

@@ -103,7 +103,8 @@ Json FindingToJson(const Finding& finding);
 // hold one; nullptr when none applies (the node gets a critical "class" finding from Judge).
 const ClassModel* ClassFor(const LearnedCriteria& criteria, std::string_view hardware);
 
-// Judges every node of the table against the criteria of its hardware class (ClassFor). Nodes are
+// Judges every node of the table against the criteria of its hardware class (ClassFor), and by the
+// rules that need no fleet (health.h) whatever its class. Nodes are
 // split over `threads` threads (0: the hardware's count); the result does not depend on it.
 std::vector<NodeFindings> Judge(const FleetTable& table, const LearnedCriteria& criteria,
                                 int threads = 0);

@@ -71,7 +71,7 @@ TEST(GpuHealthTest, AGpuThatFellOffTheBusNamesTheCallAndTheGpu) {
   Result<nvml::HealthReading> r1 = (*lib)->Read(1);
   unsetenv("FAKE_NVML_LOST");
   ASSERT_FALSE(r1.ok());
-  EXPECT_EQ(r1.status().message(), "nvmlDeviceGetTemperature(GPU 1): GPU is lost");
+  EXPECT_EQ(r1.status().message(), "nvmlDeviceGetTemperatureV(GPU 1): GPU is lost");
   Result<nvml::HealthReading> none = (*lib)->Read(7);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("GPU 7"), std::string::npos);

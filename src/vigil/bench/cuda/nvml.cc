@@ -17,13 +17,27 @@ using gpu::Resolve;
 // are opaque pointers, and the enum arguments are ints.
 struct Library::Api {
   using Device = struct nvmlDevice_st*;
+  // nvmlTemperature_v1_t: {version, sensorType, temperature}.
+  struct TemperatureV1 {
+    unsigned version = 0;
+    int sensor = 0;
+    int celsius = 0;
+  };
+  // nvmlPciInfo_t (nvmlDeviceGetPciInfo_v3): the bus id in both of NVML's spellings.
+  struct PciInfo {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32];
+  };
   int (*init)() = nullptr;
   int (*shutdown)() = nullptr;
   const char* (*error_string)(int) = nullptr;
   int (*count)(unsigned*) = nullptr;
   int (*handle)(unsigned, Device*) = nullptr;
   int (*name)(Device, char*, unsigned) = nullptr;
-  int (*temperature)(Device, int, unsigned*) = nullptr;
+  int (*temperature)(Device, int, unsigned*) = nullptr;  // deprecated in CUDA 13's NVML
+  int (*temperature_v)(Device, TemperatureV1*) = nullptr;
+  int (*pci_info)(Device, PciInfo*) = nullptr;
   int (*power)(Device, unsigned*) = nullptr;
   int (*pcie_gen)(Device, unsigned*) = nullptr;
   int (*pcie_gen_max)(Device, unsigned*) = nullptr;
@@ -39,9 +53,23 @@ namespace {
 
 // nvmlReturn_t values.
 constexpr int kSuccess = 0;
+constexpr int kInvalidArgument = 2;
 constexpr int kNotSupported = 3;
 constexpr int kNoPermission = 4;
+constexpr int kNotFound = 6;
 constexpr int kFunctionNotFound = 13;
+constexpr int kArgumentVersionMismatch = 25;
+
+// NVML_STRUCT_VERSION(Temperature, 1): the struct's size and its version in the top byte.
+constexpr unsigned kTemperatureV1 = sizeof(Library::Api::TemperatureV1) | (1u << 24);
+
+// Whether `rc` says a field is not there to read on this GPU or driver, rather than that the GPU
+// failed: not supported, no permission, a function or struct version the driver lacks, no such
+// sensor (invalid argument, not found).
+bool FieldAbsent(int rc) {
+  return rc == kNotSupported || rc == kNoPermission || rc == kFunctionNotFound ||
+         rc == kArgumentVersionMismatch || rc == kInvalidArgument || rc == kNotFound;
+}
 
 // nvmlTemperatureSensors_t, nvmlMemoryErrorType_t and nvmlEccCounterType_t values.
 constexpr int kTemperatureGpu = 0;
@@ -55,7 +83,7 @@ Result<bool> Query(const Library::Api& api, int index, Fn fn, const char* name, 
   if (fn == nullptr) return false;
   const int rc = fn(args...);
   if (rc == kSuccess) return true;
-  if (rc == kNotSupported || rc == kNoPermission || rc == kFunctionNotFound) return false;
+  if (FieldAbsent(rc)) return false;
   return Status::Internal(fmt::format("{}(GPU {}): {}", name, index, api.error_string(rc)));
 }
 
@@ -86,6 +114,8 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& path) {
   }
   Resolve(handle, api->name, "nvmlDeviceGetName");
   Resolve(handle, api->temperature, "nvmlDeviceGetTemperature");
+  Resolve(handle, api->temperature_v, "nvmlDeviceGetTemperatureV");
+  Resolve(handle, api->pci_info, "nvmlDeviceGetPciInfo_v3");
   Resolve(handle, api->power, "nvmlDeviceGetPowerUsage");
   Resolve(handle, api->pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration");
   Resolve(handle, api->pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
@@ -138,10 +168,21 @@ Result<HealthReading> Library::Read(int index) const {
     if (answered) out = v * scale;
     return Status::Ok();
   };
-  unsigned temperature = 0;
-  VIGIL_ASSIGN_OR_RETURN(ok, Query(a, index, a.temperature, "nvmlDeviceGetTemperature", dev,
-                                   kTemperatureGpu, &temperature));
-  if (ok) r.temperature_c = temperature;
+  // nvmlDeviceGetTemperatureV where the driver has it (the other is deprecated since CUDA 13).
+  if (a.temperature_v != nullptr) {
+    Api::TemperatureV1 t;
+    t.version = kTemperatureV1;
+    t.sensor = kTemperatureGpu;
+    VIGIL_ASSIGN_OR_RETURN(ok,
+                           Query(a, index, a.temperature_v, "nvmlDeviceGetTemperatureV", dev, &t));
+    if (ok) r.temperature_c = t.celsius;
+  }
+  if (!r.temperature_c) {
+    unsigned temperature = 0;
+    VIGIL_ASSIGN_OR_RETURN(ok, Query(a, index, a.temperature, "nvmlDeviceGetTemperature", dev,
+                                     kTemperatureGpu, &temperature));
+    if (ok) r.temperature_c = temperature;
+  }
   VIGIL_RETURN_IF_ERROR(uint_query(a.power, "nvmlDeviceGetPowerUsage", r.power_w, 1e-3));
   VIGIL_RETURN_IF_ERROR(
       uint_query(a.pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration", r.pcie_gen, 1));
@@ -184,6 +225,48 @@ Result<HealthReading> Library::Read(int index) const {
       ok, Query(a, index, a.throttle, "nvmlDeviceGetCurrentClocksEventReasons", dev, &reasons));
   if (ok) r.throttle_reasons = reasons;
   return r;
+}
+
+Result<std::string> Library::BusId(int index) const {
+  const Api& a = *api_;
+  Api::Device dev = nullptr;
+  if (const int rc = a.handle(static_cast<unsigned>(index), &dev); rc != kSuccess) {
+    return Status::Internal(
+        fmt::format("nvmlDeviceGetHandleByIndex(GPU {}): {}", index, a.error_string(rc)));
+  }
+  if (a.pci_info == nullptr) {
+    return Status::Unavailable("this driver's NVML lacks nvmlDeviceGetPciInfo_v3");
+  }
+  Api::PciInfo info{};
+  if (const int rc = a.pci_info(dev, &info); rc != kSuccess) {
+    return Status::Internal(
+        fmt::format("nvmlDeviceGetPciInfo(GPU {}): {}", index, a.error_string(rc)));
+  }
+  // NVML's domain has 8 digits ("00000000:19:00.0"), sysfs's 4; the function of a GPU is 0.
+  return fmt::format("{:04x}:{:02x}:{:02x}.0", info.domain, info.bus, info.device);
+}
+
+DriverGpus ReadDriverGpus(const std::string& path) {
+  DriverGpus out;
+  Result<std::unique_ptr<Library>> lib = Library::Load(path);
+  if (!lib.ok()) {
+    out.status = lib.status();
+    return out;
+  }
+  Result<int> count = (*lib)->DeviceCount();
+  if (!count.ok()) {
+    out.status = Status::Unavailable(count.status().message());
+    return out;
+  }
+  for (int i = 0; i < *count; ++i) {
+    Result<std::string> id = (*lib)->BusId(i);
+    if (id.ok()) {
+      out.bus_ids.push_back(*std::move(id));
+    } else {
+      out.errors.push_back(id.status().message());
+    }
+  }
+  return out;
 }
 
 Result<int> VisibleGpus(const std::string& path) {

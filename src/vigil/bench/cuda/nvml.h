@@ -59,9 +59,15 @@ class Library {
 
   Result<int> DeviceCount() const;
 
-  // Reads GPU `index`'s counters. An NVML error other than "not supported" (a GPU that fell off
-  // the bus, say) is an error naming the function, the GPU and NVML's message.
+  // Reads GPU `index`'s counters. A field this GPU or driver does not have (not supported, no
+  // permission, a function or struct version this driver lacks, no such sensor) stays empty; any
+  // other NVML error (a GPU that fell off the bus, say) is an error naming the function, the GPU
+  // and NVML's message.
   Result<HealthReading> Read(int index) const;
+
+  // GPU `index`'s PCI bus id as sysfs writes it ("0000:19:00.0", lower case); an error naming the
+  // GPU when NVML cannot give it (a lost GPU).
+  Result<std::string> BusId(int index) const;
 
   struct Api;  // the resolved entry points (nvml.cc)
 
@@ -70,6 +76,16 @@ class Library {
   void* handle_;
   std::unique_ptr<Api> api_;
 };
+
+// What the driver shows of the node's GPUs: the PCI bus id of every GPU NVML can reach, in NVML's
+// order. `status` is Unavailable when NVML cannot be loaded or started (no driver, a failed one);
+// a GPU NVML counts but cannot reach (lost) is left out of `bus_ids` with its error in `errors`.
+struct DriverGpus {
+  Status status;
+  std::vector<std::string> bus_ids;
+  std::vector<std::string> errors;
+};
+DriverGpus ReadDriverGpus(const std::string& path = kLibrary);
 
 // The number of GPUs NVML sees; Unavailable with the reason when NVML cannot be loaded or sees
 // none. What the GPU benchmarks' Available() asks: it does not touch CUDA, which must not start

@@ -1,0 +1,42 @@
+#include "vigil/validate/health.h"
+
+#include <cmath>
+#include <limits>
+
+#include "vigil/validate/anatomy.h"
+
+namespace vigil::validate {
+
+HealthRules::HealthRules(const FleetTable& table) {
+  for (size_t j = 0; j < table.metric_count(); ++j) {
+    MetricAnatomy a = Anatomize(table.metrics()[j]);
+    if (a.direction == Direction::kClear) columns_.emplace_back(j, std::move(a.component));
+  }
+}
+
+std::vector<Finding> HealthRules::Findings(const FleetTable& table, size_t node) const {
+  std::vector<Finding> out;
+  for (const auto& [j, component] : columns_) {
+    const double v = table.at(node, j);
+    if (std::isnan(v) || v == 0) continue;
+    Finding f;
+    f.component = component;
+    f.metric = table.metrics()[j];
+    f.test = "health";
+    f.value = v;
+    f.sigmas = std::numeric_limits<double>::infinity();
+    f.severity = Severity::kCritical;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+NodeFindings JudgeHealth(const FleetTable& row) {
+  NodeFindings nf;
+  if (row.node_count() == 0) return nf;
+  nf.findings = HealthRules(row).Findings(row, 0);
+  nf.defective = !nf.findings.empty();
+  return nf;
+}
+
+}  // namespace vigil::validate
