@@ -131,6 +131,19 @@ class Fields {
     VIGIL_ASSIGN_OR_RETURN(element e, Get(name, &element::is_array, "an array"));
     return e.get_array().value_unsafe();
   }
+  // Calls `each(Fields)` for every element of the array `name`, each of which must be an object
+  // (its path "<name>[i]"), and returns the first error.
+  template <typename Each>
+  Status ForEachObject(std::string_view name, Each&& each) const {
+    VIGIL_ASSIGN_OR_RETURN(simdjson::dom::array items, Array(name));
+    size_t i = 0;
+    for (element item : items) {
+      Fields g(item, fmt::format("{}[{}]", Path(name), i++));
+      VIGIL_RETURN_IF_ERROR(g.CheckObject());
+      VIGIL_RETURN_IF_ERROR(each(g));
+    }
+    return Status::Ok();
+  }
   std::string Path(std::string_view name) const {
     return path_.empty() ? std::string(name) : fmt::format("{}.{}", path_, name);
   }
@@ -223,32 +236,24 @@ Result<Inventory> InventoryFrom(element j, const std::string& path) {
   VIGIL_ASSIGN_OR_RETURN(inv.kernel, f.String("kernel"));
   VIGIL_ASSIGN_OR_RETURN(inv.os, f.String("os"));
   VIGIL_ASSIGN_OR_RETURN(inv.gpu_driver, f.String("gpu_driver"));
-  VIGIL_ASSIGN_OR_RETURN(simdjson::dom::array gpus, f.Array("gpus"));
-  i = 0;
-  for (element gpu : gpus) {
-    Fields g(gpu, fmt::format("{}[{}]", f.Path("gpus"), i++));
-    VIGIL_RETURN_IF_ERROR(g.CheckObject());
-    GpuInfo info;
+  VIGIL_RETURN_IF_ERROR(f.ForEachObject("gpus", [&](const Fields& g) -> Status {
+    GpuInfo& info = inv.gpus.emplace_back();
     VIGIL_ASSIGN_OR_RETURN(info.index, g.Int("index"));
     VIGIL_ASSIGN_OR_RETURN(info.name, g.String("name"));
     VIGIL_ASSIGN_OR_RETURN(info.bus_id, g.String("bus_id"));
-    inv.gpus.push_back(std::move(info));
-  }
+    return Status::Ok();
+  }));
   if (!f.Has("pci_gpus")) return inv;  // documents written before Vigil read PCI
-  VIGIL_ASSIGN_OR_RETURN(simdjson::dom::array pci, f.Array("pci_gpus"));
-  i = 0;
-  for (element gpu : pci) {
-    Fields g(gpu, fmt::format("{}[{}]", f.Path("pci_gpus"), i++));
-    VIGIL_RETURN_IF_ERROR(g.CheckObject());
-    PciGpuInfo info;
+  VIGIL_RETURN_IF_ERROR(f.ForEachObject("pci_gpus", [&](const Fields& g) -> Status {
+    PciGpuInfo& info = inv.pci_gpus.emplace_back();
     VIGIL_ASSIGN_OR_RETURN(info.bus_id, g.String("bus_id"));
     VIGIL_ASSIGN_OR_RETURN(info.driver, g.String("driver"));
     VIGIL_ASSIGN_OR_RETURN(info.link_width, g.OptionalNumber("link_width"));
     VIGIL_ASSIGN_OR_RETURN(info.link_width_max, g.OptionalNumber("link_width_max"));
     VIGIL_ASSIGN_OR_RETURN(info.link_speed_gts, g.OptionalNumber("link_speed_gts"));
     VIGIL_ASSIGN_OR_RETURN(info.link_speed_max_gts, g.OptionalNumber("link_speed_max_gts"));
-    inv.pci_gpus.push_back(std::move(info));
-  }
+    return Status::Ok();
+  }));
   return inv;
 }
 
