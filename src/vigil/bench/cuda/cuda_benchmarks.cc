@@ -13,6 +13,7 @@
 #include "vigil/bench/cpu/topology.h"
 #include "vigil/bench/cuda/gpu_benchmarks.h"
 #include "vigil/bench/cuda/memtest.h"
+#include "vigil/bench/cuda/periodic_thread.h"
 #include "vigil/core/file.h"
 #include "vigil/core/parallel.h"
 
@@ -381,26 +382,6 @@ Result<std::vector<Metric>> MetricsOfEveryGpu(
     for (Metric& m : *each[w]) out.push_back(std::move(m));
   }
   return out;
-}
-
-PeriodicThread::PeriodicThread(std::chrono::duration<double> period, std::function<void()> fn)
-    : thread_([this, period, fn = std::move(fn)] {
-        std::unique_lock lock(mu_);
-        while (!stop_) {
-          lock.unlock();
-          fn();
-          lock.lock();
-          cv_.wait_for(lock, period, [this] { return stop_; });
-        }
-      }) {}
-
-PeriodicThread::~PeriodicThread() {
-  {
-    const std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
 }
 
 int GemmSize(int requested) {

@@ -3,16 +3,12 @@
 // or a Vigil without CUDA, they are skipped with the reason.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -89,22 +85,6 @@ Result<std::vector<Metric>> StressMetrics(int gpu, int size, gpu::StressRun run,
 // At most `most` of `samples`, evenly spaced and in order, the first and the last among them; all
 // of them when there are no more. REQUIRES: most >= 2.
 std::vector<double> EvenlyPicked(std::vector<double> samples, size_t most);
-
-// Calls `fn` on a thread of its own at once and then every `period` until destroyed; the
-// destructor wakes the thread and waits for a call in progress to end. `fn` must not throw.
-class PeriodicThread {
- public:
-  PeriodicThread(std::chrono::duration<double> period, std::function<void()> fn);
-  ~PeriodicThread();
-  PeriodicThread(const PeriodicThread&) = delete;
-  PeriodicThread& operator=(const PeriodicThread&) = delete;
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;   // guarded by mu_
-  std::thread thread_;  // last: starts once the members above exist
-};
 
 // nccl: one process driving the node's GPUs: all-reduce, all-gather, reduce-scatter and
 // all-to-all bus bandwidth (GB/s, nccl-tests' factors) at a large size, an all-reduce size sweep
