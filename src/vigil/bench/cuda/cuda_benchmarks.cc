@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <map>
 #include <optional>
 
 #include "vigil/bench/cpu/topology.h"
@@ -354,19 +355,29 @@ class GpuMemtest : public Benchmark {
     }
     const auto most = static_cast<size_t>(ctx.Param("max_size"));
     const double duration = ctx.Param("duration");
+    const std::vector<int> selected = ctx.Gpus(gpus);
+    // Each GPU's warnings, logged once every GPU is done: Vigil's logger is single-threaded. Every
+    // GPU's entry exists before the threads start, so that each thread writes only its own.
+    std::map<int, std::vector<std::string>> warnings;
+    for (const int g : selected) warnings.try_emplace(g);
     // Each GPU tests its own memory with its own SMs: all of them at once.
-    return MetricsOfEveryGpu(ctx.Gpus(gpus), [&](int g) -> Result<std::vector<Metric>> {
-      VIGIL_ASSIGN_OR_RETURN(const gpu::DeviceProps props, gpu::Props(g));
-      const size_t bytes = gpu::MemtestBytes(props.free_bytes, fraction, most);
-      if (bytes == 0) {
-        return Status::InvalidArgument(
-            fmt::format("nothing to test: {} of {} MiB free is less than a page", fraction,
-                        props.free_bytes >> 20));
-      }
-      VIGIL_ASSIGN_OR_RETURN(const gpu::MemtestRun run, gpu::Memtest(g, bytes, duration));
-      for (const std::string& line : MemtestReport(g, run)) spdlog::warn("{}", line);
-      return MemtestMetrics(g, run);
-    });
+    Result<std::vector<Metric>> out =
+        MetricsOfEveryGpu(selected, [&](int g) -> Result<std::vector<Metric>> {
+          VIGIL_ASSIGN_OR_RETURN(const gpu::DeviceProps props, gpu::Props(g));
+          const size_t bytes = gpu::MemtestBytes(props.free_bytes, fraction, most);
+          if (bytes == 0) {
+            return Status::InvalidArgument(
+                fmt::format("nothing to test: {} of {} MiB free is less than a page", fraction,
+                            props.free_bytes >> 20));
+          }
+          VIGIL_ASSIGN_OR_RETURN(const gpu::MemtestRun run, gpu::Memtest(g, bytes, duration));
+          warnings.at(g) = MemtestReport(g, run);
+          return MemtestMetrics(g, run);
+        });
+    for (const auto& [g, lines] : warnings) {
+      for (const std::string& line : lines) spdlog::warn("{}", line);
+    }
+    return out;
   }
 };
 
