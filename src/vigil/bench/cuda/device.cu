@@ -318,16 +318,16 @@ Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t byt
   if (triad) FillKernel<<<blocks, kThreads>>>(d.p[1], n, kSeedB);
   VIGIL_CUDA_TRY(cudaGetLastError());
   float4* out = triad ? d.p[2] : d.p[1];
-  VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds, TimePerOp(reps, [&](int ops) {
-                           return TimeBetweenEvents(d.start, d.stop, [&]() -> Status {
-                             for (int i = 0; i < ops; ++i) {
-                               timed<<<timed_blocks, kThreads>>>(d.p[0], triad ? d.p[1] : nullptr,
-                                                                 out, n);
-                             }
-                             VIGIL_CUDA_TRY(cudaGetLastError());
-                             return Status::Ok();
-                           });
-                         }));
+  const auto time_batch = [&](int ops) {
+    return TimeBetweenEvents(d.start, d.stop, [&]() -> Status {
+      for (int i = 0; i < ops; ++i) {
+        timed<<<timed_blocks, kThreads>>>(d.p[0], triad ? d.p[1] : nullptr, out, n);
+      }
+      VIGIL_CUDA_TRY(cudaGetLastError());
+      return Status::Ok();
+    });
+  };
+  VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds, TimePerOp(reps, time_batch));
   CheckKernel<<<blocks, kThreads>>>(out, n, triad, d.mismatches);
   VIGIL_CUDA_TRY(cudaGetLastError());
   unsigned long long bad = 0;
