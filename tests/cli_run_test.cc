@@ -51,7 +51,7 @@ TEST(CliTest, BenchListJson) {
   for (const Json& b : list) names.push_back(b["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"cpu-stream", "cpu-latency", "cpu-flops", "disk",
                                              "gpu-health", "gpu-gemm", "gpu-stress", "gpu-membw",
-                                             "gpu-launch", "gpu-copy", "nccl"}));
+                                             "gpu-memtest", "gpu-launch", "gpu-copy", "nccl"}));
   EXPECT_FALSE(list[3]["params"].empty());
   r = RunVigil({"bench", "list"});
   EXPECT_NE(r.out.find("disk.file_size"), std::string::npos);
@@ -117,12 +117,15 @@ void ExpectPositiveFigures(const NodeResults& doc) {
     if (b.status == BenchStatus::kSkipped) continue;
     EXPECT_EQ(b.status, BenchStatus::kOk) << b.name << ": " << b.error;
     EXPECT_FALSE(b.metrics.empty()) << b.name;
-    // gpu-health reports counters and flags, for which zero is the healthy figure.
-    const bool counters = b.name == "gpu-health";
+    // Counters and flags, for which zero is the healthy figure: gpu-health's, and counts of
+    // errors (unit "", lower is better: gpu-stress/miscompares, gpu-memtest/errors).
+    const auto count = [&](const Metric& m) {
+      return b.name == "gpu-health" || (m.unit.empty() && !m.higher_is_better);
+    };
     for (const Metric& m : b.metrics) {
-      EXPECT_TRUE(std::isfinite(m.value) && (m.value > 0 || (counters && m.value == 0)))
+      EXPECT_TRUE(std::isfinite(m.value) && (m.value > 0 || (count(m) && m.value == 0)))
           << m.key.ToString() << " " << m.value;
-      EXPECT_TRUE(counters || !m.unit.empty()) << m.key.ToString();
+      EXPECT_TRUE(count(m) || !m.unit.empty()) << m.key.ToString();
     }
   }
 }
@@ -140,16 +143,16 @@ TEST(CliTest, QuickSuiteJson) {
   EXPECT_EQ(doc->node, "node-7");
   EXPECT_EQ(doc->suite, "quick");
   EXPECT_GT(doc->inventory.threads, 0);
-  ASSERT_EQ(doc->benchmarks.size(), 11u);
+  ASSERT_EQ(doc->benchmarks.size(), 12u);
   EXPECT_EQ(doc->benchmarks[0].name, "cpu-stream");
   ExpectPositiveFigures(*doc);
   // A node without an NVIDIA driver skips the GPU benchmarks, with the reason, and still passes.
-  for (size_t i = 4; i < 11; ++i) {
+  for (size_t i = 4; i < 12; ++i) {
     if (doc->benchmarks[i].status != BenchStatus::kSkipped) continue;
     EXPECT_FALSE(doc->benchmarks[i].error.empty()) << doc->benchmarks[i].name;
   }
   // Progress went to stderr, one line per start and finish.
-  EXPECT_NE(r.err.find("[4/11] disk"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[4/12] disk"), std::string::npos) << r.err;
 
   // The file holds the same document; the summary got one line for this node.
   Result<NodeResults> file = ReadNodeResults(out);

@@ -62,6 +62,7 @@ Registry BuiltinRegistry() {
   r.Add(MakeGpuGemmBenchmark());
   r.Add(MakeGpuStressBenchmark());
   r.Add(MakeGpuMembwBenchmark());
+  r.Add(MakeGpuMemtestBenchmark());
   r.Add(MakeGpuLaunchBenchmark());
   r.Add(MakeGpuCopyBenchmark());
   r.Add(MakeNcclBenchmark());

@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "vigil/bench/cuda/batch_timing.h"
 #include "vigil/bench/cuda/cuda_check.cuh"
 #include "vigil/bench/cuda/device.h"
+#include "vigil/bench/cuda/event_timer.cuh"
 
 namespace vigil::gpu {
 namespace {
@@ -316,17 +318,16 @@ Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t byt
   if (triad) FillKernel<<<blocks, kThreads>>>(d.p[1], n, kSeedB);
   VIGIL_CUDA_TRY(cudaGetLastError());
   float4* out = triad ? d.p[2] : d.p[1];
-  std::vector<double> seconds;
-  for (int r = -1; r < reps; ++r) {  // run -1 warms up
-    VIGIL_CUDA_TRY(cudaEventRecord(d.start));
-    timed<<<timed_blocks, kThreads>>>(d.p[0], triad ? d.p[1] : nullptr, out, n);
-    VIGIL_CUDA_TRY(cudaGetLastError());
-    VIGIL_CUDA_TRY(cudaEventRecord(d.stop));
-    VIGIL_CUDA_TRY(cudaEventSynchronize(d.stop));
-    float ms = 0;
-    VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, d.start, d.stop));
-    if (r >= 0) seconds.push_back(ms * 1e-3);
-  }
+  const auto time_batch = [&](int ops) {
+    return TimeBetweenEvents(d.start, d.stop, [&]() -> Status {
+      for (int i = 0; i < ops; ++i) {
+        timed<<<timed_blocks, kThreads>>>(d.p[0], triad ? d.p[1] : nullptr, out, n);
+      }
+      VIGIL_CUDA_TRY(cudaGetLastError());
+      return Status::Ok();
+    });
+  };
+  VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds, TimePerOp(reps, time_batch));
   CheckKernel<<<blocks, kThreads>>>(out, n, triad, d.mismatches);
   VIGIL_CUDA_TRY(cudaGetLastError());
   unsigned long long bad = 0;
@@ -346,20 +347,19 @@ Result<LaunchTimes> TimeLaunch(int device, int reps, int batch) {
   VIGIL_CUDA_TRY(cudaEventCreate(&d.stop));
   LaunchTimes out;
   for (int r = -1; r < reps; ++r) {  // run -1 warms up
-    VIGIL_CUDA_TRY(cudaEventRecord(d.start));
-    for (int k = 0; k < batch; ++k) EmptyKernel<<<1, 1>>>();
-    VIGIL_CUDA_TRY(cudaGetLastError());
-    VIGIL_CUDA_TRY(cudaEventRecord(d.stop));
-    VIGIL_CUDA_TRY(cudaEventSynchronize(d.stop));
-    float ms = 0;
-    VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, d.start, d.stop));
+    VIGIL_ASSIGN_OR_RETURN(const double batch_s,
+                           TimeBetweenEvents(d.start, d.stop, [&]() -> Status {
+                             for (int k = 0; k < batch; ++k) EmptyKernel<<<1, 1>>>();
+                             VIGIL_CUDA_TRY(cudaGetLastError());
+                             return Status::Ok();
+                           }));
     const auto t0 = std::chrono::steady_clock::now();
     EmptyKernel<<<1, 1>>>();
     VIGIL_CUDA_TRY(cudaGetLastError());
     VIGIL_CUDA_TRY(cudaDeviceSynchronize());
     const std::chrono::duration<double, std::micro> rt = std::chrono::steady_clock::now() - t0;
     if (r < 0) continue;
-    out.device_us.push_back(ms * 1e3 / batch);
+    out.device_us.push_back(batch_s * 1e6 / batch);
     out.round_trip_us.push_back(rt.count());
   }
   return out;

@@ -7,7 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,11 +36,12 @@ enum class MembwKernel {
   kTriad,  // c[i] = a[i] + s * b[i]: reads two, writes one
 };
 
-// Times `reps` runs of `kernel` over arrays of `bytes_per_array` bytes on `device` (16-byte
-// accesses, data that is never zero), after one untimed run, and checks every element of the
-// result on the GPU. Returns the seconds of each run. Running out of GPU memory is Internal
-// "out of GPU memory: <call> ..."; any other CUDA error is Internal naming the call and the
-// error's name (cudaErrorIllegalAddress...).
+// Times `reps` samples of `kernel` over arrays of `bytes_per_array` bytes on `device` (16-byte
+// accesses, data that is never zero) as batch_timing.h's TimePerOp does (a warm-up of about
+// 200 ms, then batches of back-to-back runs between one pair of events), and checks every element
+// of the result on the GPU. Returns the seconds per run of each sample. Running out of GPU memory
+// is Internal "out of GPU memory: <call> ..."; any other CUDA error is Internal naming the call and
+// the error's name (cudaErrorIllegalAddress...).
 Result<std::vector<double>> TimeMembw(int device, MembwKernel kernel, size_t bytes_per_array,
                                       int reps);
 
@@ -80,9 +81,11 @@ enum class GemmType {
   kFp8,   // fp8 e4m3 in, bf16 out, fp32 accumulation (compute capability 8.9 and later)
 };
 
-// Times `reps` products D = A^T B of `size` x `size` matrices of `type` with cuBLASLt (loaded at
-// run time), random data, the algorithm its heuristic picks, after two untimed products. Returns
-// the seconds of each. Unavailable when cuBLASLt cannot be loaded.
+// Times `reps` samples of products D = A^T B of `size` x `size` matrices of `type` with cuBLASLt
+// (loaded at run time), random data, the algorithm its heuristic picks, as TimePerOp does (a
+// warm-up of about 200 ms, then batches of back-to-back products between one pair of events).
+// Returns the seconds per product of each sample. Unavailable when cuBLASLt cannot be loaded.
+// Thread-safe for different devices. REQUIRES: `size` is a multiple of 16 (fp8's rule; GemmSize).
 Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int reps);
 
 // One product of `type` at `size` on random data against a reference computed in fp64 on the GPU
@@ -96,22 +99,69 @@ struct StressRun {
 };
 
 // Repeats the product of `type` at `size` on `device` for `seconds`, timing each and comparing
-// each result with the first on the GPU; calls `between` on the host after every batch of
-// products (to sample temperature and clocks).
-Result<StressRun> Stress(int device, GemmType type, int size, double seconds,
-                         const std::function<void()>& between);
+// each result with the first on the GPU. The calling thread only enqueues work and reads the
+// comparisons back (whoever samples temperature and clocks does it on a thread of its own).
+// Thread-safe for different devices. REQUIRES: `size` is a multiple of 16.
+Result<StressRun> Stress(int device, GemmType type, int size, double seconds);
+
+// One word gpu-memtest read back wrong.
+struct MemtestMismatch {
+  uint64_t offset = 0;  // bytes from the start of the tested memory (its chunks end to end)
+  uint64_t expected = 0, actual = 0;
+};
+
+// The mismatches a memory test records the addresses of, at most; it counts all of them.
+constexpr int kMemtestRecorded = 16;
+
+struct MemtestRun {
+  uint64_t tested_bytes = 0;  // what was allocated and tested
+  uint64_t errors = 0;        // words read back wrong, over every pattern and pass
+  int passes = 0;             // passes of every pattern over all of the memory
+  // Up to kMemtestRecorded of the mismatches, the first the GPU found (not in address order).
+  std::vector<MemtestMismatch> first;
+};
+
+// Allocates `bytes` of `device`'s memory (several smaller allocations where one does not fit, as
+// memtest.h's MemtestChunk says) and holds all of it while it writes and then verifies each
+// pattern of memtest.h's kMemPatterns over all of it, counting mismatching words on the GPU; pass
+// after pass until `seconds` have passed, one pass at least. Internal "out of GPU memory: ..."
+// when not even kMemtestMinChunk could be allocated; any other CUDA error is Internal naming the
+// call. Thread-safe for different devices.
+Result<MemtestRun> Memtest(int device, size_t bytes, double seconds);
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 
-// Times `reps` runs of `op` across `gpus` (one NCCL communicator per GPU, all in this process),
-// after two untimed runs, with buffers of `bytes` per GPU as nccl-tests sizes them: the
-// all-reduce's buffer, the all-gather's output, the reduce-scatter's input, the all-to-all's
-// send buffer. NCCL (libnccl.so.2) is loaded at run time. Returns the seconds of each run.
-Result<std::vector<double>> TimeCollective(const std::vector<int>& gpus, Collective op,
-                                           size_t bytes, int reps);
+// NCCL communicators across GPUs of this process (one per GPU, ncclCommInitAll), with their
+// streams and buffers: set up once per benchmark run, since setting them up takes seconds per
+// GPU. NCCL (libnccl.so.2) is loaded at run time. A collective that fails (an error at issue, or
+// an asynchronous one seen while waiting: a GPU or link that failed mid-collective) marks the
+// communicators failed: the destructor then aborts them instead of waiting, and every later call
+// returns Internal. Not thread-safe: one thread drives all the GPUs.
+class Collectives {
+ public:
+  // Creates the communicators of `gpus`. Unavailable when NCCL cannot be loaded (or this Vigil
+  // has no CUDA); Internal with NCCL's or CUDA's message when setting up fails.
+  static Result<std::unique_ptr<Collectives>> Open(const std::vector<int>& gpus);
+  ~Collectives();
+  Collectives(const Collectives&) = delete;
+  Collectives& operator=(const Collectives&) = delete;
 
-// One float all-reduce (sum) of `bytes` across `gpus` of values known in advance, checked
-// element by element on every GPU.
-Status CheckAllReduce(const std::vector<int>& gpus, size_t bytes);
+  // Times `reps` samples of `op` as TimePerOp does (warm-up about 200 ms, then batches of
+  // back-to-back collectives), timed on the host from the first issue to the last GPU's
+  // completion, as nccl-tests does. Buffers of `bytes` per GPU as nccl-tests sizes them: the
+  // all-reduce's buffer, the all-gather's output, the reduce-scatter's input, the all-to-all's
+  // send buffer. Returns the seconds per collective of each sample.
+  // REQUIRES: `bytes` is a multiple of 4 x the number of GPUs.
+  Result<std::vector<double>> Time(Collective op, size_t bytes, int reps);
+
+  // One float all-reduce (sum) of `bytes` of values known in advance, checked element by element
+  // on every GPU. Internal naming the GPU when a sum is wrong.
+  Status CheckAllReduce(size_t bytes);
+
+ private:
+  class Impl;  // nccl.cu
+  explicit Collectives(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace vigil::gpu

@@ -23,12 +23,14 @@ Result<std::vector<double>> TimeCopies(const std::vector<CopyPath>&, size_t, int
 Result<bool> CanAccessPeer(int, int) { return NoCuda(); }
 Result<std::vector<double>> TimeGemm(int, GemmType, int, int) { return NoCuda(); }
 Result<double> GemmError(int, GemmType, int) { return NoCuda(); }
-Result<std::vector<double>> TimeCollective(const std::vector<int>&, Collective, size_t, int) {
-  return NoCuda();
-}
-Status CheckAllReduce(const std::vector<int>&, size_t) { return NoCuda(); }
-Result<StressRun> Stress(int, GemmType, int, double, const std::function<void()>&) {
-  return NoCuda();
-}
+Result<StressRun> Stress(int, GemmType, int, double) { return NoCuda(); }
+Result<MemtestRun> Memtest(int, size_t, double) { return NoCuda(); }
+
+// Never made: Open fails, so Time and CheckAllReduce have no object to be called on.
+class Collectives::Impl {};
+Collectives::~Collectives() = default;
+Result<std::unique_ptr<Collectives>> Collectives::Open(const std::vector<int>&) { return NoCuda(); }
+Result<std::vector<double>> Collectives::Time(Collective, size_t, int) { return NoCuda(); }
+Status Collectives::CheckAllReduce(size_t) { return NoCuda(); }
 
 }  // namespace vigil::gpu

@@ -12,9 +12,11 @@
 #include <cstring>
 #include <string>
 
+#include "vigil/bench/cuda/batch_timing.h"
 #include "vigil/bench/cuda/cuda_check.cuh"
 #include "vigil/bench/cuda/device.h"
 #include "vigil/bench/cuda/dynamic_library.h"
+#include "vigil/bench/cuda/event_timer.cuh"
 
 namespace vigil::gpu {
 namespace {
@@ -259,14 +261,12 @@ class Problem {
     return Status::Ok();
   }
 
-  Result<double> TimeOne() {
-    VIGIL_CUDA_TRY(cudaEventRecord(start_));
-    VIGIL_RETURN_IF_ERROR(Run());
-    VIGIL_CUDA_TRY(cudaEventRecord(stop_));
-    VIGIL_CUDA_TRY(cudaEventSynchronize(stop_));
-    float ms = 0;
-    VIGIL_CUDA_TRY(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms * 1e-3;
+  // `ops` products back to back between one pair of events: their seconds together.
+  Result<double> TimeBatch(int ops) {
+    return TimeBetweenEvents(start_, stop_, [&]() -> Status {
+      for (int i = 0; i < ops; ++i) VIGIL_RETURN_IF_ERROR(Run());
+      return Status::Ok();
+    });
   }
 
   void* output() const { return d_; }
@@ -331,12 +331,7 @@ class Problem {
 Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int reps) {
   Problem p;
   VIGIL_RETURN_IF_ERROR(p.Init(device, type, size));
-  std::vector<double> seconds;
-  for (int r = -2; r < reps; ++r) {  // two untimed products first
-    VIGIL_ASSIGN_OR_RETURN(const double s, p.TimeOne());
-    if (r >= 0) seconds.push_back(s);
-  }
-  return seconds;
+  return TimePerOp(reps, [&](int ops) { return p.TimeBatch(ops); });
 }
 
 Result<double> GemmError(int device, GemmType type, int size) {
@@ -346,8 +341,7 @@ Result<double> GemmError(int device, GemmType type, int size) {
   return p.MaxError();
 }
 
-Result<StressRun> Stress(int device, GemmType type, int size, double seconds,
-                         const std::function<void()>& between) {
+Result<StressRun> Stress(int device, GemmType type, int size, double seconds) {
   Problem p;
   VIGIL_RETURN_IF_ERROR(p.Init(device, type, size));
   VIGIL_RETURN_IF_ERROR(p.Run());
@@ -391,7 +385,6 @@ Result<StressRun> Stress(int device, GemmType type, int size, double seconds,
       out.seconds.push_back(ms * 1e-3);
       out.miscompares += bad[i] != 0;
     }
-    if (between) between();
   } while (std::chrono::steady_clock::now() < end);
   return out;
 }

@@ -19,7 +19,10 @@ class GpuDeviceTest : public ::testing::Test {
     if (!visible.ok()) GTEST_SKIP() << visible.status().message();
   }
 
-  // Runs `b` on GPU 0 with `params` (as --set would) and checks every figure is positive.
+  // Runs `b` on GPU 0 with `params` (as --set would) and checks every figure is plausible: a
+  // count (unit "", lower is better: errors, remapped rows, miscompares) a whole number >= 0, a
+  // flag (throttle reasons, pending or failed remaps) 0 or 1, anything else (rates, temperature,
+  // power, link widths) > 0. A healthy GPU's counts and flags are 0.
   static std::vector<Metric> RunOnGpu0(const Benchmark& b,
                                        std::map<std::string, std::string> params) {
     RunnerOptions o;
@@ -32,7 +35,19 @@ class GpuDeviceTest : public ::testing::Test {
     if (!m.ok()) return {};
     EXPECT_FALSE(m->empty()) << b.name();
     for (const Metric& x : *m) {
-      EXPECT_TRUE(std::isfinite(x.value) && x.value > 0) << x.key.ToString() << " " << x.value;
+      const std::string& metric = x.key.metric;
+      const bool flag = metric.rfind("throttle", 0) == 0 || metric.ends_with("_pending") ||
+                        metric.ends_with("_failure");
+      const bool count = x.unit.empty() && !x.higher_is_better;
+      EXPECT_TRUE(std::isfinite(x.value)) << x.key.ToString() << " " << x.value;
+      if (flag) {
+        EXPECT_TRUE(x.value == 0 || x.value == 1) << x.key.ToString() << " " << x.value;
+      } else if (count) {
+        EXPECT_TRUE(x.value >= 0 && x.value == std::floor(x.value))
+            << x.key.ToString() << " " << x.value;
+      } else {
+        EXPECT_GT(x.value, 0) << x.key.ToString();
+      }
       EXPECT_EQ(x.key.index->first, 0) << x.key.ToString();
     }
     return *m;
@@ -40,13 +55,48 @@ class GpuDeviceTest : public ::testing::Test {
 };
 
 TEST_F(GpuDeviceTest, GemmEveryTypeChecksAndRuns) {
-  const auto m = RunOnGpu0(*MakeGpuGemmBenchmark(), {{"size", "2048"}, {"repetitions", "3"}});
+  // Sizes that are no multiple of 16 (fp8 needs one): rounded down, not failed.
+  const auto m = RunOnGpu0(*MakeGpuGemmBenchmark(),
+                           {{"size", "2050"}, {"check_size", "1000"}, {"repetitions", "3"}});
   EXPECT_GE(m.size(), 4u);  // fp64, tf32, fp16, bf16 at least
 }
 
+// Batches of back-to-back products: a sample's products take about 30 ms together, so that a
+// small product's time is its own, not the launch's.
+TEST_F(GpuDeviceTest, GemmTimesBatchesAfterAWarmUp) {
+  Result<std::vector<double>> s = gpu::TimeGemm(0, gpu::GemmType::kBf16, 1024, 5);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->size(), 5u);
+  for (const double x : *s) EXPECT_LT(x, 1e-3);  // a 1024^3 bf16 product: microseconds
+}
+
 TEST_F(GpuDeviceTest, StressComparesEveryProduct) {
-  const auto m = RunOnGpu0(*MakeGpuStressBenchmark(), {{"duration", "2"}, {"size", "4096"}});
-  EXPECT_GE(m.size(), 2u);
+  // 4000 is no multiple of 16: run at 3984.
+  const auto m = RunOnGpu0(*MakeGpuStressBenchmark(), {{"duration", "2"}, {"size", "4000"}});
+  ASSERT_GE(m.size(), 3u);
+  EXPECT_EQ(m[2].key.ToString(), "gpu-stress/miscompares:0");
+  EXPECT_EQ(m[2].value, 0);
+  EXPECT_LE(m[0].samples.size(), 100u);
+}
+
+TEST_F(GpuDeviceTest, MemtestFindsNoErrorOnAHealthyGpu) {
+  const auto m = RunOnGpu0(*MakeGpuMemtestBenchmark(),
+                           {{"fraction", "0.05"}, {"max_size", "1G"}, {"duration", "0.5"}});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].key.ToString(), "gpu-memtest/errors:0");
+  EXPECT_EQ(m[0].value, 0);
+  EXPECT_GT(m[1].value, 0.1);  // GiB
+  EXPECT_LE(m[1].value, 1);
+}
+
+// A duration of 0 is one pass of every pattern, which finds nothing on a healthy GPU.
+TEST_F(GpuDeviceTest, MemtestOnePassOverAChunk) {
+  Result<gpu::MemtestRun> run = gpu::Memtest(0, 256 << 20, 0);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->tested_bytes, 256u << 20);
+  EXPECT_EQ(run->passes, 1);
+  EXPECT_EQ(run->errors, 0u);
+  EXPECT_TRUE(run->first.empty());
 }
 
 TEST_F(GpuDeviceTest, MembwCopyAndTriad) {
@@ -117,6 +167,21 @@ TEST_F(GpuDeviceTest, NcclAcrossEveryGpu) {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   ASSERT_EQ(m->size(), 4u);
   for (const Metric& x : *m) EXPECT_GT(x.value, 1) << x.key.ToString();
+}
+
+// One set of communicators for several collectives and sizes, larger and smaller.
+TEST_F(GpuDeviceTest, CollectivesServeEverySizeOnce) {
+  const Result<int> count = nvml::VisibleGpus();
+  if (!count.ok() || *count < 2) GTEST_SKIP() << "needs two GPUs";
+  Result<std::unique_ptr<gpu::Collectives>> c = gpu::Collectives::Open({0, 1});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE((*c)->CheckAllReduce(8 << 20).ok());
+  for (const size_t bytes : {size_t{1} << 20, size_t{64} << 20, size_t{4} << 20}) {
+    Result<std::vector<double>> s = (*c)->Time(gpu::Collective::kAllGather, bytes, 2);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_EQ(s->size(), 2u);
+  }
+  EXPECT_TRUE((*c)->CheckAllReduce(16 << 20).ok());
 }
 
 // Every GPU of the node under load at once, each with its own figures.

@@ -1,13 +1,18 @@
 // NCCL collectives for the nccl benchmark (device.h): one process drives every local GPU, one
-// communicator each (ncclCommInitAll), each collective issued to all of them in one group. NCCL
+// communicator each (ncclCommInitAll, once per benchmark run: it costs seconds per GPU), each
+// collective issued to all of them in one group. NCCL
 // is loaded at run time with dlopen, its functions typed by its header.
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "vigil/bench/cuda/batch_timing.h"
 #include "vigil/bench/cuda/cuda_check.cuh"
 #include "vigil/bench/cuda/device.h"
 #include "vigil/bench/cuda/dynamic_library.h"
@@ -83,12 +88,14 @@ __global__ void CheckSums(const float* p, size_t n, int ranks, unsigned long lon
   if (wrong != 0) atomicAdd(bad, wrong);
 }
 
-// The communicators, streams and buffers of one run across `gpus`, released on scope exit.
-class Group {
+}  // namespace
+
+// The communicators, streams and buffers of the GPUs, released on destruction.
+class Collectives::Impl {
  public:
-  Group(const Nccl& nccl, std::vector<int> gpus)
+  Impl(const Nccl& nccl, std::vector<int> gpus)
       : n_(nccl), gpus_(std::move(gpus)), size_(gpus_.size()) {}
-  ~Group() {
+  ~Impl() {
     for (size_t r = 0; r < comms_.size(); ++r) {
       cudaSetDevice(gpus_[r]);
       // A communicator that failed may never finish its work: abort it rather than wait.
@@ -103,26 +110,39 @@ class Group {
     }
   }
 
-  Status Init(size_t bytes) {
-    const int ranks = static_cast<int>(size_);
+  Status Init() {
     comms_.assign(size_, nullptr);
     streams_.assign(size_, nullptr);
     send_.assign(size_, nullptr);
     recv_.assign(size_, nullptr);
-    VIGIL_NCCL_TRY(n_, n_.init_all(comms_.data(), ranks, gpus_.data()));
+    VIGIL_NCCL_TRY(n_, n_.init_all(comms_.data(), static_cast<int>(size_), gpus_.data()));
     for (size_t r = 0; r < size_; ++r) {
       VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
       VIGIL_CUDA_TRY(cudaStreamCreateWithFlags(&streams_[r], cudaStreamNonBlocking));
+    }
+    return Status::Ok();
+  }
+
+  // Makes every GPU's buffers hold `bytes` at least, the send buffers filled with InputOf.
+  Status Reserve(size_t bytes) {
+    if (bytes <= capacity_) return Status::Ok();
+    capacity_ = 0;  // until every GPU holds the new buffers
+    for (size_t r = 0; r < size_; ++r) {
+      VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
+      VIGIL_CUDA_TRY(cudaFree(send_[r]));
+      VIGIL_CUDA_TRY(cudaFree(recv_[r]));
+      send_[r] = recv_[r] = nullptr;
       VIGIL_CUDA_TRY(cudaMalloc(&send_[r], bytes));
       VIGIL_CUDA_TRY(cudaMalloc(&recv_[r], bytes));
       FillInputs<<<256, 256, 0, streams_[r]>>>(send_[r], bytes / sizeof(float),
                                                static_cast<int>(r));
       VIGIL_CUDA_TRY(cudaGetLastError());
     }
+    capacity_ = bytes;
     return Sync();
   }
 
-  // Issues `op` on every GPU as one group. `bytes` as TimeCollective describes.
+  // Issues `op` on every GPU as one group. `bytes` as Collectives::Time describes.
   Status Issue(Collective op, size_t bytes) {
     const size_t floats = bytes / sizeof(float);
     const size_t share = floats / size_;  // each rank's part of a gather, scatter or all-to-all
@@ -190,6 +210,13 @@ class Group {
     return Status::Ok();
   }
 
+  // Whether a collective failed: the communicators are then unusable (NCCL's rule after an
+  // asynchronous error), and every later call says so instead of hanging.
+  Status Usable() const {
+    if (!failed_) return Status::Ok();
+    return Status::Internal("an earlier NCCL collective failed; the communicators are aborted");
+  }
+
   Status CheckSumsEverywhere(size_t bytes) {
     for (size_t r = 0; r < size_; ++r) {
       VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
@@ -217,39 +244,43 @@ class Group {
   const Nccl& n_;
   std::vector<int> gpus_;
   size_t size_;
+  size_t capacity_ = 0;  // bytes of each send and receive buffer
   bool failed_ = false;
   std::vector<ncclComm_t> comms_;
   std::vector<cudaStream_t> streams_;
   std::vector<float*> send_, recv_;
 };
 
-}  // namespace
+Collectives::Collectives(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Collectives::~Collectives() = default;
 
-Result<std::vector<double>> TimeCollective(const std::vector<int>& gpus, Collective op,
-                                           size_t bytes, int reps) {
+Result<std::unique_ptr<Collectives>> Collectives::Open(const std::vector<int>& gpus) {
   UsePciBusOrder();
   VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
-  Group g(*nccl, gpus);
-  VIGIL_RETURN_IF_ERROR(g.Init(bytes));
-  std::vector<double> seconds;
-  for (int r = -2; r < reps; ++r) {  // two untimed runs first
-    const auto t0 = std::chrono::steady_clock::now();
-    VIGIL_RETURN_IF_ERROR(g.Issue(op, bytes));
-    VIGIL_RETURN_IF_ERROR(g.Sync());
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
-    if (r >= 0) seconds.push_back(took.count());
-  }
-  return seconds;
+  auto impl = std::make_unique<Impl>(*nccl, gpus);
+  VIGIL_RETURN_IF_ERROR(impl->Init());
+  return std::unique_ptr<Collectives>(new Collectives(std::move(impl)));
 }
 
-Status CheckAllReduce(const std::vector<int>& gpus, size_t bytes) {
-  UsePciBusOrder();
-  VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
-  Group g(*nccl, gpus);
-  VIGIL_RETURN_IF_ERROR(g.Init(bytes));
-  VIGIL_RETURN_IF_ERROR(g.Issue(Collective::kAllReduce, bytes));
-  VIGIL_RETURN_IF_ERROR(g.Sync());
-  return g.CheckSumsEverywhere(bytes);
+Result<std::vector<double>> Collectives::Time(Collective op, size_t bytes, int reps) {
+  VIGIL_RETURN_IF_ERROR(impl_->Usable());
+  VIGIL_RETURN_IF_ERROR(impl_->Reserve(bytes));
+  // Timed on the host, as nccl-tests does: the collectives of a batch are issued back to back on
+  // every GPU's stream, and the batch ends when the last GPU's stream has drained.
+  return TimePerOp(reps, [&](int ops) -> Result<double> {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < ops; ++i) VIGIL_RETURN_IF_ERROR(impl_->Issue(op, bytes));
+    VIGIL_RETURN_IF_ERROR(impl_->Sync());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+}
+
+Status Collectives::CheckAllReduce(size_t bytes) {
+  VIGIL_RETURN_IF_ERROR(impl_->Usable());
+  VIGIL_RETURN_IF_ERROR(impl_->Reserve(bytes));
+  VIGIL_RETURN_IF_ERROR(impl_->Issue(Collective::kAllReduce, bytes));
+  VIGIL_RETURN_IF_ERROR(impl_->Sync());
+  return impl_->CheckSumsEverywhere(bytes);
 }
 
 }  // namespace vigil::gpu
