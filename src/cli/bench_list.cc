@@ -16,6 +16,8 @@ std::string_view KindName(ParamKind kind) {
       return "bytes";
     case ParamKind::kSeconds:
       return "seconds";
+    case ParamKind::kFraction:
+      return "fraction";
   }
   return "";
 }

@@ -62,13 +62,17 @@ Result<double> ParseParamValue(ParamKind kind, std::string_view value) {
   const bool whole = ptr == digits.data() + digits.size() && !digits.empty();
   if (ec != std::errc() || !whole || !std::isfinite(v) || v < 0) {
     return Status::InvalidArgument(fmt::format("{} is not a {}", Quote(value),
-                                               kind == ParamKind::kBytes ? "size (e.g. 256M)"
-                                               : kind == ParamKind::kSeconds
-                                                   ? "duration in seconds"
+                                               kind == ParamKind::kBytes     ? "size (e.g. 256M)"
+                                               : kind == ParamKind::kSeconds ? "duration in seconds"
+                                               : kind == ParamKind::kFraction
+                                                   ? "fraction in (0, 1]"
                                                    : "non-negative integer"));
   }
   if (kind == ParamKind::kInt && v != std::floor(v)) {
     return Status::InvalidArgument(fmt::format("{} is not a whole number", Quote(value)));
+  }
+  if (kind == ParamKind::kFraction && !(v > 0 && v <= 1)) {
+    return Status::InvalidArgument(fmt::format("{} is not a fraction in (0, 1]", Quote(value)));
   }
   return v * multiplier;
 }

@@ -22,9 +22,10 @@ std::string_view SuiteName(Suite suite);
 Result<Suite> ParseSuite(std::string_view name);
 
 enum class ParamKind {
-  kInt,     // a non-negative integer
-  kBytes,   // a size with an optional binary suffix: 4096, 4K, 256M, 2G
-  kSeconds  // a duration in seconds, fractional allowed
+  kInt,      // a non-negative integer
+  kBytes,    // a size with an optional binary suffix: 4096, 4K, 256M, 2G
+  kSeconds,  // a duration in seconds, fractional allowed
+  kFraction  // a share, greater than 0 and at most 1
 };
 
 // A tunable of one benchmark, set from the command line as --set <benchmark>.<name>=<value>.

@@ -19,6 +19,11 @@ TEST(BenchmarkTest, ParsesParamValues) {
   EXPECT_EQ(*ParseParamValue(ParamKind::kBytes, "2G"), 2.0 * 1024 * 1024 * 1024);
   EXPECT_EQ(*ParseParamValue(ParamKind::kBytes, "4096"), 4096.0);
   EXPECT_EQ(*ParseParamValue(ParamKind::kSeconds, "0.25"), 0.25);
+  EXPECT_EQ(*ParseParamValue(ParamKind::kFraction, "0.9"), 0.9);
+  EXPECT_EQ(*ParseParamValue(ParamKind::kFraction, "1"), 1.0);
+  for (const char* bad : {"0", "1.5", "-0.1", "half"}) {
+    EXPECT_FALSE(ParseParamValue(ParamKind::kFraction, bad).ok()) << bad;
+  }
   for (const char* bad : {"", "abc", "-1", "1.5x", "K", "nan", "inf"}) {
     EXPECT_FALSE(ParseParamValue(ParamKind::kBytes, bad).ok()) << bad;
   }

@@ -337,8 +337,7 @@ class GpuMemtest : public Benchmark {
            "back over most of each GPU's free memory (words wrong)";
   }
   std::vector<ParamSpec> params() const override {
-    // `fraction` is a kSeconds parameter because that is the kind that takes a fraction.
-    return {{"fraction", ParamKind::kSeconds, "0.1", "0.9", "share of each GPU's free memory"},
+    return {{"fraction", ParamKind::kFraction, "0.1", "0.9", "share of each GPU's free memory"},
             {"max_size", ParamKind::kBytes, "4G", "1T", "bytes tested per GPU at most"},
             {"duration", ParamKind::kSeconds, "2", "30",
              "seconds of passes over every pattern (one pass at least)"}};
@@ -348,11 +347,7 @@ class GpuMemtest : public Benchmark {
 
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
-    const double fraction = ctx.Param("fraction");
-    if (!(fraction > 0 && fraction <= 1)) {
-      return Status::InvalidArgument(fmt::format(
-          "gpu-memtest.fraction {} is not in (0, 1]: a share of free memory", fraction));
-    }
+    const double fraction = ctx.Param("fraction");  // in (0, 1]: ParamKind::kFraction
     const auto most = static_cast<size_t>(ctx.Param("max_size"));
     const double duration = ctx.Param("duration");
     const std::vector<int> selected = ctx.Gpus(gpus);

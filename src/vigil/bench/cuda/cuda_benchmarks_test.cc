@@ -353,7 +353,9 @@ TEST(GpuMemtestTest, TheFractionIsAShareOfFreeMemory) {
     if (p.name != "fraction") continue;
     EXPECT_EQ(p.quick_default, "0.1");
     EXPECT_EQ(p.full_default, "0.9");
-    EXPECT_DOUBLE_EQ(*ParseParamValue(p.kind, "0.25"), 0.25);  // a fraction parses
+    EXPECT_EQ(p.kind, ParamKind::kFraction);  // 0 or 1.5 is exit 2 before anything runs
+    EXPECT_DOUBLE_EQ(*ParseParamValue(p.kind, "0.25"), 0.25);
+    EXPECT_FALSE(ParseParamValue(p.kind, "1.5").ok());
   }
 }
 
