@@ -117,15 +117,18 @@ void ExpectPositiveFigures(const NodeResults& doc) {
     if (b.status == BenchStatus::kSkipped) continue;
     EXPECT_EQ(b.status, BenchStatus::kOk) << b.name << ": " << b.error;
     EXPECT_FALSE(b.metrics.empty()) << b.name;
-    // Counters and flags, for which zero is the healthy figure: gpu-health's, and counts of
-    // errors (unit "", lower is better: gpu-stress/miscompares, gpu-memtest/errors).
+    // Counters and flags, for which zero is the healthy figure: gpu-health's and gpu-presence's
+    // readings, and counts of errors or lanes short (lower is better: gpu-stress/miscompares,
+    // gpu-memtest/errors, gpu-presence/pcie_lanes_missing).
     const auto count = [&](const Metric& m) {
-      return b.name == "gpu-health" || (m.unit.empty() && !m.higher_is_better);
+      return b.name == "gpu-health" || b.name == "gpu-presence" ||
+             (!m.higher_is_better && (m.unit.empty() || m.unit == "lanes"));
     };
     for (const Metric& m : b.metrics) {
       EXPECT_TRUE(std::isfinite(m.value) && (m.value > 0 || (count(m) && m.value == 0)))
           << m.key.ToString() << " " << m.value;
-      EXPECT_TRUE(count(m) || !m.unit.empty()) << m.key.ToString();
+      // A count, a flag or a link generation (gpu-stress/pcie_gen) has no unit.
+      EXPECT_TRUE(count(m) || m.key.metric == "pcie_gen" || !m.unit.empty()) << m.key.ToString();
     }
   }
 }
@@ -143,7 +146,9 @@ TEST(CliTest, QuickSuiteJson) {
   EXPECT_EQ(doc->node, "node-7");
   EXPECT_EQ(doc->suite, "quick");
   EXPECT_GT(doc->inventory.threads, 0);
-  ASSERT_EQ(doc->benchmarks.size(), 12u);
+  // The suite's 12, and on a node with NVIDIA GPUs on PCI the run's own gpu-presence record.
+  ASSERT_GE(doc->benchmarks.size(), 12u);
+  ASSERT_EQ(doc->benchmarks.size(), doc->inventory.pci_gpus.empty() ? 12u : 13u);
   EXPECT_EQ(doc->benchmarks[0].name, "cpu-stream");
   ExpectPositiveFigures(*doc);
   // A node without an NVIDIA driver skips the GPU benchmarks, with the reason, and still passes.
