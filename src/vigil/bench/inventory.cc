@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 
-#include "vigil/bench/cuda/gpu_presence.h"
 #include "vigil/core/file.h"
 #include "vigil/core/text.h"
 
@@ -17,6 +17,20 @@ namespace {
 constexpr std::string_view kVectorFlags[] = {
     "sse2",        "avx",         "avx2",     "fma",      "avx512f", "avx512bw", "avx512vl",
     "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "asimd",   "sve",      "sve2"};
+
+constexpr std::string_view kNvidiaVendor = "0x10de";
+
+// The leading number of a sysfs value ("16", "32.0 GT/s PCIe"); empty when there is none, or for
+// a link that reads "Unknown" (a device in a low power state).
+std::optional<double> LeadingNumber(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(v > 0)) return std::nullopt;
+  return v;
+}
+
+// A display (0x0300) or 3D (0x0302) controller: a GPU, not its audio function or an NVSwitch.
+bool IsGpuClass(const std::string& pci_class) { return pci_class.rfind("0x03", 0) == 0; }
 
 std::string ReadTrimmed(const std::string& path) {
   Result<std::string> text = ReadFile(path);
@@ -91,6 +105,32 @@ void ReadNvidia(const std::string& root, Inventory& inv) {
 }
 
 }  // namespace
+
+std::vector<PciGpuInfo> ReadPciGpus(const std::string& sysfs_root) {
+  namespace fs = std::filesystem;
+  std::vector<PciGpuInfo> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(sysfs_root + "/bus/pci/devices", ec)) {
+    const fs::path dir = entry.path();
+    if (ReadTrimmed((dir / "vendor").string()) != kNvidiaVendor ||
+        !IsGpuClass(ReadTrimmed((dir / "class").string()))) {
+      continue;
+    }
+    PciGpuInfo g;
+    g.bus_id = dir.filename().string();
+    std::error_code link_ec;
+    const fs::path driver = fs::read_symlink(dir / "driver", link_ec);
+    if (!link_ec) g.driver = driver.filename().string();
+    g.link_width = LeadingNumber(ReadTrimmed((dir / "current_link_width").string()));
+    g.link_width_max = LeadingNumber(ReadTrimmed((dir / "max_link_width").string()));
+    g.link_speed_gts = LeadingNumber(ReadTrimmed((dir / "current_link_speed").string()));
+    g.link_speed_max_gts = LeadingNumber(ReadTrimmed((dir / "max_link_speed").string()));
+    out.push_back(std::move(g));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PciGpuInfo& a, const PciGpuInfo& b) { return a.bus_id < b.bus_id; });
+  return out;
+}
 
 Inventory ReadInventory(const std::string& root) {
   namespace fs = std::filesystem;

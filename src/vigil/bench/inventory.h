@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "vigil/results/document.h"
 
@@ -12,5 +13,10 @@ namespace vigil {
 // GPUs come from the NVIDIA driver's /proc/driver/nvidia, indexed in PCI bus order (NVML's order),
 // and from PCI (sysfs) whatever the driver does.
 Inventory ReadInventory(const std::string& root = "");
+
+// NVIDIA GPUs (vendor 0x10de, class display or 3D controller) under
+// `sysfs_root`/bus/pci/devices, in bus id order; empty when sysfs lists none. Never fails: a file
+// that cannot be read leaves its field empty.
+std::vector<PciGpuInfo> ReadPciGpus(const std::string& sysfs_root);
 
 }  // namespace vigil

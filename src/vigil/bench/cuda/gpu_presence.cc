@@ -3,34 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <set>
-
-#include "vigil/core/file.h"
-#include "vigil/core/text.h"
 
 namespace vigil {
 namespace {
 
-constexpr std::string_view kNvidiaVendor = "0x10de";
 constexpr std::string_view kBenchmark = "gpu-presence";
-
-std::string ReadTrimmed(const std::filesystem::path& path) {
-  Result<std::string> text = ReadFile(path.string());
-  return text.ok() ? std::string(Trim(*text)) : "";
-}
-
-// The leading number of a sysfs value ("16", "32.0 GT/s PCIe"); empty when there is none, or for
-// a link that reads "Unknown" (a device in a low power state).
-std::optional<double> LeadingNumber(const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !(v > 0)) return std::nullopt;
-  return v;
-}
-
-// A display (0x0300) or 3D (0x0302) controller: a GPU, not its audio function or an NVSwitch.
-bool IsGpuClass(const std::string& pci_class) { return pci_class.rfind("0x03", 0) == 0; }
 
 // Lanes short of the maximum width at one look; empty when sysfs does not say.
 std::optional<double> LanesShort(const PciGpuInfo& g) {
@@ -56,31 +34,6 @@ std::string Unreached(const GpuPresenceReading& r, const std::string& bus_id) {
 }
 
 }  // namespace
-
-std::vector<PciGpuInfo> ReadPciGpus(const std::string& sysfs_root) {
-  namespace fs = std::filesystem;
-  std::vector<PciGpuInfo> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(sysfs_root + "/bus/pci/devices", ec)) {
-    const fs::path dir = entry.path();
-    if (ReadTrimmed(dir / "vendor") != kNvidiaVendor || !IsGpuClass(ReadTrimmed(dir / "class"))) {
-      continue;
-    }
-    PciGpuInfo g;
-    g.bus_id = dir.filename().string();
-    std::error_code link_ec;
-    const fs::path driver = fs::read_symlink(dir / "driver", link_ec);
-    if (!link_ec) g.driver = driver.filename().string();
-    g.link_width = LeadingNumber(ReadTrimmed(dir / "current_link_width"));
-    g.link_width_max = LeadingNumber(ReadTrimmed(dir / "max_link_width"));
-    g.link_speed_gts = LeadingNumber(ReadTrimmed(dir / "current_link_speed"));
-    g.link_speed_max_gts = LeadingNumber(ReadTrimmed(dir / "max_link_speed"));
-    out.push_back(std::move(g));
-  }
-  std::sort(out.begin(), out.end(),
-            [](const PciGpuInfo& a, const PciGpuInfo& b) { return a.bus_id < b.bus_id; });
-  return out;
-}
 
 GpuPresenceReading ReadGpuPresence(const std::string& sysfs_root, const std::string& nvml_path) {
   GpuPresenceReading r;

@@ -8,14 +8,10 @@
 #include <vector>
 
 #include "vigil/bench/cuda/nvml.h"
+#include "vigil/bench/inventory.h"
 #include "vigil/results/document.h"
 
 namespace vigil {
-
-// NVIDIA GPUs (vendor 0x10de, class display or 3D controller) under
-// `sysfs_root`/bus/pci/devices, in bus id order; empty when sysfs lists none. Never fails: a file
-// that cannot be read leaves its field empty.
-std::vector<PciGpuInfo> ReadPciGpus(const std::string& sysfs_root);
 
 // One look at the node's GPUs: what PCI shows and what the driver reaches.
 struct GpuPresenceReading {
