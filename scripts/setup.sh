@@ -8,7 +8,8 @@ PACKAGES=(
   clang libclang-rt-14-dev clang-format   # fuzzing (libFuzzer) and the format check
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
   libsqlite3-dev libzstd-dev libcpp-httplib-dev libeigen3-dev
-  libboost-dev                            # Boost.Math (header-only): gamma, Poisson and chi-squared
+  libboost-dev                            # Boost.Math: gamma, Poisson, chi-squared; Beast/Asio: HTTP
+  libssl-dev openssl                      # TLS of `vigil serve` and its clients; test certificates
   libsimdjson-dev libre2-dev              # fleet JSONL at GB/s; linear-time regexes of rule files
   libgtest-dev libgmock-dev libbenchmark-dev
   mbw fio                                 # reference tools for docs/benchmarks.md

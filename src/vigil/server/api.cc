@@ -45,6 +45,20 @@ Response StatusResponse(const Status& s) {
   }
 }
 
+// A dashboard page, with the headers that keep a browser from running or framing anything it did
+// not come with: the pages are self-contained (inline style and SVG, no script, no form).
+Response HtmlPage(std::string body) {
+  Response r;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = std::move(body);
+  r.headers.emplace_back("Content-Security-Policy",
+                         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                         "frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+  r.headers.emplace_back("X-Frame-Options", "DENY");
+  r.headers.emplace_back("Referrer-Policy", "no-referrer");
+  return r;
+}
+
 Response MethodNotAllowed(std::string_view allow) {
   Response r = ErrorResponse(405, fmt::format("method not allowed; use {}", allow));
   r.headers.emplace_back("Allow", allow);
@@ -141,9 +155,9 @@ void Api::Count(std::string_view route, int status) {
 
 Response Api::Handle(const Request& request) {
   std::string route = "other";
-  Response r;
+  Response r = Admit(request);
   try {
-    r = Route(request, route);
+    if (r.status == 200) r = Route(request, route);
   } catch (const std::exception& e) {
     spdlog::error("{} {}: {}", request.method, request.path, e.what());
     r = ErrorResponse(500, fmt::format("internal error: {}", e.what()));
@@ -152,22 +166,33 @@ Response Api::Handle(const Request& request) {
   return r;
 }
 
-Response Api::Authorize(const Request& req) const {
+Response Api::Admit(const Request& head) {
+  const bool read = head.method == "GET" || head.method == "HEAD";
+  if (read && (!options_.token_for_reads || head.path == "/healthz")) return Response{};
+  std::string_view reason;
+  Response r;
   if (options_.token.empty()) {
-    if (options_.allow_insecure_writes) return Response{};
-    return ErrorResponse(403,
-                         "this server is read-only: start it with --token-file to accept writes");
-  }
-  constexpr std::string_view kBearer = "Bearer ";
-  if (req.authorization.rfind(kBearer, 0) != 0 ||
-      !SameSecret(std::string_view(req.authorization).substr(kBearer.size()), options_.token)) {
-    Response r = ErrorResponse(401, req.authorization.empty()
-                                        ? "writes need an Authorization: Bearer <token> header"
-                                        : "wrong token");
+    if (read || options_.allow_insecure_writes) return Response{};
+    reason = "read_only";
+    r = ErrorResponse(403, "this server is read-only: start it with --token-file to accept writes");
+  } else {
+    constexpr std::string_view kBearer = "Bearer ";
+    const std::string_view given = head.authorization;
+    if (given.rfind(kBearer, 0) == 0 && SameSecret(given.substr(kBearer.size()), options_.token)) {
+      return Response{};
+    }
+    reason = given.empty() ? "missing" : "wrong";
+    r = ErrorResponse(401, given.empty()
+                               ? fmt::format("{} need an Authorization: Bearer <token> header",
+                                             read ? "reads on this server" : "writes")
+                               : "wrong token");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
-    return r;
   }
-  return Response{};
+  {
+    std::lock_guard lock(counts_mu_);
+    ++auth_failures_[std::string(reason)];
+  }
+  return r;
 }
 
 Response Api::Route(const Request& req, std::string& route) {
@@ -198,12 +223,7 @@ Response Api::Route(const Request& req, std::string& route) {
     return ErrorResponse(404, fmt::format("no page {}; the API is under {}", Quote(path), kApi));
   }
   const std::string_view rest = std::string_view(path).substr(kApi.size());
-  const auto write = [&](auto&& handler) {
-    if (!post) return MethodNotAllowed("POST");
-    Response denied = Authorize(req);
-    if (denied.status != 200) return denied;
-    return handler();
-  };
+  const auto write = [&](auto&& handler) { return post ? handler() : MethodNotAllowed("POST"); };
   if (rest == "results") {
     route = "/api/v1/results";
     return write([&] { return PostResults(req); });
@@ -409,6 +429,24 @@ Response Api::Metrics() {
       AppendExpositionLine("vigil_http_requests_total", {{"route", key.first}, {"code", code}},
                            static_cast<double>(count), &out);
     }
+    out +=
+        "# HELP vigil_http_auth_failures_total Requests refused for their token: missing, "
+        "wrong, or a write to a read-only server.\n# TYPE vigil_http_auth_failures_total counter\n";
+    for (const char* reason : {"missing", "wrong", "read_only"}) {
+      auto it = auth_failures_.find(reason);
+      AppendExpositionLine("vigil_http_auth_failures_total", {{"reason", reason}},
+                           it == auth_failures_.end() ? 0.0 : static_cast<double>(it->second),
+                           &out);
+    }
+  }
+  const std::pair<const char*, const std::atomic<int64_t>*> connection_counts[] = {
+      {"vigil_http_connections_open", &connections_.open},
+      {"vigil_http_connections_refused_total", &connections_.refused},
+      {"vigil_http_connections_timed_out_total", &connections_.timed_out}};
+  for (const auto& [name, value] : connection_counts) {
+    fmt::format_to(std::back_inserter(out), "# TYPE {} {}\n", name,
+                   value == &connections_.open ? "gauge" : "counter");
+    AppendExpositionLine(name, {}, static_cast<double>(value->load()), &out);
   }
   Response r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -430,10 +468,7 @@ Response Api::FleetPage(const Request& req) {
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
   page.criteria_version = active ? active->version : 0;
   page.now = service_.clock().WallSeconds();
-  Response r;
-  r.content_type = "text/html; charset=utf-8";
-  r.body = RenderFleetPage(page);
-  return r;
+  return HtmlPage(RenderFleetPage(page));
 }
 
 Response Api::NodePage(std::string_view node) {
@@ -442,10 +477,8 @@ Response Api::NodePage(std::string_view node) {
   Result<std::vector<store::Upload>> history = service_.store().History(node, 100, false);
   if (!history.ok()) return StatusResponse(history.status());
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
-  Response r;
-  r.content_type = "text/html; charset=utf-8";
-  r.body = RenderNodePage(*state, *history, active.get(), service_.clock().WallSeconds());
-  return r;
+  return HtmlPage(
+      RenderNodePage(*state, *history, active.get(), service_.clock().WallSeconds()));
 }
 
 }  // namespace vigil::server

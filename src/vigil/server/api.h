@@ -13,9 +13,11 @@
 //   GET  /  and  /nodes/{node}   the dashboard (HTML)
 //
 // Writes need "Authorization: Bearer <token>"; without a configured token the API is
-// read-only unless insecure writes are allowed. Errors are JSON: {"error": "...", "status": N}.
+// read-only unless insecure writes are allowed. With token_for_reads, every read but /healthz
+// needs it too. Errors are JSON: {"error": "...", "status": N}.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -46,6 +48,14 @@ struct ApiOptions {
   std::string token;                   // empty: no writes, unless allow_insecure_writes
   bool allow_insecure_writes = false;  // writes without a token (tests, a trusted loopback)
   size_t max_body = 64 << 20;          // bytes; larger uploads get 413
+  bool token_for_reads = false;        // reads need the token too (all but /healthz)
+};
+
+// What the HTTP layer counts of its connections, exported in /metrics.
+struct ConnectionCounters {
+  std::atomic<int64_t> open{0};       // connections open now
+  std::atomic<int64_t> refused{0};    // turned away with 503 at the connection cap
+  std::atomic<int64_t> timed_out{0};  // closed for a slow head, body or TLS handshake, or idle
 };
 
 // A JSON error response: {"error": message, "status": status}.
@@ -55,15 +65,20 @@ class Api {
  public:
   Api(FleetService& service, ApiOptions options);
 
-  // Never throws; every failure is a 4xx or 5xx response with a JSON body.
+  // Never throws; every failure is a 4xx or 5xx response with a JSON body. Calls Admit first.
   Response Handle(const Request& request);
+
+  // Whether a request may go on, judged on its method, path and Authorization header alone (the
+  // body is not read yet): status 200 when it may, else the refusal (401, 403). Refusals are
+  // counted in /metrics by reason.
+  Response Admit(const Request& head);
 
   // Counts a response for /metrics; `route` is the endpoint's pattern, not the raw path.
   void Count(std::string_view route, int status);
+  ConnectionCounters& connections() { return connections_; }
 
  private:
   Response Route(const Request& request, std::string& route);
-  Response Authorize(const Request& request) const;
   Response PostResults(const Request& request);
   Response GetNodes(const Request& request);
   Response GetNode(const Request& request, std::string_view node);
@@ -80,6 +95,8 @@ class Api {
   const ApiOptions options_;
   std::mutex counts_mu_;
   std::map<std::pair<std::string, int>, int64_t> counts_;  // (route, status) -> responses
+  std::map<std::string, int64_t> auth_failures_;            // reason -> count; by counts_mu_
+  ConnectionCounters connections_;
 };
 
 }  // namespace vigil::server
