@@ -23,6 +23,10 @@ void OnInterrupt(int sig) {
   }
 }
 
+std::atomic<bool> g_hangup{false};
+
+void OnHangup(int) { g_hangup.store(true); }
+
 }  // namespace
 
 ExitCode ExitCodeFor(const Status& status) {
@@ -35,6 +39,28 @@ ExitCode ExitCodeFor(const Status& status) {
     default:
       return ExitCode::kCannotRun;
   }
+}
+
+void AddTlsClientFlags(CLI::App& cmd, std::string_view url_flag, telemetry::TlsClientOptions& tls) {
+  cmd.add_option("--ca-file", tls.ca_file,
+                 fmt::format("{} https://: PEM CA bundle that signed the server's certificate "
+                             "(default: the system's)",
+                             url_flag))
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--client-cert", tls.cert_file,
+                 fmt::format("{} https://: PEM client certificate, for a server that asks for one",
+                             url_flag))
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--client-key", tls.key_file, "The private key of --client-cert")
+      ->check(CLI::ExistingFile);
+}
+
+std::atomic<bool>& InstallHangupFlag() {
+  struct sigaction sa {};
+  sa.sa_handler = OnHangup;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGHUP, &sa, nullptr);
+  return g_hangup;
 }
 
 const std::atomic<bool>& InstallInterruptFlag() {

@@ -12,6 +12,7 @@
 
 #include "vigil/core/status.h"
 #include "vigil/results/summary.h"
+#include "vigil/telemetry/http_client.h"
 
 namespace vigil::cli {
 
@@ -33,6 +34,10 @@ using CommandResult = Result<ExitCode>;
 // Installs SIGINT and SIGTERM handlers that set the returned flag (the first signal asks for a
 // clean stop; a second one kills the process at once, the usual Ctrl-C Ctrl-C).
 const std::atomic<bool>& InstallInterruptFlag();
+
+// Installs a SIGHUP handler that sets the returned flag (log files are to be opened again, after
+// rotation); the caller clears it.
+std::atomic<bool>& InstallHangupFlag();
 
 // A plain text table with left-aligned columns separated by two spaces.
 class Table {
@@ -70,6 +75,10 @@ double SecondsSince(std::chrono::steady_clock::time_point start);
 Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths);
 
 // "HOST:PORT" (port 0 to 65535) from a flag such as --listen; InvalidArgument naming the flag.
+// --ca-file, --client-cert and --client-key: how a command trusts an https:// server it sends to
+// (`url_flag` names that server's flag in the help).
+void AddTlsClientFlags(CLI::App& cmd, std::string_view url_flag, telemetry::TlsClientOptions& tls);
+
 Result<std::pair<std::string, int>> ParseHostPort(std::string_view flag, std::string_view text);
 
 // Formats a figure with about four significant digits, for tables ("23.41", "1.234e+06").

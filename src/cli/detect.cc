@@ -176,7 +176,7 @@ Result<detect::DetectorOptions> DetectorOptionsOf(const DetectOptions& o) {
 // Polls Prometheus: the first query reaches back --since, then each poll fetches what arrived.
 Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
                         detect::Detector& detector, AlertOutput& output, int64_t* skipped) {
-  VIGIL_ASSIGN_OR_RETURN(auto client, telemetry::PrometheusClient::Create(o.prometheus));
+  VIGIL_ASSIGN_OR_RETURN(auto client, telemetry::PrometheusClient::Create(o.prometheus, 10, o.tls));
   VIGIL_ASSIGN_OR_RETURN(const double since, ParseDurationFlag("--since", o.since));
   VIGIL_ASSIGN_OR_RETURN(const double step, ParseDurationFlag("--step", o.step));
   VIGIL_ASSIGN_OR_RETURN(const double poll, ParseDurationFlag("--poll", o.poll));
@@ -268,6 +268,7 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
       "Post alerts as they are raised to a fleet service (vigil serve), http://host:port");
   c->add_option("--token-file", o.token_file, "--report: file holding the bearer token")
       ->check(CLI::ExistingFile);
+  AddTlsClientFlags(*c, "--prometheus and --report", o.tls);
   return c;
 }
 
@@ -282,7 +283,7 @@ CommandResult RunDetect(const DetectOptions& o) {
     return Status::InvalidArgument("--follow needs --prometheus");
   if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
   VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> reporter,
-                         server::ReporterOf(o.report, o.token_file));
+                         server::ReporterOf(o.report, o.token_file, o.tls));
   std::vector<detect::FaultLabel> labels;
   if (!o.labels.empty()) {
     VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(o.labels));

@@ -32,6 +32,7 @@ struct DetectOptions {
   bool json = false;
   std::string report;      // fleet service (vigil serve) to post alerts to
   std::string token_file;  // --report: its bearer token
+  telemetry::TlsClientOptions tls;  // https:// --prometheus and --report
 };
 
 struct SimulateTelemetryOptions {

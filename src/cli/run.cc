@@ -162,6 +162,7 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
                   "Upload the results to this fleet service (`vigil serve`, http://host:port) and "
                   "print its verdict; exit 1 when it finds the node defective");
   cmd->add_option("--token-file", options.token_file, "--report: file holding the bearer token");
+  AddTlsClientFlags(*cmd, "--report", options.tls);
   cmd->add_option("--spool", options.spool,
                   "--report: keep the results here when the server cannot be reached (send "
                   "them later with `vigil report --spool`)")
@@ -203,7 +204,7 @@ CommandResult RunRun(const RunOptions& options) {
   }
 
   VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> reporter,
-                         server::ReporterOf(options.report, options.token_file));
+                         server::ReporterOf(options.report, options.token_file, options.tls));
 
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
   Clock& clock = SystemClock();

@@ -21,6 +21,7 @@ struct RunOptions {
   std::string criteria;               // learned criteria to judge this node by (`vigil learn`)
   std::string report;                 // a fleet service to upload the document to (`vigil serve`)
   std::string token_file;             // its bearer token
+  telemetry::TlsClientOptions tls;    // an https:// --report
   std::string spool = "vigil-spool";  // where documents wait when the service is unreachable
   bool json = false;                  // print the document as JSON instead of the table
   std::string host_root;              // where the host's /sys, /proc and /dev are; "" for /

@@ -11,6 +11,7 @@
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/log.h"
 #include "vigil/server/api.h"
 #include "vigil/server/client.h"
 #include "vigil/server/http.h"
@@ -31,9 +32,37 @@ CLI::App* SetupServe(CLI::App& parent, ServeOptions& o) {
                 "File holding the bearer token that writes (uploads, learning, alerts) need");
   c->add_flag("--insecure-allow-writes", o.insecure_allow_writes,
               "Accept writes without a token (without --token-file the server is read-only)");
-  c->add_option("--threads", o.threads, "Connections served at once")
+  c->add_flag("--token-for-reads", o.token_for_reads,
+              "Reads (API, dashboard, /metrics) need the token too; /healthz stays open");
+  c->add_option("--allowed-host", o.allowed_hosts,
+                "A name clients reach this server by (repeatable); IP literals, localhost and "
+                "this machine's names are accepted without it, other Host headers get 421");
+  c->add_option("--tls-cert", o.tls_cert, "PEM certificate chain: serve HTTPS")
+      ->check(CLI::ExistingFile);
+  c->add_option("--tls-key", o.tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
+  c->add_option("--tls-client-ca", o.tls_client_ca,
+                "PEM CA bundle: clients must present a certificate it signed (mutual TLS)")
+      ->check(CLI::ExistingFile);
+  c->add_option("--threads", o.threads,
+                "Requests handled at once (connections themselves need no thread)")
       ->check(CLI::Range(2, 1024))
       ->capture_default_str();
+  c->add_option("--max-connections", o.max_connections,
+                "Connections open at once; more are answered 503")
+      ->check(CLI::Range(16, 1000000))
+      ->capture_default_str();
+  c->add_option("--header-timeout", o.header_timeout_s,
+                "Seconds a client has for the TLS handshake and each request head")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  c->add_option("--idle-timeout", o.idle_timeout_s,
+                "Seconds a kept-alive connection may wait for its next request")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+  c->add_option("--access-log", o.access_log,
+                "Append one JSON line per request here ('-': standard output); reopened on SIGHUP");
+  c->add_option("--error-log", o.error_log,
+                "Write warnings and errors here instead of standard error; reopened on SIGHUP");
   c->add_option("--max-body-mb", o.max_body_mb, "Largest request body accepted, in MiB")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -48,9 +77,11 @@ CLI::App* SetupServe(CLI::App& parent, ServeOptions& o) {
 
 CommandResult RunServe(const ServeOptions& o) {
   VIGIL_ASSIGN_OR_RETURN(const auto host_port, ParseHostPort("--listen", o.listen));
+  if (!o.error_log.empty()) VIGIL_RETURN_IF_ERROR(LogToFile(o.error_log));
   server::ApiOptions api_options;
   api_options.allow_insecure_writes = o.insecure_allow_writes;
   api_options.max_body = static_cast<size_t>(o.max_body_mb * (1 << 20));
+  api_options.token_for_reads = o.token_for_reads;
   if (!o.token_file.empty()) {
     VIGIL_ASSIGN_OR_RETURN(api_options.token, server::ReadToken(o.token_file));
     struct stat st {};
@@ -58,26 +89,61 @@ CommandResult RunServe(const ServeOptions& o) {
       spdlog::warn("{}: the token file is readable by others (chmod 600 it)", o.token_file);
     }
   }
+  if (o.token_for_reads && api_options.token.empty()) {
+    return Status::InvalidArgument("--token-for-reads needs --token-file");
+  }
+  std::unique_ptr<server::AccessLog> access_log;
+  if (!o.access_log.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(access_log, server::AccessLog::Open(o.access_log));
+  }
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
                          store::OpenSqliteStore(o.db, {.sync_full = o.sync == "full"}));
   server::FleetService service(*store, SystemClock(), validate::LearnOptions{});
   VIGIL_RETURN_IF_ERROR(service.Start());
   server::Api api(service, api_options);
-  server::HttpServer http(api,
-                          {host_port.first, host_port.second, o.threads, api_options.max_body});
+  server::HttpOptions http_options{.host = host_port.first,
+                                   .port = host_port.second,
+                                   .threads = o.threads,
+                                   .max_body = api_options.max_body,
+                                   .max_connections = static_cast<size_t>(o.max_connections),
+                                   .header_timeout_s = o.header_timeout_s,
+                                   .idle_timeout_s = o.idle_timeout_s,
+                                   .allowed_hosts = server::DefaultAllowedHosts(host_port.first),
+                                   .tls = {o.tls_cert, o.tls_key, o.tls_client_ca},
+                                   .access_log = access_log.get()};
+  for (const std::string& h : o.allowed_hosts) http_options.allowed_hosts.push_back(h);
+  server::HttpServer http(api, http_options);
   VIGIL_ASSIGN_OR_RETURN(const int port, http.Bind());
   if (!o.port_file.empty()) {
     VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.port_file, fmt::format("{}\n", port)));
   }
+  const bool tls = !o.tls_cert.empty();
   const char* writes = !api_options.token.empty() ? "writes need the token"
                        : o.insecure_allow_writes  ? "writes allowed WITHOUT a token"
                                                   : "read-only (no --token-file)";
+  if (!tls && !api_options.token.empty() && !server::IsLoopback(host_port.first)) {
+    spdlog::warn(
+        "listening on {} without TLS: the token crosses the network in cleartext (give "
+        "--tls-cert and --tls-key)",
+        host_port.first);
+  }
   const std::shared_ptr<const server::ActiveCriteria> active = service.criteria();
-  spdlog::info("serving {} at http://{}:{}/ ({}; criteria {})", o.db, host_port.first, port, writes,
+  spdlog::info("serving {} at {}://{}:{}/ ({}{}; criteria {})", o.db, tls ? "https" : "http",
+               host_port.first, port, writes, o.token_for_reads ? ", reads too" : "",
                active ? fmt::format("version {}", active->version) : "not learned yet");
   std::thread listener([&] { http.Serve(); });
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
-  while (!interrupted.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::atomic<bool>& hangup = InstallHangupFlag();
+  while (!interrupted.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!hangup.exchange(false)) continue;
+    if (access_log) {
+      if (Status s = access_log->Reopen(); !s.ok()) spdlog::error("{}", s.message());
+    }
+    if (!o.error_log.empty()) {
+      if (Status s = LogToFile(o.error_log); !s.ok()) spdlog::error("{}", s.message());
+    }
+  }
   spdlog::info("stopping");
   http.Stop();
   listener.join();
@@ -93,6 +159,7 @@ CLI::App* SetupReport(CLI::App& parent, ReportOptions& o) {
   c->add_option("--spool", o.spool, "Spool directory of `vigil run --report` to empty");
   c->add_option("--report", o.url, "The server, http://host:port")->required();
   c->add_option("--token-file", o.token_file, "File holding the server's bearer token");
+  AddTlsClientFlags(*c, "--report", o.tls);
   c->add_flag("--json", o.json, "Print the server's answers as JSON lines");
   return c;
 }
@@ -119,7 +186,7 @@ CommandResult RunReport(const ReportOptions& o) {
     return Status::InvalidArgument("nothing to send: give files, --spool DIR, or both");
   }
   VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> client,
-                         server::ReporterOf(o.url, o.token_file));  // --report is required
+                         server::ReporterOf(o.url, o.token_file, o.tls));  // --report is required
   bool defective = false;
   for (const std::string& f : o.files) {
     VIGIL_ASSIGN_OR_RETURN(std::string body, ReadFile(f));

@@ -19,6 +19,14 @@ struct ServeOptions {
   double max_body_mb = 64;
   std::string sync = "full";
   std::string port_file;
+  bool token_for_reads = false;
+  std::vector<std::string> allowed_hosts;
+  std::string tls_cert, tls_key, tls_client_ca;
+  int max_connections = 4096;
+  double header_timeout_s = 10;
+  double idle_timeout_s = 30;
+  std::string access_log;
+  std::string error_log;
 };
 
 CLI::App* SetupServe(CLI::App& parent, ServeOptions& options);
@@ -29,6 +37,7 @@ struct ReportOptions {
   std::string spool;
   std::string url;
   std::string token_file;
+  telemetry::TlsClientOptions tls;
   bool json = false;
 };
 

@@ -26,10 +26,11 @@ ReportClient::ReportClient(std::string url, std::string prefix, std::string toke
 
 ReportClient::~ReportClient() = default;
 
-Result<std::unique_ptr<ReportClient>> ReportClient::Create(const std::string& url,
-                                                           std::string token, double timeout_s) {
+Result<std::unique_ptr<ReportClient>> ReportClient::Create(
+    const std::string& url, std::string token, double timeout_s,
+    const telemetry::TlsClientOptions& tls) {
   VIGIL_ASSIGN_OR_RETURN(telemetry::HttpTarget t,
-                         telemetry::ConnectHttp(url, "--report", timeout_s));
+                         telemetry::ConnectHttp(url, "--report", timeout_s, tls));
   return std::unique_ptr<ReportClient>(
       new ReportClient(url, std::move(t.prefix), std::move(token), std::move(t.client)));
 }
@@ -99,13 +100,14 @@ Result<std::string> ReadToken(const std::string& path) {
 }
 
 Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
-                                                 const std::string& token_file) {
+                                                 const std::string& token_file,
+                                                 const telemetry::TlsClientOptions& tls) {
   if (url.empty()) return std::unique_ptr<ReportClient>();
   std::string token;
   if (!token_file.empty()) {
     VIGIL_ASSIGN_OR_RETURN(token, ReadToken(token_file));
   }
-  return ReportClient::Create(url, std::move(token));
+  return ReportClient::Create(url, std::move(token), 30, tls);
 }
 
 Result<std::string> SpoolDocument(const std::string& dir, std::string_view node, double now,

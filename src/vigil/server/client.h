@@ -11,6 +11,7 @@
 
 #include "vigil/core/json.h"
 #include "vigil/core/status.h"
+#include "vigil/telemetry/http_client.h"
 
 namespace httplib {
 class Client;
@@ -20,9 +21,10 @@ namespace vigil::server {
 
 class ReportClient {
  public:
-  // `url` is the server's base, http://host:port; `token` may be empty (an insecure server).
-  static Result<std::unique_ptr<ReportClient>> Create(const std::string& url, std::string token,
-                                                      double timeout_s = 30);
+  // `url` is the server's base, http[s]://host:port; `token` may be empty (an insecure server).
+  static Result<std::unique_ptr<ReportClient>> Create(
+      const std::string& url, std::string token, double timeout_s = 30,
+      const telemetry::TlsClientOptions& tls = {});
   ~ReportClient();
 
   // POSTs a body to /api/v1/results and returns the server's answer. Unavailable when the server
@@ -56,10 +58,11 @@ std::vector<UploadVerdict> VerdictsOf(const Json& answer);
 // empty.
 Result<std::string> ReadToken(const std::string& path);
 
-// The client of the --report URL and --token-file PATH flags (no PATH: no token); nullptr when
-// `url` is empty.
+// The client of the --report URL, --token-file PATH (no PATH: no token) and TLS flags; nullptr
+// when `url` is empty.
 Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
-                                                 const std::string& token_file);
+                                                 const std::string& token_file,
+                                                 const telemetry::TlsClientOptions& tls = {});
 
 // Keeps a document in the spool directory (made if missing) under a name that sorts by time:
 // "<stamp>-<node>.json", written atomically. The path written.

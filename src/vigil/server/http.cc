@@ -105,6 +105,13 @@ bool HostAllowed(std::string_view host, const std::vector<std::string>& allowed)
                      [&](const std::string& a) { return Lower(a) == n; });
 }
 
+bool IsLoopback(std::string_view host) {
+  const std::string h(host);
+  in_addr a4{};
+  if (inet_pton(AF_INET, h.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  return h == "::1" || Lower(h) == "localhost";
+}
+
 std::vector<std::string> DefaultAllowedHosts(std::string_view listen_host) {
   std::vector<std::string> names;
   char buf[256] = {};

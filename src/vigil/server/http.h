@@ -57,6 +57,10 @@ struct HttpOptions {
 // or one of `allowed` (case-insensitive). An empty header is refused.
 bool HostAllowed(std::string_view host_header, const std::vector<std::string>& allowed);
 
+// Whether `host` (a --listen address) is reachable from this machine only: 127.0.0.0/8, ::1 or
+// localhost.
+bool IsLoopback(std::string_view host);
+
 // The names a server listening on `listen_host` answers to by default: this machine's host
 // name (short and as resolved) and `listen_host` when it is a name.
 std::vector<std::string> DefaultAllowedHosts(std::string_view listen_host);

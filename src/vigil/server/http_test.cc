@@ -56,6 +56,16 @@ TEST(HostAllowedTest, IpLiteralsLocalhostAndConfiguredNames) {
   EXPECT_FALSE(HostAllowed("[nonsense]:80", names));
 }
 
+TEST(HostAllowedTest, LoopbackAddresses) {
+  EXPECT_TRUE(IsLoopback("127.0.0.1"));
+  EXPECT_TRUE(IsLoopback("127.3.2.1"));
+  EXPECT_TRUE(IsLoopback("::1"));
+  EXPECT_TRUE(IsLoopback("localhost"));
+  EXPECT_FALSE(IsLoopback("0.0.0.0"));
+  EXPECT_FALSE(IsLoopback("10.0.0.1"));
+  EXPECT_FALSE(IsLoopback("fleet.example.org"));
+}
+
 TEST(HostAllowedTest, DefaultsNameThisMachine) {
   char name[256] = {};
   ASSERT_EQ(gethostname(name, sizeof(name) - 1), 0);

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "vigil/core/status.h"
+#include "vigil/telemetry/http_client.h"
 #include "vigil/telemetry/readers.h"
 
 namespace httplib {
@@ -16,9 +17,10 @@ namespace vigil::telemetry {
 
 class PrometheusClient {
  public:
-  // `url` is http://host[:port][/prefix]; InvalidArgument when it is not such a URL.
+  // `url` is http[s]://host[:port][/prefix]; InvalidArgument when it is not such a URL.
   static Result<std::unique_ptr<PrometheusClient>> Create(const std::string& url,
-                                                          double timeout_s = 10);
+                                                          double timeout_s = 10,
+                                                          const TlsClientOptions& tls = {});
   ~PrometheusClient();
 
   // Samples of `query` from `start` to `end` (Unix seconds, inclusive) at `step` seconds, split
