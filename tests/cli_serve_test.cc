@@ -20,6 +20,7 @@
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
 #include "vigil/testing/temp_dir.h"
+#include "serve_process.h"
 #include "vigil_process.h"
 
 namespace vigil {
@@ -30,43 +31,9 @@ using testing::RunVigil;
 using testing::TempDir;
 using testing::VigilProcess;
 
-constexpr char kToken[] = "e2e-token";
-
-// `vigil serve` on a free port of loopback, with a token; killed when it goes out of scope.
-class Server {
- public:
-  Server(const TempDir& dir, const std::string& db) : port_file_(dir.File("port")) {
-    std::filesystem::remove(port_file_);
-    EXPECT_TRUE(WriteFileAtomic(dir.File("token"), kToken).ok());
-    process_ = std::make_unique<VigilProcess>(
-        std::vector<std::string>{"serve", "--db", db, "--listen", "127.0.0.1:0", "--port-file",
-                                 port_file_, "--token-file", dir.File("token")});
-    for (int i = 0; i < 200; ++i) {
-      Result<std::string> p = ReadFile(port_file_);
-      if (p.ok()) {
-        port_ = std::stoi(std::string(Trim(*p)));
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-  }
-  int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  VigilProcess& process() { return *process_; }
-
- private:
-  std::string port_file_;
-  std::unique_ptr<VigilProcess> process_;
-  int port_ = -1;
-};
-
-Json GetJson(int port, const std::string& path) {
-  httplib::Client c("127.0.0.1", port);
-  auto res = c.Get(path.c_str());
-  if (!res) return Json();
-  Result<Json> j = ParseJson(res->body, path);
-  return j.ok() ? *j : Json();
-}
+constexpr const char* kToken = testing::kServeToken;
+using Server = testing::ServeProcess;
+using testing::GetJson;
 
 TEST(ServeE2eTest, RunReportsItsResultsAndTheSpoolKeepsThemWhileTheServerIsDown) {
   TempDir dir;

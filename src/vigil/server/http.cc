@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <malloc.h>
 #include <netdb.h>
+#include <sys/resource.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -502,6 +503,18 @@ Status TlsContext(const TlsOptions& o, std::optional<ssl::context>& out) {
 
 Result<int> HttpServer::Impl::Bind() {
   VIGIL_RETURN_IF_ERROR(TlsContext(options.tls, tls));
+  // Each connection is a descriptor: the soft limit (often 1,024) is raised towards the hard one
+  // so that the connection cap, not EMFILE, is what turns clients away.
+  rlimit files{};
+  const rlim_t wanted = static_cast<rlim_t>(options.max_connections) + 256;
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < wanted) {
+    files.rlim_cur = std::min(wanted, files.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &files);
+    if (files.rlim_cur < wanted) {
+      spdlog::warn("only {} open files allowed (ulimit -n): fewer than --max-connections {}",
+                   files.rlim_cur, options.max_connections);
+    }
+  }
   beast::error_code ec;
   const asio::ip::address address = asio::ip::make_address(options.host, ec);
   const auto fail = [&](std::string_view what) {

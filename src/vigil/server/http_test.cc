@@ -1,12 +1,8 @@
 #include "vigil/server/http.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +12,7 @@
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
 #include "vigil/store/sqlite_store.h"
+#include "vigil/testing/raw_connection.h"
 #include "vigil/testing/temp_dir.h"
 
 namespace vigil::server {
@@ -75,47 +72,7 @@ TEST(HostAllowedTest, DefaultsNameThisMachine) {
   EXPECT_FALSE(HostAllowed("elsewhere.example.com", names));
 }
 
-// A raw connection to the server, to send what no well-behaved client would.
-class Raw {
- public:
-  explicit Raw(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-  }
-  ~Raw() { close(fd_); }
-  bool connected() const { return connected_; }
-  bool Send(std::string_view s) {
-    return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
-  }
-  // Everything the server sends until it closes the connection or `timeout_s` passes.
-  std::string ReadUntilClosed(double timeout_s) {
-    std::string out;
-    const Steady::time_point end = Steady::now() + std::chrono::duration_cast<Steady::duration>(
-                                                       std::chrono::duration<double>(timeout_s));
-    char buf[4096];
-    while (Steady::now() < end) {
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, 20) <= 0) continue;
-      const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) {
-        closed_ = true;
-        break;
-      }
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-  bool closed() const { return closed_; }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  bool closed_ = false;
-};
+using Raw = testing::RawConnection;
 
 class HttpTest : public ::testing::Test {
  protected:
