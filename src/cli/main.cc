@@ -1,6 +1,7 @@
 // vigil: reliability for large AI training clusters. main only wires the subcommands together;
 // each lives in a file of its own with its options, its Setup and its Run.
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,9 @@
 
 int main(int argc, char** argv) {
   using namespace vigil::cli;
+  // A peer that closes its end makes writes fail with EPIPE instead of killing vigil: TLS
+  // clients write through OpenSSL, which does not ask the kernel to spare the signal.
+  signal(SIGPIPE, SIG_IGN);
   CLI::App app{
       "Vigil: validate GPU nodes, detect faulty machines in running jobs, and model the "
       "cost of failures.\nExit codes: 0 healthy, 1 defect found, 2 bad usage or input, "

@@ -6,12 +6,12 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <thread>
 
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
 #include "vigil/store/sqlite_store.h"
+#include "vigil/testing/certificates.h"
 #include "vigil/testing/raw_connection.h"
 #include "vigil/testing/temp_dir.h"
 
@@ -265,25 +265,8 @@ TEST_F(HttpTest, ExpectContinueIsAnsweredAfterTheToken) {
   EXPECT_NE(r.find("HTTP/1.1 400"), std::string::npos) << r;
 }
 
-// Makes a CA, a server certificate it signed (for 127.0.0.1) and a client certificate, with the
-// openssl command.
-bool MakeCertificates(const std::string& dir) {
-  const std::string cmd = fmt::format(
-      "(cd {} && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 "
-      "-subj /CN=test-ca && "
-      "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 "
-      "&& printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext && "
-      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem "
-      "-days 2 -extfile san.ext && "
-      "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=node-1 && "
-      "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem "
-      "-days 2) > openssl.log 2>&1",
-      dir);
-  return std::system(cmd.c_str()) == 0;
-}
-
 TEST_F(HttpTest, ServesTlsAndCanRequireClientCertificates) {
-  if (!MakeCertificates(dir_.path())) GTEST_SKIP() << "the openssl command could not make certificates";
+  if (!testing::MakeTestCertificates(dir_.path())) GTEST_SKIP() << "the openssl command could not make certificates";
   Start({.tls = {dir_.File("server.pem"), dir_.File("server.key"), dir_.File("ca.pem")}});
   {
     httplib::SSLClient c("127.0.0.1", port_, dir_.File("client.pem"), dir_.File("client.key"));
