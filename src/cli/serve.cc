@@ -18,6 +18,14 @@
 #include "vigil/store/sqlite_store.h"
 
 namespace vigil::cli {
+namespace {
+
+// Ranges of serve's numeric flags (docs/serve.md). A body is held in memory whole: 4 GiB at most
+// (and no size_t overflow on the way to bytes).
+constexpr Bounds kThreadsBounds{.lo = 2, .hi = 1024};
+constexpr Bounds kMaxBodyMbBounds{.lo = 0.01, .hi = 4096};
+
+}  // namespace
 
 CLI::App* SetupServe(CLI::App& parent, ServeOptions& o) {
   CLI::App* c = parent.add_subcommand(
@@ -32,10 +40,10 @@ CLI::App* SetupServe(CLI::App& parent, ServeOptions& o) {
   c->add_flag("--insecure-allow-writes", o.insecure_allow_writes,
               "Accept writes without a token (without --token-file the server is read-only)");
   c->add_option("--threads", o.threads, "Connections served at once")
-      ->check(CLI::Range(2, 1024))
+      ->check(InBounds(kThreadsBounds))
       ->capture_default_str();
   c->add_option("--max-body-mb", o.max_body_mb, "Largest request body accepted, in MiB")
-      ->check(CLI::PositiveNumber)
+      ->check(InBounds(kMaxBodyMbBounds))
       ->capture_default_str();
   c->add_option("--sync", o.sync,
                 "full: an acknowledged upload survives power loss; normal: a crash of the "
