@@ -212,6 +212,7 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
   double from = std::floor(started - since);
   std::vector<telemetry::Point> batch;
   Backoff retry(poll, std::max(poll, 60.0));
+  Status last_query;
   for (;;) {
     double wait = poll;
     const double to = std::floor(clock.WallSeconds() - kSettle);
@@ -224,6 +225,7 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
             if (names.Normalize(r, &p)) batch.push_back(p);
           },
           skipped);
+      last_query = s;
       if (!s.ok()) {
         if (!o.follow) return s;
         wait = retry.Fail();
@@ -244,6 +246,11 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
     for (double waited = 0; waited < wait && !interrupted.load(); waited += 0.1) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+  }
+  // A server that never answered judged nothing: that is no healthy job (exit 3, could not run).
+  if (names.counts().accepted == 0 && !last_query.ok()) {
+    return Status::Unavailable(
+        fmt::format("no samples to judge; the last query failed: {}", last_query.message()));
   }
   detector.Flush();
   return output.Add(detector.TakeAlerts(), /*last=*/true);
@@ -480,7 +487,8 @@ CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& o) {
   job.start = o.serve.empty() ? o.start : std::floor(SystemClock().WallSeconds());
   // The last sample must be readable again (detect refuses times past kUnixTimeBounds).
   VIGIL_RETURN_IF_ERROR(CheckBounds("--start + --duration", job.start + job.duration_s,
-                                    kUnixTimeBounds, fmt::format("{}", job.start + job.duration_s)));
+                                    kUnixTimeBounds,
+                                    fmt::format("{}", job.start + job.duration_s)));
   std::vector<sim::TelemetryFaultKind> kinds;
   for (const std::string& k : o.kinds) {
     const auto kind = sim::ParseFaultKind(k);

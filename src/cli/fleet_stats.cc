@@ -180,7 +180,8 @@ CLI::App* SetupFleetStats(CLI::App& fleet, FleetStatsCliOptions& o) {
 
 CommandResult RunFleetStats(const FleetStatsCliOptions& o) {
   reliability::FleetStatsOptions options;
-  VIGIL_ASSIGN_OR_RETURN(options.attribution_window_s, ParseDurationFlag("--window", o.window, kWindowBounds));
+  VIGIL_ASSIGN_OR_RETURN(options.attribution_window_s,
+                         ParseDurationFlag("--window", o.window, kWindowBounds));
   options.fdr = o.fdr;
   options.confidence = o.confidence;
   options.gpus_per_node = o.gpus_per_node;

@@ -36,9 +36,9 @@ struct Sweep {
 
 Result<Sweep> ParseSweep(std::string_view text) {
   const auto bad = [&] {
-    return Status::InvalidArgument(fmt::format(
-        "--sweep: expected gpus=A..B or nodes=A..B with 1 <= A <= B <= {}, got {}",
-        FormatBound(kGpusBounds.hi), Quote(text)));
+    return Status::InvalidArgument(
+        fmt::format("--sweep: expected gpus=A..B or nodes=A..B with 1 <= A <= B <= {}, got {}",
+                    FormatBound(kGpusBounds.hi), Quote(text)));
   };
   const size_t eq = text.find('=');
   const size_t dots = text.find("..");
@@ -51,8 +51,7 @@ Result<Sweep> ParseSweep(std::string_view text) {
   const std::string_view a = text.substr(eq + 1, dots - eq - 1), b = text.substr(dots + 2);
   if (std::from_chars(a.data(), a.data() + a.size(), lo).ptr != a.data() + a.size() ||
       std::from_chars(b.data(), b.data() + b.size(), hi).ptr != b.data() + b.size() || a.empty() ||
-      b.empty() || lo < 1 || hi < lo ||
-      hi > (s.in_gpus ? kGpusBounds.hi : kNodesBounds.hi)) {
+      b.empty() || lo < 1 || hi < lo || hi > (s.in_gpus ? kGpusBounds.hi : kNodesBounds.hi)) {
     return bad();
   }
   for (int64_t v = lo; v < hi; v *= 2) s.sizes.push_back(v);

@@ -19,7 +19,8 @@ using validate::FindingToJson;
 using validate::NodeFindings;
 
 // Ranges of learn's and simulate fleet's numeric flags (docs/validate.md).
-constexpr Bounds kLearnThresholdBounds{.lo = 0.1, .hi = 1000};
+// Up to "no threshold at all" (1e6): criteria that judge nothing but failures and missing data.
+constexpr Bounds kLearnThresholdBounds{.lo = 0.1, .hi = 1e6};
 constexpr Bounds kSweepPointsBounds{.lo = 1, .hi = 1000};
 
 std::string Range(const Finding& f) {

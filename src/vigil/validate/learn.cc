@@ -303,7 +303,7 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
                            Quote(j["schema"].get<std::string>()), kCriteriaSchema));
   }
   // Ranges of the numbers (docs/formats.md, "Ranges"): those `vigil learn` writes, and no more.
-  constexpr Bounds kThresholdBounds{.lo = 0.1, .hi = 1000};
+  constexpr Bounds kThresholdBounds{.lo = 0.1, .hi = 1e6};  // as learn --threshold
   constexpr Bounds kResolutionBounds{.lo = 0, .hi = 1};
   constexpr Bounds kCountBounds{.lo = 0, .hi = 1099511627776.0};  // 2^40 nodes or samples
   constexpr Bounds kSpreadBounds{.lo = 0, .hi = kMetricValueBounds.hi, .lo_open = true};

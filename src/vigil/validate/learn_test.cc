@@ -365,7 +365,7 @@ TEST(LearnTest, CriteriaNumbersOutsideTheirRangesAreNamed) {
     std::string message;
   };
   const Case cases[] = {
-      {"/threshold_sigmas", 0, "c.json: threshold_sigmas: 0 is outside [0.1, 1000]"},
+      {"/threshold_sigmas", 0, "c.json: threshold_sigmas: 0 is outside [0.1, 1000000]"},
       {"/resolution", 2, "c.json: resolution: 2 is outside [0, 1]"},
       {"/classes/0/nodes", -1,
        "c.json: class \"" + hardware + "\": nodes: -1 is outside [0, 1099511627776]"},
