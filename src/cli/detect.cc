@@ -308,6 +308,15 @@ CommandResult RunDetect(const DetectOptions& o) {
   }
   if (o.follow && o.prometheus.empty())
     return Status::InvalidArgument("--follow needs --prometheus");
+  VIGIL_ASSIGN_OR_RETURN(const detect::DetectorOptions options, DetectorOptionsOf(o));
+  // The Prometheus flags are checked in every mode: a value out of range is an error even where
+  // it would not be used.
+  VIGIL_RETURN_IF_ERROR(ParseDurationFlag("--since", o.since, kSinceBounds).status());
+  VIGIL_RETURN_IF_ERROR(ParseDurationFlag("--poll", o.poll, kPollBounds).status());
+  if (!o.duration.empty()) {
+    VIGIL_RETURN_IF_ERROR(
+        ParseDurationFlag("--duration", o.duration, kFollowDurationBounds).status());
+  }
   if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
   VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> reporter,
                          server::ReporterOf(o.report, o.token_file));
@@ -321,7 +330,6 @@ CommandResult RunDetect(const DetectOptions& o) {
   const bool passthrough =
       o.passthrough == "true" || (o.passthrough == "auto" && o.prometheus.empty());
   telemetry::Normalizer names(std::move(map), passthrough);
-  VIGIL_ASSIGN_OR_RETURN(const detect::DetectorOptions options, DetectorOptionsOf(o));
   detect::Detector detector(options, names);
   AlertOutput output(o, reporter.get(), SystemClock());
   int64_t skipped = 0;
