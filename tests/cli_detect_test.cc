@@ -130,11 +130,14 @@ TEST(CliDetectTest, PrometheusDownIsAClearErrorNotACrash) {
                               "{job=\"x\"}", "--since", "1m"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(Contains(r.err, "http://127.0.0.1:1")) << r.err;
-  // --follow retries until its --duration is up, then stops cleanly.
+  // --follow retries until its --duration is up, then stops cleanly; having judged nothing, it
+  // says so (exit 3) instead of "No alert".
   ProcessResult f = RunVigil({"detect", "--prometheus", "http://127.0.0.1:1", "--selector",
                               "{job=\"x\"}", "--follow", "--poll", "1s", "--duration", "3s"});
-  EXPECT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(f.exit_code, 3) << f.err;
   EXPECT_TRUE(Contains(f.err, "retrying")) << f.err;
+  EXPECT_TRUE(Contains(f.err, "no samples to judge; the last query failed")) << f.err;
+  EXPECT_FALSE(Contains(f.out, "No alert")) << f.out;
   EXPECT_EQ(RunVigil({"detect", "--prometheus", "ftp://x", "--selector", "{a=\"b\"}"}).exit_code,
             2);
 }

@@ -71,7 +71,7 @@ TEST(ModelCliTest, BadInputIsExitTwoWithTheFlag) {
   EXPECT_NE(r.err.find("--restart: bad duration"), std::string::npos) << r.err;
   r = RunVigil({"model", "ettr", "--nodes", "8", "--rate", "-1"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("failure rate"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--rate: -1 is outside [0.001, 100000]"), std::string::npos) << r.err;
   r = RunVigil({"model", "ettr", "--nodes", "8", "--interval", "0s"});
   EXPECT_EQ(r.exit_code, 2);
   r = RunVigil({"model", "ettr"});

@@ -392,7 +392,7 @@ TEST(CliTest, FixedMeaningsJudgeWithoutCriteria) {
 TEST(CliTest, DiskWithoutSpaceFailsAloneAndExitsOne) {
   TempDir dir;
   ProcessResult r = RunVigil({"run", "--bench", "cpu-latency,disk", "--json", "--set",
-                              "cpu-latency.buffer_size=8M", "--set", "disk.file_size=1000T",
+                              "cpu-latency.buffer_size=8M", "--set", "disk.file_size=16T",
                               "--scratch", dir.path(), "--out", dir.File("r.json")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   Result<NodeResults> doc = ReadNodeResults(dir.File("r.json"));

@@ -117,26 +117,48 @@ std::string FormatFigure(double value) {
   return fmt::format("{:.3f}", value);
 }
 
-Result<double> ParseDurationFlag(std::string_view flag, std::string_view text) {
+CLI::Validator InBounds(const Bounds& bounds) {
+  return CLI::Validator(
+      [bounds](std::string& input) -> std::string {
+        const std::string_view text = Trim(input);
+        const std::string_view digits = text.starts_with('+') ? text.substr(1) : text;
+        double v = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+        if (digits.empty() || end != digits.data() + digits.size() ||
+            (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+          return fmt::format("{} is not a number", Quote(input));
+        }
+        if (ec == std::errc::result_out_of_range) v = text.front() == '-' ? -HUGE_VAL : HUGE_VAL;
+        return bounds.Contains(v) ? std::string() : DescribeOutside(v, bounds, text);
+      },
+      bounds.ToString());
+}
+
+Result<double> ParseDurationFlag(std::string_view flag, std::string_view text,
+                                 const Bounds& bounds) {
   Result<double> d = ParseDuration(text);
   if (!d.ok()) return d.status().WithContext(flag);
+  VIGIL_RETURN_IF_ERROR(CheckBounds(flag, *d, bounds, Trim(text)));
   return d;
 }
 
 void AddJobSizeFlags(CLI::App& cmd, JobSizeFlags& flags) {
-  cmd.add_option("--gpus", flags.gpus, "GPUs in the job");
-  cmd.add_option("--nodes", flags.nodes, "Nodes in the job (instead of --gpus)");
-  cmd.add_option("--gpus-per-node", flags.gpus_per_node, "GPUs per node")->capture_default_str();
+  cmd.add_option("--gpus", flags.gpus, "GPUs in the job")->check(InBounds(kGpusBounds));
+  cmd.add_option("--nodes", flags.nodes, "Nodes in the job (instead of --gpus)")
+      ->check(InBounds(kNodesBounds));
+  cmd.add_option("--gpus-per-node", flags.gpus_per_node, "GPUs per node")
+      ->check(InBounds(kGpusPerNodeBounds))
+      ->capture_default_str();
 }
 
 Result<double> JobNodes(const JobSizeFlags& flags) {
   if ((flags.gpus != 0) == (flags.nodes != 0)) {
     return Status::InvalidArgument("give the job's size with one of --gpus or --nodes");
   }
-  if (flags.gpus_per_node <= 0) return Status::InvalidArgument("--gpus-per-node must be positive");
-  if (flags.gpus < 0 || flags.nodes < 0) {
-    return Status::InvalidArgument("--gpus and --nodes must be positive");
-  }
+  // The flags' own checks ran at parsing; these hold for options built in code too.
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--gpus-per-node", flags.gpus_per_node, kGpusPerNodeBounds));
+  if (flags.nodes != 0) VIGIL_RETURN_IF_ERROR(CheckBounds("--nodes", flags.nodes, kNodesBounds));
+  if (flags.gpus != 0) VIGIL_RETURN_IF_ERROR(CheckBounds("--gpus", flags.gpus, kGpusBounds));
   if (flags.nodes > 0) return static_cast<double>(flags.nodes);
   return static_cast<double>(flags.gpus) / flags.gpus_per_node;
 }

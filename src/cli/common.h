@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/status.h"
 #include "vigil/results/summary.h"
 #include "vigil/telemetry/http_client.h"
@@ -50,21 +51,43 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// ParseDuration with the flag's name in the error: "--restart: bad duration ...".
-Result<double> ParseDurationFlag(std::string_view flag, std::string_view text);
+// Ranges of the flags that several subcommands share (docs/formats.md, "Ranges"). A real cluster
+// needs far less; the limits keep absurd values (a typo, 1e12) from running for hours, overflowing
+// or allocating without limit.
+inline constexpr Bounds kGpusBounds{.lo = 1, .hi = 1048576};         // GPUs in a job
+inline constexpr Bounds kNodesBounds{.lo = 1, .hi = 1048576};        // nodes in a job or fleet
+inline constexpr Bounds kGpusPerNodeBounds{.lo = 1, .hi = 256};      // GPUs in one node
+inline constexpr Bounds kFailureRateBounds{.lo = 0.001, .hi = 1e5};  // per 1000 node-days
+inline constexpr Bounds kShareBounds{.lo = 0, .hi = 1};              // a share of the nodes
+// Time to notice, restart or wait for a node after a failure.
+inline constexpr Bounds kOutageBounds{.lo = 0, .hi = 30 * 86400.0, .seconds = true};
+// Compute time between checkpoints, and the time one checkpoint write takes.
+inline constexpr Bounds kIntervalBounds{.lo = 1, .hi = 365 * 86400.0, .seconds = true};
+inline constexpr Bounds kWriteBounds{.lo = 0, .hi = 7 * 86400.0, .seconds = true};
+
+// A CLI11 check that each value of an option is a number within `bounds`; CLI11 turns a value
+// outside into "--gpus: 1e12 is outside [1, 1048576]" and exit 2, before anything runs. The
+// number is read as a double, so that 1e12 given to an integer flag is named as out of range
+// rather than as not a number.
+CLI::Validator InBounds(const Bounds& bounds);
+
+// ParseDuration with the flag's name in the error ("--restart: bad duration ..."), and the
+// duration within `bounds` ("--days: 1e9d is outside [1s, 3650d]").
+Result<double> ParseDurationFlag(std::string_view flag, std::string_view text,
+                                 const Bounds& bounds);
 
 // The size of one job, from --gpus or --nodes (one of them) and --gpus-per-node.
 struct JobSizeFlags {
-  int64_t gpus = 0;       // GPUs in the job
-  int64_t nodes = 0;      // or nodes in the job
-  int gpus_per_node = 8;  // to convert between the two
+  int64_t gpus = 0;       // GPUs in the job (kGpusBounds)
+  int64_t nodes = 0;      // or nodes in the job (kNodesBounds)
+  int gpus_per_node = 8;  // to convert between the two (kGpusPerNodeBounds)
 };
 
-// Adds --gpus, --nodes and --gpus-per-node to `cmd`.
+// Adds --gpus, --nodes and --gpus-per-node to `cmd`, with their ranges.
 void AddJobSizeFlags(CLI::App& cmd, JobSizeFlags& flags);
 
 // The job's node count (GPUs / GPUs per node when --gpus was given); InvalidArgument when
-// neither or both were given, or a count is not positive.
+// neither or both were given, or a count is outside its range.
 Result<double> JobNodes(const JobSizeFlags& flags);
 
 // Seconds since `start` on the steady clock, for "... in 1.23 s" lines.

@@ -1,6 +1,7 @@
 #include "cli/detect.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
@@ -26,6 +27,25 @@
 
 namespace vigil::cli {
 namespace {
+
+// Ranges of detect's and simulate telemetry's numeric flags (docs/detect.md). A step of at least
+// 10 ms keeps frame indexes of any Unix time (kUnixTimeBounds) below 2^40.
+constexpr Bounds kStepBounds{.lo = 0.01, .hi = 3600, .seconds = true};
+constexpr Bounds kThresholdBounds{.lo = 0.1, .hi = 1e6};
+constexpr Bounds kGraceBounds{.lo = 0, .hi = 7 * 86400.0, .seconds = true};
+constexpr Bounds kCooldownBounds{.lo = 0, .hi = 30 * 86400.0, .seconds = true};
+constexpr Bounds kSinceBounds{.lo = 0, .hi = 365 * 86400.0, .seconds = true};
+constexpr Bounds kPollBounds{.lo = 0.1, .hi = 3600, .seconds = true};
+constexpr Bounds kFollowDurationBounds{.lo = 1, .hi = 3650 * 86400.0, .seconds = true};
+constexpr Bounds kMachinesBounds{.lo = 1, .hi = 100000};
+constexpr Bounds kGpusPerMachineBounds{.lo = 1, .hi = 64};
+constexpr Bounds kJobLengthBounds{.lo = 1, .hi = 30 * 86400.0, .seconds = true};
+constexpr Bounds kFaultsBounds{.lo = 0, .hi = 100000};
+constexpr Bounds kOnsetBounds{.lo = 0, .hi = 30 * 86400.0, .seconds = true};
+constexpr Bounds kSpeedBounds{.lo = 0.01, .hi = 1000};
+// Simulated telemetry costs about 5 KB and 50 us per machine-second (8 GPUs): at most this many
+// machine-seconds (some 50 GB of CSV, or that much generated behind --serve).
+constexpr double kMaxMachineSeconds = 1e7;
 
 Result<std::string> FormatOf(const std::string& path, const std::string& format) {
   if (format != "auto") return format;
@@ -164,11 +184,10 @@ class AlertOutput {
 
 Result<detect::DetectorOptions> DetectorOptionsOf(const DetectOptions& o) {
   detect::DetectorOptions d;
-  VIGIL_ASSIGN_OR_RETURN(d.step, ParseDurationFlag("--step", o.step));
-  VIGIL_ASSIGN_OR_RETURN(d.missing_grace, ParseDurationFlag("--grace", o.grace));
-  VIGIL_ASSIGN_OR_RETURN(d.cooldown, ParseDurationFlag("--cooldown", o.cooldown));
-  if (d.step <= 0) return Status::InvalidArgument("--step must be positive");
-  if (!(o.threshold > 0)) return Status::InvalidArgument("--threshold must be positive");
+  VIGIL_ASSIGN_OR_RETURN(d.step, ParseDurationFlag("--step", o.step, kStepBounds));
+  VIGIL_ASSIGN_OR_RETURN(d.missing_grace, ParseDurationFlag("--grace", o.grace, kGraceBounds));
+  VIGIL_ASSIGN_OR_RETURN(d.cooldown, ParseDurationFlag("--cooldown", o.cooldown, kCooldownBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--threshold", o.threshold, kThresholdBounds));
   d.threshold = o.threshold;
   return d;
 }
@@ -177,12 +196,13 @@ Result<detect::DetectorOptions> DetectorOptionsOf(const DetectOptions& o) {
 Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
                         detect::Detector& detector, AlertOutput& output, int64_t* skipped) {
   VIGIL_ASSIGN_OR_RETURN(auto client, telemetry::PrometheusClient::Create(o.prometheus, 10, o.tls));
-  VIGIL_ASSIGN_OR_RETURN(const double since, ParseDurationFlag("--since", o.since));
-  VIGIL_ASSIGN_OR_RETURN(const double step, ParseDurationFlag("--step", o.step));
-  VIGIL_ASSIGN_OR_RETURN(const double poll, ParseDurationFlag("--poll", o.poll));
+  VIGIL_ASSIGN_OR_RETURN(const double since, ParseDurationFlag("--since", o.since, kSinceBounds));
+  VIGIL_ASSIGN_OR_RETURN(const double step, ParseDurationFlag("--step", o.step, kStepBounds));
+  VIGIL_ASSIGN_OR_RETURN(const double poll, ParseDurationFlag("--poll", o.poll, kPollBounds));
   double duration = 0;
   if (!o.duration.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(duration, ParseDurationFlag("--duration", o.duration));
+    VIGIL_ASSIGN_OR_RETURN(duration,
+                           ParseDurationFlag("--duration", o.duration, kFollowDurationBounds));
   }
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
   Clock& clock = SystemClock();
@@ -192,6 +212,7 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
   double from = std::floor(started - since);
   std::vector<telemetry::Point> batch;
   Backoff retry(poll, std::max(poll, 60.0));
+  Status last_query;
   for (;;) {
     double wait = poll;
     const double to = std::floor(clock.WallSeconds() - kSettle);
@@ -204,6 +225,7 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
             if (names.Normalize(r, &p)) batch.push_back(p);
           },
           skipped);
+      last_query = s;
       if (!s.ok()) {
         if (!o.follow) return s;
         wait = retry.Fail();
@@ -224,6 +246,11 @@ Status FollowPrometheus(const DetectOptions& o, telemetry::Normalizer& names,
     for (double waited = 0; waited < wait && !interrupted.load(); waited += 0.1) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+  }
+  // A server that never answered judged nothing: that is no healthy job (exit 3, could not run).
+  if (names.counts().accepted == 0 && !last_query.ok()) {
+    return Status::Unavailable(
+        fmt::format("no samples to judge; the last query failed: {}", last_query.message()));
   }
   detector.Flush();
   return output.Add(detector.TakeAlerts(), /*last=*/true);
@@ -257,6 +284,7 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
       ->capture_default_str();
   c->add_flag("--lenient", o.lenient, "Skip and count malformed lines instead of failing");
   c->add_option("--threshold", o.threshold, "Evidence needed for a divergence alert")
+      ->check(InBounds(kThresholdBounds))
       ->capture_default_str();
   c->add_option("--grace", o.grace, "Silence before a machine or component counts as missing")
       ->capture_default_str();
@@ -281,6 +309,15 @@ CommandResult RunDetect(const DetectOptions& o) {
   }
   if (o.follow && o.prometheus.empty())
     return Status::InvalidArgument("--follow needs --prometheus");
+  VIGIL_ASSIGN_OR_RETURN(const detect::DetectorOptions options, DetectorOptionsOf(o));
+  // The Prometheus flags are checked in every mode: a value out of range is an error even where
+  // it would not be used.
+  VIGIL_RETURN_IF_ERROR(ParseDurationFlag("--since", o.since, kSinceBounds).status());
+  VIGIL_RETURN_IF_ERROR(ParseDurationFlag("--poll", o.poll, kPollBounds).status());
+  if (!o.duration.empty()) {
+    VIGIL_RETURN_IF_ERROR(
+        ParseDurationFlag("--duration", o.duration, kFollowDurationBounds).status());
+  }
   if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
   VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> reporter,
                          server::ReporterOf(o.report, o.token_file, o.tls));
@@ -294,7 +331,6 @@ CommandResult RunDetect(const DetectOptions& o) {
   const bool passthrough =
       o.passthrough == "true" || (o.passthrough == "auto" && o.prometheus.empty());
   telemetry::Normalizer names(std::move(map), passthrough);
-  VIGIL_ASSIGN_OR_RETURN(const detect::DetectorOptions options, DetectorOptionsOf(o));
   detect::Detector detector(options, names);
   AlertOutput output(o, reporter.get(), SystemClock());
   int64_t skipped = 0;
@@ -307,6 +343,17 @@ CommandResult RunDetect(const DetectOptions& o) {
     VIGIL_RETURN_IF_ERROR(output.Add(detector.TakeAlerts(), /*last=*/true));
   } else {
     VIGIL_RETURN_IF_ERROR(FollowPrometheus(o, names, detector, output, &skipped));
+  }
+  // Nothing judged is not a healthy job: an empty file, a header only, a selector that matches
+  // no series, or every sample dropped.
+  if (names.counts().accepted == 0) {
+    const telemetry::NormalizerCounts& n = names.counts();
+    const std::string source =
+        o.prometheus.empty() ? fmt::format("{}", fmt::join(o.inputs, ", ")) : o.prometheus;
+    return Status::InvalidArgument(fmt::format(
+        "{}: no samples to judge (dropped: {} unmapped, {} missing values, {} duplicates, {} out "
+        "of order, {} counter bases; {} malformed lines skipped)",
+        source, n.unmapped, n.not_finite, n.duplicate, n.out_of_order, n.counter_bases, skipped));
   }
   const std::vector<detect::Alert>& alerts = output.all();
   if (!o.out.empty() && !o.follow) {
@@ -356,14 +403,14 @@ CLI::App* SetupSimulateTelemetry(CLI::App& simulate, SimulateTelemetryOptions& o
   CLI::App* c = simulate.add_subcommand(
       "telemetry", "Per-second telemetry of a training job with labelled faults (files or live)");
   c->add_option("--machines", o.machines, "Machines in the job")
-      ->check(CLI::Range(1, 100000))
+      ->check(InBounds(kMachinesBounds))
       ->capture_default_str();
   c->add_option("--gpus", o.gpus, "GPUs per machine")
-      ->check(CLI::Range(1, 64))
+      ->check(InBounds(kGpusPerMachineBounds))
       ->capture_default_str();
   c->add_option("--duration", o.duration, "Length of the job")->capture_default_str();
   c->add_option("--faults", o.faults, "Faults to inject, on distinct machines")
-      ->check(CLI::NonNegativeNumber)
+      ->check(InBounds(kFaultsBounds))
       ->capture_default_str();
   std::string kinds;
   for (int k = 0; k < sim::kTelemetryFaultKinds; ++k) {
@@ -376,14 +423,16 @@ CLI::App* SetupSimulateTelemetry(CLI::App& simulate, SimulateTelemetryOptions& o
   c->add_option("--fault-to", o.fault_to, "Latest onset (default: three quarters in)");
   c->add_flag("--no-events", o.no_events, "No checkpoints, evaluation pauses or stalls");
   c->add_option("--seed", o.seed, "Random seed")->capture_default_str();
-  c->add_option("--start", o.start, "Unix time of the first sample (files)")->capture_default_str();
+  c->add_option("--start", o.start, "Unix time of the first sample (files)")
+      ->check(InBounds(kUnixTimeBounds))
+      ->capture_default_str();
   c->add_option("--out", o.out, "Write normalised telemetry here (.csv or .jsonl)");
   c->add_option("--labels", o.labels, "Write the faults here (labels CSV)");
   c->add_option("--serve", o.serve,
                 "Serve /metrics like dcgm-exporter and node-exporter at HOST:PORT (port 0: any)");
   c->add_option("--port-file", o.port_file, "--serve: write the port bound here");
   c->add_option("--speed", o.speed, "--serve: simulated seconds per real second")
-      ->check(CLI::PositiveNumber)
+      ->check(InBounds(kSpeedBounds))
       ->capture_default_str();
   return c;
 }
@@ -433,11 +482,22 @@ CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& o) {
   sim::TelemetryJob job;
   job.machines = o.machines;
   job.gpus = o.gpus;
-  VIGIL_ASSIGN_OR_RETURN(job.duration_s, ParseDurationFlag("--duration", o.duration));
-  if (job.duration_s < 1) return Status::InvalidArgument("--duration must be at least 1s");
+  VIGIL_ASSIGN_OR_RETURN(job.duration_s,
+                         ParseDurationFlag("--duration", o.duration, kJobLengthBounds));
+  if (const double work = static_cast<double>(o.machines) * job.duration_s;
+      work > kMaxMachineSeconds) {
+    return Status::InvalidArgument(fmt::format(
+        "--machines x --duration is {:.3g} machine-seconds, more than the {:.0e} one simulation "
+        "may generate",
+        work, kMaxMachineSeconds));
+  }
   job.events = !o.no_events;
   job.seed = o.seed;
   job.start = o.serve.empty() ? o.start : std::floor(SystemClock().WallSeconds());
+  // The last sample must be readable again (detect refuses times past kUnixTimeBounds).
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--start + --duration", job.start + job.duration_s,
+                                    kUnixTimeBounds,
+                                    fmt::format("{}", job.start + job.duration_s)));
   std::vector<sim::TelemetryFaultKind> kinds;
   for (const std::string& k : o.kinds) {
     const auto kind = sim::ParseFaultKind(k);
@@ -452,10 +512,10 @@ CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& o) {
   if (o.faults > o.machines) return Status::InvalidArgument("--faults cannot exceed --machines");
   double from = job.duration_s / 4, to = job.duration_s * 3 / 4;
   if (!o.fault_from.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(from, ParseDurationFlag("--fault-from", o.fault_from));
+    VIGIL_ASSIGN_OR_RETURN(from, ParseDurationFlag("--fault-from", o.fault_from, kOnsetBounds));
   }
   if (!o.fault_to.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(to, ParseDurationFlag("--fault-to", o.fault_to));
+    VIGIL_ASSIGN_OR_RETURN(to, ParseDurationFlag("--fault-to", o.fault_to, kOnsetBounds));
   }
   if (from > to || to >= job.duration_s) {
     return Status::InvalidArgument(

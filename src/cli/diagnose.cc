@@ -11,6 +11,12 @@
 #include "vigil/validate/superbench_report.h"
 
 namespace vigil::cli {
+namespace {
+
+// Digits a double holds: more would print noise (docs/validate.md).
+constexpr Bounds kDigitsBounds{.lo = 0, .hi = 17};
+
+}  // namespace
 
 CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
   CLI::App* cmd = app.add_subcommand(
@@ -27,6 +33,7 @@ CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
                 "Every node with its raw values and verdict, not only the defective ones");
   cmd->add_option("--decimal-place-value", o.decimals,
                   "md/html: decimals of rounded values (0: as they are)")
+      ->check(InBounds(kDigitsBounds))
       ->capture_default_str();
   cmd->add_flag("--strict-missing,!--no-strict-missing", o.strict_missing,
                 "A metric a rule selects that the node lacks is a violation (Vigil's default; "
@@ -102,7 +109,7 @@ CLI::App* SetupBaseline(CLI::App& app, BaselineCliOptions& o) {
   cmd->add_option("--digits", o.digits,
                   "Significant digits below 1, decimals above (as SuperBench writes them)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 17));
+      ->check(InBounds(kDigitsBounds));
   return cmd;
 }
 

@@ -17,6 +17,11 @@ namespace {
 using reliability::FleetStats;
 using reliability::LemonNode;
 
+// Ranges of fleet stats' numeric flags (docs/reliability.md).
+constexpr Bounds kWindowBounds{.lo = 0, .hi = 30 * 86400.0, .seconds = true};
+constexpr Bounds kProbabilityBounds{.lo = 0, .hi = 1, .lo_open = true, .hi_open = true};
+constexpr Bounds kGpusPerNodeOrLogBounds{.lo = 0, .hi = kGpusPerNodeBounds.hi};  // 0: the log's
+
 void WarnSkipped(int64_t skipped, const std::string& path, const std::string& first) {
   if (skipped > 0) {
     fmt::print(stderr, "vigil: warning: skipped {} broken line{} of {} (first: {})\n", skipped,
@@ -159,10 +164,14 @@ CLI::App* SetupFleetStats(CLI::App& fleet, FleetStatsCliOptions& o) {
   cmd->add_option("--window", o.window,
                   "A node event this long before a failed job's end blames the infrastructure")
       ->capture_default_str();
-  cmd->add_option("--fdr", o.fdr, "False discovery rate for lemon nodes")->capture_default_str();
-  cmd->add_option("--confidence", o.confidence, "Confidence of the failure-rate interval")
+  cmd->add_option("--fdr", o.fdr, "False discovery rate for lemon nodes")
+      ->check(InBounds(kProbabilityBounds))
       ->capture_default_str();
-  cmd->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (default: from the log)");
+  cmd->add_option("--confidence", o.confidence, "Confidence of the failure-rate interval")
+      ->check(InBounds(kProbabilityBounds))
+      ->capture_default_str();
+  cmd->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (default: from the log)")
+      ->check(InBounds(kGpusPerNodeOrLogBounds));
   cmd->add_flag("--lenient", o.lenient, "Skip and count broken lines instead of failing");
   cmd->add_option("--truth", o.truth, "Planted lemons (CSV node,kind) to score the findings");
   cmd->add_flag("--json", o.json, "Print JSON");
@@ -171,7 +180,8 @@ CLI::App* SetupFleetStats(CLI::App& fleet, FleetStatsCliOptions& o) {
 
 CommandResult RunFleetStats(const FleetStatsCliOptions& o) {
   reliability::FleetStatsOptions options;
-  VIGIL_ASSIGN_OR_RETURN(options.attribution_window_s, ParseDurationFlag("--window", o.window));
+  VIGIL_ASSIGN_OR_RETURN(options.attribution_window_s,
+                         ParseDurationFlag("--window", o.window, kWindowBounds));
   options.fdr = o.fdr;
   options.confidence = o.confidence;
   options.gpus_per_node = o.gpus_per_node;

@@ -17,8 +17,14 @@ using reliability::EttrParams;
 
 const std::vector<int64_t> kDefaultGpus = {8, 64, 512, 2048, 8192, 16384, 32768, 65536, 131072};
 
+// model checkpoint's write time must be positive (Young's interval of a free write is 0).
+constexpr Bounds kCheckpointWriteBounds{
+    .lo = 0, .hi = 7 * 86400.0, .lo_open = true, .seconds = true};
+constexpr Bounds kMtbfBounds{.lo = 1, .hi = 3650 * 86400.0, .seconds = true};
+
 void AddRateFlag(CLI::App& cmd, double& rate) {
   cmd.add_option("--rate", rate, "Failures per 1000 node-days (Meta's RSC-1: 6.5)")
+      ->check(InBounds(kFailureRateBounds))
       ->capture_default_str();
 }
 
@@ -30,8 +36,9 @@ struct Sweep {
 
 Result<Sweep> ParseSweep(std::string_view text) {
   const auto bad = [&] {
-    return Status::InvalidArgument(fmt::format(
-        "--sweep: expected gpus=A..B or nodes=A..B with 0 < A <= B, got {}", Quote(text)));
+    return Status::InvalidArgument(
+        fmt::format("--sweep: expected gpus=A..B or nodes=A..B with 1 <= A <= B <= {}, got {}",
+                    FormatBound(kGpusBounds.hi), Quote(text)));
   };
   const size_t eq = text.find('=');
   const size_t dots = text.find("..");
@@ -44,7 +51,7 @@ Result<Sweep> ParseSweep(std::string_view text) {
   const std::string_view a = text.substr(eq + 1, dots - eq - 1), b = text.substr(dots + 2);
   if (std::from_chars(a.data(), a.data() + a.size(), lo).ptr != a.data() + a.size() ||
       std::from_chars(b.data(), b.data() + b.size(), hi).ptr != b.data() + b.size() || a.empty() ||
-      b.empty() || lo <= 0 || hi < lo || hi > (int64_t{1} << 40)) {
+      b.empty() || lo < 1 || hi < lo || hi > (s.in_gpus ? kGpusBounds.hi : kNodesBounds.hi)) {
     return bad();
   }
   for (int64_t v = lo; v < hi; v *= 2) s.sizes.push_back(v);
@@ -87,8 +94,11 @@ ModelCommands SetupModel(CLI::App& parent, ModelMttfOptions& mttf, ModelEttrOpti
   CLI::App* m = model->add_subcommand(
       "mttf", "Mean time to failure of a job by size: MTTF(N) = 1 / (N_nodes * r_f)");
   m->add_option("--gpus", mttf.gpus, "Job sizes in GPUs, comma-separated (default: 8 to 131072)")
-      ->delimiter(',');
-  m->add_option("--gpus-per-node", mttf.gpus_per_node, "GPUs per node")->capture_default_str();
+      ->delimiter(',')
+      ->check(InBounds(kGpusBounds));
+  m->add_option("--gpus-per-node", mttf.gpus_per_node, "GPUs per node")
+      ->check(InBounds(kGpusPerNodeBounds))
+      ->capture_default_str();
   AddRateFlag(*m, mttf.rate);
   m->add_flag("--json", mttf.json, "Print JSON");
 
@@ -122,12 +132,12 @@ ModelCommands SetupModel(CLI::App& parent, ModelMttfOptions& mttf, ModelEttrOpti
 }
 
 CommandResult RunModelMttf(const ModelMttfOptions& o) {
-  if (o.gpus_per_node <= 0) return Status::InvalidArgument("--gpus-per-node must be positive");
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--gpus-per-node", o.gpus_per_node, kGpusPerNodeBounds));
   const std::vector<int64_t>& sizes = o.gpus.empty() ? kDefaultGpus : o.gpus;
   Json rows = Json::array();
   Table table({"GPUS", "NODES", "MTTF", "MTTF_HOURS", "FAILURES_PER_DAY"});
   for (int64_t gpus : sizes) {
-    if (gpus <= 0) return Status::InvalidArgument(fmt::format("--gpus: {} is not positive", gpus));
+    VIGIL_RETURN_IF_ERROR(CheckBounds("--gpus", static_cast<double>(gpus), kGpusBounds));
     const double nodes = static_cast<double>(gpus) / o.gpus_per_node;
     VIGIL_ASSIGN_OR_RETURN(const double mttf, reliability::JobMttfSeconds(nodes, o.rate));
     rows.push_back(Json{{"gpus", gpus},
@@ -151,12 +161,13 @@ CommandResult RunModelMttf(const ModelMttfOptions& o) {
 CommandResult RunModelEttr(const ModelEttrOptions& o) {
   EttrParams p;
   p.failures_per_1000_node_days = o.rate;
-  VIGIL_ASSIGN_OR_RETURN(p.restart_s, ParseDurationFlag("--restart", o.restart));
-  VIGIL_ASSIGN_OR_RETURN(p.queue_s, ParseDurationFlag("--queue", o.queue));
-  VIGIL_ASSIGN_OR_RETURN(p.interval_s, ParseDurationFlag("--interval", o.interval));
-  VIGIL_ASSIGN_OR_RETURN(p.write_s, ParseDurationFlag("--write", o.write));
+  VIGIL_ASSIGN_OR_RETURN(p.restart_s, ParseDurationFlag("--restart", o.restart, kOutageBounds));
+  VIGIL_ASSIGN_OR_RETURN(p.queue_s, ParseDurationFlag("--queue", o.queue, kOutageBounds));
+  VIGIL_ASSIGN_OR_RETURN(p.interval_s,
+                         ParseDurationFlag("--interval", o.interval, kIntervalBounds));
+  VIGIL_ASSIGN_OR_RETURN(p.write_s, ParseDurationFlag("--write", o.write, kWriteBounds));
   const int gpn = o.size.gpus_per_node;
-  if (gpn <= 0) return Status::InvalidArgument("--gpus-per-node must be positive");
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--gpus-per-node", gpn, kGpusPerNodeBounds));
 
   if (!o.sweep.empty()) {
     if (o.size.gpus != 0 || o.size.nodes != 0) {
@@ -226,13 +237,14 @@ CommandResult RunModelEttr(const ModelEttrOptions& o) {
 }
 
 CommandResult RunModelCheckpoint(const ModelCheckpointOptions& o) {
-  VIGIL_ASSIGN_OR_RETURN(const double write, ParseDurationFlag("--write", o.write));
+  VIGIL_ASSIGN_OR_RETURN(const double write,
+                         ParseDurationFlag("--write", o.write, kCheckpointWriteBounds));
   double mtbf = 0;
   if (!o.mtbf.empty()) {
     if (o.size.gpus != 0 || o.size.nodes != 0) {
       return Status::InvalidArgument("give --mtbf, or the job size with --rate, not both");
     }
-    VIGIL_ASSIGN_OR_RETURN(mtbf, ParseDurationFlag("--mtbf", o.mtbf));
+    VIGIL_ASSIGN_OR_RETURN(mtbf, ParseDurationFlag("--mtbf", o.mtbf, kMtbfBounds));
   } else {
     VIGIL_ASSIGN_OR_RETURN(const double nodes, JobNodes(o.size));
     VIGIL_ASSIGN_OR_RETURN(mtbf, reliability::JobMttfSeconds(nodes, o.rate));

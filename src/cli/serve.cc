@@ -19,6 +19,17 @@
 #include "vigil/store/sqlite_store.h"
 
 namespace vigil::cli {
+namespace {
+
+// Ranges of serve's numeric flags (docs/serve.md). A body is held in memory whole: 4 GiB at most
+// (and no size_t overflow on the way to bytes).
+constexpr Bounds kThreadsBounds{.lo = 2, .hi = 1024};
+constexpr Bounds kMaxBodyMbBounds{.lo = 0.01, .hi = 4096};
+constexpr Bounds kMaxConnectionsBounds{.lo = 16, .hi = 1000000};
+constexpr Bounds kHeaderTimeoutBounds{.lo = 0.1, .hi = 3600, .seconds = true};
+constexpr Bounds kIdleTimeoutBounds{.lo = 0.1, .hi = 86400, .seconds = true};
+
+}  // namespace
 
 CLI::App* SetupServe(CLI::App& parent, ServeOptions& o) {
   CLI::App* c = parent.add_subcommand(
@@ -45,26 +56,26 @@ CLI::App* SetupServe(CLI::App& parent, ServeOptions& o) {
       ->check(CLI::ExistingFile);
   c->add_option("--threads", o.threads,
                 "Requests handled at once (connections themselves need no thread)")
-      ->check(CLI::Range(2, 1024))
+      ->check(InBounds(kThreadsBounds))
       ->capture_default_str();
   c->add_option("--max-connections", o.max_connections,
                 "Connections open at once; more are answered 503")
-      ->check(CLI::Range(16, 1000000))
+      ->check(InBounds(kMaxConnectionsBounds))
       ->capture_default_str();
   c->add_option("--header-timeout", o.header_timeout_s,
                 "Seconds a client has for the TLS handshake and each request head")
-      ->check(CLI::Range(0.1, 3600.0))
+      ->check(InBounds(kHeaderTimeoutBounds))
       ->capture_default_str();
   c->add_option("--idle-timeout", o.idle_timeout_s,
                 "Seconds a kept-alive connection may wait for its next request")
-      ->check(CLI::Range(0.1, 86400.0))
+      ->check(InBounds(kIdleTimeoutBounds))
       ->capture_default_str();
   c->add_option("--access-log", o.access_log,
                 "Append one JSON line per request here ('-': standard output); reopened on SIGHUP");
   c->add_option("--error-log", o.error_log,
                 "Write warnings and errors here instead of standard error; reopened on SIGHUP");
   c->add_option("--max-body-mb", o.max_body_mb, "Largest request body accepted, in MiB")
-      ->check(CLI::PositiveNumber)
+      ->check(InBounds(kMaxBodyMbBounds))
       ->capture_default_str();
   c->add_option("--sync", o.sync,
                 "full: an acknowledged upload survives power loss; normal: a crash of the "

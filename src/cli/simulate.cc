@@ -13,6 +13,19 @@
 #include "vigil/sim/job_sim.h"
 
 namespace vigil::cli {
+namespace {
+
+// Ranges of simulate job's and simulate cluster's own flags (docs/reliability.md).
+constexpr Bounds kShapeBounds{.lo = 0.05, .hi = 20};
+constexpr Bounds kRunLengthBounds{.lo = 1, .hi = 3650 * 86400.0, .seconds = true};
+constexpr Bounds kRepairBounds{.lo = 0, .hi = 365 * 86400.0, .seconds = true};
+constexpr Bounds kSparesBounds{.lo = 0, .hi = 1048576};
+constexpr Bounds kRunsBounds{.lo = 1, .hi = 1e6};
+constexpr Bounds kClusterDaysBounds{.lo = 0.01, .hi = 3650};
+constexpr Bounds kLemonsBounds{.lo = 0, .hi = 1048576};
+constexpr Bounds kLemonFactorBounds{.lo = 1, .hi = 1e4};
+
+}  // namespace
 
 SimulateCommands SetupSimulate(CLI::App& parent, SimulateJobOptions& job,
                                SimulateClusterOptions& cluster) {
@@ -22,11 +35,14 @@ SimulateCommands SetupSimulate(CLI::App& parent, SimulateJobOptions& job,
   CLI::App* j = group->add_subcommand(
       "job", "Monte Carlo of one job under node failures: ETTR distribution and where time goes");
   AddJobSizeFlags(*j, job.size);
-  j->add_option("--rate", job.rate, "Failures per 1000 node-days")->capture_default_str();
+  j->add_option("--rate", job.rate, "Failures per 1000 node-days")
+      ->check(InBounds(kFailureRateBounds))
+      ->capture_default_str();
   j->add_option("--distribution", job.distribution, "Time between failures of a node")
       ->check(CLI::IsMember({"exponential", "weibull"}))
       ->capture_default_str();
   j->add_option("--shape", job.shape, "Weibull shape (<1 infant mortality, >1 wear-out)")
+      ->check(InBounds(kShapeBounds))
       ->capture_default_str();
   j->add_option("--days", job.days, "Wall-clock length of each run")->capture_default_str();
   j->add_option("--detect", job.detect, "Time to notice a failure")->capture_default_str();
@@ -37,23 +53,37 @@ SimulateCommands SetupSimulate(CLI::App& parent, SimulateJobOptions& job,
       ->capture_default_str();
   j->add_option("--write", job.write, "Checkpoint write time")->capture_default_str();
   j->add_flag("--async", job.async, "Checkpoint writes overlap compute (no stall)");
-  j->add_option("--spares", job.spares, "Hot spare nodes")->capture_default_str();
+  j->add_option("--spares", job.spares, "Hot spare nodes")
+      ->check(InBounds(kSparesBounds))
+      ->capture_default_str();
   j->add_option("--repair", job.repair, "Until a failed node is a spare again")
       ->capture_default_str();
-  j->add_option("--runs", job.runs, "Independent runs")->capture_default_str();
+  j->add_option("--runs", job.runs, "Independent runs")
+      ->check(InBounds(kRunsBounds))
+      ->capture_default_str();
   j->add_option("--seed", job.seed, "Random seed")->capture_default_str();
   j->add_flag("--json", job.json, "Print JSON");
 
   CLI::App* c = group->add_subcommand(
       "cluster", "Generate a Slurm sacct log with planted lemon nodes (and node events)");
-  c->add_option("--nodes", cluster.nodes, "Nodes in the cluster")->capture_default_str();
-  c->add_option("--days", cluster.days, "Days of history")->capture_default_str();
-  c->add_option("--lemons", cluster.lemons, "Planted lemon nodes")->capture_default_str();
+  c->add_option("--nodes", cluster.nodes, "Nodes in the cluster")
+      ->check(InBounds(kNodesBounds))
+      ->capture_default_str();
+  c->add_option("--days", cluster.days, "Days of history")
+      ->check(InBounds(kClusterDaysBounds))
+      ->capture_default_str();
+  c->add_option("--lemons", cluster.lemons, "Planted lemon nodes")
+      ->check(InBounds(kLemonsBounds))
+      ->capture_default_str();
   c->add_option("--lemon-factor", cluster.lemon_factor, "How much more often a lemon fails")
+      ->check(InBounds(kLemonFactorBounds))
       ->capture_default_str();
   c->add_option("--rate", cluster.rate, "Healthy nodes' failures per 1000 node-days")
+      ->check(InBounds(kFailureRateBounds))
       ->capture_default_str();
-  c->add_option("--gpus-per-node", cluster.gpus_per_node, "GPUs per node")->capture_default_str();
+  c->add_option("--gpus-per-node", cluster.gpus_per_node, "GPUs per node")
+      ->check(InBounds(kGpusPerNodeBounds))
+      ->capture_default_str();
   c->add_option("--seed", cluster.seed, "Random seed")->capture_default_str();
   c->add_option("--out-sacct", cluster.out_sacct, "Where to write the sacct --parsable2 log")
       ->required();
@@ -74,13 +104,14 @@ CommandResult RunSimulateJob(const SimulateJobOptions& o) {
   s.distribution = o.distribution == "weibull" ? sim::FailureDistribution::kWeibull
                                                : sim::FailureDistribution::kExponential;
   s.weibull_shape = o.shape;
-  VIGIL_ASSIGN_OR_RETURN(s.duration_s, ParseDurationFlag("--days", o.days));
-  VIGIL_ASSIGN_OR_RETURN(s.detect_s, ParseDurationFlag("--detect", o.detect));
-  VIGIL_ASSIGN_OR_RETURN(s.restart_s, ParseDurationFlag("--restart", o.restart));
-  VIGIL_ASSIGN_OR_RETURN(s.queue_s, ParseDurationFlag("--queue", o.queue));
-  VIGIL_ASSIGN_OR_RETURN(s.interval_s, ParseDurationFlag("--interval", o.interval));
-  VIGIL_ASSIGN_OR_RETURN(s.write_s, ParseDurationFlag("--write", o.write));
-  VIGIL_ASSIGN_OR_RETURN(s.repair_s, ParseDurationFlag("--repair", o.repair));
+  VIGIL_ASSIGN_OR_RETURN(s.duration_s, ParseDurationFlag("--days", o.days, kRunLengthBounds));
+  VIGIL_ASSIGN_OR_RETURN(s.detect_s, ParseDurationFlag("--detect", o.detect, kOutageBounds));
+  VIGIL_ASSIGN_OR_RETURN(s.restart_s, ParseDurationFlag("--restart", o.restart, kOutageBounds));
+  VIGIL_ASSIGN_OR_RETURN(s.queue_s, ParseDurationFlag("--queue", o.queue, kOutageBounds));
+  VIGIL_ASSIGN_OR_RETURN(s.interval_s,
+                         ParseDurationFlag("--interval", o.interval, kIntervalBounds));
+  VIGIL_ASSIGN_OR_RETURN(s.write_s, ParseDurationFlag("--write", o.write, kWriteBounds));
+  VIGIL_ASSIGN_OR_RETURN(s.repair_s, ParseDurationFlag("--repair", o.repair, kRepairBounds));
   s.async_checkpoint = o.async;
   s.spares = o.spares;
   s.runs = o.runs;

@@ -18,6 +18,11 @@ using validate::Finding;
 using validate::FindingToJson;
 using validate::NodeFindings;
 
+// Ranges of learn's and simulate fleet's numeric flags (docs/validate.md).
+// Up to "no threshold at all" (1e6): criteria that judge nothing but failures and missing data.
+constexpr Bounds kLearnThresholdBounds{.lo = 0.1, .hi = 1e6};
+constexpr Bounds kSweepPointsBounds{.lo = 1, .hi = 1000};
+
 std::string Range(const Finding& f) {
   if (f.test == "return_code" || f.test == "health") return "0";
   if (f.test == "missing") return "present";
@@ -77,7 +82,7 @@ CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& o) {
   cmd->add_option("--threshold", o.threshold,
                   "Robust sigmas beyond which a value is implausible for a healthy component")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(InBounds(kLearnThresholdBounds));
   cmd->add_flag("--json", o.json, "Print a summary as JSON on stdout");
   return cmd;
 }
@@ -183,18 +188,25 @@ CommandResult RunValidate(const ValidateCliOptions& o) {
 CLI::App* SetupSimulateFleet(CLI::App& simulate, SimulateFleetOptions& o) {
   CLI::App* cmd = simulate.add_subcommand(
       "fleet", "Generate a fleet's benchmark results with planted defects (NDv4-like figures)");
-  cmd->add_option("--nodes", o.nodes, "Nodes")->capture_default_str();
+  cmd->add_option("--nodes", o.nodes, "Nodes")
+      ->check(InBounds(kNodesBounds))
+      ->capture_default_str();
   cmd->add_option("--defect-rate", o.defect_rate, "Share of nodes with a planted defect")
+      ->check(InBounds(kShareBounds))
       ->capture_default_str();
   cmd->add_option("--noisy-rate", o.noisy_rate,
                   "Share of healthy nodes with twice the jitter and a node-wide offset")
+      ->check(InBounds(kShareBounds))
       ->capture_default_str();
   cmd->add_option("--missing-rate", o.missing_rate, "Share of nodes missing one benchmark")
+      ->check(InBounds(kShareBounds))
       ->capture_default_str();
   cmd->add_option("--second-class", o.second_class, "Share of 8x H100 nodes (the rest A100)")
+      ->check(InBounds(kShareBounds))
       ->capture_default_str();
   cmd->add_option("--sweep-points", o.sweep_points,
                   "Message sizes in the IB and NCCL sweeps (99 gives about 1,000 metrics a node)")
+      ->check(InBounds(kSweepPointsBounds))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Random seed")->capture_default_str();
   cmd->add_option("--out", o.out, "Fleet summary JSONL to write")->required();

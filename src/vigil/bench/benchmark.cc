@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/stats.h"
 #include "vigil/core/text.h"
 
@@ -73,6 +74,17 @@ Result<double> ParseParamValue(ParamKind kind, std::string_view value) {
   }
   if (kind == ParamKind::kFraction && !(v > 0 && v <= 1)) {
     return Status::InvalidArgument(fmt::format("{} is not a fraction in (0, 1]", Quote(value)));
+  }
+  // Generous for any node, and far from the overflows and the runs of hours beyond.
+  constexpr Bounds kIntBounds{.lo = 0, .hi = 1048576};
+  constexpr Bounds kBytesBounds{.lo = 0, .hi = 17592186044416.0};  // 16 TiB
+  constexpr Bounds kSecondsBounds{.lo = 0, .hi = 86400, .seconds = true};
+  const Bounds bounds = kind == ParamKind::kInt       ? kIntBounds
+                         : kind == ParamKind::kBytes   ? kBytesBounds
+                         : kind == ParamKind::kSeconds ? kSecondsBounds
+                                                       : Bounds{.lo = 0, .hi = 1};
+  if (!bounds.Contains(v * multiplier)) {
+    return Status::InvalidArgument(DescribeOutside(v * multiplier, bounds, value));
   }
   return v * multiplier;
 }

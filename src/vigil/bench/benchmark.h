@@ -22,9 +22,9 @@ std::string_view SuiteName(Suite suite);
 Result<Suite> ParseSuite(std::string_view name);
 
 enum class ParamKind {
-  kInt,      // a non-negative integer
-  kBytes,    // a size with an optional binary suffix: 4096, 4K, 256M, 2G
-  kSeconds,  // a duration in seconds, fractional allowed
+  kInt,      // a non-negative integer, at most 1048576 (repetitions, threads, matrix sizes)
+  kBytes,    // a size with an optional binary suffix: 4096, 4K, 256M, 2G; at most 16T
+  kSeconds,  // a duration in seconds, fractional allowed; at most a day
   kFraction  // a share, greater than 0 and at most 1
 };
 
@@ -37,7 +37,8 @@ struct ParamSpec {
   std::string help;
 };
 
-// Parses a value of the given kind. InvalidArgument naming the value when it does not parse.
+// Parses a value of the given kind. InvalidArgument naming the value when it does not parse or
+// lies outside the kind's range.
 Result<double> ParseParamValue(ParamKind kind, std::string_view value);
 
 // The usual figure of a benchmark: the median of its timed repetitions, which it keeps as samples.

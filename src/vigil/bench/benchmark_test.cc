@@ -44,5 +44,18 @@ TEST(BenchmarkTest, MedianMetricKeepsItsSamplesInOrder) {
   EXPECT_EQ(m.samples, (std::vector<double>{30.0, 10.0, 20.0, 40.0}));
 }
 
+// Values a node never needs, and that would run for hours or overflow further in, are refused.
+TEST(BenchmarkTest, ParamValuesHaveRanges) {
+  EXPECT_EQ(*ParseParamValue(ParamKind::kInt, "1048576"), 1048576.0);
+  EXPECT_EQ(ParseParamValue(ParamKind::kInt, "1e9").status().message(),
+            "1e9 is outside [0, 1048576]");
+  EXPECT_EQ(*ParseParamValue(ParamKind::kBytes, "16T"), 17592186044416.0);
+  EXPECT_EQ(ParseParamValue(ParamKind::kBytes, "17T").status().message(),
+            "17T is outside [0, 17592186044416]");
+  EXPECT_EQ(*ParseParamValue(ParamKind::kSeconds, "86400"), 86400.0);
+  EXPECT_EQ(ParseParamValue(ParamKind::kSeconds, "1e300").status().message(),
+            "1e300 is outside [0s, 1d]");
+}
+
 }  // namespace
 }  // namespace vigil

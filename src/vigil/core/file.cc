@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +18,62 @@ namespace {
 std::string DirectoryOf(const std::string& path) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   return parent.empty() ? std::string(".") : parent.string();
+}
+
+// Linux's own limit on the symbolic links followed in one lookup (MAXSYMLINKS).
+constexpr int kMaxSymlinks = 40;
+
+// Where an output path leads: symbolic links followed to their final target (which need not
+// exist yet), and the type of that target.
+struct OutputTarget {
+  std::string path;
+  mode_t type = 0;  // S_IFREG, S_IFCHR, ...; 0: absent
+  bool replaceable() const { return type == 0 || type == S_IFREG; }
+};
+
+Result<OutputTarget> ResolveOutput(const std::string& path) {
+  std::filesystem::path p = path;
+  for (int links = 0; links <= kMaxSymlinks; ++links) {
+    struct stat st {};
+    if (lstat(p.c_str(), &st) != 0) {
+      // Absent (or below a missing directory: creating the temporary file will say so).
+      if (errno == ENOENT || errno == ENOTDIR) return OutputTarget{p.string(), 0};
+      return ErrnoError(fmt::format("cannot stat {}", p.string()));
+    }
+    if (!S_ISLNK(st.st_mode)) {
+      if (S_ISDIR(st.st_mode)) {
+        return Status::InvalidArgument(fmt::format("{} is a directory, not a file", p.string()));
+      }
+      return OutputTarget{p.string(), static_cast<mode_t>(st.st_mode & S_IFMT)};
+    }
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::read_symlink(p, ec);
+    if (ec) {
+      return Status::IoError(fmt::format("cannot read the link {}: {}", p.string(), ec.message()));
+    }
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return Status::InvalidArgument(fmt::format("{}: too many levels of symbolic links", path));
+}
+
+// A connected stream socket to the Unix socket at `path`, or -1 with errno set.
+int ConnectUnixSocket(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    const int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace
@@ -72,14 +130,29 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 Result<AtomicFile> AtomicFile::Create(const std::string& path) {
-  std::string tmp = path + ".tmp.XXXXXX";
+  VIGIL_ASSIGN_OR_RETURN(OutputTarget target, ResolveOutput(path));
+  if (!target.replaceable()) {
+    const int fd = target.type == S_IFSOCK
+                       ? ConnectUnixSocket(target.path)
+                       : open(target.path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return ErrnoError(fmt::format("cannot open {}", target.path));
+    return AtomicFile(std::move(target.path), "", fd, /*in_place=*/true,
+                      /*sync=*/target.type == S_IFBLK);
+  }
+  std::string tmp = target.path + ".tmp.XXXXXX";
   const int fd = mkstemp(tmp.data());
-  if (fd < 0) return ErrnoError(fmt::format("cannot create a temporary file beside {}", path));
-  return AtomicFile(path, std::move(tmp), fd);
+  if (fd < 0) {
+    return ErrnoError(fmt::format("cannot create a temporary file beside {}", target.path));
+  }
+  return AtomicFile(std::move(target.path), std::move(tmp), fd, /*in_place=*/false, /*sync=*/true);
 }
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
-    : path_(std::move(other.path_)), tmp_(std::move(other.tmp_)), fd_(other.fd_) {
+    : path_(std::move(other.path_)),
+      tmp_(std::move(other.tmp_)),
+      fd_(other.fd_),
+      in_place_(other.in_place_),
+      sync_(other.sync_) {
   other.fd_ = -1;
   other.tmp_.clear();
 }
@@ -90,13 +163,22 @@ AtomicFile::~AtomicFile() {
 }
 
 Status AtomicFile::Append(std::string_view data) {
-  if (fd_ < 0) return Status::Internal(fmt::format("{} is already closed", tmp_));
-  return WriteAll(fd_, data, tmp_);
+  const std::string& name = in_place_ ? path_ : tmp_;
+  if (fd_ < 0) return Status::Internal(fmt::format("{} is already closed", name));
+  return WriteAll(fd_, data, name);
 }
 
 Status AtomicFile::Commit() {
-  if (fd_ < 0) return Status::Internal(fmt::format("{} is already closed", tmp_));
+  if (fd_ < 0) {
+    return Status::Internal(fmt::format("{} is already closed", in_place_ ? path_ : tmp_));
+  }
   Status s;
+  if (in_place_) {
+    if (sync_ && fsync(fd_) != 0) s = ErrnoError(fmt::format("cannot sync {}", path_));
+    if (close(fd_) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot close {}", path_));
+    fd_ = -1;
+    return s;
+  }
   if (fsync(fd_) != 0) s = ErrnoError(fmt::format("cannot sync {}", tmp_));
   if (fchmod(fd_, 0644) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot chmod {}", tmp_));
   if (close(fd_) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot close {}", tmp_));
@@ -120,11 +202,21 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
   return file.Commit();
 }
 
-Status CheckWritable(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return Status::InvalidArgument(fmt::format("{} is a directory, not a file", path));
+Status CheckWritable(const std::string& given) {
+  Result<OutputTarget> target = ResolveOutput(given);
+  if (!target.ok()) {
+    const Status& s = target.status();
+    return s.code() == StatusCode::kInvalidArgument ? s : Status::InvalidArgument(s.message());
   }
+  const std::string& path = target->path;
+  if (!target->replaceable()) {
+    if (access(path.c_str(), W_OK) != 0) {
+      return Status::InvalidArgument(
+          fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
+    return Status::Ok();
+  }
+  struct stat st {};
   const std::string dir = DirectoryOf(path);
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Status::InvalidArgument(
@@ -144,7 +236,10 @@ Status AppendToFile(const std::string& path, std::string_view content) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError(fmt::format("cannot open {}", path));
   struct stat st {};
-  const off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
+  const bool known = fstat(fd, &st) == 0;
+  // A device or FIFO has no length to cut back to and cannot be synced.
+  const bool regular = known && S_ISREG(st.st_mode);
+  const off_t before = regular ? st.st_size : -1;
   ssize_t n;
   do {
     n = write(fd, content.data(), content.size());
@@ -157,7 +252,9 @@ Status AppendToFile(const std::string& path, std::string_view content) {
       s = s.WithContext("and cannot cut the partial line back");
     }
   }
-  if (fsync(fd) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot sync {}", path));
+  if ((regular || (known && S_ISBLK(st.st_mode))) && fsync(fd) != 0 && s.ok()) {
+    s = ErrnoError(fmt::format("cannot sync {}", path));
+  }
   if (close(fd) != 0 && s.ok()) s = ErrnoError(fmt::format("cannot close {}", path));
   return s;
 }

@@ -23,8 +23,17 @@ Result<std::string> ReadFile(const std::string& path);
 // A file written in pieces that is either complete or untouched: the pieces go to a temporary
 // file in the same directory; Commit() syncs it, renames it over `path` and syncs the directory.
 // Destroyed uncommitted (an error, an early return), it removes the temporary file.
+//
+// Only a regular file (or an absent one) is replaced. A symbolic link is followed: its final
+// target is written as above, and the link stays. A character or block device, a FIFO or a socket
+// cannot be replaced (`--out /dev/null` as root must not put a file where the device was): it is
+// opened (a socket: connected to) in Create and written in place as the pieces come, so that a
+// reader of a FIFO sees them at once, and an error leaves what was already written. Opening a
+// FIFO waits for its reader, as a shell's `>` does.
 class AtomicFile {
  public:
+  // IoError if the temporary file cannot be made or the target opened; InvalidArgument if `path`
+  // is a directory or a loop of symbolic links.
   static Result<AtomicFile> Create(const std::string& path);
   AtomicFile(AtomicFile&& other) noexcept;
   AtomicFile& operator=(AtomicFile&&) = delete;
@@ -34,22 +43,26 @@ class AtomicFile {
   Status Commit();
 
  private:
-  AtomicFile(std::string path, std::string tmp, int fd)
-      : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd) {}
-  std::string path_, tmp_;
+  AtomicFile(std::string path, std::string tmp, int fd, bool in_place, bool sync)
+      : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd), in_place_(in_place), sync_(sync) {}
+  std::string path_;  // the file written: the target of a symbolic link, not the link
+  std::string tmp_;   // the temporary file; empty when written in place
   int fd_ = -1;
+  bool in_place_ = false;  // a device, FIFO or socket, written directly
+  bool sync_ = true;       // fsync at Commit (not for a FIFO, a socket or a character device)
 };
 
 // Writes `content` to `path` so that the file is either complete or untouched (AtomicFile).
 Status WriteFileAtomic(const std::string& path, std::string_view content);
 
 // Checks, without leaving anything behind, that WriteFileAtomic(path, ...) can succeed: the
-// directory exists and accepts a new file, and `path` is not a directory. InvalidArgument if not.
+// directory exists and accepts a new file, and `path` is not a directory; for a device, FIFO or
+// socket (after symbolic links), that it may be written. InvalidArgument if not.
 Status CheckWritable(const std::string& path);
 
 // Appends `content` (usually one line) to `path`, creating it, with a single write so that
-// concurrent appenders never interleave within it; on a short write the file is cut back to its
-// former length, so that no partial line is left.
+// concurrent appenders never interleave within it; on a short write a regular file is cut back to
+// its former length, so that no partial line is left. A device or FIFO is written, not synced.
 Status AppendToFile(const std::string& path, std::string_view content);
 
 }  // namespace vigil

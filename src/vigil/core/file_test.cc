@@ -1,8 +1,16 @@
 #include "vigil/core/file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <thread>
 
 #include "vigil/testing/temp_dir.h"
 
@@ -83,6 +91,161 @@ TEST_F(FileTest, AtomicFileInPieces) {
   EXPECT_EQ(*ReadFile(p), "new content\n");
   EXPECT_EQ(EntryCount(), 1u);
   EXPECT_FALSE(f->Append("more").ok());
+}
+
+// The mode bits of `path` itself (not of a link's target); 0 when absent.
+mode_t TypeOf(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0 ? st.st_mode & S_IFMT : 0;
+}
+
+// Everything written to the FIFO at `path` until its writer closes it, read on a thread.
+class FifoReader {
+ public:
+  explicit FifoReader(const std::string& path)
+      : thread_([this, path] {
+          const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+          if (fd < 0) return;
+          char buf[4096];
+          ssize_t n;
+          while ((n = read(fd, buf, sizeof(buf))) > 0) text_.append(buf, static_cast<size_t>(n));
+          close(fd);
+        }) {}
+  // Waits for the writer to close the FIFO.
+  std::string Take() {
+    thread_.join();
+    return text_;
+  }
+
+ private:
+  std::string text_;
+  std::thread thread_;
+};
+
+// `--out /dev/null` as root once renamed a regular file over the device node.
+TEST_F(FileTest, DevNullStaysACharacterDevice) {
+  ASSERT_EQ(TypeOf("/dev/null"), S_IFCHR);
+  EXPECT_TRUE(CheckWritable("/dev/null").ok());
+  ASSERT_TRUE(WriteFileAtomic("/dev/null", "discarded\n").ok());
+  Result<AtomicFile> f = AtomicFile::Create("/dev/null");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_TRUE(f->Append("piece").ok());
+  ASSERT_TRUE(f->Commit().ok());
+  ASSERT_TRUE(AppendToFile("/dev/null", "line\n").ok());
+  EXPECT_EQ(TypeOf("/dev/null"), S_IFCHR);
+  for (const auto& e : std::filesystem::directory_iterator("/dev")) {
+    EXPECT_EQ(e.path().filename().string().rfind("null.tmp.", 0), std::string::npos) << e.path();
+  }
+}
+
+TEST_F(FileTest, FifoIsWrittenInPlace) {
+  const std::string p = dir_ + "/pipe";
+  ASSERT_EQ(mkfifo(p.c_str(), 0600), 0);
+  EXPECT_TRUE(CheckWritable(p).ok());
+  {
+    FifoReader reader(p);
+    ASSERT_TRUE(WriteFileAtomic(p, "whole\n").ok());
+    EXPECT_EQ(reader.Take(), "whole\n");
+  }
+  {
+    FifoReader reader(p);
+    Result<AtomicFile> f = AtomicFile::Create(p);  // waits for the reader
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    ASSERT_TRUE(f->Append("one ").ok());
+    ASSERT_TRUE(f->Append("two\n").ok());
+    ASSERT_TRUE(f->Commit().ok());
+    EXPECT_EQ(reader.Take(), "one two\n");
+  }
+  {
+    FifoReader reader(p);
+    ASSERT_TRUE(AppendToFile(p, "appended\n").ok());
+    EXPECT_EQ(reader.Take(), "appended\n");
+  }
+  EXPECT_EQ(TypeOf(p), S_IFIFO);
+  EXPECT_EQ(EntryCount(), 1u);
+}
+
+TEST_F(FileTest, SocketIsWrittenInPlace) {
+  const std::string p = dir_ + "/sock";
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (p.size() >= sizeof(addr.sun_path)) GTEST_SKIP() << "temporary path too long for a socket";
+  std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
+  const int server = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(server, 0);
+  ASSERT_EQ(bind(server, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(server, 1), 0);
+  std::string got;
+  std::thread reader([&] {
+    const int c = accept(server, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[256];
+    ssize_t n;
+    while ((n = read(c, buf, sizeof(buf))) > 0) got.append(buf, static_cast<size_t>(n));
+    close(c);
+  });
+  EXPECT_TRUE(CheckWritable(p).ok());
+  const Status s = WriteFileAtomic(p, "over a socket\n");
+  reader.join();
+  close(server);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(got, "over a socket\n");
+  EXPECT_EQ(TypeOf(p), S_IFSOCK);
+}
+
+// A link to a file: the target is replaced atomically, and the link stays a link.
+TEST_F(FileTest, SymlinkKeepsTheLinkAndReplacesItsTarget) {
+  ASSERT_EQ(mkdir((dir_ + "/real").c_str(), 0700), 0);
+  const std::string target = dir_ + "/real/out.json";
+  ASSERT_TRUE(WriteFileAtomic(target, "old").ok());
+  const std::string link = dir_ + "/link.json";
+  ASSERT_EQ(symlink("real/out.json", link.c_str()), 0);  // relative to the link's directory
+  const std::string chain = dir_ + "/chain.json";
+  ASSERT_EQ(symlink(link.c_str(), chain.c_str()), 0);  // absolute, to another link
+  EXPECT_TRUE(CheckWritable(chain).ok());
+  ASSERT_TRUE(WriteFileAtomic(chain, "new").ok());
+  EXPECT_EQ(TypeOf(link), S_IFLNK);
+  EXPECT_EQ(TypeOf(chain), S_IFLNK);
+  EXPECT_EQ(TypeOf(target), S_IFREG);
+  EXPECT_EQ(*ReadFile(target), "new");
+  EXPECT_EQ(tmp_.EntryCount(), 3u);  // real/, link.json, chain.json: no temporary file left
+  size_t in_real = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir_ + "/real")) {
+    ++in_real;
+  }
+  EXPECT_EQ(in_real, 1u);
+}
+
+// A link whose target does not exist yet: the target is created, the link stays.
+TEST_F(FileTest, DanglingSymlinkCreatesItsTarget) {
+  const std::string link = dir_ + "/link";
+  ASSERT_EQ(symlink("made.txt", link.c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomic(link, "made").ok());
+  EXPECT_EQ(TypeOf(link), S_IFLNK);
+  EXPECT_EQ(*ReadFile(dir_ + "/made.txt"), "made");
+}
+
+TEST_F(FileTest, SymlinkToDeviceWritesTheDevice) {
+  const std::string link = dir_ + "/null";
+  ASSERT_EQ(symlink("/dev/null", link.c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomic(link, "x").ok());
+  EXPECT_EQ(TypeOf(link), S_IFLNK);
+  EXPECT_EQ(TypeOf("/dev/null"), S_IFCHR);
+}
+
+TEST_F(FileTest, SymlinkLoopAndLinkToDirectoryAreRefused) {
+  const std::string a = dir_ + "/a", b = dir_ + "/b";
+  ASSERT_EQ(symlink(b.c_str(), a.c_str()), 0);
+  ASSERT_EQ(symlink(a.c_str(), b.c_str()), 0);
+  Status s = WriteFileAtomic(a, "x");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("too many levels of symbolic links"), std::string::npos);
+  EXPECT_EQ(CheckWritable(a).code(), StatusCode::kInvalidArgument);
+  const std::string d = dir_ + "/d";
+  ASSERT_EQ(symlink(dir_.c_str(), d.c_str()), 0);
+  EXPECT_EQ(WriteFileAtomic(d, "x").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckWritable(d).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(TypeOf(d), S_IFLNK);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/lines.h"
 #include "vigil/core/matrix.h"
 #include "vigil/core/text.h"
@@ -66,9 +67,15 @@ Result<Alert> AlertFromJson(const Json& j, std::string_view where) {
   if (!j.contains("detected")) return FieldError(where, "detected", "missing");
   VIGIL_ASSIGN_OR_RETURN(a.detected, NumberField(j, where, "detected"));
   if (!std::isfinite(a.detected)) return FieldError(where, "detected", "expected a number");
+  if (!kUnixTimeBounds.Contains(a.detected)) {
+    return FieldError(where, "detected", DescribeOutside(a.detected, kUnixTimeBounds));
+  }
   a.onset = a.detected;
   if (j.contains("onset")) {
     VIGIL_ASSIGN_OR_RETURN(a.onset, NumberField(j, where, "onset"));
+    if (!std::isnan(a.onset) && !kUnixTimeBounds.Contains(a.onset)) {
+      return FieldError(where, "onset", DescribeOutside(a.onset, kUnixTimeBounds));
+    }
   }
   if (!j.contains("evidence")) return a;
   const Json& ev = j.at("evidence");
@@ -85,6 +92,9 @@ Result<Alert> AlertFromJson(const Json& j, std::string_view where) {
                                 {"deviation", &out.deviation}}) {
       if (!e.contains(field)) continue;
       VIGIL_ASSIGN_OR_RETURN(*value, NumberField(e, at, field));
+      if (!std::isnan(*value) && !kMetricValueBounds.Contains(*value)) {
+        return FieldError(at, field, DescribeOutside(*value, kMetricValueBounds));
+      }
     }
     a.evidence.push_back(std::move(out));
   }

@@ -250,5 +250,23 @@ TEST(AlertJsonTest, ParsesStreamsAndArraysAndNamesTheLine) {
   EXPECT_FALSE(ParseAlerts("[1, 2", "a.jsonl").ok());
 }
 
+TEST(AlertJsonTest, TimesAndEvidenceOutsideTheirRangesAreNamed) {
+  const auto error = [](const char* text) {
+    return AlertFromJson(Json::parse(text), "a:1").status().message();
+  };
+  EXPECT_EQ(error(R"({"machine": "m", "kind": "r", "detected": 9.2e18})"),
+            "a:1: detected: 9.2e+18 is outside [0, 7258118400] (Unix seconds, years 1970 to 2200)");
+  EXPECT_EQ(error(R"({"machine": "m", "kind": "r", "detected": 5, "onset": -3})"),
+            "a:1: onset: -3 is outside [0, 7258118400] (Unix seconds, years 1970 to 2200)");
+  EXPECT_EQ(
+      error(
+          R"({"machine": "m", "kind": "r", "detected": 5, "evidence": [{"signal": "s", "value": 1e300}]})"),
+      "a:1: evidence[0]: value: 1e+300 is outside [-1e+100, 1e+100]");
+  EXPECT_TRUE(
+      AlertFromJson(Json::parse(R"({"machine": "m", "kind": "r", "detected": 5, "onset": null})"),
+                    "a:1")
+          .ok());
+}
+
 }  // namespace
 }  // namespace vigil::detect

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/csv.h"
 #include "vigil/core/lines.h"
 #include "vigil/core/stats.h"
@@ -41,11 +42,17 @@ Result<std::vector<FaultLabel>> ParseLabels(std::string_view text, std::string_v
     if (!onset || !std::isfinite(*onset)) {
       return bad("onset", fmt::format("{} is not a time in Unix seconds", Quote(f[1])));
     }
+    if (!kUnixTimeBounds.Contains(*onset)) {
+      return bad("onset", DescribeOutside(*onset, kUnixTimeBounds, f[1]));
+    }
     l.onset = *onset;
     if (!f[3].empty()) {
       const auto end = telemetry::ParseNumber(f[3]);
       if (!end || !std::isfinite(*end) || *end < l.onset) {
         return bad("end", fmt::format("{} is not a time at or after the onset", Quote(f[3])));
+      }
+      if (!kUnixTimeBounds.Contains(*end)) {
+        return bad("end", DescribeOutside(*end, kUnixTimeBounds, f[3]));
       }
       l.end = *end;
     }

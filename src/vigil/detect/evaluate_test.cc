@@ -68,5 +68,12 @@ TEST(ScoreTest, NothingToFindAndNothingFound) {
   EXPECT_DOUBLE_EQ(s.f1(), 1);
 }
 
+TEST(LabelsTest, TimesOutsideTheUnixRangeAreRefused) {
+  EXPECT_EQ(ParseLabels("machine,onset,kind\nn1,9.2e18,hang\n", "l.csv").status().message(),
+            "l.csv:2: onset: 9.2e18 is outside [0, 7258118400] (Unix seconds, years 1970 to 2200)");
+  EXPECT_EQ(ParseLabels("machine,onset,kind,end\nn1,1,hang,1e19\n", "l.csv").status().message(),
+            "l.csv:2: end: 1e19 is outside [0, 7258118400] (Unix seconds, years 1970 to 2200)");
+}
+
 }  // namespace
 }  // namespace vigil::detect

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
 #include "vigil/core/lines.h"
@@ -13,13 +14,16 @@
 namespace vigil::reliability {
 namespace {
 
+// ISO 8601 or Unix seconds, within kUnixTimeBounds (years 1970 to 2200).
 std::optional<int64_t> ParseTimestamp(std::string_view s) {
-  if (std::optional<int64_t> iso = ParseIsoSeconds(s)) return iso;
+  if (std::optional<int64_t> iso = ParseIsoSeconds(s)) {
+    if (!kUnixTimeBounds.Contains(static_cast<double>(*iso))) return std::nullopt;
+    return iso;
+  }
   double v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  // Up to the year 5138: keeps the conversion to int64_t defined.
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v) ||
-      std::fabs(v) > 1e11) {
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() ||
+      !kUnixTimeBounds.Contains(v)) {
     return std::nullopt;
   }
   return static_cast<int64_t>(std::floor(v));
@@ -40,7 +44,11 @@ Result<NodeEvent> ParseLine(std::string_view line, std::string_view source, int6
   NodeEvent e;
   const std::string_view ts = Trim(line.substr(0, c1));
   const std::optional<int64_t> t = ParseTimestamp(ts);
-  if (!t) return error("timestamp", fmt::format("bad time {}", Quote(ts)));
+  if (!t) {
+    return error("timestamp", fmt::format("bad time {} (ISO 8601 or Unix seconds, years 1970 to "
+                                          "2200)",
+                                          Quote(ts)));
+  }
   e.time = *t;
   e.node = std::string(Trim(line.substr(c1 + 1, c2 - c1 - 1)));
   if (e.node.empty()) return error("node", "empty");

@@ -47,5 +47,16 @@ TEST(NodeEventsTest, ErrorsNameLineAndField) {
   EXPECT_EQ(lenient->skipped_lines, 1);
 }
 
+TEST(NodeEventsTest, TimesOutsideTheUnixRangeAreRefused) {
+  const std::string header = "timestamp,node,kind\n";
+  for (const char* t : {"-1", "1e11", "9.2e18", "2201-01-01T00:00:00"}) {
+    const auto log = ParseNodeEvents(header + t + ",n1,xid\n", "e.csv", false);
+    ASSERT_FALSE(log.ok()) << t;
+    EXPECT_NE(log.status().message().find("e.csv:2: field timestamp: bad time"), std::string::npos)
+        << log.status().message();
+  }
+  EXPECT_TRUE(ParseNodeEvents(header + "7258118400,n1,xid\n", "e.csv", false).ok());
+}
+
 }  // namespace
 }  // namespace vigil::reliability

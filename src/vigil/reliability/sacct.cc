@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
 #include "vigil/core/lines.h"
@@ -47,6 +48,14 @@ bool ParseInt(std::string_view s, Int& v) {
   return !s.empty() && ec == std::errc() && end == s.data() + s.size();
 }
 
+// Ranges of a log's numbers (docs/formats.md, "Ranges").
+constexpr Bounds kJobNodesBounds{.lo = 0, .hi = 1048576};
+constexpr Bounds kJobGpusBounds{.lo = 0, .hi = 1048576};
+constexpr Bounds kExitBounds{.lo = 0, .hi = 255};  // Slurm's exit codes and signals
+// Node references of all jobs together (NodeList expanded): 4 GiB of them at most, and the
+// uint32_t offsets of SacctJob cannot wrap.
+constexpr size_t kMaxNodeRefs = size_t{1} << 30;
+
 // The GPU count of an AllocTRES such as "billing=8,cpu=96,gres/gpu=8,mem=1T,node=1". An untyped
 // gres/gpu wins; otherwise typed ones (gres/gpu:a100=8) are summed.
 std::optional<int32_t> GpusOf(std::string_view tres) {
@@ -63,12 +72,14 @@ std::optional<int32_t> GpusOf(std::string_view tres) {
     if (eq == std::string_view::npos) return std::nullopt;
     const std::string_view key = item.substr(0, eq);
     int64_t n = 0;
-    if (!ParseInt(item.substr(eq + 1), n) || n < 0 || n > 1 << 30) return std::nullopt;
+    if (!ParseInt(item.substr(eq + 1), n) || !kJobGpusBounds.Contains(static_cast<double>(n))) {
+      return std::nullopt;
+    }
     if (key == "gres/gpu") {
       untyped = n;
     } else if (key.starts_with("gres/gpu:")) {
       typed += n;
-      if (typed > 1 << 30) return std::nullopt;
+      if (!kJobGpusBounds.Contains(static_cast<double>(typed))) return std::nullopt;
     }
   }
   return static_cast<int32_t>(untyped >= 0 ? untyped : typed);
@@ -81,8 +92,9 @@ bool ParseTime(std::string_view s, int64_t& out) {
     return true;
   }
   const std::optional<int64_t> t = ParseIsoSeconds(s);
-  if (t) out = *t;
-  return t.has_value();
+  if (!t || !kUnixTimeBounds.Contains(static_cast<double>(*t))) return false;
+  out = *t;
+  return true;
 }
 
 class Parser {
@@ -166,10 +178,12 @@ class Parser {
     }
     job.state = *state;
     if (!ParseTime(Get(kStart), job.start)) {
-      return Error(line_no, kStart, fmt::format("bad time {}", Quote(Get(kStart))));
+      return Error(line_no, kStart,
+                   fmt::format("bad time {} (ISO 8601, years 1970 to 2200)", Quote(Get(kStart))));
     }
     if (!ParseTime(Get(kEnd), job.end)) {
-      return Error(line_no, kEnd, fmt::format("bad time {}", Quote(Get(kEnd))));
+      return Error(line_no, kEnd,
+                   fmt::format("bad time {} (ISO 8601, years 1970 to 2200)", Quote(Get(kEnd))));
     }
     if (job.start != kNoTime && job.end != kNoTime && job.end < job.start) {
       return Error(line_no, kEnd, "ends before it starts");
@@ -178,7 +192,8 @@ class Parser {
       const std::optional<int32_t> gpus = GpusOf(Get(kAllocTres));
       if (!gpus) {
         return Error(line_no, kAllocTres,
-                     fmt::format("bad gres/gpu in {}", Quote(Get(kAllocTres))));
+                     fmt::format("bad gres/gpu in {} (counts within {})", Quote(Get(kAllocTres)),
+                                 kJobGpusBounds.ToString()));
       }
       job.gpus = *gpus;
     }
@@ -188,6 +203,11 @@ class Parser {
       if (colon == std::string_view::npos || !ParseInt(e.substr(0, colon), job.exit_code) ||
           !ParseInt(e.substr(colon + 1), job.exit_signal)) {
         return Error(line_no, kExitCode, fmt::format("expected code:signal, got {}", Quote(e)));
+      }
+      if (!kExitBounds.Contains(job.exit_code) || !kExitBounds.Contains(job.exit_signal)) {
+        return Error(
+            line_no, kExitCode,
+            fmt::format("{}: code and signal must be within {}", Quote(e), kExitBounds.ToString()));
       }
     }
     VIGIL_RETURN_IF_ERROR(ParseNodes(job, line_no));
@@ -205,8 +225,12 @@ class Parser {
           it = log_.node_ids.emplace(name, static_cast<uint32_t>(log_.node_names.size())).first;
           log_.node_names.emplace_back(name);
         }
-        log_.node_refs.push_back(it->second);
+        if (log_.node_refs.size() < kMaxNodeRefs) log_.node_refs.push_back(it->second);
       });
+      if (s.ok() && log_.node_refs.size() >= kMaxNodeRefs) {
+        s = Status::InvalidArgument(
+            fmt::format("the log's NodeLists name more than {} nodes in all", kMaxNodeRefs));
+      }
       if (!s.ok()) {
         log_.node_refs.resize(refs_before);
         return Error(line_no, kNodeList, s.message());
@@ -219,9 +243,11 @@ class Parser {
       job.nnodes = static_cast<int32_t>(count);
       return Status::Ok();
     }
-    if (!ParseInt(Get(kNNodes), job.nnodes) || job.nnodes < 0) {
+    if (!ParseInt(Get(kNNodes), job.nnodes) || !kJobNodesBounds.Contains(job.nnodes)) {
       log_.node_refs.resize(refs_before);
-      return Error(line_no, kNNodes, fmt::format("bad node count {}", Quote(Get(kNNodes))));
+      return Error(line_no, kNNodes,
+                   fmt::format("bad node count {} (within {})", Quote(Get(kNNodes)),
+                               kJobNodesBounds.ToString()));
     }
     if (count > 0 && static_cast<size_t>(job.nnodes) != count) {
       log_.node_refs.resize(refs_before);

@@ -109,5 +109,21 @@ TEST(JobStateTest, NamesRoundTrip) {
   EXPECT_FALSE(ParseJobState("completed").has_value());
 }
 
+TEST(SacctTest, NumbersAndTimesOutsideTheirRangesAreNamed) {
+  const auto error = [](std::string_view line) {
+    return Parse(std::string(line) + "\n").status().message();
+  };
+  EXPECT_EQ(error("1|COMPLETED|2000000|node=1|2026-01-01T00:00:00|2026-01-01T01:00:00||0:0"),
+            "t.sacct:2: field NNodes: bad node count \"2000000\" (within [0, 1048576])");
+  EXPECT_NE(error("1|COMPLETED|1|gres/gpu=2000000|2026-01-01T00:00:00|2026-01-01T01:00:00|n1|0:0")
+                .find("field AllocTRES: bad gres/gpu"),
+            std::string::npos);
+  EXPECT_EQ(error("1|COMPLETED|1|node=1|2026-01-01T00:00:00|2026-01-01T01:00:00|n1|0:300"),
+            "t.sacct:2: field ExitCode: \"0:300\": code and signal must be within [0, 255]");
+  EXPECT_EQ(error("1|COMPLETED|1|node=1|2026-01-01T00:00:00|2301-01-01T01:00:00|n1|0:0"),
+            "t.sacct:2: field End: bad time \"2301-01-01T01:00:00\" (ISO 8601, years 1970 to "
+            "2200)");
+}
+
 }  // namespace
 }  // namespace vigil::reliability

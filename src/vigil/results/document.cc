@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
@@ -76,6 +77,16 @@ Json ToJson(const Inventory& inv) {
 
 using simdjson::dom::element;
 
+// Ranges of a results document's numbers (docs/formats.md, "Ranges"). A figure may also be null.
+constexpr Bounds kSocketsBounds{.lo = 0, .hi = 1024};
+constexpr Bounds kCpusBounds{.lo = 0, .hi = 1048576};  // cores and threads
+constexpr Bounds kNumaNodesBounds{.lo = 0, .hi = 1024};
+constexpr Bounds kMemoryBytesBounds{.lo = 0, .hi = 1152921504606846976.0};  // 1 EiB
+constexpr Bounds kGpuIndexBounds{.lo = 0, .hi = 1023};
+constexpr Bounds kLinkWidthBounds{.lo = 0, .hi = 64};    // PCIe lanes
+constexpr Bounds kLinkSpeedBounds{.lo = 0, .hi = 1000};  // GT/s
+constexpr Bounds kBenchDurationBounds{.lo = 0, .hi = 365 * 86400.0, .seconds = true};
+
 // Typed access to the fields of a JSON object, with errors that name the field's path.
 class Fields {
  public:
@@ -104,6 +115,18 @@ class Fields {
     VIGIL_ASSIGN_OR_RETURN(e, Get(name, &element::is_number, "a number"));
     return e.get_double().value_unsafe();
   }
+  // As Number, and within `bounds` unless null.
+  Result<double> Number(std::string_view name, const Bounds& bounds) const {
+    VIGIL_ASSIGN_OR_RETURN(const double v, Number(name));
+    if (!std::isnan(v) && !bounds.Contains(v)) return Error(name, DescribeOutside(v, bounds));
+    return v;
+  }
+  // As Int, and within `bounds`.
+  Result<int> Int(std::string_view name, const Bounds& bounds) const {
+    VIGIL_ASSIGN_OR_RETURN(const int v, Int(name));
+    if (!bounds.Contains(v)) return Error(name, DescribeOutside(v, bounds));
+    return v;
+  }
   Result<int> Int(std::string_view name) const {
     VIGIL_ASSIGN_OR_RETURN(element e, Get(name, &element::is_number, "an integer"));
     if (e.type() == simdjson::dom::element_type::DOUBLE) return Error(name, "expected an integer");
@@ -119,8 +142,8 @@ class Fields {
     return e.get_bool().value_unsafe();
   }
   // A number or null (empty).
-  Result<std::optional<double>> OptionalNumber(std::string_view name) const {
-    VIGIL_ASSIGN_OR_RETURN(const double v, Number(name));
+  Result<std::optional<double>> OptionalNumber(std::string_view name, const Bounds& bounds) const {
+    VIGIL_ASSIGN_OR_RETURN(const double v, Number(name, bounds));
     return std::isnan(v) ? std::nullopt : std::optional<double>(v);
   }
   bool Has(std::string_view name) const {
@@ -166,7 +189,7 @@ Result<Metric> MetricFrom(element j, const std::string& path) {
   Result<MetricKey> parsed = MetricKey::Parse(key);
   if (!parsed.ok()) return parsed.status().WithContext(f.Path("key"));
   m.key = std::move(parsed).value();
-  VIGIL_ASSIGN_OR_RETURN(m.value, f.Number("value"));
+  VIGIL_ASSIGN_OR_RETURN(m.value, f.Number("value", kMetricValueBounds));
   VIGIL_ASSIGN_OR_RETURN(m.unit, f.String("unit"));
   VIGIL_ASSIGN_OR_RETURN(m.higher_is_better, f.Bool("higher_is_better"));
   VIGIL_ASSIGN_OR_RETURN(simdjson::dom::array samples, f.Array("samples"));
@@ -176,7 +199,12 @@ Result<Metric> MetricFrom(element j, const std::string& path) {
       return Status::InvalidArgument(
           fmt::format("{}[{}]: expected a number or null", f.Path("samples"), i));
     }
-    m.samples.push_back(s.is_null() ? kNaN : s.get_double().value_unsafe());
+    const double v = s.is_null() ? kNaN : s.get_double().value_unsafe();
+    if (!std::isnan(v) && !kMetricValueBounds.Contains(v)) {
+      return Status::InvalidArgument(
+          fmt::format("{}[{}]: {}", f.Path("samples"), i, DescribeOutside(v, kMetricValueBounds)));
+    }
+    m.samples.push_back(v);
     ++i;
   }
   return m;
@@ -200,7 +228,7 @@ Result<BenchmarkRecord> BenchmarkRecordFrom(element j, const std::string& path) 
   VIGIL_ASSIGN_OR_RETURN(r.status, BenchStatusFromName(status, f.Path("status")));
   VIGIL_ASSIGN_OR_RETURN(r.return_code, f.Int("return_code"));
   VIGIL_ASSIGN_OR_RETURN(r.error, f.String("error"));
-  VIGIL_ASSIGN_OR_RETURN(r.duration_s, f.Number("duration_s"));
+  VIGIL_ASSIGN_OR_RETURN(r.duration_s, f.Number("duration_s", kBenchDurationBounds));
   VIGIL_ASSIGN_OR_RETURN(simdjson::dom::array metrics, f.Array("metrics"));
   size_t i = 0;
   for (element m : metrics) {
@@ -217,10 +245,10 @@ Result<Inventory> InventoryFrom(element j, const std::string& path) {
   Inventory inv;
   VIGIL_ASSIGN_OR_RETURN(inv.hostname, f.String("hostname"));
   VIGIL_ASSIGN_OR_RETURN(inv.cpu_model, f.String("cpu_model"));
-  VIGIL_ASSIGN_OR_RETURN(inv.sockets, f.Int("sockets"));
-  VIGIL_ASSIGN_OR_RETURN(inv.cores, f.Int("cores"));
-  VIGIL_ASSIGN_OR_RETURN(inv.threads, f.Int("threads"));
-  VIGIL_ASSIGN_OR_RETURN(inv.numa_nodes, f.Int("numa_nodes"));
+  VIGIL_ASSIGN_OR_RETURN(inv.sockets, f.Int("sockets", kSocketsBounds));
+  VIGIL_ASSIGN_OR_RETURN(inv.cores, f.Int("cores", kCpusBounds));
+  VIGIL_ASSIGN_OR_RETURN(inv.threads, f.Int("threads", kCpusBounds));
+  VIGIL_ASSIGN_OR_RETURN(inv.numa_nodes, f.Int("numa_nodes", kNumaNodesBounds));
   VIGIL_ASSIGN_OR_RETURN(simdjson::dom::array ext, f.Array("cpu_vector_extensions"));
   size_t i = 0;
   for (element e : ext) {
@@ -232,13 +260,13 @@ Result<Inventory> InventoryFrom(element j, const std::string& path) {
     inv.cpu_vector_extensions.emplace_back(name);
     ++i;
   }
-  VIGIL_ASSIGN_OR_RETURN(inv.memory_bytes, f.Number("memory_bytes"));
+  VIGIL_ASSIGN_OR_RETURN(inv.memory_bytes, f.Number("memory_bytes", kMemoryBytesBounds));
   VIGIL_ASSIGN_OR_RETURN(inv.kernel, f.String("kernel"));
   VIGIL_ASSIGN_OR_RETURN(inv.os, f.String("os"));
   VIGIL_ASSIGN_OR_RETURN(inv.gpu_driver, f.String("gpu_driver"));
   VIGIL_RETURN_IF_ERROR(f.ForEachObject("gpus", [&](const Fields& g) -> Status {
     GpuInfo& info = inv.gpus.emplace_back();
-    VIGIL_ASSIGN_OR_RETURN(info.index, g.Int("index"));
+    VIGIL_ASSIGN_OR_RETURN(info.index, g.Int("index", kGpuIndexBounds));
     VIGIL_ASSIGN_OR_RETURN(info.name, g.String("name"));
     VIGIL_ASSIGN_OR_RETURN(info.bus_id, g.String("bus_id"));
     return Status::Ok();
@@ -248,10 +276,13 @@ Result<Inventory> InventoryFrom(element j, const std::string& path) {
     PciGpuInfo& info = inv.pci_gpus.emplace_back();
     VIGIL_ASSIGN_OR_RETURN(info.bus_id, g.String("bus_id"));
     VIGIL_ASSIGN_OR_RETURN(info.driver, g.String("driver"));
-    VIGIL_ASSIGN_OR_RETURN(info.link_width, g.OptionalNumber("link_width"));
-    VIGIL_ASSIGN_OR_RETURN(info.link_width_max, g.OptionalNumber("link_width_max"));
-    VIGIL_ASSIGN_OR_RETURN(info.link_speed_gts, g.OptionalNumber("link_speed_gts"));
-    VIGIL_ASSIGN_OR_RETURN(info.link_speed_max_gts, g.OptionalNumber("link_speed_max_gts"));
+    VIGIL_ASSIGN_OR_RETURN(info.link_width, g.OptionalNumber("link_width", kLinkWidthBounds));
+    VIGIL_ASSIGN_OR_RETURN(info.link_width_max,
+                           g.OptionalNumber("link_width_max", kLinkWidthBounds));
+    VIGIL_ASSIGN_OR_RETURN(info.link_speed_gts,
+                           g.OptionalNumber("link_speed_gts", kLinkSpeedBounds));
+    VIGIL_ASSIGN_OR_RETURN(info.link_speed_max_gts,
+                           g.OptionalNumber("link_speed_max_gts", kLinkSpeedBounds));
     return Status::Ok();
   }));
   return inv;

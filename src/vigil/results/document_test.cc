@@ -178,5 +178,36 @@ TEST(DocumentTest, ParseIfResultsDocumentAndBenchmarkRecords) {
   EXPECT_EQ(bad.status().message(), "out: record.name: expected a string");
 }
 
+TEST(DocumentTest, NumbersOutsideTheirRangesAreNamed) {
+  struct Case {
+    const char* pointer;
+    Json value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"/benchmarks/0/metrics/0/value", 1e101,
+       "a.json: benchmarks[0].metrics[0].value: 1e+101 is outside [-1e+100, 1e+100]"},
+      {"/benchmarks/0/metrics/0/samples/0", -2e200,
+       "a.json: benchmarks[0].metrics[0].samples[0]: -2e+200 is outside [-1e+100, 1e+100]"},
+      {"/benchmarks/0/duration_s", -1,
+       "a.json: benchmarks[0].duration_s: -1s is outside [0s, 365d]"},
+      {"/inventory/sockets", 5000, "a.json: inventory.sockets: 5000 is outside [0, 1024]"},
+      {"/inventory/cores", -4, "a.json: inventory.cores: -4 is outside [0, 1048576]"},
+      {"/inventory/memory_bytes", 1e30,
+       "a.json: inventory.memory_bytes: 1e+30 is outside [0, 1.152921504606847e+18]"},
+  };
+  for (const Case& c : cases) {
+    Json j = ToJson(SampleDoc());
+    j[Json::json_pointer(c.pointer)] = c.value;
+    Result<NodeResults> r = ParseNodeResults(DumpJson(j), "a.json");
+    ASSERT_FALSE(r.ok()) << c.pointer;
+    EXPECT_EQ(r.status().message(), c.message);
+  }
+  Json j = ToJson(SampleDoc());
+  j["benchmarks"][0]["metrics"][0]["value"] = nullptr;  // missing stays allowed
+  j["benchmarks"][0]["duration_s"] = 365 * 86400.0;
+  EXPECT_TRUE(ParseNodeResults(DumpJson(j), "a.json").ok());
+}
+
 }  // namespace
 }  // namespace vigil

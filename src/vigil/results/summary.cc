@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/parallel.h"
@@ -143,6 +144,9 @@ class ChunkParser {
       double v = kNaN;
       if (!value.is_null() && value.get_double().get(v)) {
         return FieldError(line_no, key, "expected a number or null");
+      }
+      if (!std::isnan(v) && !kMetricValueBounds.Contains(v)) {
+        return FieldError(line_no, key, DescribeOutside(v, kMetricValueBounds));
       }
       c_.cells.emplace_back(k, v);
     }

@@ -166,6 +166,8 @@ TEST(SummaryTest, ErrorsNameFileLineAndField) {
       {"{\"node\": \"a\"} {}\n", "fleet.jsonl:1: not valid JSON"},
       {"{\"node\": \"a\", \"x/y\": 1e999}\n", "fleet.jsonl:1:"},
       {"{\"node\": \"a\", \"x/y\": \"NaN\"}\n", "fleet.jsonl:1: field \"x/y\": expected a number"},
+      {"{\"node\": \"a\", \"x/y\": -1e101}\n",
+       "fleet.jsonl:1: field \"x/y\": -1e+101 is outside [-1e+100, 1e+100]"},
   };
   for (const Case& c : cases) {
     Result<FleetTable> r = ParseFleetTable(c.text, "fleet.jsonl");

@@ -68,6 +68,11 @@ Status Validate(const ClusterSimOptions& o) {
     return Status::InvalidArgument("nodes must be from 1 to 1048576");
   }
   if (!(o.days > 0 && o.days <= 3650)) return Status::InvalidArgument("days must be in (0, 3650]");
+  if (!(static_cast<double>(o.nodes) * o.days <= kMaxClusterNodeDays)) {
+    return Status::InvalidArgument(
+        fmt::format("nodes x days is {:.3g} node-days, more than the {:.0e} one log may hold",
+                    static_cast<double>(o.nodes) * o.days, kMaxClusterNodeDays));
+  }
   if (o.lemons < 0 || o.lemons > o.nodes) {
     return Status::InvalidArgument("lemons must be from 0 to the number of nodes");
   }

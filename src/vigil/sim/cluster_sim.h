@@ -22,8 +22,12 @@ struct ClusterSimOptions {
   int64_t start_unix = 1767225600;           // 2026-01-01T00:00:00Z
 };
 
+// The log is built in memory, about 130 bytes for each of the ~0.9 jobs per node-day: nodes x
+// days may be at most this much (some 1.2 GB of log).
+inline constexpr double kMaxClusterNodeDays = 1e7;
+
 // InvalidArgument naming the field for counts or times out of range (lemons must not exceed
-// nodes; the lemon factor is at least 1).
+// nodes; the lemon factor is at least 1; nodes x days at most kMaxClusterNodeDays).
 Status Validate(const ClusterSimOptions& options);
 
 struct ClusterSimOutput {

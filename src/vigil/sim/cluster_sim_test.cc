@@ -92,5 +92,17 @@ TEST(ClusterSimTest, RejectsBadOptions) {
   EXPECT_FALSE(Validate(o).ok());
 }
 
+// The log is held in memory: 1048576 nodes over 3650 days would need hundreds of GB.
+TEST(ClusterSimTest, RefusesALogLargerThanItsLimit) {
+  ClusterSimOptions o;
+  o.nodes = 1048576;
+  o.days = 3650;
+  const Status s = Validate(o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("node-days, more than the 1e+07"), std::string::npos) << s.message();
+  o.days = 9;
+  EXPECT_TRUE(Validate(o).ok());
+}
+
 }  // namespace
 }  // namespace vigil::sim

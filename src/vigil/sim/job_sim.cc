@@ -229,6 +229,15 @@ Status Validate(const JobSimOptions& o) {
   VIGIL_RETURN_IF_ERROR(CheckTime(o.write_s, "the checkpoint write time", false));
   VIGIL_RETURN_IF_ERROR(CheckTime(o.repair_s, "the repair time", false));
   if (o.spares < 0) return Status::InvalidArgument("spares must be zero or more");
+  constexpr double kSecondsPerDay = 86400;
+  const double expected = static_cast<double>(o.runs) * static_cast<double>(o.nodes) *
+                          o.failures_per_1000_node_days / 1000 * (o.duration_s / kSecondsPerDay);
+  if (!(expected <= kMaxExpectedFailures)) {
+    return Status::InvalidArgument(fmt::format(
+        "runs x nodes x rate x duration expect {:.3g} failures, more than the {:.0e} one "
+        "simulation may draw: fewer runs, nodes or days",
+        expected, kMaxExpectedFailures));
+  }
   if (o.distribution == FailureDistribution::kWeibull) {
     VIGIL_RETURN_IF_ERROR(CheckTime(o.weibull_shape, "the Weibull shape", true));
     if (o.nodes > kMaxWeibullNodes) {

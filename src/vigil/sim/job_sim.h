@@ -38,8 +38,13 @@ struct JobSimOptions {
   uint64_t seed = 1;                 // runs are reproducible for a given seed
 };
 
+// The work of one SimulateJob call is proportional to the failures it draws (about 5e7 a
+// second): runs x nodes x rate x duration may expect at most this many (some 20 s).
+inline constexpr double kMaxExpectedFailures = 1e9;
+
 // InvalidArgument naming the field: counts and rate must be positive, times finite and >= 0,
-// the interval and the duration > 0, the Weibull shape > 0.
+// the interval and the duration > 0, the Weibull shape > 0, and the failures expected over all
+// runs at most kMaxExpectedFailures.
 Status Validate(const JobSimOptions& options);
 
 // Seconds per run, or fractions of the run's wall-clock time; the parts sum to the whole.

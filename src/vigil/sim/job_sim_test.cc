@@ -145,5 +145,19 @@ TEST(JobSimTest, RejectsBadOptions) {
   EXPECT_FALSE(Validate(o).ok());
 }
 
+// `simulate job --nodes 1048576 --days 3650d` would draw 1e11 failures: hours of work.
+TEST(JobSimTest, RefusesMoreWorkThanItsLimit) {
+  JobSimOptions o;
+  o.nodes = 1048576;
+  o.duration_s = 3650 * 86400.0;
+  o.failures_per_1000_node_days = 100;
+  const Status s = Validate(o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("failures, more than the 1e+09"), std::string::npos) << s.message();
+  o = JobSimOptions();
+  o.nodes = 1048576;  // the largest job, at the defaults: 2e8 failures
+  EXPECT_TRUE(Validate(o).ok());
+}
+
 }  // namespace
 }  // namespace vigil::sim

@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/matrix.h"
 
 namespace vigil::telemetry {
 
 FrameBuilder::FrameBuilder(double step, double lateness, Emit emit)
-    : step_(step),
-      lateness_steps_(static_cast<int64_t>(std::ceil(lateness / step))),
+    : step_(step >= kMinFrameStep ? step : kMinFrameStep),  // NaN too
+      lateness_steps_(
+          static_cast<int64_t>(std::ceil(std::clamp(lateness, 0.0, kUnixTimeBounds.hi) / step_))),
       emit_(std::move(emit)) {}
 
 void FrameBuilder::Grow(uint32_t machines, uint32_t signals) {
@@ -49,6 +51,10 @@ void FrameBuilder::EmitOldest() {
 }
 
 void FrameBuilder::Add(const Point& p) {
+  if (!kUnixTimeBounds.Contains(p.time)) {
+    ++late_;
+    return;
+  }
   const auto index = static_cast<int64_t>(std::floor(p.time / step_));
   if (!started_) {
     started_ = true;
@@ -81,7 +87,8 @@ void FrameBuilder::Add(const Point& p) {
 }
 
 void FrameBuilder::AdvanceTo(double time) {
-  if (!started_) return;
+  if (!started_ || std::isnan(time)) return;
+  time = std::min(time, kUnixTimeBounds.hi + 2 * step_);  // the index stays representable
   const auto index = static_cast<int64_t>(std::floor(time / step_));
   while (!open_.empty() && index - first_index_ > lateness_steps_) EmitOldest();
   if (open_.empty()) first_index_ = std::max(first_index_, index - lateness_steps_);

@@ -32,14 +32,20 @@ struct Frame {
   }
 };
 
+// The shortest step: with times within kUnixTimeBounds, frame indexes stay below 2^40.
+inline constexpr double kMinFrameStep = 0.01;
+
 class FrameBuilder {
  public:
   using Emit = std::function<void(const Frame&)>;
 
   // Steps of `step` seconds; a step is emitted once a point `lateness` seconds past its end has
   // arrived (or AdvanceTo passes it). Points for a step already emitted are dropped as late.
+  // REQUIRES: step >= kMinFrameStep (a smaller one is taken as kMinFrameStep), lateness >= 0.
   FrameBuilder(double step, double lateness, Emit emit);
 
+  // A point whose time lies outside kUnixTimeBounds (the readers refuse those) is dropped and
+  // counted as late: frame indexes stay below 2^40 and never overflow.
   void Add(const Point& p);
   // Emits the steps that end at or before `time - lateness` (live use: time passes without data).
   void AdvanceTo(double time);

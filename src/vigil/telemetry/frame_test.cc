@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace vigil::telemetry {
 namespace {
 
@@ -53,6 +55,36 @@ TEST(FrameBuilderTest, GapsAndAdvanceTo) {
   const size_t n = times.size();
   b.Flush();
   EXPECT_EQ(times.size(), n);
+}
+
+// A telemetry timestamp near 9.2e18 s overflowed the frame index (time / step into int64), and a
+// span from -9e18 to 9e18 opened frames without limit. Such points are dropped as late.
+TEST(FrameBuilderTest, TimesOutsideTheUnixRangeNeitherOverflowNorAllocate) {
+  std::vector<Frame> frames;
+  FrameBuilder b(1.0, 2.0, [&](const Frame& f) { frames.push_back(f); });
+  b.Add(At(-9.2e18, 0, 0, 1));
+  b.Add(At(9.2e18, 0, 0, 1));
+  b.Add(At(9.3e18, 0, 0, 1));
+  b.Add(At(1e300, 0, 0, 1));
+  b.Add(At(std::nan(""), 0, 0, 1));
+  b.Add(At(-0.5, 0, 0, 1));
+  EXPECT_EQ(b.late(), 6);
+  b.Add(At(7258118400.0, 0, 0, 1));  // 2200-01-01, the last time accepted
+  b.Add(At(0, 0, 0, 1));             // late: before the open step
+  EXPECT_EQ(b.late(), 7);
+  b.AdvanceTo(1e300);
+  b.AdvanceTo(std::nan(""));
+  b.Flush();
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_DOUBLE_EQ(frames[0].time, 7258118400.0);
+}
+
+TEST(FrameBuilderTest, AStepBelowTheMinimumIsTheMinimum) {
+  FrameBuilder b(1e-300, 2.0, [](const Frame&) {});
+  EXPECT_DOUBLE_EQ(b.step(), kMinFrameStep);
+  b.Add(At(7258118399.0, 0, 0, 1));
+  b.Add(At(1.0, 0, 0, 1));
+  EXPECT_EQ(b.late(), 1);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/csv.h"
 #include "vigil/core/json.h"
 #include "vigil/core/lines.h"
@@ -52,6 +53,19 @@ Status ForEachLine(LineReader& lines, const ReadOptions& o, Fn&& parse_line) {
 Status LineError(const ReadOptions& o, int64_t line, std::string_view field,
                  std::string_view what) {
   return Status::InvalidArgument(fmt::format("{}:{}: {}: {}", o.source, line, field, what));
+}
+
+// A sample's time within kUnixTimeBounds (frame indexes cannot overflow) and its value, unless
+// missing (NaN, infinite), within kMetricValueBounds. `text` is what the line wrote, if at hand.
+Status CheckSample(const ReadOptions& o, int64_t line, double time, double value,
+                   std::string_view time_text = "", std::string_view value_text = "") {
+  if (!kUnixTimeBounds.Contains(time)) {
+    return LineError(o, line, "timestamp", DescribeOutside(time, kUnixTimeBounds, time_text));
+  }
+  if (std::isfinite(value) && !kMetricValueBounds.Contains(value)) {
+    return LineError(o, line, "value", DescribeOutside(value, kMetricValueBounds, value_text));
+  }
+  return Status::Ok();
 }
 
 // The sample of a series read with Prometheus labels (exposition and query_range alike).
@@ -136,6 +150,7 @@ Status ParseLongCsv(std::string_view text, const ReadOptions& o, const SampleSin
       }
       s.value = *v;
     }
+    VIGIL_RETURN_IF_ERROR(CheckSample(o, no, s.time, s.value, field[kTime], field[kValue]));
     sink(s);
     return Status::Ok();
   });
@@ -229,6 +244,7 @@ Status ParseTelemetryJsonl(std::string_view text, const ReadOptions& o, const Sa
     } else if (v.get(s.value)) {
       return LineError(o, no, "value", "must be a number or null");
     }
+    VIGIL_RETURN_IF_ERROR(CheckSample(o, no, s.time, s.value));
     sink(s);
     return Status::Ok();
   });
@@ -329,6 +345,7 @@ Status ParseExposition(std::string_view text, const ReadOptions& o, const Sample
     if (!std::isfinite(time)) {
       return LineError(o, no, "timestamp", "missing, and no scrape time was given");
     }
+    VIGIL_RETURN_IF_ERROR(CheckSample(o, no, time, *value, "", value_text));
     const SeriesIdentity id = IdentityOf(labels);
     if (id.machine.empty()) {
       return LineError(o, no, "labels",
@@ -397,6 +414,13 @@ Status ParseQueryRange(std::string_view json, const ReadOptions& o, const Sample
       }
       const auto value = ParseNumber(v);
       if (!value) return bad(fmt::format("series {}: {} is not a number", series, Quote(v)));
+      if (!kUnixTimeBounds.Contains(t)) {
+        return bad(fmt::format("series {}: time {}", series, DescribeOutside(t, kUnixTimeBounds)));
+      }
+      if (std::isfinite(*value) && !kMetricValueBounds.Contains(*value)) {
+        return bad(fmt::format("series {}: value {}", series,
+                               DescribeOutside(*value, kMetricValueBounds, v)));
+      }
       sink(SampleOf(id, name, labels, t, *value));
     }
   }

@@ -2,6 +2,10 @@
 // /api/v1/query_range. Each calls `sink` once per sample, in file order, and stops at the first
 // malformed line with an error naming the source, the line and the field (with `lenient`, such
 // lines are skipped and counted instead). Formats: docs/formats.md.
+//
+// Every reader refuses a sample whose time lies outside kUnixTimeBounds (years 1970 to 2200) or
+// whose value, unless missing (NaN, +-Inf), lies outside kMetricValueBounds (|v| <= 1e100), as a
+// malformed line: later arithmetic (frame indexes, rates, peer statistics) stays exact and finite.
 #pragma once
 
 #include <cstdint>

@@ -238,5 +238,58 @@ TEST(ParseNumberTest, PrometheusSpellings) {
   EXPECT_FALSE(ParseNumber("+"));
 }
 
+// Times outside 1970..2200 and values beyond 1e100 are malformed lines, in every format; missing
+// values (empty, null, NaN, Inf) stay missing.
+TEST(TelemetryBoundsTest, TimesAndValuesOutsideTheirRangesAreNamed) {
+  std::vector<Got> got;
+  const auto csv = [&](const std::string& line) {
+    return ParseLongCsv("timestamp,machine,metric,value\n" + line + "\n", Source("t.csv"),
+                        Collect(&got));
+  };
+  EXPECT_EQ(csv("9.2e18,n1,power,1").message(),
+            "t.csv:2: timestamp: 9.2e18 is outside [0, 7258118400] (Unix seconds, years 1970 to "
+            "2200)");
+  EXPECT_EQ(csv("-1,n1,power,1").message(),
+            "t.csv:2: timestamp: -1 is outside [0, 7258118400] (Unix seconds, years 1970 to 2200)");
+  EXPECT_EQ(csv("7258118401,n1,power,1").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(csv("10,n1,power,1e101").message(),
+            "t.csv:2: value: 1e101 is outside [-1e+100, 1e+100]");
+  EXPECT_EQ(csv("10,n1,power,-2e100").code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(got.empty());
+  for (const char* missing : {"", "NaN", "+Inf", "-Inf"}) {
+    EXPECT_TRUE(csv(std::string("7258118400,n1,power,") + missing).ok()) << missing;
+  }
+  EXPECT_TRUE(csv("0,n1,power,1e100").ok());
+  EXPECT_EQ(got.size(), 5u);
+
+  Status s =
+      ParseTelemetryJsonl(R"({"timestamp":9.2e18,"machine":"n1","metric":"power","value":1})",
+                          Source("t.jsonl"), Collect(&got));
+  EXPECT_EQ(s.message(),
+            "t.jsonl:1: timestamp: 9.2e+18 is outside [0, 7258118400] (Unix seconds, years 1970 to "
+            "2200)");
+  s = ParseTelemetryJsonl(R"({"timestamp":1,"machine":"n1","metric":"power","value":-1e300})",
+                          Source("t.jsonl"), Collect(&got));
+  EXPECT_EQ(s.message(), "t.jsonl:1: value: -1e+300 is outside [-1e+100, 1e+100]");
+
+  s = ParseExposition("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",Hostname=\"h\"} 1 9223372036854775807\n",
+                      Source("s.prom"), Collect(&got));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("s.prom:1: timestamp: 9223372036854776 is outside"), std::string::npos)
+      << s.message();
+  ReadOptions scrape = Source("s.prom");
+  scrape.default_time = -5;  // a file's time before 1970
+  EXPECT_EQ(ParseExposition("up{instance=\"h:9100\"} 1\n", scrape, Collect(&got)).code(),
+            StatusCode::kInvalidArgument);
+
+  s = ParseQueryRange(
+      R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"up","instance":"h:1"},"values":[[1e19,"1"]]}]}})",
+      Source("prom"), Collect(&got));
+  EXPECT_EQ(s.message(),
+            "prom: query_range answer: series 1: time 1e+19 is outside [0, 7258118400] (Unix "
+            "seconds, years 1970 to 2200)");
+  EXPECT_EQ(got.size(), 5u);
+}
+
 }  // namespace
 }  // namespace vigil::telemetry

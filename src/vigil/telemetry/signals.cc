@@ -4,8 +4,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <charconv>
 #include <cmath>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/file.h"
 
 namespace vigil::telemetry {
@@ -192,12 +194,16 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
     }
     m.role = *r;
     if (!scale.empty()) {
-      try {
-        size_t used = 0;
-        m.scale = std::stod(scale, &used);
-        if (used != scale.size() || !std::isfinite(m.scale)) throw std::invalid_argument("");
-      } catch (const std::exception&) {
-        return bad("scale", fmt::format("{} is not a finite number", Quote(scale)));
+      // From nano- to tera-: any unit conversion, and values stay far from overflow.
+      constexpr Bounds kScaleBounds{.lo = -1e12, .hi = 1e12};
+      const std::string_view written = Trim(scale);
+      const auto [end, ec] =
+          std::from_chars(written.data(), written.data() + written.size(), m.scale);
+      if (written.empty() || ec != std::errc() || end != written.data() + written.size()) {
+        return bad("scale", fmt::format("{} is not a number", Quote(scale)));
+      }
+      if (!kScaleBounds.Contains(m.scale)) {
+        return bad("scale", DescribeOutside(m.scale, kScaleBounds, written));
       }
     }
     parsed.push_back(std::move(m));

@@ -56,7 +56,11 @@ TEST(SignalMapTest, YamlErrorsNameFileLineAndField) {
                 .find("s.yaml:2: role: \"x\" is not a role"),
             std::string::npos);
   EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, scale: nan}\n", "s.yaml").message(),
-            "s.yaml:2: scale: \"nan\" is not a finite number");
+            "s.yaml:2: scale: nan is outside [-1000000000000, 1000000000000]");
+  EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, scale: 1e13}\n", "s.yaml").message(),
+            "s.yaml:2: scale: 1e13 is outside [-1000000000000, 1000000000000]");
+  EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, scale: x2}\n", "s.yaml").message(),
+            "s.yaml:2: scale: \"x2\" is not a number");
   EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, label: mode}\n", "s.yaml").message(),
             "s.yaml:2: label: 'label' and 'value' go together");
   EXPECT_EQ(map.AddYaml("[1, 2", "s.yaml").code(), StatusCode::kInvalidArgument);

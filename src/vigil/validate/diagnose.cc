@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/parallel.h"
@@ -366,7 +367,12 @@ Result<Baseline> ParseBaseline(std::string_view text, std::string_view source) {
       return Status::InvalidArgument(
           fmt::format("{}: field {}: expected a number", source, Quote(key)));
     }
-    b[key] = value.get<double>();
+    const double v = value.get<double>();
+    if (!kMetricValueBounds.Contains(v)) {
+      return Status::InvalidArgument(fmt::format("{}: field {}: {}", source, Quote(key),
+                                                 DescribeOutside(v, kMetricValueBounds)));
+    }
+    b[key] = v;
   }
   return b;
 }

@@ -359,5 +359,12 @@ TEST(PythonReprTest, MatchesPython) {
   EXPECT_EQ(PythonRepr(1234567890123456.0), "1234567890123456.0");
 }
 
+TEST(DiagnoseTest, BaselineValuesBeyondAnyMetricValueAreRefused) {
+  const Result<Baseline> b = ParseBaseline(R"({"mem-bw/H2D:0": 1e200})", "b.json");
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().message(),
+            "b.json: field \"mem-bw/H2D:0\": 1e+200 is outside [-1e+100, 1e+100]");
+}
+
 }  // namespace
 }  // namespace vigil::validate

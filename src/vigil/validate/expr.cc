@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/text.h"
 
 namespace vigil::validate {
@@ -149,6 +150,9 @@ class Parser {
       if (ec != std::errc() || end != lit.data() + lit.size() ||
           (j < s_.size() && is_word(s_[j]))) {
         return Error(tok_, fmt::format("bad number {}", Quote(s_.substr(i_, j - i_ + 1))));
+      }
+      if (!kMetricValueBounds.Contains(v)) {  // the range of the values it is compared with
+        return Error(tok_, fmt::format("number {}", DescribeOutside(v, kMetricValueBounds, lit)));
       }
       tok_.kind = Token::kNumber;
       tok_.number = v;

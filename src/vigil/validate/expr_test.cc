@@ -141,5 +141,12 @@ TEST(CriteriaTest, DeepOrLongInputIsRejectedNotACrash) {
   EXPECT_FALSE(Criteria::Parse(sum + " > 0").ok());
 }
 
+TEST(CriteriaTest, LiteralsBeyondAnyMetricValueAreRefused) {
+  EXPECT_TRUE(Criteria::Parse("lambda x: x > 1e100").ok());
+  const Result<Criteria> r = Criteria::Parse("lambda x: x > 1e300");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "position 15: number 1e300 is outside [-1e+100, 1e+100]");
+}
+
 }  // namespace
 }  // namespace vigil::validate

@@ -86,6 +86,13 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
   if (o.sweep_points < 1 || o.sweep_points > 1000) {
     return Status::InvalidArgument("--sweep-points must be between 1 and 1000");
   }
+  const double values = static_cast<double>(o.nodes) * (9.0 * o.sweep_points + 114);
+  if (values > kMaxFleetValues) {
+    return Status::InvalidArgument(fmt::format(
+        "--nodes x metrics per node (9 x --sweep-points + 114) is {:.3g} values, more than the "
+        "{:.0e} one generated fleet may hold",
+        values, kMaxFleetValues));
+  }
   const std::vector<double> ib_sizes = Sizes(o.sweep_points, 4096, 8388608);
   const std::vector<double> nccl_sizes = Sizes(o.sweep_points, 1 << 20, 8589934592.0);
   static constexpr double kSizes[] = {0.03, 0.05, 0.10, 0.20, 0.50};

@@ -38,6 +38,13 @@ struct GeneratedFleet {
   std::vector<PlantedDefect> truth;
 };
 
+// The fleet is built in memory, about 150 bytes per value; each node has 9 x sweep_points + 114
+// metrics. At most this many values in one fleet (some 3 GB, a 1.1 GB summary file;
+// bench/validate.sh generates 10,000 nodes x 1,005 metrics).
+inline constexpr double kMaxFleetValues = 2e7;
+
+// InvalidArgument for nodes outside [1, 10,000,000], rates outside [0, 1], sweep points outside
+// [1, 1000], or more than kMaxFleetValues values in all.
 Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& options);
 
 // A node results document that carries one generated row, as `vigil run --out` would write it

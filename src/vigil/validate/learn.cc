@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "vigil/core/bounds.h"
 #include "vigil/core/parallel.h"
 #include "vigil/core/stats.h"
 #include "vigil/core/text.h"
@@ -301,16 +302,38 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
     return bad(fmt::format("criteria of schema {}; this vigil reads {} (learn them again)",
                            Quote(j["schema"].get<std::string>()), kCriteriaSchema));
   }
+  // Ranges of the numbers (docs/formats.md, "Ranges"): those `vigil learn` writes, and no more.
+  constexpr Bounds kThresholdBounds{.lo = 0.1, .hi = 1e6};  // as learn --threshold
+  constexpr Bounds kResolutionBounds{.lo = 0, .hi = 1};
+  constexpr Bounds kCountBounds{.lo = 0, .hi = 1099511627776.0};  // 2^40 nodes or samples
+  constexpr Bounds kSpreadBounds{.lo = 0, .hi = kMetricValueBounds.hi, .lo_open = true};
+  // A number within `bounds` (a count: also whole), the field named after `where` in errors.
+  std::string where;
+  const auto number = [&](const Json& obj, const char* field,
+                          const Bounds& bounds) -> Result<double> {
+    const Json& v = obj.at(field);  // throws when missing, as the getters below do
+    if (!v.is_number()) return bad(fmt::format("{}{}: expected a number", where, field));
+    const double d = v.get<double>();
+    if (!bounds.Contains(d)) {
+      return bad(fmt::format("{}{}: {}", where, field, DescribeOutside(d, bounds)));
+    }
+    return d;
+  };
+  const auto count = [&](const Json& obj, const char* field) -> Result<size_t> {
+    VIGIL_ASSIGN_OR_RETURN(const double d, number(obj, field, kCountBounds));
+    if (d != std::floor(d)) return bad(fmt::format("{}{}: expected a whole number", where, field));
+    return static_cast<size_t>(d);
+  };
   // nlohmann's typed getters throw on a wrong type; this reader reports it instead.
   try {
     LearnedCriteria c;
-    c.threshold = j.at("threshold_sigmas").get<double>();
-    c.resolution = j.at("resolution").get<double>();
-    if (!(c.threshold > 0) || !(c.resolution >= 0)) return bad("threshold_sigmas must be > 0");
+    VIGIL_ASSIGN_OR_RETURN(c.threshold, number(j, "threshold_sigmas", kThresholdBounds));
+    VIGIL_ASSIGN_OR_RETURN(c.resolution, number(j, "resolution", kResolutionBounds));
     for (const Json& cj : j.at("classes")) {
       ClassModel cm;
       cm.hardware = cj.at("hardware").get<std::string>();
-      cm.nodes = cj.at("nodes").get<size_t>();
+      where = fmt::format("class {}: ", Quote(cm.hardware));
+      VIGIL_ASSIGN_OR_RETURN(cm.nodes, count(cj, "nodes"));
       for (const Json& fj : cj.at("families")) {
         FamilyModel f;
         f.family = fj.at("family").get<std::string>();
@@ -321,28 +344,26 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
                               [&](Direction x) { return DirectionName(x) == dir; });
         if (d == std::end(all)) return bad(fmt::format("family {}: bad direction", f.family));
         f.direction = *d;
-        f.centre = fj.at("centre").get<double>();
-        f.spread = fj.at("spread").get<double>();
-        f.samples = fj.at("samples").get<size_t>();
+        where = fmt::format("family {}: ", f.family);
+        VIGIL_ASSIGN_OR_RETURN(f.centre, number(fj, "centre", kMetricValueBounds));
+        VIGIL_ASSIGN_OR_RETURN(f.spread, number(fj, "spread", kSpreadBounds));
+        VIGIL_ASSIGN_OR_RETURN(f.samples, count(fj, "samples"));
         f.indexes = fj.at("indexes").get<std::vector<std::string>>();
         if (fj.contains("balance_centre")) {
           f.balanced = true;
-          f.balance_centre = fj.at("balance_centre").get<double>();
-          f.balance_spread = fj.at("balance_spread").get<double>();
-        }
-        if (!(f.spread > 0) || (f.balanced && !(f.balance_spread > 0))) {
-          return bad(fmt::format("family {}: spreads must be > 0", f.family));
+          VIGIL_ASSIGN_OR_RETURN(f.balance_centre,
+                                 number(fj, "balance_centre", kMetricValueBounds));
+          VIGIL_ASSIGN_OR_RETURN(f.balance_spread, number(fj, "balance_spread", kSpreadBounds));
         }
         cm.families.push_back(std::move(f));
       }
       for (const Json& vj : cj.at("components")) {
         ComponentModel cv;
         cv.benchmark = vj.at("benchmark").get<std::string>();
-        cv.centre = vj.at("centre").get<double>();
-        cv.spread = vj.at("spread").get<double>();
-        cv.samples = vj.at("samples").get<size_t>();
-        if (!(cv.spread > 0))
-          return bad(fmt::format("component model {}: spread must be > 0", cv.benchmark));
+        where = fmt::format("component model {}: ", cv.benchmark);
+        VIGIL_ASSIGN_OR_RETURN(cv.centre, number(vj, "centre", kMetricValueBounds));
+        VIGIL_ASSIGN_OR_RETURN(cv.spread, number(vj, "spread", kSpreadBounds));
+        VIGIL_ASSIGN_OR_RETURN(cv.samples, count(vj, "samples"));
         cm.components.push_back(std::move(cv));
       }
       c.classes.push_back(std::move(cm));

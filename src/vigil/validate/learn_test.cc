@@ -351,5 +351,50 @@ TEST(LearnTest, FailedAndMissingBenchmarksAreOneFindingEach) {
   }
 }
 
+// A criteria file's numbers keep to what `vigil learn` writes: nodes and samples are whole counts
+// (a negative one wrapped to 2^64 as a size_t), spreads positive, everything finite.
+TEST(LearnTest, CriteriaNumbersOutsideTheirRangesAreNamed) {
+  FleetGenOptions o;
+  o.nodes = 60;
+  const Json good = CriteriaToJson(*Learn(TableOf(*GenerateFleet(o)), LearnOptions{}));
+  const std::string family = good["classes"][0]["families"][0]["family"];
+  const std::string hardware = good["classes"][0]["hardware"];
+  struct Case {
+    std::string pointer;
+    Json value;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"/threshold_sigmas", 0, "c.json: threshold_sigmas: 0 is outside [0.1, 1000000]"},
+      {"/resolution", 2, "c.json: resolution: 2 is outside [0, 1]"},
+      {"/classes/0/nodes", -1,
+       "c.json: class \"" + hardware + "\": nodes: -1 is outside [0, 1099511627776]"},
+      {"/classes/0/nodes", 2.5,
+       "c.json: class \"" + hardware + "\": nodes: expected a whole number"},
+      {"/classes/0/families/0/spread", 0,
+       "c.json: family " + family + ": spread: 0 is outside (0, 1e+100]"},
+      {"/classes/0/families/0/centre", -1e300,
+       "c.json: family " + family + ": centre: -1e+300 is outside [-1e+100, 1e+100]"},
+      {"/classes/0/families/0/samples", "7",
+       "c.json: family " + family + ": samples: expected a number"},
+  };
+  for (const Case& c : cases) {
+    Json j = good;
+    j[Json::json_pointer(c.pointer)] = c.value;
+    Result<LearnedCriteria> r = CriteriaFromJson(DumpJson(j), "c.json");
+    ASSERT_FALSE(r.ok()) << c.pointer;
+    EXPECT_EQ(r.status().message(), c.message);
+  }
+}
+
+TEST(FleetGenTest, RefusesAFleetLargerThanItsLimit) {
+  FleetGenOptions o;
+  o.nodes = 200000;
+  const Result<GeneratedFleet> r = GenerateFleet(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("values, more than the 2e+07"), std::string::npos)
+      << r.status().message();
+}
+
 }  // namespace
 }  // namespace vigil::validate

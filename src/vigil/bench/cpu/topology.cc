@@ -22,6 +22,10 @@ Result<int> ParseInt(std::string_view s, std::string_view whole) {
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || v < 0) {
     return Status::InvalidArgument(fmt::format("malformed CPU list {}", Quote(whole)));
   }
+  if (v > kMaxCpuNumber) {  // and `for (c = lo; c <= hi; ++c)` cannot overflow
+    return Status::InvalidArgument(
+        fmt::format("CPU list {}: {} is outside [0, {}]", Quote(whole), v, kMaxCpuNumber));
+  }
   return v;
 }
 
@@ -56,6 +60,11 @@ Result<std::vector<int>> ParseCpuList(std::string_view text) {
     }
     if (hi < lo || hi - lo > 1 << 16) {
       return Status::InvalidArgument(fmt::format("malformed CPU list {}", Quote(text)));
+    }
+    // Each range is short, but a long list of them must not allocate without limit either.
+    if (cpus.size() + static_cast<size_t>(hi - lo) + 1 > kMaxCpuListEntries) {
+      return Status::InvalidArgument(fmt::format("CPU list {} names more than {} entries",
+                                                 Quote(text.substr(0, 40)), kMaxCpuListEntries));
     }
     for (int c = lo; c <= hi; ++c) cpus.push_back(c);
     if (comma == std::string_view::npos) break;

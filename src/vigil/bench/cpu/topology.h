@@ -8,7 +8,13 @@
 
 namespace vigil {
 
-// Parses a Linux CPU list ("0-3,8,10-11") into CPU numbers. InvalidArgument when malformed.
+// Linux's largest NR_CPUS is 8192; a list (of CPUs or GPUs) may name at most this many entries.
+inline constexpr size_t kMaxCpuListEntries = 65536;
+// The largest number a list may hold (CPUs, GPUs by index).
+inline constexpr int kMaxCpuNumber = (1 << 20) - 1;
+
+// Parses a Linux CPU list ("0-3,8,10-11") into CPU numbers. InvalidArgument when malformed or
+// longer than kMaxCpuListEntries, or with a number above kMaxCpuNumber.
 Result<std::vector<int>> ParseCpuList(std::string_view text);
 
 struct NumaNode {

@@ -76,5 +76,21 @@ TEST(TopologyTest, ThisMachineHasCpus) {
   EXPECT_FALSE(t->AllCpus().empty());
 }
 
+// A range ending at INT_MAX looped forever (++c overflowed); a long list of ranges allocated
+// without limit.
+TEST(CpuListTest, NumbersAndEntriesAreBounded) {
+  ASSERT_TRUE(ParseCpuList("1048575").ok());
+  EXPECT_EQ(ParseCpuList("2147483640-2147483647").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseCpuList("1048576").status().message(),
+            "CPU list \"1048576\": 1048576 is outside [0, 1048575]");
+  std::string many;
+  for (int i = 0; i < 3; ++i) many += "0-30000,";
+  many += "0";
+  const auto r = ParseCpuList(many);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("more than 65536 entries"), std::string::npos);
+  EXPECT_EQ(ParseCpuList("0-30000,0-30000")->size(), 60002u);
+}
+
 }  // namespace
 }  // namespace vigil

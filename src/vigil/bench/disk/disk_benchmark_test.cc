@@ -39,7 +39,7 @@ TEST_F(DiskTest, MeasuresAndCleansUp) {
 
 TEST_F(DiskTest, NotEnoughSpaceIsAClearError) {
   auto b = MakeDiskBenchmark();
-  opts_.params["disk"] = {{"file_size", "1000T"}};
+  opts_.params["disk"] = {{"file_size", "16T"}};
   BenchContext ctx = MakeContext(*b, opts_);
   if (!b->Available(ctx).ok()) GTEST_SKIP();
   Result<std::vector<Metric>> m = b->Run(ctx);
