@@ -848,7 +848,8 @@ class SqliteStore final : public Store {
 
   // One checkpoint of `mode` on `c`, one at a time. A failure (the disk, readers holding the
   // WAL past the busy timeout) is logged and returned; the pages stay in the WAL, where they are
-  // safe, and the next checkpoint tries again.
+  // safe, and the next checkpoint tries again. A PASSIVE one that meets a commit updating the
+  // WAL's index returns SQLITE_BUSY: that is routine, and logged at debug level only.
   Status Checkpoint(const Connection& c, int mode) {
     const std::string_view name = mode == SQLITE_CHECKPOINT_PASSIVE   ? "PASSIVE"
                                   : mode == SQLITE_CHECKPOINT_RESTART ? "RESTART"
@@ -863,7 +864,12 @@ class SqliteStore final : public Store {
       s = Status::Internal(fmt::format(
           "{}: {} checkpoint did nothing: the connection has not opened the WAL", path_, name));
     }
-    if (!s.ok()) spdlog::warn("{}", s.message());
+    if (s.ok()) return s;
+    if (mode == SQLITE_CHECKPOINT_PASSIVE && (rc & 0xff) == SQLITE_BUSY) {
+      spdlog::debug("{}", s.message());
+    } else {
+      spdlog::warn("{}", s.message());
+    }
     return s;
   }
 
