@@ -234,16 +234,30 @@ int main(int argc, char** argv) {
   fo.nodes = nodes;
   fo.second_class = 0;
   const validate::GeneratedFleet fleet = *validate::GenerateFleet(fo);
-  {
+  const bool seeded = [&] {
     httplib::Client seeder(url);
+    // A learn judges every stored node again: seconds for 10,000, more than httplib's 5 s
+    // default read timeout on a busy machine.
+    seeder.set_read_timeout(std::chrono::minutes(5));
     std::string lines;
     for (size_t i = 0; i < fleet.rows.size(); ++i) {
       lines += FormatFleetRow(fleet.rows[i]);
       if ((i + 1) % 500 != 0 && i + 1 != fleet.rows.size()) continue;
-      if (!Post(seeder, auth, "/api/v1/results", lines)) return 3;
+      if (!Post(seeder, auth, "/api/v1/results", lines)) return false;
       lines.clear();
     }
-    if (!Post(seeder, auth, "/api/v1/criteria/learn", "")) return 3;
+    const auto t0 = Steady::now();
+    if (!Post(seeder, auth, "/api/v1/criteria/learn", "")) return false;
+    fmt::print("learn from {} nodes, judging them again: {:.2f} s\n", fleet.rows.size(),
+               std::chrono::duration<double>(Steady::now() - t0).count());
+    return true;
+  }();
+  if (!seeded) {
+    if (http) {
+      http->Stop();
+      listener.join();
+    }
+    return 3;
   }
   const std::vector<std::string> docs = Documents(fleet);
 

@@ -8,6 +8,7 @@ PACKAGES=(
   clang libclang-rt-14-dev clang-format   # fuzzing (libFuzzer) and the format check
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
   libsqlite3-dev libzstd-dev libcpp-httplib-dev libeigen3-dev
+  libssl-dev                              # SHA-256 of uploads: the fleet service's idempotency keys
   libboost-dev                            # Boost.Math (header-only): gamma, Poisson and chi-squared
   libsimdjson-dev libre2-dev              # fleet JSONL at GB/s; linear-time regexes of rule files
   libgtest-dev libgmock-dev libbenchmark-dev
