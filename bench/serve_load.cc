@@ -5,13 +5,22 @@
 //
 //   serve_load [--rate 1000] [--seconds 10] [--connections 16] [--nodes 10000] [--sync full]
 //              [--connection-per-upload] [--url http://127.0.0.1:PORT --token-file FILE]
+//
+// With --soak, the store alone (no HTTP, no judging) takes the same documents at --rate for
+// --seconds (600 unless given) from --connections writers, and the WAL's size and the process's
+// RSS are sampled every 100 ms: a line every 10 s, then their maxima and how long closing took.
+//
+//   serve_load --soak [--seconds 600] [--rate 1000] [--db FILE] [--sync full]
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "vigil/core/clock.h"
@@ -40,6 +49,116 @@ bool Post(httplib::Client& client, const httplib::Headers& auth, const std::stri
   return false;
 }
 
+// `fleet`'s first 64 nodes as 8-GPU results documents, pretty-printed as `vigil run --out`
+// writes them.
+std::vector<std::string> Documents(const validate::GeneratedFleet& fleet) {
+  std::vector<std::string> docs;
+  for (int i = 0; i < 64; ++i) {
+    docs.push_back(DumpJson(ToJson(validate::NodeDocumentOf(fleet.rows[i], 5, i)), 2));
+  }
+  fmt::print("document: {} bytes, {} metrics\n", docs[0].size(), fleet.rows[0].values.size());
+  return docs;
+}
+
+off_t FileSize(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? st.st_size : 0;
+}
+
+// The resident set of this process in bytes (/proc/self/statm).
+int64_t Rss() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+double Mb(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+// The store-level soak (--soak): PutUploads at `rate` for `seconds`, open loop, from `writers`
+// threads, each upload with an idempotency key of its own, over the fleet's nodes in turn.
+int Soak(const std::string& db, bool sync_full, double rate, double seconds, int writers,
+         const validate::GeneratedFleet& fleet) {
+  auto opened = store::OpenSqliteStore(db, {.sync_full = sync_full});
+  if (!opened.ok()) {
+    fmt::print(stderr, "{}\n", opened.status().message());
+    return 3;
+  }
+  std::unique_ptr<store::Store> st = std::move(opened).value();
+  const std::vector<std::string> docs = Documents(fleet);
+  std::vector<std::string> rows;
+  for (const FleetRow& r : fleet.rows) rows.push_back(FormatFleetRow(r));
+  fmt::print("soak: {} uploads/s for {} s into {} (sync {}), {} writers\n", rate, seconds, db,
+             sync_full ? "full" : "normal", writers);
+
+  const auto start = Steady::now() + std::chrono::milliseconds(100);
+  const auto total = static_cast<int64_t>(rate * seconds);
+  std::atomic<int64_t> done{0}, errors{0};
+  std::atomic<bool> finished{false};
+  int64_t max_wal = 0, max_rss = 0;  // written by the sampler, read once it has finished
+  std::thread sampler([&] {
+    for (int tick = 1; !finished.load(); ++tick) {
+      std::this_thread::sleep_until(start + std::chrono::milliseconds(100 * tick));
+      const int64_t wal = FileSize(db + "-wal"), rss = Rss();
+      max_wal = std::max(max_wal, wal);
+      max_rss = std::max(max_rss, rss);
+      if (tick % 100 == 0) {
+        fmt::print(
+            "t={:4d} s  uploads {:7d}  WAL {:6.1f} MB (max {:.1f})  db {:7.1f} MB  RSS {:6.1f} MB "
+            "(max {:.1f})\n",
+            tick / 10, done.load(), Mb(wal), Mb(max_wal), Mb(FileSize(db)), Mb(rss), Mb(max_rss));
+        std::fflush(stdout);
+      }
+    }
+  });
+  std::vector<std::vector<double>> latency(static_cast<size_t>(writers));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      for (int64_t k = w; k < total; k += writers) {
+        const auto due = start + std::chrono::nanoseconds(static_cast<int64_t>(k * 1e9 / rate));
+        std::this_thread::sleep_until(due);
+        const size_t row = static_cast<size_t>(k) % rows.size();
+        std::vector<store::Upload> u(1);
+        u[0].node = fleet.rows[row].node;
+        u[0].hardware = fleet.rows[row].hardware;
+        u[0].received = SystemClock().WallSeconds();
+        u[0].start_time = "2026-11-23T00:00:00Z";
+        u[0].verdict = "healthy";
+        u[0].findings = "[]";
+        u[0].row = rows[row];
+        u[0].document = docs[static_cast<size_t>(k) % docs.size()];
+        u[0].key = fmt::format("soak-{}", k);
+        if (!st->PutUploads(u).ok()) ++errors;
+        ++done;
+        latency[static_cast<size_t>(w)].push_back(
+            std::chrono::duration<double, std::milli>(Steady::now() - due).count());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double took = std::chrono::duration<double>(Steady::now() - start).count();
+  const int64_t wal_at_end = FileSize(db + "-wal");
+  const auto t0 = Steady::now();
+  st.reset();
+  const double close_s = std::chrono::duration<double>(Steady::now() - t0).count();
+  finished = true;
+  sampler.join();
+  std::vector<double> all;
+  for (const auto& l : latency) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  fmt::print(
+      "uploads: {} in {:.1f} s = {:.0f}/s (target {:.0f}/s), errors {}; PutUploads latency ms "
+      "p50 {:.2f} p99 {:.2f} max {:.1f}\n",
+      all.size(), took, static_cast<double>(all.size()) / took, rate, errors.load(),
+      stats::Quantile(all, 0.5), stats::Quantile(all, 0.99), all.back());
+  fmt::print(
+      "max WAL {:.1f} MB (at the end {:.1f} MB), max RSS {:.1f} MB, database {:.1f} MB, close "
+      "{:.3f} s\n",
+      Mb(max_wal), Mb(wal_at_end), Mb(max_rss), Mb(FileSize(db)), close_s);
+  return errors.load() == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,7 +178,22 @@ int main(int argc, char** argv) {
   bool fresh = false;
   app.add_flag("--connection-per-upload", fresh,
                "Open a connection for each upload, as nodes reporting once per run do");
+  bool soak = false;
+  std::string db;
+  app.add_flag("--soak", soak,
+               "Store-level soak: uploads straight into the store (no HTTP), WAL size and RSS "
+               "sampled; --seconds defaults to 600");
+  app.add_option("--db", db, "With --soak: the database file (default: in a temporary directory)");
   CLI11_PARSE(app, argc, argv);
+  if (soak) {
+    testing::TempDir soak_dir;
+    validate::FleetGenOptions so;
+    so.nodes = nodes;
+    so.second_class = 0;
+    return Soak(db.empty() ? soak_dir.File("fleet.db") : db, sync == "full", rate,
+                app.count("--seconds") > 0 ? seconds : 600, connections,
+                *validate::GenerateFleet(so));
+  }
 
   // The server: in this process (store, service, HTTP as `vigil serve` wires them), or another.
   testing::TempDir dir;
@@ -100,22 +234,32 @@ int main(int argc, char** argv) {
   fo.nodes = nodes;
   fo.second_class = 0;
   const validate::GeneratedFleet fleet = *validate::GenerateFleet(fo);
-  {
+  const bool seeded = [&] {
     httplib::Client seeder(url);
+    // A learn judges every stored node again: seconds for 10,000, more than httplib's 5 s
+    // default read timeout on a busy machine.
+    seeder.set_read_timeout(std::chrono::minutes(5));
     std::string lines;
     for (size_t i = 0; i < fleet.rows.size(); ++i) {
       lines += FormatFleetRow(fleet.rows[i]);
       if ((i + 1) % 500 != 0 && i + 1 != fleet.rows.size()) continue;
-      if (!Post(seeder, auth, "/api/v1/results", lines)) return 3;
+      if (!Post(seeder, auth, "/api/v1/results", lines)) return false;
       lines.clear();
     }
-    if (!Post(seeder, auth, "/api/v1/criteria/learn", "")) return 3;
+    const auto t0 = Steady::now();
+    if (!Post(seeder, auth, "/api/v1/criteria/learn", "")) return false;
+    fmt::print("learn from {} nodes, judging them again: {:.2f} s\n", fleet.rows.size(),
+               std::chrono::duration<double>(Steady::now() - t0).count());
+    return true;
+  }();
+  if (!seeded) {
+    if (http) {
+      http->Stop();
+      listener.join();
+    }
+    return 3;
   }
-  std::vector<std::string> docs;
-  for (int i = 0; i < 64; ++i) {
-    docs.push_back(DumpJson(ToJson(validate::NodeDocumentOf(fleet.rows[i], 5, i)), 2));
-  }
-  fmt::print("document: {} bytes, {} metrics\n", docs[0].size(), fleet.rows[0].values.size());
+  const std::vector<std::string> docs = Documents(fleet);
 
   // Open loop: request k of connection c is due at start + (k * connections + c) / rate.
   const auto start = Steady::now() + std::chrono::milliseconds(100);

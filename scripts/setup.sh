@@ -9,7 +9,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libyaml-cpp-dev
   libsqlite3-dev libzstd-dev libcpp-httplib-dev libeigen3-dev
   libboost-dev                            # Boost.Math: gamma, Poisson, chi-squared; Beast/Asio: HTTP
-  libssl-dev openssl                      # TLS of `vigil serve` and its clients; test certificates
+  libssl-dev openssl                      # TLS of `vigil serve` and its clients, SHA-256 idempotency keys; test certs
   libsimdjson-dev libre2-dev              # fleet JSONL at GB/s; linear-time regexes of rule files
   libgtest-dev libgmock-dev libbenchmark-dev
   mbw fio                                 # reference tools for docs/benchmarks.md

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -195,6 +196,120 @@ TEST(ServeE2eTest, NothingAcknowledgedIsLostWhenTheServerIsKilled) {
   for (const std::string& n : acknowledged) lost += stored.count(n) == 0;
   EXPECT_EQ(lost, 0u) << "of " << acknowledged.size() << " acknowledged, " << stored.size()
                       << " stored";
+}
+
+httplib::Headers Auth() { return {{"Authorization", std::string("Bearer ") + kToken}}; }
+
+// Generated summary lines of `nodes` nodes of one hardware class, written to `path`.
+void SimulateFleet(const TempDir& dir, int nodes, const std::string& path) {
+  ProcessResult r =
+      RunVigil({"simulate", "fleet", "--nodes", std::to_string(nodes), "--second-class", "0",
+                "--out", path, "--truth", dir.File("truth.csv")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+// An upload whose answer was lost is sent again: the server answers as the first time and stores
+// it once. A node retired through the API leaves the fleet; its history stays readable.
+TEST(ServeE2eTest, ARetriedUploadIsStoredOnceAndARetiredNodeLeavesTheFleet) {
+  TempDir dir;
+  Server server(dir, dir.File("fleet.db"));
+  ASSERT_GT(server.port(), 0);
+  SimulateFleet(dir, 6, dir.File("fleet.jsonl"));
+  const std::vector<std::string> report = {"report",     dir.File("fleet.jsonl"), "--report",
+                                           server.url(), "--token-file",          dir.File("token"),
+                                           "--json"};
+  ProcessResult first = RunVigil(report);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ProcessResult again = RunVigil(report);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const Json a = *ParseJson(first.out, "first"), b = *ParseJson(again.out, "again");
+  EXPECT_EQ(a["stored"], 6);
+  EXPECT_EQ(b["stored"], 0);
+  EXPECT_EQ(b["repeated"], 6);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(b["results"][i]["id"], a["results"][i]["id"]);
+    EXPECT_EQ(b["results"][i]["verdict"], a["results"][i]["verdict"]);
+  }
+  Json nodes = GetJson(server.port(), "/api/v1/nodes");
+  ASSERT_EQ(nodes["count"], 6) << nodes.dump();
+  for (const Json& n : nodes["nodes"]) EXPECT_EQ(n["uploads"], 1) << n.dump();
+
+  const std::string gone = nodes["nodes"][0]["node"].get<std::string>();
+  httplib::Client c("127.0.0.1", server.port());
+  auto res = c.Post("/api/v1/nodes/" + gone + "/retire", "", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);  // a write: the token is needed
+  res = c.Post("/api/v1/nodes/" + gone + "/retire", Auth(), "", "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  nodes = GetJson(server.port(), "/api/v1/nodes");
+  EXPECT_EQ(nodes["count"], 5);
+  const Json node = GetJson(server.port(), "/api/v1/nodes/" + gone);
+  EXPECT_TRUE(node["retired"].is_string()) << node.dump();
+  EXPECT_EQ(node["history"].size(), 1u);
+  res = c.Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->body.find("node=\"" + gone + "\""), std::string::npos);
+}
+
+// The database file deleted under a running server: /healthz says so (503), uploads are refused
+// with 503 (an agent keeps them: `vigil report` exits 3), instead of being acknowledged into a
+// file that no longer exists.
+TEST(ServeE2eTest, ADeletedDatabaseFailsHealthzAndUploadsWith503) {
+  TempDir dir;
+  Server server(dir, dir.File("fleet.db"));
+  ASSERT_GT(server.port(), 0);
+  SimulateFleet(dir, 3, dir.File("fleet.jsonl"));
+  const std::vector<std::string> report = {"report",       dir.File("fleet.jsonl"),
+                                           "--report",     server.url(),
+                                           "--token-file", dir.File("token")};
+  ASSERT_EQ(RunVigil(report).exit_code, 0);
+  httplib::Client c("127.0.0.1", server.port());
+  auto res = c.Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  std::filesystem::remove(dir.File("fleet.db"));
+  res = c.Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_NE(res->body.find("was deleted"), std::string::npos) << res->body;
+  const ProcessResult r = RunVigil(report);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("server error 503"), std::string::npos) << r.err;
+}
+
+// A stop (SIGTERM) after thousands of uploads takes well under a second: the WAL was kept short.
+// The database, damaged in the middle, is then refused at start-up with a message naming it.
+TEST(ServeE2eTest, AStopIsQuickAndADamagedDatabaseIsRefusedAtStartUp) {
+  TempDir dir;
+  const std::string db = dir.File("fleet.db");
+  SimulateFleet(dir, 3000, dir.File("fleet.jsonl"));
+  {
+    Server server(dir, db);
+    ASSERT_GT(server.port(), 0);
+    ProcessResult r = RunVigil({"report", dir.File("fleet.jsonl"), "--report", server.url(),
+                                "--token-file", dir.File("token")});
+    ASSERT_LE(r.exit_code, 1) << r.err;
+    const auto t0 = std::chrono::steady_clock::now();
+    server.process().Signal(SIGTERM);
+    r = server.process().Wait();
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(took, 1.0);
+  }
+  const auto size = static_cast<off_t>(std::filesystem::file_size(db));
+  ASSERT_GT(size, 1 << 20);
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(size / 2 / 4096 * 4096);
+    const std::string junk(8 * 4096, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  const ProcessResult r = RunVigil({"serve", "--db", db, "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find(db + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("damaged"), std::string::npos) << r.err;
 }
 
 // Debian's headless Chromium loads the dashboard: the fleet page lists the nodes with their

@@ -9,6 +9,7 @@
 #include "vigil/core/clock.h"
 #include "vigil/core/json.h"
 #include "vigil/server/dashboard.h"
+#include "vigil/server/upload.h"
 #include "vigil/telemetry/readers.h"
 
 namespace vigil::server {
@@ -31,7 +32,9 @@ Response JsonResponse(const Json& json, int status = 200) {
   return r;
 }
 
-// InvalidArgument is the client's fault (400), NotFound 404, anything else the server's (500).
+// InvalidArgument is the client's fault (400), NotFound 404, Unavailable 503 (a store that
+// stopped writing), anything else the server's (500): a damaged database included, so that
+// agents keep the upload and try again rather than set it aside as refused.
 Response StatusResponse(const Status& s) {
   switch (s.code()) {
     case StatusCode::kInvalidArgument:
@@ -91,6 +94,13 @@ std::string Param(const Request& req, const std::string& name) {
   return it == req.query.end() ? std::string() : it->second;
 }
 
+Result<bool> RetiredParam(const Request& req) {
+  const std::string v = Param(req, "retired");
+  if (v.empty() || v == "false") return false;
+  if (v == "true") return true;
+  return Status::InvalidArgument(fmt::format("retired: expected true or false, got {}", Quote(v)));
+}
+
 Status CheckVerdict(std::string_view v) {
   if (v.empty() || v == "healthy" || v == "defective" || v == "unjudged") return Status::Ok();
   return Status::InvalidArgument(
@@ -115,8 +125,13 @@ void AppendNodeJson(std::string& out, const store::NodeState& n, double now) {
                  FormatUtc(n.received), now - n.received);
   out += "\"start_time\":";
   AppendJsonString(out, n.start_time);
-  fmt::format_to(std::back_inserter(out), ",\"uploads\":{},\"last_upload\":{}}}", n.uploads,
-                 n.last_upload);
+  fmt::format_to(std::back_inserter(out),
+                 ",\"uploads\":{},\"last_upload\":{},\"retired\":", n.uploads, n.last_upload);
+  if (n.retired > 0) {
+    fmt::format_to(std::back_inserter(out), "\"{}\"}}", FormatUtc(n.retired));
+  } else {
+    out += "null}";
+  }
 }
 
 Json UploadJson(const store::Upload& u) {
@@ -129,7 +144,8 @@ Json UploadJson(const store::Upload& u) {
          {"verdict", u.verdict},
          {"criteria_version", u.criteria_version},
          {"failing", u.failing},
-         {"findings", findings.ok() ? *findings : Json::array()}};
+         {"findings", findings.ok() ? *findings : Json::array()},
+         {"repeated", u.repeated}};
   return j;
 }
 
@@ -233,8 +249,21 @@ Response Api::Route(const Request& req, std::string& route) {
     return get ? GetNodes(req) : MethodNotAllowed("GET");
   }
   if (rest.rfind("nodes/", 0) == 0 && rest.size() > 6) {
-    route = "/api/v1/nodes/{node}";
-    return get ? GetNode(req, rest.substr(6)) : MethodNotAllowed("GET");
+    // Node names hold no '/' (CheckNodeName): what follows one is an action on the node.
+    const std::string_view node = rest.substr(6, rest.find('/', 6) - 6);
+    const std::string_view action = rest.substr(6 + node.size());
+    if (action.empty()) {
+      route = "/api/v1/nodes/{node}";
+      return get ? GetNode(req, node) : MethodNotAllowed("GET");
+    }
+    if (action == "/retire") {
+      route = "/api/v1/nodes/{node}/retire";
+      return write([&] { return Retire(node); });
+    }
+    if (action == "/rename") {
+      route = "/api/v1/nodes/{node}/rename";
+      return write([&] { return Rename(req, node); });
+    }
   }
   if (rest == "criteria") {
     route = "/api/v1/criteria";
@@ -256,12 +285,21 @@ Response Api::PostResults(const Request& req) {
   Result<std::vector<store::Upload>> stored = service_.Ingest(req.body, "upload");
   if (!stored.ok()) return StatusResponse(stored.status());
   Json results = Json::array();
-  for (const store::Upload& u : *stored) results.push_back(UploadJson(u));
-  return JsonResponse(Json{{"stored", stored->size()}, {"results", std::move(results)}}, 201);
+  size_t repeated = 0;
+  for (const store::Upload& u : *stored) {
+    results.push_back(UploadJson(u));
+    repeated += u.repeated;
+  }
+  return JsonResponse(Json{{"stored", stored->size() - repeated},
+                           {"repeated", repeated},
+                           {"results", std::move(results)}},
+                      201);
 }
 
 Response Api::GetNodes(const Request& req) {
-  const store::NodeFilter filter{Param(req, "verdict"), Param(req, "hardware")};
+  Result<bool> retired = RetiredParam(req);
+  if (!retired.ok()) return StatusResponse(retired.status());
+  const store::NodeFilter filter{Param(req, "verdict"), Param(req, "hardware"), *retired};
   if (Status s = CheckVerdict(filter.verdict); !s.ok()) return StatusResponse(s);
   Result<std::vector<store::NodeState>> nodes = service_.store().Nodes(filter);
   if (!nodes.ok()) return StatusResponse(nodes.status());
@@ -293,24 +331,53 @@ Response Api::GetNode(const Request& req, std::string_view node) {
   return JsonResponse(out);
 }
 
+Response Api::Retire(std::string_view node) {
+  if (Status s = service_.Retire(node); !s.ok()) return StatusResponse(s);
+  return GetNode(Request{}, node);
+}
+
+Response Api::Rename(const Request& req, std::string_view node) {
+  Result<Json> body = ParseJson(req.body, "rename");
+  if (!body.ok()) return StatusResponse(body.status());
+  if (!body->is_object() || !body->contains("to") || !(*body)["to"].is_string()) {
+    return ErrorResponse(400, "rename: to: expected {\"to\": \"<new node name>\"}");
+  }
+  const std::string to = (*body)["to"].get<std::string>();
+  if (Status s = CheckNodeName(to); !s.ok()) return StatusResponse(s.WithContext("rename: to"));
+  if (Status s = service_.Rename(node, to); !s.ok()) {
+    // A name in use is a state of the fleet, not a malformed request.
+    return s.code() == StatusCode::kInvalidArgument ? ErrorResponse(409, s.message())
+                                                    : StatusResponse(s);
+  }
+  return GetNode(Request{}, to);
+}
+
 Response Api::Learn() {
-  Result<store::CriteriaVersion> v = service_.Learn();
-  if (!v.ok()) {
+  Result<LearnReport> report = service_.Learn();
+  if (!report.ok()) {
     // Too little to learn from is a state of the fleet, not a malformed request.
-    if (v.status().code() == StatusCode::kInvalidArgument) {
-      return ErrorResponse(409, v.status().message());
+    if (report.status().code() == StatusCode::kInvalidArgument) {
+      return ErrorResponse(409, report.status().message());
     }
-    return StatusResponse(v.status());
+    return StatusResponse(report.status());
   }
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
   Json classes = Json::array();
   for (const validate::ClassModel& c : active->criteria.classes) {
     classes.push_back(Json{{"hardware", c.hardware}, {"nodes", c.nodes}});
   }
-  return JsonResponse(Json{{"version", v->version},
-                           {"created", FormatUtc(v->created)},
-                           {"nodes", v->nodes},
-                           {"classes", std::move(classes)}},
+  Json left_out = Json::array();
+  for (const validate::LeftOutClass& c : report->left_out) {
+    left_out.push_back(Json{{"hardware", c.hardware}, {"nodes", c.nodes}, {"reason", c.reason}});
+  }
+  const store::CriteriaVersion& v = report->criteria;
+  return JsonResponse(Json{{"version", v.version},
+                           {"created", FormatUtc(v.created)},
+                           {"nodes", v.nodes},
+                           {"classes", std::move(classes)},
+                           {"left_out", std::move(left_out)},
+                           {"rejudged", report->rejudged},
+                           {"changed", report->changed}},
                       201);
 }
 
@@ -357,6 +424,7 @@ Response Api::GetAlerts(const Request& req) {
 }
 
 Response Api::Healthz() {
+  if (Status s = service_.store().Health(); !s.ok()) return ErrorResponse(503, s.message());
   Result<store::StoreCounts> counts = service_.store().Counts();
   if (!counts.ok()) return ErrorResponse(503, counts.status().message());
   return JsonResponse(
@@ -406,6 +474,7 @@ Response Api::Metrics() {
   IngestCounters& k = service_.counters();
   const std::pair<const char*, const std::atomic<int64_t>*> counters[] = {
       {"vigil_uploads_ingested_total", &k.uploads},
+      {"vigil_uploads_repeated_total", &k.repeated},
       {"vigil_upload_bytes_total", &k.upload_bytes},
       {"vigil_uploads_rejected_total", &k.rejected},
       {"vigil_alerts_ingested_total", &k.alerts}};

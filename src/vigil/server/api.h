@@ -2,14 +2,16 @@
 // out. http.h binds it to a listening socket; tests call Handle directly.
 //
 //   POST /api/v1/results         upload a results document or summary lines; answers verdicts
-//   GET  /api/v1/nodes           latest state of every node (?verdict=, ?hardware=)
+//   GET  /api/v1/nodes           latest state of every node (?verdict=, ?hardware=, ?retired=)
 //   GET  /api/v1/nodes/{node}    one node's state and history (?limit=)
+//   POST /api/v1/nodes/{node}/retire   take a node out of the fleet
+//   POST /api/v1/nodes/{node}/rename   {"to": "new name"}
 //   POST /api/v1/criteria/learn  learn criteria from every node's latest results
 //   GET  /api/v1/criteria        the current criteria and every version
 //   POST /api/v1/alerts          detector alerts (JSONL or an array)
 //   GET  /api/v1/alerts          the newest alerts (?machine=, ?limit=)
 //   GET  /metrics                Prometheus exposition
-//   GET  /healthz                liveness and the store's readability
+//   GET  /healthz                liveness, and the store's database file and readability
 //   GET  /  and  /nodes/{node}   the dashboard (HTML)
 //
 // Writes need "Authorization: Bearer <token>"; without a configured token the API is
@@ -82,6 +84,8 @@ class Api {
   Response PostResults(const Request& request);
   Response GetNodes(const Request& request);
   Response GetNode(const Request& request, std::string_view node);
+  Response Retire(std::string_view node);
+  Response Rename(const Request& request, std::string_view node);
   Response Learn();
   Response GetCriteria();
   Response PostAlerts(const Request& request);

@@ -1,6 +1,9 @@
 #include "vigil/server/api.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "vigil/core/json.h"
 #include "vigil/server/dashboard.h"
@@ -51,6 +54,12 @@ class ApiTest : public ::testing::Test {
     o.missing_rate = 0;
     o.second_class = 0;
     return validate::GenerateFleet(o)->rows;
+  }
+
+  // The node's next validation: other figures (the same ones again are the same upload).
+  static FleetRow NextRun(FleetRow row) {
+    row.values.front().second *= 1.001;
+    return row;
   }
 
   static std::string Lines(const std::vector<FleetRow>& rows) {
@@ -115,7 +124,9 @@ TEST_F(ApiTest, UploadsAreJudgedByLearnedCriteriaThatNameTheComponent) {
   EXPECT_EQ(Body(r)["uploads"], 3);
   ASSERT_EQ(Body(r)["history"].size(), 3u);
   EXPECT_EQ(Body(r)["history"][0]["verdict"], "defective");
-  EXPECT_EQ(Body(r)["history"][2]["verdict"], "unjudged");
+  // Unjudged when it came, judged again by the learn as the node's latest upload then.
+  EXPECT_EQ(Body(r)["history"][2]["verdict"], "healthy");
+  EXPECT_EQ(Body(r)["history"][2]["criteria_version"], 1);
   r = Call("GET", "/api/v1/nodes/" + rows[3].node, "", {{"limit", "1"}}, false);
   EXPECT_EQ(Body(r)["history"].size(), 1u);
 
@@ -273,7 +284,8 @@ TEST_F(ApiTest, MetricsExportVerdictsAgesFindingsAndCounters) {
   EXPECT_NE(t.find("vigil_node_last_validation_age_seconds{node=\"" + rows[1].node + "\"} 60\n"),
             std::string::npos);
   EXPECT_NE(t.find("vigil_nodes{verdict=\"defective\"} 1\n"), std::string::npos);
-  EXPECT_NE(t.find("vigil_nodes{verdict=\"unjudged\"} 9\n"), std::string::npos);
+  EXPECT_NE(t.find("vigil_nodes{verdict=\"healthy\"} 9\n"), std::string::npos);  // judged again
+  EXPECT_NE(t.find("vigil_nodes{verdict=\"unjudged\"} 0\n"), std::string::npos);
   EXPECT_NE(t.find("vigil_failing_components{component="), std::string::npos);
   EXPECT_NE(t.find("vigil_uploads_ingested_total 11\n"), std::string::npos);
   EXPECT_NE(t.find("vigil_criteria_version 1\n"), std::string::npos);
@@ -287,7 +299,7 @@ TEST_F(ApiTest, DashboardListsNodesAndPlotsTheirHistoryWithNamesEscaped) {
   ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
   ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
   clock_.Advance(86400);
-  ASSERT_EQ(Call("POST", "/api/v1/results", FormatFleetRow(rows[1])).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/results", FormatFleetRow(NextRun(rows[1]))).status, 201);
 
   Response r = Call("GET", "/", "", {}, false);
   ASSERT_EQ(r.status, 200);
@@ -307,6 +319,145 @@ TEST_F(ApiTest, DashboardListsNodesAndPlotsTheirHistoryWithNamesEscaped) {
   EXPECT_NE(r.body.find("<polyline"), std::string::npos);
   EXPECT_NE(r.body.find("2 uploads"), std::string::npos);
   EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+TEST_F(ApiTest, ARetriedUploadGetsTheFirstAnswerAndIsStoredOnce) {
+  const std::string doc = DumpJson(ToJson(validate::NodeDocumentOf(Fleet(1)[0], 3, 1)), 2);
+  Response first = Call("POST", "/api/v1/results", doc);
+  ASSERT_EQ(first.status, 201) << first.body;
+  EXPECT_EQ(Body(first)["stored"], 1);
+  EXPECT_EQ(Body(first)["results"][0]["repeated"], false);
+  clock_.Advance(30);
+  Response again = Call("POST", "/api/v1/results", doc);
+  ASSERT_EQ(again.status, 201) << again.body;
+  EXPECT_EQ(Body(again)["stored"], 0);
+  EXPECT_EQ(Body(again)["repeated"], 1);
+  Json a = Body(again)["results"][0], f = Body(first)["results"][0];
+  EXPECT_EQ(a["repeated"], true);
+  a.erase("repeated");
+  f.erase("repeated");
+  EXPECT_EQ(a, f);  // id, verdict, received... as the first time
+  const std::string node = f["node"].get<std::string>();
+  EXPECT_EQ(Body(Call("GET", "/api/v1/nodes/" + node))["uploads"], 1);
+  EXPECT_NE(Call("GET", "/metrics").body.find("vigil_uploads_repeated_total 1\n"),
+            std::string::npos);
+}
+
+TEST_F(ApiTest, RetiredNodesLeaveTheListsAndMetricsAndRenamedOnesKeepTheirHistory) {
+  const std::vector<FleetRow> rows = Fleet(8);
+  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  const std::string gone = rows[0].node, moved = rows[1].node;
+
+  Response r = Call("POST", "/api/v1/nodes/" + gone + "/retire");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["retired"], FormatUtc(clock_.WallSeconds()));
+  EXPECT_EQ(Body(Call("GET", "/api/v1/nodes"))["count"], 7);
+  r = Call("GET", "/api/v1/nodes", "", {{"retired", "true"}});
+  ASSERT_EQ(Body(r)["count"], 1);
+  EXPECT_EQ(Body(r)["nodes"][0]["node"], gone);
+  EXPECT_EQ(Call("GET", "/metrics").body.find("node=\"" + gone + "\""), std::string::npos);
+  r = Call("GET", "/api/v1/nodes/" + gone);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(Body(r)["history"].size(), 1u);
+  EXPECT_EQ(Body(Call("GET", "/healthz"))["nodes"], 7);
+
+  r = Call("POST", "/api/v1/nodes/" + moved + "/rename", R"({"to": "renamed-01"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["node"], "renamed-01");
+  EXPECT_EQ(Body(r)["history"].size(), 1u);
+  EXPECT_EQ(Call("GET", "/api/v1/nodes/" + moved).status, 404);
+
+  // A new upload brings the retired node back.
+  ASSERT_EQ(Call("POST", "/api/v1/results", FormatFleetRow(NextRun(rows[0]))).status, 201);
+  r = Call("GET", "/api/v1/nodes/" + gone);
+  EXPECT_EQ(Body(r)["retired"], nullptr);
+  EXPECT_EQ(Body(r)["uploads"], 2);
+  EXPECT_EQ(Body(Call("GET", "/api/v1/nodes"))["count"], 8);
+
+  const struct {
+    std::string method, path, body;
+    bool auth;
+    int status;
+    std::string message;
+  } cases[] = {
+      {"POST", "/api/v1/nodes/nobody/retire", "", true, 404, "no node \"nobody\""},
+      {"POST", "/api/v1/nodes/nobody/rename", R"({"to": "x"})", true, 404, "no node"},
+      {"POST", "/api/v1/nodes/renamed-01/rename", R"({"to": ")" + gone + "\"}", true, 409,
+       "exists already"},
+      {"POST", "/api/v1/nodes/renamed-01/rename", R"({"name": "x"})", true, 400, "rename: to:"},
+      {"POST", "/api/v1/nodes/renamed-01/rename", R"({"to": "a/b"})", true, 400, "rename: to:"},
+      {"POST", "/api/v1/nodes/renamed-01/rename", "{", true, 400, "rename:"},
+      {"POST", "/api/v1/nodes/renamed-01/retire", "", false, 401, "Authorization"},
+      {"GET", "/api/v1/nodes/renamed-01/retire", "", true, 405, "use POST"},
+      {"POST", "/api/v1/nodes/renamed-01/delete", "", true, 404, "no endpoint"},
+      {"GET", "/api/v1/nodes", "", true, 400, "retired: expected true or false"},
+  };
+  for (const auto& c : cases) {
+    const std::map<std::string, std::string> query =
+        c.path == "/api/v1/nodes" ? std::map<std::string, std::string>{{"retired", "yes"}}
+                                  : std::map<std::string, std::string>{};
+    r = Call(c.method, c.path, c.body, query, c.auth);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.path << ": " << r.body;
+    EXPECT_NE(Body(r)["error"].get<std::string>().find(c.message), std::string::npos)
+        << c.path << ": " << r.body;
+  }
+}
+
+TEST_F(ApiTest, LearnReportsTheClassesLeftOutAndTheNodesJudgedAgain) {
+  // Two classes, so that the odd node's is not judged by the only class learned.
+  validate::FleetGenOptions o;
+  o.nodes = 30;
+  o.defect_rate = 0;
+  o.second_class = 0.5;
+  std::vector<FleetRow> rows = validate::GenerateFleet(o)->rows;
+  const FleetRow lost{"gpu-017", rows[0].values, "7x NVIDIA H100 80GB HBM3"};
+  rows.push_back(lost);
+  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  const Response r = Call("POST", "/api/v1/criteria/learn");
+  ASSERT_EQ(r.status, 201) << r.body;
+  const Json j = Body(r);
+  EXPECT_EQ(j["nodes"], 30);
+  EXPECT_EQ(j["classes"].size(), 2u);
+  EXPECT_EQ(j["rejudged"], 31);
+  EXPECT_EQ(j["changed"], 30);  // unjudged until now; the odd node stays so
+  ASSERT_EQ(j["left_out"].size(), 1u);
+  EXPECT_EQ(j["left_out"][0]["hardware"], lost.hardware);
+  EXPECT_EQ(j["left_out"][0]["nodes"], Json::array({"gpu-017"}));
+  EXPECT_EQ(j["left_out"][0]["reason"], "1 node, fewer than the 5 needed to learn from");
+  EXPECT_EQ(Body(Call("GET", "/api/v1/nodes", "", {{"verdict", "unjudged"}}))["count"], 1);
+}
+
+// A database damaged under the running server: an upload is the server's failure (500, which
+// agents keep and retry), not the client's (400, which they set aside as refused).
+TEST_F(ApiTest, AWriteToADamagedDatabaseIsA500) {
+  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(Fleet(5))).status, 201);
+  Open();  // the store's writer starts with no page of the tables read
+  const std::string path = dir_.File("fleet.db");
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  ASSERT_GT(st.st_size, 4096);
+  // Every page but the first (the header and the schema) overwritten.
+  const std::string junk(static_cast<size_t>(st.st_size) - 4096, '\x5a');
+  const int fd = open(path.c_str(), O_WRONLY);
+  ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), 4096), static_cast<ssize_t>(junk.size()));
+  close(fd);
+  const Response r = Call("POST", "/api/v1/results", Lines(Fleet(1)));
+  EXPECT_EQ(r.status, 500) << r.body;
+  EXPECT_NE(Body(r)["error"].get<std::string>().find("the database is damaged"), std::string::npos)
+      << r.body;
+}
+
+// The database file deleted under the running server: /healthz fails and writes are refused
+// with 503 (agents keep them), instead of being acknowledged into a file that is gone.
+TEST_F(ApiTest, ADeletedDatabaseFailsHealthAndRefusesWritesWith503) {
+  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(Fleet(2))).status, 201);
+  ASSERT_EQ(Call("GET", "/healthz").status, 200);
+  ASSERT_EQ(unlink(dir_.File("fleet.db").c_str()), 0);
+  Response r = Call("GET", "/healthz");
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_NE(Body(r)["error"].get<std::string>().find("was deleted"), std::string::npos) << r.body;
+  r = Call("POST", "/api/v1/results", Lines(Fleet(1)));
+  EXPECT_EQ(r.status, 503) << r.body;
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 #include "vigil/server/client.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <system_error>
 
@@ -122,9 +125,29 @@ Result<std::string> SpoolDocument(const std::string& dir, std::string_view node,
         return !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
       },
       '_');
-  const std::string path = fmt::format("{}/{}-{}.json", dir, FormatUtcCompact(now), safe);
-  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(path, text));
-  return path;
+  // Written whole under a name of this process's own (drains read only *.json), then linked to
+  // the first free name: link() never replaces a file, where rename() would.
+  static std::atomic<int64_t> staged_count{0};
+  const std::string staged = fmt::format("{}/.{}-{}.staged", dir, getpid(), staged_count++);
+  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(staged, text));
+  const std::string stem = fmt::format("{}/{}-{}", dir, FormatUtcCompact(now), safe);
+  Result<std::string> out = Status::Internal("unreachable");
+  for (int n = 1; !out.ok(); ++n) {
+    const std::string path = n == 1 ? stem + ".json" : fmt::format("{}-{}.json", stem, n);
+    if (link(staged.c_str(), path.c_str()) == 0) {
+      out = path;
+    } else if (errno != EEXIST) {
+      out = ErrnoError(fmt::format("cannot link {} to {}", staged, path));
+      break;
+    }
+  }
+  unlink(staged.c_str());
+  // The new name is durable once the directory is (best effort, as WriteFileAtomic's).
+  if (const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  return out;
 }
 
 Result<DrainReport> DrainSpool(const std::string& dir, ReportClient& client) {

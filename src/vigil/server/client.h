@@ -65,7 +65,9 @@ Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
                                                  const telemetry::TlsClientOptions& tls = {});
 
 // Keeps a document in the spool directory (made if missing) under a name that sorts by time:
-// "<stamp>-<node>.json", written atomically. The path written.
+// "<stamp>-<node>.json", or "<stamp>-<node>-<n>.json" (n = 2, 3, ...) when that is taken: a
+// spooled file is never replaced, even by one whose node sanitises alike in the same second.
+// Written atomically (complete or absent). The path written. Thread-safe.
 Result<std::string> SpoolDocument(const std::string& dir, std::string_view node, double now,
                                   std::string_view text);
 

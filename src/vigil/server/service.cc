@@ -1,11 +1,15 @@
 #include "vigil/server/service.h"
 
 #include <fmt/format.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <utility>
 
 #include "vigil/core/json.h"
+#include "vigil/core/parallel.h"
 #include "vigil/core/text.h"
 #include "vigil/detect/detector.h"
 #include "vigil/results/summary.h"
@@ -51,30 +55,82 @@ namespace {
 // Judges one node by the criteria of the benchmarks it ran and the rules that need no fleet
 // (validate/health.h). Without criteria, or when none learned applies to its hardware class (a new
 // class, until the next learn includes it), the rules alone judge it: defective when they find a
-// fault (a GPU the driver lost makes a class of its own), otherwise unjudged.
-void JudgeUpload(const ActiveCriteria* active, const ParsedUpload& p, store::Upload& u) {
-  const FleetTable one = TableOfRows({p.row}, u.node);
+// fault (a GPU the driver lost makes a class of its own), otherwise unjudged. The verdict's
+// upload id is left 0.
+store::Verdict Judged(const ActiveCriteria* active, const FleetRow& row,
+                      const std::vector<std::string>& benchmarks) {
+  const FleetTable one = TableOfRows({row}, row.node);
   validate::NodeFindings nf;
-  if (active != nullptr && validate::ClassFor(active->criteria, p.row.hardware) != nullptr) {
-    nf = validate::Judge(one, *active->For(p.benchmarks), 1)[0];
-    u.criteria_version = active->version;
+  store::Verdict v;
+  if (active != nullptr && validate::ClassFor(active->criteria, row.hardware) != nullptr) {
+    nf = validate::Judge(one, *active->For(benchmarks), 1)[0];
+    v.criteria_version = active->version;
   } else {
     nf = validate::JudgeHealth(one);
     if (!nf.defective) {
-      u.verdict = "unjudged";
-      u.findings = "[]";
-      return;
+      v.verdict = "unjudged";
+      v.findings = "[]";
+      return v;
     }
   }
-  u.verdict = nf.defective ? "defective" : "healthy";
+  v.verdict = nf.defective ? "defective" : "healthy";
   Json findings = Json::array();
   for (const validate::Finding& f : nf.findings) {
     findings.push_back(validate::FindingToJson(f));
-    if (std::find(u.failing.begin(), u.failing.end(), f.component) == u.failing.end()) {
-      u.failing.push_back(f.component);
+    if (std::find(v.failing.begin(), v.failing.end(), f.component) == v.failing.end()) {
+      v.failing.push_back(f.component);
     }
   }
-  u.findings = DumpJson(findings);
+  v.findings = DumpJson(findings);
+  return v;
+}
+
+// SHA-256 of the node, the run's start and what came in (the document as sent, or the summary
+// line as stored): the idempotency key of an upload, the same however often it is sent.
+std::string UploadKey(std::string_view node, std::string_view start_time,
+                      std::string_view content) {
+  const std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int size = 0;
+  const char separator = '\0';  // names cannot hold one, so "a" + "bc" differs from "ab" + "c"
+  const bool ok = ctx != nullptr && EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) == 1 &&
+                  EVP_DigestUpdate(ctx.get(), node.data(), node.size()) == 1 &&
+                  EVP_DigestUpdate(ctx.get(), &separator, 1) == 1 &&
+                  EVP_DigestUpdate(ctx.get(), start_time.data(), start_time.size()) == 1 &&
+                  EVP_DigestUpdate(ctx.get(), &separator, 1) == 1 &&
+                  EVP_DigestUpdate(ctx.get(), content.data(), content.size()) == 1 &&
+                  EVP_DigestFinal_ex(ctx.get(), md.data(), &size) == 1;
+  // Only an allocation can fail; without a key the upload is stored as before keys existed.
+  return ok ? std::string(reinterpret_cast<const char*>(md.data()), size) : std::string();
+}
+
+// The uploads' summary lines as a table, row i for uploads[i].
+Result<FleetTable> TableOfUploads(const std::vector<store::Upload>& uploads) {
+  std::string text;
+  for (const store::Upload& u : uploads) (text += u.row) += '\n';
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ParseFleetTable(text, "stored results"));
+  if (table.node_count() != uploads.size()) {
+    return Status::Internal(fmt::format("stored results: {} rows read as {} nodes", uploads.size(),
+                                        table.node_count()));
+  }
+  return table;
+}
+
+// The latest uploads judged again by `active`: row i of `table` is latest[i]'s.
+std::vector<store::Verdict> JudgedAgain(const ActiveCriteria& active, const FleetTable& table,
+                                        const std::vector<store::Upload>& latest) {
+  constexpr size_t kGrain = 256;  // nodes per thread at least: judging one takes ~0.1 ms
+  std::vector<store::Verdict> out(latest.size());
+  const size_t workers = WorkerCount(latest.size(), kGrain, 0);
+  RunWorkers(workers, [&](size_t w) {
+    const auto [begin, end] = ShareOf(latest.size(), w, workers);
+    for (size_t i = begin; i < end; ++i) {
+      const FleetRow row = table.Row(i);
+      out[i] = Judged(&active, row, BenchmarksOfRow(row));
+      out[i].upload = latest[i].id;
+    }
+  });
+  return out;
 }
 
 }  // namespace
@@ -96,34 +152,79 @@ Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
     u.hardware = p.row.hardware;
     u.received = now;
     u.start_time = p.start_time;
-    JudgeUpload(active.get(), p, u);
+    store::Verdict v = Judged(active.get(), p.row, p.benchmarks);
+    u.verdict = std::move(v.verdict);
+    u.criteria_version = v.criteria_version;
+    u.failing = std::move(v.failing);
+    u.findings = std::move(v.findings);
     u.row = FormatFleetRow(p.row);
     u.row.pop_back();  // the line without its '\n'
     u.document = std::move(p.document);
+    u.key = UploadKey(u.node, u.start_time, u.document.empty() ? u.row : u.document);
     uploads.push_back(std::move(u));
   }
   VIGIL_RETURN_IF_ERROR(store_.PutUploads(uploads));
-  counters_.uploads.fetch_add(static_cast<int64_t>(uploads.size()), std::memory_order_relaxed);
+  const auto repeated = std::count_if(uploads.begin(), uploads.end(),
+                                      [](const store::Upload& u) { return u.repeated; });
+  counters_.uploads.fetch_add(static_cast<int64_t>(uploads.size()) - repeated,
+                              std::memory_order_relaxed);
+  counters_.repeated.fetch_add(repeated, std::memory_order_relaxed);
   counters_.upload_bytes.fetch_add(static_cast<int64_t>(body.size()), std::memory_order_relaxed);
   return uploads;
 }
 
-Result<store::CriteriaVersion> FleetService::Learn() {
+Result<LearnReport> FleetService::Learn() {
   std::lock_guard learning(learn_mu_);
-  VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> rows, store_.LatestRows());
-  if (rows.empty()) return Status::InvalidArgument("no results stored yet: nothing to learn from");
-  std::string text;
-  for (const std::string& r : rows) (text += r) += '\n';
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ParseFleetTable(text, "stored results"));
-  VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria learned, validate::Learn(table, learn_));
-  store::CriteriaVersion v;
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<store::Upload> learned_from, store_.LatestUploads());
+  if (learned_from.empty()) {
+    return Status::InvalidArgument("no results stored yet: nothing to learn from");
+  }
+  VIGIL_ASSIGN_OR_RETURN(const FleetTable table, TableOfUploads(learned_from));
+  LearnReport report;
+  VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria learned,
+                         validate::Learn(table, learn_, &report.left_out));
+  int64_t left_out_nodes = 0;
+  for (const validate::LeftOutClass& c : report.left_out) {
+    left_out_nodes += static_cast<int64_t>(c.nodes.size());
+  }
+  store::CriteriaVersion& v = report.criteria;
   v.created = clock_.WallSeconds();
-  v.nodes = static_cast<int64_t>(table.node_count());
+  v.nodes = static_cast<int64_t>(table.node_count()) - left_out_nodes;
   v.body = DumpJson(validate::CriteriaToJson(learned));
   VIGIL_ASSIGN_OR_RETURN(v.version, store_.PutCriteria(v));
-  std::lock_guard lock(mu_);
-  criteria_ = std::make_shared<const ActiveCriteria>(v.version, std::move(learned));
-  return v;
+  const auto active = std::make_shared<const ActiveCriteria>(v.version, std::move(learned));
+  {
+    std::lock_guard lock(mu_);
+    criteria_ = active;
+  }
+  // Uploads from now on are judged by the new criteria as they come; every node's latest from
+  // before is read again (some came while learning) and judged here. One that arrives between
+  // that read and PutVerdicts is its node's latest, and PutVerdicts leaves that node's state.
+  const auto again = [&]() -> Status {
+    VIGIL_ASSIGN_OR_RETURN(const std::vector<store::Upload> latest, store_.LatestUploads());
+    VIGIL_ASSIGN_OR_RETURN(const FleetTable rows, TableOfUploads(latest));
+    const std::vector<store::Verdict> verdicts = JudgedAgain(*active, rows, latest);
+    VIGIL_RETURN_IF_ERROR(store_.PutVerdicts(verdicts));
+    report.rejudged = static_cast<int64_t>(verdicts.size());
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+      report.changed += verdicts[i].verdict != latest[i].verdict;
+    }
+    return Status::Ok();
+  }();
+  if (!again.ok()) {
+    return again.WithContext(fmt::format(
+        "criteria version {} are stored and in force, but the nodes were not judged again",
+        v.version));
+  }
+  return report;
+}
+
+Status FleetService::Retire(std::string_view node) {
+  return store_.RetireNode(node, clock_.WallSeconds());
+}
+
+Status FleetService::Rename(std::string_view from, std::string_view to) {
+  return store_.RenameNode(from, to);
 }
 
 Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_view body,

@@ -40,9 +40,18 @@ class ActiveCriteria {
 
 struct IngestCounters {
   std::atomic<int64_t> uploads{0};       // node results stored
+  std::atomic<int64_t> repeated{0};      // uploads stored before (retries), acknowledged again
   std::atomic<int64_t> upload_bytes{0};  // bytes of the accepted bodies
   std::atomic<int64_t> rejected{0};      // bodies refused as malformed
   std::atomic<int64_t> alerts{0};        // detector alerts stored
+};
+
+// What a learn did.
+struct LearnReport {
+  store::CriteriaVersion criteria;               // the version stored (its body included)
+  std::vector<validate::LeftOutClass> left_out;  // classes too small to learn from
+  int64_t rejudged = 0;  // nodes whose latest upload was judged again by the new criteria
+  int64_t changed = 0;   // of those, how many got another verdict
 };
 
 class FleetService {
@@ -53,12 +62,26 @@ class FleetService {
   Status Start();
 
   // Parses, judges and durably stores an upload (ParseUpload's formats); the stored uploads
-  // with their ids and verdicts. InvalidArgument for a malformed body, which stores nothing.
+  // with their ids and verdicts. Each node's upload carries an idempotency key (UploadKey): one
+  // stored before (a retry whose first answer was lost) is not stored again and comes back
+  // `repeated`, with the first answer's id and verdict. InvalidArgument for a malformed body,
+  // which stores nothing; the store's errors otherwise (store.h).
   Result<std::vector<store::Upload>> Ingest(std::string_view body, std::string_view source);
 
-  // Learns criteria from every node's latest results, stores them as the next version and
-  // judges later uploads by them. InvalidArgument when there is too little to learn from.
-  Result<store::CriteriaVersion> Learn();
+  // Learns criteria from the latest results of every node in the fleet (retired ones left out),
+  // hardware class by class: a class too small to learn from is left out and reported, and the
+  // rest are learned. Stores them as the next version, judges later uploads by them, and judges
+  // every node's latest upload again (their verdicts updated in the store). InvalidArgument
+  // when there is nothing at all to learn from.
+  Result<LearnReport> Learn();
+
+  // Takes a node out of the fleet now (store::Store::RetireNode). NotFound when it never
+  // uploaded.
+  Status Retire(std::string_view node);
+  // Renames a node and its history (store::Store::RenameNode): NotFound when `from` never
+  // uploaded, InvalidArgument when `to` is a node already.
+  // REQUIRES: CheckNodeName(to) is OK.
+  Status Rename(std::string_view from, std::string_view to);
 
   // Alerts as `vigil detect --out` writes them (one JSON object per line), or a JSON array.
   Result<std::vector<store::StoredAlert>> IngestAlerts(std::string_view body,

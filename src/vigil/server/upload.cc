@@ -26,6 +26,15 @@ Status CheckNodeName(std::string_view node) {
   return Status::Ok();
 }
 
+std::vector<std::string> BenchmarksOfRow(const FleetRow& row) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : row.values) {
+    std::string b = validate::BenchmarkOfKey(key);
+    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(std::move(b));
+  }
+  return out;
+}
+
 namespace {
 
 Result<ParsedUpload> FromDocument(const NodeResults& doc, std::string_view body,
@@ -61,12 +70,7 @@ Result<std::vector<ParsedUpload>> FromSummary(std::string_view body, std::string
     if (!name.ok()) return name.WithContext(fmt::format("{}:{}: node", source, table.line(i)));
     ParsedUpload u;
     u.row = table.Row(i);
-    for (const auto& [key, value] : u.row.values) {
-      std::string b = validate::BenchmarkOfKey(key);
-      if (std::find(u.benchmarks.begin(), u.benchmarks.end(), b) == u.benchmarks.end()) {
-        u.benchmarks.push_back(std::move(b));
-      }
-    }
+    u.benchmarks = BenchmarksOfRow(u.row);
     out.push_back(std::move(u));
   }
   if (out.empty()) return Status::InvalidArgument(fmt::format("{}: no node in the upload", source));

@@ -23,6 +23,10 @@ struct ParsedUpload {
 // URLs, labels and file names.
 Status CheckNodeName(std::string_view node);
 
+// The benchmarks whose metrics a flat row holds (the text of each key before its last '/'), in
+// order of first appearance: the criteria that apply to the node.
+std::vector<std::string> BenchmarksOfRow(const FleetRow& row);
+
 // A body that is one JSON object with a "schema" field is a results document; anything else is
 // read as fleet summary lines. InvalidArgument naming `source`, the line and the field for
 // anything malformed, an empty body, or a bad node name.

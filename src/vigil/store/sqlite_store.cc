@@ -2,13 +2,17 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -18,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
 
@@ -29,7 +34,7 @@ constexpr int kApplicationId = 0x5647494C;
 
 // Migration i takes the schema from version i to i + 1. Append only: a released migration
 // never changes, a new version adds one.
-constexpr std::array<std::string_view, 2> kMigrations = {
+constexpr std::array<std::string_view, 3> kMigrations = {
     R"sql(
 CREATE TABLE uploads(
   id INTEGER PRIMARY KEY,
@@ -71,6 +76,13 @@ CREATE INDEX alerts_by_machine ON alerts(machine, id);
     R"sql(
 ALTER TABLE uploads ADD COLUMN document_codec INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // Version 3: idempotency keys (an upload retried after its answer was lost is stored once;
+    // earlier rows have none) and retired nodes (0: in the fleet).
+    R"sql(
+ALTER TABLE uploads ADD COLUMN idempotency_key BLOB;
+CREATE UNIQUE INDEX uploads_by_key ON uploads(idempotency_key) WHERE idempotency_key IS NOT NULL;
+ALTER TABLE nodes ADD COLUMN retired REAL NOT NULL DEFAULT 0;
+)sql",
 };
 
 // uploads.document_codec of a document that zstd compressed; 0 (version 1's rows) is plain text.
@@ -100,12 +112,12 @@ Result<std::string> Decompress(std::string_view blob, std::string_view what) {
   // Documents are bounded by the server's request limit; a larger size is a damaged frame.
   constexpr unsigned long long kMax = 1ull << 30;
   if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > kMax) {
-    return Status::InvalidArgument(fmt::format("{}: damaged compressed document", what));
+    return Status::IoError(fmt::format("{}: damaged compressed document", what));
   }
   std::string out(size, '\0');
   const size_t n = ZSTD_decompress(out.data(), out.size(), blob.data(), blob.size());
   if (ZSTD_isError(n) || n != size) {
-    return Status::InvalidArgument(
+    return Status::IoError(
         fmt::format("{}: damaged compressed document ({})", what, ZSTD_getErrorName(n)));
   }
   return out;
@@ -145,6 +157,14 @@ class Statement {
     sqlite3_bind_blob(stmt_, i, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  // A blob, or NULL when `bytes` is empty.
+  Statement& BindBlobOrNull(int i, std::string_view bytes) {
+    if (bytes.empty()) {
+      sqlite3_bind_null(stmt_, i);
+      return *this;
+    }
+    return BindBlob(i, bytes);
+  }
   Statement& Bind(int i, double v) {
     sqlite3_bind_double(stmt_, i, v);
     return *this;
@@ -179,13 +199,14 @@ class Connection {
 
   sqlite3* db() const { return db_; }
 
-  // "<path>: <what>: <SQLite's message>", with the code that fits the failure.
+  // "<path>: <what>: <SQLite's message>", with the code that fits the failure: a damaged
+  // database is the server's trouble (IoError), never the client's.
   Status Error(std::string_view what, int rc) const {
     std::string msg = fmt::format("{}: {}: {}", path_, what, sqlite3_errmsg(db_));
     switch (rc & 0xff) {
       case SQLITE_NOTADB:
       case SQLITE_CORRUPT:
-        return Status::InvalidArgument(msg + " (not a Vigil database, or a damaged one)");
+        return Status::IoError(msg + " (the database is damaged)");
       case SQLITE_BUSY:
       case SQLITE_LOCKED:
         return Status::Unavailable(msg + " (another process holds the database)");
@@ -221,6 +242,20 @@ class Connection {
     return rc == SQLITE_DONE ? Status::Ok() : Error(what, rc);
   }
 
+  // Steps a statement that returns at most one row, calls `row` with it if there is one, then
+  // resets it. Whether there was one.
+  Result<bool> RunOne(Statement& st, std::string_view what,
+                      const std::function<void(const Statement&)>& row) const {
+    const int rc = st.Step();
+    if (rc == SQLITE_ROW) row(st);
+    st.Reset();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error(what, rc);
+    return rc == SQLITE_ROW;
+  }
+
+  // Rows changed by the last statement that ran.
+  int64_t Changes() const { return sqlite3_changes64(db_); }
+
  private:
   std::string path_;
   sqlite3* db_;
@@ -250,6 +285,9 @@ class SqliteStore final : public Store {
       }
       checkpoint_cv_.notify_one();
       checkpointer_.join();
+      // The last checkpoint runs here rather than in sqlite3_close, where a failure goes unseen.
+      // The background ones kept the WAL short, so this copies little: a stop stays quick.
+      (void)Checkpoint(*writer_, SQLITE_CHECKPOINT_TRUNCATE);
     }
     checkpoint_conn_.reset();
     readers_.clear();
@@ -260,8 +298,7 @@ class SqliteStore final : public Store {
   Status Open(const SqliteOptions& o) {
     VIGIL_ASSIGN_OR_RETURN(writer_, OpenConnection(path_, false, o.busy_timeout_s));
     const Connection& w = *writer_;
-    // The first read of the header: a file that is not SQLite fails here.
-    VIGIL_ASSIGN_OR_RETURN(const int64_t app, w.PragmaInt("application_id"));
+    VIGIL_ASSIGN_OR_RETURN(const int64_t app, ApplicationId());
     VIGIL_ASSIGN_OR_RETURN(const int64_t tables, CountTables());
     if (tables > 0 && app != kApplicationId) {
       return Status::InvalidArgument(
@@ -269,21 +306,33 @@ class SqliteStore final : public Store {
                       "not Vigil's",
                       path_, app));
     }
+    // Checked on the checkpoint connection, which has no other use before the thread starts.
+    VIGIL_ASSIGN_OR_RETURN(checkpoint_conn_, OpenConnection(path_, false, o.busy_timeout_s));
+    VIGIL_RETURN_IF_ERROR(QuickCheck(*checkpoint_conn_));
     VIGIL_RETURN_IF_ERROR(w.Exec("PRAGMA journal_mode=WAL"));
     VIGIL_RETURN_IF_ERROR(
         w.Exec(o.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+    // A WAL that restarts (after a checkpoint copied all of it) is cut back to this size.
+    VIGIL_RETURN_IF_ERROR(
+        w.Exec(fmt::format("PRAGMA journal_size_limit={}", o.wal_limit_bytes / 4)));
     VIGIL_RETURN_IF_ERROR(Migrate());
     VIGIL_RETURN_IF_ERROR(PrepareWrites());
-    VIGIL_ASSIGN_OR_RETURN(checkpoint_conn_, OpenConnection(path_, false, o.busy_timeout_s));
+    // A connection opens the WAL at its first read, and until then its checkpoints do nothing
+    // and return OK (pnLog -1, which Checkpoint reports). The database is in WAL mode now.
+    VIGIL_RETURN_IF_ERROR(checkpoint_conn_->Exec("SELECT COUNT(*) FROM sqlite_master"));
+    VIGIL_ASSIGN_OR_RETURN(const int64_t page, w.PragmaInt("page_size"));
+    const int64_t frame = page + kWalFrameHeader;
+    restart_frames_ = std::max<int64_t>(1, o.wal_limit_bytes / 2 / frame);
+    passive_frames_ = std::clamp<int64_t>(restart_frames_ / 4, 1, kPassiveFrames);
     sqlite3_wal_hook(writer_->db(), &SqliteStore::WalHook, this);  // ends auto-checkpoints
     checkpointer_ = std::thread([this] { CheckpointLoop(); });
-    for (int i = 0; i < std::max(1, o.readers); ++i) {
+    for (int i = 0; i < o.readers; ++i) {
       VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<Connection> r,
                              OpenConnection(path_, true, o.busy_timeout_s));
       free_readers_.push_back(r.get());
       readers_.push_back(std::move(r));
     }
-    return Status::Ok();
+    return CheckFile();
   }
 
   Status PutUploads(std::vector<Upload>& uploads) override {
@@ -297,6 +346,19 @@ class SqliteStore final : public Store {
     return Write([&]() -> Status {
       for (size_t i = 0; i < uploads.size(); ++i) {
         Upload& u = uploads[i];
+        if (!u.key.empty()) {
+          find_upload_.BindBlob(1, u.key);
+          VIGIL_ASSIGN_OR_RETURN(u.repeated,
+                                 writer_->RunOne(find_upload_, "find upload", [&](const auto& st) {
+                                   u.id = st.Int(0);
+                                   u.received = st.Double(1);
+                                   u.verdict = st.Text(2);
+                                   u.criteria_version = st.Int(3);
+                                   u.failing = SplitFailing(st.Text(4));
+                                   u.findings = st.Text(5);
+                                 }));
+          if (u.repeated) continue;
+        }
         const std::string failing = JoinFailing(u.failing);
         insert_upload_.Bind(1, u.node)
             .Bind(2, u.hardware)
@@ -308,7 +370,8 @@ class SqliteStore final : public Store {
             .Bind(8, u.findings)
             .Bind(9, u.row)
             .BindBlob(10, documents[i])
-            .Bind(11, kCodecZstd);
+            .Bind(11, kCodecZstd)
+            .BindBlobOrNull(12, u.key);
         VIGIL_RETURN_IF_ERROR(writer_->Run(insert_upload_, "insert upload"));
         u.id = sqlite3_last_insert_rowid(writer_->db());
         upsert_node_.Bind(1, u.node)
@@ -328,12 +391,15 @@ class SqliteStore final : public Store {
     std::vector<NodeState> out;
     VIGIL_RETURN_IF_ERROR(Query(
         std::string(kNodeColumns) +
-            " WHERE (?1 = '' OR verdict = ?1) AND (?2 = '' OR hardware = ?2) ORDER BY node",
-        "list nodes", [&](Statement& st) { st.Bind(1, filter.verdict).Bind(2, filter.hardware); },
+            " WHERE (?1 = '' OR verdict = ?1) AND (?2 = '' OR hardware = ?2) AND (retired > 0) = "
+            "?3 ORDER BY node",
+        "list nodes",
+        [&](Statement& st) {
+          st.Bind(1, filter.verdict).Bind(2, filter.hardware).Bind(3, int64_t{filter.retired});
+        },
         [&](const Statement& st) { out.push_back(NodeOf(st)); }));
     return out;
   }
-
   Result<NodeState> Node(std::string_view node) override {
     std::optional<NodeState> out;
     VIGIL_RETURN_IF_ERROR(Query(
@@ -383,12 +449,93 @@ class SqliteStore final : public Store {
     return out;
   }
 
-  Result<std::vector<std::string>> LatestRows() override {
-    std::vector<std::string> out;
-    VIGIL_RETURN_IF_ERROR(Query(
-        "SELECT u.row FROM nodes n JOIN uploads u ON u.id = n.last_upload ORDER BY n.node",
-        "read latest rows", kNoBindings, [&](const Statement& st) { out.push_back(st.Text(0)); }));
+  Result<std::vector<Upload>> LatestUploads() override {
+    std::vector<Upload> out;
+    VIGIL_RETURN_IF_ERROR(
+        Query("SELECT u.id, u.node, u.hardware, u.start_time, u.verdict, u.row FROM nodes n JOIN "
+              "uploads u ON u.id = n.last_upload WHERE n.retired = 0 ORDER BY n.node",
+              "read latest uploads", kNoBindings, [&](const Statement& st) {
+                Upload& u = out.emplace_back();
+                u.id = st.Int(0);
+                u.node = st.Text(1);
+                u.hardware = st.Text(2);
+                u.start_time = st.Text(3);
+                u.verdict = st.Text(4);
+                u.row = st.Text(5);
+              }));
     return out;
+  }
+
+  Status PutVerdicts(const std::vector<Verdict>& verdicts) override {
+    return Write([&]() -> Status {
+      Statement upload, node;
+      VIGIL_RETURN_IF_ERROR(writer_->Prepare(
+          upload,
+          "UPDATE uploads SET verdict = ?2, criteria_version = ?3, failing = ?4, findings = ?5 "
+          "WHERE id = ?1"));
+      // The node's state follows only while this upload is its latest.
+      VIGIL_RETURN_IF_ERROR(writer_->Prepare(
+          node,
+          "UPDATE nodes SET verdict = ?2, failing = ?3 WHERE node = (SELECT node FROM uploads "
+          "WHERE id = ?1) AND last_upload = ?1"));
+      for (const Verdict& v : verdicts) {
+        const std::string failing = JoinFailing(v.failing);
+        upload.Bind(1, v.upload)
+            .Bind(2, v.verdict)
+            .Bind(3, v.criteria_version)
+            .Bind(4, failing)
+            .Bind(5, v.findings);
+        VIGIL_RETURN_IF_ERROR(writer_->Run(upload, "update verdict"));
+        if (writer_->Changes() == 0) {
+          return Status::NotFound(fmt::format("{}: no upload {}", path_, v.upload));
+        }
+        node.Bind(1, v.upload).Bind(2, v.verdict).Bind(3, failing);
+        VIGIL_RETURN_IF_ERROR(writer_->Run(node, "update node verdict"));
+      }
+      return Status::Ok();
+    });
+  }
+
+  Status RetireNode(std::string_view node, double when) override {
+    return Write([&]() -> Status {
+      Statement st;
+      VIGIL_RETURN_IF_ERROR(writer_->Prepare(
+          st,
+          "UPDATE nodes SET retired = CASE WHEN retired > 0 THEN retired ELSE ?2 END WHERE "
+          "node = ?1"));
+      st.Bind(1, node).Bind(2, when);
+      VIGIL_RETURN_IF_ERROR(writer_->Run(st, "retire node"));
+      if (writer_->Changes() == 0) return Status::NotFound(fmt::format("no node {}", Quote(node)));
+      return Status::Ok();
+    });
+  }
+
+  Status RenameNode(std::string_view from, std::string_view to) override {
+    return Write([&]() -> Status {
+      Statement exists;
+      VIGIL_RETURN_IF_ERROR(writer_->Prepare(exists, "SELECT 1 FROM nodes WHERE node = ?1"));
+      const auto is_node = [&](std::string_view name) {
+        exists.Bind(1, name);
+        return writer_->RunOne(exists, "find node", [](const Statement&) {});
+      };
+      VIGIL_ASSIGN_OR_RETURN(const bool from_exists, is_node(from));
+      if (!from_exists) return Status::NotFound(fmt::format("no node {}", Quote(from)));
+      VIGIL_ASSIGN_OR_RETURN(const bool to_exists, is_node(to));
+      if (to_exists) {
+        return Status::InvalidArgument(
+            fmt::format("a node {} exists already (retired or not)", Quote(to)));
+      }
+      Statement node, uploads;
+      VIGIL_RETURN_IF_ERROR(writer_->Prepare(node, "UPDATE nodes SET node = ?2 WHERE node = ?1"));
+      // The summary line names the node too (learning reads it); the document stays as it came.
+      VIGIL_RETURN_IF_ERROR(writer_->Prepare(
+          uploads,
+          "UPDATE uploads SET node = ?2, row = json_set(row, '$.node', ?2) WHERE node = ?1"));
+      node.Bind(1, from).Bind(2, to);
+      VIGIL_RETURN_IF_ERROR(writer_->Run(node, "rename node"));
+      uploads.Bind(1, from).Bind(2, to);
+      return writer_->Run(uploads, "rename node's uploads");
+    });
   }
 
   Result<int64_t> PutCriteria(const CriteriaVersion& criteria) override {
@@ -458,19 +605,21 @@ class SqliteStore final : public Store {
 
   Result<StoreCounts> Counts() override {
     StoreCounts out;
-    VIGIL_RETURN_IF_ERROR(
-        Query("SELECT (SELECT COALESCE(MAX(id), 0) FROM uploads), (SELECT COUNT(*) FROM nodes), "
-              "(SELECT COALESCE(MAX(id), 0) FROM alerts), (SELECT COUNT(*) FROM criteria)",
-              "count", kNoBindings, [&](const Statement& st) {
-                out = StoreCounts{st.Int(0), st.Int(1), st.Int(2), st.Int(3)};
-              }));
+    VIGIL_RETURN_IF_ERROR(Query(
+        "SELECT (SELECT COALESCE(MAX(id), 0) FROM uploads), (SELECT COUNT(*) FROM nodes WHERE "
+        "retired = 0), (SELECT COALESCE(MAX(id), 0) FROM alerts), (SELECT COUNT(*) FROM criteria)",
+        "count", kNoBindings, [&](const Statement& st) {
+          out = StoreCounts{st.Int(0), st.Int(1), st.Int(2), st.Int(3)};
+        }));
     return out;
   }
 
+  Status Health() override { return CheckFile(); }
+
  private:
   static constexpr std::string_view kNodeColumns =
-      "SELECT node, hardware, last_upload, received, start_time, verdict, failing, uploads FROM "
-      "nodes";
+      "SELECT node, hardware, last_upload, received, start_time, verdict, failing, uploads, "
+      "retired FROM nodes";
 
   static NodeState NodeOf(const Statement& st) {
     return NodeState{st.Text(0),
@@ -480,7 +629,40 @@ class SqliteStore final : public Store {
                      st.Text(4),
                      st.Text(5),
                      SplitFailing(st.Text(6)),
-                     st.Int(7)};
+                     st.Int(7),
+                     st.Double(8)};
+  }
+
+  // The first read of the file's header: a file that is not SQLite at all fails here, and is
+  // the user's mistake (another file named by --db) rather than a damaged database.
+  Result<int64_t> ApplicationId() {
+    Statement st;
+    int rc = st.Prepare(writer_->db(), "PRAGMA application_id");
+    if (rc == SQLITE_OK) rc = st.Step();
+    if ((rc & 0xff) == SQLITE_NOTADB) {
+      return Status::InvalidArgument(fmt::format("{}: not a SQLite database", path_));
+    }
+    if (rc != SQLITE_ROW) return writer_->Error("read the header", rc);
+    return st.Int(0);
+  }
+
+  // PRAGMA quick_check: every page of every b-tree read and its structure checked (not whether
+  // indexes agree with their tables, which integrity_check adds at O(N log N)).
+  Status QuickCheck(const Connection& c) const {
+    constexpr int kShown = 5;  // problems named in the message
+    Statement st;
+    VIGIL_RETURN_IF_ERROR(c.Prepare(st, fmt::format("PRAGMA quick_check({})", kShown)));
+    std::vector<std::string> problems;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      if (st.Text(0) != "ok") problems.push_back(st.Text(0));
+    }
+    if (rc != SQLITE_DONE) return c.Error("PRAGMA quick_check", rc);
+    if (problems.empty()) return Status::Ok();
+    return Status::IoError(fmt::format(
+        "{}: the database is damaged (PRAGMA quick_check: {}): restore it from a backup, or "
+        "move it aside to start with an empty one",
+        path_, fmt::join(problems, "; ")));
   }
 
   Result<int64_t> CountTables() {
@@ -524,17 +706,21 @@ class SqliteStore final : public Store {
   Status PrepareWrites() {
     const Connection& w = *writer_;
     VIGIL_RETURN_IF_ERROR(w.Prepare(
+        find_upload_,
+        "SELECT id, received, verdict, criteria_version, failing, findings FROM uploads WHERE "
+        "idempotency_key = ?1"));
+    VIGIL_RETURN_IF_ERROR(w.Prepare(
         insert_upload_,
         "INSERT INTO uploads(node, hardware, received, start_time, verdict, criteria_version, "
-        "failing, findings, row, document, document_codec) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-        "?8, ?9, ?10, ?11)"));
+        "failing, findings, row, document, document_codec, idempotency_key) VALUES(?1, ?2, ?3, "
+        "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
     VIGIL_RETURN_IF_ERROR(w.Prepare(
         upsert_node_,
         "INSERT INTO nodes(node, hardware, last_upload, received, start_time, verdict, failing, "
         "uploads) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) ON CONFLICT(node) DO UPDATE SET "
         "hardware = excluded.hardware, last_upload = excluded.last_upload, received = "
         "excluded.received, start_time = excluded.start_time, verdict = excluded.verdict, "
-        "failing = excluded.failing, uploads = uploads + 1"));
+        "failing = excluded.failing, uploads = uploads + 1, retired = 0"));
     VIGIL_RETURN_IF_ERROR(w.Prepare(
         insert_criteria_, "INSERT INTO criteria(created, nodes, body) VALUES(?1, ?2, ?3)"));
     VIGIL_RETURN_IF_ERROR(w.Prepare(
@@ -562,7 +748,16 @@ class SqliteStore final : public Store {
     const std::vector<Writer*> group(queue_.begin(), queue_.end());
     lock.unlock();
     const Connection& w = *writer_;
-    Status tx = w.Exec("BEGIN IMMEDIATE");
+    Status tx = CheckFile();
+    // Past the bound, the WAL is copied into the database and restarted before this group
+    // commits: a stall of one checkpoint, most of whose pages the background ones copied
+    // already. PASSIVE checkpoints alone can fall behind for good under constant writes, since
+    // the WAL only restarts once a checkpoint has copied all of it.
+    if (tx.ok() && wal_frames_.load() >= restart_frames_ &&
+        Checkpoint(w, SQLITE_CHECKPOINT_RESTART).ok()) {
+      wal_frames_ = 0;
+    }
+    if (tx.ok()) tx = w.Exec("BEGIN IMMEDIATE");
     for (Writer* g : group) {
       if (!tx.ok()) {
         g->status = tx;
@@ -622,13 +817,14 @@ class SqliteStore final : public Store {
   }
 
   // Checkpoints (copying the WAL into the database file, then fsync) run on a thread and
-  // connection of their own. SQLite's default runs them in the writer that commits past 1,000
-  // WAL pages, and every upload queued behind that commit waited for the copy and the fsync:
-  // at 1,000 uploads/s that was most of the p99 latency. A PASSIVE checkpoint never blocks
-  // writers or readers.
+  // connection of their own, PASSIVE (never blocking writers or readers), whenever a commit
+  // leaves the WAL past passive_frames_. SQLite's default runs them in the writer that commits
+  // past 1,000 WAL pages, and every upload queued behind that commit waited for the copy and the
+  // fsync: at 1,000 uploads/s that was most of the p99 latency.
   static int WalHook(void* self, sqlite3*, const char*, int frames) {
-    if (frames >= kCheckpointFrames) {
-      auto* store = static_cast<SqliteStore*>(self);
+    auto* store = static_cast<SqliteStore*>(self);
+    store->wal_frames_ = frames;
+    if (frames >= store->passive_frames_) {
       {
         std::lock_guard lock(store->checkpoint_mu_);
         store->checkpoint_wanted_ = true;
@@ -645,20 +841,85 @@ class SqliteStore final : public Store {
       if (stopping_) return;
       checkpoint_wanted_ = false;
       lock.unlock();
-      // A failure (the disk, or the database being busy) leaves the pages in the WAL, where
-      // they are safe; the next commit past the threshold asks again.
-      sqlite3_wal_checkpoint_v2(checkpoint_conn_->db(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
-                                nullptr);
+      (void)Checkpoint(*checkpoint_conn_, SQLITE_CHECKPOINT_PASSIVE);
       lock.lock();
     }
   }
 
-  static constexpr int kCheckpointFrames = 1000;  // SQLite's default threshold (4 MB)
+  // One checkpoint of `mode` on `c`, one at a time. A failure (the disk, readers holding the
+  // WAL past the busy timeout) is logged and returned; the pages stay in the WAL, where they are
+  // safe, and the next checkpoint tries again. A PASSIVE one that meets a commit updating the
+  // WAL's index returns SQLITE_BUSY: that is routine, and logged at debug level only.
+  Status Checkpoint(const Connection& c, int mode) {
+    const std::string_view name = mode == SQLITE_CHECKPOINT_PASSIVE   ? "PASSIVE"
+                                  : mode == SQLITE_CHECKPOINT_RESTART ? "RESTART"
+                                                                      : "TRUNCATE";
+    std::lock_guard lock(checkpoint_run_mu_);
+    int log = -1, copied = -1;
+    const int rc = sqlite3_wal_checkpoint_v2(c.db(), nullptr, mode, &log, &copied);
+    Status s;
+    if (rc != SQLITE_OK) {
+      s = c.Error(fmt::format("{} checkpoint", name), rc);
+    } else if (log < 0) {
+      s = Status::Internal(fmt::format(
+          "{}: {} checkpoint did nothing: the connection has not opened the WAL", path_, name));
+    }
+    if (s.ok()) return s;
+    if (mode == SQLITE_CHECKPOINT_PASSIVE && (rc & 0xff) == SQLITE_BUSY) {
+      spdlog::debug("{}", s.message());
+    } else {
+      spdlog::warn("{}", s.message());
+    }
+    return s;
+  }
+
+  // OK while the file at path_ is still the database this store opened, and whole. Once it is
+  // not (deleted, replaced, truncated, its header gone), that is remembered: every later write
+  // and health check fails the same way, since what the store writes would be lost at exit.
+  Status CheckFile() {
+    std::lock_guard lock(file_mu_);
+    if (!lost_.ok()) return lost_;
+    struct stat opened {};
+    if (fstat(lock_fd_, &opened) != 0) return ErrnoError(fmt::format("{}: cannot stat", path_));
+    struct stat named {};
+    std::string problem;
+    if (stat(path_.c_str(), &named) != 0) {
+      if (errno != ENOENT) return ErrnoError(fmt::format("{}: cannot stat", path_));
+      problem = "was deleted";
+    } else if (named.st_dev != opened.st_dev || named.st_ino != opened.st_ino) {
+      problem = "was replaced by another file";
+    } else if (opened.st_size < size_seen_) {
+      // Checkpoints only ever grow it: nothing here deletes rows and VACUUMs.
+      problem = fmt::format("was truncated to {} bytes (it had {})", opened.st_size, size_seen_);
+    } else if (opened.st_size > 0 && !HasHeader()) {
+      problem = "lost its SQLite header";
+    }
+    if (problem.empty()) {
+      size_seen_ = opened.st_size;
+      return Status::Ok();
+    }
+    lost_ = Status::Unavailable(
+        fmt::format("{}: the database file {} while this server had it open; nothing more is "
+                    "written until vigil serve restarts",
+                    path_, problem));
+    spdlog::error("{}", lost_.message());
+    return lost_;
+  }
+
+  bool HasHeader() const {
+    constexpr std::string_view kMagic("SQLite format 3\0", 16);
+    std::array<char, kMagic.size()> head{};
+    return pread(lock_fd_, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) &&
+           std::string_view(head.data(), head.size()) == kMagic;
+  }
+
+  static constexpr int64_t kPassiveFrames = 1000;  // SQLite's default threshold (4 MB)
+  static constexpr int64_t kWalFrameHeader = 24;   // bytes before each page in the WAL
 
   const std::string path_;
   const int lock_fd_;
   std::unique_ptr<Connection> writer_;
-  Statement insert_upload_, upsert_node_, insert_criteria_, insert_alert_;
+  Statement find_upload_, insert_upload_, upsert_node_, insert_criteria_, insert_alert_;
   std::mutex mu_;
   std::deque<Writer*> queue_;
 
@@ -668,19 +929,43 @@ class SqliteStore final : public Store {
   std::vector<Connection*> free_readers_;
 
   std::unique_ptr<Connection> checkpoint_conn_;
+  int64_t passive_frames_ = kPassiveFrames;  // a commit past this wakes the checkpoint thread
+  int64_t restart_frames_ = 0;  // past this the writer checkpoints (RESTART) before committing
+  std::atomic<int64_t> wal_frames_{0};  // the WAL's frames after the latest commit
+  std::mutex checkpoint_run_mu_;        // held through each checkpoint
   std::mutex checkpoint_mu_;
   std::condition_variable checkpoint_cv_;
-  bool checkpoint_wanted_ = false;
-  bool stopping_ = false;
+  bool checkpoint_wanted_ = false;  // guarded by checkpoint_mu_
+  bool stopping_ = false;           // guarded by checkpoint_mu_
   std::thread checkpointer_;
+
+  std::mutex file_mu_;
+  Status lost_;          // guarded by file_mu_: why the file is no longer the database
+  off_t size_seen_ = 0;  // guarded by file_mu_: the file's largest size so far
 };
 
 }  // namespace
 
 int SqliteSchemaVersion() { return static_cast<int>(kMigrations.size()); }
 
+Status CheckSqliteOptions(const SqliteOptions& o) {
+  if (o.readers < 1) {
+    return Status::InvalidArgument(fmt::format("readers: expected at least 1, got {}", o.readers));
+  }
+  if (!(o.busy_timeout_s >= 0)) {
+    return Status::InvalidArgument(
+        fmt::format("busy_timeout_s: expected 0 or more seconds, got {}", o.busy_timeout_s));
+  }
+  if (o.wal_limit_bytes < kMinWalLimit) {
+    return Status::InvalidArgument(fmt::format(
+        "wal_limit_bytes: expected at least {} (1 MiB), got {}", kMinWalLimit, o.wal_limit_bytes));
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
                                                const SqliteOptions& options) {
+  VIGIL_RETURN_IF_ERROR(CheckSqliteOptions(options));
   // One serving process per file: SQLite would let two share it, but two servers would each
   // cache criteria the other changes. The lock is the open file's (flock), released at exit
   // however the process ends.

@@ -1,9 +1,14 @@
 #include "vigil/store/sqlite_store.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -31,6 +36,21 @@ std::unique_ptr<Store> MustOpen(const std::string& path, const SqliteOptions& op
   Result<std::unique_ptr<Store>> s = OpenSqliteStore(path, options);
   if (!s.ok()) ADD_FAILURE() << s.status().message();
   return s.ok() ? std::move(s).value() : nullptr;
+}
+
+// The first page of a table's b-tree.
+int64_t RootPage(const std::string& path, const std::string& table) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT rootpage FROM sqlite_master WHERE name = ?1", -1, &st,
+                               nullptr),
+            SQLITE_OK);
+  sqlite3_bind_text(st, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+  const int64_t page = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return page;
 }
 
 // Runs one statement on the file with a connection of its own (outside the store).
@@ -73,9 +93,12 @@ TEST(SqliteStoreTest, UploadsUpdateTheLatestStateAndTheHistory) {
   EXPECT_EQ(history[0].document, "");
   EXPECT_EQ(store->History("n1", 1, true)->at(0).document, R"({"schema": "vigil.results/1"})");
 
-  const std::vector<std::string> rows = *store->LatestRows();
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_NE(rows[0].find("200"), std::string::npos);  // n1's latest row
+  const std::vector<Upload> latest = *store->LatestUploads();
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest[0].id, 3);
+  EXPECT_EQ(latest[0].verdict, "defective");
+  EXPECT_NE(latest[0].row.find("200"), std::string::npos);  // n1's latest row
+  EXPECT_EQ(latest[0].document, "");
   const StoreCounts counts = *store->Counts();
   EXPECT_EQ(counts.uploads, 3);
   EXPECT_EQ(counts.nodes, 2);
@@ -120,7 +143,7 @@ TEST(SqliteStoreTest, DataSurvivesReopeningAndMigrationsRunOnce) {
   }
   auto store = MustOpen(path);
   EXPECT_EQ(store->Counts()->uploads, 1);
-  EXPECT_EQ(SqliteSchemaVersion(), 2);
+  EXPECT_EQ(SqliteSchemaVersion(), 3);
 }
 
 TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsStillRead) {
@@ -147,13 +170,16 @@ TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsSti
   sqlite3_finalize(st);
   sqlite3_close(db);
 
-  // The file as version 1 left it: no codec column, the document as plain text.
+  // The file as version 1 left it: no codec column, the document as plain text (and none of
+  // version 3's keys and retirements).
   ExecRaw(path,
-          "ALTER TABLE uploads DROP COLUMN document_codec; UPDATE uploads SET document = 'plain "
-          "text'; PRAGMA user_version=1");
+          "DROP INDEX uploads_by_key; ALTER TABLE uploads DROP COLUMN idempotency_key; ALTER "
+          "TABLE nodes DROP COLUMN retired; ALTER TABLE uploads DROP COLUMN document_codec; "
+          "UPDATE uploads SET document = 'plain text'; PRAGMA user_version=1");
   auto store = MustOpen(path);
   EXPECT_EQ(store->History("n1", 1, true)->at(0).document, "plain text");
   std::vector<Upload> u = {MakeUpload("n1", "healthy", 2)};
+  u[0].key = "k";  // the migrated file takes keys
   ASSERT_TRUE(store->PutUploads(u).ok());
   const std::vector<Upload> history = *store->History("n1", 2, true);
   EXPECT_EQ(history[0].document, u[0].document);
@@ -247,6 +273,264 @@ TEST(SqliteStoreTest, BadFilesAreClearErrors) {
   Result<std::unique_ptr<Store>> nodir = OpenSqliteStore(dir.File("no/such/dir.db"));
   ASSERT_FALSE(nodir.ok());
   EXPECT_EQ(nodir.status().code(), StatusCode::kIoError);
+}
+
+// A file's size in bytes; 0 when there is none.
+off_t FileSize(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? st.st_size : 0;
+}
+
+// Text that zstd cannot shrink much, so that each upload adds pages to the WAL.
+std::string Noise(size_t bytes, uint64_t seed) {
+  std::string out;
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  while (out.size() < bytes) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    out += fmt::format("{:016x}", x);
+  }
+  return out;
+}
+
+TEST(SqliteStoreTest, RepeatedKeysAreStoredOnceAndAnsweredAsTheFirstTime) {
+  testing::TempDir dir;
+  auto store = MustOpen(dir.File("fleet.db"));
+  std::vector<Upload> first = {MakeUpload("n1", "defective", 100)};
+  first[0].key = std::string("\x01\x00key", 5);
+  ASSERT_TRUE(store->PutUploads(first).ok());
+  EXPECT_FALSE(first[0].repeated);
+
+  // The retry: judged again (another verdict, meanwhile) and received later, it is the same.
+  std::vector<Upload> retry = {MakeUpload("n1", "healthy", 200), MakeUpload("n2", "healthy", 200)};
+  retry[0].key = first[0].key;
+  retry[1].key = "other";
+  ASSERT_TRUE(store->PutUploads(retry).ok());
+  EXPECT_TRUE(retry[0].repeated);
+  EXPECT_EQ(retry[0].id, first[0].id);
+  EXPECT_EQ(retry[0].verdict, "defective");
+  EXPECT_EQ(retry[0].failing, first[0].failing);
+  EXPECT_DOUBLE_EQ(retry[0].received, 100);
+  EXPECT_FALSE(retry[1].repeated);
+  EXPECT_EQ(store->History("n1", 10, false)->size(), 1u);
+  EXPECT_EQ(store->Node("n1")->uploads, 1);
+  EXPECT_EQ(store->Node("n1")->verdict, "defective");
+
+  // The same key twice in one call, and uploads without a key, which are all stored.
+  std::vector<Upload> twice = {MakeUpload("n3", "healthy", 1), MakeUpload("n3", "healthy", 1),
+                               MakeUpload("n3", "healthy", 1), MakeUpload("n3", "healthy", 1)};
+  twice[0].key = twice[1].key = "twice";
+  ASSERT_TRUE(store->PutUploads(twice).ok());
+  EXPECT_TRUE(twice[1].repeated);
+  EXPECT_EQ(twice[1].id, twice[0].id);
+  EXPECT_NE(twice[2].id, twice[3].id);
+  EXPECT_EQ(store->Node("n3")->uploads, 3);
+}
+
+TEST(SqliteStoreTest, RetiredNodesLeaveTheFleetKeepTheirHistoryAndComeBackByUploading) {
+  testing::TempDir dir;
+  auto store = MustOpen(dir.File("fleet.db"));
+  std::vector<Upload> u = {MakeUpload("n1", "healthy", 1), MakeUpload("n2", "defective", 2)};
+  ASSERT_TRUE(store->PutUploads(u).ok());
+  ASSERT_TRUE(store->RetireNode("n2", 50).ok());
+  ASSERT_TRUE(store->RetireNode("n2", 60).ok());  // again: the first time stays
+  EXPECT_EQ(store->RetireNode("n9", 50).code(), StatusCode::kNotFound);
+
+  ASSERT_EQ(store->Nodes({})->size(), 1u);
+  EXPECT_EQ(store->Nodes({})->at(0).node, "n1");
+  EXPECT_EQ(store->Nodes({"defective", ""})->size(), 0u);
+  const std::vector<NodeState> retired = *store->Nodes({"", "", true});
+  ASSERT_EQ(retired.size(), 1u);
+  EXPECT_DOUBLE_EQ(retired[0].retired, 50);
+  EXPECT_DOUBLE_EQ(store->Node("n2")->retired, 50);
+  EXPECT_EQ(store->History("n2", 10, true)->size(), 1u);
+  ASSERT_EQ(store->LatestUploads()->size(), 1u);
+  EXPECT_EQ(store->Counts()->nodes, 1);
+
+  std::vector<Upload> back = {MakeUpload("n2", "healthy", 3)};
+  ASSERT_TRUE(store->PutUploads(back).ok());
+  EXPECT_DOUBLE_EQ(store->Node("n2")->retired, 0);
+  EXPECT_EQ(store->Node("n2")->uploads, 2);
+  EXPECT_EQ(store->Nodes({})->size(), 2u);
+}
+
+TEST(SqliteStoreTest, RenamingMovesTheHistoryAndRefusesANameInUse) {
+  testing::TempDir dir;
+  auto store = MustOpen(dir.File("fleet.db"));
+  std::vector<Upload> u = {MakeUpload("old", "healthy", 1), MakeUpload("old", "healthy", 2),
+                           MakeUpload("other", "healthy", 3)};
+  ASSERT_TRUE(store->PutUploads(u).ok());
+  ASSERT_TRUE(store->RenameNode("old", "new").ok());
+  EXPECT_EQ(store->Node("old").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->Node("new")->uploads, 2);
+  EXPECT_EQ(store->History("new", 10, false)->size(), 2u);
+  EXPECT_TRUE(store->History("old", 10, false)->empty());
+  const std::vector<Upload> latest = *store->LatestUploads();
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest[0].node, "new");
+  // The summary line learning reads is renamed too, its values as they were.
+  EXPECT_EQ(latest[0].row, R"({"node":"new","cpu-stream/triad_gbps":2})");
+
+  const Status taken = store->RenameNode("new", "other");
+  EXPECT_EQ(taken.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(taken.message().find("\"other\" exists already"), std::string::npos) << taken.message();
+  EXPECT_EQ(store->RenameNode("nobody", "x").code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->History("other", 10, false)->size(), 1u);
+}
+
+TEST(SqliteStoreTest, NewVerdictsUpdateTheNodeOnlyWhileTheUploadIsItsLatest) {
+  testing::TempDir dir;
+  auto store = MustOpen(dir.File("fleet.db"));
+  std::vector<Upload> u = {MakeUpload("n1", "healthy", 1), MakeUpload("n1", "healthy", 2),
+                           MakeUpload("n2", "unjudged", 3)};
+  ASSERT_TRUE(store->PutUploads(u).ok());
+  ASSERT_TRUE(store
+                  ->PutVerdicts({{u[0].id, "defective", 4, {"GPU 1"}, "[]"},
+                                 {u[2].id, "defective", 4, {"NIC 0"}, "[{}]"}})
+                  .ok());
+  EXPECT_EQ(store->Node("n1")->verdict, "healthy");  // u[0] is not n1's latest
+  EXPECT_EQ(store->Node("n2")->verdict, "defective");
+  EXPECT_EQ(store->Node("n2")->failing, std::vector<std::string>{"NIC 0"});
+  const std::vector<Upload> history = *store->History("n1", 10, false);
+  EXPECT_EQ(history[1].verdict, "defective");
+  EXPECT_EQ(history[1].criteria_version, 4);
+  EXPECT_EQ(store->History("n2", 1, false)->at(0).findings, "[{}]");
+  EXPECT_EQ(store->PutVerdicts({{99, "healthy", 4, {}, "[]"}}).code(), StatusCode::kNotFound);
+}
+
+// The issue's bug: the checkpoint connection never read the database, so its checkpoints did
+// nothing, and the WAL grew by every upload (778 MB after 30,000). Constant writes from four
+// threads must keep the -wal file under the bound, the database must receive the pages, and a
+// stop must be quick.
+TEST(SqliteStoreTest, TheWalStaysUnderItsBoundUnderConstantWrites) {
+  testing::TempDir dir;
+  const std::string path = dir.File("fleet.db");
+  constexpr int64_t kLimit = 1 << 20;
+  auto store = MustOpen(path, {.sync_full = false, .wal_limit_bytes = kLimit});
+  constexpr int kThreads = 4, kEach = 600;
+  std::atomic<off_t> max_wal{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        std::vector<Upload> u = {MakeUpload(fmt::format("n{}", i % 50), "healthy", i)};
+        u[0].document = Noise(8000, t * kEach + i);
+        ASSERT_TRUE(store->PutUploads(u).ok());
+        off_t seen = max_wal.load();
+        const off_t now = FileSize(path + "-wal");
+        while (now > seen && !max_wal.compare_exchange_weak(seen, now)) {
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_LT(max_wal.load(), kLimit);
+  EXPECT_GT(FileSize(path), 8 << 20);  // the pages reached the database (about 4 KB per upload)
+  const auto t0 = std::chrono::steady_clock::now();
+  store.reset();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+  EXPECT_EQ(FileSize(path + "-wal"), 0);
+  EXPECT_EQ(MustOpen(path)->Counts()->uploads, kThreads * kEach);
+}
+
+// Overwrites `pages` pages of the file from page `first` (1-based) with a pattern.
+void DamagePages(const std::string& path, int64_t first, int pages) {
+  const int fd = open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const std::string junk(4096, '\x5a');
+  for (int p = 0; p < pages; ++p) {
+    ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), (first - 1 + p) * 4096),
+              static_cast<ssize_t>(junk.size()));
+  }
+  close(fd);
+}
+
+TEST(SqliteStoreTest, ADatabaseDamagedInTheMiddleIsRefusedAtOpen) {
+  testing::TempDir dir;
+  const std::string path = dir.File("fleet.db");
+  {
+    auto store = MustOpen(path, {.sync_full = false});
+    for (int i = 0; i < 1000; ++i) {
+      std::vector<Upload> u = {MakeUpload(fmt::format("n{}", i), "healthy", i)};
+      u[0].document = Noise(3000, i);
+      ASSERT_TRUE(store->PutUploads(u).ok());
+    }
+  }
+  const int64_t pages = FileSize(path) / 4096;
+  ASSERT_GT(pages, 200);
+  DamagePages(path, pages / 2, 8);
+  Result<std::unique_ptr<Store>> s = OpenSqliteStore(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(s.status().message().rfind(path + ": ", 0), 0u) << s.status().message();
+  EXPECT_NE(s.status().message().find("damaged"), std::string::npos) << s.status().message();
+}
+
+// A page damaged while the server runs: the write that reads it fails as the server's trouble
+// (IoError: HTTP 500, which agents retry), never as the client's (InvalidArgument: 400).
+TEST(SqliteStoreTest, AWriteOverADamagedPageIsAnIoError) {
+  testing::TempDir dir;
+  const std::string path = dir.File("fleet.db");
+  {
+    auto store = MustOpen(path);
+    std::vector<Upload> u = {MakeUpload("n1", "healthy", 1)};
+    ASSERT_TRUE(store->PutUploads(u).ok());
+  }
+  auto store = MustOpen(path);
+  DamagePages(path, RootPage(path, "nodes"), 1);
+  std::vector<Upload> u = {MakeUpload("n1", "healthy", 2)};
+  const Status s = store->PutUploads(u);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kIoError) << s.message();
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+}
+
+TEST(SqliteStoreTest, ADeletedReplacedOrTruncatedFileStopsWritesAndFailsHealth) {
+  testing::TempDir dir;
+  const auto fresh = [&](const std::string& name) {
+    const std::string path = dir.File(name);
+    {
+      auto store = MustOpen(path);
+      std::vector<Upload> u = {MakeUpload("n1", "healthy", 1)};
+      EXPECT_TRUE(store->PutUploads(u).ok());
+    }
+    return path;
+  };
+  const auto expect_lost = [](Store& store, std::string_view why) {
+    const Status health = store.Health();
+    EXPECT_EQ(health.code(), StatusCode::kUnavailable) << health.message();
+    EXPECT_NE(health.message().find(why), std::string::npos) << health.message();
+    std::vector<Upload> u = {MakeUpload("n2", "healthy", 2)};
+    EXPECT_EQ(store.PutUploads(u).code(), StatusCode::kUnavailable);
+  };
+
+  const std::string deleted = fresh("deleted.db");
+  auto store = MustOpen(deleted);
+  EXPECT_TRUE(store->Health().ok());
+  ASSERT_EQ(unlink(deleted.c_str()), 0);
+  expect_lost(*store, "was deleted");
+
+  const std::string replaced = fresh("replaced.db");
+  store = MustOpen(replaced);
+  dir.Write("impostor.db", "");
+  ASSERT_EQ(rename(dir.File("impostor.db").c_str(), replaced.c_str()), 0);
+  expect_lost(*store, "was replaced");
+
+  const std::string truncated = fresh("truncated.db");
+  store = MustOpen(truncated);
+  ASSERT_EQ(truncate(truncated.c_str(), 4096), 0);
+  expect_lost(*store, "was truncated to 4096 bytes");
+}
+
+TEST(SqliteStoreTest, BadOptionsNameTheField) {
+  testing::TempDir dir;
+  Result<std::unique_ptr<Store>> s = OpenSqliteStore(dir.File("f.db"), {.wal_limit_bytes = 1000});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.status().message().rfind("wal_limit_bytes: expected at least", 0), 0u);
+  EXPECT_EQ(OpenSqliteStore(dir.File("f.db"), {.readers = 0}).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -4,6 +4,11 @@
 //
 // Contract of every implementation: a write that returned OK is durable (it survives a crash of
 // the process at any later instant), and every method may be called from many threads at once.
+// Errors: NotFound for a record that does not exist; InvalidArgument only for a request that
+// conflicts with what is stored (a rename onto a name in use); Unavailable once the database
+// was deleted, replaced or truncated under the store (nothing more is written); IoError for a
+// damaged database or anything the system refuses. A damaged database is never InvalidArgument:
+// that is the client's fault, and an agent would drop a good upload over it.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +34,12 @@ struct Upload {
   std::string findings;              // JSON array of the findings (validate::FindingToJson)
   std::string row;                   // the node's flat fleet-summary line (results::FormatFleetRow)
   std::string document;  // the results document as uploaded; "" when a summary line came in
+  // Idempotency key (the node, its start time and a digest of what it uploaded): an upload whose
+  // key is stored already is not stored again. Empty: no key (every such upload is stored).
+  std::string key;
+  // Set by PutUploads when the key was stored already: id, received, verdict, criteria version,
+  // failing and findings are then the stored upload's, as the first answer gave them.
+  bool repeated = false;
 };
 
 // The latest upload of one node, with how many it has made.
@@ -41,11 +52,22 @@ struct NodeState {
   std::string verdict;
   std::vector<std::string> failing;
   int64_t uploads = 0;
+  double retired = 0;  // Unix seconds when it was retired; 0 while it is in the fleet
 };
 
 struct NodeFilter {
   std::string verdict;   // "" for any
   std::string hardware;  // "" for any
+  bool retired = false;  // false: the nodes in the fleet; true: the retired ones
+};
+
+// A new verdict for a stored upload (a learn judges every node's latest upload again).
+struct Verdict {
+  int64_t upload = 0;  // Upload::id
+  std::string verdict;
+  int64_t criteria_version = 0;
+  std::vector<std::string> failing;
+  std::string findings;
 };
 
 struct CriteriaVersion {
@@ -81,19 +103,34 @@ class Store {
  public:
   virtual ~Store() = default;
 
-  // Stores the uploads in one durable step and assigns their ids; all or none. Callers on many
-  // threads are committed together (group commit), each told its own outcome.
+  // Stores the uploads in one durable step and assigns their ids; all or none. An upload whose
+  // key is stored already is not stored again: it comes back `repeated`, with the stored
+  // upload's id and verdict. A node's new upload brings it back into the fleet if it was
+  // retired. Callers on many threads are committed together (group commit), each told its own
+  // outcome.
   virtual Status PutUploads(std::vector<Upload>& uploads) = 0;
   // Every node's latest state that passes the filter, ordered by node name.
   virtual Result<std::vector<NodeState>> Nodes(const NodeFilter& filter) = 0;
-  // One node's state; NotFound when it never uploaded.
+  // One node's state, retired or not; NotFound when it never uploaded.
   virtual Result<NodeState> Node(std::string_view node) = 0;
   // A node's uploads, newest first, at most `limit`; documents included only when asked.
   virtual Result<std::vector<Upload>> History(std::string_view node, size_t limit,
                                               bool with_documents) = 0;
-  // The flat summary line of every node's latest upload, ordered by node: what criteria are
-  // learned from.
-  virtual Result<std::vector<std::string>> LatestRows() = 0;
+  // The latest upload of every node in the fleet (retired nodes left out), ordered by node, with
+  // id, node, hardware, start time, verdict and row: what criteria are learned from and what a
+  // learn judges again. No documents.
+  virtual Result<std::vector<Upload>> LatestUploads() = 0;
+  // Replaces the verdicts of stored uploads in one durable step; a node's latest state follows
+  // when the upload is still its latest. NotFound (nothing written) for an id not stored.
+  virtual Status PutVerdicts(const std::vector<Verdict>& verdicts) = 0;
+
+  // Takes a node out of the fleet (node lists, learning, metrics) at `when` (Unix seconds); its
+  // history stays readable, and its next upload brings it back. Retiring a retired node keeps
+  // the first time. NotFound when it never uploaded.
+  virtual Status RetireNode(std::string_view node, double when) = 0;
+  // Gives a node and its history another name. NotFound when `from` never uploaded;
+  // InvalidArgument when `to` is a node already (retired or not).
+  virtual Status RenameNode(std::string_view from, std::string_view to) = 0;
 
   // Stores new criteria as the next version and returns it.
   virtual Result<int64_t> PutCriteria(const CriteriaVersion& criteria) = 0;
@@ -107,7 +144,13 @@ class Store {
   // The newest alerts that pass the filter, newest first.
   virtual Result<std::vector<StoredAlert>> Alerts(const AlertFilter& filter) = 0;
 
+  // Nodes counts those in the fleet (not retired).
   virtual Result<StoreCounts> Counts() = 0;
+
+  // OK while the store can write: Unavailable once its database was deleted, replaced or
+  // truncated under it (then every write fails the same way until a restart), IoError when it
+  // cannot tell.
+  virtual Status Health() = 0;
 };
 
 }  // namespace vigil::store

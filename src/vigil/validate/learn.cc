@@ -1,6 +1,7 @@
 #include "vigil/validate/learn.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -168,7 +169,9 @@ std::vector<std::pair<std::string, std::vector<size_t>>> NodesByHardware(const F
   return out;
 }
 
-Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
+Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
+                              std::vector<LeftOutClass>* left_out) {
+  const size_t left_before = left_out != nullptr ? left_out->size() : 0;
   LearnedCriteria out;
   out.threshold = o.threshold;
   out.resolution = o.resolution;
@@ -176,9 +179,17 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
   std::vector<double> xs, scratch;
   for (const auto& [hardware, nodes] : NodesByHardware(t)) {
     if (nodes.size() < o.min_nodes) {
-      return Status::InvalidArgument(
-          fmt::format("hardware class {} has {} node{}, fewer than the {} needed to learn from",
-                      Quote(hardware), nodes.size(), nodes.size() == 1 ? "" : "s", o.min_nodes));
+      std::string reason = fmt::format("{} node{}, fewer than the {} needed to learn from",
+                                       nodes.size(), nodes.size() == 1 ? "" : "s", o.min_nodes);
+      if (left_out == nullptr) {
+        return Status::InvalidArgument(
+            fmt::format("hardware class {} has {}", Quote(hardware), reason));
+      }
+      LeftOutClass& l = left_out->emplace_back();
+      l.hardware = hardware;
+      for (size_t i : nodes) l.nodes.push_back(t.node(i));
+      l.reason = std::move(reason);
+      continue;
     }
     ClassModel cm;
     cm.hardware = hardware;
@@ -254,7 +265,19 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o) {
     }
     out.classes.push_back(std::move(cm));
   }
-  if (out.classes.empty()) return Status::InvalidArgument("no nodes to learn from");
+  if (out.classes.empty()) {
+    if (left_out == nullptr || left_out->size() == left_before) {
+      return Status::InvalidArgument("no nodes to learn from");
+    }
+    std::vector<std::string> classes;
+    for (size_t k = left_before; k < left_out->size(); ++k) {
+      classes.push_back(
+          fmt::format("{} ({})", Quote((*left_out)[k].hardware), (*left_out)[k].nodes.size()));
+    }
+    return Status::InvalidArgument(
+        fmt::format("no hardware class has the {} nodes needed to learn from: {}", o.min_nodes,
+                    fmt::join(classes, ", ")));
+  }
   return out;
 }
 

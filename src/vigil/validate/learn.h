@@ -66,8 +66,21 @@ struct LearnOptions {
   size_t min_nodes = 5;  // a class with fewer nodes is an error: too few to learn from
 };
 
-// Learns criteria from a fleet table (one or several files appended).
-Result<LearnedCriteria> Learn(const FleetTable& table, const LearnOptions& options);
+// A hardware class that Learn left out, and why.
+struct LeftOutClass {
+  std::string hardware;
+  std::vector<std::string> nodes;  // in table order
+  std::string reason;
+};
+
+// Learns criteria from a fleet table (one or several files appended), each hardware class on its
+// own. A class with fewer than options.min_nodes nodes is an error (InvalidArgument naming it)
+// when `left_out` is null; otherwise it is left out of the criteria and appended to *left_out,
+// and only a table without any class to learn from is an error. `vigil learn` insists on every
+// class; the fleet service must not let one odd node (one that lost a GPU reports a class of
+// its own) stop the whole fleet's learning.
+Result<LearnedCriteria> Learn(const FleetTable& table, const LearnOptions& options,
+                              std::vector<LeftOutClass>* left_out = nullptr);
 
 Json CriteriaToJson(const LearnedCriteria& criteria);
 // InvalidArgument "<source>: ..." for another schema or version, or a malformed file.

@@ -334,6 +334,37 @@ TEST(LearnTest, TooFewNodesInAClassIsAnError) {
   EXPECT_NE(c.status().message().find("fewer than the 5 needed"), std::string::npos);
 }
 
+// With somewhere to report them, classes too small to learn from are left out and the others
+// learned; only a fleet with nothing to learn from fails.
+TEST(LearnTest, ClassesTooSmallAreLeftOutWhenTheCallerTakesThem) {
+  const GeneratedFleet g = HealthyA100Fleet(20, FleetGenOptions{}.noisy_rate);
+  std::vector<FleetRow> rows = g.rows;
+  FleetRow lost = rows[4];
+  lost.node = "lost-a-gpu";
+  lost.hardware = "7x " + lost.hardware;
+  rows.push_back(lost);
+  const FleetTable t = TableOfRows(rows, "fleet");
+  ASSERT_FALSE(Learn(t, LearnOptions{}).ok());
+  std::vector<LeftOutClass> left_out;
+  Result<LearnedCriteria> c = Learn(t, LearnOptions{}, &left_out);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->classes.size(), 1u);
+  EXPECT_EQ(c->classes[0].nodes, 20u);
+  ASSERT_EQ(left_out.size(), 1u);
+  EXPECT_EQ(left_out[0].hardware, lost.hardware);
+  EXPECT_EQ(left_out[0].nodes, std::vector<std::string>{"lost-a-gpu"});
+  EXPECT_EQ(left_out[0].reason, "1 node, fewer than the 5 needed to learn from");
+
+  left_out.clear();
+  Result<LearnedCriteria> none = Learn(TableOfRows({lost}, "one"), LearnOptions{}, &left_out);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("no hardware class has the 5 nodes needed to learn "
+                                         "from: \"7x "),
+            std::string::npos)
+      << none.status().message();
+}
+
 TEST(LearnTest, FailedAndMissingBenchmarksAreOneFindingEach) {
   const GeneratedFleet g = HealthyA100Fleet(100, FleetGenOptions{}.noisy_rate);
   const LearnedCriteria c = *Learn(TableOf(g), LearnOptions{});
