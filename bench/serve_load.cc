@@ -31,6 +31,7 @@
 #include "vigil/server/http.h"
 #include "vigil/server/service.h"
 #include "vigil/store/sqlite_store.h"
+#include "vigil/testing/raw_connection.h"
 #include "vigil/testing/temp_dir.h"
 #include "vigil/validate/fleet_gen.h"
 
@@ -178,6 +179,11 @@ int main(int argc, char** argv) {
   bool fresh = false;
   app.add_flag("--connection-per-upload", fresh,
                "Open a connection for each upload, as nodes reporting once per run do");
+  int idle = 0;
+  app.add_option("--idle-connections", idle,
+                 "Hold this many connections open during the load, half of them silent and half "
+                 "stopped in the middle of a request head, and probe GET /healthz every 20 ms (the "
+                 "server's --header-timeout must outlast the run)");
   bool soak = false;
   std::string db;
   app.add_flag("--soak", soak,
@@ -213,7 +219,11 @@ int main(int argc, char** argv) {
     service = std::make_unique<server::FleetService>(*st, SystemClock(), validate::LearnOptions{});
     api = std::make_unique<server::Api>(*service, server::ApiOptions{.token = token});
     http = std::make_unique<server::HttpServer>(
-        *api, server::HttpOptions{"127.0.0.1", 0, std::max(32, connections * 2), 64 << 20});
+        *api, server::HttpOptions{.host = "127.0.0.1",
+                                  .port = 0,
+                                  .threads = std::max(32, connections * 2),
+                                  .max_body = 64 << 20,
+                                  .header_timeout_s = idle > 0 ? 3600.0 : 10.0});
     url = fmt::format("http://127.0.0.1:{}", *http->Bind());
     listener = std::thread([&] { http->Serve(); });
     fmt::print("server: in-process, {} threads, sync {}\n", std::max(32, connections * 2), sync);
@@ -260,12 +270,35 @@ int main(int argc, char** argv) {
     return 3;
   }
   const std::vector<std::string> docs = Documents(fleet);
+  std::atomic<int64_t> errors{0};
+
+  std::vector<std::unique_ptr<testing::RawConnection>> held;
+  const int port = std::stoi(url.substr(url.rfind(':') + 1));
+  for (int i = 0; i < idle; ++i) {
+    held.push_back(std::make_unique<testing::RawConnection>(port));
+    if (i % 2) held.back()->Send("GET /healthz HTTP/1.1\r\nHost: 127");
+  }
+  if (idle > 0) fmt::print("holding {} idle or half-head connections\n", idle);
+  std::atomic<bool> loaded{false};
+  std::vector<double> health_ms;
+  std::thread prober;
+  if (idle > 0) {
+    prober = std::thread([&] {
+      while (!loaded.load()) {
+        httplib::Client probe(url);
+        const auto t0 = Steady::now();
+        auto res = probe.Get("/healthz");
+        if (!res || res->status != 200) ++errors;
+        health_ms.push_back(std::chrono::duration<double, std::milli>(Steady::now() - t0).count());
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
 
   // Open loop: request k of connection c is due at start + (k * connections + c) / rate.
   const auto start = Steady::now() + std::chrono::milliseconds(100);
   const auto total = static_cast<int64_t>(rate * seconds);
   std::vector<std::vector<double>> latency(static_cast<size_t>(connections));
-  std::atomic<int64_t> errors{0};
   std::vector<std::thread> clients;
   for (int c = 0; c < connections; ++c) {
     clients.emplace_back([&, c] {
@@ -283,6 +316,15 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& t : clients) t.join();
+  loaded = true;
+  if (prober.joinable()) {
+    prober.join();
+    std::sort(health_ms.begin(), health_ms.end());
+    fmt::print("GET /healthz during the load: {} probes, ms p50 {:.2f} p99 {:.2f} max {:.2f}\n",
+               health_ms.size(), stats::Quantile(health_ms, 0.5), stats::Quantile(health_ms, 0.99),
+               health_ms.back());
+  }
+  held.clear();
   const double took = std::chrono::duration<double>(Steady::now() - start).count();
   std::vector<double> all;
   for (const auto& l : latency) all.insert(all.end(), l.begin(), l.end());
