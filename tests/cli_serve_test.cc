@@ -17,11 +17,11 @@
 #include <string>
 #include <thread>
 
+#include "serve_process.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
 #include "vigil/testing/temp_dir.h"
-#include "serve_process.h"
 #include "vigil_process.h"
 
 namespace vigil {

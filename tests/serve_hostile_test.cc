@@ -46,12 +46,13 @@ TEST(ServeHostileTest, HealthChecksAndUploadsAreServedThroughAnAttack) {
   getrlimit(RLIMIT_NOFILE, &files);
   files.rlim_cur = std::min<rlim_t>(files.rlim_max, 4096);
   setrlimit(RLIMIT_NOFILE, &files);
-  if (files.rlim_cur < 1200) GTEST_SKIP() << "needs 1,200 open files, the limit is " << files.rlim_cur;
+  if (files.rlim_cur < 1200)
+    GTEST_SKIP() << "needs 1,200 open files, the limit is " << files.rlim_cur;
 
   testing::TempDir dir;
-  ServeProcess server(dir, dir.File("fleet.db"),
-                      {"--max-body-mb", "1", "--sync", "normal", "--access-log",
-                       dir.File("access.log")});
+  ServeProcess server(
+      dir, dir.File("fleet.db"),
+      {"--max-body-mb", "1", "--sync", "normal", "--access-log", dir.File("access.log")});
   ASSERT_GT(server.port(), 0);
   const int port = server.port();
 
@@ -88,8 +89,7 @@ TEST(ServeHostileTest, HealthChecksAndUploadsAreServedThroughAnAttack) {
     }
   }));
   attackers.push_back(attack("60 MB without the token", [&](RawConnection& c) {
-    c.Send(
-        "POST /api/v1/results HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 60000000\r\n\r\n");
+    c.Send("POST /api/v1/results HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 60000000\r\n\r\n");
     const std::string part(1 << 20, '{');
     for (int i = 0; i < 60 && c.Send(part); ++i) {
     }

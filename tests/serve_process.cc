@@ -16,8 +16,9 @@ ServeProcess::ServeProcess(const TempDir& dir, const std::string& db,
     : port_file_(dir.File("port")) {
   std::filesystem::remove(port_file_);
   if (!WriteFileAtomic(dir.File("token"), kServeToken).ok()) return;
-  std::vector<std::string> args = {"serve",       "--db",     db, "--listen", "127.0.0.1:0",
-                                   "--port-file", port_file_, "--token-file", dir.File("token")};
+  std::vector<std::string> args = {"serve",    "--db",         db,
+                                   "--listen", "127.0.0.1:0",  "--port-file",
+                                   port_file_, "--token-file", dir.File("token")};
   args.insert(args.end(), extra.begin(), extra.end());
   process_ = std::make_unique<VigilProcess>(args);
   for (int i = 0; i < 200; ++i) {

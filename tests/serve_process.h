@@ -18,7 +18,8 @@ class ServeProcess {
  public:
   // Starts `vigil serve --db db` with the token in dir/token and `extra` flags; port() is -1
   // when it did not start listening within 5 s.
-  ServeProcess(const TempDir& dir, const std::string& db, const std::vector<std::string>& extra = {});
+  ServeProcess(const TempDir& dir, const std::string& db,
+               const std::vector<std::string>& extra = {});
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   VigilProcess& process() { return *process_; }

@@ -27,11 +27,11 @@ TEST(ServeTlsTest, ReportsOverMutualTlsAndRefusesWhatIsNotTrusted) {
   ASSERT_TRUE(
       WriteFileAtomic(dir.File("n1.jsonl"), "{\"node\": \"n1\", \"cpu-stream/triad_gbps\": 100}\n")
           .ok());
-  const std::vector<std::string> send = {"report", dir.File("n1.jsonl"), "--report", url,
-                                         "--token-file", dir.File("token")};
-  const std::vector<std::string> trust = {"--ca-file", dir.File("ca.pem"), "--client-cert",
-                                          dir.File("client.pem"), "--client-key",
-                                          dir.File("client.key")};
+  const std::vector<std::string> send = {"report", dir.File("n1.jsonl"), "--report",
+                                         url,      "--token-file",       dir.File("token")};
+  const std::vector<std::string> trust = {"--ca-file",     dir.File("ca.pem"),
+                                          "--client-cert", dir.File("client.pem"),
+                                          "--client-key",  dir.File("client.key")};
   std::vector<std::string> args = send;
   args.insert(args.end(), trust.begin(), trust.end());
   testing::ProcessResult r = RunVigil(args);
@@ -44,8 +44,8 @@ TEST(ServeTlsTest, ReportsOverMutualTlsAndRefusesWhatIsNotTrusted) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   // The system's CAs do not know the test CA: the server's certificate is refused.
   args = send;
-  args.insert(args.end(), {"--client-cert", dir.File("client.pem"), "--client-key",
-                           dir.File("client.key")});
+  args.insert(args.end(),
+              {"--client-cert", dir.File("client.pem"), "--client-key", dir.File("client.key")});
   r = RunVigil(args);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   // TLS flags with an http:// URL are a usage error.
@@ -61,8 +61,8 @@ TEST(ServeTlsTest, ReportsOverMutualTlsAndRefusesWhatIsNotTrusted) {
   auto denied = c.Get("/api/v1/nodes");
   ASSERT_TRUE(denied);
   EXPECT_EQ(denied->status, 401);
-  auto nodes = c.Get("/api/v1/nodes", {{"Authorization", std::string("Bearer ") +
-                                                             testing::kServeToken}});
+  auto nodes =
+      c.Get("/api/v1/nodes", {{"Authorization", std::string("Bearer ") + testing::kServeToken}});
   ASSERT_TRUE(nodes);
   EXPECT_EQ(nodes->status, 200);
   EXPECT_NE(nodes->body.find("\"node\":\"n1\""), std::string::npos) << nodes->body;

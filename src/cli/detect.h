@@ -30,8 +30,8 @@ struct DetectOptions {
   std::string grace = "15s";
   std::string cooldown = "30m";
   bool json = false;
-  std::string report;      // fleet service (vigil serve) to post alerts to
-  std::string token_file;  // --report: its bearer token
+  std::string report;               // fleet service (vigil serve) to post alerts to
+  std::string token_file;           // --report: its bearer token
   telemetry::TlsClientOptions tls;  // https:// --prometheus and --report
 };
 

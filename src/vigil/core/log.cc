@@ -63,8 +63,8 @@ Status LogToFile(const std::string& path) {
   if (g_sink != nullptr) return g_sink->Open(path);
   auto sink = std::make_shared<SwitchableSink>();
   VIGIL_RETURN_IF_ERROR(sink->Open(path));
-  sink->set_formatter(std::make_unique<spdlog::pattern_formatter>(
-      "%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc));
+  sink->set_formatter(std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%eZ %l %v",
+                                                                  spdlog::pattern_time_type::utc));
   auto logger = std::make_shared<spdlog::logger>("vigil-file", sink);
   logger->set_level(spdlog::default_logger()->level());
   spdlog::set_default_logger(logger);

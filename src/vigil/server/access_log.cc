@@ -41,7 +41,7 @@ std::string FormatAccessEntry(const AccessEntry& e) {
 }
 
 Result<std::unique_ptr<AccessLog>> AccessLog::Open(std::string path) {
-  VIGIL_ASSIGN_OR_RETURN(FILE* f, OpenForAppend(path));
+  VIGIL_ASSIGN_OR_RETURN(FILE * f, OpenForAppend(path));
   return std::unique_ptr<AccessLog>(new AccessLog(std::move(path), f));
 }
 
@@ -52,8 +52,8 @@ AccessLog::~AccessLog() {
 void AccessLog::Write(const AccessEntry& e) {
   const std::string line = FormatAccessEntry(e);
   std::lock_guard lock(mu_);
-  const bool ok = std::fwrite(line.data(), 1, line.size(), file_) == line.size() &&
-                  std::fflush(file_) == 0;
+  const bool ok =
+      std::fwrite(line.data(), 1, line.size(), file_) == line.size() && std::fflush(file_) == 0;
   if (!ok && !write_failed_) {
     spdlog::error("cannot write the access log {}: {}", path_, std::strerror(errno));
   }
@@ -62,7 +62,7 @@ void AccessLog::Write(const AccessEntry& e) {
 
 Status AccessLog::Reopen() {
   if (path_ == "-") return Status::Ok();
-  VIGIL_ASSIGN_OR_RETURN(FILE* f, OpenForAppend(path_));
+  VIGIL_ASSIGN_OR_RETURN(FILE * f, OpenForAppend(path_));
   std::lock_guard lock(mu_);
   std::fclose(file_);
   file_ = f;

@@ -17,7 +17,7 @@
 namespace vigil::server {
 
 struct AccessEntry {
-  double time = 0;  // Unix seconds when the request's head arrived
+  double time = 0;          // Unix seconds when the request's head arrived
   std::string_view client;  // address:port
   std::string_view method;
   std::string_view path;  // decoded, without the query

@@ -55,7 +55,7 @@ TEST(AccessLogTest, AppendsAndReopensAfterRotation) {
   ASSERT_TRUE(log.ok()) << log.status().message();
   (*log)->Write(Entry());
   ASSERT_EQ(std::rename(path.c_str(), (path + ".1").c_str()), 0);  // logrotate's move
-  (*log)->Write(Entry());  // still into the moved file
+  (*log)->Write(Entry());                                          // still into the moved file
   ASSERT_TRUE((*log)->Reopen().ok());
   (*log)->Write(Entry());
   const std::string rotated = *ReadFile(path + ".1");

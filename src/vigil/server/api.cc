@@ -546,8 +546,7 @@ Response Api::NodePage(std::string_view node) {
   Result<std::vector<store::Upload>> history = service_.store().History(node, 100, false);
   if (!history.ok()) return StatusResponse(history.status());
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
-  return HtmlPage(
-      RenderNodePage(*state, *history, active.get(), service_.clock().WallSeconds()));
+  return HtmlPage(RenderNodePage(*state, *history, active.get(), service_.clock().WallSeconds()));
 }
 
 }  // namespace vigil::server

@@ -99,7 +99,7 @@ class Api {
   const ApiOptions options_;
   std::mutex counts_mu_;
   std::map<std::pair<std::string, int>, int64_t> counts_;  // (route, status) -> responses
-  std::map<std::string, int64_t> auth_failures_;            // reason -> count; by counts_mu_
+  std::map<std::string, int64_t> auth_failures_;           // reason -> count; by counts_mu_
   ConnectionCounters connections_;
 };
 

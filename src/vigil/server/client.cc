@@ -29,9 +29,9 @@ ReportClient::ReportClient(std::string url, std::string prefix, std::string toke
 
 ReportClient::~ReportClient() = default;
 
-Result<std::unique_ptr<ReportClient>> ReportClient::Create(
-    const std::string& url, std::string token, double timeout_s,
-    const telemetry::TlsClientOptions& tls) {
+Result<std::unique_ptr<ReportClient>> ReportClient::Create(const std::string& url,
+                                                           std::string token, double timeout_s,
+                                                           const telemetry::TlsClientOptions& tls) {
   VIGIL_ASSIGN_OR_RETURN(telemetry::HttpTarget t,
                          telemetry::ConnectHttp(url, "--report", timeout_s, tls));
   return std::unique_ptr<ReportClient>(

@@ -22,9 +22,9 @@ namespace vigil::server {
 class ReportClient {
  public:
   // `url` is the server's base, http[s]://host:port; `token` may be empty (an insecure server).
-  static Result<std::unique_ptr<ReportClient>> Create(
-      const std::string& url, std::string token, double timeout_s = 30,
-      const telemetry::TlsClientOptions& tls = {});
+  static Result<std::unique_ptr<ReportClient>> Create(const std::string& url, std::string token,
+                                                      double timeout_s = 30,
+                                                      const telemetry::TlsClientOptions& tls = {});
   ~ReportClient();
 
   // POSTs a body to /api/v1/results and returns the server's answer. Unavailable when the server

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <malloc.h>
 #include <netdb.h>
-#include <sys/resource.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -263,10 +263,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
     Lowest().expires_after(
         Seconds(first_ ? server_.options.header_timeout_s : server_.options.idle_timeout_s));
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                              self->OnHead(ec);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHead(ec); });
   }
 
   void OnHead(beast::error_code ec) {
@@ -274,8 +273,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     received_ = WallNow();
     first_ = false;
     if (ec == http::error::header_limit) {
-      return Refuse(431, fmt::format("request head over {} bytes",
-                                     server_.options.max_header_bytes));
+      return Refuse(431,
+                    fmt::format("request head over {} bytes", server_.options.max_header_bytes));
     }
     if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
         ec != http::error::end_of_stream) {
@@ -301,8 +300,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
                              ? std::string("HTTP/1.1 requests need a Host header")
                              : fmt::format("this server does not answer to Host {}; start it "
                                            "with --allowed-host {} if it should",
-                                           std::string(host->value()),
-                                           std::string(host->value())));
+                                           std::string(host->value()), std::string(host->value())));
     }
     if (head.find(http::field::range) != head.end()) {
       return Refuse(416, "Range requests are not served: every answer is whole");
@@ -323,8 +321,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       auto go_on = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
                                                                       head.version());
       return http::async_write(
-          stream_, *go_on,
-          [self = this->shared_from_this(), go_on](beast::error_code wec, size_t) {
+          stream_, *go_on, [self = this->shared_from_this(), go_on](beast::error_code wec, size_t) {
             if (wec) return self->Failed(wec, "100 Continue");
             self->ReadBody();
           });
@@ -387,14 +384,14 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       res->prepare_payload();
     }
     Lowest().expires_after(Seconds(server_.options.body_timeout_s));
-    http::async_write(stream_, *res,
-                      [self = this->shared_from_this(), res, size, close](beast::error_code ec,
-                                                                           size_t) {
-                        self->Log(res->result_int(), size);
-                        if (ec) return self->Failed(ec, "response");
-                        if (close) return self->Close();
-                        self->ReadHead();
-                      });
+    http::async_write(
+        stream_, *res,
+        [self = this->shared_from_this(), res, size, close](beast::error_code ec, size_t) {
+          self->Log(res->result_int(), size);
+          if (ec) return self->Failed(ec, "response");
+          if (close) return self->Close();
+          self->ReadHead();
+        });
   }
 
   void Log(unsigned status, size_t bytes_out) {
@@ -468,7 +465,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 Status TlsContext(const TlsOptions& o, std::optional<ssl::context>& out) {
   if (o.cert_file.empty() && o.key_file.empty()) return Status::Ok();
   if (o.cert_file.empty() || o.key_file.empty()) {
-    return Status::InvalidArgument("TLS needs both a certificate (--tls-cert) and its key (--tls-key)");
+    return Status::InvalidArgument(
+        "TLS needs both a certificate (--tls-cert) and its key (--tls-key)");
   }
   out.emplace(ssl::context::tls_server);
   ssl::context& c = *out;
@@ -518,8 +516,8 @@ Result<int> HttpServer::Impl::Bind() {
   beast::error_code ec;
   const asio::ip::address address = asio::ip::make_address(options.host, ec);
   const auto fail = [&](std::string_view what) {
-    return Status::IoError(fmt::format("cannot listen on {}:{}: {}: {}", options.host,
-                                       options.port, what, ec.message()));
+    return Status::IoError(fmt::format("cannot listen on {}:{}: {}: {}", options.host, options.port,
+                                       what, ec.message()));
   };
   if (ec) return fail("not an IP address");
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(options.port));
@@ -544,12 +542,11 @@ void HttpServer::Impl::Accept() {
       socket.set_option(tcp::no_delay(true), ignored);
       const tcp::endpoint peer = socket.remote_endpoint(ignored);
       std::string client = fmt::format("{}:{}", peer.address().to_string(), peer.port());
-      const bool full = api.connections().open.load() >=
-                        static_cast<int64_t>(options.max_connections);
+      const bool full =
+          api.connections().open.load() >= static_cast<int64_t>(options.max_connections);
       if (tls && !full) {
         std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
-            *this, beast::ssl_stream<beast::tcp_stream>(std::move(socket), *tls),
-            std::move(client))
+            *this, beast::ssl_stream<beast::tcp_stream>(std::move(socket), *tls), std::move(client))
             ->Start();
       } else {
         // At the cap, a TLS client gets its 503 in cleartext: it reads a failed handshake, which

@@ -39,15 +39,15 @@ struct TlsOptions {
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;                 // 0: any free port
-  int threads = 32;                // requests handled at once (uploads are committed together)
-  size_t max_body = 64 << 20;      // bytes, any transfer encoding
-  size_t max_connections = 4096;   // open at once; more get 503
+  int port = 8080;                // 0: any free port
+  int threads = 32;               // requests handled at once (uploads are committed together)
+  size_t max_body = 64 << 20;     // bytes, any transfer encoding
+  size_t max_connections = 4096;  // open at once; more get 503
   size_t max_header_bytes = 16 << 10;
   size_t max_headers = 100;
-  double header_timeout_s = 10;    // TLS handshake, and a request head from its first byte
-  double idle_timeout_s = 30;      // a kept-alive connection waiting for its next request
-  double body_timeout_s = 120;     // a request body
+  double header_timeout_s = 10;  // TLS handshake, and a request head from its first byte
+  double idle_timeout_s = 30;    // a kept-alive connection waiting for its next request
+  double body_timeout_s = 120;   // a request body
   std::vector<std::string> allowed_hosts{};  // Host names accepted besides IP literals, localhost
   TlsOptions tls{};
   AccessLog* access_log = nullptr;  // one line per request when set

@@ -157,8 +157,7 @@ TEST_F(HttpTest, RefusesWithoutTheTokenBeforeReadingTheBody) {
   EXPECT_EQ(r.rfind("HTTP/1.1 401", 0), 0u) << r;
   EXPECT_LT(std::chrono::duration<double>(Steady::now() - t0).count(), 3.0);
   const std::string metrics = Exchange(Get("/metrics"));
-  EXPECT_NE(metrics.find("vigil_http_auth_failures_total{reason=\"missing\"} 1"),
-            std::string::npos)
+  EXPECT_NE(metrics.find("vigil_http_auth_failures_total{reason=\"missing\"} 1"), std::string::npos)
       << metrics;
 }
 
@@ -192,10 +191,9 @@ TEST_F(HttpTest, RefusesRangeHeaderFloodsAndForeignHosts) {
   EXPECT_EQ(Exchange(Get("/healthz", "X-Big: " + std::string(8000, 'a') + "\r\n"))
                 .rfind("HTTP/1.1 431", 0),
             0u);
-  EXPECT_EQ(
-      Exchange("GET / HTTP/1.1\r\nHost: rebind.evil.example\r\nConnection: close\r\n\r\n")
-          .rfind("HTTP/1.1 421", 0),
-      0u);
+  EXPECT_EQ(Exchange("GET / HTTP/1.1\r\nHost: rebind.evil.example\r\nConnection: close\r\n\r\n")
+                .rfind("HTTP/1.1 421", 0),
+            0u);
   EXPECT_EQ(Exchange("GET / HTTP/1.1\r\nConnection: close\r\n\r\n").rfind("HTTP/1.1 421", 0), 0u);
   EXPECT_EQ(Exchange("NONSENSE\r\n\r\n").rfind("HTTP/1.1 400", 0), 0u);
   EXPECT_EQ(Exchange(Get("/nodes/a%zz")).rfind("HTTP/1.1 400", 0), 0u);
@@ -254,10 +252,10 @@ TEST_F(HttpTest, ExpectContinueIsAnsweredAfterTheToken) {
   Start();
   const std::string body = "not json";
   Raw c(port_);
-  c.Send(fmt::format(
-      "POST /api/v1/results HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\n"
-      "Expect: 100-continue\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-      kToken, body.size()));
+  c.Send(
+      fmt::format("POST /api/v1/results HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\n"
+                  "Expect: 100-continue\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                  kToken, body.size()));
   std::string r = c.ReadUntilClosed(0.5);
   EXPECT_EQ(r.rfind("HTTP/1.1 100", 0), 0u) << r;
   c.Send(body);
@@ -266,7 +264,8 @@ TEST_F(HttpTest, ExpectContinueIsAnsweredAfterTheToken) {
 }
 
 TEST_F(HttpTest, ServesTlsAndCanRequireClientCertificates) {
-  if (!testing::MakeTestCertificates(dir_.path())) GTEST_SKIP() << "the openssl command could not make certificates";
+  if (!testing::MakeTestCertificates(dir_.path()))
+    GTEST_SKIP() << "the openssl command could not make certificates";
   Start({.tls = {dir_.File("server.pem"), dir_.File("server.key"), dir_.File("ca.pem")}});
   {
     httplib::SSLClient c("127.0.0.1", port_, dir_.File("client.pem"), dir_.File("client.key"));

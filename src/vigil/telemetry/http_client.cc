@@ -16,13 +16,13 @@ Result<HttpTarget> ConnectHttp(const std::string& url, std::string_view flag, do
   const bool https = url.rfind("https://", 0) == 0;
   const size_t host_at = https ? 8 : 7;
   if ((!https && url.rfind("http://", 0) != 0) || url.size() == host_at || url[host_at] == '/') {
-    return Status::InvalidArgument(
-        fmt::format("{}: {} is not an http://host:port or https://host:port URL", flag, Quote(url)));
+    return Status::InvalidArgument(fmt::format(
+        "{}: {} is not an http://host:port or https://host:port URL", flag, Quote(url)));
   }
   if (!https && !(tls.ca_file.empty() && tls.cert_file.empty() && tls.key_file.empty())) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: {} is http://: --ca-file, --client-cert and --client-key are for https://", flag,
-        Quote(url)));
+    return Status::InvalidArgument(
+        fmt::format("{}: {} is http://: --ca-file, --client-cert and --client-key are for https://",
+                    flag, Quote(url)));
   }
   if (tls.cert_file.empty() != tls.key_file.empty()) {
     return Status::InvalidArgument("--client-cert and --client-key go together");

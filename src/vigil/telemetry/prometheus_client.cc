@@ -15,8 +15,9 @@ PrometheusClient::PrometheusClient(std::string url, std::string prefix,
 
 PrometheusClient::~PrometheusClient() = default;
 
-Result<std::unique_ptr<PrometheusClient>> PrometheusClient::Create(
-    const std::string& url, double timeout_s, const TlsClientOptions& tls) {
+Result<std::unique_ptr<PrometheusClient>> PrometheusClient::Create(const std::string& url,
+                                                                   double timeout_s,
+                                                                   const TlsClientOptions& tls) {
   VIGIL_ASSIGN_OR_RETURN(HttpTarget t, ConnectHttp(url, "--prometheus", timeout_s, tls));
   return std::unique_ptr<PrometheusClient>(
       new PrometheusClient(url, std::move(t.prefix), std::move(t.client)));

@@ -34,9 +34,8 @@ bool RawConnection::Send(std::string_view data) {
 
 std::string RawConnection::ReadUntilClosed(double timeout_s) {
   using Steady = std::chrono::steady_clock;
-  const Steady::time_point end =
-      Steady::now() +
-      std::chrono::duration_cast<Steady::duration>(std::chrono::duration<double>(timeout_s));
+  const Steady::time_point end = Steady::now() + std::chrono::duration_cast<Steady::duration>(
+                                                     std::chrono::duration<double>(timeout_s));
   std::string out;
   char buf[4096];
   while (Steady::now() < end) {
