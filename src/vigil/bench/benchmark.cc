@@ -80,9 +80,9 @@ Result<double> ParseParamValue(ParamKind kind, std::string_view value) {
   constexpr Bounds kBytesBounds{.lo = 0, .hi = 17592186044416.0};  // 16 TiB
   constexpr Bounds kSecondsBounds{.lo = 0, .hi = 86400, .seconds = true};
   const Bounds bounds = kind == ParamKind::kInt       ? kIntBounds
-                         : kind == ParamKind::kBytes   ? kBytesBounds
-                         : kind == ParamKind::kSeconds ? kSecondsBounds
-                                                       : Bounds{.lo = 0, .hi = 1};
+                        : kind == ParamKind::kBytes   ? kBytesBounds
+                        : kind == ParamKind::kSeconds ? kSecondsBounds
+                                                      : Bounds{.lo = 0, .hi = 1};
   if (!bounds.Contains(v * multiplier)) {
     return Status::InvalidArgument(DescribeOutside(v * multiplier, bounds, value));
   }
