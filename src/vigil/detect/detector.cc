@@ -186,7 +186,11 @@ void Detector::Rule(const telemetry::Point& p) {
       break;
     case SignalRole::kXid: {
       const double code = std::round(p.value);
-      const bool fatal = std::find(o_.fatal_xids.begin(), o_.fatal_xids.end(),
+      // XID codes are small; a value beyond int (a broken exporter, a scale) matches none, and
+      // converting it to int would be undefined.
+      constexpr double kMaxXid = 1 << 20;
+      const bool fatal = code >= 0 && code <= kMaxXid &&
+                         std::find(o_.fatal_xids.begin(), o_.fatal_xids.end(),
                                    static_cast<int>(code)) != o_.fatal_xids.end();
       if (code != r.xid && fatal) alert(fmt::format("xid {}", code), p.time, code);
       r.xid = code;

@@ -158,6 +158,18 @@ TEST(DetectorTest, FastPathRules) {
   EXPECT_EQ(alerts[3].kind, "rule");
 }
 
+// Found by telemetry_csv_fuzz: an XID of 8.9e13 was converted to int (undefined behaviour). A
+// value no XID has matches no fatal code and raises nothing.
+TEST(DetectorTest, XidBeyondAnyCodeRaisesNothing) {
+  Harness h;
+  for (int t = 0; t < 20; ++t) {
+    for (int m = 0; m < 4; ++m) {
+      h.Feed(t, m, "DCGM_FI_DEV_XID_ERRORS", 0, m == 0 && t >= 10 ? 8.9e13 : (m == 1 ? -3e9 : 0));
+    }
+  }
+  EXPECT_TRUE(h.Finish().empty());
+}
+
 TEST(DetectorTest, PcieGenerationMustStayLowForTheHold) {
   DetectorOptions o;
   o.gen_hold = 30;
