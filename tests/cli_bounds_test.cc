@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "vigil/core/file.h"
+#include "vigil/testing/fifo.h"
 #include "vigil/testing/temp_dir.h"
 #include "vigil_process.h"
 
@@ -32,11 +33,6 @@ ProcessResult RunTimed(const std::vector<std::string>& args, double* seconds) {
   ProcessResult r = RunVigil(args);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
-}
-
-mode_t TypeOf(const std::string& path) {
-  struct stat st {};
-  return lstat(path.c_str(), &st) == 0 ? st.st_mode & S_IFMT : 0;
 }
 
 // `simulate job --gpus 1e12` ran for minutes.
@@ -95,28 +91,6 @@ TEST(CliBoundsTest, DetectRefusesATimestampThatWouldOverflowTheFrameIndex) {
   EXPECT_TRUE(Contains(step.err, "--step: 0s is outside [10ms, 1h]")) << step.err;
 }
 
-// Reads a FIFO on a thread until its writer closes it.
-class FifoReader {
- public:
-  explicit FifoReader(const std::string& path)
-      : thread_([this, path] {
-          const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-          if (fd < 0) return;
-          char buf[65536];
-          ssize_t n;
-          while ((n = read(fd, buf, sizeof(buf))) > 0) bytes_ += static_cast<size_t>(n);
-          close(fd);
-        }) {}
-  size_t Take() {
-    thread_.join();
-    return bytes_;
-  }
-
- private:
-  size_t bytes_ = 0;
-  std::thread thread_;
-};
-
 // The commands that write an output file, each with its output at `out`.
 std::vector<std::vector<std::string>> WritersTo(const std::string& out, const TempDir& dir) {
   return {
@@ -137,7 +111,7 @@ TEST(CliBoundsTest, OutputToDevNullLeavesTheDevice) {
   for (const auto& args : WritersTo("/dev/null", dir)) {
     const ProcessResult r = RunVigil(args);
     EXPECT_LE(r.exit_code, 1) << args[0] << " " << args[1] << ": " << r.err;
-    ASSERT_EQ(TypeOf("/dev/null"), S_IFCHR) << args[0] << " " << args[1];
+    ASSERT_EQ(testing::FileTypeOf("/dev/null"), S_IFCHR) << args[0] << " " << args[1];
   }
   for (const auto& e : std::filesystem::directory_iterator("/dev")) {
     EXPECT_NE(e.path().filename().string().rfind("null.tmp.", 0), 0u) << e.path();
@@ -154,12 +128,12 @@ TEST(CliBoundsTest, OutputToAFifoIsWrittenInPlace) {
   const std::string fifo = dir.File("pipe");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   for (const auto& args : WritersTo(fifo, dir)) {
-    FifoReader reader(fifo);
+    testing::FifoReader reader(fifo);
     const ProcessResult r = RunVigil(args);
-    const size_t bytes = reader.Take();
+    const size_t bytes = reader.Take().size();
     EXPECT_LE(r.exit_code, 1) << args[0] << " " << args[1] << ": " << r.err;
     EXPECT_GT(bytes, 0u) << args[0] << " " << args[1];
-    ASSERT_EQ(TypeOf(fifo), S_IFIFO) << args[0] << " " << args[1];
+    ASSERT_EQ(testing::FileTypeOf(fifo), S_IFIFO) << args[0] << " " << args[1];
   }
   EXPECT_EQ(dir.EntryCount(), 2u);  // t.csv and the FIFO: no temporary file left
 }

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "vigil/testing/fifo.h"
 #include "vigil/testing/temp_dir.h"
 
 namespace vigil {
@@ -93,38 +94,9 @@ TEST_F(FileTest, AtomicFileInPieces) {
   EXPECT_FALSE(f->Append("more").ok());
 }
 
-// The mode bits of `path` itself (not of a link's target); 0 when absent.
-mode_t TypeOf(const std::string& path) {
-  struct stat st {};
-  return lstat(path.c_str(), &st) == 0 ? st.st_mode & S_IFMT : 0;
-}
-
-// Everything written to the FIFO at `path` until its writer closes it, read on a thread.
-class FifoReader {
- public:
-  explicit FifoReader(const std::string& path)
-      : thread_([this, path] {
-          const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-          if (fd < 0) return;
-          char buf[4096];
-          ssize_t n;
-          while ((n = read(fd, buf, sizeof(buf))) > 0) text_.append(buf, static_cast<size_t>(n));
-          close(fd);
-        }) {}
-  // Waits for the writer to close the FIFO.
-  std::string Take() {
-    thread_.join();
-    return text_;
-  }
-
- private:
-  std::string text_;
-  std::thread thread_;
-};
-
 // `--out /dev/null` as root once renamed a regular file over the device node.
 TEST_F(FileTest, DevNullStaysACharacterDevice) {
-  ASSERT_EQ(TypeOf("/dev/null"), S_IFCHR);
+  ASSERT_EQ(testing::FileTypeOf("/dev/null"), S_IFCHR);
   EXPECT_TRUE(CheckWritable("/dev/null").ok());
   ASSERT_TRUE(WriteFileAtomic("/dev/null", "discarded\n").ok());
   Result<AtomicFile> f = AtomicFile::Create("/dev/null");
@@ -132,7 +104,7 @@ TEST_F(FileTest, DevNullStaysACharacterDevice) {
   ASSERT_TRUE(f->Append("piece").ok());
   ASSERT_TRUE(f->Commit().ok());
   ASSERT_TRUE(AppendToFile("/dev/null", "line\n").ok());
-  EXPECT_EQ(TypeOf("/dev/null"), S_IFCHR);
+  EXPECT_EQ(testing::FileTypeOf("/dev/null"), S_IFCHR);
   for (const auto& e : std::filesystem::directory_iterator("/dev")) {
     EXPECT_EQ(e.path().filename().string().rfind("null.tmp.", 0), std::string::npos) << e.path();
   }
@@ -143,12 +115,12 @@ TEST_F(FileTest, FifoIsWrittenInPlace) {
   ASSERT_EQ(mkfifo(p.c_str(), 0600), 0);
   EXPECT_TRUE(CheckWritable(p).ok());
   {
-    FifoReader reader(p);
+    testing::FifoReader reader(p);
     ASSERT_TRUE(WriteFileAtomic(p, "whole\n").ok());
     EXPECT_EQ(reader.Take(), "whole\n");
   }
   {
-    FifoReader reader(p);
+    testing::FifoReader reader(p);
     Result<AtomicFile> f = AtomicFile::Create(p);  // waits for the reader
     ASSERT_TRUE(f.ok()) << f.status().ToString();
     ASSERT_TRUE(f->Append("one ").ok());
@@ -157,11 +129,11 @@ TEST_F(FileTest, FifoIsWrittenInPlace) {
     EXPECT_EQ(reader.Take(), "one two\n");
   }
   {
-    FifoReader reader(p);
+    testing::FifoReader reader(p);
     ASSERT_TRUE(AppendToFile(p, "appended\n").ok());
     EXPECT_EQ(reader.Take(), "appended\n");
   }
-  EXPECT_EQ(TypeOf(p), S_IFIFO);
+  EXPECT_EQ(testing::FileTypeOf(p), S_IFIFO);
   EXPECT_EQ(EntryCount(), 1u);
 }
 
@@ -190,7 +162,7 @@ TEST_F(FileTest, SocketIsWrittenInPlace) {
   close(server);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(got, "over a socket\n");
-  EXPECT_EQ(TypeOf(p), S_IFSOCK);
+  EXPECT_EQ(testing::FileTypeOf(p), S_IFSOCK);
 }
 
 // A link to a file: the target is replaced atomically, and the link stays a link.
@@ -204,9 +176,9 @@ TEST_F(FileTest, SymlinkKeepsTheLinkAndReplacesItsTarget) {
   ASSERT_EQ(symlink(link.c_str(), chain.c_str()), 0);  // absolute, to another link
   EXPECT_TRUE(CheckWritable(chain).ok());
   ASSERT_TRUE(WriteFileAtomic(chain, "new").ok());
-  EXPECT_EQ(TypeOf(link), S_IFLNK);
-  EXPECT_EQ(TypeOf(chain), S_IFLNK);
-  EXPECT_EQ(TypeOf(target), S_IFREG);
+  EXPECT_EQ(testing::FileTypeOf(link), S_IFLNK);
+  EXPECT_EQ(testing::FileTypeOf(chain), S_IFLNK);
+  EXPECT_EQ(testing::FileTypeOf(target), S_IFREG);
   EXPECT_EQ(*ReadFile(target), "new");
   EXPECT_EQ(tmp_.EntryCount(), 3u);  // real/, link.json, chain.json: no temporary file left
   size_t in_real = 0;
@@ -221,7 +193,7 @@ TEST_F(FileTest, DanglingSymlinkCreatesItsTarget) {
   const std::string link = dir_ + "/link";
   ASSERT_EQ(symlink("made.txt", link.c_str()), 0);
   ASSERT_TRUE(WriteFileAtomic(link, "made").ok());
-  EXPECT_EQ(TypeOf(link), S_IFLNK);
+  EXPECT_EQ(testing::FileTypeOf(link), S_IFLNK);
   EXPECT_EQ(*ReadFile(dir_ + "/made.txt"), "made");
 }
 
@@ -229,8 +201,8 @@ TEST_F(FileTest, SymlinkToDeviceWritesTheDevice) {
   const std::string link = dir_ + "/null";
   ASSERT_EQ(symlink("/dev/null", link.c_str()), 0);
   ASSERT_TRUE(WriteFileAtomic(link, "x").ok());
-  EXPECT_EQ(TypeOf(link), S_IFLNK);
-  EXPECT_EQ(TypeOf("/dev/null"), S_IFCHR);
+  EXPECT_EQ(testing::FileTypeOf(link), S_IFLNK);
+  EXPECT_EQ(testing::FileTypeOf("/dev/null"), S_IFCHR);
 }
 
 TEST_F(FileTest, SymlinkLoopAndLinkToDirectoryAreRefused) {
@@ -245,7 +217,7 @@ TEST_F(FileTest, SymlinkLoopAndLinkToDirectoryAreRefused) {
   ASSERT_EQ(symlink(dir_.c_str(), d.c_str()), 0);
   EXPECT_EQ(WriteFileAtomic(d, "x").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(CheckWritable(d).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(TypeOf(d), S_IFLNK);
+  EXPECT_EQ(testing::FileTypeOf(d), S_IFLNK);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "vigil/core/json.h"
 #include "vigil/server/dashboard.h"
 #include "vigil/store/sqlite_store.h"
+#include "vigil/testing/healthy_fleet.h"
 #include "vigil/testing/temp_dir.h"
 #include "vigil/validate/fleet_gen.h"
 
@@ -45,27 +46,10 @@ class ApiTest : public ::testing::Test {
     return j.ok() ? *j : Json();
   }
 
-  // A healthy fleet of one hardware class, as summary lines, and its rows.
-  std::vector<FleetRow> Fleet(int nodes) {
-    validate::FleetGenOptions o;
-    o.nodes = nodes;
-    o.defect_rate = 0;
-    o.noisy_rate = 0;
-    o.missing_rate = 0;
-    o.second_class = 0;
-    return validate::GenerateFleet(o)->rows;
-  }
-
   // The node's next validation: other figures (the same ones again are the same upload).
   static FleetRow NextRun(FleetRow row) {
     row.values.front().second *= 1.001;
     return row;
-  }
-
-  static std::string Lines(const std::vector<FleetRow>& rows) {
-    std::string out;
-    for (const FleetRow& r : rows) out += FormatFleetRow(r);
-    return out;
   }
 
   testing::TempDir dir_;
@@ -76,8 +60,8 @@ class ApiTest : public ::testing::Test {
 };
 
 TEST_F(ApiTest, UploadsAreJudgedByLearnedCriteriaThatNameTheComponent) {
-  std::vector<FleetRow> rows = Fleet(30);
-  Response r = Call("POST", "/api/v1/results", Lines(rows));
+  std::vector<FleetRow> rows = testing::HealthyFleet(30);
+  Response r = Call("POST", "/api/v1/results", testing::SummaryLines(rows));
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(Body(r)["stored"], 30);
   EXPECT_EQ(Body(r)["results"][0]["verdict"], "unjudged");
@@ -146,7 +130,7 @@ TEST_F(ApiTest, ANodeOfAClassWithoutCriteriaIsUnjudged) {
   o.defect_rate = 0;
   o.second_class = 0.5;
   const std::vector<FleetRow> rows = validate::GenerateFleet(o)->rows;
-  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
   Response r = Call("POST", "/api/v1/criteria/learn");
   ASSERT_EQ(r.status, 201) << r.body;
   ASSERT_EQ(service_->criteria()->criteria.classes.size(), 2u);
@@ -154,7 +138,7 @@ TEST_F(ApiTest, ANodeOfAClassWithoutCriteriaIsUnjudged) {
   FleetRow stranger = rows[0];
   stranger.node = "mi300-001";
   stranger.hardware = "8xMI300X";
-  r = Call("POST", "/api/v1/results", Lines({stranger, rows[1]}));
+  r = Call("POST", "/api/v1/results", testing::SummaryLines({stranger, rows[1]}));
   ASSERT_EQ(r.status, 201) << r.body;
   const Json results = Body(r)["results"];
   EXPECT_EQ(results[0]["verdict"], "unjudged") << results[0].dump();
@@ -168,18 +152,18 @@ TEST_F(ApiTest, ANodeMissingAGpuIsDefectiveWithoutCriteria) {
   FleetRow lost{"gpu-017",
                 {{"gpu-presence/missing:3", 1}, {"gpu-presence/missing:0", 0}},
                 "7x NVIDIA H100 80GB HBM3"};
-  Response r = Call("POST", "/api/v1/results", Lines({lost}));
+  Response r = Call("POST", "/api/v1/results", testing::SummaryLines({lost}));
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(Body(r)["results"][0]["verdict"], "defective") << r.body;
   EXPECT_EQ(Body(r)["results"][0]["failing"], Json::array({"GPU 3"})) << r.body;
 }
 
 TEST_F(ApiTest, ANodeMissingAGpuIsDefectiveUnderCriteriaOfAnotherClass) {
-  const std::vector<FleetRow> rows = Fleet(20);
-  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  const std::vector<FleetRow> rows = testing::HealthyFleet(20);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
   ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
   const FleetRow lost{"gpu-018", {{"gpu-presence/missing:3", 1}}, "7x NVIDIA H100 80GB HBM3"};
-  Response r = Call("POST", "/api/v1/results", Lines({lost}));
+  Response r = Call("POST", "/api/v1/results", testing::SummaryLines({lost}));
   EXPECT_EQ(Body(r)["results"][0]["verdict"], "defective") << r.body;
   const std::string metrics = Call("GET", "/metrics", "", {}, false).body;
   EXPECT_NE(metrics.find("vigil_node_healthy{node=\"gpu-018\",hardware=\"7x NVIDIA H100 80GB "
@@ -189,7 +173,7 @@ TEST_F(ApiTest, ANodeMissingAGpuIsDefectiveUnderCriteriaOfAnotherClass) {
 }
 
 TEST_F(ApiTest, WritesNeedTheTokenAndReadOnlyServersRefuseThem) {
-  const std::string line = Lines(Fleet(1));
+  const std::string line = testing::SummaryLines(testing::HealthyFleet(1));
   Response r = Call("POST", "/api/v1/results", line, {}, false);
   EXPECT_EQ(r.status, 401);
   EXPECT_EQ(r.headers.at(0).first, "WWW-Authenticate");
@@ -262,8 +246,8 @@ TEST_F(ApiTest, AlertsAreStoredAndListed) {
 }
 
 TEST_F(ApiTest, MetricsExportVerdictsAgesFindingsAndCounters) {
-  std::vector<FleetRow> rows = Fleet(10);
-  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  std::vector<FleetRow> rows = testing::HealthyFleet(10);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
   ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
   FleetRow broken = rows[0];
   bool failed = false;
@@ -294,9 +278,9 @@ TEST_F(ApiTest, MetricsExportVerdictsAgesFindingsAndCounters) {
 }
 
 TEST_F(ApiTest, DashboardListsNodesAndPlotsTheirHistoryWithNamesEscaped) {
-  std::vector<FleetRow> rows = Fleet(8);
+  std::vector<FleetRow> rows = testing::HealthyFleet(8);
   rows[2].node = "<img src=x onerror=alert(1)>";
-  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
   ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
   clock_.Advance(86400);
   ASSERT_EQ(Call("POST", "/api/v1/results", FormatFleetRow(NextRun(rows[1]))).status, 201);
@@ -322,7 +306,8 @@ TEST_F(ApiTest, DashboardListsNodesAndPlotsTheirHistoryWithNamesEscaped) {
 }
 
 TEST_F(ApiTest, ARetriedUploadGetsTheFirstAnswerAndIsStoredOnce) {
-  const std::string doc = DumpJson(ToJson(validate::NodeDocumentOf(Fleet(1)[0], 3, 1)), 2);
+  const std::string doc =
+      DumpJson(ToJson(validate::NodeDocumentOf(testing::HealthyFleet(1)[0], 3, 1)), 2);
   Response first = Call("POST", "/api/v1/results", doc);
   ASSERT_EQ(first.status, 201) << first.body;
   EXPECT_EQ(Body(first)["stored"], 1);
@@ -344,8 +329,8 @@ TEST_F(ApiTest, ARetriedUploadGetsTheFirstAnswerAndIsStoredOnce) {
 }
 
 TEST_F(ApiTest, RetiredNodesLeaveTheListsAndMetricsAndRenamedOnesKeepTheirHistory) {
-  const std::vector<FleetRow> rows = Fleet(8);
-  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  const std::vector<FleetRow> rows = testing::HealthyFleet(8);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
   const std::string gone = rows[0].node, moved = rows[1].node;
 
   Response r = Call("POST", "/api/v1/nodes/" + gone + "/retire");
@@ -412,7 +397,7 @@ TEST_F(ApiTest, LearnReportsTheClassesLeftOutAndTheNodesJudgedAgain) {
   std::vector<FleetRow> rows = validate::GenerateFleet(o)->rows;
   const FleetRow lost{"gpu-017", rows[0].values, "7x NVIDIA H100 80GB HBM3"};
   rows.push_back(lost);
-  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(rows)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
   const Response r = Call("POST", "/api/v1/criteria/learn");
   ASSERT_EQ(r.status, 201) << r.body;
   const Json j = Body(r);
@@ -430,7 +415,8 @@ TEST_F(ApiTest, LearnReportsTheClassesLeftOutAndTheNodesJudgedAgain) {
 // A database damaged under the running server: an upload is the server's failure (500, which
 // agents keep and retry), not the client's (400, which they set aside as refused).
 TEST_F(ApiTest, AWriteToADamagedDatabaseIsA500) {
-  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(Fleet(5))).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(testing::HealthyFleet(5))).status,
+            201);
   Open();  // the store's writer starts with no page of the tables read
   const std::string path = dir_.File("fleet.db");
   struct stat st {};
@@ -441,7 +427,8 @@ TEST_F(ApiTest, AWriteToADamagedDatabaseIsA500) {
   const int fd = open(path.c_str(), O_WRONLY);
   ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), 4096), static_cast<ssize_t>(junk.size()));
   close(fd);
-  const Response r = Call("POST", "/api/v1/results", Lines(Fleet(1)));
+  const Response r =
+      Call("POST", "/api/v1/results", testing::SummaryLines(testing::HealthyFleet(1)));
   EXPECT_EQ(r.status, 500) << r.body;
   EXPECT_NE(Body(r)["error"].get<std::string>().find("the database is damaged"), std::string::npos)
       << r.body;
@@ -450,13 +437,14 @@ TEST_F(ApiTest, AWriteToADamagedDatabaseIsA500) {
 // The database file deleted under the running server: /healthz fails and writes are refused
 // with 503 (agents keep them), instead of being acknowledged into a file that is gone.
 TEST_F(ApiTest, ADeletedDatabaseFailsHealthAndRefusesWritesWith503) {
-  ASSERT_EQ(Call("POST", "/api/v1/results", Lines(Fleet(2))).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(testing::HealthyFleet(2))).status,
+            201);
   ASSERT_EQ(Call("GET", "/healthz").status, 200);
   ASSERT_EQ(unlink(dir_.File("fleet.db").c_str()), 0);
   Response r = Call("GET", "/healthz");
   EXPECT_EQ(r.status, 503) << r.body;
   EXPECT_NE(Body(r)["error"].get<std::string>().find("was deleted"), std::string::npos) << r.body;
-  r = Call("POST", "/api/v1/results", Lines(Fleet(1)));
+  r = Call("POST", "/api/v1/results", testing::SummaryLines(testing::HealthyFleet(1)));
   EXPECT_EQ(r.status, 503) << r.body;
 }
 

@@ -4,6 +4,7 @@
 
 #include "vigil/core/json.h"
 #include "vigil/store/sqlite_store.h"
+#include "vigil/testing/healthy_fleet.h"
 #include "vigil/testing/temp_dir.h"
 #include "vigil/validate/fleet_gen.h"
 
@@ -51,23 +52,6 @@ class FleetServiceTest : public ::testing::Test {
     ASSERT_TRUE(service_->Start().ok());
   }
 
-  // A healthy fleet, of two hardware classes when `second_class` is over 0.
-  static std::vector<FleetRow> Fleet(int nodes, double second_class = 0) {
-    validate::FleetGenOptions o;
-    o.nodes = nodes;
-    o.defect_rate = 0;
-    o.noisy_rate = 0;
-    o.missing_rate = 0;
-    o.second_class = second_class;
-    return validate::GenerateFleet(o)->rows;
-  }
-
-  static std::string Lines(const std::vector<FleetRow>& rows) {
-    std::string out;
-    for (const FleetRow& r : rows) out += FormatFleetRow(r);
-    return out;
-  }
-
   testing::TempDir dir_;
   FakeClock clock_{1.8e9};
   std::unique_ptr<store::Store> store_;
@@ -77,7 +61,7 @@ class FleetServiceTest : public ::testing::Test {
 // An upload whose answer was lost is sent again: the same document, or the same summary line,
 // is acknowledged with the first answer and stored once; another run of the node is new.
 TEST_F(FleetServiceTest, AnUploadSentTwiceIsStoredOnce) {
-  const std::vector<FleetRow> rows = Fleet(3);
+  const std::vector<FleetRow> rows = testing::HealthyFleet(3);
   const std::string doc = DumpJson(ToJson(validate::NodeDocumentOf(rows[0], 3, 1)), 2);
   const std::vector<store::Upload> first = *service_->Ingest(doc, "upload");
   clock_.Advance(60);
@@ -90,8 +74,9 @@ TEST_F(FleetServiceTest, AnUploadSentTwiceIsStoredOnce) {
   EXPECT_DOUBLE_EQ(again[0].received, first[0].received);
 
   // Summary lines: the repeated one is recognised beside a new one.
-  ASSERT_TRUE(service_->Ingest(Lines({rows[1]}), "upload").ok());
-  const std::vector<store::Upload> lines = *service_->Ingest(Lines({rows[1], rows[2]}), "upload");
+  ASSERT_TRUE(service_->Ingest(testing::SummaryLines({rows[1]}), "upload").ok());
+  const std::vector<store::Upload> lines =
+      *service_->Ingest(testing::SummaryLines({rows[1], rows[2]}), "upload");
   EXPECT_TRUE(lines[0].repeated);
   EXPECT_FALSE(lines[1].repeated);
 
@@ -111,7 +96,7 @@ TEST_F(FleetServiceTest, AnUploadSentTwiceIsStoredOnce) {
 // latest upload is judged by the new criteria.
 TEST_F(FleetServiceTest, LearnLeavesOutAClassTooSmallAndJudgesStoredNodesAgain) {
   // Two classes, so that the odd node's is not judged by the only class learned (ClassFor).
-  std::vector<FleetRow> rows = Fleet(30, 0.5);
+  std::vector<FleetRow> rows = testing::HealthyFleet(30, 0.5);
   FleetRow slow = rows[7];
   for (auto& [key, value] : slow.values) {
     if (key.find("gemm") != std::string::npos && key.ends_with(":2")) value *= 0.6;
@@ -121,7 +106,8 @@ TEST_F(FleetServiceTest, LearnLeavesOutAClassTooSmallAndJudgesStoredNodesAgain) 
   lost.node = "lost-a-gpu";
   lost.hardware = "7x " + lost.hardware;
   rows.push_back(lost);
-  const std::vector<store::Upload> stored = *service_->Ingest(Lines(rows), "upload");
+  const std::vector<store::Upload> stored =
+      *service_->Ingest(testing::SummaryLines(rows), "upload");
   EXPECT_EQ(stored[0].verdict, "unjudged");
 
   const Result<LearnReport> report = service_->Learn();
@@ -152,7 +138,7 @@ TEST_F(FleetServiceTest, LearnLeavesOutAClassTooSmallAndJudgesStoredNodesAgain) 
 
 TEST_F(FleetServiceTest, LearnFailsOnlyWhenNothingCanBeLearned) {
   EXPECT_EQ(service_->Learn().status().code(), StatusCode::kInvalidArgument);
-  ASSERT_TRUE(service_->Ingest(Lines(Fleet(2)), "upload").ok());
+  ASSERT_TRUE(service_->Ingest(testing::SummaryLines(testing::HealthyFleet(2)), "upload").ok());
   const Result<LearnReport> r = service_->Learn();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
