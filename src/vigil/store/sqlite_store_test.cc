@@ -434,6 +434,40 @@ TEST(SqliteStoreTest, TheWalStaysUnderItsBoundUnderConstantWrites) {
   EXPECT_EQ(MustOpen(path)->Counts()->uploads, kThreads * kEach);
 }
 
+// A learn judges every node again: 10,000 verdicts in one transaction wrote 94 MB of WAL
+// (each rewrites its upload's row, document included), past the 64 MB bound that holds only
+// between commits. PutVerdicts commits in steps, so the bound holds through it.
+TEST(SqliteStoreTest, TheWalStaysUnderItsBoundWhileManyVerdictsChange) {
+  testing::TempDir dir;
+  const std::string path = dir.File("fleet.db");
+  constexpr int64_t kLimit = 4 << 20;
+  auto store = MustOpen(path, {.sync_full = false, .wal_limit_bytes = kLimit});
+  constexpr int kUploads = 2000;
+  std::vector<Verdict> verdicts;
+  for (int i = 0; i < kUploads; i += 100) {
+    std::vector<Upload> batch;
+    for (int j = i; j < i + 100; ++j) {
+      batch.push_back(MakeUpload(fmt::format("n{}", j), "healthy", j));
+      batch.back().document = Noise(8000, j);
+    }
+    ASSERT_TRUE(store->PutUploads(batch).ok());
+    for (const Upload& u : batch) verdicts.push_back({u.id, "defective", 2, {"GPU 1"}, "[]"});
+  }
+  std::atomic<bool> done{false};
+  off_t max_wal = 0;
+  std::thread watch([&] {
+    while (!done.load()) max_wal = std::max(max_wal, FileSize(path + "-wal"));
+  });
+  const Status put = store->PutVerdicts(verdicts);
+  done = true;
+  watch.join();
+  ASSERT_TRUE(put.ok()) << put.message();
+  // 2,000 rows of 8 KB documents: about 18 MB of WAL in one transaction.
+  EXPECT_LT(std::max(max_wal, FileSize(path + "-wal")), kLimit);
+  EXPECT_EQ(store->History("n1999", 1, false)->at(0).verdict, "defective");
+  EXPECT_EQ(store->PutVerdicts({{99999, "healthy", 4, {}, "[]"}}).code(), StatusCode::kNotFound);
+}
+
 // Overwrites `pages` pages of the file from page `first` (1-based) with a pattern.
 void DamagePages(const std::string& path, int64_t first, int pages) {
   const int fd = open(path.c_str(), O_WRONLY);

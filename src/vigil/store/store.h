@@ -120,8 +120,9 @@ class Store {
   // id, node, hardware, start time, verdict and row: what criteria are learned from and what a
   // learn judges again. No documents.
   virtual Result<std::vector<Upload>> LatestUploads() = 0;
-  // Replaces the verdicts of stored uploads in one durable step; a node's latest state follows
-  // when the upload is still its latest. NotFound (nothing written) for an id not stored.
+  // Replaces the verdicts of stored uploads, durably, in steps of a few hundred (each verdict
+  // stands alone); a node's latest state follows when the upload is still its latest. NotFound
+  // for an id not stored: nothing of its step is written (earlier steps stay).
   virtual Status PutVerdicts(const std::vector<Verdict>& verdicts) = 0;
 
   // Takes a node out of the fleet (node lists, learning, metrics) at `when` (Unix seconds); its
