@@ -22,7 +22,8 @@ void MinderBaseline::Flush() { builder_.Flush(); }
 void MinderBaseline::OnFrame(const telemetry::Frame& frame) {
   if (next_eval_ < 0) next_eval_ = frame.time + o_.period;
   deviation_.assign(frame.machines, 0.0);
-  for (const detect::PeerScore& s : scorer_.Score(frame, group_of_, names_.signals())) {
+  scorer_.Update(frame, group_of_, names_.signals());
+  for (const detect::PeerModel::Scored& s : scorer_.scored()) {
     deviation_[s.machine] = std::max<double>(deviation_[s.machine], std::fabs(s.z));
   }
   int64_t top = -1;

@@ -1,8 +1,8 @@
 // A Minder-style detector (Deng et al., NSDI'25), for the scenario suite's comparison only: every
 // `period` it looks back over `window` of per-second peer deviations and names a machine that
 // was the most deviant one, continuously, for at least `continuity`. It shares Vigil's peer
-// scorer (denoised robust z per feature), so the comparison isolates the decision procedure:
-// batch windows with a continuity test against Vigil's streaming evidence.
+// model (robust z per feature), so the comparison isolates the decision procedure: batch
+// windows with a continuity test against Vigil's streaming evidence.
 #pragma once
 
 #include <deque>
@@ -35,7 +35,7 @@ class MinderBaseline {
   MinderOptions o_;
   const telemetry::Normalizer& names_;
   telemetry::FrameBuilder builder_;
-  detect::PeerScorer scorer_;
+  detect::PeerModel scorer_;
   std::vector<uint32_t> group_of_;
   struct Second {
     double time;

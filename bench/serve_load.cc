@@ -50,12 +50,29 @@ bool Post(httplib::Client& client, const httplib::Headers& auth, const std::stri
   return false;
 }
 
+// Upload k: one of the 64 documents with a start time of its own, so that its idempotency key
+// (node, start time, digest) is new and the server stores it rather than answering a retry.
+// REQUIRES: every document holds kStart (Documents checks).
+constexpr std::string_view kStart = "2026-11-22T08:00:00.000Z";
+std::string UniqueDocument(const std::vector<std::string>& docs, int64_t k) {
+  const std::string& doc = docs[static_cast<size_t>(k % 64)];
+  const size_t at = doc.find(kStart);
+  const int64_t s = k / 1000;
+  const std::string start = fmt::format("2026-11-22T{:02d}:{:02d}:{:02d}.{:03d}Z", 8 + s / 3600 % 16,
+                                        s / 60 % 60, s % 60, k % 1000);
+  return doc.substr(0, at) + start + doc.substr(at + kStart.size());
+}
+
 // `fleet`'s first 64 nodes as 8-GPU results documents, pretty-printed as `vigil run --out`
 // writes them.
 std::vector<std::string> Documents(const validate::GeneratedFleet& fleet) {
   std::vector<std::string> docs;
   for (int i = 0; i < 64; ++i) {
     docs.push_back(DumpJson(ToJson(validate::NodeDocumentOf(fleet.rows[i], 5, i)), 2));
+    if (docs.back().find(kStart) == std::string::npos) {
+      fmt::print(stderr, "document {} has no start time {}\n", i, kStart);
+      std::abort();
+    }
   }
   fmt::print("document: {} bytes, {} metrics\n", docs[0].size(), fleet.rows[0].values.size());
   return docs;
@@ -307,7 +324,7 @@ int main(int argc, char** argv) {
       for (int64_t k = c; k < total; k += connections) {
         const auto due = start + std::chrono::nanoseconds(static_cast<int64_t>(k * 1e9 / rate));
         std::this_thread::sleep_until(due);
-        auto res = client.Post("/api/v1/results", auth, docs[static_cast<size_t>(k % 64)],
+        auto res = client.Post("/api/v1/results", auth, UniqueDocument(docs, k),
                                "application/json");
         if (!res || res->status != 201) ++errors;
         latency[static_cast<size_t>(c)].push_back(

@@ -31,9 +31,11 @@ namespace {
 // Ranges of detect's and simulate telemetry's numeric flags (docs/detect.md). A step of at least
 // 10 ms keeps frame indexes of any Unix time (kUnixTimeBounds) below 2^40.
 constexpr Bounds kStepBounds{.lo = 0.01, .hi = 3600, .seconds = true};
-constexpr Bounds kThresholdBounds{.lo = 0.1, .hi = 1e6};
+constexpr Bounds kPersistenceBounds{.lo = 1, .hi = 3600, .seconds = true};
+constexpr Bounds kMinSdBounds{.lo = 0.5, .hi = 1000};
+constexpr Bounds kMinEffectBounds{.lo = 0.001, .hi = 100};
 constexpr Bounds kGraceBounds{.lo = 0, .hi = 7 * 86400.0, .seconds = true};
-constexpr Bounds kCooldownBounds{.lo = 0, .hi = 30 * 86400.0, .seconds = true};
+constexpr Bounds kRearmBounds{.lo = 0, .hi = 30 * 86400.0, .seconds = true};
 constexpr Bounds kSinceBounds{.lo = 0, .hi = 365 * 86400.0, .seconds = true};
 constexpr Bounds kPollBounds{.lo = 0.1, .hi = 3600, .seconds = true};
 constexpr Bounds kFollowDurationBounds{.lo = 1, .hi = 3650 * 86400.0, .seconds = true};
@@ -186,9 +188,13 @@ Result<detect::DetectorOptions> DetectorOptionsOf(const DetectOptions& o) {
   detect::DetectorOptions d;
   VIGIL_ASSIGN_OR_RETURN(d.step, ParseDurationFlag("--step", o.step, kStepBounds));
   VIGIL_ASSIGN_OR_RETURN(d.missing_grace, ParseDurationFlag("--grace", o.grace, kGraceBounds));
-  VIGIL_ASSIGN_OR_RETURN(d.cooldown, ParseDurationFlag("--cooldown", o.cooldown, kCooldownBounds));
-  VIGIL_RETURN_IF_ERROR(CheckBounds("--threshold", o.threshold, kThresholdBounds));
-  d.threshold = o.threshold;
+  VIGIL_ASSIGN_OR_RETURN(d.rearm, ParseDurationFlag("--rearm", o.rearm, kRearmBounds));
+  VIGIL_ASSIGN_OR_RETURN(d.peer.persistence_s,
+                         ParseDurationFlag("--persistence", o.persistence, kPersistenceBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--min-sd", o.min_sd, kMinSdBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--min-effect", o.min_effect, kMinEffectBounds));
+  d.peer.z_min = o.min_sd;
+  d.peer.effect_min = o.min_effect;
   return d;
 }
 
@@ -283,12 +289,20 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();
   c->add_flag("--lenient", o.lenient, "Skip and count malformed lines instead of failing");
-  c->add_option("--threshold", o.threshold, "Evidence needed for a divergence alert")
-      ->check(InBounds(kThresholdBounds))
+  c->add_option("--persistence", o.persistence,
+                 "A deviation from the peers alerts once it has lasted this long (and 3 samples)")
+      ->capture_default_str();
+  c->add_option("--min-sd", o.min_sd, "... by at least this many of the peers' spreads")
+      ->check(InBounds(kMinSdBounds))
+      ->capture_default_str();
+  c->add_option("--min-effect", o.min_effect,
+                "... and by at least this share of the value its peers make expected")
+      ->check(InBounds(kMinEffectBounds))
       ->capture_default_str();
   c->add_option("--grace", o.grace, "Silence before a machine or component counts as missing")
       ->capture_default_str();
-  c->add_option("--cooldown", o.cooldown, "No second alert for a machine within this time")
+  c->add_option("--rearm", o.rearm,
+                 "A cause (machine, kind, rule, component) alerts again once clear this long")
       ->capture_default_str();
   c->add_flag("--json", o.json, "Print a JSON summary (alerts and, with --labels, the score)");
   c->add_option(

@@ -26,9 +26,11 @@ struct DetectOptions {
   std::string signals;  // YAML that extends the signal map
   std::string passthrough = "auto";
   bool lenient = false;
-  double threshold = 80;
+  std::string persistence = "30s";  // a deviation alerts once it has lasted this long
+  double min_sd = 4;                // ... by at least this many of the peers' spreads
+  double min_effect = 0.1;          // ... and this share of the expected value
   std::string grace = "15s";
-  std::string cooldown = "30m";
+  std::string rearm = "10m";
   bool json = false;
   std::string report;               // fleet service (vigil serve) to post alerts to
   std::string token_file;           // --report: its bearer token

@@ -21,7 +21,8 @@ Json AlertToJson(const Alert& a) {
                             {"stat", e.stat},
                             {"value", e.value},
                             {"peer_median", e.peer_median},
-                            {"deviation", e.deviation}});
+                            {"deviation", e.deviation},
+                            {"effect", e.effect}});
   }
   return Json{{"machine", a.machine},           {"kind", a.kind},   {"rule", a.rule},
               {"component", a.component},       {"onset", a.onset}, {"detected", a.detected},
@@ -89,7 +90,8 @@ Result<Alert> AlertFromJson(const Json& j, std::string_view where) {
     VIGIL_ASSIGN_OR_RETURN(out.stat, StringField(e, at, "stat", false));
     for (auto [field, value] : {std::pair{"value", &out.value},
                                 {"peer_median", &out.peer_median},
-                                {"deviation", &out.deviation}}) {
+                                {"deviation", &out.deviation},
+                                {"effect", &out.effect}}) {
       if (!e.contains(field)) continue;
       VIGIL_ASSIGN_OR_RETURN(*value, NumberField(e, at, field));
       if (!std::isnan(*value) && !kMetricValueBounds.Contains(*value)) {
@@ -130,7 +132,18 @@ Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& 
     : o_(options),
       names_(names),
       builder_(options.step, options.lateness, [this](const telemetry::Frame& f) { OnFrame(f); }),
-      scorer_(options.peer) {}
+      model_(options.peer) {}
+
+void Detector::Presence::Saw(double time) {
+  if (first < 0) first = time;
+  if (time <= last) return;
+  if (last >= 0) {
+    const auto gap = static_cast<float>(std::min(time - last, 600.0));
+    interval = gap > interval ? gap : interval + 0.05f * (gap - interval);
+  }
+  last = time;
+  alerted = false;
+}
 
 Detector::RuleState& Detector::RuleOf(uint32_t machine, uint32_t component) {
   return rules_[static_cast<size_t>(machine) * components_ + component];
@@ -138,13 +151,13 @@ Detector::RuleState& Detector::RuleOf(uint32_t machine, uint32_t component) {
 
 void Detector::Grow(uint32_t machine, uint32_t component) {
   // Grow in jumps: a stream of new machines costs amortised constant time. Slots of machines not
-  // seen yet have first_seen < 0.
+  // seen yet have presence.first < 0.
   size_t machines = machines_.size();
   if (machine >= machines) machines = std::max<size_t>(machine + 1, machines + machines / 2);
   const uint32_t components = std::max(components_, component + 1);
   const size_t rows = machines_.size();
   ResizeRowMajor(rules_, rows, components_, machines, components);
-  ResizeRowMajor(component_seen_, rows, components_, machines, components, -1.0);
+  ResizeRowMajor(component_seen_, rows, components_, machines, components);
   machines_.resize(machines);
   group_of_.resize(machines, 0);
   components_ = components;
@@ -152,16 +165,11 @@ void Detector::Grow(uint32_t machine, uint32_t component) {
 
 void Detector::Feed(const telemetry::Point& p) {
   if (p.machine >= machines_.size() || p.component >= components_) Grow(p.machine, p.component);
-  MachineState& ms = machines_[p.machine];
   group_of_[p.machine] = p.group;
-  if (ms.first_seen < 0) ms.first_seen = p.time;
-  if (p.time > ms.last_seen) {
-    ms.last_seen = p.time;
-    ms.missing_alerted = false;
-  }
+  // Presence counts distinct times: the components of one scrape share one.
+  machines_[p.machine].presence.Saw(p.time);
   if (!names_.components().Name(p.component).empty()) {
-    double& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
-    seen = std::max(seen, p.time);
+    component_seen_[static_cast<size_t>(p.machine) * components_ + p.component].Saw(p.time);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
   builder_.Add(p);
@@ -178,8 +186,8 @@ void Detector::Rule(const telemetry::Point& p) {
     a.component = names_.components().Name(p.component);
     a.onset = onset;
     a.detected = p.time;
-    a.evidence.push_back({signal.name, a.component, value, 0, 0});
-    Raise(p.machine, std::move(a));
+    a.evidence.push_back({signal.name, a.component, value, 0, 0, 0});
+    Raise(std::move(a));
   };
   switch (signal.role) {
     case SignalRole::kPeer:
@@ -197,13 +205,22 @@ void Detector::Rule(const telemetry::Point& p) {
       break;
     }
     case SignalRole::kErrorCounter:
-      if (p.value > 0) alert(signal.name, p.time, p.value);
+      // One alert while errors keep coming; again after they stopped for the re-arm time.
+      if (p.value > 0) {
+        if (r.last_error < 0 || p.time - r.last_error > o_.rearm) {
+          alert(signal.name, p.time, p.value);
+        }
+        r.last_error = p.time;
+      }
       break;
     case SignalRole::kLinkWidth:
     case SignalRole::kLinkWidthMax:
       (signal.role == SignalRole::kLinkWidth ? r.width : r.width_max) = p.value;
       if (r.width > 0 && r.width_max > 0 && r.width < r.width_max) {
-        alert("pcie_width", p.time, r.width);
+        if (!r.width_alerted) alert("pcie_width", p.time, r.width);
+        r.width_alerted = true;
+      } else if (r.width >= r.width_max) {
+        r.width_alerted = false;
       }
       break;
     case SignalRole::kLinkGen:
@@ -211,9 +228,13 @@ void Detector::Rule(const telemetry::Point& p) {
       (signal.role == SignalRole::kLinkGen ? r.gen : r.gen_max) = p.value;
       if (r.gen > 0 && r.gen_max > 0 && r.gen < r.gen_max) {
         if (r.gen_low_since < 0) r.gen_low_since = p.time;
-        if (p.time - r.gen_low_since >= o_.gen_hold) alert("pcie_gen", r.gen_low_since, r.gen);
+        if (p.time - r.gen_low_since >= o_.gen_hold && !r.gen_alerted) {
+          alert("pcie_gen", r.gen_low_since, r.gen);
+          r.gen_alerted = true;
+        }
       } else {
         r.gen_low_since = -1;
+        r.gen_alerted = false;
       }
       break;
     case SignalRole::kLinkUp:
@@ -223,113 +244,97 @@ void Detector::Rule(const telemetry::Point& p) {
   }
 }
 
-void Detector::Raise(uint32_t machine, Alert alert) {
-  MachineState& ms = machines_[machine];
-  if (alert.detected < ms.quiet_until) return;
-  ms.quiet_until = alert.detected + o_.cooldown;
-  alerts_.push_back(std::move(alert));
-}
+void Detector::Raise(Alert alert) { alerts_.push_back(std::move(alert)); }
 
 void Detector::OnFrame(const telemetry::Frame& frame) {
   ++frames_;
   const double end = frame.time + o_.step;
-  const std::span<const PeerScore> scores = scorer_.Score(frame, group_of_, names_.signals());
+  model_.Update(frame, group_of_, names_.signals());
 
-  const auto features = static_cast<uint32_t>(names_.signals().size() * kStats);
+  // Divergence: one alert per episode of a machine; it alerts again once it has had no
+  // deviation under way for the re-arm time.
   const auto machines = static_cast<uint32_t>(machines_.size());
-  if (features > features_ || machines > evidence_rows_) {
-    const uint32_t f = std::max(features, features_);
-    ResizeRowMajor(evidence_, evidence_rows_, features_, machines, f);
-    evidence_rows_ = machines;
-    features_ = f;
-  }
-
-  triggered_.clear();
-  for (const PeerScore& s : scores) {
-    FeatureEvidence& e = evidence_[static_cast<size_t>(s.machine) * features_ + s.feature];
-    const float step =
-        std::min(std::fabs(s.z), static_cast<float>(o_.cap)) - static_cast<float>(o_.allowance);
-    if (e.s == 0 && step > 0) e.start = frame.time;
-    e.s = std::max(0.0f, e.s + step);
-    e.z = s.z;
-    e.value = s.value;
-    e.median = s.median;
-    if (e.s > o_.threshold &&
-        std::find(triggered_.begin(), triggered_.end(), s.machine) == triggered_.end()) {
-      triggered_.push_back(s.machine);
+  for (uint32_t m = 0; m < machines; ++m) {
+    MachineState& ms = machines_[m];
+    if (!ms.divergent) continue;
+    if (!model_.Quiet(m)) {
+      ms.quiet_since = -1;
+    } else if (ms.quiet_since < 0) {
+      ms.quiet_since = end;
+    } else if (end - ms.quiet_since >= o_.rearm) {
+      ms.divergent = false;
     }
   }
-  for (uint32_t m : triggered_) {
-    FeatureEvidence* row = &evidence_[static_cast<size_t>(m) * features_];
-    std::vector<uint32_t> strong;
-    double onset = end;
-    for (uint32_t f = 0; f < features_; ++f) {
-      if (row[f].s > o_.threshold / 4 && std::fabs(row[f].z) > o_.allowance) strong.push_back(f);
-      if (row[f].s > o_.threshold / 2) onset = std::min(onset, row[f].start);
-    }
-    std::sort(strong.begin(), strong.end(),
-              [&](uint32_t a, uint32_t b) { return row[a].s > row[b].s; });
-    if (strong.size() > 5) strong.resize(5);
+  for (uint32_t m : model_.triggered()) {
+    MachineState& ms = machines_[m];
+    if (ms.divergent) continue;
+    ms.divergent = true;
+    ms.quiet_since = -1;
+    const std::vector<Deviation> deviations = model_.DeviationsOf(m, 5);
     Alert a;
     a.machine = NameOfMachine(m);
     a.kind = "divergence";
     a.rule = "peers";
-    a.onset = onset;
+    a.onset = end;
     a.detected = end;
-    for (uint32_t f : strong) {
-      a.evidence.push_back({names_.signals()[SignalOfFeature(f)].name,
-                            std::string(StatName(StatOfFeature(f))), row[f].value, row[f].median,
-                            row[f].z});
+    for (const Deviation& d : deviations) {
+      if (d.evidence >= o_.peer.persistence_s / 2) a.onset = std::min(a.onset, d.start);
+      a.evidence.push_back({names_.signals()[SignalOfFeature(d.feature)].name,
+                            std::string(StatName(StatOfFeature(d.feature))), d.value,
+                            d.expected, d.z, d.effect});
     }
-    for (uint32_t f = 0; f < features_; ++f) row[f] = FeatureEvidence{};
-    Raise(m, std::move(a));
+    Raise(std::move(a));
   }
 
-  // Silence: machines, and components of machines that still report.
+  // Silence: machines, and components of machines that still report, each against its own
+  // interval between samples.
   reporting_.assign(reporting_.size(), 0);
   known_.assign(known_.size(), 0);
   for (uint32_t m = 0; m < machines; ++m) {
-    if (machines_[m].first_seen < 0) continue;
+    const Presence& pr = machines_[m].presence;
+    if (pr.first < 0) continue;
     const uint32_t g = group_of_[m];
     if (g >= known_.size()) {
       known_.resize(g + 1, 0);
       reporting_.resize(g + 1, 0);
     }
     ++known_[g];
-    if (machines_[m].last_seen >= frame.time) ++reporting_[g];
+    if (pr.last >= end - pr.SilentAfter(o_.missing_grace)) ++reporting_[g];
   }
   for (uint32_t m = 0; m < machines; ++m) {
-    MachineState& ms = machines_[m];
-    if (ms.first_seen < 0) continue;
+    Presence& pr = machines_[m].presence;
+    if (pr.first < 0) continue;
     const uint32_t g = group_of_[m];
-    const bool peers_report =
-        reporting_[g] >= static_cast<uint32_t>(o_.peer.min_peers) && 2 * reporting_[g] >= known_[g];
-    if (ms.last_seen < end - o_.missing_grace) {
-      if (peers_report && !ms.missing_alerted) {
-        ms.missing_alerted = true;
+    const bool peers_report = reporting_[g] >= static_cast<uint32_t>(o_.peer.min_peers) &&
+                              2 * reporting_[g] >= known_[g];
+    if (pr.last < end - pr.SilentAfter(o_.missing_grace)) {
+      if (peers_report && !pr.alerted) {
+        pr.alerted = true;
         Alert a;
         a.machine = NameOfMachine(m);
         a.kind = "missing";
         a.rule = "machine";
-        a.onset = ms.last_seen;
+        a.onset = pr.last;
         a.detected = end;
-        Raise(m, std::move(a));
+        Raise(std::move(a));
       }
       continue;
     }
-    if (ms.last_seen < frame.time) continue;
-    double* seen = &component_seen_[static_cast<size_t>(m) * components_];
+    Presence* seen = &component_seen_[static_cast<size_t>(m) * components_];
     for (uint32_t c = 0; c < components_; ++c) {
-      if (seen[c] < 0 || seen[c] >= end - o_.missing_grace) continue;
+      if (seen[c].first < 0 || seen[c].alerted) continue;
+      // The machine reports, this component does not.
+      if (seen[c].last >= end - seen[c].SilentAfter(o_.missing_grace)) continue;
+      if (pr.last <= seen[c].last) continue;
+      seen[c].alerted = true;
       Alert a;
       a.machine = NameOfMachine(m);
       a.kind = "missing";
       a.rule = "component";
       a.component = names_.components().Name(c);
-      a.onset = seen[c];
+      a.onset = seen[c].last;
       a.detected = end;
-      seen[c] = -1;  // one alert per silence
-      Raise(m, std::move(a));
+      Raise(std::move(a));
     }
   }
 }

@@ -2,6 +2,7 @@
 // from its peers, stops reporting, or trips a fast-path rule (docs/detect.md).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,15 +18,13 @@ struct DetectorOptions {
   double step = 1.0;      // seconds per frame
   double lateness = 2.0;  // how long a step waits for late points
   PeerOptions peer;
-  // Evidence per machine and feature: S = max(0, S + min(|z|, cap) - allowance); an alert when
-  // S > threshold. A persistent |z| >= cap is named in threshold / (cap - allowance) steps; a
-  // spike shorter than that never is.
-  double allowance = 4;
-  double cap = 12;
-  double threshold = 80;
-  double missing_grace = 15;  // a machine or component silent this long while its peers report
-  double gen_hold = 60;       // PCIe generation below its maximum this long (idle GPUs downclock)
-  double cooldown = 1800;     // no second alert for a machine within this time
+  // A machine or component silent this long, and three of its own intervals between samples,
+  // while its peers report.
+  double missing_grace = 15;
+  double gen_hold = 60;  // PCIe generation below its maximum this long (idle GPUs downclock)
+  // De-duplication per cause (machine, kind, rule, component): a cause alerts again only once
+  // it has been clear for this long. Causes never hide one another.
+  double rearm = 600;
   std::vector<int> fatal_xids = {48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 119, 120, 140};
 };
 
@@ -33,8 +32,9 @@ struct Evidence {
   std::string signal;
   std::string stat;  // mean, min or max over components; for rules, the component
   double value = 0;
-  double peer_median = 0;
-  double deviation = 0;  // robust z against the peers (rules: 0)
+  double peer_median = 0;  // the value its peers make expected (rules: 0)
+  double deviation = 0;    // robust z against the peers (rules: 0)
+  double effect = 0;       // relative effect: (value - expected) / expected (rules: 0)
 };
 
 struct Alert {
@@ -81,24 +81,31 @@ class Detector {
     double width = 0, width_max = 0, gen = 0, gen_max = 0;
     double gen_low_since = -1;
     double link_up = -1;
+    double last_error = -1;  // an error counter's last increase
+    bool width_alerted = false, gen_alerted = false;
   };
-  struct FeatureEvidence {
-    float s = 0;  // the CUSUM
-    float z = 0;  // the latest deviation, value and peer median
-    float value = 0;
-    float median = 0;
-    double start = -1;  // when s last left zero
+  struct Presence {  // of a machine or of one of its components
+    double first = -1;
+    double last = -1;
+    float interval = 0;  // between its samples: rises at once, falls slowly
+    bool alerted = false;
+    // Silent since when it is named: grace, or three of its own intervals (before its second
+    // sample, three of the longest interval a series may have).
+    double SilentAfter(double grace) const {
+      const double own = last > first ? interval : telemetry::Normalizer::kMaxHold;
+      return std::max(grace, 3.0 * own);
+    }
+    void Saw(double time);
   };
   struct MachineState {
-    double first_seen = -1;
-    double last_seen = -1;
-    double quiet_until = -1;  // cooldown after an alert
-    bool missing_alerted = false;
+    Presence presence;
+    bool divergent = false;    // a divergence alert was raised and has not cleared
+    double quiet_since = -1;   // no deviation under way since
   };
 
   void OnFrame(const telemetry::Frame& frame);
   void Rule(const telemetry::Point& p);
-  void Raise(uint32_t machine, Alert alert);
+  void Raise(Alert alert);
   void Grow(uint32_t machine, uint32_t component);
   RuleState& RuleOf(uint32_t machine, uint32_t component);
   std::string NameOfMachine(uint32_t m) const { return names_.machines().Name(m); }
@@ -106,17 +113,13 @@ class Detector {
   DetectorOptions o_;
   const telemetry::Normalizer& names_;
   telemetry::FrameBuilder builder_;
-  PeerScorer scorer_;
+  PeerModel model_;
   std::vector<MachineState> machines_;
   std::vector<uint32_t> group_of_;
-  // Per machine x component: rule state and when the component last reported.
+  // Per machine x component: rule state and when the component reported.
   uint32_t components_ = 0;
   std::vector<RuleState> rules_;
-  std::vector<double> component_seen_;
-  // Per machine x feature: the evidence.
-  uint32_t evidence_rows_ = 0, features_ = 0;
-  std::vector<FeatureEvidence> evidence_;
-  std::vector<uint32_t> triggered_;          // scratch of OnFrame
+  std::vector<Presence> component_seen_;
   std::vector<uint32_t> known_, reporting_;  // per group, scratch of OnFrame
   std::vector<Alert> alerts_;
   int64_t frames_ = 0;

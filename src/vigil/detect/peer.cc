@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "vigil/core/matrix.h"
 #include "vigil/core/stats.h"
@@ -20,81 +21,243 @@ std::string_view StatName(Stat stat) {
   return "mean";
 }
 
-float PeerScorer::Denoise(History& h, float value) const {
-  const int n = std::clamp(o_.denoise, 1, 5);
-  h.last[h.next] = value;
-  h.next = static_cast<uint8_t>((h.next + 1) % n);
-  if (h.filled < n) ++h.filled;
-  float w[5];
-  std::copy_n(h.last, h.filled, w);
-  std::nth_element(w, w + h.filled / 2, w + h.filled);
-  return w[h.filled / 2];
+namespace {
+
+// The median of `v` (reordered).
+double MedianOf(std::vector<double>& v) {
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid), v.end());
+  return v[mid];
 }
 
-std::span<const PeerScore> PeerScorer::Score(const telemetry::Frame& frame,
-                                             std::span<const uint32_t> group_of,
-                                             std::span<const telemetry::SignalInfo> signals) {
-  scores_.clear();
+// How much of the way an average with this half-life moves in `dt` seconds.
+double Weight(double dt, double half_life) { return 1 - std::exp2(-dt / half_life); }
+
+// A gap longer than this (a pause in the data) counts as this much.
+constexpr float kLongestGap = 120;
+// Placement is decided again this often, per group and feature.
+constexpr double kPlaceEvery = 10;
+
+}  // namespace
+
+void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
+                       std::span<const telemetry::SignalInfo> signals) {
+  triggered_.clear();
+  scored_.clear();
   const uint32_t features = static_cast<uint32_t>(signals.size()) * kStats;
   if (frame.machines > machines_ || features > features_) {
     const uint32_t m = std::max(frame.machines, machines_);
     const uint32_t f = std::max(features, features_);
-    ResizeRowMajor(history_, machines_, features_, m, f);
+    ResizeRowMajor(tracks_, machines_, features_, m, f);
     machines_ = m;
     features_ = f;
-    level_.resize(f, 0.0);
+    for (auto& g : peers_) g.resize(f);
   }
-  const double decay =
-      last_time_ == 0 ? 1.0
-                      : std::exp2(-std::max(0.0, frame.time - last_time_) / o_.level_half_life_s);
-  last_time_ = frame.time;
+  fresh_.assign(static_cast<size_t>(machines_) * features_, 0);
+  const auto group = [&](uint32_t m) { return m < group_of.size() ? group_of[m] : 0; };
+  const double now = frame.time;
 
-  for (auto& m : members_) m.clear();
+  // Each machine's new samples: smoothed over its own fresh ones; a held one only says that
+  // the series still reports.
+  const uint32_t nsignals = std::min<uint32_t>(frame.signals, static_cast<uint32_t>(signals.size()));
   for (uint32_t m = 0; m < frame.machines; ++m) {
-    const uint32_t g = m < group_of.size() ? group_of[m] : 0;
-    if (g >= members_.size()) members_.resize(g + 1);
-    members_[g].push_back(m);
-  }
-  const uint32_t nsignals =
-      std::min<uint32_t>(frame.signals, static_cast<uint32_t>(signals.size()));
-  for (const auto& members : members_) {
-    if (members.size() < static_cast<size_t>(o_.min_peers)) continue;
     for (uint32_t s = 0; s < nsignals; ++s) {
       if (signals[s].role != telemetry::SignalRole::kPeer) continue;
+      const telemetry::Cell& c = frame.at(m, s);
+      if (c.count == 0) continue;
       for (uint32_t st = 0; st < kStats; ++st) {
         const uint32_t f = s * kStats + st;
-        values_.clear();
-        who_.clear();
-        for (uint32_t m : members) {
-          const telemetry::Cell& c = frame.at(m, s);
-          if (c.count == 0) continue;
-          const double raw = st == 0 ? c.mean() : st == 1 ? c.min : c.max;
-          History& h = history_[static_cast<size_t>(m) * features_ + f];
-          values_.push_back(Denoise(h, static_cast<float>(raw)));
-          who_.push_back(m);
+        Track& t = TrackOf(m, f);
+        t.seen = now;
+        if (c.fresh == 0) continue;
+        const double raw = st == 0 ? c.mean() : st == 1 ? c.min : c.max;
+        fresh_[static_cast<size_t>(m) * features_ + f] = 1;
+        t.raw = static_cast<float>(raw);
+        if (t.fresh < 0) {
+          t.first = t.fresh = now;
+          t.smooth = static_cast<float>(raw);
+          t.samples = 1;
+          continue;
         }
-        if (values_.size() < static_cast<size_t>(o_.min_peers)) continue;
-        scratch_.assign(values_.begin(), values_.end());
-        const size_t mid = scratch_.size() / 2;
-        std::nth_element(scratch_.begin(), scratch_.begin() + static_cast<ptrdiff_t>(mid),
-                         scratch_.end());
-        const double median = scratch_[mid];
-        for (size_t i = 0; i < values_.size(); ++i) scratch_[i] = std::fabs(values_[i] - median);
-        std::nth_element(scratch_.begin(), scratch_.begin() + static_cast<ptrdiff_t>(mid),
-                         scratch_.end());
-        const double mad = scratch_[mid];
-        level_[f] = std::max(std::fabs(median), level_[f] * decay);
-        const double spread =
-            std::max({stats::kMadToSigma * mad, o_.relative_floor * std::fabs(median),
-                      o_.level_floor * level_[f], 1e-9});
-        for (size_t i = 0; i < values_.size(); ++i) {
-          scores_.push_back({who_[i], f, static_cast<float>(values_[i]), static_cast<float>(median),
-                             static_cast<float>((values_[i] - median) / spread)});
+        const float gap = std::min(static_cast<float>(now - t.fresh), kLongestGap);
+        t.interval = t.samples == 1 ? gap : t.interval + 0.2f * (gap - t.interval);
+        const double tau = std::max(o_.smooth_s, static_cast<double>(t.interval));
+        const double step = raw - t.smooth;
+        if (step != 0) {
+          const uint32_t g = group(m);
+          if (g >= peers_.size()) peers_.resize(g + 1, std::vector<Peers>(features_));
+          float& q = peers_[g][f].quantum;
+          const auto d = static_cast<float>(std::fabs(step));
+          q = q == 0 ? d : std::min(q, d);
         }
+        t.smooth = static_cast<float>(t.smooth + (1 - std::exp(-gap / tau)) * step);
+        t.fresh = now;
+        if (t.samples < UINT16_MAX) ++t.samples;
       }
     }
   }
-  return scores_;
+
+  for (auto& members : members_) members.clear();
+  for (uint32_t m = 0; m < machines_; ++m) {
+    const uint32_t g = group(m);
+    if (g >= members_.size()) members_.resize(g + 1);
+    if (g >= peers_.size()) peers_.resize(g + 1, std::vector<Peers>(features_));
+    members_[g].push_back(m);
+  }
+  for (uint32_t g = 0; g < members_.size(); ++g) {
+    if (members_[g].size() < static_cast<size_t>(o_.min_peers)) continue;
+    for (uint32_t f = 0; f < features_; ++f) {
+      const uint32_t s = SignalOfFeature(f);
+      if (s >= signals.size() || signals[s].role != telemetry::SignalRole::kPeer) continue;
+      const bool any = std::any_of(members_[g].begin(), members_[g].end(), [&](uint32_t m) {
+        return fresh_[static_cast<size_t>(m) * features_ + f] != 0;
+      });
+      if (any) Judge(g, f, now, signals[s].worse);
+    }
+  }
+  std::sort(triggered_.begin(), triggered_.end());
+  triggered_.erase(std::unique(triggered_.begin(), triggered_.end()), triggered_.end());
+}
+
+void PeerModel::Judge(uint32_t group, uint32_t f, double now, telemetry::Worse worse) {
+  // The machines whose value is current: they report (held or fresh) within three of their
+  // own intervals.
+  valid_.clear();
+  for (uint32_t m : members_[group]) {
+    const Track& t = TrackOf(m, f);
+    if (t.fresh < 0) continue;
+    if (now - t.seen > std::max(3.0 * t.interval, 5.0)) continue;
+    valid_.push_back(m);
+  }
+  if (valid_.size() < static_cast<size_t>(o_.min_peers)) return;
+  const auto factor = [&](const Track& t) { return t.placed ? std::exp(t.log_a) : 1.0f; };
+  values_.clear();
+  for (uint32_t m : valid_) {
+    const Track& t = TrackOf(m, f);
+    values_.push_back(t.smooth / factor(t));
+  }
+  const double centre = MedianOf(values_);
+  values_.clear();
+  for (uint32_t m : valid_) {
+    const Track& t = TrackOf(m, f);
+    values_.push_back(std::fabs(t.smooth - factor(t) * centre));
+  }
+  const double frame_spread = stats::kMadToSigma * MedianOf(values_);
+
+  Peers& p = peers_[group][f];
+  const double dt = p.updated < 0 ? 0 : now - p.updated;
+  p.spread = p.updated < 0
+                 ? static_cast<float>(frame_spread)
+                 : static_cast<float>(p.spread + Weight(dt, o_.spread_half_life_s) *
+                                                     (frame_spread - p.spread));
+  p.level = static_cast<float>(
+      std::max(std::fabs(centre), p.level * std::exp2(-dt / o_.level_half_life_s)));
+  p.updated = now;
+  const double floor =
+      std::max({static_cast<double>(p.quantum), 1e-6 * p.level, 1e-12});
+  const double spread = std::max(static_cast<double>(p.spread), floor);
+  const bool stalled = std::fabs(centre) < 0.2 * p.level;
+
+  for (uint32_t m : valid_) {
+    if (!fresh_[static_cast<size_t>(m) * features_ + f]) continue;
+    Track& t = TrackOf(m, f);
+    const double a = factor(t);
+    const double expected = a * centre;
+    const double residual = t.smooth - expected;
+    const double scale = std::max({std::fabs(expected), 0.5 * a * p.level, floor});
+    t.expected = static_cast<float>(expected);
+    t.z = static_cast<float>(residual / spread);
+    t.effect = static_cast<float>(residual / scale);
+    scored_.push_back({m, f, t.z});
+    const auto way = [&](double r) {
+      return worse == telemetry::Worse::kEither ||
+             (worse == telemetry::Worse::kHigher ? r > 0 : r < 0);
+    };
+    const auto passes = [&](double r) {
+      return way(r) && std::fabs(r) >= o_.z_min * spread && std::fabs(r) >= o_.effect_min * scale;
+    };
+    // A run lasts while the smoothed value deviates; its evidence is the time from its first
+    // to its latest sample whose own value deviates too, so that neither the smoothing's tail
+    // after a short event nor a gap in the data lengthens it.
+    if (!passes(residual)) {
+      t.run = 0;
+      t.evidence = 0;
+      t.start = -1;
+    } else if (passes(t.raw - expected)) {
+      if (t.run == 0 || now - t.last_deviating > 3 * std::max(t.interval, 1.0f)) {
+        t.run = 0;
+        t.start = now;
+      }
+      if (t.run < UINT16_MAX) ++t.run;
+      t.last_deviating = now;
+      t.evidence = static_cast<float>(now - t.start);
+      if (t.evidence >= o_.persistence_s && t.run >= o_.min_samples) triggered_.push_back(m);
+    }
+    // Placement: the machine's level against the centre, set by its first sample, learned
+    // quickly over its first minutes and slowly after, only while it does not deviate and
+    // never during a stall.
+    if (stalled || centre <= 0 || t.smooth <= 0) continue;
+    if (t.learned > 0 && passes(residual)) continue;
+    const double target = std::log(t.smooth / centre);
+    if (t.learned < UINT16_MAX) ++t.learned;
+    const double w = now - t.first < o_.warmup_s
+                         ? 1.0 / t.learned
+                         : Weight(t.interval, o_.placement_half_life_s);
+    t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));
+  }
+  if (p.placed_at < 0 || now - p.placed_at >= kPlaceEvery) {
+    p.placed_at = now;
+    Place(valid_, f);
+  }
+}
+
+void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
+  // Levels relative to the group's typical machine, then: a machine shares its level when it is
+  // close to the typical one or to another machine's.
+  values_.clear();
+  for (uint32_t m : members) values_.push_back(TrackOf(m, f).log_a);
+  scratch_ = values_;
+  const double mid = MedianOf(scratch_);
+  for (uint32_t m : members) TrackOf(m, f).log_a -= static_cast<float>(mid);
+  for (double& v : values_) v -= mid;
+  scratch_ = values_;
+  std::sort(scratch_.begin(), scratch_.end());
+  const double tolerance = std::log1p(o_.effect_min) / 2;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const double v = values_[i];
+    Track& t = TrackOf(members[i], f);
+    if (std::fabs(v) <= tolerance) {
+      t.placed = true;
+      continue;
+    }
+    // Another machine within the tolerance: in the sorted levels, v's neighbours.
+    const auto at = std::lower_bound(scratch_.begin(), scratch_.end(), v);
+    const bool below = at != scratch_.begin() && v - *(at - 1) <= tolerance;
+    const bool above = at + 1 < scratch_.end() && *(at + 1) - v <= tolerance;
+    t.placed = below || above;
+  }
+}
+
+std::vector<Deviation> PeerModel::DeviationsOf(uint32_t m, size_t n) const {
+  std::vector<Deviation> out;
+  if (m >= machines_) return out;
+  for (uint32_t f = 0; f < features_; ++f) {
+    const Track& t = TrackOf(m, f);
+    if (t.run == 0) continue;
+    out.push_back({f, t.smooth, t.expected, t.z, t.effect, t.evidence, t.start});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Deviation& a, const Deviation& b) { return a.evidence > b.evidence; });
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+bool PeerModel::Quiet(uint32_t m) const {
+  if (m >= machines_) return true;
+  for (uint32_t f = 0; f < features_; ++f) {
+    if (TrackOf(m, f).run > 0) return false;
+  }
+  return true;
 }
 
 }  // namespace vigil::detect

@@ -1,5 +1,16 @@
-// Peer comparison: how far each machine's value of each feature sits from the robust centre of
-// its group, in robust spreads, one frame at a time (docs/detect.md, "Peer comparison").
+// Peer comparison: how far each machine's value of each feature sits from what its peers make
+// expected, and for how long (docs/detect.md, "Peer comparison").
+//
+// Per group and feature, each machine's value is smoothed over its own fresh samples; the
+// expected value of machine m is a_m * C, where C is the median of the peers' values over their
+// placement factors a and a_m is m's usual level against the others, learned from its own past
+// (1 for a machine alone at its level: a machine odd from its first sample is judged against the
+// peers, a set of machines placed alike against their own past). The noise scale is the peers'
+// own spread (MAD of the residuals), averaged over minutes so that a job-wide stall does not
+// shrink it; the effect size is the residual over the expected value (at least half the
+// feature's usual level). A fresh sample deviates when both pass their thresholds, in the
+// direction that is worse for the signal; evidence is the time a deviation has lasted, counted
+// between distinct samples only.
 #pragma once
 
 #include <cstdint>
@@ -23,49 +34,96 @@ inline Stat StatOfFeature(uint32_t feature) { return static_cast<Stat>(feature %
 std::string_view StatName(Stat stat);
 
 struct PeerOptions {
-  int denoise = 3;               // median of the machine's last `denoise` values (1, 3 or 5)
-  double relative_floor = 0.05;  // the spread is at least this share of |median| ...
-  double level_floor = 0.05;     // ... and of the feature's typical level (|median| decayed)
+  double persistence_s = 30;  // a deviation must last this long ...
+  int min_samples = 3;        // ... over at least this many distinct samples
+  double z_min = 4;           // residual in peer spreads
+  double effect_min = 0.1;    // residual over the expected value
+  double smooth_s = 8;        // smoothing time constant (at least the series' own interval)
+  double spread_half_life_s = 300;
   double level_half_life_s = 3600;
-  int min_peers = 4;  // groups with fewer reporting machines are not judged
+  double placement_half_life_s = 3600;
+  double warmup_s = 300;  // a machine's placement is learned quickly over its first minutes
+  int min_peers = 4;      // groups with fewer reporting machines are not judged
 };
 
-struct PeerScore {
-  uint32_t machine;
-  uint32_t feature;
-  float value;   // denoised
-  float median;  // of the group
-  float z;       // (value - median) / spread
+// One feature of one machine against its peers, as of its latest fresh sample.
+struct Deviation {
+  uint32_t feature = 0;
+  float value = 0;      // smoothed
+  float expected = 0;   // a * C
+  float z = 0;          // (value - expected) / spread
+  float effect = 0;     // (value - expected) / scale
+  float evidence = 0;   // seconds the deviation has lasted
+  double start = -1;    // its first deviating sample
 };
 
-class PeerScorer {
+class PeerModel {
  public:
-  explicit PeerScorer(const PeerOptions& options) : o_(options) {}
+  explicit PeerModel(const PeerOptions& options) : o_(options) {}
 
-  // Scores every machine and feature with data in `frame`, within groups (group_of[machine];
-  // machines beyond its end are in group 0), for the signals whose role is kPeer. The span is
-  // valid until the next call.
-  std::span<const PeerScore> Score(const telemetry::Frame& frame,
-                                   std::span<const uint32_t> group_of,
-                                   std::span<const telemetry::SignalInfo> signals);
+  // Takes one frame: every machine-feature with a fresh sample in it is smoothed and scored
+  // within its group (group_of[machine]; machines beyond its end are in group 0), for the
+  // signals whose role is kPeer.
+  void Update(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
+              std::span<const telemetry::SignalInfo> signals);
+
+  // Every machine-feature judged in the last Update (it had a fresh sample), with its z.
+  struct Scored {
+    uint32_t machine;
+    uint32_t feature;
+    float z;
+  };
+  std::span<const Scored> scored() const { return scored_; }
+  // Machines whose evidence reached the persistence time (and sample count) in the last Update.
+  std::span<const uint32_t> triggered() const { return triggered_; }
+  // Machine m's deviations under way, the longest first, at most n.
+  std::vector<Deviation> DeviationsOf(uint32_t m, size_t n) const;
+  // Whether machine m has no deviation under way.
+  bool Quiet(uint32_t m) const;
 
  private:
-  struct History {
-    float last[5];
-    uint8_t filled = 0;
-    uint8_t next = 0;
+  struct Track {
+    float smooth = 0;
+    float raw = 0;          // the latest fresh value
+    float log_a = 0;        // placement: log of the machine's usual level over the centre
+    float interval = 0;     // seconds between fresh samples (smoothed)
+    float evidence = 0;     // seconds from the run's first deviating sample to its latest
+    float z = 0, effect = 0, expected = 0;
+    uint16_t samples = 0;   // fresh samples, capped
+    uint16_t learned = 0;   // of which placement learned from, capped
+    uint16_t run = 0;       // deviating samples in the run under way
+    double last_deviating = -1;
+    bool placed = false;    // a_m is used (another machine shares its level)
+    double first = -1;      // first fresh sample
+    double fresh = -1;      // latest fresh sample
+    double seen = -1;       // latest sample, held or not
+    double start = -1;      // first deviating sample of the run
   };
-  float Denoise(History& h, float value) const;
+  struct Peers {            // per group and feature
+    float spread = 0;
+    float level = 0;
+    float quantum = 0;      // the smallest step between two values of one machine
+    double updated = -1;
+    double placed_at = -1;  // when placement was last decided
+  };
+
+  void Judge(uint32_t group, uint32_t feature, double now, telemetry::Worse worse);
+  void Place(std::span<const uint32_t> members, uint32_t feature);
+  Track& TrackOf(uint32_t m, uint32_t f) { return tracks_[static_cast<size_t>(m) * features_ + f]; }
+  const Track& TrackOf(uint32_t m, uint32_t f) const {
+    return tracks_[static_cast<size_t>(m) * features_ + f];
+  }
 
   PeerOptions o_;
-  uint32_t machines_ = 0, features_ = 0;  // dimensions of history_
-  std::vector<History> history_;
-  std::vector<double> level_;  // per feature
-  double last_time_ = 0;
-  std::vector<PeerScore> scores_;
-  std::vector<std::vector<uint32_t>> members_;  // per group, scratch
+  uint32_t machines_ = 0, features_ = 0;  // dimensions of tracks_
+  std::vector<Track> tracks_;
+  std::vector<std::vector<Peers>> peers_;       // per group, per feature
+  std::vector<std::vector<uint32_t>> members_;  // per group: machines in this frame, scratch
+  std::vector<uint8_t> fresh_;                  // per machine x feature in this frame, scratch
+  std::vector<uint32_t> valid_;
   std::vector<double> values_, scratch_;
-  std::vector<uint32_t> who_;
+  std::vector<uint32_t> triggered_;
+  std::vector<Scored> scored_;
 };
 
 }  // namespace vigil::detect

@@ -84,6 +84,7 @@ void FrameBuilder::Add(const Point& p) {
   }
   c.sum += p.value;
   ++c.count;
+  if (!p.held) ++c.fresh;
 }
 
 void FrameBuilder::AdvanceTo(double time) {

@@ -17,6 +17,7 @@ struct Cell {
   double min = 0;
   double max = 0;
   uint32_t count = 0;  // samples in the step; 0: the machine did not report the signal
+  uint32_t fresh = 0;  // of which not held (Point::held): new evidence
 
   double mean() const { return sum / count; }
 };

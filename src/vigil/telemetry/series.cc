@@ -26,9 +26,9 @@ std::optional<uint32_t> Dictionary::Find(std::string_view name) const {
 Normalizer::Normalizer(SignalMap map, bool passthrough)
     : map_(std::move(map)), passthrough_(passthrough) {}
 
-uint32_t Normalizer::SignalId(std::string_view name, SignalRole role) {
+uint32_t Normalizer::SignalId(std::string_view name, SignalRole role, Worse worse) {
   const uint32_t id = signal_names_.Intern(name);
-  if (id == signals_.size()) signals_.push_back({std::string(name), role});
+  if (id == signals_.size()) signals_.push_back({std::string(name), role, worse});
   return id;
 }
 
@@ -62,32 +62,65 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   p.machine = machines_.Intern(s.machine);
   p.component = components_.Intern(s.component);
   p.group = groups_.Intern(s.group);
-  p.signal = m ? SignalId(m->signal, m->role) : SignalId(s.metric);
+  p.signal = m ? SignalId(m->signal, m->role, m->worse) : SignalId(s.metric);
   SeriesState& st = StateOf(p.machine, p.signal, p.component);
   if (st.seen && s.time <= st.last_time) {
     ++(s.time == st.last_time ? counts_.duplicate : counts_.out_of_order);
     return false;
   }
-  const double previous_time = st.last_time;
-  const double previous_raw = st.last_raw;
-  const bool first = !st.seen;
-  st.seen = true;
-  st.last_time = s.time;
-  st.last_raw = s.value;
-  double value = s.value;
-  if (m && m->counter) {
-    if (first) {
+  const bool counter = m && m->counter;
+  const double scale = m ? m->scale : 1.0;
+  if (!st.seen) {
+    st = SeriesState{};
+    st.seen = true;
+    st.last_time = st.fresh_time = st.change_time = s.time;
+    st.last_raw = st.fresh_raw = s.value;
+    if (counter) {
+      // A counter's first sample only sets its base.
+      st.last_value = std::nan("");
       ++counts_.counter_bases;
       return false;
     }
-    double increase = s.value - previous_raw;
+    st.last_value = s.value * scale;
+    p.value = st.last_value;
+    ++counts_.accepted;
+    *out = p;
+    return true;
+  }
+  const bool same = s.value == st.last_raw;
+  if (!same) {
+    st.change_gaps[st.next_gap] = static_cast<float>(s.time - st.change_time);
+    st.next_gap = static_cast<uint8_t>((st.next_gap + 1) % 4);
+    st.change_time = s.time;
+  }
+  st.last_time = s.time;
+  st.last_raw = s.value;
+  // A repeat sooner than 1.5 times the shortest recent gap between changes: a grid's copy of
+  // one scrape (a scrape's jitter moves the next change by a second or so).
+  const float hold =
+      std::min(kMaxHold, 1.5f * *std::min_element(std::begin(st.change_gaps),
+                                                  std::end(st.change_gaps)));
+  if (same && s.time - st.fresh_time < hold) {
+    ++counts_.held;
+    if (std::isnan(st.last_value)) return false;  // a counter's base repeated: no rate yet
+    p.value = st.last_value;
+    p.held = true;
+    *out = p;
+    return true;
+  }
+  double value = s.value;
+  if (counter) {
+    double increase = s.value - st.fresh_raw;
     if (increase < 0) {
       ++counts_.counter_resets;
       increase = s.value;
     }
-    value = increase / (s.time - previous_time);
+    value = increase / (s.time - st.fresh_time);
   }
-  p.value = m ? value * m->scale : value;
+  st.fresh_time = s.time;
+  st.fresh_raw = s.value;
+  st.last_value = value * scale;
+  p.value = st.last_value;
   ++counts_.accepted;
   *out = p;
   return true;

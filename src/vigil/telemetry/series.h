@@ -57,11 +57,16 @@ struct Point {
   uint32_t component = 0;
   uint32_t group = 0;
   double value = 0;
+  // The series' previous value again, sooner than the series' own interval: a grid repeating a
+  // scrape (a query_range answer at a step finer than the scrape interval). It shows that the
+  // series still reports, and is no new evidence.
+  bool held = false;
 };
 
 struct SignalInfo {
   std::string name;
   SignalRole role = SignalRole::kPeer;
+  Worse worse = Worse::kEither;
 };
 
 struct NormalizerCounts {
@@ -72,10 +77,16 @@ struct NormalizerCounts {
   int64_t out_of_order = 0;   // earlier than the series' last sample
   int64_t counter_bases = 0;  // first sample of a counter (no rate yet)
   int64_t counter_resets = 0;
+  int64_t held = 0;  // repeats of a value within the series' interval (yielded, marked held)
 };
 
 class Normalizer {
  public:
+  // A repeated value is held (no new sample) while younger than the shortest of the series'
+  // last four gaps between changes of value, and at most this many seconds: a series that does
+  // not change gives a new sample this often.
+  static constexpr float kMaxHold = 60;
+
   Normalizer(SignalMap map, bool passthrough);
 
   // Fills *out and returns true when the sample yields a point.
@@ -89,12 +100,19 @@ class Normalizer {
 
   // The id of the signal called `name`, interning it (as a peer signal) when new. For callers
   // that feed points without a reader (the simulator, benchmarks).
-  uint32_t SignalId(std::string_view name, SignalRole role = SignalRole::kPeer);
+  uint32_t SignalId(std::string_view name, SignalRole role = SignalRole::kPeer,
+                    Worse worse = Worse::kEither);
 
  private:
   struct SeriesState {
     double last_time = 0;
     double last_raw = 0;
+    double fresh_time = 0;    // of the last sample not held
+    double fresh_raw = 0;     // its raw value
+    double last_value = 0;    // the last point's value (a counter's rate)
+    double change_time = -1;  // when the raw value last changed
+    float change_gaps[4] = {kMaxHold, kMaxHold, kMaxHold, kMaxHold};  // between changes
+    uint8_t next_gap = 0;
     bool seen = false;
   };
   // Per machine, the states of its series by signal and component (dense: ids are small).

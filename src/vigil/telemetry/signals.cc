@@ -100,12 +100,17 @@ SignalMap SignalMap::Default() {
   map.Add(Gauge("node_network_up", "net_up", R::kLinkUp));
   map.Add(Counter("node_ethtool_rx_prio3_pause", "pfc_pause"));
   // The training job itself, per worker.
-  map.Add(Gauge("training_step_seconds", "step_time"));
+  SignalMapping step = Gauge("training_step_seconds", "step_time");
+  step.worse = Worse::kHigher;
+  map.Add(std::move(step));
   // Every canonical signal under its own name, as a gauge with its role: files that hold
   // normalised telemetry (vigil simulate telemetry --out) keep their meaning.
   const std::vector<SignalMapping> exporters = map.mappings();
   for (const SignalMapping& m : exporters) {
-    if (!map.Knows(m.signal)) map.Add(Gauge(m.signal, m.signal, m.role));
+    if (map.Knows(m.signal)) continue;
+    SignalMapping own = Gauge(m.signal, m.signal, m.role);
+    own.worse = m.worse;
+    map.Add(std::move(own));
   }
   return map;
 }
@@ -172,6 +177,7 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
     std::string type = "gauge";
     std::string role = "peer";
     std::string scale;
+    std::string worse = "either";
     VIGIL_RETURN_IF_ERROR(text_of("metric", true, &m.metric));
     VIGIL_RETURN_IF_ERROR(text_of("signal", true, &m.signal));
     VIGIL_RETURN_IF_ERROR(text_of("label", false, &m.label));
@@ -179,6 +185,11 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
     VIGIL_RETURN_IF_ERROR(text_of("type", false, &type));
     VIGIL_RETURN_IF_ERROR(text_of("role", false, &role));
     VIGIL_RETURN_IF_ERROR(text_of("scale", false, &scale));
+    VIGIL_RETURN_IF_ERROR(text_of("worse", false, &worse));
+    if (worse != "either" && worse != "higher" && worse != "lower") {
+      return bad("worse", fmt::format("{} is not either, higher or lower", Quote(worse)));
+    }
+    m.worse = worse == "higher" ? Worse::kHigher : worse == "lower" ? Worse::kLower : Worse::kEither;
     if (m.label.empty() != m.label_value.empty()) {
       return bad("label", "'label' and 'value' go together");
     }

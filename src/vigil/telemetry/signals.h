@@ -26,6 +26,10 @@ enum class SignalRole {
   kLinkUp,        // 1 while a network link is up, 0 when down
 };
 
+// Which way a signal's deviation from its peers is a fault: a worker's step time is bad only
+// when higher; most signals either way.
+enum class Worse { kEither, kHigher, kLower };
+
 // One entry of the map: samples of `metric` (and, when `label` is set, only those whose label
 // `label` equals `label_value`) become samples of `signal`. A counter becomes a per-second rate.
 struct SignalMapping {
@@ -36,6 +40,7 @@ struct SignalMapping {
   bool counter = false;
   double scale = 1.0;  // applied after rate conversion
   SignalRole role = SignalRole::kPeer;
+  Worse worse = Worse::kEither;
 };
 
 // Labels of one sample, as (name, value) pairs.
