@@ -740,6 +740,7 @@ class Job {
   void PushPause(SegKind kind, double s, double e, int culprit = -1,
                  State culprit_state = State::kIdle);
   void Materialise(double s);
+  void MaterialiseVisible(double until);
   Mods ModsAt(int m, double t) const;
   int Phases(const Segment& seg, int m, double a, double b, std::array<Phase, 6>& out) const;
   GpuRates RatesGpu(const Segment& seg, int m, int g, State st, const Mods& mods) const;
@@ -854,7 +855,7 @@ Job::Job(const Options& o)
     Rng r(o.seed, 100000 + m);
     const double uptime = r.Uniform(3600, 40 * 86400.0);
     for (int h = 0; h < kHcas; ++h) {
-      ib_rx_[m][h] = uptime * r.Uniform(2, 8) * kGB;
+      ib_rx_[m][h] = uptime * r.Uniform(0.2, 2) * kGB;
       ib_tx_[m][h] = ib_rx_[m][h] * r.Uniform(0.9, 1.1);
     }
     if (!cpu_cum_.empty()) {
@@ -1015,7 +1016,7 @@ void Job::DrawFaults() {
         double t = 0;
         const int flaps = r.Int(1, 4);
         for (int k = 0; k < flaps; ++k) {
-          const double down = r.Uniform(3, 120);
+          const double down = r.Uniform(10, 180);
           f.downs.emplace_back(t, t + down);
           t += down + r.Uniform(10, 300);
         }
@@ -1038,6 +1039,17 @@ void Job::DrawFaults() {
     fault_of_[m] = static_cast<int>(faults_.size());
     faults_.push_back(f);
   }
+  // A fatal fault stops the job for the watchdog and a restart (about 15 minutes), during which
+  // stragglers cannot show: the drawn onsets go to the non-fatal faults first.
+  std::vector<double> onsets;
+  for (const Fault& f : faults_) onsets.push_back(f.drawn_onset);
+  std::sort(onsets.begin(), onsets.end());
+  std::vector<size_t> order(faults_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return IsFatal(faults_[a].kind) < IsFatal(faults_[b].kind);
+  });
+  for (size_t i = 0; i < order.size(); ++i) faults_[order[i]].drawn_onset = onsets[i];
 }
 
 void Job::DrawBenign() {
@@ -1219,10 +1231,43 @@ void Job::Materialise(double s) {
   }
 }
 
+// While the job is not training, a fault whose signs are in hardware series (link state, link
+// width, CRC or XID counters, a GPU or machine gone, host CPU) still starts when drawn; the others
+// (stragglers, hangs) wait for training to resume.
+void Job::MaterialiseVisible(double until) {
+  for (Fault& f : faults_) {
+    if (!std::isnan(f.onset) || f.drawn_onset >= until || role_[f.machine] != Role::kNormal) {
+      continue;
+    }
+    switch (f.kind) {
+      case FaultKind::kNicFlap:
+      case FaultKind::kPcieDowngrade:
+      case FaultKind::kNvlinkDegraded:
+      case FaultKind::kHostSlow:
+        f.onset = f.drawn_onset;
+        if (f.kind == FaultKind::kNicFlap && std::isfinite(f.downs.back().second)) {
+          f.end = f.onset + f.downs.back().second;
+        }
+        break;
+      case FaultKind::kGpuLost:
+      case FaultKind::kXidFatal:
+      case FaultKind::kMachineDown:
+        // The job is already down: the machine is left out of the restart.
+        f.onset = f.drawn_onset;
+        role_[f.machine] = f.kind == FaultKind::kMachineDown ? Role::kDown : Role::kExcluded;
+        steps_.push({f.onset, f.machine, kNaN});
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 void Job::GenerateNext() {
   const double s = cursor_;
   // After a fatal fault: stall until the watchdog, dead until the restart, then init.
   if (!std::isnan(kill_at_)) {
+    MaterialiseVisible(s < kill_at_ ? kill_at_ : s < restart_at_ ? restart_at_ : train_at_);
     if (s < kill_at_) {
       PushPause(SegKind::kFatalStall, s, kill_at_, culprit_, culprit_state_);
       cursor_ = kill_at_;
@@ -1252,6 +1297,7 @@ void Job::GenerateNext() {
   if (s == t0_) {
     // Job start: process start, NCCL init, checkpoint load.
     const double init = gen_rng_.Uniform(30, 90);
+    MaterialiseVisible(s + init);
     PushPause(SegKind::kInit, s, s + init);
     benign_.push_back({"*", s, s + init, "job_init"});
     cursor_ = s + init;
@@ -1703,7 +1749,10 @@ void Job::ScrapeDcgm(int m, double t, bool missed) {
   const double phase = ms_[m].step_delay * 37.0;
   const double tc = phase + std::floor((t - phase) / kDcgmWindowS) * kDcgmWindowS;
   std::array<GpuRates, kMaxGpus> acc{};
-  Integrate(m, tc - kDcgmWindowS, tc, true, &acc, nullptr);
+  // Before the first collection the window is what there is since the start.
+  const double wa = std::max(tc - kDcgmWindowS, t0_);
+  const double wb = std::max(tc, t0_ + kDcgmWindowS);
+  Integrate(m, wa, wb, true, &acc, nullptr);
   const Mods mods = ModsAt(m, t);
   Rng& rng = target_rng_[m * 3];
   const bool reset = restart_pending_[m][0] && !missed;
@@ -1715,7 +1764,7 @@ void Job::ScrapeDcgm(int m, double t, bool missed) {
     const size_t gi = static_cast<size_t>(m) * ng + g;
     const GpuStatic& gs = ms_[m].gpu[g];
     const GpuRates& r = acc[g];
-    const double w = kDcgmWindowS;
+    const double w = wb - wa;
     // Temperature: first-order lag on power, tau 45 s.
     const double target = ms_[m].inlet + gs.temp_off + gs.r_th * r.power / w;
     if (std::isnan(temp_[gi])) {
