@@ -931,7 +931,6 @@ void Job::BuildMachines() {
 
 void Job::DrawJobEvents() {
   Rng r(o_.seed, 20);
-  const double d = o_.duration_s;
   // Checkpoints every 10-25 minutes, evaluation every 15-40 minutes, occasional stalls and hangs.
   const double ckpt_every = r.Uniform(600, 1500);
   for (double t = t0_ + r.Uniform(0.4, 1.0) * ckpt_every; t < t_end_; t += ckpt_every) {
@@ -950,7 +949,6 @@ void Job::DrawJobEvents() {
   if (!std::isnan(ramp_at_)) jevents_.push_back({JobEventKind::kBatchRamp, ramp_at_, 0});
   std::sort(jevents_.begin(), jevents_.end(),
             [](const JobEvent& a, const JobEvent& b) { return a.time < b.time; });
-  (void)d;
 }
 
 void Job::DrawFaults() {
@@ -1753,7 +1751,6 @@ void Job::ScrapeDcgm(int m, double t, bool missed) {
   const double wa = std::max(tc - kDcgmWindowS, t0_);
   const double wb = std::max(tc, t0_ + kDcgmWindowS);
   Integrate(m, wa, wb, true, &acc, nullptr);
-  const Mods mods = ModsAt(m, t);
   Rng& rng = target_rng_[m * 3];
   const bool reset = restart_pending_[m][0] && !missed;
   if (reset) restart_pending_[m][0] = false;
@@ -1822,7 +1819,6 @@ void Job::ScrapeDcgm(int m, double t, bool missed) {
       sink_->Sample(L.Id(m, g * kGpuMetricCount + j), t, v[j]);
     }
   }
-  (void)mods;
 }
 
 void Job::ScrapeNode(int m, double t, bool missed) {
