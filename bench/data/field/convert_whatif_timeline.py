@@ -83,8 +83,9 @@ def convert(src, commit, trace, out):
     raw = fieldsrc.read_source(src, f"data/timeline-{trace}.json.gz", commit)
     events = json.loads(gzip.decompress(raw))
     names = worker_names(trace, events)
+    steps = per_step(events, names)
     rows = []
-    for (m, _step), (first, last, comp, pp, dp) in per_step(events, names).items():
+    for (m, _step), (first, last, comp, pp, dp) in steps.items():
         t = fieldsrc.EPOCH + round(last / US, 6)
         rows += [(t, m, "training_step_seconds", round((last - first) / US, 6), ""),
                  (t, m, "step_compute_seconds", round(comp / US, 6), ""),
@@ -101,8 +102,7 @@ def convert(src, commit, trace, out):
                   for m in machines if m.endswith(f"-pp{last_pp}")]
     if labels:
         fieldsrc.write_labels(os.path.join(out, f"whatif_{trace}_labels.csv"), labels)
-    steps = len({s for _, s in per_step(events, names)})
-    print(f"{trace}: {len(machines)} workers, {steps} steps, {n} rows, labels: "
+    print(f"{trace}: {len(machines)} workers, {len({s for _, s in steps})} steps, {n} rows, labels: "
           + (", ".join(f"{m} {k}" for m, _, k, _ in labels) or "none"))
 
 
