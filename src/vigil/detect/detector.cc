@@ -286,6 +286,19 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     Raise(std::move(a));
   }
 
+  // A job-wide stall: one alert, naming the machine that stalled first when that can be told
+  // ("*", the whole job, when not).
+  for (const PeerModel::Stall& st : model_.stalls()) {
+    Alert a;
+    a.machine = st.first >= 0 ? NameOfMachine(static_cast<uint32_t>(st.first)) : "*";
+    a.kind = "job";
+    a.rule = "stall";
+    a.component = names_.groups().Name(st.group);
+    a.onset = st.start;
+    a.detected = end;
+    Raise(std::move(a));
+  }
+
   // Silence: machines, and components of machines that still report, each against its own
   // interval between samples.
   reporting_.assign(reporting_.size(), 0);

@@ -38,11 +38,11 @@ struct Evidence {
 };
 
 struct Alert {
-  std::string machine;
-  std::string kind;       // "rule", "divergence" or "missing"
+  std::string machine;    // "*" for a job-wide stall whose first machine cannot be told
+  std::string kind;       // "rule", "divergence", "missing" or "job"
   std::string rule;       // which rule or what went missing: "xid 79", "ecc_uncorrectable",
                           // "pcie_width", "pcie_gen", "link_down", "machine", "component"
-  std::string component;  // gpu3, ib0; empty when machine-wide
+  std::string component;  // gpu3, ib0; empty when machine-wide; a job alert's group
   double onset = 0;       // estimated start of the fault
   double detected = 0;    // time of the data that raised the alert
   std::vector<Evidence> evidence;

@@ -74,6 +74,7 @@ double Score::f1() const {
 
 void Score::Add(const Score& o) {
   alerts += o.alerts;
+  job_alerts += o.job_alerts;
   true_alerts += o.true_alerts;
   faults += o.faults;
   detected += o.detected;
@@ -93,6 +94,11 @@ Score ScoreAlerts(const std::vector<Alert>& alerts, const std::vector<FaultLabel
   s.faults = static_cast<int64_t>(labels.size());
   std::vector<double> first(labels.size(), std::numeric_limits<double>::infinity());
   for (const Alert& a : alerts) {
+    // A job-wide stall that names no machine blames nobody: neither true nor false.
+    if (a.machine == "*") {
+      ++s.job_alerts;
+      continue;
+    }
     ++s.alerts;
     bool matched = false;
     for (size_t i = 0; i < labels.size(); ++i) {
@@ -136,6 +142,7 @@ Json ScoreToJson(const Score& s) {
   Json false_alerts = Json::object();
   for (const auto& [rule, n] : s.false_by_rule) false_alerts[rule] = n;
   return Json{{"alerts", s.alerts},
+              {"job_alerts", s.job_alerts},
               {"true_alerts", s.true_alerts},
               {"faults", s.faults},
               {"detected", s.detected},

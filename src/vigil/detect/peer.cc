@@ -35,6 +35,8 @@ double Weight(double dt, double half_life) { return 1 - std::exp2(-dt / half_lif
 
 // A gap longer than this (a pause in the data) counts as this much.
 constexpr float kLongestGap = 120;
+// The standard deviation of a normal sample over its mean absolute deviation: sqrt(pi / 2).
+constexpr double kMeanDeviationToSigma = 1.2533;
 // Placement is decided again this often, per group and feature.
 constexpr double kPlaceEvery = 10;
 
@@ -44,6 +46,7 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
                        std::span<const telemetry::SignalInfo> signals) {
   triggered_.clear();
   scored_.clear();
+  stalls_.clear();
   const uint32_t features = static_cast<uint32_t>(signals.size()) * kStats;
   if (frame.machines > machines_ || features > features_) {
     const uint32_t m = std::max(frame.machines, machines_);
@@ -117,6 +120,53 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   }
   std::sort(triggered_.begin(), triggered_.end());
   triggered_.erase(std::unique(triggered_.begin(), triggered_.end()), triggered_.end());
+  FollowStalls(now);
+}
+
+void PeerModel::FollowStalls(double now) {
+  for (MachineStall& ms : machine_stalls_) {
+    if (ms.votes == 0) continue;
+    if (2 * ms.low > ms.votes) {
+      if (ms.stalled < 0) ms.stalled = now;
+    } else {
+      ms.last_working = now;
+      ms.stalled = -1;
+    }
+    ms.votes = ms.low = 0;
+  }
+  group_stalls_.resize(members_.size());
+  for (uint32_t g = 0; g < members_.size(); ++g) {
+    uint32_t judged = 0, stalled = 0;
+    for (const Peers& p : peers_[g]) {
+      if (p.updated < 0 || p.level <= 0) continue;
+      ++judged;
+      stalled += p.now_stalled;
+    }
+    GroupStall& gs = group_stalls_[g];
+    if (judged == 0 || 2 * stalled <= judged) {
+      gs = GroupStall{};
+      continue;
+    }
+    if (gs.since < 0) gs.since = now;
+    if (gs.reported || now - gs.since < o_.stall_s) continue;
+    gs.reported = true;
+    // The first to stall, if it stalled before every other was last seen working.
+    int64_t first = -1;
+    for (uint32_t m : members_[g]) {
+      const MachineStall& ms = machine_stalls_[m];
+      if (ms.stalled >= 0 && (first < 0 || ms.stalled < machine_stalls_[first].stalled)) first = m;
+    }
+    if (first >= 0) {
+      for (uint32_t m : members_[g]) {
+        const MachineStall& ms = machine_stalls_[m];
+        if (m != first && ms.stalled >= 0 && ms.last_working <= machine_stalls_[first].stalled) {
+          first = -1;
+          break;
+        }
+      }
+    }
+    stalls_.push_back({g, gs.since, first});
+  }
 }
 
 void PeerModel::Judge(uint32_t group, uint32_t f, double now, telemetry::Worse worse) {
@@ -153,10 +203,16 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, telemetry::Worse w
   p.level = static_cast<float>(
       std::max(std::fabs(centre), p.level * std::exp2(-dt / o_.level_half_life_s)));
   p.updated = now;
+  if (p.since < 0) p.since = now;
   const double floor =
       std::max({static_cast<double>(p.quantum), 1e-6 * p.level, 1e-12});
   const double spread = std::max(static_cast<double>(p.spread), floor);
   const bool stalled = std::fabs(centre) < 0.2 * p.level;
+  if (stalled) p.stalled = now;
+  p.now_stalled = stalled;
+  if (machine_stalls_.size() < machines_) machine_stalls_.resize(machines_);
+  const bool learning = now - p.since < o_.warmup_s;
+  const bool judging = !learning && (p.stalled < 0 || now - p.stalled >= o_.settle_s);
 
   for (uint32_t m : valid_) {
     if (!fresh_[static_cast<size_t>(m) * features_ + f]) continue;
@@ -165,44 +221,58 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, telemetry::Worse w
     const double expected = a * centre;
     const double residual = t.smooth - expected;
     const double scale = std::max({std::fabs(expected), 0.5 * a * p.level, floor});
+    // The noise scale: the peers' spread, or the machine's own scatter where that is larger (a
+    // signal that swings with the training step, sampled at a scrape's chance phase).
+    const double noise = std::max(spread, kMeanDeviationToSigma * t.noise);
     t.expected = static_cast<float>(expected);
-    t.z = static_cast<float>(residual / spread);
+    t.z = static_cast<float>(residual / noise);
     t.effect = static_cast<float>(residual / scale);
     scored_.push_back({m, f, t.z});
+    MachineStall& ms = machine_stalls_[m];
+    ++ms.votes;
+    ms.low += std::fabs(t.raw) < 0.2 * a * p.level;
     const auto way = [&](double r) {
       return worse == telemetry::Worse::kEither ||
              (worse == telemetry::Worse::kHigher ? r > 0 : r < 0);
     };
     const auto passes = [&](double r) {
-      return way(r) && std::fabs(r) >= o_.z_min * spread && std::fabs(r) >= o_.effect_min * scale;
+      return way(r) && std::fabs(r) >= o_.z_min * noise && std::fabs(r) >= o_.effect_min * scale;
     };
-    // A run lasts while the smoothed value deviates; its evidence is the time from its first
-    // to its latest sample whose own value deviates too, so that neither the smoothing's tail
-    // after a short event nor a gap in the data lengthens it.
-    if (!passes(residual)) {
+    // A run lasts while the smoothed value deviates; its evidence grows between its samples
+    // whose own value deviates too (so that neither the smoothing's tail after a short event
+    // nor a gap in the data lengthens it), at full rate from twice the threshold in noise
+    // scales, at half rate at the threshold.
+    const double raw_residual = t.raw - expected;
+    if (!judging || !passes(residual)) {
       t.run = 0;
       t.evidence = 0;
       t.start = -1;
-    } else if (passes(t.raw - expected)) {
-      if (t.run == 0 || now - t.last_deviating > 3 * std::max(t.interval, 1.0f)) {
+    } else if (passes(raw_residual)) {
+      const double gap = now - t.last_deviating;
+      if (t.run == 0 || gap > 3 * std::max(t.interval, 1.0f)) {
         t.run = 0;
         t.start = now;
+        t.evidence = 0;
+      } else {
+        const double strength = std::min(1.0, std::fabs(raw_residual) / (2 * o_.z_min * noise));
+        t.evidence += static_cast<float>(gap * strength);
       }
       if (t.run < UINT16_MAX) ++t.run;
       t.last_deviating = now;
-      t.evidence = static_cast<float>(now - t.start);
       if (t.evidence >= o_.persistence_s && t.run >= o_.min_samples) triggered_.push_back(m);
     }
-    // Placement: the machine's level against the centre, set by its first sample, learned
-    // quickly over its first minutes and slowly after, only while it does not deviate and
-    // never during a stall.
+    if (learning || t.run == 0) {
+      const double w = learning ? 1.0 / t.samples : Weight(t.interval, o_.spread_half_life_s);
+      t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
+    }
+    // Placement: the machine's level against the centre, its mean over the group's first
+    // minutes, then learned slowly and only while it does not deviate; never during a stall.
     if (stalled || centre <= 0 || t.smooth <= 0) continue;
-    if (t.learned > 0 && passes(residual)) continue;
+    if (!learning && passes(residual)) continue;
     const double target = std::log(t.smooth / centre);
     if (t.learned < UINT16_MAX) ++t.learned;
-    const double w = now - t.first < o_.warmup_s
-                         ? 1.0 / t.learned
-                         : Weight(t.interval, o_.placement_half_life_s);
+    const double w =
+        learning ? 1.0 / t.learned : Weight(t.interval, o_.placement_half_life_s);
     t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));
   }
   if (p.placed_at < 0 || now - p.placed_at >= kPlaceEvery) {

@@ -42,7 +42,14 @@ struct PeerOptions {
   double spread_half_life_s = 300;
   double level_half_life_s = 3600;
   double placement_half_life_s = 3600;
-  double warmup_s = 300;  // a machine's placement is learned quickly over its first minutes
+  // Over a group's first minutes (a job's start, warm-up) the peers' spread and each machine's
+  // placement are learned and nobody is judged; after the feature stalls job-wide (a
+  // checkpoint, an evaluation, a restart), nobody is judged until it has settled again.
+  double warmup_s = 300;
+  double settle_s = 60;
+  // Most of a group's features stalled this long is one job-level stall (a hang of every rank
+  // outlasts a checkpoint's minutes).
+  double stall_s = 300;
   int min_peers = 4;      // groups with fewer reporting machines are not judged
 };
 
@@ -74,6 +81,15 @@ class PeerModel {
     float z;
   };
   std::span<const Scored> scored() const { return scored_; }
+  // A job-wide stall that reached stall_s in the last Update (reported once per stall): the
+  // group, when it began, and the machine seen stalled before every other was last seen
+  // working, or -1 when that cannot be told.
+  struct Stall {
+    uint32_t group;
+    double start;
+    int64_t first;
+  };
+  std::span<const Stall> stalls() const { return stalls_; }
   // Machines whose evidence reached the persistence time (and sample count) in the last Update.
   std::span<const uint32_t> triggered() const { return triggered_; }
   // Machine m's deviations under way, the longest first, at most n.
@@ -85,9 +101,10 @@ class PeerModel {
   struct Track {
     float smooth = 0;
     float raw = 0;          // the latest fresh value
+    float noise = 0;        // its own scatter: mean |raw - smooth|, while it does not deviate
     float log_a = 0;        // placement: log of the machine's usual level over the centre
     float interval = 0;     // seconds between fresh samples (smoothed)
-    float evidence = 0;     // seconds from the run's first deviating sample to its latest
+    float evidence = 0;     // seconds the run has lasted, weighted by its strength
     float z = 0, effect = 0, expected = 0;
     uint16_t samples = 0;   // fresh samples, capped
     uint16_t learned = 0;   // of which placement learned from, capped
@@ -104,8 +121,21 @@ class PeerModel {
     float level = 0;
     float quantum = 0;      // the smallest step between two values of one machine
     double updated = -1;
+    double since = -1;      // first judged
+    double stalled = -1;    // last seen stalled (the centre under a fifth of its level)
     double placed_at = -1;  // when placement was last decided
+    bool now_stalled = false;
   };
+  struct MachineStall {
+    double last_working = -1;  // its latest sample with most features at their level
+    double stalled = -1;       // its first sample with most features under a fifth of it
+    uint32_t votes = 0, low = 0;  // this frame's features, and those low
+  };
+  struct GroupStall {
+    double since = -1;
+    bool reported = false;
+  };
+  void FollowStalls(double now);
 
   void Judge(uint32_t group, uint32_t feature, double now, telemetry::Worse worse);
   void Place(std::span<const uint32_t> members, uint32_t feature);
@@ -124,6 +154,9 @@ class PeerModel {
   std::vector<double> values_, scratch_;
   std::vector<uint32_t> triggered_;
   std::vector<Scored> scored_;
+  std::vector<MachineStall> machine_stalls_;
+  std::vector<GroupStall> group_stalls_;
+  std::vector<Stall> stalls_;
 };
 
 }  // namespace vigil::detect

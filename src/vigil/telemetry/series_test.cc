@@ -31,6 +31,38 @@ TEST(NormalizerTest, CountersBecomeRatesAndResetsAreHandled) {
   EXPECT_EQ(n.counts().counter_resets, 1);
 }
 
+// A query_range answer at a 1 s step over 15 s scrapes repeats each scrape 15 times: the
+// repeats are marked held (no new evidence) and keep their value, and a counter's rate is its
+// increase over the 15 s between scrapes, not one spike per scrape.
+TEST(NormalizerTest, AGridsRepeatsAreHeldAndCountersKeepTheirRate) {
+  Normalizer n(SignalMap::Default(), false);
+  Point p;
+  int fresh = 0, held = 0;
+  for (int t = 0; t < 300; ++t) {
+    const int scrape = t / 15;  // the grid holds the last scrape
+    const double bytes = 1000.0 * 15 * scrape + 7 * (scrape % 3);
+    if (!n.Normalize(Sample(t, "node_network_receive_bytes_total", bytes, "ib0"), &p)) continue;
+    (p.held ? held : fresh)++;
+    if (t >= 60) {
+      EXPECT_NEAR(p.value, 1000, 1) << "t " << t;  // 15,000 bytes per 15 s
+    }
+  }
+  EXPECT_EQ(fresh, 19);  // one a scrape after the base
+  EXPECT_EQ(n.counts().held, 300 - 20);
+  // A native 1 s series that changes every second holds nothing.
+  for (int t = 0; t < 100; ++t) {
+    ASSERT_TRUE(n.Normalize(Sample(t, "DCGM_FI_DEV_POWER_USAGE", 300 + t % 7), &p));
+    EXPECT_FALSE(p.held && t > 10) << t;
+  }
+  // A value that never changes is a new sample every kMaxHold seconds.
+  fresh = 0;
+  for (int t = 0; t < 600; ++t) {
+    ASSERT_TRUE(n.Normalize(Sample(t, "DCGM_FI_DEV_GPU_UTIL", 100), &p));
+    fresh += !p.held;
+  }
+  EXPECT_EQ(fresh, 600 / static_cast<int>(Normalizer::kMaxHold));
+}
+
 TEST(NormalizerTest, DuplicatesOutOfOrderAndNaNAreDroppedAndCounted) {
   Normalizer n(SignalMap::Default(), false);
   Point p;
