@@ -58,8 +58,8 @@ std::string UniqueDocument(const std::vector<std::string>& docs, int64_t k) {
   const std::string& doc = docs[static_cast<size_t>(k % 64)];
   const size_t at = doc.find(kStart);
   const int64_t s = k / 1000;
-  const std::string start = fmt::format("2026-11-22T{:02d}:{:02d}:{:02d}.{:03d}Z", 8 + s / 3600 % 16,
-                                        s / 60 % 60, s % 60, k % 1000);
+  const std::string start = fmt::format("2026-11-22T{:02d}:{:02d}:{:02d}.{:03d}Z",
+                                        8 + s / 3600 % 16, s / 60 % 60, s % 60, k % 1000);
   return doc.substr(0, at) + start + doc.substr(at + kStart.size());
 }
 
@@ -324,8 +324,8 @@ int main(int argc, char** argv) {
       for (int64_t k = c; k < total; k += connections) {
         const auto due = start + std::chrono::nanoseconds(static_cast<int64_t>(k * 1e9 / rate));
         std::this_thread::sleep_until(due);
-        auto res = client.Post("/api/v1/results", auth, UniqueDocument(docs, k),
-                               "application/json");
+        auto res =
+            client.Post("/api/v1/results", auth, UniqueDocument(docs, k), "application/json");
         if (!res || res->status != 201) ++errors;
         latency[static_cast<size_t>(c)].push_back(
             std::chrono::duration<double, std::milli>(Steady::now() - due).count());

@@ -34,7 +34,9 @@ TEST(CliDetectTest, NamesTheFaultyMachinesOfASimulatedJob) {
   ASSERT_TRUE(out.ok()) << r.out;
   EXPECT_EQ((*out)["score"]["recall"], 1.0) << r.out;
   EXPECT_EQ((*out)["score"]["precision"], 1.0) << r.out;
-  EXPECT_LE((*out)["score"]["latency"]["p95_s"].get<double>(), 60);
+  // A hang is named once its peers' stall has settled (60 s) and the deviation has lasted the
+  // persistence time (30 s): docs/detect.md.
+  EXPECT_LE((*out)["score"]["latency"]["p95_s"].get<double>(), 150);
   Result<std::string> alerts = ReadFile(dir.File("alerts.jsonl"));
   ASSERT_TRUE(alerts.ok());
   Result<Json> first = ParseJson(alerts->substr(0, alerts->find('\n')), "alerts");
@@ -66,9 +68,10 @@ TEST(CliDetectTest, AHealthyJobRaisesNothingInAnyFormat) {
 TEST(CliDetectTest, ReadsSavedPrometheusScrapes) {
   TempDir dir;
   std::string text;
-  for (int t = 0; t < 120; ++t) {
+  // Ten minutes: the detector learns a group over its first five.
+  for (int t = 0; t < 600; ++t) {
     for (int m = 0; m < 6; ++m) {
-      const double power = m == 2 && t >= 60 ? 150 : 600;
+      const double power = m == 2 && t >= 420 ? 150 : 600;
       text += "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",Hostname=\"h" + std::to_string(m) + "\"} " +
               std::to_string(power + (t * 7 + m * 13) % 11) + " " +
               std::to_string(1700000000000LL + t * 1000) + "\n";

@@ -85,7 +85,7 @@ TEST(PrometheusE2eTest, DetectNamesTheInjectedMachineThroughPrometheus) {
              "--machines",
              "8",
              "--duration",
-             "150s",
+             "200s",
              "--faults",
              "1",
              "--kinds",
@@ -122,7 +122,8 @@ TEST(PrometheusE2eTest, DetectNamesTheInjectedMachineThroughPrometheus) {
   testing::ProcessResult r = testing::RunVigil(
       {"detect", "--prometheus", "http://127.0.0.1:" + std::to_string(prometheus_port),
        "--selector", "{job=\"sim\"}", "--follow", "--since", "2m", "--poll", "2s", "--duration",
-       "60s", "--labels", dir.File("labels.csv"), "--out", dir.File("alerts.jsonl"), "--json"});
+       "100s", "--warmup", "10s", "--labels", dir.File("labels.csv"), "--out",
+       dir.File("alerts.jsonl"), "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.err << *ReadFile(dir.File("prometheus.log"));
   Result<Json> out = ParseJson(r.out, "stdout");
   ASSERT_TRUE(out.ok()) << r.out << r.err;

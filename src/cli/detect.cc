@@ -33,6 +33,7 @@ namespace {
 constexpr Bounds kStepBounds{.lo = 0.01, .hi = 3600, .seconds = true};
 constexpr Bounds kPersistenceBounds{.lo = 1, .hi = 3600, .seconds = true};
 constexpr Bounds kMinSdBounds{.lo = 0.5, .hi = 1000};
+constexpr Bounds kWarmupBounds{.lo = 0, .hi = 3600, .seconds = true};
 constexpr Bounds kMinEffectBounds{.lo = 0.001, .hi = 100};
 constexpr Bounds kGraceBounds{.lo = 0, .hi = 7 * 86400.0, .seconds = true};
 constexpr Bounds kRearmBounds{.lo = 0, .hi = 30 * 86400.0, .seconds = true};
@@ -191,6 +192,7 @@ Result<detect::DetectorOptions> DetectorOptionsOf(const DetectOptions& o) {
   VIGIL_ASSIGN_OR_RETURN(d.rearm, ParseDurationFlag("--rearm", o.rearm, kRearmBounds));
   VIGIL_ASSIGN_OR_RETURN(d.peer.persistence_s,
                          ParseDurationFlag("--persistence", o.persistence, kPersistenceBounds));
+  VIGIL_ASSIGN_OR_RETURN(d.peer.warmup_s, ParseDurationFlag("--warmup", o.warmup, kWarmupBounds));
   VIGIL_RETURN_IF_ERROR(CheckBounds("--min-sd", o.min_sd, kMinSdBounds));
   VIGIL_RETURN_IF_ERROR(CheckBounds("--min-effect", o.min_effect, kMinEffectBounds));
   d.peer.z_min = o.min_sd;
@@ -290,7 +292,10 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
       ->capture_default_str();
   c->add_flag("--lenient", o.lenient, "Skip and count malformed lines instead of failing");
   c->add_option("--persistence", o.persistence,
-                 "A deviation from the peers alerts once it has lasted this long (and 3 samples)")
+                "A deviation from the peers alerts once it has lasted this long (and 3 samples)")
+      ->capture_default_str();
+  c->add_option("--warmup", o.warmup,
+                "A group's first minutes (a job's start): learned, nobody judged on divergence")
       ->capture_default_str();
   c->add_option("--min-sd", o.min_sd, "... by at least this many of the peers' spreads")
       ->check(InBounds(kMinSdBounds))
@@ -302,7 +307,7 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
   c->add_option("--grace", o.grace, "Silence before a machine or component counts as missing")
       ->capture_default_str();
   c->add_option("--rearm", o.rearm,
-                 "A cause (machine, kind, rule, component) alerts again once clear this long")
+                "A cause (machine, kind, rule, component) alerts again once clear this long")
       ->capture_default_str();
   c->add_flag("--json", o.json, "Print a JSON summary (alerts and, with --labels, the score)");
   c->add_option(

@@ -134,15 +134,17 @@ Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& 
       builder_(options.step, options.lateness, [this](const telemetry::Frame& f) { OnFrame(f); }),
       model_(options.peer) {}
 
-void Detector::Presence::Saw(double time) {
+void Detector::Presence::Saw(double time, bool held) {
   if (first < 0) first = time;
   if (time <= last) return;
-  if (last >= 0) {
-    const auto gap = static_cast<float>(std::min(time - last, 600.0));
-    interval = gap > interval ? gap : interval + 0.05f * (gap - interval);
-  }
   last = time;
   alerted = false;
+  if (held) return;
+  if (last_fresh >= 0) {
+    const auto gap = static_cast<float>(std::min(time - last_fresh, 600.0));
+    interval = gap > interval ? gap : interval + 0.05f * (gap - interval);
+  }
+  last_fresh = time;
 }
 
 Detector::RuleState& Detector::RuleOf(uint32_t machine, uint32_t component) {
@@ -167,9 +169,9 @@ void Detector::Feed(const telemetry::Point& p) {
   if (p.machine >= machines_.size() || p.component >= components_) Grow(p.machine, p.component);
   group_of_[p.machine] = p.group;
   // Presence counts distinct times: the components of one scrape share one.
-  machines_[p.machine].presence.Saw(p.time);
+  machines_[p.machine].presence.Saw(p.time, p.held);
   if (!names_.components().Name(p.component).empty()) {
-    component_seen_[static_cast<size_t>(p.machine) * components_ + p.component].Saw(p.time);
+    component_seen_[static_cast<size_t>(p.machine) * components_ + p.component].Saw(p.time, p.held);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
   builder_.Add(p);
@@ -206,7 +208,7 @@ void Detector::Rule(const telemetry::Point& p) {
     }
     case SignalRole::kErrorCounter:
       // One alert while errors keep coming; again after they stopped for the re-arm time.
-      if (p.value > 0) {
+      if (p.value > signal.threshold) {
         if (r.last_error < 0 || p.time - r.last_error > o_.rearm) {
           alert(signal.name, p.time, p.value);
         }
@@ -280,17 +282,17 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     for (const Deviation& d : deviations) {
       if (d.evidence >= o_.peer.persistence_s / 2) a.onset = std::min(a.onset, d.start);
       a.evidence.push_back({names_.signals()[SignalOfFeature(d.feature)].name,
-                            std::string(StatName(StatOfFeature(d.feature))), d.value,
-                            d.expected, d.z, d.effect});
+                            std::string(StatName(StatOfFeature(d.feature))), d.value, d.expected,
+                            d.z, d.effect});
     }
     Raise(std::move(a));
   }
 
-  // A job-wide stall: one alert, naming the machine that stalled first when that can be told
-  // ("*", the whole job, when not).
+  // A job-wide stall: one alert for the whole job ("*"); the machine at fault, when peers can
+  // tell, is named by its own rule, silence or divergence.
   for (const PeerModel::Stall& st : model_.stalls()) {
     Alert a;
-    a.machine = st.first >= 0 ? NameOfMachine(static_cast<uint32_t>(st.first)) : "*";
+    a.machine = "*";
     a.kind = "job";
     a.rule = "stall";
     a.component = names_.groups().Name(st.group);
@@ -318,8 +320,8 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     Presence& pr = machines_[m].presence;
     if (pr.first < 0) continue;
     const uint32_t g = group_of_[m];
-    const bool peers_report = reporting_[g] >= static_cast<uint32_t>(o_.peer.min_peers) &&
-                              2 * reporting_[g] >= known_[g];
+    const bool peers_report =
+        reporting_[g] >= static_cast<uint32_t>(o_.peer.min_peers) && 2 * reporting_[g] >= known_[g];
     if (pr.last < end - pr.SilentAfter(o_.missing_grace)) {
       if (peers_report && !pr.alerted) {
         pr.alerted = true;

@@ -38,7 +38,7 @@ struct Evidence {
 };
 
 struct Alert {
-  std::string machine;    // "*" for a job-wide stall whose first machine cannot be told
+  std::string machine;    // "*" for a job-wide stall
   std::string kind;       // "rule", "divergence", "missing" or "job"
   std::string rule;       // which rule or what went missing: "xid 79", "ecc_uncorrectable",
                           // "pcie_width", "pcie_gen", "link_down", "machine", "component"
@@ -86,21 +86,23 @@ class Detector {
   };
   struct Presence {  // of a machine or of one of its components
     double first = -1;
-    double last = -1;
-    float interval = 0;  // between its samples: rises at once, falls slowly
+    double last = -1;        // its latest sample, held or not
+    double last_fresh = -1;  // its latest sample not held
+    float interval = 0;      // between its samples not held (a grid's copies are not the source's
+                             // cadence): rises at once, falls slowly
     bool alerted = false;
     // Silent since when it is named: grace, or three of its own intervals (before its second
     // sample, three of the longest interval a series may have).
     double SilentAfter(double grace) const {
-      const double own = last > first ? interval : telemetry::Normalizer::kMaxHold;
+      const double own = interval > 0 ? interval : telemetry::Normalizer::kMaxHold;
       return std::max(grace, 3.0 * own);
     }
-    void Saw(double time);
+    void Saw(double time, bool held);
   };
   struct MachineState {
     Presence presence;
-    bool divergent = false;    // a divergence alert was raised and has not cleared
-    double quiet_since = -1;   // no deviation under way since
+    bool divergent = false;   // a divergence alert was raised and has not cleared
+    double quiet_since = -1;  // no deviation under way since
   };
 
   void OnFrame(const telemetry::Frame& frame);

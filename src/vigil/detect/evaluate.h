@@ -30,8 +30,8 @@ struct KindScore {
 };
 
 struct Score {
-  int64_t alerts = 0;      // that name a machine
-  int64_t job_alerts = 0;  // job-wide stalls that name none ("*")
+  int64_t alerts = 0;       // that name a machine
+  int64_t job_alerts = 0;   // job-wide stalls that name none ("*")
   int64_t true_alerts = 0;  // on a labelled machine, at or after its onset, before its end
   int64_t faults = 0;
   int64_t detected = 0;

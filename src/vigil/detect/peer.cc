@@ -37,6 +37,8 @@ double Weight(double dt, double half_life) { return 1 - std::exp2(-dt / half_lif
 constexpr float kLongestGap = 120;
 // The standard deviation of a normal sample over its mean absolute deviation: sqrt(pi / 2).
 constexpr double kMeanDeviationToSigma = 1.2533;
+// How fast the peers' spread follows when it rises (it falls with PeerOptions' half-life).
+constexpr double kSpreadRiseHalfLife = 10;
 // Placement is decided again this often, per group and feature.
 constexpr double kPlaceEvery = 10;
 
@@ -62,7 +64,8 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
 
   // Each machine's new samples: smoothed over its own fresh ones; a held one only says that
   // the series still reports.
-  const uint32_t nsignals = std::min<uint32_t>(frame.signals, static_cast<uint32_t>(signals.size()));
+  const uint32_t nsignals =
+      std::min<uint32_t>(frame.signals, static_cast<uint32_t>(signals.size()));
   for (uint32_t m = 0; m < frame.machines; ++m) {
     for (uint32_t s = 0; s < nsignals; ++s) {
       if (signals[s].role != telemetry::SignalRole::kPeer) continue;
@@ -115,7 +118,7 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
       const bool any = std::any_of(members_[g].begin(), members_[g].end(), [&](uint32_t m) {
         return fresh_[static_cast<size_t>(m) * features_ + f] != 0;
       });
-      if (any) Judge(g, f, now, signals[s].worse);
+      if (any) Judge(g, f, now, signals[s]);
     }
   }
   std::sort(triggered_.begin(), triggered_.end());
@@ -124,16 +127,6 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
 }
 
 void PeerModel::FollowStalls(double now) {
-  for (MachineStall& ms : machine_stalls_) {
-    if (ms.votes == 0) continue;
-    if (2 * ms.low > ms.votes) {
-      if (ms.stalled < 0) ms.stalled = now;
-    } else {
-      ms.last_working = now;
-      ms.stalled = -1;
-    }
-    ms.votes = ms.low = 0;
-  }
   group_stalls_.resize(members_.size());
   for (uint32_t g = 0; g < members_.size(); ++g) {
     uint32_t judged = 0, stalled = 0;
@@ -144,32 +137,25 @@ void PeerModel::FollowStalls(double now) {
     }
     GroupStall& gs = group_stalls_[g];
     if (judged == 0 || 2 * stalled <= judged) {
+      // A stall as long as a job-level one ends in a restart (the job killed by its watchdog
+      // and started again, perhaps without a machine): the group is learned again as at its
+      // start.
+      if (gs.since >= 0 && now - gs.since >= o_.stall_s) {
+        for (Peers& p : peers_[g]) p.since = -1;
+      }
       gs = GroupStall{};
       continue;
     }
     if (gs.since < 0) gs.since = now;
     if (gs.reported || now - gs.since < o_.stall_s) continue;
     gs.reported = true;
-    // The first to stall, if it stalled before every other was last seen working.
-    int64_t first = -1;
-    for (uint32_t m : members_[g]) {
-      const MachineStall& ms = machine_stalls_[m];
-      if (ms.stalled >= 0 && (first < 0 || ms.stalled < machine_stalls_[first].stalled)) first = m;
-    }
-    if (first >= 0) {
-      for (uint32_t m : members_[g]) {
-        const MachineStall& ms = machine_stalls_[m];
-        if (m != first && ms.stalled >= 0 && ms.last_working <= machine_stalls_[first].stalled) {
-          first = -1;
-          break;
-        }
-      }
-    }
-    stalls_.push_back({g, gs.since, first});
+    stalls_.push_back({g, gs.since});
   }
 }
 
-void PeerModel::Judge(uint32_t group, uint32_t f, double now, telemetry::Worse worse) {
+void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::SignalInfo& signal) {
+  const telemetry::Worse worse = signal.worse;
+  const double persistence = signal.persistence > 0 ? signal.persistence : o_.persistence_s;
   // The machines whose value is current: they report (held or fresh) within three of their
   // own intervals.
   valid_.clear();
@@ -196,23 +182,30 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, telemetry::Worse w
 
   Peers& p = peers_[group][f];
   const double dt = p.updated < 0 ? 0 : now - p.updated;
-  p.spread = p.updated < 0
-                 ? static_cast<float>(frame_spread)
-                 : static_cast<float>(p.spread + Weight(dt, o_.spread_half_life_s) *
-                                                     (frame_spread - p.spread));
+  // The spread rises within seconds (the peers scatter: a disturbance of the whole job, long
+  // iterations sampled at chance phases) and falls over minutes (a job-wide stall does not
+  // shrink it).
+  const double spread_half_life =
+      frame_spread > p.spread ? kSpreadRiseHalfLife : o_.spread_half_life_s;
+  p.spread =
+      p.updated < 0
+          ? static_cast<float>(frame_spread)
+          : static_cast<float>(p.spread + Weight(dt, spread_half_life) * (frame_spread - p.spread));
   p.level = static_cast<float>(
       std::max(std::fabs(centre), p.level * std::exp2(-dt / o_.level_half_life_s)));
   p.updated = now;
   if (p.since < 0) p.since = now;
-  const double floor =
-      std::max({static_cast<double>(p.quantum), 1e-6 * p.level, 1e-12});
+  const double floor = std::max({static_cast<double>(p.quantum), 1e-6 * p.level, 1e-12});
   const double spread = std::max(static_cast<double>(p.spread), floor);
   const bool stalled = std::fabs(centre) < 0.2 * p.level;
-  if (stalled) p.stalled = now;
+  p.slow_centre =
+      p.since == now
+          ? static_cast<float>(centre)
+          : static_cast<float>(p.slow_centre + Weight(dt, 30) * (centre - p.slow_centre));
+  if (std::fabs(centre - p.slow_centre) > 0.2 * p.level) p.moving = now;
   p.now_stalled = stalled;
-  if (machine_stalls_.size() < machines_) machine_stalls_.resize(machines_);
   const bool learning = now - p.since < o_.warmup_s;
-  const bool judging = !learning && (p.stalled < 0 || now - p.stalled >= o_.settle_s);
+  const bool judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s);
 
   for (uint32_t m : valid_) {
     if (!fresh_[static_cast<size_t>(m) * features_ + f]) continue;
@@ -228,9 +221,6 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, telemetry::Worse w
     t.z = static_cast<float>(residual / noise);
     t.effect = static_cast<float>(residual / scale);
     scored_.push_back({m, f, t.z});
-    MachineStall& ms = machine_stalls_[m];
-    ++ms.votes;
-    ms.low += std::fabs(t.raw) < 0.2 * a * p.level;
     const auto way = [&](double r) {
       return worse == telemetry::Worse::kEither ||
              (worse == telemetry::Worse::kHigher ? r > 0 : r < 0);
@@ -259,7 +249,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, telemetry::Worse w
       }
       if (t.run < UINT16_MAX) ++t.run;
       t.last_deviating = now;
-      if (t.evidence >= o_.persistence_s && t.run >= o_.min_samples) triggered_.push_back(m);
+      if (t.evidence >= persistence && t.run >= o_.min_samples) triggered_.push_back(m);
     }
     if (learning || t.run == 0) {
       const double w = learning ? 1.0 / t.samples : Weight(t.interval, o_.spread_half_life_s);
@@ -271,8 +261,10 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, telemetry::Worse w
     if (!learning && passes(residual)) continue;
     const double target = std::log(t.smooth / centre);
     if (t.learned < UINT16_MAX) ++t.learned;
-    const double w =
-        learning ? 1.0 / t.learned : Weight(t.interval, o_.placement_half_life_s);
+    // Over the warm-up, the recent minutes weigh most (a job's first iterations run slow).
+    const double w = t.learned == 1 ? 1.0
+                     : learning     ? Weight(t.interval, o_.warmup_s / 5)
+                                    : Weight(t.interval, o_.placement_half_life_s);
     t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));
   }
   if (p.placed_at < 0 || now - p.placed_at >= kPlaceEvery) {

@@ -43,25 +43,25 @@ struct PeerOptions {
   double level_half_life_s = 3600;
   double placement_half_life_s = 3600;
   // Over a group's first minutes (a job's start, warm-up) the peers' spread and each machine's
-  // placement are learned and nobody is judged; after the feature stalls job-wide (a
-  // checkpoint, an evaluation, a restart), nobody is judged until it has settled again.
+  // placement are learned and nobody is judged; while the feature stalls or moves job-wide (a
+  // checkpoint, an evaluation, a restart) and until it has settled again, nobody is judged.
   double warmup_s = 300;
   double settle_s = 60;
   // Most of a group's features stalled this long is one job-level stall (a hang of every rank
-  // outlasts a checkpoint's minutes).
+  // outlasts a checkpoint's minutes); when it ends, the group is learned again (a restart).
   double stall_s = 300;
-  int min_peers = 4;      // groups with fewer reporting machines are not judged
+  int min_peers = 4;  // groups with fewer reporting machines are not judged
 };
 
 // One feature of one machine against its peers, as of its latest fresh sample.
 struct Deviation {
   uint32_t feature = 0;
-  float value = 0;      // smoothed
-  float expected = 0;   // a * C
-  float z = 0;          // (value - expected) / spread
-  float effect = 0;     // (value - expected) / scale
-  float evidence = 0;   // seconds the deviation has lasted
-  double start = -1;    // its first deviating sample
+  float value = 0;     // smoothed
+  float expected = 0;  // a * C
+  float z = 0;         // (value - expected) / spread
+  float effect = 0;    // (value - expected) / scale
+  float evidence = 0;  // seconds the deviation has lasted
+  double start = -1;   // its first deviating sample
 };
 
 class PeerModel {
@@ -82,12 +82,10 @@ class PeerModel {
   };
   std::span<const Scored> scored() const { return scored_; }
   // A job-wide stall that reached stall_s in the last Update (reported once per stall): the
-  // group, when it began, and the machine seen stalled before every other was last seen
-  // working, or -1 when that cannot be told.
+  // group and when it began.
   struct Stall {
     uint32_t group;
     double start;
-    int64_t first;
   };
   std::span<const Stall> stalls() const { return stalls_; }
   // Machines whose evidence reached the persistence time (and sample count) in the last Update.
@@ -100,36 +98,33 @@ class PeerModel {
  private:
   struct Track {
     float smooth = 0;
-    float raw = 0;          // the latest fresh value
-    float noise = 0;        // its own scatter: mean |raw - smooth|, while it does not deviate
-    float log_a = 0;        // placement: log of the machine's usual level over the centre
-    float interval = 0;     // seconds between fresh samples (smoothed)
-    float evidence = 0;     // seconds the run has lasted, weighted by its strength
+    float raw = 0;       // the latest fresh value
+    float noise = 0;     // its own scatter: mean |raw - smooth|, while it does not deviate
+    float log_a = 0;     // placement: log of the machine's usual level over the centre
+    float interval = 0;  // seconds between fresh samples (smoothed)
+    float evidence = 0;  // seconds the run has lasted, weighted by its strength
     float z = 0, effect = 0, expected = 0;
-    uint16_t samples = 0;   // fresh samples, capped
-    uint16_t learned = 0;   // of which placement learned from, capped
-    uint16_t run = 0;       // deviating samples in the run under way
+    uint16_t samples = 0;  // fresh samples, capped
+    uint16_t learned = 0;  // of which placement learned from, capped
+    uint16_t run = 0;      // deviating samples in the run under way
     double last_deviating = -1;
-    bool placed = false;    // a_m is used (another machine shares its level)
-    double first = -1;      // first fresh sample
-    double fresh = -1;      // latest fresh sample
-    double seen = -1;       // latest sample, held or not
-    double start = -1;      // first deviating sample of the run
+    bool placed = false;  // a_m is used (another machine shares its level)
+    double first = -1;    // first fresh sample
+    double fresh = -1;    // latest fresh sample
+    double seen = -1;     // latest sample, held or not
+    double start = -1;    // first deviating sample of the run
   };
-  struct Peers {            // per group and feature
+  struct Peers {  // per group and feature
     float spread = 0;
     float level = 0;
-    float quantum = 0;      // the smallest step between two values of one machine
+    float quantum = 0;  // the smallest step between two values of one machine
     double updated = -1;
     double since = -1;      // first judged
-    double stalled = -1;    // last seen stalled (the centre under a fifth of its level)
+    float slow_centre = 0;  // the centre, averaged with a 30 s half-life
+    double moving = -1;     // last seen stalled (the centre under a fifth of its level) or
+                            // moving (a fifth of the level off its slow average)
     double placed_at = -1;  // when placement was last decided
     bool now_stalled = false;
-  };
-  struct MachineStall {
-    double last_working = -1;  // its latest sample with most features at their level
-    double stalled = -1;       // its first sample with most features under a fifth of it
-    uint32_t votes = 0, low = 0;  // this frame's features, and those low
   };
   struct GroupStall {
     double since = -1;
@@ -137,7 +132,7 @@ class PeerModel {
   };
   void FollowStalls(double now);
 
-  void Judge(uint32_t group, uint32_t feature, double now, telemetry::Worse worse);
+  void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   void Place(std::span<const uint32_t> members, uint32_t feature);
   Track& TrackOf(uint32_t m, uint32_t f) { return tracks_[static_cast<size_t>(m) * features_ + f]; }
   const Track& TrackOf(uint32_t m, uint32_t f) const {
@@ -154,7 +149,6 @@ class PeerModel {
   std::vector<double> values_, scratch_;
   std::vector<uint32_t> triggered_;
   std::vector<Scored> scored_;
-  std::vector<MachineStall> machine_stalls_;
   std::vector<GroupStall> group_stalls_;
   std::vector<Stall> stalls_;
 };

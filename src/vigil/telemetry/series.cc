@@ -26,9 +26,17 @@ std::optional<uint32_t> Dictionary::Find(std::string_view name) const {
 Normalizer::Normalizer(SignalMap map, bool passthrough)
     : map_(std::move(map)), passthrough_(passthrough) {}
 
-uint32_t Normalizer::SignalId(std::string_view name, SignalRole role, Worse worse) {
+uint32_t Normalizer::SignalId(std::string_view name, SignalRole role) {
   const uint32_t id = signal_names_.Intern(name);
-  if (id == signals_.size()) signals_.push_back({std::string(name), role, worse});
+  if (id == signals_.size()) signals_.push_back({std::string(name), role});
+  return id;
+}
+
+uint32_t Normalizer::SignalId(const SignalMapping& m) {
+  const uint32_t id = signal_names_.Intern(m.signal);
+  if (id == signals_.size()) {
+    signals_.push_back({m.signal, m.role, m.worse, m.threshold, m.persistence});
+  }
   return id;
 }
 
@@ -62,7 +70,7 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   p.machine = machines_.Intern(s.machine);
   p.component = components_.Intern(s.component);
   p.group = groups_.Intern(s.group);
-  p.signal = m ? SignalId(m->signal, m->role, m->worse) : SignalId(s.metric);
+  p.signal = m ? SignalId(*m) : SignalId(s.metric);
   SeriesState& st = StateOf(p.machine, p.signal, p.component);
   if (st.seen && s.time <= st.last_time) {
     ++(s.time == st.last_time ? counts_.duplicate : counts_.out_of_order);
@@ -97,9 +105,8 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   st.last_raw = s.value;
   // A repeat sooner than 1.5 times the shortest recent gap between changes: a grid's copy of
   // one scrape (a scrape's jitter moves the next change by a second or so).
-  const float hold =
-      std::min(kMaxHold, 1.5f * *std::min_element(std::begin(st.change_gaps),
-                                                  std::end(st.change_gaps)));
+  const float hold = std::min(
+      kMaxHold, 1.5f * *std::min_element(std::begin(st.change_gaps), std::end(st.change_gaps)));
   if (same && s.time - st.fresh_time < hold) {
     ++counts_.held;
     if (std::isnan(st.last_value)) return false;  // a counter's base repeated: no rate yet

@@ -67,6 +67,8 @@ struct SignalInfo {
   std::string name;
   SignalRole role = SignalRole::kPeer;
   Worse worse = Worse::kEither;
+  double threshold = 0;    // SignalMapping::threshold
+  double persistence = 0;  // SignalMapping::persistence
 };
 
 struct NormalizerCounts {
@@ -100,8 +102,10 @@ class Normalizer {
 
   // The id of the signal called `name`, interning it (as a peer signal) when new. For callers
   // that feed points without a reader (the simulator, benchmarks).
-  uint32_t SignalId(std::string_view name, SignalRole role = SignalRole::kPeer,
-                    Worse worse = Worse::kEither);
+  uint32_t SignalId(std::string_view name, SignalRole role = SignalRole::kPeer);
+  // The id of a mapping's signal, interning it with the mapping's role, direction, threshold
+  // and persistence when new.
+  uint32_t SignalId(const SignalMapping& mapping);
 
  private:
   struct SeriesState {

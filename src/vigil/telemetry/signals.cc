@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "vigil/core/bounds.h"
+#include "vigil/core/duration.h"
 #include "vigil/core/file.h"
 
 namespace vigil::telemetry {
@@ -67,21 +68,31 @@ std::optional<SignalRole> ParseRole(std::string_view name) {
 SignalMap SignalMap::Default() {
   SignalMap map;
   using R = SignalRole;
+  // Data moved: a fault moves less (a degraded link, a slow peer); a machine moving more than
+  // its peers carries traffic moved off another, or a benign burst.
+  const auto less_is_worse = [](SignalMapping m) {
+    m.worse = Worse::kLower;
+    return m;
+  };
   // dcgm-exporter, per GPU (label gpu).
   map.Add(Gauge("DCGM_FI_DEV_GPU_UTIL", "gpu_util"));
   map.Add(Gauge("DCGM_FI_DEV_POWER_USAGE", "gpu_power"));
   map.Add(Gauge("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active"));
   map.Add(Gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gr_engine_active"));
-  map.Add(Gauge("DCGM_FI_PROF_NVLINK_TX_BYTES", "nvlink_tx_bytes"));
-  map.Add(Gauge("DCGM_FI_PROF_NVLINK_RX_BYTES", "nvlink_rx_bytes"));
-  map.Add(Counter("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "nvlink_bytes"));
-  map.Add(Gauge("DCGM_FI_PROF_PCIE_TX_BYTES", "pcie_tx_bytes"));
-  map.Add(Gauge("DCGM_FI_PROF_PCIE_RX_BYTES", "pcie_rx_bytes"));
+  map.Add(less_is_worse(Gauge("DCGM_FI_PROF_NVLINK_TX_BYTES", "nvlink_tx_bytes")));
+  map.Add(less_is_worse(Gauge("DCGM_FI_PROF_NVLINK_RX_BYTES", "nvlink_rx_bytes")));
+  map.Add(less_is_worse(Counter("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "nvlink_bytes")));
+  map.Add(less_is_worse(Gauge("DCGM_FI_PROF_PCIE_TX_BYTES", "pcie_tx_bytes")));
+  map.Add(less_is_worse(Gauge("DCGM_FI_PROF_PCIE_RX_BYTES", "pcie_rx_bytes")));
   map.Add(Gauge("DCGM_FI_DEV_XID_ERRORS", "xid", R::kXid));
   map.Add(Counter("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "ecc_uncorrectable", R::kErrorCounter));
   map.Add(Counter("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "ecc_uncorrectable_agg", R::kErrorCounter));
-  map.Add(Counter("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "nvlink_crc_errors",
-                  R::kErrorCounter));
+  // Corrected by replay: a healthy link counts a few now and then; a failing one hundreds a
+  // second.
+  SignalMapping crc = Counter("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "nvlink_crc_errors",
+                              R::kErrorCounter);
+  crc.threshold = 1;
+  map.Add(std::move(crc));
   map.Add(Counter("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "nvlink_recovery_errors",
                   R::kErrorCounter));
   map.Add(Gauge("DCGM_FI_DEV_PCIE_LINK_WIDTH", "pcie_width", R::kLinkWidth));
@@ -92,13 +103,17 @@ SignalMap SignalMap::Default() {
   SignalMapping idle = Counter("node_cpu_seconds_total", "cpu_idle");
   idle.label = "mode";
   idle.label_value = "idle";
+  idle.persistence = 120;  // cron jobs, log rotation, backups: minutes on healthy hosts
   map.Add(std::move(idle));
-  map.Add(Counter("node_network_receive_bytes_total", "net_rx_bytes"));
-  map.Add(Counter("node_network_transmit_bytes_total", "net_tx_bytes"));
-  map.Add(Counter("node_infiniband_port_data_received_bytes_total", "net_rx_bytes"));
-  map.Add(Counter("node_infiniband_port_data_transmitted_bytes_total", "net_tx_bytes"));
+  map.Add(less_is_worse(Counter("node_network_receive_bytes_total", "net_rx_bytes")));
+  map.Add(less_is_worse(Counter("node_network_transmit_bytes_total", "net_tx_bytes")));
+  map.Add(less_is_worse(Counter("node_infiniband_port_data_received_bytes_total", "net_rx_bytes")));
+  map.Add(
+      less_is_worse(Counter("node_infiniband_port_data_transmitted_bytes_total", "net_tx_bytes")));
   map.Add(Gauge("node_network_up", "net_up", R::kLinkUp));
-  map.Add(Counter("node_ethtool_rx_prio3_pause", "pfc_pause"));
+  SignalMapping pause = Counter("node_ethtool_rx_prio3_pause", "pfc_pause");
+  pause.worse = Worse::kHigher;  // a congested or degraded path pauses its sender
+  map.Add(std::move(pause));
   // The training job itself, per worker.
   SignalMapping step = Gauge("training_step_seconds", "step_time");
   step.worse = Worse::kHigher;
@@ -110,6 +125,8 @@ SignalMap SignalMap::Default() {
     if (map.Knows(m.signal)) continue;
     SignalMapping own = Gauge(m.signal, m.signal, m.role);
     own.worse = m.worse;
+    own.threshold = m.threshold;
+    own.persistence = m.persistence;
     map.Add(std::move(own));
   }
   return map;
@@ -178,6 +195,7 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
     std::string role = "peer";
     std::string scale;
     std::string worse = "either";
+    std::string threshold, persistence;
     VIGIL_RETURN_IF_ERROR(text_of("metric", true, &m.metric));
     VIGIL_RETURN_IF_ERROR(text_of("signal", true, &m.signal));
     VIGIL_RETURN_IF_ERROR(text_of("label", false, &m.label));
@@ -186,10 +204,14 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
     VIGIL_RETURN_IF_ERROR(text_of("role", false, &role));
     VIGIL_RETURN_IF_ERROR(text_of("scale", false, &scale));
     VIGIL_RETURN_IF_ERROR(text_of("worse", false, &worse));
+    VIGIL_RETURN_IF_ERROR(text_of("threshold", false, &threshold));
+    VIGIL_RETURN_IF_ERROR(text_of("persistence", false, &persistence));
     if (worse != "either" && worse != "higher" && worse != "lower") {
       return bad("worse", fmt::format("{} is not either, higher or lower", Quote(worse)));
     }
-    m.worse = worse == "higher" ? Worse::kHigher : worse == "lower" ? Worse::kLower : Worse::kEither;
+    m.worse = worse == "higher"  ? Worse::kHigher
+              : worse == "lower" ? Worse::kLower
+                                 : Worse::kEither;
     if (m.label.empty() != m.label_value.empty()) {
       return bad("label", "'label' and 'value' go together");
     }
@@ -204,18 +226,28 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
                                      Quote(role)));
     }
     m.role = *r;
-    if (!scale.empty()) {
-      // From nano- to tera-: any unit conversion, and values stay far from overflow.
-      constexpr Bounds kScaleBounds{.lo = -1e12, .hi = 1e12};
-      const std::string_view written = Trim(scale);
-      const auto [end, ec] =
-          std::from_chars(written.data(), written.data() + written.size(), m.scale);
+    auto number = [&](const char* field, const std::string& given, Bounds bounds,
+                      double* out) -> Status {
+      if (given.empty()) return Status::Ok();
+      const std::string_view written = Trim(given);
+      const auto [end, ec] = std::from_chars(written.data(), written.data() + written.size(), *out);
       if (written.empty() || ec != std::errc() || end != written.data() + written.size()) {
-        return bad("scale", fmt::format("{} is not a number", Quote(scale)));
+        return bad(field, fmt::format("{} is not a number", Quote(given)));
       }
-      if (!kScaleBounds.Contains(m.scale)) {
-        return bad("scale", DescribeOutside(m.scale, kScaleBounds, written));
+      if (!bounds.Contains(*out)) return bad(field, DescribeOutside(*out, bounds, written));
+      return Status::Ok();
+    };
+    // From nano- to tera-: any unit conversion, and values stay far from overflow.
+    VIGIL_RETURN_IF_ERROR(number("scale", scale, {.lo = -1e12, .hi = 1e12}, &m.scale));
+    VIGIL_RETURN_IF_ERROR(number("threshold", threshold, {.lo = 0, .hi = 1e12}, &m.threshold));
+    if (!persistence.empty()) {
+      constexpr Bounds kPersistence{.lo = 1, .hi = 3600, .seconds = true};
+      Result<double> d = ParseDuration(persistence);
+      if (!d.ok()) return bad("persistence", d.status().message());
+      if (!kPersistence.Contains(*d)) {
+        return bad("persistence", DescribeOutside(*d, kPersistence, persistence));
       }
+      m.persistence = *d;
     }
     parsed.push_back(std::move(m));
   }

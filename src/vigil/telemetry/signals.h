@@ -41,6 +41,12 @@ struct SignalMapping {
   double scale = 1.0;  // applied after rate conversion
   SignalRole role = SignalRole::kPeer;
   Worse worse = Worse::kEither;
+  // An error counter's rate (per second) above which it is a fault (0: any increase): corrected
+  // errors such as NVLink CRC flit errors come now and then on healthy links.
+  double threshold = 0;
+  // How long a deviation of this signal from its peers must last to alert (0: the detector's
+  // --persistence): a host's background work (cron, log rotation) runs for minutes.
+  double persistence = 0;
 };
 
 // Labels of one sample, as (name, value) pairs.

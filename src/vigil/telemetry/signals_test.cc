@@ -45,6 +45,23 @@ TEST(SignalMapTest, YamlExtendsAndReplaces) {
   EXPECT_EQ(map.Find("node_cpu_seconds_total", {{"mode", "idle"}})->signal, "cpu_idle");
 }
 
+TEST(SignalMapTest, DirectionThresholdAndPersistence) {
+  SignalMap map = SignalMap::Default();
+  EXPECT_EQ(map.Find("training_step_seconds", {})->worse, Worse::kHigher);
+  EXPECT_EQ(map.Find("step_time", {})->worse, Worse::kHigher);  // under its own name too
+  EXPECT_DOUBLE_EQ(map.Find("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", {})->threshold, 1);
+  EXPECT_DOUBLE_EQ(map.Find("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", {})->threshold, 0);
+  EXPECT_DOUBLE_EQ(map.Find("node_cpu_seconds_total", {{"mode", "idle"}})->persistence, 120);
+  ASSERT_TRUE(map.AddYaml("signals:\n  - {metric: my_iter_s, signal: iter, worse: higher, "
+                          "persistence: 1m}\n  - {metric: my_errs, signal: errs, type: counter, "
+                          "role: error_counter, threshold: 0.5}\n",
+                          "s.yaml")
+                  .ok());
+  EXPECT_EQ(map.Find("my_iter_s", {})->worse, Worse::kHigher);
+  EXPECT_DOUBLE_EQ(map.Find("my_iter_s", {})->persistence, 60);
+  EXPECT_DOUBLE_EQ(map.Find("my_errs", {})->threshold, 0.5);
+}
+
 TEST(SignalMapTest, YamlErrorsNameFileLineAndField) {
   SignalMap map;
   EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a}\n", "s.yaml").message(),
@@ -61,6 +78,15 @@ TEST(SignalMapTest, YamlErrorsNameFileLineAndField) {
             "s.yaml:2: scale: 1e13 is outside [-1000000000000, 1000000000000]");
   EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, scale: x2}\n", "s.yaml").message(),
             "s.yaml:2: scale: \"x2\" is not a number");
+  EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, worse: up}\n", "s.yaml").message(),
+            "s.yaml:2: worse: \"up\" is not either, higher or lower");
+  EXPECT_EQ(
+      map.AddYaml("signals:\n  - {metric: a, signal: b, threshold: -1}\n", "s.yaml").message(),
+      "s.yaml:2: threshold: -1 is outside [0, 1000000000000]");
+  EXPECT_NE(map.AddYaml("signals:\n  - {metric: a, signal: b, persistence: 2h}\n", "s.yaml")
+                .message()
+                .find("s.yaml:2: persistence: 2h is outside"),
+            std::string::npos);
   EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, label: mode}\n", "s.yaml").message(),
             "s.yaml:2: label: 'label' and 'value' go together");
   EXPECT_EQ(map.AddYaml("[1, 2", "s.yaml").code(), StatusCode::kInvalidArgument);
