@@ -335,22 +335,28 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
       }
       continue;
     }
+    // Components silent while their machine reports: one alert per machine and moment (an
+    // exporter that stops takes all its GPUs along), naming the first, the others in evidence.
     Presence* seen = &component_seen_[static_cast<size_t>(m) * components_];
+    Alert a;
     for (uint32_t c = 0; c < components_; ++c) {
       if (seen[c].first < 0 || seen[c].alerted) continue;
-      // The machine reports, this component does not.
       if (seen[c].last >= end - seen[c].SilentAfter(o_.missing_grace)) continue;
       if (pr.last <= seen[c].last) continue;
       seen[c].alerted = true;
-      Alert a;
-      a.machine = NameOfMachine(m);
-      a.kind = "missing";
-      a.rule = "component";
-      a.component = names_.components().Name(c);
-      a.onset = seen[c].last;
-      a.detected = end;
-      Raise(std::move(a));
+      const std::string& name = names_.components().Name(c);
+      if (a.component.empty()) {
+        a.machine = NameOfMachine(m);
+        a.kind = "missing";
+        a.rule = "component";
+        a.component = name;
+        a.onset = seen[c].last;
+        a.detected = end;
+      }
+      a.onset = std::min(a.onset, seen[c].last);
+      a.evidence.push_back({"component", name, seen[c].last, 0, 0, 0});
     }
+    if (!a.component.empty()) Raise(std::move(a));
   }
 }
 

@@ -120,6 +120,24 @@ TEST(DetectorTest, SilentMachineAndComponentAreNamedAfterTheGrace) {
   EXPECT_EQ(alerts[1].component, "gpu1");
 }
 
+// An exporter that stops takes every GPU of its machine along: one alert, not eight.
+TEST(DetectorTest, ComponentsThatStopTogetherAreOneAlert) {
+  Harness h;
+  for (int t = 0; t < 200; ++t) {
+    for (int m = 0; m < 6; ++m) {
+      h.Feed(t, m, "cpu_idle", 8, 0.5);  // the host still reports (as "gpu8")
+      if (m == 4 && t >= 100) continue;
+      for (int g = 0; g < 8; ++g) h.Feed(t, m, "DCGM_FI_DEV_GPU_UTIL", g, 90 + (t + g) % 7);
+    }
+  }
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m4");
+  EXPECT_EQ(alerts[0].rule, "component");
+  EXPECT_EQ(alerts[0].component, "gpu0");
+  EXPECT_EQ(alerts[0].evidence.size(), 8u);  // gpu0 to gpu7
+}
+
 TEST(DetectorTest, EveryoneSilentIsNotAFault) {
   Harness h;
   h.Run(8, 0, 100, "DCGM_FI_DEV_GPU_UTIL", [](int, int) { return 95.0; });

@@ -258,7 +258,15 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     // Placement: the machine's level against the centre, its mean over the group's first
     // minutes, then learned slowly and only while it does not deviate; never during a stall.
     if (stalled || centre <= 0 || t.smooth <= 0) continue;
-    if (!learning && passes(residual)) continue;
+    // A deviation is no level to learn: after the warm-up never, during it only once it has
+    // lasted the persistence time (a start far from the machine's level, not a short event).
+    if (passes(residual)) {
+      if (!learning) continue;
+      if (t.odd_since < 0) t.odd_since = now;
+      if (now - t.odd_since < persistence) continue;
+    } else {
+      t.odd_since = -1;
+    }
     const double target = std::log(t.smooth / centre);
     if (t.learned < UINT16_MAX) ++t.learned;
     // Over the warm-up, the recent minutes weigh most (a job's first iterations run slow).
@@ -284,7 +292,7 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
   for (double& v : values_) v -= mid;
   scratch_ = values_;
   std::sort(scratch_.begin(), scratch_.end());
-  const double tolerance = std::log1p(o_.effect_min) / 2;
+  const double tolerance = std::log1p(o_.effect_min);
   for (size_t i = 0; i < members.size(); ++i) {
     const double v = values_[i];
     Track& t = TrackOf(members[i], f);

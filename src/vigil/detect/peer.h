@@ -108,11 +108,12 @@ class PeerModel {
     uint16_t learned = 0;  // of which placement learned from, capped
     uint16_t run = 0;      // deviating samples in the run under way
     double last_deviating = -1;
-    bool placed = false;  // a_m is used (another machine shares its level)
-    double first = -1;    // first fresh sample
-    double fresh = -1;    // latest fresh sample
-    double seen = -1;     // latest sample, held or not
-    double start = -1;    // first deviating sample of the run
+    bool placed = false;    // a_m is used (another machine shares its level)
+    double first = -1;      // first fresh sample
+    double fresh = -1;      // latest fresh sample
+    double seen = -1;       // latest sample, held or not
+    double start = -1;      // first deviating sample of the run
+    double odd_since = -1;  // deviating since, for placement learning
   };
   struct Peers {  // per group and feature
     float spread = 0;

@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <utility>
 
 #include "vigil/core/bounds.h"
 #include "vigil/core/duration.h"
@@ -79,6 +80,15 @@ SignalMap SignalMap::Default() {
   map.Add(Gauge("DCGM_FI_DEV_POWER_USAGE", "gpu_power"));
   map.Add(Gauge("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active"));
   map.Add(Gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gr_engine_active"));
+  // Temperatures follow power with a thermal lag of a minute or more and differ by rack
+  // position: a GPU running hotter than its peers (a failing fan, a blocked inlet) for minutes.
+  for (const auto& [metric, signal] : {std::pair{"DCGM_FI_DEV_GPU_TEMP", "gpu_temp"},
+                                       std::pair{"DCGM_FI_DEV_MEMORY_TEMP", "memory_temp"}}) {
+    SignalMapping temp = Gauge(metric, signal);
+    temp.worse = Worse::kHigher;
+    temp.persistence = 300;
+    map.Add(std::move(temp));
+  }
   map.Add(less_is_worse(Gauge("DCGM_FI_PROF_NVLINK_TX_BYTES", "nvlink_tx_bytes")));
   map.Add(less_is_worse(Gauge("DCGM_FI_PROF_NVLINK_RX_BYTES", "nvlink_rx_bytes")));
   map.Add(less_is_worse(Counter("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "nvlink_bytes")));
