@@ -16,7 +16,6 @@ ROLL samples is at least FACTOR[job] times the worker's own median over the firs
 job. The end is the time of the first sample after the run (empty when the run reaches the end).
 """
 
-import argparse
 import csv
 import io
 import os
@@ -70,12 +69,7 @@ def straggler_runs(samples, factor):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--src", required=True, help="alibaba/clusterdata work tree or git dir")
-    ap.add_argument("--commit", default="HEAD", help="commit to read from a git dir")
-    ap.add_argument("--out", default="out", help="output folder")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = fieldsrc.arguments(__doc__, "alibaba/clusterdata")
     for job in JOBS:
         series = read_job(a.src, job, a.commit)
         rows = [(fieldsrc.EPOCH + t, machine(job, w), "batch_time_norm", v, "")

@@ -28,7 +28,6 @@ sample to the end. ST gets a labels file naming its last-stage workers with kind
 `stage_imbalance` (a property of the job's partitioning, not of a machine). SE has no label.
 """
 
-import argparse
 import gzip
 import json
 import os
@@ -107,12 +106,7 @@ def convert(src, commit, trace, out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--src", required=True, help="ByteDance-Seed/StragglerAnalysis work tree or git dir")
-    ap.add_argument("--commit", default="HEAD", help="commit to read from a git dir")
-    ap.add_argument("--out", default="out", help="output folder")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = fieldsrc.arguments(__doc__, "ByteDance-Seed/StragglerAnalysis")
     for trace in TRACES:
         convert(a.src, a.commit, trace, a.out)
 

@@ -1,12 +1,25 @@
 """Shared helpers of the convert_*.py scripts: read a file of a fetched source repository and
 write Vigil's long telemetry CSV and fault labels CSV (docs/formats.md). Standard library only."""
 
+import argparse
 import csv
 import os
 import subprocess
 
 # Where relative times start, when a source has no wall-clock time.
 EPOCH = 1790000000
+
+
+def arguments(doc, repository):
+    """The command line every converter takes (--src, --commit, --out), parsed; --out exists
+    afterwards. `doc` is the script's docstring, `repository` the source's owner/name."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--src", required=True, help=f"{repository} work tree or git dir")
+    ap.add_argument("--commit", default="HEAD", help="commit to read from a git dir")
+    ap.add_argument("--out", default="out", help="output folder")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    return a
 
 
 def read_source(src, path, commit="HEAD"):

@@ -62,6 +62,15 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   const auto group = [&](uint32_t m) { return m < group_of.size() ? group_of[m] : 0; };
   const double now = frame.time;
 
+  // The groups' members, and per group and feature the peers' state.
+  for (auto& members : members_) members.clear();
+  for (uint32_t m = 0; m < machines_; ++m) {
+    const uint32_t g = group(m);
+    if (g >= members_.size()) members_.resize(g + 1);
+    if (g >= peers_.size()) peers_.resize(g + 1, std::vector<Peers>(features_));
+    members_[g].push_back(m);
+  }
+
   // Each machine's new samples: smoothed over its own fresh ones; a held one only says that
   // the series still reports.
   const uint32_t nsignals =
@@ -90,9 +99,7 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
         const double tau = std::max(o_.smooth_s, static_cast<double>(t.interval));
         const double step = raw - t.smooth;
         if (step != 0) {
-          const uint32_t g = group(m);
-          if (g >= peers_.size()) peers_.resize(g + 1, std::vector<Peers>(features_));
-          float& q = peers_[g][f].quantum;
+          float& q = peers_[group(m)][f].quantum;
           const auto d = static_cast<float>(std::fabs(step));
           q = q == 0 ? d : std::min(q, d);
         }
@@ -103,13 +110,6 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
     }
   }
 
-  for (auto& members : members_) members.clear();
-  for (uint32_t m = 0; m < machines_; ++m) {
-    const uint32_t g = group(m);
-    if (g >= members_.size()) members_.resize(g + 1);
-    if (g >= peers_.size()) peers_.resize(g + 1, std::vector<Peers>(features_));
-    members_[g].push_back(m);
-  }
   for (uint32_t g = 0; g < members_.size(); ++g) {
     if (members_[g].size() < static_cast<size_t>(o_.min_peers)) continue;
     for (uint32_t f = 0; f < features_; ++f) {

@@ -122,8 +122,8 @@ class PeerModel {
     double updated = -1;
     double since = -1;      // first judged
     float slow_centre = 0;  // the centre, averaged with a 30 s half-life
-    double moving = -1;     // last seen stalled (the centre under a fifth of its level) or
-                            // moving (a fifth of the level off its slow average)
+    double moving = -1;     // last seen moving (the centre a fifth of the level off its slow
+                            // average)
     double placed_at = -1;  // when placement was last decided
     bool now_stalled = false;
   };

@@ -78,6 +78,14 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   }
   const bool counter = m && m->counter;
   const double scale = m ? m->scale : 1.0;
+  // A new sample (not held) of `value`, before the scale.
+  const auto fresh = [&](double value) {
+    st.last_value = value * scale;
+    p.value = st.last_value;
+    ++counts_.accepted;
+    *out = p;
+    return true;
+  };
   if (!st.seen) {
     st = SeriesState{};
     st.seen = true;
@@ -89,11 +97,7 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
       ++counts_.counter_bases;
       return false;
     }
-    st.last_value = s.value * scale;
-    p.value = st.last_value;
-    ++counts_.accepted;
-    *out = p;
-    return true;
+    return fresh(s.value);
   }
   const bool same = s.value == st.last_raw;
   if (!same) {
@@ -126,11 +130,7 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   }
   st.fresh_time = s.time;
   st.fresh_raw = s.value;
-  st.last_value = value * scale;
-  p.value = st.last_value;
-  ++counts_.accepted;
-  *out = p;
-  return true;
+  return fresh(value);
 }
 
 }  // namespace vigil::telemetry
