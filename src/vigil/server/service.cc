@@ -32,17 +32,31 @@ Status FleetService::Start() {
   return Status::Ok();
 }
 
-std::shared_ptr<const validate::LearnedCriteria> ActiveCriteria::For(
-    std::vector<std::string> benchmarks) const {
+namespace {
+
+// The criteria a Judgement refers to, kept alive beside it.
+struct Prepared {
+  Prepared(validate::LearnedCriteria c, const std::vector<std::string>& metrics)
+      : criteria(std::move(c)), judgement(metrics, criteria) {}
+  const validate::LearnedCriteria criteria;
+  const validate::Judgement judgement;
+};
+
+}  // namespace
+
+std::shared_ptr<const validate::Judgement> ActiveCriteria::For(
+    std::vector<std::string> benchmarks, const std::vector<std::string>& metrics) const {
   std::sort(benchmarks.begin(), benchmarks.end());
+  Key key(std::move(benchmarks), metrics);
   std::lock_guard lock(mu_);
-  auto it = restricted_.find(benchmarks);
-  if (it != restricted_.end()) return it->second;
-  if (restricted_.size() >= kMaxSets) restricted_.clear();
-  auto made = std::make_shared<const validate::LearnedCriteria>(
-      validate::RestrictToBenchmarks(criteria, benchmarks));
-  restricted_.emplace(std::move(benchmarks), made);
-  return made;
+  auto it = prepared_.find(key);
+  if (it != prepared_.end()) return it->second;
+  if (prepared_.size() >= kMaxSets) prepared_.clear();
+  auto made = std::make_shared<const Prepared>(validate::RestrictToBenchmarks(criteria, key.first),
+                                               metrics);
+  std::shared_ptr<const validate::Judgement> judgement(made, &made->judgement);
+  prepared_.emplace(std::move(key), judgement);
+  return judgement;
 }
 
 std::shared_ptr<const ActiveCriteria> FleetService::criteria() const {
@@ -63,7 +77,7 @@ store::Verdict Judged(const ActiveCriteria* active, const FleetRow& row,
   validate::NodeFindings nf;
   store::Verdict v;
   if (active != nullptr && validate::ClassFor(active->criteria, row.hardware) != nullptr) {
-    nf = validate::Judge(one, *active->For(benchmarks), 1)[0];
+    nf = active->For(benchmarks, one.metrics())->Judge(one, 1)[0];
     v.criteria_version = active->version;
   } else {
     nf = validate::JudgeHealth(one);

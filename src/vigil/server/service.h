@@ -27,15 +27,18 @@ class ActiveCriteria {
   const int64_t version;
   const validate::LearnedCriteria criteria;
 
-  // `criteria` restricted to `benchmarks` (what one node ran: RestrictToBenchmarks), made once
-  // per set of benchmarks and shared by the uploads that ran the same set. Thread-safe.
-  std::shared_ptr<const validate::LearnedCriteria> For(std::vector<std::string> benchmarks) const;
+  // Judging prepared for an upload that ran `benchmarks` (what one node ran) and carries `metrics`
+  // (its keys, in its table's order): `criteria` restricted to those benchmarks
+  // (RestrictToBenchmarks) and a validate::Judgement of the keys, made once per such pair and
+  // shared by the uploads that match it. Thread-safe.
+  std::shared_ptr<const validate::Judgement> For(std::vector<std::string> benchmarks,
+                                                 const std::vector<std::string>& metrics) const;
 
  private:
   static constexpr size_t kMaxSets = 64;  // kept at once; a fleet runs a handful of suites
+  using Key = std::pair<std::vector<std::string>, std::vector<std::string>>;
   mutable std::mutex mu_;
-  mutable std::map<std::vector<std::string>, std::shared_ptr<const validate::LearnedCriteria>>
-      restricted_;  // guarded by mu_
+  mutable std::map<Key, std::shared_ptr<const validate::Judgement>> prepared_;  // guarded by mu_
 };
 
 struct IngestCounters {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "vigil/core/json.h"
 #include "vigil/store/sqlite_store.h"
 #include "vigil/testing/healthy_fleet.h"
@@ -15,28 +17,41 @@ validate::LearnedCriteria TwoBenchmarks() {
   validate::LearnedCriteria c;
   validate::ClassModel& m = c.classes.emplace_back();
   m.hardware = "8xH100";
-  for (const char* family : {"cpu-stream/triad_gbps", "gpu-gemm/bf16_tflops"}) {
-    m.families.emplace_back().family = family;
+  for (const auto& [family, index, centre] :
+       {std::tuple{"cpu-stream/triad_gbps", "", 100.0}, {"gpu-gemm/bf16_tflops", "0", 900.0}}) {
+    validate::FamilyModel& f = m.families.emplace_back();
+    f.family = family;
+    f.direction = validate::Direction::kHigher;
+    f.centre = centre;
+    f.spread = centre / 100;
+    f.samples = 100;
+    f.indexes = {index};
   }
-  m.components.emplace_back().benchmark = "gpu-gemm";
   return c;
 }
 
-TEST(ActiveCriteriaTest, RestrictsOncePerSetOfBenchmarks) {
+// One node of 8xH100 that ran gpu-gemm only, at the fleet's centre.
+FleetTable GemmOnly() {
+  return TableOfRows({FleetRow{"n1", {{"gpu-gemm/bf16_tflops:0", 900.0}}, "8xH100"}}, "test");
+}
+
+TEST(ActiveCriteriaTest, PreparesOncePerSetOfBenchmarksAndKeys) {
   const ActiveCriteria active(3, TwoBenchmarks());
-  const auto gemm = active.For({"gpu-gemm"});
-  ASSERT_EQ(gemm->classes.size(), 1u);
-  ASSERT_EQ(gemm->classes[0].families.size(), 1u);
-  EXPECT_EQ(gemm->classes[0].families[0].family, "gpu-gemm/bf16_tflops");
-  EXPECT_EQ(gemm->classes[0].components.size(), 1u);
-  // The same set in any order is the same restriction, made once.
-  const auto both = active.For({"gpu-gemm", "cpu-stream"});
-  EXPECT_EQ(active.For({"cpu-stream", "gpu-gemm"}), both);
-  EXPECT_EQ(active.For({"gpu-gemm"}), gemm);
-  EXPECT_EQ(both->classes[0].families.size(), 2u);
-  const auto stream = active.For({"cpu-stream"});
-  EXPECT_EQ(stream->classes[0].families.size(), 1u);
-  EXPECT_TRUE(stream->classes[0].components.empty());
+  const FleetTable gemm = GemmOnly();
+  const auto prepared = active.For({"gpu-gemm"}, gemm.metrics());
+  // Judged by gpu-gemm's criteria alone: the stream family it did not run is not missing.
+  const std::vector<validate::NodeFindings> v = prepared->Judge(gemm, 1);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_FALSE(v[0].defective);
+  // By the whole criteria it would be (the check that the restriction matters).
+  EXPECT_TRUE(validate::Judge(gemm, active.criteria, 1)[0].defective);
+  // The same set in any order with the same keys is the same preparation, made once; other
+  // keys or another set are another.
+  const auto both = active.For({"gpu-gemm", "cpu-stream"}, gemm.metrics());
+  EXPECT_EQ(active.For({"cpu-stream", "gpu-gemm"}, gemm.metrics()), both);
+  EXPECT_NE(both, prepared);
+  EXPECT_EQ(active.For({"gpu-gemm"}, gemm.metrics()), prepared);
+  EXPECT_NE(active.For({"gpu-gemm"}, {"gpu-gemm/bf16_tflops:1"}), prepared);
   // The criteria themselves are untouched.
   EXPECT_EQ(active.criteria.classes[0].families.size(), 2u);
 }

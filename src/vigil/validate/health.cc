@@ -7,10 +7,9 @@
 
 namespace vigil::validate {
 
-HealthRules::HealthRules(const FleetTable& table) {
-  for (size_t j = 0; j < table.metric_count(); ++j) {
-    MetricAnatomy a = Anatomize(table.metrics()[j]);
-    if (a.direction == Direction::kClear) columns_.emplace_back(j, std::move(a.component));
+HealthRules::HealthRules(const std::vector<MetricAnatomy>& columns) {
+  for (size_t j = 0; j < columns.size(); ++j) {
+    if (columns[j].direction == Direction::kClear) columns_.emplace_back(j, columns[j].component);
   }
 }
 
@@ -34,7 +33,9 @@ std::vector<Finding> HealthRules::Findings(const FleetTable& table, size_t node)
 NodeFindings JudgeHealth(const FleetTable& row) {
   NodeFindings nf;
   if (row.node_count() == 0) return nf;
-  nf.findings = HealthRules(row).Findings(row, 0);
+  std::vector<MetricAnatomy> columns;
+  for (const std::string& key : row.metrics()) columns.push_back(Anatomize(key));
+  nf.findings = HealthRules(columns).Findings(row, 0);
   nf.defective = !nf.findings.empty();
   return nf;
 }

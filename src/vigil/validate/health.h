@@ -18,11 +18,12 @@ namespace vigil::validate {
 
 class HealthRules {
  public:
-  // Finds the columns of `table` with a fixed meaning, once for all its nodes.
-  explicit HealthRules(const FleetTable& table);
+  // Finds the columns with a fixed meaning, once for all of a table's nodes, from the anatomy of
+  // each of its columns in order.
+  explicit HealthRules(const std::vector<MetricAnatomy>& columns);
 
   // Node `node`'s findings, in column order: one per reading with a fixed meaning that is not 0
-  // (a missing value is not judged here). REQUIRES: `table` is the one this was built from.
+  // (a missing value is not judged here). REQUIRES: `table` has the columns this was built from.
   std::vector<Finding> Findings(const FleetTable& table, size_t node) const;
 
  private:

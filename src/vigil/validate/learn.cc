@@ -68,10 +68,10 @@ struct Columns {
   std::vector<std::vector<size_t>> family_cols;  // family id -> columns
   std::map<std::string, std::vector<size_t>> benchmark_cols;
 
-  explicit Columns(const FleetTable& t) {
+  explicit Columns(const std::vector<std::string>& metrics) {
     std::unordered_map<std::string, int> ids;
-    for (size_t j = 0; j < t.metric_count(); ++j) {
-      anatomy.push_back(Anatomize(t.metrics()[j]));
+    for (size_t j = 0; j < metrics.size(); ++j) {
+      anatomy.push_back(Anatomize(metrics[j]));
       const MetricAnatomy& a = anatomy.back();
       auto [it, added] = ids.try_emplace(a.family, static_cast<int>(families.size()));
       if (added) {
@@ -175,7 +175,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
   LearnedCriteria out;
   out.threshold = o.threshold;
   out.resolution = o.resolution;
-  const Columns cols(t);
+  const Columns cols(t.metrics());
   std::vector<double> xs, scratch;
   for (const auto& [hardware, nodes] : NodesByHardware(t)) {
     if (nodes.size() < o.min_nodes) {
@@ -583,37 +583,55 @@ const ClassModel* ClassFor(const LearnedCriteria& c, std::string_view hardware) 
   return c.classes.size() == 1 ? &c.classes.front() : nullptr;
 }
 
-std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, int threads) {
-  const Columns cols(t);
-  // Every class's models, indexed before the threads start: they only read them.
-  std::map<std::string, ClassIndex, std::less<>> classes;
-  for (const ClassModel& cm : c.classes) {
-    auto [slot, fresh] = classes.try_emplace(cm.hardware);
-    if (!fresh) continue;  // a class listed twice: the first judges, as ClassFor says
-    ClassIndex& ix = slot->second;
-    ix.model = &cm;
-    ix.families = ModelsById(cols, cm);
-    for (const ComponentModel& cv : cm.components) ix.components[cv.benchmark] = &cv;
+struct Judgement::Prepared {
+  Prepared(const std::vector<std::string>& metrics, const LearnedCriteria& c)
+      : criteria(c), cols(metrics), health(cols.anatomy) {
+    for (const ClassModel& cm : c.classes) {
+      auto [slot, fresh] = classes.try_emplace(cm.hardware);
+      if (!fresh) continue;  // a class listed twice: the first judges, as ClassFor says
+      ClassIndex& ix = slot->second;
+      ix.model = &cm;
+      ix.families = ModelsById(cols, cm);
+      for (const ComponentModel& cv : cm.components) ix.components[cv.benchmark] = &cv;
+    }
   }
-  const HealthRules health(t);
+
+  const LearnedCriteria& criteria;
+  const Columns cols;
+  const HealthRules health;
+  std::map<std::string, ClassIndex, std::less<>> classes;  // every class's models, indexed
+};
+
+Judgement::Judgement(const std::vector<std::string>& metrics, const LearnedCriteria& criteria)
+    : prepared_(std::make_unique<const Prepared>(metrics, criteria)) {}
+
+Judgement::~Judgement() = default;
+
+std::vector<NodeFindings> Judgement::Judge(const FleetTable& t, int threads) const {
+  const Prepared& p = *prepared_;
   std::vector<NodeFindings> out(t.node_count());
   const size_t n = t.node_count();
   const size_t workers = WorkerCount(n, kNodesPerThread, threads);
   RunWorkers(workers, [&](size_t w) {
     const auto [begin, end] = ShareOf(n, w, workers);
     for (size_t i = begin; i < end; ++i) {
-      const ClassModel* cm = ClassFor(c, t.hardware(i));
+      const ClassModel* cm = ClassFor(p.criteria, t.hardware(i));
       if (cm == nullptr) {
         out[i].findings.push_back(
             Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0, Severity::kCritical});
       } else {
-        out[i] = JudgeNode(t, i, cols, classes.find(cm->hardware)->second, c.threshold);
+        out[i] =
+            JudgeNode(t, i, p.cols, p.classes.find(cm->hardware)->second, p.criteria.threshold);
       }
-      for (Finding& f : health.Findings(t, i)) out[i].findings.push_back(std::move(f));
+      for (Finding& f : p.health.Findings(t, i)) out[i].findings.push_back(std::move(f));
       out[i].defective = !out[i].findings.empty();
     }
   });
   return out;
+}
+
+std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, int threads) {
+  return Judgement(t.metrics(), c).Judge(t, threads);
 }
 
 }  // namespace vigil::validate

@@ -4,6 +4,7 @@
 // deviation and a severity.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -121,5 +122,24 @@ const ClassModel* ClassFor(const LearnedCriteria& criteria, std::string_view har
 // split over `threads` threads (0: the hardware's count); the result does not depend on it.
 std::vector<NodeFindings> Judge(const FleetTable& table, const LearnedCriteria& criteria,
                                 int threads = 0);
+
+// Judge's preparation for one list of metric keys, made once: what each key measures, each
+// class's models by column, the columns the fixed rules read. The fleet service judges every
+// upload alone, and most uploads carry the same keys; preparing was half the cost of judging one.
+class Judgement {
+ public:
+  // Keeps a reference to `criteria`, which must outlive this.
+  Judgement(const std::vector<std::string>& metrics, const LearnedCriteria& criteria);
+  ~Judgement();
+  Judgement(const Judgement&) = delete;
+  Judgement& operator=(const Judgement&) = delete;
+
+  // As Judge. REQUIRES: table.metrics() is the list this was made for.
+  std::vector<NodeFindings> Judge(const FleetTable& table, int threads = 0) const;
+
+ private:
+  struct Prepared;
+  std::unique_ptr<const Prepared> prepared_;
+};
 
 }  // namespace vigil::validate

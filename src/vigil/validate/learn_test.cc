@@ -160,6 +160,37 @@ TEST(LearnTest, FindsPlantedDefectsBetterThanSuperBenchStyle) {
   EXPECT_GT(f1(all_found, all_planted, false_findings), f1(sb_found, all_planted, sb_false));
 }
 
+// A Judgement made once judges each node's own table (how the fleet service judges uploads) as
+// Judge judges the whole fleet.
+TEST(LearnTest, OneJudgementJudgesEachNodeAsJudgeDoes) {
+  FleetGenOptions o;
+  o.nodes = 300;
+  o.second_class = 0;
+  o.missing_rate = 0;
+  o.seed = 4;
+  const GeneratedFleet g = *GenerateFleet(o);
+  const FleetTable t = TableOf(g);
+  const LearnedCriteria c = *Learn(t, LearnOptions{});
+  const std::vector<NodeFindings> whole = Judge(t, c);
+  const Judgement judgement(t.metrics(), c);
+  size_t judged = 0, defective = 0;
+  for (size_t i = 0; i < t.node_count(); ++i) {
+    const FleetTable row = TableOfRows({t.Row(i)}, "row");
+    if (row.metrics() != t.metrics()) continue;  // a failed benchmark left its columns out
+    const NodeFindings one = judgement.Judge(row, 1).at(0);
+    ASSERT_EQ(one.defective, whole[i].defective) << t.node(i);
+    ASSERT_EQ(one.findings.size(), whole[i].findings.size()) << t.node(i);
+    for (size_t k = 0; k < one.findings.size(); ++k) {
+      EXPECT_EQ(one.findings[k].metric, whole[i].findings[k].metric);
+      EXPECT_EQ(one.findings[k].component, whole[i].findings[k].component);
+    }
+    ++judged;
+    defective += one.defective;
+  }
+  EXPECT_GE(judged, 280u);
+  EXPECT_GT(defective, 0u);  // the generator plants defects on 5% of nodes
+}
+
 // Balance inside one node finds a slow GPU with no fleet history at all: train on healthy nodes
 // and judge a node whose GPU 3 is 5% slow on every GEMM type.
 TEST(LearnTest, ComponentsOfOneNodeAreComparedWithEachOther) {
