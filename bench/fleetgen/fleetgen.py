@@ -442,7 +442,8 @@ def classify(key):
         d = 1
     elif bench in ('gemm-flops', 'gpu-sm-copy-bw', 'ib-loopback', 'mem-bw', 'gpu-copy-bw'):
         d = 1
-    elif bench in ('pytorch-sharding-matmul', 'pytorch-matmul'):
+    elif bench in ('pytorch-sharding-matmul', 'pytorch-matmul', 'cublas-function',
+                   'cudnn-function'):
         d = -1
     else:
         d = 0
