@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Smoke test of fleetgen: a 50-node fleet per naming generation (regime all, so every effect is
+# exercised); the JSONL parses, every truth row names an existing node and existing keys, the same
+# seed gives byte-identical files, and the three reference rules run and are scored.
+# Usage: fleetgen_test.sh
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+gen="$here/fleetgen.py"
+rules="$here/reference_rules.py"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "fleetgen_test: $*" >&2; exit 1; }
+
+check_naming() {
+  local naming=$1
+  local args=(--nodes 50 --seed 7 --regime all --naming "$naming" --defect-rate 0.2)
+  python3 "$gen" "${args[@]}" --out "$dir/$naming-a" > /dev/null
+  python3 "$gen" "${args[@]}" --out "$dir/$naming-b" > /dev/null
+  for f in results-summary.jsonl truth.jsonl meta.json; do
+    cmp -s "$dir/$naming-a/$f" "$dir/$naming-b/$f" || fail "$naming: $f differs between two runs with the same seed"
+  done
+  if [[ $naming == current ]]; then
+    python3 "$gen" "${args[@]/7/8}" --out "$dir/$naming-c" > /dev/null
+    cmp -s "$dir/$naming-a/results-summary.jsonl" "$dir/$naming-c/results-summary.jsonl" &&
+      fail "$naming: seeds 7 and 8 gave the same fleet"
+  fi
+
+  python3 - "$dir/$naming-a" "$naming" <<'PY' || fail "$naming: content check failed"
+import json, sys, os
+d, naming = sys.argv[1], sys.argv[2]
+nodes = {}
+for i, line in enumerate(open(os.path.join(d, 'results-summary.jsonl'))):
+    row = json.loads(line)
+    assert list(row)[0] == 'node', 'line %d: "node" is not first' % (i + 1)
+    assert all(isinstance(v, (int, float)) for k, v in row.items() if k != 'node'), 'non-number'
+    nodes[row['node']] = row                      # a later line replaces an earlier one
+truth = [json.loads(l) for l in open(os.path.join(d, 'truth.jsonl'))]
+assert len(truth) == len(nodes) == 50, (len(truth), len(nodes))
+ndef = 0
+for t in truth:
+    assert t['node'] in nodes, 'truth names unknown node %s' % t['node']
+    if t['healthy']:
+        continue
+    ndef += 1
+    assert t['size_pct'] in (3, 5, 8, 12, None), t
+    assert t['component']['kind'] in ('gpu', 'hbm', 'pcie', 'nic', 'nvlink', 'disk', 'cpu', 'node')
+    assert t['keys'], 'defect with no keys: %s' % t
+    row = nodes[t['node']]
+    for k in t['keys']:
+        failed = t.get('failed') and (k.endswith('/return_code') or k not in row)
+        assert k in row or failed, 'truth key %s absent from %s' % (k, t['node'])
+assert ndef == 10, ndef
+meta = json.load(open(os.path.join(d, 'meta.json')))
+assert meta['naming'] == naming and meta['seed'] == 7 and meta['regime'] == 'all'
+n = max(len(r) for r in nodes.values())
+if naming == 'current':
+    assert 600 <= n <= 910, 'keys per node: %d' % n
+PY
+  for r in superbench mad iqr; do
+    python3 "$rules" --fleet "$dir/$naming-a/results-summary.jsonl" --rule $r \
+      --out "$dir/$naming-a/f-$r.jsonl" > /dev/null
+    if [[ $r == superbench ]]; then
+      out=$(python3 "$rules" score --truth "$dir/$naming-a/truth.jsonl" --findings "$dir/$naming-a/f-$r.jsonl")
+      grep -q '^overall' <<< "$out" || fail "$naming/$r: the scorer printed no table"
+    fi
+    python3 "$rules" score --truth "$dir/$naming-a/truth.jsonl" --findings "$dir/$naming-a/f-$r.jsonl" \
+      --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["overall"]["defects"] == 10' ||
+      fail "$naming/$r: bad JSON score"
+  done
+}
+# The three generations in parallel (the test must stay under 10 s on a busy 2-core machine).
+pids=()
+for naming in v02 v04 current; do
+  check_naming "$naming" & pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || exit 1; done
+# Scoring the truth's own defects as findings is perfect.
+python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    t = json.loads(l)
+    if not t["healthy"]:
+        print(json.dumps({"node": t["node"], "component": t["component"], "keys": t["keys"]}))
+' "$dir/current-a/truth.jsonl" > "$dir/oracle.jsonl"
+python3 "$rules" score --truth "$dir/current-a/truth.jsonl" --findings "$dir/oracle.jsonl" --json |
+  python3 -c 'import json,sys; o=json.load(sys.stdin)["overall"]; assert o["precision"] == o["recall"] == o["right_component_rate"] == 1.0, o' ||
+  fail "the oracle does not score 1.0"
+python3 "$gen" --nodes 5 --out "$dir/x" --sizes 3,banana > /dev/null 2>&1 && fail "a bad --sizes was accepted"
+echo "fleetgen_test: ok"
