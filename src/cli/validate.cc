@@ -19,8 +19,9 @@ using validate::FindingToJson;
 using validate::NodeFindings;
 
 // Ranges of learn's and simulate fleet's numeric flags (docs/validate.md).
-// Up to "no threshold at all" (1e6): criteria that judge nothing but failures and missing data.
-constexpr Bounds kLearnThresholdBounds{.lo = 0.1, .hi = 1e6};
+// False findings expected per healthy node: from one in 10^12 (criteria that judge little but
+// failures and missing data) to one per node.
+constexpr Bounds kLearnBudgetBounds{.lo = 1e-12, .hi = 1};
 constexpr Bounds kSweepPointsBounds{.lo = 1, .hi = 1000};
 
 std::string Range(const Finding& f) {
@@ -79,10 +80,11 @@ CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& o) {
       "learn", "Learn pass/fail criteria from a fleet's own results (per hardware class)");
   cmd->add_option("--data", o.data, "Fleet summary JSONL (repeat for more files)")->required();
   cmd->add_option("--out", o.out, "Criteria file to write (JSON)")->required();
-  cmd->add_option("--threshold", o.threshold,
-                  "Robust sigmas beyond which a value is implausible for a healthy component")
+  cmd->add_option("--budget", o.budget,
+                  "False findings expected per healthy node: each test's limit comes from the "
+                  "tail of the fleet's own values")
       ->capture_default_str()
-      ->check(InBounds(kLearnThresholdBounds));
+      ->check(InBounds(kLearnBudgetBounds));
   cmd->add_flag("--json", o.json, "Print a summary as JSON on stdout");
   return cmd;
 }
@@ -92,7 +94,7 @@ CommandResult RunLearn(const LearnCliOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles(o.data));
   validate::LearnOptions options;
-  options.threshold = o.threshold;
+  options.budget = o.budget;
   VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria criteria, validate::Learn(table, options));
   VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, DumpJson(validate::CriteriaToJson(criteria), 1)));
   Json classes = Json::array();

@@ -16,7 +16,7 @@ namespace vigil::cli {
 struct LearnCliOptions {
   std::vector<std::string> data;  // fleet summaries; several files are one training set
   std::string out;
-  double threshold = 6;
+  double budget = 0.005;
   bool json = false;
 };
 

@@ -187,11 +187,15 @@ void AddBands(std::vector<Series>& series, const std::string& hardware,
     const validate::MetricAnatomy a = validate::Anatomize(s.metric);
     for (const validate::FamilyModel& f : cm->families) {
       if (f.family != a.family || !validate::IsLearned(f.direction)) continue;
-      s.centre = f.centre;
+      // The band of the mode the node's latest value sits in (a metric with two healthy modes,
+      // two firmware versions, has one band each).
+      const validate::Mode& m =
+          validate::NearestMode(f, s.points.empty() ? std::nan("") : s.points.back().second);
+      s.centre = m.centre;
       const bool low = f.direction != validate::Direction::kLower;
       const bool high = f.direction != validate::Direction::kHigher;
-      if (low) s.low = f.centre - c.threshold * f.spread;
-      if (high) s.high = f.centre + c.threshold * f.spread;
+      if (low) s.low = m.centre - f.limit * m.spread;
+      if (high) s.high = m.centre + f.limit * m.spread;
     }
   }
 }

@@ -1,5 +1,7 @@
 #include "vigil/validate/learn.h"
 
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -25,6 +27,12 @@ using stats::Median;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr size_t kMinNoiseSamples = 16;  // values needed to estimate one node's own noise
+constexpr size_t kMinTailSamples = 100;  // values needed to read the shape of a tail
+constexpr int kMaxDecimals = 9;          // more than this: a value is not printed rounded
+constexpr size_t kMaxModes = 4;          // of one family within one class
+// Two modes are told apart when their medians lie this many of the wider one's robust sigmas
+// apart (docs/validate.md).
+constexpr double kModeSeparation = 5;
 constexpr size_t kNodesPerThread = 64;   // below that a second thread does not pay
 
 // How far beyond the centre a value lies in the worse direction, in spreads.
@@ -58,6 +66,102 @@ Robust RobustOf(std::vector<double>& xs, double floor) {
   return r;
 }
 
+// The decimal places `v` is written with, kMaxDecimals + 1 when more.
+int DecimalsOf(double v) {
+  double scale = 1;
+  for (int d = 0; d <= kMaxDecimals; ++d, scale *= 10) {
+    const double s = v * scale;
+    if (std::fabs(s - std::round(s)) <= 1e-9 * std::max(1.0, std::fabs(s))) return d;
+  }
+  return kMaxDecimals + 1;
+}
+
+// The step in which a family's values are printed (SuperBench rounds bandwidths to 2 decimals):
+// 10^-d for the decimals d that 99% of its values stay within; 0 when they are not rounded.
+double QuantumOf(const std::vector<double>& xs) {
+  if (xs.empty()) return 0;
+  std::vector<int> counts(kMaxDecimals + 2, 0);
+  for (double v : xs) ++counts[static_cast<size_t>(DecimalsOf(v))];
+  size_t within = 0;
+  for (int d = 0; d <= kMaxDecimals; ++d) {
+    within += static_cast<size_t>(counts[static_cast<size_t>(d)]);
+    if (static_cast<double>(within) >= 0.99 * static_cast<double>(xs.size())) {
+      return std::pow(10.0, -d);
+    }
+  }
+  return 0;
+}
+
+// Where the tail of `z` (sorted) goes beyond probability `p`, extrapolated from its quantiles at
+// levels `a` < `b` by the Student t whose quantiles there stand in the same ratio (a normal at the
+// light end, Cauchy at the heavy one), anchored at the quantile at `a`. NaN when they do not rise.
+double Extrapolated(const std::vector<double>& z, double a, double b, double p) {
+  namespace bm = boost::math;
+  const double qa = stats::Quantile(z, a), qb = stats::Quantile(z, b);
+  if (!(qa > 0) || !(qb > qa)) return std::nan("");
+  const auto ratio = [&](double nu) {
+    const bm::students_t t(nu);
+    return bm::quantile(t, b) / bm::quantile(t, a);
+  };
+  constexpr double kMaxNu = 1000, kMinNu = 1;  // about normal; Cauchy
+  const double r = qb / qa;
+  if (r <= ratio(kMaxNu)) {
+    const bm::normal n;
+    return qa * bm::quantile(bm::complement(n, p)) / bm::quantile(n, a);
+  }
+  double lo = kMinNu, hi = kMaxNu;  // the ratio falls as nu grows: bisect on log nu
+  for (int it = 0; it < 30 && r < ratio(lo); ++it) {
+    const double mid = std::sqrt(lo * hi);
+    (ratio(mid) > r ? lo : hi) = mid;
+  }
+  const bm::students_t t(lo);
+  return qa * bm::quantile(bm::complement(t, p)) / bm::quantile(t, a);
+}
+
+// The number of robust sigmas a healthy value exceeds with probability `p` (one-sided), read from
+// the fleet's own values `z` (robust sigmas from their centre, worse direction positive): the
+// larger of two extrapolations (Extrapolated), one from the body of the tail (95% and 99%), one
+// from further out (99% and 99.8%) where a mixture of noise levels shows; never below the
+// normal's. A fleet too small or too rounded to show its tail gets the normal's.
+double TailLimit(std::vector<double>& z, double p) {
+  namespace bm = boost::math;
+  double limit = bm::quantile(bm::complement(bm::normal(), p));
+  if (z.size() < kMinTailSamples) return limit;
+  std::sort(z.begin(), z.end());
+  for (const auto& [a, b] : {std::pair{0.95, 0.99}, std::pair{0.99, 0.998}}) {
+    if (static_cast<double>(z.size()) * (1 - b) < 2) continue;  // too few values beyond b
+    const double e = Extrapolated(z, a, b, p);
+    if (e > limit) limit = e;
+  }
+  return limit;
+}
+
+// Splits node values, sorted, into modes, as [begin, end) ranges in `out`: at the cut, among
+// every percent of the nodes that leaves `min_count` on each side, where the two sides' medians
+// lie furthest apart in the wider side's robust sigmas, when that is kModeSeparation or more; and
+// again within each side, up to kMaxModes. One mode of any shape scores about 2 to 3.
+void SplitModes(const std::vector<double>& sorted, size_t begin, size_t end, size_t min_count,
+                double floor, std::vector<std::pair<size_t, size_t>>& out) {
+  const auto keep = [&] { out.emplace_back(begin, end); };
+  if (end - begin < 2 * min_count || out.size() + 1 >= kMaxModes) return keep();
+  const size_t step = std::max<size_t>(1, (end - begin) / 100);
+  size_t best_cut = 0;
+  double best = 0;
+  for (size_t cut = begin + min_count; cut <= end - min_count; cut += step) {
+    const std::span<const double> left(sorted.data() + begin, cut - begin);
+    const std::span<const double> right(sorted.data() + cut, end - cut);
+    const double sigma = std::max({Mad(left) * kMadToSigma, Mad(right) * kMadToSigma, floor});
+    const double score = (Median(right) - Median(left)) / sigma;
+    if (score > best) {
+      best = score;
+      best_cut = cut;
+    }
+  }
+  if (best < kModeSeparation) return keep();
+  SplitModes(sorted, begin, best_cut, min_count, floor, out);
+  SplitModes(sorted, best_cut, end, min_count, floor, out);
+}
+
 // The table's columns, parsed once and grouped: by family (one population) and by benchmark
 // (the metrics the fleet's distribution judges only), with small integer ids so that the per-node
 // loops do no string work.
@@ -85,54 +189,82 @@ struct Columns {
   }
 };
 
-// The median of node i's values in `cols`; NaN with fewer than two.
-double NodeMedian(const FleetTable& t, size_t i, const std::vector<size_t>& cols,
+// The median of node i's values in `cols`; NaN with fewer than `least`.
+double NodeMedian(const FleetTable& t, size_t i, const std::vector<size_t>& cols, size_t least,
                   std::vector<double>& scratch) {
   scratch.clear();
   for (size_t j : cols) {
     if (!std::isnan(t.at(i, j))) scratch.push_back(t.at(i, j));
   }
-  return scratch.size() < 2 ? std::nan("") : Median(scratch);
+  return scratch.size() < least || scratch.empty() ? std::nan("") : Median(scratch);
 }
 
-// Node i's median of every family that can be balanced (two or more columns the fleet's
-// distribution judges), NaN elsewhere, by family id: the reference of the balance inside the node.
-std::vector<double> NodeMedians(const FleetTable& t, size_t i, const Columns& c,
-                                std::vector<double>& scratch) {
-  std::vector<double> m(c.families.size(), std::nan(""));
+// Node i's medians of the families the fleet's distribution judges, by family id (NaN elsewhere):
+// `balance`, the reference of the balance inside the node, where the node has two or more of the
+// family's values; `level`, which picks the family's mode, where it has one or more.
+struct NodeCentres {
+  std::vector<double> balance, level;
+};
+
+NodeCentres NodeCentresOf(const FleetTable& t, size_t i, const Columns& c,
+                          std::vector<double>& scratch) {
+  NodeCentres m{std::vector<double>(c.families.size(), std::nan("")),
+                std::vector<double>(c.families.size(), std::nan(""))};
   for (size_t f = 0; f < c.families.size(); ++f) {
     const std::vector<size_t>& cols = c.family_cols[f];
-    if (cols.size() >= 2 && IsLearned(c.anatomy[cols[0]].direction)) {
-      m[f] = NodeMedian(t, i, cols, scratch);
-    }
+    if (!IsLearned(c.anatomy[cols[0]].direction)) continue;
+    m.level[f] = NodeMedian(t, i, cols, 1, scratch);
+    if (cols.size() >= 2) m.balance[f] = NodeMedian(t, i, cols, 2, scratch);
   }
   return m;
 }
 
 // How far node i's value in column j lies beyond healthy, in robust sigmas: from the node's
-// balance where the family has one (it leaves the node's own offset out), else from the fleet.
+// balance where the family has one (it leaves the node's own offset out), else from the mode of
+// the fleet that the node's level picks.
 double ComponentSigmas(const FleetTable& t, size_t i, size_t j, const FamilyModel& f,
-                       double node_median) {
+                       const NodeCentres& m, size_t fid) {
   const double v = t.at(i, j);
-  if (f.balanced && !std::isnan(node_median) && node_median != 0) {
-    return WorseSigmas(f.direction, v / node_median - 1, f.balance_centre, f.balance_spread);
+  const double median = m.balance[fid];
+  if (f.balanced && !std::isnan(median) && median != 0) {
+    return WorseSigmas(f.direction, v / median - 1, f.balance_centre, f.balance_spread);
   }
-  return WorseSigmas(f.direction, v, f.centre, f.spread);
+  const Mode& mode = NearestMode(f, m.level[fid]);
+  return WorseSigmas(f.direction, v, mode.centre, mode.spread);
 }
 
-// For each component of node i: the sum and count of its metrics' sigmas within one benchmark
-// (index -> {sum, count}). Over a sweep this is the distance of the component's curve from the
-// fleet's.
-std::map<std::string_view, std::pair<double, int>> ComponentDistances(
+// A component's metrics within one benchmark, pooled: the mean of their sigmas after a quarter
+// of them is set aside at each end, so that one metric's noise (a heavy-tailed measurement) does
+// not move it, while a component that is slow on half of a sweep (a NIC slow at large messages
+// only) still does.
+constexpr double kComponentTrim = 0.25;
+
+// One component's pooled distance within one benchmark, and the index its keys carry.
+struct ComponentDistance {
+  double distance = 0;
+  std::string_view index;
+};
+
+// For each component of node i with two or more metrics in `cols` (one benchmark), by the
+// component's name (mem-bw measures PCIe 3 and HBM 3 apart, though both carry index 3): how far it
+// lies beyond healthy, pooled over its metrics (kComponentTrim). Over a sweep this is the distance
+// of the component's curve from the fleet's.
+std::map<std::string_view, ComponentDistance> ComponentDistances(
     const FleetTable& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
-    const std::vector<const FamilyModel*>& models, const std::vector<double>& medians) {
-  std::map<std::string_view, std::pair<double, int>> d;
+    const std::vector<const FamilyModel*>& models, const NodeCentres& m) {
+  std::map<std::string_view, std::pair<std::vector<double>, std::string_view>> sigmas;
   for (size_t j : cols) {
     const auto f = static_cast<size_t>(c.family_of[j]);
     if (std::isnan(t.at(i, j)) || models[f] == nullptr) continue;
-    auto& [sum, n] = d[c.anatomy[j].index];
-    sum += ComponentSigmas(t, i, j, *models[f], medians[f]);
-    ++n;
+    auto& [zs, index] = sigmas[c.anatomy[j].component];
+    zs.push_back(ComponentSigmas(t, i, j, *models[f], m, f));
+    index = c.anatomy[j].index;
+  }
+  std::map<std::string_view, ComponentDistance> d;
+  for (const auto& [component, group] : sigmas) {
+    if (group.first.size() >= 2) {
+      d[component] = {stats::TrimmedMean(group.first, kComponentTrim), group.second};
+    }
   }
   return d;
 }
@@ -149,11 +281,82 @@ std::vector<const FamilyModel*> ModelsById(const Columns& c, const ClassModel& c
   return out;
 }
 
+// The node's own noise: the robust spread of its balance deviations, pooled over all its
+// families, in their spreads; at least 1. A node that is noisy everywhere (healthy, but jittery)
+// gets its limits widened by that factor; one bad component among many does not move it.
+double NodeNoise(const FleetTable& t, size_t i, const Columns& cols,
+                 const std::vector<const FamilyModel*>& models, const NodeCentres& centres) {
+  std::vector<double> own;
+  for (size_t f = 0; f < cols.families.size(); ++f) {
+    const FamilyModel* m = models[f];
+    const double median = centres.balance[f];
+    if (m == nullptr || !m->balanced || std::isnan(median) || median == 0) continue;
+    for (size_t j : cols.family_cols[f]) {
+      const double v = t.at(i, j);
+      if (!std::isnan(v)) own.push_back((v / median - 1 - m->balance_centre) / m->balance_spread);
+    }
+  }
+  return own.size() >= kMinNoiseSamples ? std::max(1.0, Mad(own) * kMadToSigma) : 1.0;
+}
+
 Severity SeverityOf(double deviation) {
   const double a = std::fabs(deviation);
   if (a >= 0.5) return Severity::kCritical;
   if (a >= 0.1) return Severity::kMajor;
   return Severity::kMinor;
+}
+
+}  // namespace
+
+namespace {
+
+// The modes of family `fid` over the class's `nodes` (their centres by position), into f.modes:
+// split by the nodes' levels (SplitModes) when the family is judged by the fleet's distribution,
+// else one. `xs` holds all the class's values of the family; it is reused as scratch.
+void LearnModes(const FleetTable& t, const std::vector<size_t>& nodes,
+                const std::vector<size_t>& fcols, const std::vector<NodeCentres>& centres,
+                size_t fid, size_t min_count, double resolution, FamilyModel& f,
+                std::vector<double>& xs) {
+  const auto floor = [&](double centre) { return std::max(resolution * std::fabs(centre), f.quantum); };
+  const auto fill = [&](Mode& mode, std::vector<double>& values) {
+    Robust r = RobustOf(values, 0);
+    mode.centre = r.centre;
+    mode.spread = std::max(r.spread, floor(r.centre));
+  };
+  if (!IsLearned(f.direction)) {
+    Mode& mode = f.modes.emplace_back();
+    fill(mode, xs);
+    mode.node_centre = mode.centre;
+    mode.node_spread = mode.spread;
+    mode.nodes = nodes.size();
+    return;
+  }
+  std::vector<std::pair<double, size_t>> levels;  // (level, position in nodes)
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (!std::isnan(centres[k].level[fid])) levels.emplace_back(centres[k].level[fid], k);
+  }
+  std::sort(levels.begin(), levels.end());
+  std::vector<double> sorted;
+  for (const auto& l : levels) sorted.push_back(l.first);
+  std::vector<std::pair<size_t, size_t>> ranges;
+  SplitModes(sorted, 0, sorted.size(), min_count, floor(Median(sorted)), ranges);
+  for (const auto& [begin, end] : ranges) {
+    Mode& mode = f.modes.emplace_back();
+    mode.nodes = end - begin;
+    std::vector<double> node_levels(sorted.begin() + static_cast<long>(begin),
+                                    sorted.begin() + static_cast<long>(end));
+    const Robust r = RobustOf(node_levels, 0);
+    mode.node_centre = r.centre;
+    mode.node_spread = std::max(r.spread, floor(r.centre));
+    xs.clear();
+    for (size_t l = begin; l < end; ++l) {
+      for (size_t j : fcols) {
+        const double v = t.at(nodes[levels[l].second], j);
+        if (!std::isnan(v)) xs.push_back(v);
+      }
+    }
+    fill(mode, xs);
+  }
 }
 
 }  // namespace
@@ -173,7 +376,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
                               std::vector<LeftOutClass>* left_out) {
   const size_t left_before = left_out != nullptr ? left_out->size() : 0;
   LearnedCriteria out;
-  out.threshold = o.threshold;
+  out.budget = o.budget;
   out.resolution = o.resolution;
   const Columns cols(t.metrics());
   std::vector<double> xs, scratch;
@@ -194,8 +397,12 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
     ClassModel cm;
     cm.hardware = hardware;
     cm.nodes = nodes.size();
-    std::vector<std::vector<double>> medians;  // by position in `nodes`, then family id
-    for (size_t i : nodes) medians.push_back(NodeMedians(t, i, cols, scratch));
+    std::vector<NodeCentres> centres;  // by position in `nodes`
+    for (size_t i : nodes) centres.push_back(NodeCentresOf(t, i, cols, scratch));
+    const size_t min_count =
+        std::max(o.min_nodes, static_cast<size_t>(std::ceil(o.min_mode_share *
+                                                            static_cast<double>(nodes.size()))));
+    std::vector<size_t> family_ids;  // of cm.families, in order
     for (size_t fid = 0; fid < cols.families.size(); ++fid) {
       const std::vector<size_t>& fcols = cols.family_cols[fid];
       FamilyModel f;
@@ -217,36 +424,73 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       }
       if (xs.empty()) continue;  // this class never reports it
       f.samples = xs.size();
-      Robust r = RobustOf(xs, 0);
-      f.centre = r.centre;
-      f.spread = std::max(r.spread, o.resolution * std::fabs(r.centre));
+      f.quantum = QuantumOf(xs);
+      LearnModes(t, nodes, fcols, centres, fid, min_count, o.resolution, f, xs);
       if (fcols.size() >= 2 && IsLearned(f.direction)) {
         xs.clear();
         for (size_t k = 0; k < nodes.size(); ++k) {
-          const size_t i = nodes[k];
-          const double m = medians[k][fid];
+          const double m = centres[k].balance[fid];
           if (std::isnan(m) || m == 0) continue;
           for (size_t j : fcols) {
-            if (!std::isnan(t.at(i, j))) xs.push_back(t.at(i, j) / m - 1);
+            if (!std::isnan(t.at(nodes[k], j))) xs.push_back(t.at(nodes[k], j) / m - 1);
           }
         }
         if (!xs.empty()) {
-          const Robust b = RobustOf(xs, o.resolution);
+          const double centre = std::fabs(f.modes.front().centre);
+          const Robust b =
+              RobustOf(xs, std::max(o.resolution, centre > 0 ? f.quantum / centre : 0.0));
           f.balanced = true;
           f.balance_centre = b.centre;
           f.balance_spread = b.spread;
         }
       }
       cm.families.push_back(std::move(f));
+      family_ids.push_back(fid);
+    }
+    // The limits: each test's share of the budget of false findings per healthy node, two tests
+    // (fleet and balance) per value a node reports, read from the tail of the fleet's own values.
+    double tests = 0;
+    for (const FamilyModel& f : cm.families) {
+      if (IsLearned(f.direction)) tests += 2 * static_cast<double>(f.indexes.size());
+    }
+    const double p = o.budget / std::max(1.0, tests);
+    // Each node's own noise divides its deviations here as it will when the node is judged, so
+    // that the tails below are those of the tests as they are made.
+    const std::vector<const FamilyModel*> balances = ModelsById(cols, cm);
+    std::vector<double> noise;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      noise.push_back(NodeNoise(t, nodes[k], cols, balances, centres[k]));
+    }
+    for (size_t m = 0; m < cm.families.size(); ++m) {
+      FamilyModel& f = cm.families[m];
+      if (!IsLearned(f.direction)) continue;
+      const size_t fid = family_ids[m];
+      std::vector<double> fleet, balance;
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        const NodeCentres& c = centres[k];
+        const Mode& mode = NearestMode(f, c.level[fid]);
+        for (size_t j : cols.family_cols[fid]) {
+          const double v = t.at(nodes[k], j);
+          if (std::isnan(v)) continue;
+          fleet.push_back(WorseSigmas(f.direction, v, mode.centre, mode.spread) / noise[k]);
+          if (f.balanced && !std::isnan(c.balance[fid]) && c.balance[fid] != 0) {
+            balance.push_back(WorseSigmas(f.direction, v / c.balance[fid] - 1, f.balance_centre,
+                                          f.balance_spread) /
+                              noise[k]);
+          }
+        }
+      }
+      f.limit = TailLimit(fleet, p);
+      if (f.balanced) f.balance_limit = TailLimit(balance, p);
     }
     const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
     std::vector<std::vector<double>> distances(cols.benchmark_cols.size());
     for (size_t k = 0; k < nodes.size(); ++k) {
       size_t b = 0;
       for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
-        for (const auto& [index, d] :
-             ComponentDistances(t, nodes[k], bcols, cols, models, medians[k])) {
-          if (d.second >= 2) distances[b].push_back(d.first / d.second);
+        for (const auto& [component, d] :
+             ComponentDistances(t, nodes[k], bcols, cols, models, centres[k])) {
+          distances[b].push_back(d.distance / noise[k]);
         }
         ++b;
       }
@@ -261,6 +505,8 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       const Robust r = RobustOf(ds, 0.05);  // a twentieth of a sigma: the resolution of a mean
       c.centre = r.centre;
       c.spread = r.spread;
+      for (double& d : ds) d = (d - c.centre) / c.spread;
+      c.limit = TailLimit(ds, p);
       cm.components.push_back(std::move(c));
     }
     out.classes.push_back(std::move(cm));
@@ -286,12 +532,22 @@ Json CriteriaToJson(const LearnedCriteria& c) {
   for (const ClassModel& cm : c.classes) {
     Json families = Json::array();
     for (const FamilyModel& f : cm.families) {
+      Json modes = Json::array();
+      for (const Mode& m : f.modes) {
+        modes.push_back(Json{{"centre", m.centre},
+                             {"spread", m.spread},
+                             {"node_centre", m.node_centre},
+                             {"node_spread", m.node_spread},
+                             {"nodes", m.nodes}});
+      }
       Json j = {{"family", f.family},   {"direction", DirectionName(f.direction)},
-                {"centre", f.centre},   {"spread", f.spread},
-                {"samples", f.samples}, {"indexes", f.indexes}};
+                {"modes", modes},       {"quantum", f.quantum},
+                {"limit", f.limit},     {"samples", f.samples},
+                {"indexes", f.indexes}};
       if (f.balanced) {
         j["balance_centre"] = f.balance_centre;
         j["balance_spread"] = f.balance_spread;
+        j["balance_limit"] = f.balance_limit;
       }
       families.push_back(std::move(j));
     }
@@ -300,6 +556,7 @@ Json CriteriaToJson(const LearnedCriteria& c) {
       components.push_back(Json{{"benchmark", cv.benchmark},
                                 {"centre", cv.centre},
                                 {"spread", cv.spread},
+                                {"limit", cv.limit},
                                 {"samples", cv.samples}});
     }
     classes.push_back(Json{{"hardware", cm.hardware},
@@ -308,7 +565,7 @@ Json CriteriaToJson(const LearnedCriteria& c) {
                            {"components", std::move(components)}});
   }
   return Json{{"schema", kCriteriaSchema},
-              {"threshold_sigmas", c.threshold},
+              {"budget", c.budget},
               {"resolution", c.resolution},
               {"classes", std::move(classes)}};
 }
@@ -326,10 +583,12 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
                            Quote(j["schema"].get<std::string>()), kCriteriaSchema));
   }
   // Ranges of the numbers (docs/formats.md, "Ranges"): those `vigil learn` writes, and no more.
-  constexpr Bounds kThresholdBounds{.lo = 0.1, .hi = 1e6};  // as learn --threshold
+  constexpr Bounds kBudgetBounds{.lo = 0, .hi = 1, .lo_open = true};  // as learn --budget
   constexpr Bounds kResolutionBounds{.lo = 0, .hi = 1};
   constexpr Bounds kCountBounds{.lo = 0, .hi = 1099511627776.0};  // 2^40 nodes or samples
   constexpr Bounds kSpreadBounds{.lo = 0, .hi = kMetricValueBounds.hi, .lo_open = true};
+  constexpr Bounds kQuantumBounds{.lo = 0, .hi = kMetricValueBounds.hi};
+  constexpr Bounds kLimitBounds{.lo = 0, .hi = 1e12};  // robust sigmas
   // A number within `bounds` (a count: also whole), the field named after `where` in errors.
   std::string where;
   const auto number = [&](const Json& obj, const char* field,
@@ -350,7 +609,7 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
   // nlohmann's typed getters throw on a wrong type; this reader reports it instead.
   try {
     LearnedCriteria c;
-    VIGIL_ASSIGN_OR_RETURN(c.threshold, number(j, "threshold_sigmas", kThresholdBounds));
+    VIGIL_ASSIGN_OR_RETURN(c.budget, number(j, "budget", kBudgetBounds));
     VIGIL_ASSIGN_OR_RETURN(c.resolution, number(j, "resolution", kResolutionBounds));
     for (const Json& cj : j.at("classes")) {
       ClassModel cm;
@@ -368,8 +627,17 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
         if (d == std::end(all)) return bad(fmt::format("family {}: bad direction", f.family));
         f.direction = *d;
         where = fmt::format("family {}: ", f.family);
-        VIGIL_ASSIGN_OR_RETURN(f.centre, number(fj, "centre", kMetricValueBounds));
-        VIGIL_ASSIGN_OR_RETURN(f.spread, number(fj, "spread", kSpreadBounds));
+        for (const Json& mj : fj.at("modes")) {
+          Mode& m = f.modes.emplace_back();
+          VIGIL_ASSIGN_OR_RETURN(m.centre, number(mj, "centre", kMetricValueBounds));
+          VIGIL_ASSIGN_OR_RETURN(m.spread, number(mj, "spread", kSpreadBounds));
+          VIGIL_ASSIGN_OR_RETURN(m.node_centre, number(mj, "node_centre", kMetricValueBounds));
+          VIGIL_ASSIGN_OR_RETURN(m.node_spread, number(mj, "node_spread", kSpreadBounds));
+          VIGIL_ASSIGN_OR_RETURN(m.nodes, count(mj, "nodes"));
+        }
+        if (f.modes.empty()) return bad(fmt::format("{}modes: none", where));
+        VIGIL_ASSIGN_OR_RETURN(f.quantum, number(fj, "quantum", kQuantumBounds));
+        VIGIL_ASSIGN_OR_RETURN(f.limit, number(fj, "limit", kLimitBounds));
         VIGIL_ASSIGN_OR_RETURN(f.samples, count(fj, "samples"));
         f.indexes = fj.at("indexes").get<std::vector<std::string>>();
         if (fj.contains("balance_centre")) {
@@ -377,6 +645,7 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
           VIGIL_ASSIGN_OR_RETURN(f.balance_centre,
                                  number(fj, "balance_centre", kMetricValueBounds));
           VIGIL_ASSIGN_OR_RETURN(f.balance_spread, number(fj, "balance_spread", kSpreadBounds));
+          VIGIL_ASSIGN_OR_RETURN(f.balance_limit, number(fj, "balance_limit", kLimitBounds));
         }
         cm.families.push_back(std::move(f));
       }
@@ -386,6 +655,7 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
         where = fmt::format("component model {}: ", cv.benchmark);
         VIGIL_ASSIGN_OR_RETURN(cv.centre, number(vj, "centre", kMetricValueBounds));
         VIGIL_ASSIGN_OR_RETURN(cv.spread, number(vj, "spread", kSpreadBounds));
+        VIGIL_ASSIGN_OR_RETURN(cv.limit, number(vj, "limit", kLimitBounds));
         VIGIL_ASSIGN_OR_RETURN(cv.samples, count(vj, "samples"));
         cm.components.push_back(std::move(cv));
       }
@@ -412,37 +682,6 @@ std::string_view SeverityName(Severity s) {
 
 namespace {
 
-// A single metric a little beyond the threshold, alone among its component's metrics in one
-// benchmark (the other GEMM types of the GPU, the other direction of the PCIe link) and without
-// the component's mean deviating, is more likely a noisy measurement than a damaged part: with
-// hundreds of thousands of values a fleet, a few such lone outliers appear on healthy nodes. A
-// part that is really slow moves its other metrics too, or moves this one far (beyond k + 2).
-void DropLoneOutliers(const FleetTable& t, size_t i, const Columns& cols, double k,
-                      std::vector<Finding>& findings) {
-  using Group = std::pair<std::string, std::string>;  // (benchmark, component)
-  std::map<Group, int> per_group;
-  std::set<Group> corroborated;
-  for (const Finding& f : findings) {
-    const Group g = {BenchmarkOfKey(f.metric), f.component};
-    if (f.test == "fleet" || f.test == "balance") ++per_group[g];
-    if (f.test == "component") corroborated.insert(g);
-  }
-  // How many metrics the node has for a group: counted only for the few findings in question.
-  const auto metrics = [&](const Group& g) {
-    auto it = cols.benchmark_cols.find(g.first);
-    if (it == cols.benchmark_cols.end()) return 0;
-    int n = 0;
-    for (size_t j : it->second)
-      n += !std::isnan(t.at(i, j)) && cols.anatomy[j].component == g.second;
-    return n;
-  };
-  std::erase_if(findings, [&](const Finding& f) {
-    if ((f.test != "fleet" && f.test != "balance") || f.sigmas >= k + 2) return false;
-    const Group g = {BenchmarkOfKey(f.metric), f.component};
-    return per_group[g] == 1 && !corroborated.contains(g) && metrics(g) >= 2;
-  });
-}
-
 // One class's models, by family id and by benchmark.
 struct ClassIndex {
   const ClassModel* model = nullptr;
@@ -450,15 +689,19 @@ struct ClassIndex {
   std::map<std::string_view, const ComponentModel*> components;
 };
 
+// A node whose values leave the modes of more than this share of its families (and at least
+// kMinClassFamilies) belongs to no class learned: one finding says so, not one per value.
+constexpr double kStrangerShare = 0.5;
+constexpr size_t kMinClassFamilies = 3;
+
 // Judges node i against one class's models.
-NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const ClassIndex& ix,
-                       double k) {
+NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const ClassIndex& ix) {
   const ClassModel& cm = *ix.model;
   const std::vector<const FamilyModel*>& models = ix.families;
   const std::map<std::string_view, const ComponentModel*>& components = ix.components;
   NodeFindings nf;
   std::vector<double> scratch;
-  const std::vector<double> medians = NodeMedians(t, i, cols, scratch);
+  const NodeCentres centres = NodeCentresOf(t, i, cols, scratch);
   // Benchmarks that failed or did not run: one finding each, from their return code, not one
   // per metric they did not produce.
   std::set<std::string> down;
@@ -470,24 +713,14 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       down.insert(BenchmarkOfKey(f.family));
     }
   }
-  // The node's own noise: the robust spread of its balance deviations, pooled over all its
-  // families. A node that is noisy everywhere (healthy, but jittery) gets its thresholds widened
-  // by that factor; one bad component among many does not move it.
-  std::vector<double> own;
-  for (size_t f = 0; f < cols.families.size(); ++f) {
-    const FamilyModel* m = models[f];
-    if (m == nullptr || !m->balanced || std::isnan(medians[f]) || medians[f] == 0) continue;
-    for (size_t j : cols.family_cols[f]) {
-      const double v = t.at(i, j);
-      if (!std::isnan(v))
-        own.push_back((v / medians[f] - 1 - m->balance_centre) / m->balance_spread);
-    }
-  }
-  const double widen = own.size() >= kMinNoiseSamples ? std::max(1.0, Mad(own) * kMadToSigma) : 1.0;
+  const double widen = NodeNoise(t, i, cols, models, centres);
 
+  size_t judged = 0, strange = 0;  // families judged by the fleet; those with a value off its mode
   for (size_t fid = 0; fid < cols.families.size(); ++fid) {
     if (models[fid] == nullptr) continue;  // nothing learned: nothing to judge by
     const FamilyModel& f = *models[fid];
+    const Mode& mode = NearestMode(f, centres.level[fid]);
+    bool off = false;
     for (size_t j : cols.family_cols[fid]) {
       const double v = t.at(i, j);
       if (std::isnan(v)) continue;  // judged below, from the expected indexes
@@ -503,18 +736,25 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
         nf.findings.push_back(std::move(fd));
         continue;
       }
-      const double z_fleet = WorseSigmas(f.direction, v, f.centre, f.spread) / widen;
-      const double z_balance = f.balanced ? ComponentSigmas(t, i, j, f, medians[fid]) / widen : 0.0;
-      if (z_fleet <= k && z_balance <= k) continue;
-      fd.test = z_fleet > k ? "fleet" : "balance";
-      fd.sigmas = std::max(z_fleet, z_balance);
+      const double z_fleet = WorseSigmas(f.direction, v, mode.centre, mode.spread) / widen;
+      const double z_balance =
+          f.balanced ? ComponentSigmas(t, i, j, f, centres, fid) / widen : 0.0;
+      const bool fleet = z_fleet > f.limit, balance = f.balanced && z_balance > f.balance_limit;
+      off |= fleet;
+      if (!fleet && !balance) continue;
+      fd.test = fleet ? "fleet" : "balance";
+      fd.sigmas = fleet ? z_fleet : z_balance;
       const bool low = f.direction == Direction::kHigher || f.direction == Direction::kEither;
       const bool high = f.direction == Direction::kLower || f.direction == Direction::kEither;
-      fd.expected_low = low ? f.centre - k * f.spread : -kInf;
-      fd.expected_high = high ? f.centre + k * f.spread : kInf;
-      fd.deviation = f.centre != 0 ? v / f.centre - 1 : 0;
+      fd.expected_low = low ? mode.centre - f.limit * mode.spread : -kInf;
+      fd.expected_high = high ? mode.centre + f.limit * mode.spread : kInf;
+      fd.deviation = mode.centre != 0 ? v / mode.centre - 1 : 0;
       fd.severity = SeverityOf(fd.deviation);
       nf.findings.push_back(std::move(fd));
+    }
+    if (IsLearned(f.direction)) {
+      ++judged;
+      strange += off;
     }
   }
   // Expected components that reported nothing, whether or not the table has their column.
@@ -525,25 +765,32 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       const std::string key = idx.empty() ? f.family : f.family + ":" + idx;
       const long j = t.column(key);
       if (j >= 0 && !std::isnan(t.at(i, static_cast<size_t>(j)))) continue;
+      const Mode& mode = f.modes.front();
       nf.findings.push_back(Finding{Anatomize(key).component, key, "missing", std::nan(""),
-                                    f.centre, f.centre, -1, kInf, Severity::kCritical});
+                                    mode.centre, mode.centre, -1, kInf, Severity::kCritical});
     }
   }
   for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
     auto it = components.find(benchmark);
     if (it == components.end() || down.contains(benchmark)) continue;
     const ComponentModel& cv = *it->second;
-    for (const auto& [idx, d] : ComponentDistances(t, i, bcols, cols, models, medians)) {
-      if (d.second < 2) continue;
-      const double dist = d.first / d.second;
-      const double z = (dist / widen - cv.centre) / cv.spread;
-      if (z <= k) continue;
-      const std::string key = benchmark + "/*" + (idx.empty() ? "" : ":" + std::string(idx));
-      nf.findings.push_back(Finding{Anatomize(key).component, key, "component", dist, -kInf,
-                                    cv.centre + k * cv.spread, 0, z, Severity::kMinor});
+    for (const auto& [component, d] : ComponentDistances(t, i, bcols, cols, models, centres)) {
+      const double z = (d.distance / widen - cv.centre) / cv.spread;
+      if (z <= cv.limit) continue;
+      const std::string key = benchmark + "/*" + (d.index.empty() ? "" : ":" + std::string(d.index));
+      nf.findings.push_back(Finding{std::string(component), key, "component", d.distance, -kInf,
+                                    cv.centre + cv.limit * cv.spread, 0, z, Severity::kMinor});
     }
   }
-  DropLoneOutliers(t, i, cols, k, nf.findings);
+  if (judged >= kMinClassFamilies &&
+      static_cast<double>(strange) > kStrangerShare * static_cast<double>(judged)) {
+    std::erase_if(nf.findings, [](const Finding& f) {
+      return f.test == "fleet" || f.test == "balance" || f.test == "component";
+    });
+    nf.findings.push_back(Finding{"node", fmt::format("{} of {} families", strange, judged),
+                                  "class", static_cast<double>(strange) / judged, 0, 0, 0, kInf,
+                                  Severity::kCritical});
+  }
   nf.defective = !nf.findings.empty();
   return nf;
 }
@@ -574,6 +821,18 @@ Json FindingToJson(const Finding& f) {
               {"deviation", number(f.deviation)},
               {"sigmas", number(f.sigmas)},
               {"severity", SeverityName(f.severity)}};
+}
+
+const Mode& NearestMode(const FamilyModel& f, double m) {
+  const Mode* best = &f.modes.front();
+  if (std::isnan(m)) return *best;
+  for (const Mode& mode : f.modes) {
+    if (std::fabs(m - mode.node_centre) / mode.node_spread <
+        std::fabs(m - best->node_centre) / best->node_spread) {
+      best = &mode;
+    }
+  }
+  return *best;
 }
 
 const ClassModel* ClassFor(const LearnedCriteria& c, std::string_view hardware) {
@@ -620,8 +879,7 @@ std::vector<NodeFindings> Judgement::Judge(const FleetTable& t, int threads) con
         out[i].findings.push_back(
             Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0, Severity::kCritical});
       } else {
-        out[i] =
-            JudgeNode(t, i, p.cols, p.classes.find(cm->hardware)->second, p.criteria.threshold);
+        out[i] = JudgeNode(t, i, p.cols, p.classes.find(cm->hardware)->second);
       }
       for (Finding& f : p.health.Findings(t, i)) out[i].findings.push_back(std::move(f));
       out[i].defective = !out[i].findings.empty();

@@ -17,7 +17,7 @@
 
 namespace vigil::validate {
 
-inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/1";
+inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/2";
 
 // A component is expected of a class when at least this share of its nodes reports it.
 inline constexpr double kExpectedShare = 0.9;
@@ -25,26 +25,36 @@ inline constexpr double kExpectedShare = 0.9;
 // The nodes of each hardware class (FleetTable::hardware), classes in first-appearance order.
 std::vector<std::pair<std::string, std::vector<size_t>>> NodesByHardware(const FleetTable& table);
 
+// One healthy mode of a family: where the nodes of one firmware, clock setting or unlabelled
+// hardware class put it. A node is judged by the mode nearest its own median of the family.
+struct Mode {
+  double centre = 0, spread = 0;            // median and robust sigma of the components' values
+  double node_centre = 0, node_spread = 0;  // the same of its nodes' medians
+  size_t nodes = 0;
+};
+
 // One metric family of one class: every component's value is one sample of it.
 struct FamilyModel {
   std::string family;
   Direction direction = Direction::kEither;
-  double centre = 0, spread = 0;  // median and robust sigma of all components' values
+  std::vector<Mode> modes;  // one or more, by increasing centre
+  double quantum = 0;       // the step its values are printed in (0.01: two decimals); 0: none
+  double limit = 0;         // robust sigmas beyond a mode's centre that healthy values do not reach
   size_t samples = 0;
   std::vector<std::string> indexes;  // components that at least 90% of the class's nodes report
   // Balance inside a node: each value's ratio to its node's median over the family, minus 1.
   bool balanced = false;
-  double balance_centre = 0, balance_spread = 0;
+  double balance_centre = 0, balance_spread = 0, balance_limit = 0;
 };
 
 // One component (GPU 3, NIC 5...) across all metrics of one benchmark: the mean of its metrics'
 // deviations in the worse direction, in robust sigmas (from the node's balance where the family
 // has one). Over a sweep (bandwidth against message size) this is the distance between the
 // component's curve and the fleet's; over GEMM's data types it pools evidence that one type
-// alone would not give.
+// alone would not give, and it carries the correlation between a component's metrics.
 struct ComponentModel {
   std::string benchmark;
-  double centre = 0, spread = 0;
+  double centre = 0, spread = 0, limit = 0;
   size_t samples = 0;
 };
 
@@ -56,15 +66,16 @@ struct ClassModel {
 };
 
 struct LearnedCriteria {
-  double threshold = 6;  // robust sigmas beyond which a value is implausible for a healthy part
+  double budget = 0.005;      // false findings expected per healthy node, over all its tests
   double resolution = 0.002;  // relative floor of every spread
   std::vector<ClassModel> classes;
 };
 
 struct LearnOptions {
-  double threshold = 6;
+  double budget = 0.005;
   double resolution = 0.002;
-  size_t min_nodes = 5;  // a class with fewer nodes is an error: too few to learn from
+  size_t min_nodes = 5;         // a class with fewer nodes is an error: too few to learn from
+  double min_mode_share = 0.1;  // a second mode of a family holds at least this share of nodes
 };
 
 // A hardware class that Learn left out, and why.
@@ -112,6 +123,10 @@ LearnedCriteria RestrictToBenchmarks(LearnedCriteria criteria,
                                      const std::vector<std::string>& benchmarks);
 
 Json FindingToJson(const Finding& finding);
+
+// The mode of `family` that judges a node whose median of the family is `level`: the nearest, in
+// its nodes' spreads (the first when `level` is NaN).
+const Mode& NearestMode(const FamilyModel& family, double level);
 
 // The criteria that judge a node of `hardware`: its class's, else the only class when the criteria
 // hold one; nullptr when none applies (the node gets a critical "class" finding from Judge).
