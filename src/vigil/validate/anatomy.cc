@@ -1,10 +1,12 @@
 #include "vigil/validate/anatomy.h"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <memory>
 #include <utility>
 
 namespace vigil::validate {
@@ -194,8 +196,7 @@ std::string_view DiskOf(std::string_view name) {
 // The component a key names, by where its benchmark puts the index (docs/validate.md,
 // "Components"). `benchmark` is without its ":annotation"; `name` is the metric's last '/' part
 // without the index.
-std::string ComponentOf(std::string_view benchmark, std::string_view name,
-                        std::string_view index) {
+std::string ComponentOf(std::string_view benchmark, std::string_view name, std::string_view index) {
   const auto numbered = [](std::string_view kind, std::string_view i) {
     return fmt::format("{} {}", kind, i);
   };
@@ -216,8 +217,8 @@ std::string ComponentOf(std::string_view benchmark, std::string_view name,
     }
   } else if (benchmark == "gpu-sm-copy-bw") {
     if (rank) {
-      return fmt::format("PCIe {}", std::strtol(std::string(index).c_str(), nullptr, 10) %
-                                        kSmCopyGpus);
+      return fmt::format("PCIe {}",
+                         std::strtol(std::string(index).c_str(), nullptr, 10) % kSmCopyGpus);
     }
   } else if (benchmark == "gpu-copy-bw") {
     if (std::string c = CopyComponent(name); !c.empty()) return c;
@@ -237,12 +238,24 @@ std::string ComponentOf(std::string_view benchmark, std::string_view name,
     return std::string(benchmark);  // a whole model trains on the whole node
   }
   static constexpr std::pair<std::string_view, std::string_view> kKinds[] = {
-      {"gemm", "GPU"},          {"kernel-launch", "GPU"}, {"cublas", "GPU"},
-      {"cudnn", "GPU"},         {"gpu-burn", "GPU"},      {"gpu-stream", "GPU"},
-      {"gpu-hbm", "GPU"},       {"mem-bw", "PCIe"},       {"gpu-copy", "PCIe"},
-      {"pcie", "PCIe"},         {"gpu-", "GPU"},          {"ib-", "NIC"},
-      {"nic", "NIC"},           {"disk", "disk"},         {"cpu", "NUMA"},
-      {"tensorrt", "GPU"},      {"ort-inference", "GPU"}, {"matmul", "GPU"},
+      {"gemm", "GPU"},
+      {"kernel-launch", "GPU"},
+      {"cublas", "GPU"},
+      {"cudnn", "GPU"},
+      {"gpu-burn", "GPU"},
+      {"gpu-stream", "GPU"},
+      {"gpu-hbm", "GPU"},
+      {"mem-bw", "PCIe"},
+      {"gpu-copy", "PCIe"},
+      {"pcie", "PCIe"},
+      {"gpu-", "GPU"},
+      {"ib-", "NIC"},
+      {"nic", "NIC"},
+      {"disk", "disk"},
+      {"cpu", "NUMA"},
+      {"tensorrt", "GPU"},
+      {"ort-inference", "GPU"},
+      {"matmul", "GPU"},
       {"computation-communication", "GPU"}};
   std::string_view kind;
   for (const auto& [prefix, k] : kKinds) {
@@ -328,6 +341,86 @@ std::string_view DirectionName(Direction d) {
 
 bool IsLearned(Direction d) {
   return d == Direction::kHigher || d == Direction::kLower || d == Direction::kEither;
+}
+
+const std::vector<NamingGeneration>& NamingGenerations() {
+  // From SuperBench's sources at the tags named: the metric names each benchmark adds.
+  static const std::vector<NamingGeneration> kAll = {
+      {"ib-loopback",
+       "v0.3",
+       R"(IB_(write|read|send)_\d+_Avg_\d+)",
+       {"IB_write_8388608_Avg_0", "IB_read_8388608_Avg_0", "IB_send_8388608_Avg_0"}},
+      {"ib-loopback",
+       "v0.4-v0.5",
+       R"(ib_(write|read|send)_\d+_ib\d+_bw)",
+       {"ib_write_8388608_ib0_bw", "ib_read_8388608_ib0_bw", "ib_send_8388608_ib0_bw"}},
+      {"ib-loopback",
+       "v0.6+",
+       R"(ib_(write|read|send)_bw_\d+)",
+       {"ib_write_bw_8388608", "ib_read_bw_8388608", "ib_send_bw_8388608"}},
+      {"mem-bw", "v0.3", R"((H2D|D2H|D2D)_Mem_BW)", {"H2D_Mem_BW", "D2H_Mem_BW", "D2D_Mem_BW"}},
+      {"mem-bw", "v0.4+", R"((h2d|d2h|d2d)_bw)", {"h2d_bw", "d2h_bw", "d2d_bw"}},
+      {"kernel-launch", "v0.3", R"((event|wall)_overhead)", {"event_overhead", "wall_overhead"}},
+      {"kernel-launch", "v0.4+", R"((event|wall)_time)", {"event_time", "wall_time"}},
+      {"gemm-flops",
+       "v0.3",
+       R"((FP64|FP32|FP16|FP64_TC|TF32_TC|FP16_TC|BF16_TC|INT8_TC|INT4_TC))",
+       {"FP64", "FP32", "FP16", "FP64_TC", "TF32_TC", "FP16_TC", "BF16_TC", "INT8_TC", "INT4_TC"}},
+      {"gemm-flops",
+       "v0.4+",
+       R"([a-z0-9]+(_tc|_xdlops)?_(flops|iops))",
+       {"fp64_flops", "fp32_flops", "fp16_flops", "fp64_tc_flops", "tf32_tc_flops", "fp16_tc_flops",
+        "bf16_tc_flops", "int8_tc_iops", "int4_tc_iops"}},
+      {"gpu-sm-copy-bw", "v0.3", R"(htod|dtoh)", {"htod", "dtoh"}},
+      {"pytorch-computation-communication-overlap",
+       "v0.3",
+       R"((mul|matmul)_cost)",
+       {"mul_cost", "matmul_cost"}},
+      {"pytorch-computation-communication-overlap",
+       "v0.4+",
+       R"((mul|matmul)_time)",
+       {"mul_time", "matmul_time"}},
+      {"pytorch-sharding-matmul", "v0.3", R"(allreduce|allgather)", {"allreduce", "allgather"}},
+      {"pytorch-sharding-matmul",
+       "v0.4+",
+       R"((allreduce|allgather)_time)",
+       {"allreduce_time", "allgather_time"}},
+      {"*_models",
+       "v0.3",
+       R"((steptime|throughput)_(train|inference)_b?float\d+)",
+       {"steptime_train_float32", "throughput_train_float32", "steptime_train_float16",
+        "throughput_train_float16", "steptime_inference_float32", "throughput_inference_float32",
+        "steptime_inference_float16", "throughput_inference_float16"}},
+      {"*_models",
+       "v0.4+",
+       R"((fp\d+|bf16)_(train|inference)_(step_time|throughput))",
+       {"fp32_train_step_time", "fp32_train_throughput", "fp16_train_step_time",
+        "fp16_train_throughput", "fp32_inference_step_time", "fp32_inference_throughput",
+        "fp16_inference_step_time", "fp16_inference_throughput"}},
+  };
+  return kAll;
+}
+
+const NamingGeneration* NamingGenerationOf(std::string_view key) {
+  const std::vector<NamingGeneration>& all = NamingGenerations();
+  static const std::vector<std::unique_ptr<RE2>> kCompiled = [&] {
+    std::vector<std::unique_ptr<RE2>> out;
+    for (const NamingGeneration& g : all) out.push_back(std::make_unique<RE2>(g.pattern));
+    return out;
+  }();
+  std::string_view benchmark = key.substr(0, key.find('/'));
+  benchmark = benchmark.substr(0, benchmark.find(':'));
+  const bool model = benchmark.ends_with("_models");
+  const size_t colon = key.rfind(':');
+  const size_t slash = key.rfind('/');
+  if (slash == std::string_view::npos) return nullptr;
+  std::string_view name = key.substr(slash + 1);
+  if (colon != std::string_view::npos && colon > slash) name = name.substr(0, colon - slash - 1);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].benchmark != benchmark && !(model && all[i].benchmark == "*_models")) continue;
+    if (RE2::FullMatch(name, *kCompiled[i])) return &all[i];
+  }
+  return nullptr;
 }
 
 }  // namespace vigil::validate

@@ -100,7 +100,7 @@ TEST(AnatomyTest, IbTrafficRankIsTheHca) {
 }
 
 TEST(AnatomyTest, NcclAndRcclAreTheNode) {
-  EXPECT_EQ(ComponentOf("nccl-bw/allreduce_8388608_busbw:0"), "NVLink");  // v0.3
+  EXPECT_EQ(ComponentOf("nccl-bw/allreduce_8388608_busbw:0"), "NVLink");   // v0.3
   EXPECT_EQ(ComponentOf("nccl-bw/allreduce_8589934592_busbw"), "NVLink");  // v0.4 on
   EXPECT_EQ(ComponentOf("nccl-bw:nvlink/allreduce_8589934592_busbw"), "NVLink");
   EXPECT_EQ(ComponentOf("rccl-bw/allreduce_8589934592_busbw"), "NVLink");
@@ -117,8 +117,7 @@ TEST(AnatomyTest, DiskBenchmarkNamesTheBlockDevice) {
 TEST(AnatomyTest, NvbandwidthMatrixCells) {
   EXPECT_EQ(ComponentOf("nvbandwidth/host_to_device_memcpy_ce_cpu0_gpu3_bw"), "PCIe 3");
   EXPECT_EQ(ComponentOf("nvbandwidth/host_device_latency_sm_cpu0_gpu2_lat"), "PCIe 2");
-  EXPECT_EQ(ComponentOf("nvbandwidth/device_to_device_memcpy_read_ce_gpu0_gpu1_bw"),
-            "NVLink 0-1");
+  EXPECT_EQ(ComponentOf("nvbandwidth/device_to_device_memcpy_read_ce_gpu0_gpu1_bw"), "NVLink 0-1");
   EXPECT_EQ(ComponentOf("nvbandwidth/all_to_one_write_ce_gpu0_gpu5_bw"), "NVLink 5");
   EXPECT_EQ(ComponentOf("nvbandwidth/host_to_device_memcpy_ce_sum_bw"), "nvbandwidth");
 }
