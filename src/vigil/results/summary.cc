@@ -275,7 +275,7 @@ FleetRow FleetTable::Row(size_t i) const {
 Status FleetTable::Append(FleetTable&& other) {
   size_t added_keys = 0;
   for (const std::string& key : other.metrics_) added_keys += column_of_.contains(key) ? 0 : 1;
-  const std::string_view source = other.sources_.empty() ? "" : other.sources_[0];
+  const std::string source = other.sources_.empty() ? "" : other.sources_[0];
   if (metrics_.size() + added_keys > kMaxFleetMetrics) {
     return Status::InvalidArgument(fmt::format("{}: {}", source, TooManyKeys()));
   }

@@ -125,6 +125,7 @@ TEST(AnatomyTest, NvbandwidthMatrixCells) {
 TEST(AnatomyTest, GpuBurnAndPytorchMicroBenchmarks) {
   EXPECT_EQ(ComponentOf("gpu-burn/gpu_3_pass"), "GPU 3");
   EXPECT_EQ(ComponentOf("gpu-burn/time"), "gpu-burn");
+  // Regression: "communication" holds "nic", and this came out as "NIC 5".
   EXPECT_EQ(ComponentOf("pytorch-computation-communication-overlap/mul_cost:5"), "GPU 5");
   EXPECT_EQ(ComponentOf("pytorch-sharding-matmul/allreduce_time:2"), "GPU 2");
 }
