@@ -113,6 +113,118 @@ TEST(CliValidateTest, BaselineMeanAndWithRules) {
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
 }
 
+// Rules written for SuperBench v0.4 (NDv4's quick scan) against a v0.3 summary: each rule that
+// selects nothing is named with a hint, and is an error with --strict. The output directory is
+// created as SuperBench creates it.
+TEST(CliValidateTest, DiagnoseWarnsOfRulesThatSelectNothing) {
+  TempDir dir;
+  const std::string out = dir.File("new/report");
+  const std::vector<std::string> args = {"diagnose",
+                                         "-d",
+                                         kData + "superbench_test_results.jsonl",
+                                         "-r",
+                                         kData + "superbench_ndv4_rule.yaml",
+                                         "-b",
+                                         kData + "superbench_ndv4_baseline.json",
+                                         "--output-dir",
+                                         out};
+  ProcessResult r = RunVigil(args);
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_TRUE(Contains(
+      r.err, "warning: " + kData + "superbench_ndv4_rule.yaml: rule \"rdma_loopback\" (line"))
+      << r.err;
+  EXPECT_TRUE(Contains(r.err,
+                       "'ib-loopback/ib_write_8388608_ib\\d+_bw:\\d*' has SuperBench v0.4-v0.5 "
+                       "names but the data's ib-loopback keys have v0.3 names"))
+      << r.err;
+  EXPECT_TRUE(Contains(r.err, "rule \"mem_bw\"")) << r.err;
+  EXPECT_TRUE(ReadFile(out + "/diagnosis_summary.json").ok());
+
+  std::vector<std::string> strict = args;
+  strict.push_back("--strict");
+  strict[8] = dir.File("strict");
+  r = RunVigil(strict);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "superbench_ndv4_rule.yaml: rule \"kernel_launch\" (line")) << r.err;
+  EXPECT_FALSE(ReadFile(dir.File("strict/diagnosis_summary.json")).ok());
+
+  // A file where the directory should be.
+  dir.Write("file", "");
+  std::vector<std::string> blocked = args;
+  blocked[8] = dir.File("file");
+  r = RunVigil(blocked);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "cannot create directory " + dir.File("file"))) << r.err;
+}
+
+// A node tested again and appended by `vigil run --summary` is listed twice: its later line is
+// the one judged, with a warning naming the file, the node and both lines.
+TEST(CliValidateTest, RepeatedNodeKeepsItsLaterLine) {
+  TempDir dir;
+  dir.Write("fleet.jsonl",
+            "{\"node\": \"a\", \"m/x\": 1}\n{\"node\": \"b\", \"m/x\": 3}\n"
+            "{\"node\": \"a\", \"m/x\": 5}\n");
+  ProcessResult r = RunVigil({"baseline", "-d", dir.File("fleet.jsonl"), "-o", dir.File("b.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "warning: " + dir.File("fleet.jsonl") +
+                                  ": node \"a\" is on lines 1 and 3: the later line (3) wins"))
+      << r.err;
+  EXPECT_EQ((*ParseJson(*ReadFile(dir.File("b.json")), "b.json"))["m/x"], 4);  // (3 + 5) / 2
+  EXPECT_TRUE(Contains(r.out, "from 2 nodes")) << r.out;
+}
+
+// A summary with a key per node and value would need a column each: exit 2 with the line.
+TEST(CliValidateTest, TooManyDistinctKeysIsBadInput) {
+  TempDir dir;
+  std::string text;
+  constexpr int kPerLine = 20'000;
+  for (int line = 0; line < 6; ++line) {
+    text += fmt::format("{{\"node\": \"n{}\"", line);
+    for (int k = 0; k < kPerLine; ++k) text += fmt::format(", \"b/m{}_{}\": 1", line, k);
+    text += "}\n";
+  }
+  dir.Write("keys.jsonl", text);
+  for (const char* command : {"baseline", "diagnose"}) {
+    std::vector<std::string> args = {command, "-d", dir.File("keys.jsonl")};
+    if (std::string(command) == "baseline") {
+      args.insert(args.end(), {"-o", dir.File("b.json")});
+    } else {
+      dir.Write("rules.yaml",
+                "superbench:\n  rules:\n    r: {categories: C, function: value, "
+                "criteria: 'lambda x:x>0', metrics: [b/m0_0]}\n");
+      args.insert(args.end(), {"-r", dir.File("rules.yaml"), "--output-dir", dir.path()});
+    }
+    ProcessResult r = RunVigil(args);
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.err;
+    EXPECT_TRUE(Contains(r.err, dir.File("keys.jsonl") +
+                                    ":6: field \"b/m5_0\": more than 100000 distinct metric keys"))
+        << r.err;
+  }
+  EXPECT_FALSE(ReadFile(dir.File("b.json")).ok());
+}
+
+// `vigil baseline` writes numbers JSON can read back: values beyond any metric are bad input,
+// and Python's NaN and Infinity are missing values, not means.
+TEST(CliValidateTest, BaselineNeverWritesInfOrNaN) {
+  TempDir dir;
+  dir.Write("huge.jsonl", "{\"node\": \"a\", \"m/x\": 1}\n{\"node\": \"b\", \"m/x\": 1e300}\n");
+  ProcessResult r = RunVigil({"baseline", "-d", dir.File("huge.jsonl"), "-o", dir.File("b.json")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, dir.File("huge.jsonl") + ":2: field \"m/x\"")) << r.err;
+  EXPECT_FALSE(ReadFile(dir.File("b.json")).ok());
+
+  dir.Write("python.jsonl",
+            "{\"node\": \"a\", \"m/x\": NaN, \"m/y\": Infinity, \"m/z\": 2}\n"
+            "{\"node\": \"b\", \"m/x\": 4, \"m/y\": -Infinity, \"m/z\": 4}\n");
+  r = RunVigil({"baseline", "-d", dir.File("python.jsonl"), "-o", dir.File("b.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string written = *ReadFile(dir.File("b.json"));
+  for (const char* bad : {"inf", "nan", "NaN", "Infinity"}) {
+    EXPECT_FALSE(Contains(written, bad)) << written;
+  }
+  EXPECT_EQ(written, "{\n  \"m/x\": 4,\n  \"m/z\": 3\n}\n");
+}
+
 TEST(CliValidateTest, SimulateLearnValidate) {
   TempDir dir;
   ProcessResult r =

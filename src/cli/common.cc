@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
@@ -98,8 +99,9 @@ Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths) {
   FleetTable all;
   for (const std::string& p : paths) {
     VIGIL_ASSIGN_OR_RETURN(FleetTable t, ReadFleetTable(p));
-    all.Append(std::move(t));
+    VIGIL_RETURN_IF_ERROR(all.Append(std::move(t)));
   }
+  for (const std::string& w : all.warnings()) spdlog::warn("warning: {}", w);
   if (all.node_count() == 0) {
     return Status::InvalidArgument(fmt::format("{}: no nodes in the file{}", fmt::join(paths, ", "),
                                                paths.size() == 1 ? "" : "s"));

@@ -1,6 +1,7 @@
 #include "cli/diagnose.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <filesystem>
@@ -25,7 +26,8 @@ CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
   cmd->add_option("-d,--data-file", o.data, "Fleet summary JSONL, one node per line")->required();
   cmd->add_option("-r,--rule-file", o.rules, "SuperBench rule file (YAML)")->required();
   cmd->add_option("-b,--baseline-file", o.baseline, "SuperBench baseline (JSON)");
-  cmd->add_option("--output-dir", o.output_dir, "Directory for diagnosis_summary.<format>")
+  cmd->add_option("--output-dir", o.output_dir,
+                  "Directory for diagnosis_summary.<format> (created when missing)")
       ->capture_default_str();
   cmd->add_option("--output-file-format", o.format, "json, jsonl, md or html")
       ->capture_default_str();
@@ -38,12 +40,16 @@ CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
   cmd->add_flag("--strict-missing,!--no-strict-missing", o.strict_missing,
                 "A metric a rule selects that the node lacks is a violation (Vigil's default; "
                 "--strict-missing=false behaves exactly as SuperBench)");
+  cmd->add_flag("--strict", o.strict,
+                "A rule whose metric patterns select no key of the data is an error (exit 2), "
+                "not a warning");
   cmd->add_flag("--json", o.json, "Print a summary as JSON on stdout");
   return cmd;
 }
 
 CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
   VIGIL_ASSIGN_OR_RETURN(validate::ReportFormat format, validate::ParseReportFormat(o.format));
+  VIGIL_RETURN_IF_ERROR(CreateDirectories(o.output_dir));  // as SuperBench does
   const std::string out = (std::filesystem::path(o.output_dir) /
                            fmt::format("diagnosis_summary.{}", validate::ReportExtension(format)))
                               .string();
@@ -57,10 +63,12 @@ CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
   VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles({o.data}));
   validate::DiagnoseOptions options;
   options.strict_missing = o.strict_missing;
+  options.strict = o.strict;
   Result<validate::Diagnosis> diagnosis = validate::Diagnose(table, rules, baseline, options);
   if (!diagnosis.ok()) {
     return Status::InvalidArgument(fmt::format("{}: {}", o.rules, diagnosis.status().message()));
   }
+  for (const std::string& w : diagnosis->warnings) spdlog::warn("warning: {}: {}", o.rules, w);
   validate::ReportOptions report;
   report.format = format;
   report.output_all = o.output_all;
@@ -83,6 +91,7 @@ CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
                                      {"metrics", table.metric_count()},
                                      {"defective", defective},
                                      {"output", out},
+                                     {"warnings", diagnosis->warnings},
                                      {"defective_nodes", std::move(nodes)}}));
   } else {
     Table t({"NODE", "CATEGORY", "ISSUES"});

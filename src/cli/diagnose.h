@@ -18,7 +18,8 @@ struct DiagnoseCliOptions {
   bool output_all = false;
   int decimals = 2;
   bool strict_missing = true;
-  bool json = false;  // a machine-readable summary on stdout
+  bool strict = false;  // a rule that selects nothing is an error, not a warning
+  bool json = false;    // a machine-readable summary on stdout
 };
 
 struct BaselineCliOptions {

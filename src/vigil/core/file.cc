@@ -202,6 +202,16 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
   return file.Commit();
 }
 
+Status CreateDirectories(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec || !std::filesystem::is_directory(path)) {
+    return Status::InvalidArgument(
+        fmt::format("cannot create directory {}: {}", path, ec ? ec.message() : "not a directory"));
+  }
+  return Status::Ok();
+}
+
 Status CheckWritable(const std::string& given) {
   Result<OutputTarget> target = ResolveOutput(given);
   if (!target.ok()) {

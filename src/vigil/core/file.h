@@ -60,6 +60,10 @@ Status WriteFileAtomic(const std::string& path, std::string_view content);
 // socket (after symbolic links), that it may be written. InvalidArgument if not.
 Status CheckWritable(const std::string& path);
 
+// Creates directory `path` and its missing parents, as `mkdir -p` does; nothing when it exists.
+// InvalidArgument naming the path when it cannot (a file in the way, no permission).
+Status CreateDirectories(const std::string& path);
+
 // Appends `content` (usually one line) to `path`, creating it, with a single write so that
 // concurrent appenders never interleave within it; on a short write a regular file is cut back to
 // its former length, so that no partial line is left. A device or FIFO is written, not synced.

@@ -22,6 +22,20 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Integral doubles below this magnitude are written without a fraction ("3", not "3.0").
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
 
+std::string TooManyKeys() {
+  return fmt::format(
+      "more than {} distinct metric keys (the most a fleet table holds; "
+      "docs/formats.md)",
+      kMaxFleetMetrics);
+}
+
+Status TooManyValues(std::string_view source, size_t nodes, size_t keys) {
+  return Status::InvalidArgument(fmt::format(
+      "{}: {} nodes x {} distinct metric keys is more than the {} values a fleet table holds "
+      "(docs/formats.md)",
+      source, nodes, keys, kMaxFleetValues));
+}
+
 void AppendNumber(std::string& out, double v) {
   if (!std::isfinite(v)) {
     out += "null";
@@ -45,6 +59,7 @@ struct Chunk {
 
   std::vector<std::string> nodes, hardware, keys;
   std::vector<int> lines;
+  std::vector<int> key_lines;                      // by key index: the line it first appears on
   std::vector<size_t> row_begin;                   // into cells, one per row, plus the end
   std::vector<std::pair<uint32_t, double>> cells;  // (key index, value)
   Status status;                                   // the first error, with its line
@@ -92,8 +107,10 @@ class ChunkParser {
     } else {
       Result<MetricKey> parsed = MetricKey::Parse(key);
       if (!parsed.ok()) return FieldError(line_no, key, parsed.status().message());
+      if (c_.keys.size() >= kMaxFleetMetrics) return FieldError(line_no, key, TooManyKeys());
       k = static_cast<uint32_t>(c_.keys.size());
       c_.keys.emplace_back(key);
+      c_.key_lines.push_back(line_no);
       index_.emplace(std::string(key), k);
       last_row_.push_back(-1);
     }
@@ -171,20 +188,30 @@ class ChunkParser {
 // Builds a table from parsed chunks, in chunk order.
 class FleetTableBuilder {
  public:
-  static FleetTable Build(std::vector<Chunk>& chunks, std::string_view source) {
+  static Result<FleetTable> Build(std::vector<Chunk>& chunks, std::string_view source) {
     FleetTable t;
     t.sources_.emplace_back(source);
     std::vector<std::vector<size_t>> column_of_key(chunks.size());
     size_t rows = 0;
     for (size_t c = 0; c < chunks.size(); ++c) {
-      for (const std::string& key : chunks[c].keys) {
+      for (size_t k = 0; k < chunks[c].keys.size(); ++k) {
+        const std::string& key = chunks[c].keys[k];
         auto [it, added] = t.column_of_.try_emplace(key, t.metrics_.size());
-        if (added) t.metrics_.push_back(key);
+        if (added) {
+          if (t.metrics_.size() >= kMaxFleetMetrics) {
+            return Status::InvalidArgument(fmt::format(
+                "{}:{}: field {}: {}", source, chunks[c].key_lines[k], Quote(key), TooManyKeys()));
+          }
+          t.metrics_.push_back(key);
+        }
         column_of_key[c].push_back(it->second);
       }
       rows += chunks[c].nodes.size();
     }
     const size_t columns = t.metrics_.size();
+    if (columns != 0 && rows > kMaxFleetValues / columns) {
+      return TooManyValues(source, rows, columns);
+    }
     t.values_.assign(rows * columns, kNaN);
     size_t row = 0;
     for (size_t c = 0; c < chunks.size(); ++c) {
@@ -245,7 +272,18 @@ FleetRow FleetTable::Row(size_t i) const {
   return r;
 }
 
-void FleetTable::Append(FleetTable&& other) {
+Status FleetTable::Append(FleetTable&& other) {
+  size_t added_keys = 0;
+  for (const std::string& key : other.metrics_) added_keys += column_of_.contains(key) ? 0 : 1;
+  const std::string source = other.sources_.empty() ? "" : other.sources_[0];
+  if (metrics_.size() + added_keys > kMaxFleetMetrics) {
+    return Status::InvalidArgument(fmt::format("{}: {}", source, TooManyKeys()));
+  }
+  const size_t all_rows = nodes_.size() + other.nodes_.size();
+  const size_t all_keys = metrics_.size() + added_keys;
+  if (all_keys != 0 && all_rows > kMaxFleetValues / all_keys) {
+    return TooManyValues(source, all_rows, all_keys);
+  }
   const size_t old_columns = metrics_.size();
   std::vector<size_t> map;
   for (const std::string& key : other.metrics_) {
@@ -275,6 +313,51 @@ void FleetTable::Append(FleetTable&& other) {
   std::move(other.nodes_.begin(), other.nodes_.end(), std::back_inserter(nodes_));
   std::move(other.hardware_.begin(), other.hardware_.end(), std::back_inserter(hardware_));
   lines_.insert(lines_.end(), other.lines_.begin(), other.lines_.end());
+  std::move(other.warnings_.begin(), other.warnings_.end(), std::back_inserter(warnings_));
+  return Status::Ok();
+}
+
+void FleetTable::KeepLastOfEachNode() {
+  std::unordered_map<std::string_view, size_t> last;  // node -> its last row so far in this file
+  std::vector<bool> drop(nodes_.size(), false);
+  size_t repeats = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (i > 0 && source_of_[i] != source_of_[i - 1]) last.clear();  // another file
+    auto [it, added] = last.try_emplace(nodes_[i], i);
+    if (added) continue;
+    const size_t earlier = it->second;
+    drop[earlier] = true;
+    it->second = i;
+    if (++repeats <= kMaxRepeatWarnings) {
+      warnings_.push_back(fmt::format("{}: node {} is on lines {} and {}: the later line ({}) wins",
+                                      source(i), Quote(nodes_[i]), lines_[earlier], lines_[i],
+                                      lines_[i]));
+    }
+  }
+  if (repeats == 0) return;
+  if (repeats > kMaxRepeatWarnings) {
+    warnings_.push_back(fmt::format("... and {} more lines of nodes listed again (the later wins)",
+                                    repeats - kMaxRepeatWarnings));
+  }
+  const size_t columns = metrics_.size();
+  size_t kept = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (drop[i]) continue;
+    if (kept != i) {
+      nodes_[kept] = std::move(nodes_[i]);
+      hardware_[kept] = std::move(hardware_[i]);
+      lines_[kept] = lines_[i];
+      source_of_[kept] = source_of_[i];
+      std::copy_n(values_.begin() + static_cast<long>(i * columns), columns,
+                  values_.begin() + static_cast<long>(kept * columns));
+    }
+    ++kept;
+  }
+  nodes_.resize(kept);
+  hardware_.resize(kept);
+  lines_.resize(kept);
+  source_of_.resize(kept);
+  values_.resize(kept * columns);
 }
 
 namespace {
@@ -296,7 +379,9 @@ Result<FleetTable> ReadFleetTable(const std::string& path, int threads) {
     VIGIL_RETURN_IF_ERROR(ReadFile(path).status());  // the errno-based message, when it has one
     return Status::Internal(fmt::format("cannot read {}: {}", path, simdjson::error_message(e)));
   }
-  return ParsePadded(text, path, threads);
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ParsePadded(text, path, threads));
+  table.KeepLastOfEachNode();
+  return table;
 }
 
 namespace {

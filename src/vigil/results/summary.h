@@ -18,6 +18,14 @@
 
 namespace vigil {
 
+// The most distinct metric keys a fleet table holds: a file with more is refused
+// (InvalidArgument naming the file and the line of the first key beyond it) before its table is
+// built. Real suites have about 1,000; a file with a key per node and value is malformed.
+inline constexpr size_t kMaxFleetMetrics = 100'000;
+// The most values (nodes x distinct keys) a fleet table holds: 2 GiB of doubles. 10,000 nodes x
+// 1,000 metrics is 10 million.
+inline constexpr size_t kMaxFleetValues = size_t{1} << 28;
+
 // One node's line, as written.
 struct FleetRow {
   std::string node;
@@ -46,26 +54,41 @@ class FleetTable {
   // The row of node i: its present values in column order.
   FleetRow Row(size_t i) const;
 
-  // Appends the nodes of another table (another file), adding its new metrics as columns.
-  void Append(FleetTable&& other);
+  // Appends the nodes of another table (another file), adding its new metrics as columns, and
+  // its warnings. InvalidArgument naming the other table's file when the result would hold more
+  // than kMaxFleetMetrics keys or kMaxFleetValues values; the table is unchanged then.
+  Status Append(FleetTable&& other);
+
+  // Keeps only the last line of each node listed more than once in the same file (a node tested
+  // again and appended by `vigil run --summary`), and adds a warning for each line dropped
+  // naming the file, the node and both lines (the first kMaxRepeatWarnings of them, then one
+  // that counts the rest). Nodes in different files are left alone.
+  void KeepLastOfEachNode();
+
+  // What reading the table noticed but accepted, one sentence each, in file order.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   friend class FleetTableBuilder;
-  std::vector<std::string> nodes_, hardware_, metrics_, sources_;
+  std::vector<std::string> nodes_, hardware_, metrics_, sources_, warnings_;
   std::vector<int> lines_, source_of_;
   std::vector<double> values_;
   std::unordered_map<std::string, size_t, StringHash, std::equal_to<>> column_of_;
 };
 
+inline constexpr size_t kMaxRepeatWarnings = 20;
+
 // Parses a fleet summary. Each non-blank line must be a JSON object with a string "node" (or
 // "index", SuperBench's alternative), an optional string "hardware", and number-or-null values
 // (NaN and Infinity too, as Python writes them: missing) under keys that parse as MetricKey,
-// each key once.
-// InvalidArgument "<source>:<line>: <problem>" on the first bad line. Uses up to `threads`
-// threads (0: the hardware's count); the result does not depend on it.
+// each key once. Every line is a row, a node listed twice too (a node's history is such a text).
+// InvalidArgument "<source>:<line>: <problem>" on the first bad line, and for more than
+// kMaxFleetMetrics distinct keys or kMaxFleetValues values. Uses up to `threads` threads (0: the
+// hardware's count); the result does not depend on it.
 Result<FleetTable> ParseFleetTable(std::string_view text, std::string_view source, int threads = 0);
 
-// Reads and parses a fleet summary file (see ParseFleetTable).
+// Reads and parses a fleet summary file (see ParseFleetTable), then keeps the last line of each
+// node listed twice, with a warning (KeepLastOfEachNode).
 Result<FleetTable> ReadFleetTable(const std::string& path, int threads = 0);
 
 // A table of rows already in memory (keys valid, each once per row), line i+1 for row i: to judge

@@ -136,7 +136,7 @@ TEST(SummaryTest, AppendWidensAndKeepsSources) {
   Result<FleetTable> b =
       ParseFleetTable("\n{\"node\": \"b\", \"x/2\": 2, \"x/1\": 3}\n", "two.jsonl");
   ASSERT_TRUE(b.ok());
-  a.Append(std::move(*b));
+  ASSERT_TRUE(a.Append(std::move(*b)).ok());
   ASSERT_EQ(a.node_count(), 2u);
   ASSERT_EQ(a.metric_count(), 2u);
   EXPECT_DOUBLE_EQ(a.at(0, 0), 1);
@@ -145,6 +145,85 @@ TEST(SummaryTest, AppendWidensAndKeepsSources) {
   EXPECT_DOUBLE_EQ(a.at(1, 1), 2);
   EXPECT_EQ(a.source(1), "two.jsonl");
   EXPECT_EQ(a.line(1), 2);
+}
+
+// A node tested again and appended by `vigil run --summary`: the later line is the node's.
+TEST(SummaryTest, RepeatedNodeKeepsItsLaterLineWithAWarning) {
+  const std::string text =
+      "{\"node\": \"a\", \"x/1\": 1}\n"
+      "{\"node\": \"b\", \"x/1\": 2}\n"
+      "{\"node\": \"a\", \"x/1\": 3, \"x/2\": 4}\n";
+  Result<FleetTable> t = ParseFleetTable(text, "fleet.jsonl");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->node_count(), 3u);  // parsing keeps every line: a node's history is such a text
+  EXPECT_TRUE(t->warnings().empty());
+  t->KeepLastOfEachNode();
+  ASSERT_EQ(t->node_count(), 2u);
+  EXPECT_EQ(t->node(0), "b");
+  EXPECT_EQ(t->node(1), "a");
+  EXPECT_EQ(t->line(1), 3);
+  EXPECT_DOUBLE_EQ(t->at(1, 0), 3);
+  EXPECT_DOUBLE_EQ(t->at(1, 1), 4);
+  EXPECT_DOUBLE_EQ(t->at(0, 0), 2);
+  EXPECT_TRUE(std::isnan(t->at(0, 1)));
+  ASSERT_EQ(t->warnings().size(), 1u);
+  EXPECT_EQ(t->warnings()[0],
+            "fleet.jsonl: node \"a\" is on lines 1 and 3: the later line (3) wins");
+
+  // ReadFleetTable does the same; the same node in two files is two rows.
+  const auto path = std::filesystem::temp_directory_path() / "vigil-summary-repeated.jsonl";
+  ASSERT_TRUE(WriteFileAtomic(path.string(), text).ok());
+  Result<FleetTable> read = ReadFleetTable(path.string());
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->node_count(), 2u);
+  ASSERT_EQ(read->warnings().size(), 1u);
+  EXPECT_NE(read->warnings()[0].find(path.string() + ": node \"a\""), std::string::npos);
+  Result<FleetTable> again = ReadFleetTable(path.string());
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(read->Append(std::move(*again)).ok());
+  read->KeepLastOfEachNode();
+  EXPECT_EQ(read->node_count(), 4u);
+  EXPECT_EQ(read->warnings().size(), 2u);
+  std::filesystem::remove(path);
+}
+
+TEST(SummaryTest, ManyRepeatsAreCountedNotListed) {
+  std::string text;
+  for (size_t i = 0; i < kMaxRepeatWarnings + 5; ++i) text += "{\"node\": \"a\", \"x/1\": 1}\n";
+  FleetTable t = *ParseFleetTable(text, "fleet.jsonl");
+  t.KeepLastOfEachNode();
+  EXPECT_EQ(t.node_count(), 1u);
+  EXPECT_EQ(t.line(0), static_cast<int>(kMaxRepeatWarnings + 5));
+  ASSERT_EQ(t.warnings().size(), kMaxRepeatWarnings + 1);
+  EXPECT_EQ(t.warnings().back(), "... and 4 more lines of nodes listed again (the later wins)");
+}
+
+// A file with a key per node and value would need a column each: refused with the line of the
+// first key beyond the cap, not built until memory runs out.
+TEST(SummaryTest, TooManyDistinctKeysIsAnError) {
+  const auto line = [](size_t from, size_t count, int node) {
+    std::string out = fmt::format("{{\"node\": \"n{}\"", node);
+    for (size_t k = from; k < from + count; ++k) out += fmt::format(", \"b/m{}\": 1", k);
+    return out + "}\n";
+  };
+  const std::string text = line(0, kMaxFleetMetrics / 2, 1) + line(0, 10, 2) +
+                           line(kMaxFleetMetrics / 2, kMaxFleetMetrics / 2 + 1, 3);
+  Result<FleetTable> t = ParseFleetTable(text, "keys.jsonl", 1);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message(),
+            fmt::format("keys.jsonl:3: field \"b/m{}\": more than {} distinct metric keys (the "
+                        "most a fleet table holds; docs/formats.md)",
+                        kMaxFleetMetrics, kMaxFleetMetrics));
+  // The same keys over two files.
+  FleetTable a = *ParseFleetTable(line(0, kMaxFleetMetrics / 2 + 1, 1), "a.jsonl");
+  Result<FleetTable> b =
+      ParseFleetTable(line(kMaxFleetMetrics, kMaxFleetMetrics / 2, 2), "b.jsonl");
+  ASSERT_TRUE(b.ok());
+  const Status s = a.Append(std::move(*b));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind("b.jsonl: more than", 0), 0u) << s.message();
+  EXPECT_EQ(a.node_count(), 1u);
 }
 
 TEST(SummaryTest, ErrorsNameFileLineAndField) {

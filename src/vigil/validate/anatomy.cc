@@ -1,10 +1,12 @@
 #include "vigil/validate/anatomy.h"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <memory>
 #include <utility>
 
 namespace vigil::validate {
@@ -79,13 +81,170 @@ Direction HealthDirection(std::string_view benchmark, std::string_view name) {
   return Direction::kEither;
 }
 
-// The component a benchmark's index names.
-std::string ComponentOf(std::string_view benchmark, std::string_view index) {
+// How many GPUs SuperBench v0.3's gpu-sm-copy-bw spreads its 32 ranks over: every shipped
+// configuration runs it as CUDA_VISIBLE_DEVICES=$((rank % 8)), so rank r measures GPU r % 8.
+constexpr int kSmCopyGpus = 8;
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The run of digits at s[at...], or "" when there is none.
+std::string_view DigitsAt(std::string_view s, size_t at) {
+  if (at >= s.size()) return {};
+  size_t end = at;
+  while (end < s.size() && IsDigit(s[end])) ++end;
+  return s.substr(at, end - at);
+}
+
+// The HCA of an ib-loopback metric when its name holds it: "IB_write_8388608_Avg_4" (SuperBench
+// v0.3 and before) or "ib_write_8388608_ib4_bw" (v0.4, v0.5); "" otherwise (v0.6 and later put
+// it in the ":index").
+std::string_view HcaInName(std::string_view name) {
+  if (const size_t at = name.rfind("_Avg_"); at != std::string_view::npos) {
+    std::string_view d = DigitsAt(name, at + 5);
+    if (!d.empty() && at + 5 + d.size() == name.size()) return d;
+  }
+  if (name.ends_with("_bw")) {
+    if (const size_t at = name.rfind("_ib"); at != std::string_view::npos) {
+      std::string_view d = DigitsAt(name, at + 3);
+      if (!d.empty() && at + 3 + d.size() + 3 == name.size()) return d;
+    }
+  }
+  return {};
+}
+
+// One end of a copy in gpu-copy-bw's tag: "cpu", "gpu_all" or "gpu<N>" (N in *gpu).
+bool CopyEnd(std::string_view& s, std::string_view* gpu, bool* all) {
+  *gpu = {};
+  *all = false;
+  if (s.starts_with("cpu")) {
+    s.remove_prefix(3);
+    return true;
+  }
+  if (s.starts_with("gpu_all")) {
+    s.remove_prefix(7);
+    *all = true;
+    return true;
+  }
+  if (!s.starts_with("gpu")) return false;
+  *gpu = DigitsAt(s, 3);
+  if (gpu->empty()) return false;
+  s.remove_prefix(3 + gpu->size());
+  return true;
+}
+
+// gpu-copy-bw's tags: "<src>_(to|and)_<dst>_..." with each end "cpu", "gpu<N>" or "gpu_all"
+// (v0.4: "cpu_to_gpu0_by_gpu0_using_sm_under_numa0_bw"; v0.6 on:
+// "gpu0_to_gpu1_write_by_sm_bw", "gpu_all_to_gpu3_write_by_sm_bw"). "" when the name is not one.
+std::string CopyComponent(std::string_view name) {
+  std::string_view a, b;
+  bool a_all = false, b_all = false;
+  std::string_view s = name;
+  if (!CopyEnd(s, &a, &a_all)) return "";
+  if (s.starts_with("_to_")) {
+    s.remove_prefix(4);
+  } else if (s.starts_with("_and_")) {
+    s.remove_prefix(5);
+  } else {
+    return "";
+  }
+  if (!CopyEnd(s, &b, &b_all) || !(s.empty() || s.starts_with('_'))) return "";
+  const bool a_cpu = a.empty() && !a_all, b_cpu = b.empty() && !b_all;
+  if (a_cpu && b_cpu) return "";
+  if (a_cpu || b_cpu) return fmt::format("PCIe {}", a_cpu ? b : a);  // host <-> GPU
+  if (a_all && b_all) return "NVLink";
+  if (a_all || b_all) return fmt::format("NVLink {}", a_all ? b : a);  // one GPU <-> all peers
+  if (a == b) return fmt::format("HBM {}", a);  // a GPU copying within its own memory
+  return fmt::format("NVLink {}-{}", a, b);
+}
+
+// nvbandwidth's matrix cells: "<test>_cpu<R>_gpu<C>_<bw|lat>" (host <-> GPU C) and
+// "<test>_gpu<R>_gpu<C>_<bw|lat>" (GPU R <-> GPU C; all_to_one and one_to_all have one row, their
+// column is the GPU). "" for the sums ("<test>_sum_bw") and other names.
+std::string NvbandwidthComponent(std::string_view name) {
+  for (size_t at = name.find("_cpu"); at != std::string_view::npos;
+       at = name.find("_cpu", at + 1)) {
+    const std::string_view r = DigitsAt(name, at + 4);
+    if (r.empty() || name.substr(at + 4 + r.size()).rfind("_gpu", 0) != 0) continue;
+    const std::string_view c = DigitsAt(name, at + 8 + r.size());
+    if (!c.empty()) return fmt::format("PCIe {}", c);
+  }
+  for (size_t at = name.find("_gpu"); at != std::string_view::npos;
+       at = name.find("_gpu", at + 1)) {
+    const std::string_view r = DigitsAt(name, at + 4);
+    if (r.empty() || name.substr(at + 4 + r.size()).rfind("_gpu", 0) != 0) continue;
+    const std::string_view c = DigitsAt(name, at + 8 + r.size());
+    if (c.empty()) continue;
+    if (name.starts_with("all_to_one") || name.starts_with("one_to_all")) {
+      return fmt::format("NVLink {}", c);
+    }
+    return fmt::format("NVLink {}-{}", r, c);
+  }
+  return "";
+}
+
+// The block device of a disk-benchmark metric: "nvme0n1_rand_read_write_read_iops" -> "nvme0n1"
+// (fio's job names start with "seq_" or "rand_"); "" when the name has none.
+std::string_view DiskOf(std::string_view name) {
+  for (std::string_view job : {"_seq_", "_rand_"}) {
+    if (const size_t at = name.find(job); at != std::string_view::npos && at > 0) {
+      return name.substr(0, at);
+    }
+  }
+  return {};
+}
+
+// The component a key names, by where its benchmark puts the index (docs/validate.md,
+// "Components"). `benchmark` is without its ":annotation"; `name` is the metric's last '/' part
+// without the index.
+std::string ComponentOf(std::string_view benchmark, std::string_view name, std::string_view index) {
+  const auto numbered = [](std::string_view kind, std::string_view i) {
+    return fmt::format("{} {}", kind, i);
+  };
+  const bool rank = !index.empty() && DigitsAt(index, 0).size() == index.size();
+  // SuperBench's benchmarks, whose indexes do not all sit in the ":index".
+  if (benchmark == "ib-loopback") {
+    if (std::string_view hca = HcaInName(name); !hca.empty()) return numbered("NIC", hca);
+    if (rank) return numbered("NIC", index);
+  } else if (benchmark == "ib-traffic") {
+    // A ":<rank>" after the pair's ":<server>_<client>" is the local rank, and the rank's HCA is
+    // mlx5_<rank> in SuperBench's configurations; the pair alone names two hosts, not a NIC.
+    if (rank) return numbered("NIC", index);
+    return std::string(benchmark);
+  } else if (benchmark == "mem-bw") {
+    if (rank) {
+      const bool device = name.starts_with("d2d") || name.starts_with("D2D");
+      return numbered(device ? "HBM" : "PCIe", index);
+    }
+  } else if (benchmark == "gpu-sm-copy-bw") {
+    if (rank) {
+      return fmt::format("PCIe {}",
+                         std::strtol(std::string(index).c_str(), nullptr, 10) % kSmCopyGpus);
+    }
+  } else if (benchmark == "gpu-copy-bw") {
+    if (std::string c = CopyComponent(name); !c.empty()) return c;
+  } else if (benchmark == "nvbandwidth") {
+    if (std::string c = NvbandwidthComponent(name); !c.empty()) return c;
+    return std::string(benchmark);
+  } else if (benchmark == "disk-benchmark") {
+    if (std::string_view disk = DiskOf(name); !disk.empty()) return numbered("disk", disk);
+  } else if (benchmark == "gpu-burn") {
+    // "gpu_3_pass"
+    if (name.starts_with("gpu_")) {
+      if (std::string_view g = DigitsAt(name, 4); !g.empty()) return numbered("GPU", g);
+    }
+  } else if (benchmark == "nccl-bw" || benchmark == "rccl-bw") {
+    return "NVLink";  // the node's collective: rank 0 of one process, not a component
+  } else if (benchmark.ends_with("_models") || benchmark.starts_with("model-benchmarks")) {
+    return std::string(benchmark);  // a whole model trains on the whole node
+  }
+  // By substring, first match wins: SuperBench's GPU benchmarks come before "nic", which
+  // "pytorch-computation-communication-overlap" holds.
   static constexpr std::pair<std::string_view, std::string_view> kKinds[] = {
-      {"gemm", "GPU"},    {"kernel-launch", "GPU"}, {"gpu-burn", "GPU"},  {"gpu-stream", "GPU"},
-      {"gpu-hbm", "GPU"}, {"mem-bw", "PCIe"},       {"gpu-copy", "PCIe"}, {"pcie", "PCIe"},
-      {"gpu-", "GPU"},    {"ib-", "NIC"},           {"nic", "NIC"},       {"disk", "disk"},
-      {"cpu", "NUMA"}};
+      {"gemm", "GPU"},      {"kernel-launch", "GPU"}, {"cublas", "GPU"},   {"cudnn", "GPU"},
+      {"pytorch-", "GPU"},  {"matmul", "GPU"},        {"tensorrt", "GPU"}, {"ort-inference", "GPU"},
+      {"gpu-burn", "GPU"},  {"gpu-stream", "GPU"},    {"gpu-hbm", "GPU"},  {"mem-bw", "PCIe"},
+      {"gpu-copy", "PCIe"}, {"pcie", "PCIe"},         {"gpu-", "GPU"},     {"ib-", "NIC"},
+      {"nic", "NIC"},       {"disk", "disk"},         {"cpu", "NUMA"}};
   std::string_view kind;
   for (const auto& [prefix, k] : kKinds) {
     if (Contains(benchmark, prefix)) {
@@ -99,10 +258,8 @@ std::string ComponentOf(std::string_view benchmark, std::string_view index) {
   }
   if (kind.empty()) return fmt::format("{}:{}", benchmark, index);
   if (Contains(index, "-")) return fmt::format("link {}", index);
-  return fmt::format("{} {}", kind, index);
+  return numbered(kind, index);
 }
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
@@ -122,7 +279,11 @@ MetricAnatomy Anatomize(std::string_view key) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   a.direction = HealthDirection(benchmark, lower);
   if (a.direction == Direction::kEither) a.direction = DirectionOf(lower);
-  a.component = ComponentOf(benchmark, a.index);
+  const size_t last_slash = a.family.rfind('/');
+  const std::string_view last = last_slash == std::string::npos
+                                    ? std::string_view()
+                                    : std::string_view(a.family).substr(last_slash + 1);
+  a.component = ComponentOf(benchmark, last, a.index);
   // A sweep size: a run of at least three digits standing alone between '_' or '-' separators.
   for (size_t i = 0; i < name.size();) {
     if (!IsDigit(name[i])) {
@@ -168,6 +329,86 @@ std::string_view DirectionName(Direction d) {
 
 bool IsLearned(Direction d) {
   return d == Direction::kHigher || d == Direction::kLower || d == Direction::kEither;
+}
+
+const std::vector<NamingGeneration>& NamingGenerations() {
+  // From SuperBench's sources at the tags named: the metric names each benchmark adds.
+  static const std::vector<NamingGeneration> kAll = {
+      {"ib-loopback",
+       "v0.3",
+       R"(IB_(write|read|send)_\d+_Avg_\d+)",
+       {"IB_write_8388608_Avg_0", "IB_read_8388608_Avg_0", "IB_send_8388608_Avg_0"}},
+      {"ib-loopback",
+       "v0.4-v0.5",
+       R"(ib_(write|read|send)_\d+_ib\d+_bw)",
+       {"ib_write_8388608_ib0_bw", "ib_read_8388608_ib0_bw", "ib_send_8388608_ib0_bw"}},
+      {"ib-loopback",
+       "v0.6+",
+       R"(ib_(write|read|send)_bw_\d+)",
+       {"ib_write_bw_8388608", "ib_read_bw_8388608", "ib_send_bw_8388608"}},
+      {"mem-bw", "v0.3", R"((H2D|D2H|D2D)_Mem_BW)", {"H2D_Mem_BW", "D2H_Mem_BW", "D2D_Mem_BW"}},
+      {"mem-bw", "v0.4+", R"((h2d|d2h|d2d)_bw)", {"h2d_bw", "d2h_bw", "d2d_bw"}},
+      {"kernel-launch", "v0.3", R"((event|wall)_overhead)", {"event_overhead", "wall_overhead"}},
+      {"kernel-launch", "v0.4+", R"((event|wall)_time)", {"event_time", "wall_time"}},
+      {"gemm-flops",
+       "v0.3",
+       R"((FP64|FP32|FP16|FP64_TC|TF32_TC|FP16_TC|BF16_TC|INT8_TC|INT4_TC))",
+       {"FP64", "FP32", "FP16", "FP64_TC", "TF32_TC", "FP16_TC", "BF16_TC", "INT8_TC", "INT4_TC"}},
+      {"gemm-flops",
+       "v0.4+",
+       R"([a-z0-9]+(_tc|_xdlops)?_(flops|iops))",
+       {"fp64_flops", "fp32_flops", "fp16_flops", "fp64_tc_flops", "tf32_tc_flops", "fp16_tc_flops",
+        "bf16_tc_flops", "int8_tc_iops", "int4_tc_iops"}},
+      {"gpu-sm-copy-bw", "v0.3", R"(htod|dtoh)", {"htod", "dtoh"}},
+      {"pytorch-computation-communication-overlap",
+       "v0.3",
+       R"((mul|matmul)_cost)",
+       {"mul_cost", "matmul_cost"}},
+      {"pytorch-computation-communication-overlap",
+       "v0.4+",
+       R"((mul|matmul)_time)",
+       {"mul_time", "matmul_time"}},
+      {"pytorch-sharding-matmul", "v0.3", R"(allreduce|allgather)", {"allreduce", "allgather"}},
+      {"pytorch-sharding-matmul",
+       "v0.4+",
+       R"((allreduce|allgather)_time)",
+       {"allreduce_time", "allgather_time"}},
+      {"*_models",
+       "v0.3",
+       R"((steptime|throughput)_(train|inference)_b?float\d+)",
+       {"steptime_train_float32", "throughput_train_float32", "steptime_train_float16",
+        "throughput_train_float16", "steptime_inference_float32", "throughput_inference_float32",
+        "steptime_inference_float16", "throughput_inference_float16"}},
+      {"*_models",
+       "v0.4+",
+       R"((fp\d+|bf16)_(train|inference)_(step_time|throughput))",
+       {"fp32_train_step_time", "fp32_train_throughput", "fp16_train_step_time",
+        "fp16_train_throughput", "fp32_inference_step_time", "fp32_inference_throughput",
+        "fp16_inference_step_time", "fp16_inference_throughput"}},
+  };
+  return kAll;
+}
+
+const NamingGeneration* NamingGenerationOf(std::string_view key) {
+  const std::vector<NamingGeneration>& all = NamingGenerations();
+  static const std::vector<std::unique_ptr<RE2>> kCompiled = [&] {
+    std::vector<std::unique_ptr<RE2>> out;
+    for (const NamingGeneration& g : all) out.push_back(std::make_unique<RE2>(g.pattern));
+    return out;
+  }();
+  std::string_view benchmark = key.substr(0, key.find('/'));
+  benchmark = benchmark.substr(0, benchmark.find(':'));
+  const bool model = benchmark.ends_with("_models");
+  const size_t colon = key.rfind(':');
+  const size_t slash = key.rfind('/');
+  if (slash == std::string_view::npos) return nullptr;
+  std::string_view name = key.substr(slash + 1);
+  if (colon != std::string_view::npos && colon > slash) name = name.substr(0, colon - slash - 1);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].benchmark != benchmark && !(model && all[i].benchmark == "*_models")) continue;
+    if (RE2::FullMatch(name, *kCompiled[i])) return &all[i];
+  }
+  return nullptr;
 }
 
 }  // namespace vigil::validate

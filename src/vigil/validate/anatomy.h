@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vigil::validate {
 
@@ -40,5 +41,22 @@ std::string_view DirectionName(Direction d);
 // The benchmark of a key as the validator groups it: the text before the last '/'
 // ("gpt_models/pytorch-gpt2-large/return_code" -> "gpt_models/pytorch-gpt2-large").
 std::string BenchmarkOfKey(std::string_view key);
+
+// SuperBench renamed the metrics of some benchmarks between releases (docs/validate.md, "SuperBench
+// naming generations"): ib-loopback's "IB_write_8388608_Avg_4" (v0.3), "ib_write_8388608_ib4_bw"
+// (v0.4, v0.5) and "ib_write_bw_8388608" (v0.6 on), mem-bw's "H2D_Mem_BW" and "h2d_bw", ...
+struct NamingGeneration {
+  std::string_view benchmark;  // "ib-loopback", or "*_models" for every model benchmark
+  std::string_view releases;   // "v0.3", "v0.4-v0.5", "v0.4+", "v0.6+"
+  std::string_view pattern;    // RE2, anchored, over the metric's last '/' part without its index
+  std::vector<std::string_view> examples;  // metric names (last '/' part) in this generation
+};
+
+// Every generation Vigil knows, benchmark by benchmark, oldest first. Thread-safe.
+const std::vector<NamingGeneration>& NamingGenerations();
+
+// The generation whose names the key's metric has, or null when its benchmark did not change
+// names or the name is none of them. Thread-safe.
+const NamingGeneration* NamingGenerationOf(std::string_view key);
 
 }  // namespace vigil::validate

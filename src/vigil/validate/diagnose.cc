@@ -1,6 +1,7 @@
 #include "vigil/validate/diagnose.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
@@ -14,6 +15,7 @@
 #include "vigil/core/json.h"
 #include "vigil/core/parallel.h"
 #include "vigil/core/text.h"
+#include "vigil/validate/anatomy.h"
 
 namespace vigil::validate {
 namespace {
@@ -169,6 +171,58 @@ Result<std::vector<size_t>> Select(const Rule& rule, const FleetTable& table,
   std::sort(cols.begin(), cols.end(),
             [&](size_t a, size_t b) { return table.metrics()[a] < table.metrics()[b]; });
   return cols;
+}
+
+// Why a rule may select nothing: for each of its patterns, the data's keys of the pattern's
+// benchmark (none at all, or named in another SuperBench generation than the pattern's).
+std::string NamingHint(const Rule& rule, const FleetTable& table,
+                       const ColumnsByBenchmark& by_benchmark,
+                       const std::vector<std::unique_ptr<RE2>>& regexes) {
+  std::vector<std::string> hints;
+  for (size_t p = 0; p < rule.patterns.size(); ++p) {
+    const std::string& pattern = rule.patterns[p];
+    if (pattern.find('/') == std::string::npos) continue;
+    const std::string_view benchmark = BenchmarkOf(pattern);
+    auto it = by_benchmark.find(benchmark);
+    if (it == by_benchmark.end()) {
+      hints.push_back(fmt::format("the data has no {} keys", benchmark));
+      continue;
+    }
+    // The data's generation: that of its first key of the benchmark that has one.
+    const std::string* example = &table.metrics()[it->second.front()];
+    const NamingGeneration* data = nullptr;
+    for (size_t col : it->second) {
+      if ((data = NamingGenerationOf(table.metrics()[col])) != nullptr) {
+        example = &table.metrics()[col];
+        break;
+      }
+    }
+    // The pattern's: the generation whose example names (under the data's own prefix, such as
+    // "gpt_models/pytorch-gpt2-large/", with and without a rank) it selects.
+    const std::string prefix = example->substr(0, example->rfind('/') + 1);
+    const NamingGeneration* own = nullptr;
+    for (const NamingGeneration& g : NamingGenerations()) {
+      if (data == nullptr || g.benchmark != data->benchmark || own != nullptr) continue;
+      for (std::string_view name : g.examples) {
+        const std::string key = prefix + std::string(name);
+        if (RE2::PartialMatch(key, *regexes[p]) || RE2::PartialMatch(key + ":0", *regexes[p])) {
+          own = &g;
+          break;
+        }
+      }
+    }
+    if (own != nullptr && own != data) {
+      hints.push_back(fmt::format(
+          "'{}' has SuperBench {} names but the data's {} keys have {} names, such as {}", pattern,
+          own->releases, benchmark, data->releases, Quote(*example)));
+    } else if (data != nullptr) {
+      hints.push_back(fmt::format("the data's {} keys have SuperBench {} names, such as {}",
+                                  benchmark, data->releases, Quote(*example)));
+    } else {
+      hints.push_back(fmt::format("the data's {} keys are such as {}", benchmark, Quote(*example)));
+    }
+  }
+  return hints.empty() ? "" : fmt::format(" ({})", fmt::join(hints, "; "));
 }
 
 // ------------------------------------------------------------------------- node evaluation
@@ -395,6 +449,7 @@ std::optional<double> BaselineOf(const Baseline& baseline, std::string_view metr
 Result<Diagnosis> Diagnose(const FleetTable& table, const std::vector<Rule>& rules,
                            const Baseline& baseline, const DiagnoseOptions& options) {
   const ColumnsByBenchmark by_benchmark = ByBenchmark(table);
+  std::vector<std::string> warnings;
   std::vector<ResolvedRule> resolved;
   std::map<std::string, RuleFunction> enabled;  // metric -> function of the last rule selecting it
   std::vector<std::unique_ptr<RE2>> regexes;
@@ -407,6 +462,18 @@ Result<Diagnosis> Diagnose(const FleetTable& table, const std::vector<Rule>& rul
       Result<std::vector<size_t>> cols = Select(rule, table, by_benchmark, regexes);
       if (!cols.ok()) return fail(cols.status().message());
       r.columns = std::move(*cols);
+    }
+    // A failure_check rule that selects nothing flags every node already.
+    if (r.columns.empty() && rule.function != RuleFunction::kMultiRules &&
+        rule.function != RuleFunction::kFailureCheck) {
+      std::vector<std::string> patterns;
+      // Patterns as written (Quote would double a regex's backslashes).
+      for (const std::string& p : rule.patterns) patterns.push_back("'" + p + "'");
+      std::string what = fmt::format(
+          "rule {} (line {}): its metrics {} select no key of the data{}", Quote(rule.name),
+          rule.line, fmt::join(patterns, ", "), NamingHint(rule, table, by_benchmark, regexes));
+      if (options.strict) return Status::InvalidArgument(what + " (--strict)");
+      warnings.push_back(std::move(what));
     }
     for (size_t col : r.columns) {
       const std::string& metric = table.metrics()[col];
@@ -433,6 +500,7 @@ Result<Diagnosis> Diagnose(const FleetTable& table, const std::vector<Rule>& rul
     resolved.push_back(std::move(r));
   }
   Diagnosis d;
+  d.warnings = std::move(warnings);
   std::map<std::string_view, size_t> position;
   for (const auto& [metric, function] : enabled) {
     position[metric] = d.metrics.size();
@@ -479,6 +547,14 @@ Result<Diagnosis> Diagnose(const FleetTable& table, const std::vector<Rule>& rul
 
 Result<BaselineResult> GenerateBaseline(const FleetTable& table, const std::vector<Rule>* rules) {
   BaselineResult out;
+  // A mean of finite values overflows only when their sum does: refused rather than written as
+  // "inf", which no JSON reader (SuperBench's included) takes back.
+  const auto finite = [&](size_t col, double b) {
+    if (std::isfinite(b)) return Status::Ok();
+    return Status::InvalidArgument(
+        fmt::format("metric {}: its mean is {} (the values overflow a double when summed)",
+                    Quote(table.metrics()[col]), b));
+  };
   const auto mean_of = [&](size_t col, const std::vector<bool>* keep) {
     double sum = 0;
     size_t count = 0;
@@ -493,7 +569,9 @@ Result<BaselineResult> GenerateBaseline(const FleetTable& table, const std::vect
   if (rules == nullptr) {
     for (size_t c = 0; c < table.metric_count(); ++c) {
       const double m = mean_of(c, nullptr);
-      if (!std::isnan(m)) out.baseline[table.metrics()[c]] = m;
+      if (std::isnan(m)) continue;  // no node has a value
+      VIGIL_RETURN_IF_ERROR(finite(c, m));
+      out.baseline[table.metrics()[c]] = m;
     }
     return out;
   }
@@ -527,6 +605,7 @@ Result<BaselineResult> GenerateBaseline(const FleetTable& table, const std::vect
         }
       }
       if (std::isnan(b)) continue;
+      VIGIL_RETURN_IF_ERROR(finite(col, b));
       out.baseline[table.metrics()[col]] = b;
       out.dropped[table.metrics()[col]] = dropped;
     }

@@ -48,6 +48,10 @@ struct DiagnoseOptions {
   // SuperBench only notes it (`<metric>_miss`, category FailedTest) and passes the node unless
   // another rule fails: false reproduces that exactly.
   bool strict_missing = true;
+  // A variance, value or stored rule whose metric patterns select no key of the data is an error
+  // (InvalidArgument naming the rule); otherwise a warning in Diagnosis::warnings. SuperBench
+  // passes such a rule in silence.
+  bool strict = false;
   int threads = 0;  // 0: the hardware's count
 };
 
@@ -68,19 +72,24 @@ struct Diagnosis {
   // Defective nodes in SuperBench's order: by category, then details, both descending (ties in
   // table order, so that the output is deterministic).
   std::vector<size_t> defective_order;
+  // Rules that select nothing, one sentence each in rule order, with a hint when the data names
+  // the benchmark's metrics in another SuperBench generation than the rule (NamingGeneration).
+  std::vector<std::string> warnings;
 };
 
 // Resolves the rules against the table's metrics and judges every node. InvalidArgument for a
 // variance metric without a baseline or with a zero baseline, a regex RE2 cannot compile, a
-// criteria that fails to evaluate on a number, or a multi_rules criteria that names a rule
-// that stored nothing (SuperBench's KeyError).
+// criteria that fails to evaluate on a number, a multi_rules criteria that names a rule
+// that stored nothing (SuperBench's KeyError), and with options.strict a rule that selects
+// nothing.
 Result<Diagnosis> Diagnose(const FleetTable& table, const std::vector<Rule>& rules,
                            const Baseline& baseline, const DiagnoseOptions& options);
 
 // SuperBench's baseline generation (`generate-baseline`). Without rules: the mean of every metric
 // over the nodes that have it. With rules (SuperBench's fix_threshold): for each metric of each
 // variance or value rule, repeat {baseline = mean of the remaining values; drop the values the
-// rule flags against that baseline} until nothing is dropped.
+// rule flags against that baseline} until nothing is dropped. Every value of the result is
+// finite: a mean that is not (values whose sum overflows) is InvalidArgument naming the metric.
 struct BaselineResult {
   Baseline baseline;
   std::map<std::string, int, std::less<>> dropped;  // metric -> values left out (with rules)

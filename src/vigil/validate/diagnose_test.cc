@@ -347,6 +347,80 @@ TEST(DiagnoseTest, GenerateBaselineMeanAndFixThreshold) {
             "{\n  \"a/b\": 0.012,\n  \"a/c\": 12.35,\n  \"m/x\": 100\n}\n");
 }
 
+// Sums beyond a double: refused, naming the metric, rather than written as "inf".
+TEST(DiagnoseTest, GenerateBaselineRefusesAMeanThatIsNotFinite) {
+  const FleetTable t = TableOfRows(
+      {{"a", {{"m/x", 1e308}, {"m/y", 1}}, ""}, {"b", {{"m/x", 1e308}, {"m/y", 2}}, ""}}, "rows");
+  Result<BaselineResult> b = GenerateBaseline(t, nullptr);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.status().message(),
+            "metric \"m/x\": its mean is inf (the values overflow a double when summed)");
+  Result<std::vector<Rule>> rules = ParseRules(
+      "superbench:\n  rules:\n    r:\n      function: value\n      criteria: 'lambda x:x<0'\n"
+      "      categories: M\n      metrics: [m/x]\n",
+      "rules.yaml");
+  ASSERT_TRUE(rules.ok());
+  b = GenerateBaseline(t, &*rules);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("\"m/x\""), std::string::npos);
+}
+
+// A rule written for another SuperBench release selects nothing: SuperBench passes it in
+// silence; Vigil warns, names the rule and says which names the data has.
+TEST(DiagnoseTest, RuleSelectingNothingIsAWarningWithANamingHint) {
+  const std::string rules =
+      "superbench:\n  rules:\n    rdma:\n      function: variance\n"
+      "      criteria: 'lambda x:x<-0.1'\n      categories: RDMA\n"
+      "      metrics:\n        - ib-loopback/ib_write_8388608_ib\\d+_bw:\\d*\n"
+      "    gone:\n      function: value\n      criteria: 'lambda x:x>0'\n"
+      "      categories: M\n      metrics: [disk-benchmark/.*_iops]\n"
+      "    failed:\n      function: failure_check\n      criteria: 'lambda x:x>0'\n"
+      "      categories: F\n      metrics: [nope/return_code]\n";
+  const Fixture f =
+      FromText("{\"node\": \"a\", \"ib-loopback/IB_write_8388608_Avg_4:0\": 1}\n", rules);
+  Result<Diagnosis> d = Diagnose(f.table, f.rules, {}, {});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->warnings.size(), 2u);  // failure_check flags the node instead
+  EXPECT_EQ(d->warnings[0],
+            "rule \"rdma\" (line 4): its metrics 'ib-loopback/ib_write_8388608_ib\\d+_bw:\\d*' "
+            "select no key of the data ('ib-loopback/ib_write_8388608_ib\\d+_bw:\\d*' has "
+            "SuperBench v0.4-v0.5 names but the data's ib-loopback keys have v0.3 names, such as "
+            "\"ib-loopback/IB_write_8388608_Avg_4:0\")");
+  EXPECT_EQ(d->warnings[1],
+            "rule \"gone\" (line 10): its metrics 'disk-benchmark/.*_iops' select no key of the "
+            "data (the data has no disk-benchmark keys)");
+  EXPECT_TRUE(d->nodes[0].defective);
+
+  DiagnoseOptions strict;
+  strict.strict = true;
+  d = Diagnose(f.table, f.rules, {}, strict);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.status().message().rfind("rule \"rdma\" (line 4): its metrics", 0), 0u)
+      << d.status().message();
+  EXPECT_TRUE(d.status().message().ends_with(" (--strict)")) << d.status().message();
+}
+
+// NDv4's quick-scan rules (v0.4 names) against a v0.3 summary: every rule whose benchmark was
+// renamed is named, with the generation of both.
+TEST(DiagnoseTest, V04RulesAgainstV03DataNameEachRule) {
+  const Fixture f = Load("superbench_ndv4_rule.yaml", "superbench_ndv4_baseline.json");
+  Result<Diagnosis> d = Diagnose(f.table, f.rules, f.baseline, {});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::vector<std::string> named;
+  for (const std::string& w : d->warnings) named.push_back(w.substr(0, w.find(' ', 6)));
+  EXPECT_EQ(named,
+            (std::vector<std::string>{"rule \"kernel_launch\"", "rule \"mem_bw\"",
+                                      "rule \"gflops\"", "rule \"tensor_core\"",
+                                      "rule \"rdma_loopback\"", "rule \"model_throughput\""}));
+  for (const std::string& w : d->warnings) {
+    if (w.find("tensor_core") != std::string::npos) continue;  // '*_tc_' is no release's name
+    EXPECT_NE(w.find("has SuperBench v0.4"), std::string::npos) << w;
+    EXPECT_NE(w.find("keys have v0.3 names"), std::string::npos) << w;
+  }
+}
+
 TEST(PythonReprTest, MatchesPython) {
   EXPECT_EQ(PythonRepr(0.0), "0.0");
   EXPECT_EQ(PythonRepr(1577.85), "1577.85");

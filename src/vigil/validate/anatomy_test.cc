@@ -1,0 +1,151 @@
+#include "vigil/validate/anatomy.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+// The components that SuperBench's keys name, generation by generation (docs/validate.md,
+// "Components"). Keys are real: from SuperBench's sources and docs at the tags named, from
+// tests/data/superbench_test_results.jsonl (v0.3 names) and from the NDv4 quick-scan baseline
+// (v0.4 names).
+namespace vigil::validate {
+namespace {
+
+std::string ComponentOf(const std::string& key) { return Anatomize(key).component; }
+
+TEST(AnatomyTest, GemmFlopsRankIsTheGpu) {
+  EXPECT_EQ(ComponentOf("gemm-flops/FP64:3"), "GPU 3");           // v0.3
+  EXPECT_EQ(ComponentOf("gemm-flops/TF32_TC:3"), "GPU 3");        // v0.3
+  EXPECT_EQ(ComponentOf("gemm-flops/fp16_tc_flops:3"), "GPU 3");  // v0.4 on
+  EXPECT_EQ(ComponentOf("gemm-flops/fp16_tc_flops"), "gemm-flops");
+}
+
+TEST(AnatomyTest, KernelLaunchRankIsTheGpu) {
+  EXPECT_EQ(ComponentOf("kernel-launch/event_overhead:7"), "GPU 7");  // v0.3
+  EXPECT_EQ(ComponentOf("kernel-launch/event_time:7"), "GPU 7");      // v0.4 on
+}
+
+TEST(AnatomyTest, CublasAndCudnnRanksAreGpus) {
+  // Regression: these came out as "cublas-function:7" and "cudnn-function:7".
+  EXPECT_EQ(
+      ComponentOf("cublas-function/name_cublassgemm_m_1024_n_7680_k_8192_transa_1_transb_0_time:7"),
+      "GPU 7");
+  EXPECT_EQ(ComponentOf("cudnn-function/"
+                        "name_cudnnconvolutionbackwardfilter_algo_1_arraylength_2_convtype_0_"
+                        "dilationa_1_1_filterstridea_1_1_time:7"),
+            "GPU 7");
+  EXPECT_EQ(ComponentOf("cublas-function/return_code"), "cublas-function");
+}
+
+TEST(AnatomyTest, MemBwDeviceToDeviceIsHbm) {
+  EXPECT_EQ(ComponentOf("mem-bw/H2D_Mem_BW:1"), "PCIe 1");  // v0.3
+  EXPECT_EQ(ComponentOf("mem-bw/D2H_Mem_BW:1"), "PCIe 1");
+  EXPECT_EQ(ComponentOf("mem-bw/D2D_Mem_BW:1"), "HBM 1");  // regression: was "PCIe 1"
+  EXPECT_EQ(ComponentOf("mem-bw/h2d_bw:1"), "PCIe 1");     // v0.4 on
+  EXPECT_EQ(ComponentOf("mem-bw/d2h_bw:1"), "PCIe 1");
+  EXPECT_EQ(ComponentOf("mem-bw/d2d_bw:1"), "HBM 1");
+  EXPECT_EQ(ComponentOf("mem-bw/return_code"), "mem-bw");
+}
+
+TEST(AnatomyTest, GpuSmCopyBwRanksWrapOverEightGpus) {
+  // v0.3 ran it as 32 ranks with CUDA_VISIBLE_DEVICES=$((rank % 8)): regression, these came out
+  // as GPU 12, 20 and 28 on an 8-GPU node.
+  for (const char* key : {"gpu-sm-copy-bw/htod:4", "gpu-sm-copy-bw/htod:12",
+                          "gpu-sm-copy-bw/dtoh:20", "gpu-sm-copy-bw/dtoh:28"}) {
+    EXPECT_EQ(ComponentOf(key), "PCIe 4") << key;
+  }
+  EXPECT_EQ(ComponentOf("gpu-sm-copy-bw/dtoh:31"), "PCIe 7");
+}
+
+TEST(AnatomyTest, GpuCopyBwIndexesLiveInTheName) {
+  // v0.4: "<src>_to_<dst>_by_<worker>_using_<sm|dma>_under_<numa>"
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/cpu_to_gpu0_by_gpu0_using_sm_under_numa0_bw"), "PCIe 0");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu3_to_cpu_by_gpu3_using_dma_under_numa1_bw"), "PCIe 3");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu0_to_gpu0_by_gpu0_using_sm_under_numa0_bw"), "HBM 0");
+  // v0.6 on.
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/cpu_to_gpu5_by_dma_under_numa2_bw"), "PCIe 5");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/cpu_and_gpu6_by_sm_under_numa3_bw"), "PCIe 6");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu2_to_gpu2_by_dma_bw"), "HBM 2");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu0_to_gpu1_write_by_sm_bw"), "NVLink 0-1");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu1_and_gpu0_read_by_dma_bw"), "NVLink 1-0");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu_all_to_gpu5_write_by_sm_bw"), "NVLink 5");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu4_to_gpu_all_write_by_sm_bw"), "NVLink 4");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu_all_to_gpu_all_write_by_sm_bw"), "NVLink");
+}
+
+TEST(AnatomyTest, IbLoopbackHcaInEachGeneration) {
+  // Regression: the HCA sits in the name before v0.6, so every NIC came out as "NIC 0".
+  MetricAnatomy a = Anatomize("ib-loopback/IB_write_8388608_Avg_4:0");  // v0.3
+  EXPECT_EQ(a.component, "NIC 4");
+  EXPECT_EQ(a.curve, "ib-loopback/IB_write_{size}_Avg_4");
+  EXPECT_EQ(a.size, 8388608);
+  EXPECT_EQ(ComponentOf("ib-loopback/IB_read_512_Avg_7:0"), "NIC 7");
+  EXPECT_EQ(ComponentOf("ib-loopback/ib_write_8388608_ib4_bw"), "NIC 4");  // v0.4, v0.5
+  EXPECT_EQ(ComponentOf("ib-loopback/ib_send_8388608_ib6_bw:0"), "NIC 6");
+  a = Anatomize("ib-loopback/ib_write_bw_8388608:4");  // v0.6 on: the HCA is the index
+  EXPECT_EQ(a.component, "NIC 4");
+  EXPECT_EQ(a.curve, "ib-loopback/ib_write_bw_{size}");
+  EXPECT_EQ(ComponentOf("ib-loopback/ib_write_8388608_bw:5"), "NIC 5");  // Vigil's generator
+  EXPECT_EQ(ComponentOf("ib-loopback/return_code"), "ib-loopback");
+}
+
+TEST(AnatomyTest, IbTrafficRankIsTheHca) {
+  // v0.4: "<command>_<line>_<pair>_<server>_<client>_bw"; v0.6 on:
+  // "<command>_<size>_<direction>_<line>_<pair>:<server>_<client>"; a ":<rank>" (the HCA
+  // mlx5_<rank>) after either when run with several ranks per node.
+  EXPECT_EQ(ComponentOf("ib-traffic/ib_write_bw_0_0_0_1_bw:3"), "NIC 3");
+  EXPECT_EQ(ComponentOf("ib-traffic/ib_write_bw_0_0_0_1_bw"), "ib-traffic");
+  EXPECT_EQ(ComponentOf("ib-traffic/ib_write_bw_8388608_gpu-to-gpu_0_1:0_1:3"), "NIC 3");
+  EXPECT_EQ(ComponentOf("ib-traffic/ib_write_bw_8388608_gpu-to-gpu_0_1:0_1"), "ib-traffic");
+}
+
+TEST(AnatomyTest, NcclAndRcclAreTheNode) {
+  EXPECT_EQ(ComponentOf("nccl-bw/allreduce_8388608_busbw:0"), "NVLink");   // v0.3
+  EXPECT_EQ(ComponentOf("nccl-bw/allreduce_8589934592_busbw"), "NVLink");  // v0.4 on
+  EXPECT_EQ(ComponentOf("nccl-bw:nvlink/allreduce_8589934592_busbw"), "NVLink");
+  EXPECT_EQ(ComponentOf("rccl-bw/allreduce_8589934592_busbw"), "NVLink");
+}
+
+TEST(AnatomyTest, DiskBenchmarkNamesTheBlockDevice) {
+  EXPECT_EQ(ComponentOf("disk-benchmark/nvme0n1_rand_read_write_read_iops"), "disk nvme0n1");
+  EXPECT_EQ(ComponentOf("disk-benchmark/nvme3n1_seq_write_lat_ns_99.9:2"), "disk nvme3n1");
+  EXPECT_EQ(ComponentOf("disk-benchmark/sda_seq_precond_bs"), "disk sda");
+  EXPECT_EQ(ComponentOf("disk-benchmark/return_code"), "disk-benchmark");
+  EXPECT_EQ(ComponentOf("disk/seq_read_mbps:1"), "disk 1");  // Vigil's own
+}
+
+TEST(AnatomyTest, NvbandwidthMatrixCells) {
+  EXPECT_EQ(ComponentOf("nvbandwidth/host_to_device_memcpy_ce_cpu0_gpu3_bw"), "PCIe 3");
+  EXPECT_EQ(ComponentOf("nvbandwidth/host_device_latency_sm_cpu0_gpu2_lat"), "PCIe 2");
+  EXPECT_EQ(ComponentOf("nvbandwidth/device_to_device_memcpy_read_ce_gpu0_gpu1_bw"), "NVLink 0-1");
+  EXPECT_EQ(ComponentOf("nvbandwidth/all_to_one_write_ce_gpu0_gpu5_bw"), "NVLink 5");
+  EXPECT_EQ(ComponentOf("nvbandwidth/host_to_device_memcpy_ce_sum_bw"), "nvbandwidth");
+}
+
+TEST(AnatomyTest, GpuBurnAndPytorchMicroBenchmarks) {
+  EXPECT_EQ(ComponentOf("gpu-burn/gpu_3_pass"), "GPU 3");
+  EXPECT_EQ(ComponentOf("gpu-burn/time"), "gpu-burn");
+  // Regression: "communication" holds "nic", and this came out as "NIC 5".
+  EXPECT_EQ(ComponentOf("pytorch-computation-communication-overlap/mul_cost:5"), "GPU 5");
+  EXPECT_EQ(ComponentOf("pytorch-sharding-matmul/allreduce_time:2"), "GPU 2");
+}
+
+TEST(AnatomyTest, ModelBenchmarksAreTheNode) {
+  EXPECT_EQ(ComponentOf("bert_models/pytorch-bert-base/steptime_train_float32"),
+            "bert_models");  // v0.3
+  EXPECT_EQ(ComponentOf("gpt_models/pytorch-gpt2-large/fp32_train_throughput"),
+            "gpt_models");  // v0.4 on
+  EXPECT_EQ(ComponentOf("model-benchmarks:gpt/pytorch-gpt2-large/fp16_train_throughput"),
+            "model-benchmarks");
+}
+
+TEST(AnatomyTest, FamilyAndIndexKeepTheKey) {
+  // Learn rebuilds keys from family and index: the index stays the key's ":suffix" even where the
+  // component comes from the name.
+  const MetricAnatomy a = Anatomize("ib-loopback/IB_write_8388608_Avg_4:0");
+  EXPECT_EQ(a.family, "ib-loopback/IB_write_8388608_Avg_4");
+  EXPECT_EQ(a.index, "0");
+}
+
+}  // namespace
+}  // namespace vigil::validate
