@@ -34,8 +34,8 @@ COMPONENT = [
     (re.compile(r'^HBM (\d+)$'), 'hbm'),
     (re.compile(r'^PCIe (\d+)$'), 'pcie'),
     (re.compile(r'^NIC (\d+)$'), 'nic'),
-    (re.compile(r'^link (\d+-\d+)$'), 'nvlink'),
-    (re.compile(r'^disk (\S+)$'), 'disk'),
+    (re.compile(r'^NVLink (\d+-\d+)$'), 'nvlink'),
+    (re.compile(r'^disk nvme(\d+)n\d+$'), 'disk'),
     (re.compile(r'^CPU (\S*)$'), 'cpu'),
 ]
 

@@ -30,6 +30,7 @@ constexpr size_t kMinNoiseSamples = 16;  // values needed to estimate one node's
 constexpr size_t kMinTailSamples = 100;  // values needed to read the shape of a tail
 constexpr int kMaxDecimals = 9;          // more than this: a value is not printed rounded
 constexpr size_t kMaxModes = 4;          // of one family within one class
+constexpr size_t kManyParts = 4;         // components a node has of a family measured per part
 // Two modes are told apart when their medians lie this many of the wider one's robust sigmas
 // apart (docs/validate.md).
 constexpr double kModeSeparation = 5;
@@ -77,9 +78,14 @@ int DecimalsOf(double v) {
 }
 
 // The step in which a family's values are printed (SuperBench rounds bandwidths to 2 decimals):
-// 10^-d for the decimals d that 99% of its values stay within; 0 when they are not rounded.
+// 10^-d for the decimals d that 99% of its values stay within; 0 when they are not rounded, and
+// when 99% of them are one value: a reading that does not vary (a PCIe link's generation) has no
+// rounding noise, and one step away from it means something.
 double QuantumOf(const std::vector<double>& xs) {
   if (xs.empty()) return 0;
+  const double median = Median(xs);
+  const auto same = std::count(xs.begin(), xs.end(), median);
+  if (static_cast<double>(same) >= 0.99 * static_cast<double>(xs.size())) return 0;
   std::vector<int> counts(kMaxDecimals + 2, 0);
   for (double v : xs) ++counts[static_cast<size_t>(DecimalsOf(v))];
   size_t within = 0;
@@ -120,46 +126,55 @@ double Extrapolated(const std::vector<double>& z, double a, double b, double p) 
 
 // The number of robust sigmas a healthy value exceeds with probability `p` (one-sided), read from
 // the fleet's own values `z` (robust sigmas from their centre, worse direction positive): the
-// larger of two extrapolations (Extrapolated), one from the body of the tail (95% and 99%), one
-// from further out (99% and 99.8%) where a mixture of noise levels shows; never below the
-// normal's. A fleet too small or too rounded to show its tail gets the normal's.
-double TailLimit(std::vector<double>& z, double p) {
+// larger of two extrapolations (Extrapolated), one from the body of the tail (90% and 97.5%), one
+// from further out (97.5% and 99.5%) where a mixture of noise levels shows; never below the
+// normal's. The far one only where defects are too rare to reach it (`far`: a family measured on
+// every GPU or NIC, where a defective part is one value of many); a fleet too small or too rounded
+// to show its tail gets the normal's.
+double TailLimit(std::vector<double>& z, double p, bool far) {
   namespace bm = boost::math;
   double limit = bm::quantile(bm::complement(bm::normal(), p));
   if (z.size() < kMinTailSamples) return limit;
   std::sort(z.begin(), z.end());
-  for (const auto& [a, b] : {std::pair{0.95, 0.99}, std::pair{0.99, 0.998}}) {
-    if (static_cast<double>(z.size()) * (1 - b) < 2) continue;  // too few values beyond b
+  for (const auto& [a, b] : {std::pair{0.9, 0.975}, std::pair{0.975, 0.995}}) {
+    if (b > 0.98 && (!far || static_cast<double>(z.size()) * (1 - b) < 2)) continue;
     const double e = Extrapolated(z, a, b, p);
     if (e > limit) limit = e;
   }
   return limit;
 }
 
-// Splits node values, sorted, into modes, as [begin, end) ranges in `out`: at the cut, among
-// every percent of the nodes that leaves `min_count` on each side, where the two sides' medians
-// lie furthest apart in the wider side's robust sigmas, when that is kModeSeparation or more; and
-// again within each side, up to kMaxModes. One mode of any shape scores about 2 to 3.
+// Splits node values, sorted, into modes, as [begin, end) ranges in `out`: at the cut that leaves
+// `min_count` on each side and separates them best (Otsu's: the largest variance between the two
+// sides), when the sides' medians lie kModeSeparation or more of the wider side's robust sigmas
+// apart; and again within each side, up to kMaxModes. One mode of any shape scores about 2 to 3.
 void SplitModes(const std::vector<double>& sorted, size_t begin, size_t end, size_t min_count,
                 double floor, std::vector<std::pair<size_t, size_t>>& out) {
   const auto keep = [&] { out.emplace_back(begin, end); };
   if (end - begin < 2 * min_count || out.size() + 1 >= kMaxModes) return keep();
-  const size_t step = std::max<size_t>(1, (end - begin) / 100);
-  size_t best_cut = 0;
-  double best = 0;
-  for (size_t cut = begin + min_count; cut <= end - min_count; cut += step) {
-    const std::span<const double> left(sorted.data() + begin, cut - begin);
-    const std::span<const double> right(sorted.data() + cut, end - cut);
-    const double sigma = std::max({Mad(left) * kMadToSigma, Mad(right) * kMadToSigma, floor});
-    const double score = (Median(right) - Median(left)) / sigma;
-    if (score > best) {
-      best = score;
-      best_cut = cut;
+  const double n = static_cast<double>(end - begin);
+  double total = 0;
+  for (size_t k = begin; k < end; ++k) total += sorted[k] - sorted[begin];
+  double left_sum = 0, best = -1;
+  size_t cut = 0;
+  for (size_t k = begin; k + min_count < end; ++k) {
+    left_sum += sorted[k] - sorted[begin];
+    const size_t c = k + 1;  // the cut after k
+    if (c - begin < min_count) continue;
+    const double nl = static_cast<double>(c - begin), nr = n - nl;
+    const double gap = (total - left_sum) / nr - left_sum / nl;
+    const double between = nl * nr * gap * gap;
+    if (between > best) {
+      best = between;
+      cut = c;
     }
   }
-  if (best < kModeSeparation) return keep();
-  SplitModes(sorted, begin, best_cut, min_count, floor, out);
-  SplitModes(sorted, best_cut, end, min_count, floor, out);
+  const std::span<const double> left(sorted.data() + begin, cut - begin);
+  const std::span<const double> right(sorted.data() + cut, end - cut);
+  const double sigma = std::max({Mad(left) * kMadToSigma, Mad(right) * kMadToSigma, floor});
+  if (Median(right) - Median(left) < kModeSeparation * sigma) return keep();
+  SplitModes(sorted, begin, cut, min_count, floor, out);
+  SplitModes(sorted, cut, end, min_count, floor, out);
 }
 
 // The table's columns, parsed once and grouped: by family (one population) and by benchmark
@@ -480,8 +495,10 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
           }
         }
       }
-      f.limit = TailLimit(fleet, p);
-      if (f.balanced) f.balance_limit = TailLimit(balance, p);
+      // A family measured on several parts of every node: a defective part is one value of many.
+      const bool far = f.indexes.size() >= kManyParts;
+      f.limit = TailLimit(fleet, p, far);
+      if (f.balanced) f.balance_limit = TailLimit(balance, p, far);
     }
     const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
     std::vector<std::vector<double>> distances(cols.benchmark_cols.size());
@@ -506,7 +523,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       c.centre = r.centre;
       c.spread = r.spread;
       for (double& d : ds) d = (d - c.centre) / c.spread;
-      c.limit = TailLimit(ds, p);
+      c.limit = TailLimit(ds, p, ds.size() >= kManyParts * nodes.size());
       cm.components.push_back(std::move(c));
     }
     out.classes.push_back(std::move(cm));
@@ -717,7 +734,9 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
 
   size_t judged = 0, strange = 0;  // families judged by the fleet; those with a value off its mode
   for (size_t fid = 0; fid < cols.families.size(); ++fid) {
-    if (models[fid] == nullptr) continue;  // nothing learned: nothing to judge by
+    // Nothing learned, nothing to judge by (records are never judged; criteria written by hand
+    // may give them no mode).
+    if (models[fid] == nullptr || models[fid]->modes.empty()) continue;
     const FamilyModel& f = *models[fid];
     const Mode& mode = NearestMode(f, centres.level[fid]);
     bool off = false;
@@ -740,7 +759,8 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       const double z_balance =
           f.balanced ? ComponentSigmas(t, i, j, f, centres, fid) / widen : 0.0;
       const bool fleet = z_fleet > f.limit, balance = f.balanced && z_balance > f.balance_limit;
-      off |= fleet;
+      // Off its mode either way: a node of another class may be better as well as worse.
+      off |= std::fabs(v - mode.centre) / mode.spread / widen > f.limit;
       if (!fleet && !balance) continue;
       fd.test = fleet ? "fleet" : "balance";
       fd.sigmas = fleet ? z_fleet : z_balance;
@@ -765,9 +785,9 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       const std::string key = idx.empty() ? f.family : f.family + ":" + idx;
       const long j = t.column(key);
       if (j >= 0 && !std::isnan(t.at(i, static_cast<size_t>(j)))) continue;
-      const Mode& mode = f.modes.front();
+      const double centre = f.modes.empty() ? std::nan("") : f.modes.front().centre;
       nf.findings.push_back(Finding{Anatomize(key).component, key, "missing", std::nan(""),
-                                    mode.centre, mode.centre, -1, kInf, Severity::kCritical});
+                                    centre, centre, -1, kInf, Severity::kCritical});
     }
   }
   for (const auto& [benchmark, bcols] : cols.benchmark_cols) {

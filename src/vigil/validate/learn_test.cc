@@ -1,8 +1,12 @@
 #include "vigil/validate/learn.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <random>
+#include <stdexcept>
 
 #include "vigil/validate/anatomy.h"
 #include "vigil/validate/evaluation.h"
@@ -146,13 +150,11 @@ TEST(LearnTest, FindsPlantedDefectsBetterThanSuperBenchStyle) {
     sb_false += sb.false_findings;
   }
   const double big_recall = static_cast<double>(big_found) / big_planted;
-  const double big_precision = static_cast<double>(big_found) / (big_found + false_findings);
   const double five_recall = static_cast<double>(five_found) / five_planted;
-  const double five_precision = static_cast<double>(five_found) / (five_found + false_findings);
   EXPECT_GE(big_recall, 0.99);
-  EXPECT_GE(big_precision, 0.99);
   EXPECT_GE(five_recall, 0.90);
-  EXPECT_GE(five_precision, 0.95);
+  // Within the budget of false findings: 0.005 per healthy node, 6,000 nodes.
+  EXPECT_LE(false_findings, 30);
   const auto f1 = [](double found, double planted, double wrong) {
     const double r = found / planted, p = found / (found + wrong);
     return 2 * r * p / (r + p);
@@ -209,23 +211,121 @@ TEST(LearnTest, ComponentsOfOneNodeAreComparedWithEachOther) {
   EXPECT_FALSE(Judge(healthy, c)[0].defective);
 }
 
-// One GEMM type of one GPU a little beyond the threshold, its other types normal, is a noisy
-// measurement, not a damaged part; far beyond, it is reported.
-TEST(LearnTest, LoneOutliersNeedToBeFarOut) {
+// A fleet of `nodes` 8-GPU nodes with one GEMM family: each GPU's value is `value(node, gpu)`.
+FleetTable GemmFleet(int nodes, const std::function<double(int, int)>& value) {
+  std::vector<FleetRow> rows;
+  for (int n = 0; n < nodes; ++n) {
+    FleetRow& r = rows.emplace_back();
+    r.node = fmt::format("n{:04}", n);
+    for (int g = 0; g < 8; ++g) {
+      r.values.emplace_back(fmt::format("gemm-flops/fp16_tc_flops:{}", g), value(n, g));
+    }
+  }
+  return TableOfRows(rows, "fleet.jsonl");
+}
+
+const FamilyModel& Family(const LearnedCriteria& c, std::string_view family) {
+  for (const FamilyModel& f : c.classes.at(0).families) {
+    if (f.family == family) return f;
+  }
+  throw std::runtime_error("no such family");
+}
+
+// The limits come from the tail of the fleet's own values: heavy-tailed noise (a Student t of 3
+// degrees of freedom) gets a far wider limit than normal noise of the same robust spread, and
+// neither fleet of healthy nodes is flagged beyond its budget.
+TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal(0, 1);
+  std::student_t_distribution<double> heavy(3);
+  const auto fleet = [&](bool heavy_tailed) {
+    return GemmFleet(2000, [&](int, int) {
+      return 1000 * (1 + 0.005 * (heavy_tailed ? heavy(rng) : normal(rng)));
+    });
+  };
+  const FleetTable light_fleet = fleet(false), heavy_fleet = fleet(true);
+  const LearnedCriteria light = *Learn(light_fleet, LearnOptions{});
+  const LearnedCriteria tailed = *Learn(heavy_fleet, LearnOptions{});
+  const FamilyModel& l = Family(light, "gemm-flops/fp16_tc_flops");
+  const FamilyModel& h = Family(tailed, "gemm-flops/fp16_tc_flops");
+  EXPECT_GT(l.limit, 3);  // the normal's for 0.005 over 16 tests a node is 3.4
+  EXPECT_LT(l.limit, 5);
+  EXPECT_GT(h.limit, 2 * l.limit);
+  for (const auto& [t, c] : {std::pair{&light_fleet, &light}, std::pair{&heavy_fleet, &tailed}}) {
+    size_t flagged = 0;
+    for (const NodeFindings& nf : Judge(*t, *c)) flagged += nf.defective;
+    EXPECT_LE(flagged, 20u);  // 2,000 nodes at 0.005 expect 10
+  }
+  // A GPU 10% slow is still found against the normal fleet.
+  FleetTable one = GemmFleet(1, [](int, int g) { return g == 3 ? 900.0 : 1000.0; });
+  const NodeFindings slow = Judge(one, light)[0];
+  ASSERT_TRUE(slow.defective);
+  EXPECT_EQ(slow.findings[0].component, "GPU 3");
+}
+
+// Values printed rounded (SuperBench prints bandwidths to two decimals) have a spread floor of
+// one printed step: a fleet whose values are all 0.05 or 0.06 does not flag a node for 0.04.
+TEST(LearnTest, RoundedValuesAreJudgedInTheirPrintedSteps) {
+  std::vector<FleetRow> rows;
+  for (int n = 0; n < 500; ++n) {
+    rows.push_back(FleetRow{fmt::format("n{}", n),
+                            {{"nccl-bw/allreduce_1024_busbw", n % 10 == 0 ? 0.06 : 0.05}},
+                            ""});
+  }
+  const LearnedCriteria c = *Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{});
+  const FamilyModel& f = Family(c, "nccl-bw/allreduce_1024_busbw");
+  EXPECT_DOUBLE_EQ(f.quantum, 0.01);
+  const auto judge = [&](double v) {
+    return Judge(TableOfRows({FleetRow{"x", {{"nccl-bw/allreduce_1024_busbw", v}}, ""}}, "x"),
+                 c)[0];
+  };
+  EXPECT_FALSE(judge(0.04).defective);
+  EXPECT_TRUE(judge(0.01).defective);
+}
+
+// A family whose healthy nodes sit in two places (30% on another firmware, 3% faster) is learned
+// as two modes: a node of either is healthy, and a GPU 3% slow within the faster mode is found.
+TEST(LearnTest, TwoHealthyModesAreLearnedAsTwo) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0, 0.002);
+  const FleetTable t = GemmFleet(1000, [&](int n, int) {
+    return 1000 * (n % 10 < 3 ? 1.03 : 1.0) * (1 + noise(rng));
+  });
+  const LearnedCriteria c = *Learn(t, LearnOptions{});
+  const FamilyModel& f = Family(c, "gemm-flops/fp16_tc_flops");
+  ASSERT_EQ(f.modes.size(), 2u);
+  EXPECT_NEAR(f.modes[0].centre, 1000, 1);
+  EXPECT_NEAR(f.modes[1].centre, 1030, 1);
+  EXPECT_EQ(f.modes[0].nodes, 700u);
+  size_t flagged = 0;
+  for (const NodeFindings& nf : Judge(t, c)) flagged += nf.defective;
+  EXPECT_LE(flagged, 5u);
+  const FleetTable slow = GemmFleet(1, [](int, int g) { return g == 5 ? 1000.0 : 1030.0; });
+  const NodeFindings nf = Judge(slow, c)[0];
+  ASSERT_TRUE(nf.defective);
+  EXPECT_EQ(nf.findings[0].component, "GPU 5");
+  // One mode of any shape stays one.
+  EXPECT_EQ(Family(*Learn(GemmFleet(1000, [&](int, int) { return 1000 * (1 + noise(rng)); }),
+                          LearnOptions{}),
+                   "gemm-flops/fp16_tc_flops")
+                .modes.size(),
+            1u);
+}
+
+// A node far from every mode of most of its families belongs to no class learned: one finding
+// says so, rather than one per value.
+TEST(LearnTest, ANodeOfNoLearnedClassIsOneFinding) {
   const GeneratedFleet g = HealthyA100Fleet(200, /*noisy_rate=*/0);
   const LearnedCriteria c = *Learn(TableOf(g), LearnOptions{});
-  const auto judge = [&](double factor) {
-    FleetRow row = g.rows[0];
-    for (auto& [key, value] : row.values) {
-      if (key == "gemm-flops/fp16_tc_flops:3") value *= factor;
-    }
-    return Judge(*ParseFleetTable(FormatFleetRow(row), "one.jsonl"), c)[0];
-  };
-  EXPECT_FALSE(judge(0.97).defective);  // about 7 sigmas, alone
-  const NodeFindings far = judge(0.85);
-  ASSERT_TRUE(far.defective);
-  EXPECT_EQ(far.findings[0].component, "GPU 3");
-  EXPECT_EQ(far.findings[0].metric, "gemm-flops/fp16_tc_flops:3");
+  FleetRow stranger = g.rows[0];
+  for (auto& [key, value] : stranger.values) {
+    if (!key.ends_with("return_code")) value *= 3;
+  }
+  const NodeFindings nf = Judge(*ParseFleetTable(FormatFleetRow(stranger), "one.jsonl"), c)[0];
+  ASSERT_TRUE(nf.defective);
+  ASSERT_EQ(nf.findings.size(), 1u);
+  EXPECT_EQ(nf.findings[0].test, "class");
+  EXPECT_EQ(nf.findings[0].component, "node");
 }
 
 TEST(LearnTest, CriteriaRoundTripAndVersionCheck) {
@@ -249,7 +349,7 @@ TEST(LearnTest, CriteriaRoundTripAndVersionCheck) {
             0u);
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/1\"}", "c.json").ok());
   EXPECT_FALSE(CriteriaFromJson("[]", "c.json").ok());
-  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/1\", \"threshold_sigmas\": \"x\","
+  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/2\", \"budget\": \"x\","
                                 " \"resolution\": 0, \"classes\": []}",
                                 "c.json")
                    .ok());
@@ -351,7 +451,6 @@ TEST(LearnTest, GpuHealthFaultsAreNamedAndItsRecordsAreNot) {
   FamilyModel& power = by_hand.classes[0].families.emplace_back();
   power.family = "gpu-health/power_w";
   power.direction = Direction::kInfo;
-  power.spread = 1;
   power.indexes = {"0", "9"};
   EXPECT_FALSE(Judge(*ParseFleetTable(FormatFleetRow(rows[3]), "one.jsonl"), by_hand)[0].defective);
 }
@@ -427,16 +526,19 @@ TEST(LearnTest, CriteriaNumbersOutsideTheirRangesAreNamed) {
     std::string message;
   };
   const Case cases[] = {
-      {"/threshold_sigmas", 0, "c.json: threshold_sigmas: 0 is outside [0.1, 1000000]"},
+      {"/budget", 0, "c.json: budget: 0 is outside (0, 1]"},
       {"/resolution", 2, "c.json: resolution: 2 is outside [0, 1]"},
       {"/classes/0/nodes", -1,
        "c.json: class \"" + hardware + "\": nodes: -1 is outside [0, 1099511627776]"},
       {"/classes/0/nodes", 2.5,
        "c.json: class \"" + hardware + "\": nodes: expected a whole number"},
-      {"/classes/0/families/0/spread", 0,
+      {"/classes/0/families/0/modes/0/spread", 0,
        "c.json: family " + family + ": spread: 0 is outside (0, 1e+100]"},
-      {"/classes/0/families/0/centre", -1e300,
+      {"/classes/0/families/0/modes/0/centre", -1e300,
        "c.json: family " + family + ": centre: -1e+300 is outside [-1e+100, 1e+100]"},
+      {"/classes/0/families/0/modes", Json::array(), "c.json: family " + family + ": modes: none"},
+      {"/classes/0/families/0/limit", -1,
+       "c.json: family " + family + ": limit: -1 is outside [0, 1000000000000]"},
       {"/classes/0/families/0/samples", "7",
        "c.json: family " + family + ": samples: expected a number"},
   };
