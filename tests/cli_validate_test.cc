@@ -289,7 +289,8 @@ TEST(CliValidateTest, AHealthCounterThatMustBeClearNamesTheGpu) {
 }
 
 // `vigil run --criteria` judges what it just measured. A fleet of this node's own results, with
-// a generous threshold, finds it healthy; criteria that expect ten times its figures do not.
+// a tiny budget of false findings (generous limits), finds it healthy; criteria that expect ten
+// times its figures do not.
 TEST(CliValidateTest, RunJudgesTheNodeByLearnedCriteria) {
   TempDir dir;
   ProcessResult r =
@@ -304,8 +305,8 @@ TEST(CliValidateTest, RunJudgesTheNodeByLearnedCriteria) {
     fleet += l;
   }
   dir.Write("fleet.jsonl", fleet);
-  r = RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("c.json"),
-                "--threshold", "1000000"});
+  r = RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("c.json"), "--budget",
+                "1e-100"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = RunVigil({"run", "--bench", "cpu-latency", "--set", "cpu-latency.buffer_size=8M", "--out",
                 dir.File("r2.json"), "--criteria", dir.File("c.json"), "--json"});
@@ -320,10 +321,14 @@ TEST(CliValidateTest, RunJudgesTheNodeByLearnedCriteria) {
     for (Json& f : cls["families"]) {
       if (f["direction"] == "zero") continue;
       f["direction"] = "either";
-      f["centre"] = f["centre"].get<double>() * 10 + 1;
-      f["spread"] = 1e-9;
+      for (Json& m : f["modes"]) {
+        m["centre"] = m["centre"].get<double>() * 10 + 1;
+        m["spread"] = 1e-9;
+      }
+      f["limit"] = 6;
       f.erase("balance_centre");
       f.erase("balance_spread");
+      f.erase("balance_limit");
     }
   }
   dir.Write("strict.json", DumpJson(c));

@@ -19,9 +19,9 @@ using validate::FindingToJson;
 using validate::NodeFindings;
 
 // Ranges of learn's and simulate fleet's numeric flags (docs/validate.md).
-// False findings expected per healthy node: from one in 10^12 (criteria that judge little but
+// False findings expected per healthy node: from one in 10^100 (criteria that judge little but
 // failures and missing data) to one per node.
-constexpr Bounds kLearnBudgetBounds{.lo = 1e-12, .hi = 1};
+constexpr Bounds kLearnBudgetBounds{.lo = 1e-100, .hi = 1};
 constexpr Bounds kSweepPointsBounds{.lo = 1, .hi = 1000};
 
 std::string Range(const Finding& f) {

@@ -22,8 +22,8 @@ validate::LearnedCriteria TwoBenchmarks() {
     validate::FamilyModel& f = m.families.emplace_back();
     f.family = family;
     f.direction = validate::Direction::kHigher;
-    f.centre = centre;
-    f.spread = centre / 100;
+    f.modes.push_back(validate::Mode{centre, centre / 100, centre, centre / 100, 100});
+    f.limit = 6;
     f.samples = 100;
     f.indexes = {index};
   }

@@ -1,9 +1,9 @@
 #include "vigil/validate/learn.h"
 
-#include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -31,10 +31,11 @@ constexpr size_t kMinTailSamples = 100;  // values needed to read the shape of a
 constexpr int kMaxDecimals = 9;          // more than this: a value is not printed rounded
 constexpr size_t kMaxModes = 4;          // of one family within one class
 constexpr size_t kManyParts = 4;         // components a node has of a family measured per part
+constexpr double kMaxLimit = 1e100;      // robust sigmas: no limit at all, as a tiny budget asks
 // Two modes are told apart when their medians lie this many of the wider one's robust sigmas
 // apart (docs/validate.md).
 constexpr double kModeSeparation = 5;
-constexpr size_t kNodesPerThread = 64;   // below that a second thread does not pay
+constexpr size_t kNodesPerThread = 64;  // below that a second thread does not pay
 
 // How far beyond the centre a value lies in the worse direction, in spreads.
 double WorseSigmas(Direction d, double v, double centre, double spread) {
@@ -128,12 +129,14 @@ double Extrapolated(const std::vector<double>& z, double a, double b, double p) 
 // the fleet's own values `z` (robust sigmas from their centre, worse direction positive): the
 // larger of two extrapolations (Extrapolated), one from the body of the tail (90% and 97.5%), one
 // from further out (97.5% and 99.5%) where a mixture of noise levels shows; never below the
-// normal's. The far one only where defects are too rare to reach it (`far`: a family measured on
-// every GPU or NIC, where a defective part is one value of many); a fleet too small or too rounded
-// to show its tail gets the normal's.
-double TailLimit(std::vector<double>& z, double p, bool far) {
+// Student t's of one degree of freedom fewer than the class has `nodes` (the spread itself is
+// estimated from them: a prediction interval). The far one only where defects are too rare to
+// reach it (`far`: a family measured on every GPU or NIC, where a defective part is one value of
+// many); a fleet too small or too rounded to show its tail gets the floor.
+double TailLimit(std::vector<double>& z, double p, bool far, size_t nodes) {
   namespace bm = boost::math;
-  double limit = bm::quantile(bm::complement(bm::normal(), p));
+  double limit = bm::quantile(
+      bm::complement(bm::students_t(static_cast<double>(std::max<size_t>(nodes, 2) - 1)), p));
   if (z.size() < kMinTailSamples) return limit;
   std::sort(z.begin(), z.end());
   for (const auto& [a, b] : {std::pair{0.9, 0.975}, std::pair{0.975, 0.995}}) {
@@ -141,7 +144,7 @@ double TailLimit(std::vector<double>& z, double p, bool far) {
     const double e = Extrapolated(z, a, b, p);
     if (e > limit) limit = e;
   }
-  return limit;
+  return std::min(limit, kMaxLimit);
 }
 
 // Splits node values, sorted, into modes, as [begin, end) ranges in `out`: at the cut that leaves
@@ -332,7 +335,9 @@ void LearnModes(const FleetTable& t, const std::vector<size_t>& nodes,
                 const std::vector<size_t>& fcols, const std::vector<NodeCentres>& centres,
                 size_t fid, size_t min_count, double resolution, FamilyModel& f,
                 std::vector<double>& xs) {
-  const auto floor = [&](double centre) { return std::max(resolution * std::fabs(centre), f.quantum); };
+  const auto floor = [&](double centre) {
+    return std::max(resolution * std::fabs(centre), f.quantum);
+  };
   const auto fill = [&](Mode& mode, std::vector<double>& values) {
     Robust r = RobustOf(values, 0);
     mode.centre = r.centre;
@@ -414,9 +419,9 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
     cm.nodes = nodes.size();
     std::vector<NodeCentres> centres;  // by position in `nodes`
     for (size_t i : nodes) centres.push_back(NodeCentresOf(t, i, cols, scratch));
-    const size_t min_count =
-        std::max(o.min_nodes, static_cast<size_t>(std::ceil(o.min_mode_share *
-                                                            static_cast<double>(nodes.size()))));
+    const size_t min_count = std::max(
+        o.min_nodes,
+        static_cast<size_t>(std::ceil(o.min_mode_share * static_cast<double>(nodes.size()))));
     std::vector<size_t> family_ids;  // of cm.families, in order
     for (size_t fid = 0; fid < cols.families.size(); ++fid) {
       const std::vector<size_t>& fcols = cols.family_cols[fid];
@@ -497,8 +502,8 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       }
       // A family measured on several parts of every node: a defective part is one value of many.
       const bool far = f.indexes.size() >= kManyParts;
-      f.limit = TailLimit(fleet, p, far);
-      if (f.balanced) f.balance_limit = TailLimit(balance, p, far);
+      f.limit = TailLimit(fleet, p, far, nodes.size());
+      if (f.balanced) f.balance_limit = TailLimit(balance, p, far, nodes.size());
     }
     const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
     std::vector<std::vector<double>> distances(cols.benchmark_cols.size());
@@ -523,7 +528,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       c.centre = r.centre;
       c.spread = r.spread;
       for (double& d : ds) d = (d - c.centre) / c.spread;
-      c.limit = TailLimit(ds, p, ds.size() >= kManyParts * nodes.size());
+      c.limit = TailLimit(ds, p, ds.size() >= kManyParts * nodes.size(), nodes.size());
       cm.components.push_back(std::move(c));
     }
     out.classes.push_back(std::move(cm));
@@ -557,9 +562,9 @@ Json CriteriaToJson(const LearnedCriteria& c) {
                              {"node_spread", m.node_spread},
                              {"nodes", m.nodes}});
       }
-      Json j = {{"family", f.family},   {"direction", DirectionName(f.direction)},
-                {"modes", modes},       {"quantum", f.quantum},
-                {"limit", f.limit},     {"samples", f.samples},
+      Json j = {{"family", f.family},  {"direction", DirectionName(f.direction)},
+                {"modes", modes},      {"quantum", f.quantum},
+                {"limit", f.limit},    {"samples", f.samples},
                 {"indexes", f.indexes}};
       if (f.balanced) {
         j["balance_centre"] = f.balance_centre;
@@ -605,7 +610,7 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
   constexpr Bounds kCountBounds{.lo = 0, .hi = 1099511627776.0};  // 2^40 nodes or samples
   constexpr Bounds kSpreadBounds{.lo = 0, .hi = kMetricValueBounds.hi, .lo_open = true};
   constexpr Bounds kQuantumBounds{.lo = 0, .hi = kMetricValueBounds.hi};
-  constexpr Bounds kLimitBounds{.lo = 0, .hi = 1e12};  // robust sigmas
+  constexpr Bounds kLimitBounds{.lo = 0, .hi = kMaxLimit};  // robust sigmas, as Learn writes them
   // A number within `bounds` (a count: also whole), the field named after `where` in errors.
   std::string where;
   const auto number = [&](const Json& obj, const char* field,
@@ -756,8 +761,7 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
         continue;
       }
       const double z_fleet = WorseSigmas(f.direction, v, mode.centre, mode.spread) / widen;
-      const double z_balance =
-          f.balanced ? ComponentSigmas(t, i, j, f, centres, fid) / widen : 0.0;
+      const double z_balance = f.balanced ? ComponentSigmas(t, i, j, f, centres, fid) / widen : 0.0;
       const bool fleet = z_fleet > f.limit, balance = f.balanced && z_balance > f.balance_limit;
       // Off its mode either way: a node of another class may be better as well as worse.
       off |= std::fabs(v - mode.centre) / mode.spread / widen > f.limit;
@@ -786,8 +790,8 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       const long j = t.column(key);
       if (j >= 0 && !std::isnan(t.at(i, static_cast<size_t>(j)))) continue;
       const double centre = f.modes.empty() ? std::nan("") : f.modes.front().centre;
-      nf.findings.push_back(Finding{Anatomize(key).component, key, "missing", std::nan(""),
-                                    centre, centre, -1, kInf, Severity::kCritical});
+      nf.findings.push_back(Finding{Anatomize(key).component, key, "missing", std::nan(""), centre,
+                                    centre, -1, kInf, Severity::kCritical});
     }
   }
   for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
@@ -797,7 +801,8 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
     for (const auto& [component, d] : ComponentDistances(t, i, bcols, cols, models, centres)) {
       const double z = (d.distance / widen - cv.centre) / cv.spread;
       if (z <= cv.limit) continue;
-      const std::string key = benchmark + "/*" + (d.index.empty() ? "" : ":" + std::string(d.index));
+      const std::string key =
+          benchmark + "/*" + (d.index.empty() ? "" : ":" + std::string(d.index));
       nf.findings.push_back(Finding{std::string(component), key, "component", d.distance, -kInf,
                                     cv.centre + cv.limit * cv.spread, 0, z, Severity::kMinor});
     }

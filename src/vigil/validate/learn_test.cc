@@ -268,9 +268,8 @@ TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
 TEST(LearnTest, RoundedValuesAreJudgedInTheirPrintedSteps) {
   std::vector<FleetRow> rows;
   for (int n = 0; n < 500; ++n) {
-    rows.push_back(FleetRow{fmt::format("n{}", n),
-                            {{"nccl-bw/allreduce_1024_busbw", n % 10 == 0 ? 0.06 : 0.05}},
-                            ""});
+    rows.push_back(FleetRow{
+        fmt::format("n{}", n), {{"nccl-bw/allreduce_1024_busbw", n % 10 == 0 ? 0.06 : 0.05}}, ""});
   }
   const LearnedCriteria c = *Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{});
   const FamilyModel& f = Family(c, "nccl-bw/allreduce_1024_busbw");
@@ -288,9 +287,8 @@ TEST(LearnTest, RoundedValuesAreJudgedInTheirPrintedSteps) {
 TEST(LearnTest, TwoHealthyModesAreLearnedAsTwo) {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> noise(0, 0.002);
-  const FleetTable t = GemmFleet(1000, [&](int n, int) {
-    return 1000 * (n % 10 < 3 ? 1.03 : 1.0) * (1 + noise(rng));
-  });
+  const FleetTable t = GemmFleet(
+      1000, [&](int n, int) { return 1000 * (n % 10 < 3 ? 1.03 : 1.0) * (1 + noise(rng)); });
   const LearnedCriteria c = *Learn(t, LearnOptions{});
   const FamilyModel& f = Family(c, "gemm-flops/fp16_tc_flops");
   ASSERT_EQ(f.modes.size(), 2u);
@@ -342,6 +340,13 @@ TEST(LearnTest, CriteriaRoundTripAndVersionCheck) {
   const auto a = Judge(t, c, 1);
   const auto b = Judge(t, *back, 3);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].findings.size(), b[i].findings.size());
+
+  // Whatever the budget, what Learn writes reads back (a tiny one: limits of 1e100 sigmas).
+  LearnOptions tiny;
+  tiny.budget = 1e-100;
+  const std::string generous = DumpJson(CriteriaToJson(*Learn(t, tiny)));
+  ASSERT_TRUE(CriteriaFromJson(generous, "c.json").ok())
+      << CriteriaFromJson(generous, "c.json").status().ToString();
 
   Result<LearnedCriteria> other = CriteriaFromJson("{\"schema\": \"vigil.criteria/9\"}", "c.json");
   ASSERT_FALSE(other.ok());
@@ -538,7 +543,7 @@ TEST(LearnTest, CriteriaNumbersOutsideTheirRangesAreNamed) {
        "c.json: family " + family + ": centre: -1e+300 is outside [-1e+100, 1e+100]"},
       {"/classes/0/families/0/modes", Json::array(), "c.json: family " + family + ": modes: none"},
       {"/classes/0/families/0/limit", -1,
-       "c.json: family " + family + ": limit: -1 is outside [0, 1000000000000]"},
+       "c.json: family " + family + ": limit: -1 is outside [0, 1e+100]"},
       {"/classes/0/families/0/samples", "7",
        "c.json: family " + family + ": samples: expected a number"},
   };
