@@ -9,7 +9,13 @@ rule) with the same scorer: healthy nodes flagged, precision per node, recall pe
 defect size, the right component named, F1.
 
     bench/validate_eval.py --vigil build/release/vigil [--nodes 2000] [--seed 1]
-        [--regimes clean,correlated,...] [--naming current,v04,v02] [--work DIR] [--json]
+        [--regimes clean,correlated,...] [--naming current,v04,v02] [--work DIR]
+        [--json | --markdown]
+    bench/validate_eval.py --table results.json     # a --json run's results as a Markdown table
+
+"Healthy flagged" counts every healthy node with a finding; "aside runs" leaves out the healthy
+nodes whose truth says a benchmark failed or did not run there (regime messy), which every rule
+reports and an operator wants reported.
 
 Seeds 1-2 have been looked at while building the learner; report figures from other seeds.
 """
@@ -78,7 +84,9 @@ def rule_findings(rule, fleet):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--vigil', required=True)
+    ap.add_argument('--vigil')
+    ap.add_argument('--table', help='print a --json run\'s results as a Markdown table')
+    ap.add_argument('--markdown', action='store_true', help='print a Markdown table at the end')
     ap.add_argument('--nodes', type=int, default=2000)
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--regimes', default=','.join(REGIMES))
@@ -88,6 +96,12 @@ def main():
     ap.add_argument('--by-kind', action='store_true', help='also print recall per defect kind')
     ap.add_argument('--json', action='store_true')
     a = ap.parse_args()
+    if a.table:
+        with open(a.table) as f:
+            print_markdown(json.load(f))
+        return
+    if not a.vigil:
+        ap.error('--vigil is required')
     work = a.work or tempfile.mkdtemp(prefix='validate_eval.')
     results = []
     for naming in a.naming.split(','):
@@ -107,12 +121,14 @@ def main():
                 s = reference_rules.score(truth, findings())
                 s.update({'regime': regime, 'naming': naming, 'method': name})
                 results.append(s)
-                if not a.json:
+                if not a.json and not a.markdown:
                     print_row(s, a.by_kind)
                     sys.stdout.flush()
     if a.json:
         json.dump(results, sys.stdout, indent=1)
         print()
+    if a.markdown:
+        print_markdown(results)
 
 
 def fmt(x):
@@ -131,6 +147,35 @@ def print_row(s, by_kind=False):
             print('    %-22s found %3d of %3d, right component %3d' % (kind, v['found'],
                                                                      v['defects'],
                                                                      v['right_component']))
+
+
+def flagged_aside_runs(s):
+    """Healthy nodes flagged, less those where a benchmark failed or did not run."""
+    tags = s['healthy_flagged_by_tag']
+    runs = sum(tags.get(t, {}).get('flagged', 0) for t in ('messy=failed', 'messy=missing'))
+    healthy = s['healthy'] - sum(tags.get(t, {}).get('healthy', 0)
+                                 for t in ('messy=failed', 'messy=missing'))
+    return s['healthy_flagged'] - runs, healthy
+
+
+def print_markdown(results):
+    sizes = ['3', '5', '8', '12', 'gross']
+    print('| naming | regime | method | healthy flagged | aside runs | precision | recall | '
+          + ' | '.join('recall %s' % (k + '%' if k.isdigit() else k) for k in sizes)
+          + ' | right component | F1 |')
+    print('|' + '---|' * (9 + len(sizes)))
+    for s in results:
+        o = s['overall']
+        aside, healthy = flagged_aside_runs(s)
+        row = [s['naming'], s['regime'], s['method'],
+               '%d (%.1f%%)' % (s['healthy_flagged'], 100 * (s['healthy_flagged_share'] or 0)),
+               '%d (%.1f%%)' % (aside, 100 * aside / healthy if healthy else 0),
+               fmt(o['precision']), fmt(o['recall'])]
+        row += [fmt(s['by_size'].get(k, {}).get('recall')) for k in sizes]
+        row += [fmt(o['right_component_rate']), fmt(o['f1'])]
+        if s['method'] == 'vigil':
+            row = ['**%s**' % c if i >= 3 else c for i, c in enumerate(row)]
+        print('| ' + ' | '.join(row) + ' |')
 
 
 if __name__ == '__main__':

@@ -725,7 +725,8 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
   std::vector<double> scratch;
   const NodeCentres centres = NodeCentresOf(t, i, cols, scratch);
   // Benchmarks that failed or did not run: one finding each, from their return code, not one
-  // per metric they did not produce.
+  // per metric they did not produce. Unless the benchmark failed on some components only (it
+  // reported the others): then the components it could not measure are named as missing too.
   std::set<std::string> down;
   for (const FamilyModel& f : cm.families) {
     if (f.direction != Direction::kZero) continue;
@@ -734,6 +735,12 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
         t.at(i, static_cast<size_t>(j)) != 0) {
       down.insert(BenchmarkOfKey(f.family));
     }
+  }
+  for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
+    if (!down.contains(benchmark)) continue;
+    const bool partial =
+        std::any_of(bcols.begin(), bcols.end(), [&](size_t j) { return !std::isnan(t.at(i, j)); });
+    if (partial) down.erase(benchmark);
   }
   const double widen = NodeNoise(t, i, cols, models, centres);
 

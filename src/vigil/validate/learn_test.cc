@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 #include "vigil/validate/anatomy.h"
@@ -515,6 +516,22 @@ TEST(LearnTest, FailedAndMissingBenchmarksAreOneFindingEach) {
     EXPECT_EQ(v[0].findings[0].test, r == &failed ? "missing" : "return_code");
     EXPECT_EQ(v[0].findings[0].severity, Severity::kCritical);
   }
+  // A benchmark that failed on one component only (it measured the others) names that one too.
+  FleetRow partial = g.rows[0];
+  std::erase_if(partial.values, [](const auto& kv) {
+    return kv.first.rfind("mem-bw/", 0) == 0 && kv.first.ends_with(":2");
+  });
+  for (auto& [key, value] : partial.values) {
+    if (key == "mem-bw/return_code") value = 1;
+  }
+  const NodeFindings nf = Judge(*ParseFleetTable(FormatFleetRow(partial), "one.jsonl"), c)[0];
+  ASSERT_TRUE(nf.defective);
+  std::set<std::string> named;
+  for (const Finding& f : nf.findings) named.insert(f.component + " " + f.test);
+  EXPECT_TRUE(named.contains("mem-bw return_code"));
+  EXPECT_TRUE(named.contains("PCIe 2 missing"));
+  for (const std::string& n : named)
+    EXPECT_TRUE(n.find(" 2 ") != std::string::npos || n.starts_with("mem-bw")) << n;
 }
 
 // A criteria file's numbers keep to what `vigil learn` writes: nodes and samples are whole counts
