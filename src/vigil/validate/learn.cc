@@ -79,24 +79,26 @@ int DecimalsOf(double v) {
 }
 
 // The step in which a family's values are printed (SuperBench rounds bandwidths to 2 decimals):
-// 10^-d for the decimals d that 99% of its values stay within; 0 when they are not rounded, and
-// when 99% of them are one value: a reading that does not vary (a PCIe link's generation) has no
-// rounding noise, and one step away from it means something.
+// 10^-d for the most decimals any of them has, when 99% of them have at most kMaxDecimals (0.1
+// and 0.09 are both printed to 2 decimals); 0 when they are not rounded. Whole numbers that 99%
+// of the values share are a state (a PCIe link's generation or width), not a measurement rounded:
+// no step either, since one step away from it means something.
 double QuantumOf(const std::vector<double>& xs) {
   if (xs.empty()) return 0;
-  const double median = Median(xs);
-  const auto same = std::count(xs.begin(), xs.end(), median);
-  if (static_cast<double>(same) >= 0.99 * static_cast<double>(xs.size())) return 0;
-  std::vector<int> counts(kMaxDecimals + 2, 0);
-  for (double v : xs) ++counts[static_cast<size_t>(DecimalsOf(v))];
-  size_t within = 0;
-  for (int d = 0; d <= kMaxDecimals; ++d) {
-    within += static_cast<size_t>(counts[static_cast<size_t>(d)]);
-    if (static_cast<double>(within) >= 0.99 * static_cast<double>(xs.size())) {
-      return std::pow(10.0, -d);
-    }
+  size_t rounded = 0;
+  int most = 0;
+  for (double v : xs) {
+    const int d = DecimalsOf(v);
+    if (d > kMaxDecimals) continue;
+    ++rounded;
+    most = std::max(most, d);
   }
-  return 0;
+  if (static_cast<double>(rounded) < 0.99 * static_cast<double>(xs.size())) return 0;
+  if (most == 0) {
+    const auto same = std::count(xs.begin(), xs.end(), Median(xs));
+    if (static_cast<double>(same) >= 0.99 * static_cast<double>(xs.size())) return 0;
+  }
+  return std::pow(10.0, -most);
 }
 
 // Where the tail of `z` (sorted) goes beyond probability `p`, extrapolated from its quantiles at

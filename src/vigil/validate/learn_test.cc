@@ -281,6 +281,19 @@ TEST(LearnTest, RoundedValuesAreJudgedInTheirPrintedSteps) {
   };
   EXPECT_FALSE(judge(0.04).defective);
   EXPECT_TRUE(judge(0.01).defective);
+  // The same when nearly every node prints one figure: a rounded measurement keeps its step.
+  for (size_t n = 0; n < rows.size(); ++n) rows[n].values[0].second = n == 7 ? 0.09 : 0.10;
+  EXPECT_DOUBLE_EQ(Family(*Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{}),
+                          "nccl-bw/allreduce_1024_busbw")
+                       .quantum,
+                   0.01);
+  // Whole numbers that nearly every node shares are a state: one step from it is a finding (the
+  // PCIe generation test of GpuHealthFaultsAreNamedAndItsRecordsAreNot).
+  for (FleetRow& r : rows) r.values[0] = {"gpu-stress/pcie_gen:0", 5};
+  rows[3].values[0].second = 4;
+  EXPECT_EQ(Family(*Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{}), "gpu-stress/pcie_gen")
+                .quantum,
+            0);
 }
 
 // A family whose healthy nodes sit in two places (30% on another firmware, 3% faster) is learned
