@@ -119,9 +119,11 @@ double Extrapolated(const std::vector<double>& z, double a, double b, double p) 
     return qa * bm::quantile(bm::complement(n, p)) / bm::quantile(n, a);
   }
   double lo = kMinNu, hi = kMaxNu;  // the ratio falls as nu grows: bisect on log nu
-  for (int it = 0; it < 30 && r < ratio(lo); ++it) {
-    const double mid = std::sqrt(lo * hi);
-    (ratio(mid) > r ? lo : hi) = mid;
+  if (r < ratio(kMinNu)) {          // heavier than Cauchy: Cauchy
+    for (int it = 0; it < 30; ++it) {
+      const double mid = std::sqrt(lo * hi);
+      (ratio(mid) > r ? lo : hi) = mid;
+    }
   }
   const bm::students_t t(lo);
   return qa * bm::quantile(bm::complement(t, p)) / bm::quantile(t, a);
@@ -141,11 +143,12 @@ double TailLimit(std::vector<double>& z, double p, bool far, size_t nodes) {
       bm::complement(bm::students_t(static_cast<double>(std::max<size_t>(nodes, 2) - 1)), p));
   if (z.size() < kMinTailSamples) return limit;
   std::sort(z.begin(), z.end());
-  for (const auto& [a, b] : {std::pair{0.9, 0.975}, std::pair{0.975, 0.995}}) {
-    if (b > 0.98 && (!far || static_cast<double>(z.size()) * (1 - b) < 2)) continue;
+  const auto raise = [&](double a, double b) {
     const double e = Extrapolated(z, a, b, p);
-    if (e > limit) limit = e;
-  }
+    if (e > limit) limit = e;  // NaN: no tail to read
+  };
+  raise(0.9, 0.975);
+  if (far && static_cast<double>(z.size()) * (1 - 0.995) >= 2) raise(0.975, 0.995);
   return std::min(limit, kMaxLimit);
 }
 
@@ -340,17 +343,13 @@ void LearnModes(const FleetTable& t, const std::vector<size_t>& nodes,
   const auto floor = [&](double centre) {
     return std::max(resolution * std::fabs(centre), f.quantum);
   };
-  const auto fill = [&](Mode& mode, std::vector<double>& values) {
-    Robust r = RobustOf(values, 0);
-    mode.centre = r.centre;
-    mode.spread = std::max(r.spread, floor(r.centre));
+  const auto floored = [&](std::vector<double>& values) {
+    const Robust r = RobustOf(values, 0);
+    return Robust{r.centre, std::max(r.spread, floor(r.centre))};
   };
   if (!IsLearned(f.direction)) {
-    Mode& mode = f.modes.emplace_back();
-    fill(mode, xs);
-    mode.node_centre = mode.centre;
-    mode.node_spread = mode.spread;
-    mode.nodes = nodes.size();
+    const Robust r = floored(xs);
+    f.modes.push_back(Mode{r.centre, r.spread, r.centre, r.spread, nodes.size()});
     return;
   }
   std::vector<std::pair<double, size_t>> levels;  // (level, position in nodes)
@@ -363,13 +362,9 @@ void LearnModes(const FleetTable& t, const std::vector<size_t>& nodes,
   std::vector<std::pair<size_t, size_t>> ranges;
   SplitModes(sorted, 0, sorted.size(), min_count, floor(Median(sorted)), ranges);
   for (const auto& [begin, end] : ranges) {
-    Mode& mode = f.modes.emplace_back();
-    mode.nodes = end - begin;
     std::vector<double> node_levels(sorted.begin() + static_cast<long>(begin),
                                     sorted.begin() + static_cast<long>(end));
-    const Robust r = RobustOf(node_levels, 0);
-    mode.node_centre = r.centre;
-    mode.node_spread = std::max(r.spread, floor(r.centre));
+    const Robust by_node = floored(node_levels);
     xs.clear();
     for (size_t l = begin; l < end; ++l) {
       for (size_t j : fcols) {
@@ -377,7 +372,9 @@ void LearnModes(const FleetTable& t, const std::vector<size_t>& nodes,
         if (!std::isnan(v)) xs.push_back(v);
       }
     }
-    fill(mode, xs);
+    const Robust by_value = floored(xs);
+    f.modes.push_back(
+        Mode{by_value.centre, by_value.spread, by_node.centre, by_node.spread, end - begin});
   }
 }
 
@@ -478,10 +475,11 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
     const double p = o.budget / std::max(1.0, tests);
     // Each node's own noise divides its deviations here as it will when the node is judged, so
     // that the tails below are those of the tests as they are made.
-    const std::vector<const FamilyModel*> balances = ModelsById(cols, cm);
+    // (cm.families is complete: the models' addresses stay; only their limits are set below.)
+    const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
     std::vector<double> noise;
     for (size_t k = 0; k < nodes.size(); ++k) {
-      noise.push_back(NodeNoise(t, nodes[k], cols, balances, centres[k]));
+      noise.push_back(NodeNoise(t, nodes[k], cols, models, centres[k]));
     }
     for (size_t m = 0; m < cm.families.size(); ++m) {
       FamilyModel& f = cm.families[m];
@@ -496,9 +494,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
           if (std::isnan(v)) continue;
           fleet.push_back(WorseSigmas(f.direction, v, mode.centre, mode.spread) / noise[k]);
           if (f.balanced && !std::isnan(c.balance[fid]) && c.balance[fid] != 0) {
-            balance.push_back(WorseSigmas(f.direction, v / c.balance[fid] - 1, f.balance_centre,
-                                          f.balance_spread) /
-                              noise[k]);
+            balance.push_back(ComponentSigmas(t, nodes[k], j, f, c, fid) / noise[k]);
           }
         }
       }
@@ -507,7 +503,6 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       f.limit = TailLimit(fleet, p, far, nodes.size());
       if (f.balanced) f.balance_limit = TailLimit(balance, p, far, nodes.size());
     }
-    const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
     std::vector<std::vector<double>> distances(cols.benchmark_cols.size());
     for (size_t k = 0; k < nodes.size(); ++k) {
       size_t b = 0;
