@@ -31,6 +31,10 @@ Json AlertToJson(const Alert& a) {
 
 namespace {
 
+// Every component of one exporter silent while the machine reports: an exporter restarting
+// (seconds) or a dead driver (for good). Named once it has lasted this long.
+constexpr double kExporterGrace = 120;
+
 Status FieldError(std::string_view where, std::string_view field, std::string_view problem) {
   return Status::InvalidArgument(fmt::format("{}: {}: {}", where, field, problem));
 }
@@ -171,7 +175,9 @@ void Detector::Feed(const telemetry::Point& p) {
   // Presence counts distinct times: the components of one scrape share one.
   machines_[p.machine].presence.Saw(p.time, p.held);
   if (!names_.components().Name(p.component).empty()) {
-    component_seen_[static_cast<size_t>(p.machine) * components_ + p.component].Saw(p.time, p.held);
+    Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
+    if (seen.first < 0) seen.signal = p.signal;
+    seen.Saw(p.time, p.held);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
   builder_.Add(p);
@@ -335,14 +341,29 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
       }
       continue;
     }
-    // Components silent while their machine reports: one alert per machine and moment (an
-    // exporter that stops takes all its GPUs along), naming the first, the others in evidence.
+    // Components silent while their machine reports. A GPU off the bus while its siblings (the
+    // components of the same exporter) report is named after the usual grace; when every
+    // sibling stops too, that is an exporter restarting (seconds) or a dead driver (for good),
+    // named once silent for kExporterGrace. One alert per machine and moment, naming the
+    // first, the others in evidence.
     Presence* seen = &component_seen_[static_cast<size_t>(m) * components_];
+    const auto silent = [&](uint32_t c, double grace) {
+      return seen[c].last < end - std::max(grace, seen[c].SilentAfter(o_.missing_grace));
+    };
+    const auto sibling_reports = [&](uint32_t c) {
+      for (uint32_t d = 0; d < components_; ++d) {
+        if (d != c && seen[d].first >= 0 && seen[d].signal == seen[c].signal &&
+            !silent(d, o_.missing_grace)) {
+          return true;
+        }
+      }
+      return false;
+    };
     Alert a;
     for (uint32_t c = 0; c < components_; ++c) {
-      if (seen[c].first < 0 || seen[c].alerted) continue;
-      if (seen[c].last >= end - seen[c].SilentAfter(o_.missing_grace)) continue;
+      if (seen[c].first < 0 || seen[c].alerted || !silent(c, o_.missing_grace)) continue;
       if (pr.last <= seen[c].last) continue;
+      if (!sibling_reports(c) && !silent(c, kExporterGrace)) continue;
       seen[c].alerted = true;
       const std::string& name = names_.components().Name(c);
       if (a.component.empty()) {

@@ -91,10 +91,15 @@ class Detector {
     float interval = 0;      // between its samples not held (a grid's copies are not the source's
                              // cadence): rises at once, falls slowly
     bool alerted = false;
-    // Silent since when it is named: grace, or three of its own intervals (before its second
-    // sample, three of the longest interval a series may have).
+    // A component's first signal: components reporting the same one (a machine's GPUs, its
+    // NICs) come from one exporter.
+    uint32_t signal = 0;
+    // Silent since when it is named: grace, or three of its own intervals.
     double SilentAfter(double grace) const {
-      const double own = interval > 0 ? interval : telemetry::Normalizer::kMaxHold;
+      // Its own interval once it has reported for the longest interval a series may have (its
+      // slowest exporter seen at least once), before that the longest.
+      constexpr double kLongest = telemetry::Normalizer::kMaxHold;
+      const double own = interval > 0 && last_fresh - first >= kLongest ? interval : kLongest;
       return std::max(grace, 3.0 * own);
     }
     void Saw(double time, bool held);

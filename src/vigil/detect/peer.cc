@@ -41,6 +41,8 @@ constexpr double kMeanDeviationToSigma = 1.2533;
 constexpr double kSpreadRiseHalfLife = 10;
 // Placement is decided again this often, per group and feature.
 constexpr double kPlaceEvery = 10;
+// The centre goes into a feature's level history this often.
+constexpr double kLevelEvery = 10;
 
 }  // namespace
 
@@ -191,20 +193,19 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       p.updated < 0
           ? static_cast<float>(frame_spread)
           : static_cast<float>(p.spread + Weight(dt, spread_half_life) * (frame_spread - p.spread));
-  p.level = static_cast<float>(
-      std::max(std::fabs(centre), p.level * std::exp2(-dt / o_.level_half_life_s)));
   p.updated = now;
   if (p.since < 0) p.since = now;
+  const bool learning = now - p.since < o_.warmup_s;
+  FollowLevel(p, centre, now, learning);
   const double floor = std::max({static_cast<double>(p.quantum), 1e-6 * p.level, 1e-12});
   const double spread = std::max(static_cast<double>(p.spread), floor);
-  const bool stalled = std::fabs(centre) < 0.2 * p.level;
+  const bool stalled = p.stalled_since >= 0;
   p.slow_centre =
       p.since == now
           ? static_cast<float>(centre)
           : static_cast<float>(p.slow_centre + Weight(dt, 30) * (centre - p.slow_centre));
   if (std::fabs(centre - p.slow_centre) > 0.2 * p.level) p.moving = now;
   p.now_stalled = stalled;
-  const bool learning = now - p.since < o_.warmup_s;
   const bool judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s);
 
   for (uint32_t m : valid_) {
@@ -269,16 +270,43 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     }
     const double target = std::log(t.smooth / centre);
     if (t.learned < UINT16_MAX) ++t.learned;
-    // Over the warm-up, the recent minutes weigh most (a job's first iterations run slow).
-    const double w = t.learned == 1 ? 1.0
-                     : learning     ? Weight(t.interval, o_.warmup_s / 5)
-                                    : Weight(t.interval, o_.placement_half_life_s);
+    // Over the warm-up, from the group's typical level (a job's first iterations are anything),
+    // the recent minutes weighing most; a machine that joins later starts at its first level.
+    const double w = learning          ? Weight(t.interval, o_.warmup_s / 5)
+                     : t.learned == 1 ? 1.0
+                                      : Weight(t.interval, o_.placement_half_life_s);
     t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));
   }
   if (p.placed_at < 0 || now - p.placed_at >= kPlaceEvery) {
     p.placed_at = now;
     Place(valid_, f);
   }
+}
+
+void PeerModel::FollowLevel(Peers& p, double centre, double now, bool learning) {
+  const double size = std::fabs(centre);
+  if (p.history.empty()) p.level = static_cast<float>(size);
+  const bool stalled = size < 0.2 * p.level;
+  if (!stalled) {
+    p.stalled_since = -1;
+  } else if (p.stalled_since < 0) {
+    p.stalled_since = now;
+  }
+  // After the group's warm-up (whose first values may be anything: a job's first iteration
+  // runs many times longer), a stall stays out of the level until it has lasted a third of the
+  // window: then it is the feature's new normal (a lighter load after a restart), not an event.
+  if (p.sampled >= 0 && now - p.sampled < kLevelEvery) return;
+  if (!learning && stalled && now - p.stalled_since < o_.level_window_s / 3) return;
+  p.sampled = now;
+  const auto capacity = static_cast<size_t>(std::max(1.0, o_.level_window_s / kLevelEvery));
+  if (p.history.size() < capacity) {
+    p.history.push_back(static_cast<float>(size));
+  } else {
+    p.history[p.next] = static_cast<float>(size);
+    p.next = static_cast<uint32_t>((p.next + 1) % capacity);
+  }
+  scratch_.assign(p.history.begin(), p.history.end());
+  p.level = static_cast<float>(MedianOf(scratch_));
 }
 
 void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {

@@ -40,7 +40,10 @@ struct PeerOptions {
   double effect_min = 0.1;    // residual over the expected value
   double smooth_s = 8;        // smoothing time constant (at least the series' own interval)
   double spread_half_life_s = 300;
-  double level_half_life_s = 3600;
+  // A feature's usual level is the median of its centre over this window (sampled every
+  // kLevelEvery seconds): a transient (a job's first, long iteration; a checkpoint's burst) does
+  // not become the level, and a stall does not enter it until it has lasted `level_window_s / 3`.
+  double level_window_s = 1800;
   double placement_half_life_s = 3600;
   // Over a group's first minutes (a job's start, warm-up) the peers' spread and each machine's
   // placement are learned and nobody is judged; while the feature stalls or moves job-wide (a
@@ -117,7 +120,11 @@ class PeerModel {
   };
   struct Peers {  // per group and feature
     float spread = 0;
-    float level = 0;
+    float level = 0;             // the median of `history`
+    std::vector<float> history;  // |centre| every kLevelEvery seconds over the window, a ring
+    uint32_t next = 0;           // where the next one goes in the ring
+    double sampled = -1;         // when the centre last went into `history`
+    double stalled_since = -1;
     float quantum = 0;  // the smallest step between two values of one machine
     double updated = -1;
     double since = -1;      // first judged
@@ -132,6 +139,7 @@ class PeerModel {
     bool reported = false;
   };
   void FollowStalls(double now);
+  void FollowLevel(Peers& p, double centre, double now, bool learning);
 
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   void Place(std::span<const uint32_t> members, uint32_t feature);

@@ -111,7 +111,10 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   // one scrape (a scrape's jitter moves the next change by a second or so).
   const float hold = std::min(
       kMaxHold, 1.5f * *std::min_element(std::begin(st.change_gaps), std::end(st.change_gaps)));
-  if (same && s.time - st.fresh_time < hold) {
+  // At least 15 in 16 fresh samples changed: a continuous quantity.
+  const bool continuous = !counter && st.fresh_samples >= kContinuousAfter &&
+                          16 * st.changed >= 15 * st.fresh_samples;
+  if (same && (continuous || s.time - st.fresh_time < hold)) {
     ++counts_.held;
     if (std::isnan(st.last_value)) return false;  // a counter's base repeated: no rate yet
     p.value = st.last_value;
@@ -128,6 +131,12 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
     }
     value = increase / (s.time - st.fresh_time);
   }
+  if (st.fresh_samples == 1024) {
+    st.fresh_samples /= 2;
+    st.changed /= 2;
+  }
+  ++st.fresh_samples;
+  st.changed += s.value != st.fresh_raw;
   st.fresh_time = s.time;
   st.fresh_raw = s.value;
   return fresh(value);

@@ -86,8 +86,12 @@ class Normalizer {
  public:
   // A repeated value is held (no new sample) while younger than the shortest of the series'
   // last four gaps between changes of value, and at most this many seconds: a series that does
-  // not change gives a new sample this often.
+  // not change gives a new sample this often. A gauge whose fresh samples (at least
+  // kContinuousAfter) almost all differ measures a continuous quantity, which never repeats to
+  // the last bit: an exact repeat is its exporter holding the last value (a trainer's step time
+  // through a checkpoint), held however long it lasts.
   static constexpr float kMaxHold = 60;
+  static constexpr uint16_t kContinuousAfter = 8;
 
   Normalizer(SignalMap map, bool passthrough);
 
@@ -116,6 +120,8 @@ class Normalizer {
     double last_value = 0;    // the last point's value (a counter's rate)
     double change_time = -1;  // when the raw value last changed
     float change_gaps[4] = {kMaxHold, kMaxHold, kMaxHold, kMaxHold};  // between changes
+    uint16_t fresh_samples = 0;  // samples not held, halved with `changed` when they grow large
+    uint16_t changed = 0;        // of which differed from the sample before
     uint8_t next_gap = 0;
     bool seen = false;
   };
