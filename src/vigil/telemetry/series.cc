@@ -111,10 +111,11 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   // one scrape (a scrape's jitter moves the next change by a second or so).
   const float hold = std::min(
       kMaxHold, 1.5f * *std::min_element(std::begin(st.change_gaps), std::end(st.change_gaps)));
-  // At least 15 in 16 fresh samples changed: a continuous quantity.
-  const bool continuous = !counter && st.fresh_samples >= kContinuousAfter &&
-                          16 * st.changed >= 15 * st.fresh_samples;
-  if (same && (continuous || s.time - st.fresh_time < hold)) {
+  // At least 15 in 16 fresh samples changed: a continuous quantity, which repeats a value other
+  // than zero (where it rests when nothing happens: an idle GPU) only when its exporter holds it.
+  const bool frozen = !counter && s.value != 0 && st.fresh_samples >= kContinuousAfter &&
+                      16 * st.changed >= 15 * st.fresh_samples;
+  if (same && (frozen || s.time - st.fresh_time < hold)) {
     ++counts_.held;
     if (std::isnan(st.last_value)) return false;  // a counter's base repeated: no rate yet
     p.value = st.last_value;

@@ -88,8 +88,8 @@ class Normalizer {
   // last four gaps between changes of value, and at most this many seconds: a series that does
   // not change gives a new sample this often. A gauge whose fresh samples (at least
   // kContinuousAfter) almost all differ measures a continuous quantity, which never repeats to
-  // the last bit: an exact repeat is its exporter holding the last value (a trainer's step time
-  // through a checkpoint), held however long it lasts.
+  // the last bit except at zero (an idle GPU): an exact repeat of another value is its exporter
+  // holding the last one (a trainer's step time through a checkpoint), held however long.
   static constexpr float kMaxHold = 60;
   static constexpr uint16_t kContinuousAfter = 8;
 
