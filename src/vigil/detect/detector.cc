@@ -138,12 +138,12 @@ Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& 
       builder_(options.step, options.lateness, [this](const telemetry::Frame& f) { OnFrame(f); }),
       model_(options.peer) {}
 
-void Detector::Presence::Saw(double time, bool held) {
+void Detector::Presence::Saw(double time, bool copy) {
   if (first < 0) first = time;
   if (time <= last) return;
   last = time;
   alerted = false;
-  if (held) return;
+  if (copy) return;
   if (last_fresh >= 0) {
     const auto gap = static_cast<float>(std::min(time - last_fresh, 600.0));
     interval = gap > interval ? gap : interval + 0.05f * (gap - interval);
@@ -173,11 +173,12 @@ void Detector::Feed(const telemetry::Point& p) {
   if (p.machine >= machines_.size() || p.component >= components_) Grow(p.machine, p.component);
   group_of_[p.machine] = p.group;
   // Presence counts distinct times: the components of one scrape share one.
-  machines_[p.machine].presence.Saw(p.time, p.held);
+  const bool copy = p.held && !p.rescraped;  // no new scrape (a grid's copy)
+  machines_[p.machine].presence.Saw(p.time, copy);
   if (!names_.components().Name(p.component).empty()) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
-    seen.Saw(p.time, p.held);
+    seen.Saw(p.time, copy);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
   builder_.Add(p);

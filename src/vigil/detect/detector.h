@@ -87,8 +87,8 @@ class Detector {
   struct Presence {  // of a machine or of one of its components
     double first = -1;
     double last = -1;        // its latest sample, held or not
-    double last_fresh = -1;  // its latest sample not held
-    float interval = 0;      // between its samples not held (a grid's copies are not the source's
+    double last_fresh = -1;  // its latest scrape (a sample not held, or rescraped)
+    float interval = 0;      // between its scrapes (a grid's copies are not the source's
                              // cadence): rises at once, falls slowly
     bool alerted = false;
     // A component's first signal: components reporting the same one (a machine's GPUs, its
@@ -102,7 +102,7 @@ class Detector {
       const double own = interval > 0 && last_fresh - first >= kLongest ? interval : kLongest;
       return std::max(grace, 3.0 * own);
     }
-    void Saw(double time, bool held);
+    void Saw(double time, bool copy);
   };
   struct MachineState {
     Presence presence;

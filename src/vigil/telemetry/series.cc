@@ -89,7 +89,7 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   if (!st.seen) {
     st = SeriesState{};
     st.seen = true;
-    st.last_time = st.fresh_time = st.change_time = s.time;
+    st.last_time = st.fresh_time = st.scrape_time = st.change_time = s.time;
     st.last_raw = st.fresh_raw = s.value;
     if (counter) {
       // A counter's first sample only sets its base.
@@ -120,6 +120,9 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
     if (std::isnan(st.last_value)) return false;  // a counter's base repeated: no rate yet
     p.value = st.last_value;
     p.held = true;
+    // A frozen value's repeats at the series' cadence are scrapes; a grid's copies between are not.
+    p.rescraped = frozen && s.time - st.scrape_time >= hold;
+    if (p.rescraped) st.scrape_time = s.time;
     *out = p;
     return true;
   }
@@ -138,7 +141,7 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   }
   ++st.fresh_samples;
   st.changed += s.value != st.fresh_raw;
-  st.fresh_time = s.time;
+  st.fresh_time = st.scrape_time = s.time;
   st.fresh_raw = s.value;
   return fresh(value);
 }

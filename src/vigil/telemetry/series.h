@@ -61,6 +61,9 @@ struct Point {
   // scrape (a query_range answer at a step finer than the scrape interval). It shows that the
   // series still reports, and is no new evidence.
   bool held = false;
+  // Held, but a new scrape of the series: its exporter repeats a value it holds (a continuous
+  // gauge's frozen value). It counts for the series' cadence, not as evidence.
+  bool rescraped = false;
 };
 
 struct SignalInfo {
@@ -116,6 +119,7 @@ class Normalizer {
     double last_time = 0;
     double last_raw = 0;
     double fresh_time = 0;    // of the last sample not held
+    double scrape_time = 0;   // of the last sample not held or rescraped
     double fresh_raw = 0;     // its raw value
     double last_value = 0;    // the last point's value (a counter's rate)
     double change_time = -1;  // when the raw value last changed
