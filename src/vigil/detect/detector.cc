@@ -351,10 +351,10 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     const auto silent = [&](uint32_t c, double grace) {
       return seen[c].last < end - std::max(grace, seen[c].SilentAfter(o_.missing_grace));
     };
+    // A sibling reported since the component's last sample.
     const auto sibling_reports = [&](uint32_t c) {
       for (uint32_t d = 0; d < components_; ++d) {
-        if (d != c && seen[d].first >= 0 && seen[d].signal == seen[c].signal &&
-            !silent(d, o_.missing_grace)) {
+        if (d != c && seen[d].signal == seen[c].signal && seen[d].last > seen[c].last) {
           return true;
         }
       }

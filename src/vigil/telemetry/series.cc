@@ -111,9 +111,11 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   // one scrape (a scrape's jitter moves the next change by a second or so).
   const float hold = std::min(
       kMaxHold, 1.5f * *std::min_element(std::begin(st.change_gaps), std::end(st.change_gaps)));
-  // At least 15 in 16 fresh samples changed: a continuous quantity, which repeats a value other
-  // than zero (where it rests when nothing happens: an idle GPU) only when its exporter holds it.
-  const bool frozen = !counter && s.value != 0 && st.fresh_samples >= kContinuousAfter &&
+  // At least 15 in 16 fresh samples changed, and not whole numbers (a utilisation in percent or
+  // a temperature in degrees rests at one value): a continuous quantity, which repeats a value
+  // other than zero (an idle GPU's) only when its exporter holds it.
+  const bool frozen = !counter && st.fractional && s.value != 0 &&
+                      st.fresh_samples >= kContinuousAfter &&
                       16 * st.changed >= 15 * st.fresh_samples;
   if (same && (frozen || s.time - st.fresh_time < hold)) {
     ++counts_.held;
@@ -141,6 +143,7 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   }
   ++st.fresh_samples;
   st.changed += s.value != st.fresh_raw;
+  st.fractional = st.fractional || s.value != std::trunc(s.value);
   st.fresh_time = st.scrape_time = s.time;
   st.fresh_raw = s.value;
   return fresh(value);

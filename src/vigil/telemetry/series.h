@@ -90,9 +90,10 @@ class Normalizer {
   // A repeated value is held (no new sample) while younger than the shortest of the series'
   // last four gaps between changes of value, and at most this many seconds: a series that does
   // not change gives a new sample this often. A gauge whose fresh samples (at least
-  // kContinuousAfter) almost all differ measures a continuous quantity, which never repeats to
-  // the last bit except at zero (an idle GPU): an exact repeat of another value is its exporter
-  // holding the last one (a trainer's step time through a checkpoint), held however long.
+  // kContinuousAfter) almost all differ, and are not all whole numbers, measures a continuous
+  // quantity, which never repeats to the last bit except at zero (an idle GPU): an exact repeat
+  // of another value is its exporter holding the last one (a trainer's step time through a
+  // checkpoint), held however long.
   static constexpr float kMaxHold = 60;
   static constexpr uint16_t kContinuousAfter = 8;
 
@@ -126,6 +127,7 @@ class Normalizer {
     float change_gaps[4] = {kMaxHold, kMaxHold, kMaxHold, kMaxHold};  // between changes
     uint16_t fresh_samples = 0;  // samples not held, halved with `changed` when they grow large
     uint16_t changed = 0;        // of which differed from the sample before
+    bool fractional = false;     // a fresh value was not a whole number
     uint8_t next_gap = 0;
     bool seen = false;
   };
