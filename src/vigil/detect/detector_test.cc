@@ -295,6 +295,67 @@ TEST(DetectorTest, SilenceIsJudgedAgainstEachMachinesOwnInterval) {
   }
 }
 
+// A machine's exporters scrape it at their own phases (node-exporter 0.6 s after DCGM, both every
+// 30 s): its interval is its series' cadence, not the gap between two exporters, so it is not
+// named silent between scrapes, from the start on.
+TEST(DetectorTest, TwoExportersOfOneMachineAreNotOneFastSeries) {
+  Harness h;
+  for (int t = 0; t < 600; t += 30) {
+    for (int m = 0; m < 8; ++m) {
+      h.Feed(t + 0.1 * m, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (t + m) % 7);
+      h.Feed(t + 0.1 * m + 0.6, m, "cpu_idle", 8, 0.5 + 0.01 * ((t + m) % 5));
+    }
+  }
+  EXPECT_TRUE(h.Finish().empty());
+}
+
+// The trainer's step-time gauge holds its last value through a checkpoint (no iteration). A
+// worker slow for 20 s just before it is not named: the held value is no evidence.
+TEST(DetectorTest, AGaugeHeldThroughAPauseIsNoEvidence) {
+  Harness h;
+  Rng rng(5, 0);
+  for (int t = 0; t < 1200; t += 5) {
+    const bool checkpoint = t >= 700 && t < 820;
+    for (int m = 0; m < 16; ++m) {
+      static double last[16];
+      if (!checkpoint) {
+        last[m] = (m == 3 && t >= 680 ? 3.0 : 2.3) * (1 + rng.Normal(0, 0.01));
+        if (t >= 820) last[m] = 2.3 * (1 + rng.Normal(0, 0.01));
+      }
+      h.Feed(t + 0.2 * m, m, "training_step_seconds", 0, last[m]);
+    }
+  }
+  EXPECT_TRUE(h.Finish().empty());
+}
+
+// A job's first iterations run many times longer (compilation, autotuning): the step time's
+// usual level is what it is later, not that peak (against which the later level would be a
+// stall, judged against half the peak), so a straggler after the warm-up is named.
+TEST(DetectorTest, ALongFirstIterationIsNotTheUsualLevel) {
+  for (const bool straggler : {false, true}) {
+    Harness h;
+    Rng rng(9, 0);
+    for (int t = 0; t < 1500; t += 5) {
+      for (int m = 0; m < 16; ++m) {
+        // Machines finish the first iteration at different times.
+        double v = t < 40 + 3 * m ? 12.0 : 2.3;
+        if (straggler && m == 6 && t >= 1200) v *= 1.4;
+        h.Feed(t + 0.2 * m, m, "training_step_seconds", 0, v * (1 + rng.Normal(0, 0.01)));
+      }
+    }
+    const std::vector<Alert> alerts = h.Finish();
+    if (!straggler) {
+      EXPECT_TRUE(alerts.empty());
+      continue;
+    }
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].machine, "m6");
+    // The peers' spread, raised while they crossed the first iteration's end at different
+    // moments, falls over minutes (halving every 5): the evidence grows at part rate.
+    EXPECT_LE(alerts[0].detected - 1200, 90);
+  }
+}
+
 // A job-wide stall to zero: small noise around zero is not a deviation from the peers (their
 // spread and the signal's usual level come from before the stall).
 TEST(DetectorTest, AJobWideStallNamesNoHealthyPeer) {

@@ -184,9 +184,12 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
 
   Peers& p = peers_[group][f];
   const double dt = p.updated < 0 ? 0 : now - p.updated;
+  if (p.since < 0) p.since = now;
+  const bool learning = now - p.since < o_.warmup_s;
+  FollowLevel(p, centre, now, learning);
   // The spread rises within seconds (the peers scatter: a disturbance of the whole job, long
-  // iterations sampled at chance phases) and falls over minutes (a job-wide stall does not
-  // shrink it).
+  // iterations sampled at chance phases, machines crossing a job-wide transition at different
+  // moments) and falls over minutes (a job-wide stall does not shrink it).
   const double spread_half_life =
       frame_spread > p.spread ? kSpreadRiseHalfLife : o_.spread_half_life_s;
   p.spread =
@@ -194,9 +197,6 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
           ? static_cast<float>(frame_spread)
           : static_cast<float>(p.spread + Weight(dt, spread_half_life) * (frame_spread - p.spread));
   p.updated = now;
-  if (p.since < 0) p.since = now;
-  const bool learning = now - p.since < o_.warmup_s;
-  FollowLevel(p, centre, now, learning);
   const double floor = std::max({static_cast<double>(p.quantum), 1e-6 * p.level, 1e-12});
   const double spread = std::max(static_cast<double>(p.spread), floor);
   const bool stalled = p.stalled_since >= 0;
@@ -272,7 +272,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     if (t.learned < UINT16_MAX) ++t.learned;
     // Over the warm-up, from the group's typical level (a job's first iterations are anything),
     // the recent minutes weighing most; a machine that joins later starts at its first level.
-    const double w = learning          ? Weight(t.interval, o_.warmup_s / 5)
+    const double w = learning         ? Weight(t.interval, o_.warmup_s / 5)
                      : t.learned == 1 ? 1.0
                                       : Weight(t.interval, o_.placement_half_life_s);
     t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));

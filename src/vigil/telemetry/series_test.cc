@@ -63,6 +63,40 @@ TEST(NormalizerTest, AGridsRepeatsAreHeldAndCountersKeepTheirRate) {
   EXPECT_EQ(fresh, 600 / static_cast<int>(Normalizer::kMaxHold));
 }
 
+// A gauge of a continuous quantity (a trainer's step time) that repeats its last value exactly is
+// its exporter holding it (through a checkpoint): no new evidence however long it lasts, but a
+// repeat at the series' cadence is a scrape (the series reports). Zero, and whole-number gauges
+// (utilisation in percent), rest at one value: after the hold, their repeats are samples.
+TEST(NormalizerTest, AContinuousGaugeThatRepeatsIsFrozen) {
+  Normalizer n(SignalMap::Default(), false);
+  Point p;
+  for (int t = 0; t < 100; t += 5) {
+    ASSERT_TRUE(n.Normalize(Sample(t, "training_step_seconds", 2.3 + 0.01 * (t % 7), ""), &p));
+    EXPECT_FALSE(p.held);
+  }
+  int rescraped = 0;
+  for (int t = 100; t < 400; t += 5) {
+    ASSERT_TRUE(n.Normalize(Sample(t, "training_step_seconds", 2.31, ""), &p));
+    EXPECT_EQ(p.held, t > 100) << t;
+    rescraped += p.rescraped;
+  }
+  EXPECT_GE(rescraped, 25);  // about every other one: the hold is 1.5 scrapes
+  int fresh = 0;
+  for (int t = 400; t < 700; t += 5) {
+    ASSERT_TRUE(n.Normalize(Sample(t, "training_step_seconds", 0, ""), &p));
+    fresh += !p.held;
+  }
+  EXPECT_GE(fresh, 25);  // every other one
+  // Utilisation in whole percent: after the hold, a repeated value is a new sample.
+  fresh = 0;
+  for (int t = 0; t < 300; t += 5) {
+    const double util = t < 100 ? 90 + t % 9 : 2;
+    ASSERT_TRUE(n.Normalize(Sample(t, "DCGM_FI_DEV_GPU_UTIL", util), &p));
+    fresh += t >= 100 && !p.held;
+  }
+  EXPECT_GE(fresh, 20);
+}
+
 TEST(NormalizerTest, DuplicatesOutOfOrderAndNaNAreDroppedAndCounted) {
   Normalizer n(SignalMap::Default(), false);
   Point p;
