@@ -250,7 +250,10 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       }
       if (t.run < UINT16_MAX) ++t.run;
       t.last_deviating = now;
-      if (t.evidence >= persistence && t.run >= o_.min_samples) triggered_.push_back(m);
+      if (t.evidence >= persistence && t.run >= o_.min_samples &&
+          (signal.persistence > 0 || t.evidence >= 2 * persistence || Corroborated(m, f))) {
+        triggered_.push_back(m);
+      }
     }
     if (learning || t.run == 0) {
       const double w = learning ? 1.0 / t.samples : Weight(t.interval, o_.spread_half_life_s);
@@ -348,6 +351,13 @@ std::vector<Deviation> PeerModel::DeviationsOf(uint32_t m, size_t n) const {
             [](const Deviation& a, const Deviation& b) { return a.evidence > b.evidence; });
   if (out.size() > n) out.resize(n);
   return out;
+}
+
+bool PeerModel::Corroborated(uint32_t m, uint32_t f) const {
+  for (uint32_t g = 0; g < features_; ++g) {
+    if (SignalOfFeature(g) != SignalOfFeature(f) && TrackOf(m, g).run > 0) return true;
+  }
+  return false;
 }
 
 bool PeerModel::Quiet(uint32_t m) const {

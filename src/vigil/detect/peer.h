@@ -143,6 +143,7 @@ class PeerModel {
 
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   void Place(std::span<const uint32_t> members, uint32_t feature);
+  bool Corroborated(uint32_t m, uint32_t f) const;
   Track& TrackOf(uint32_t m, uint32_t f) { return tracks_[static_cast<size_t>(m) * features_ + f]; }
   const Track& TrackOf(uint32_t m, uint32_t f) const {
     return tracks_[static_cast<size_t>(m) * features_ + f];
