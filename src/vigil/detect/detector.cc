@@ -295,6 +295,31 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     Raise(std::move(a));
   }
 
+  // Machines that deviate together: one alert for the group ("*"), each machine in evidence,
+  // and none again for the group until `rearm` has passed (its other features move with it).
+  for (const PeerModel::Shared& sh : model_.shared()) {
+    if (sh.group >= shared_alerted_.size()) shared_alerted_.resize(sh.group + 1, -1);
+    double& last = shared_alerted_[sh.group];
+    if (last >= 0 && end - last < o_.rearm) continue;
+    last = end;
+    Alert a;
+    a.machine = "*";
+    a.kind = "job";
+    a.rule = "shared";
+    a.component = names_.groups().Name(sh.group);
+    a.onset = end;
+    a.detected = end;
+    const std::string& signal = names_.signals()[SignalOfFeature(sh.feature)].name;
+    const std::string stat(StatName(StatOfFeature(sh.feature)));
+    for (size_t i = 0; i < sh.ids.size(); ++i) {
+      const Deviation& d = sh.machines[i];
+      a.onset = std::min(a.onset, d.start);
+      a.evidence.push_back(
+          {signal + " " + stat, NameOfMachine(sh.ids[i]), d.value, d.expected, d.z, d.effect});
+    }
+    Raise(std::move(a));
+  }
+
   // A job-wide stall: one alert for the whole job ("*"); the machine at fault, when peers can
   // tell, is named by its own rule, silence or divergence.
   for (const PeerModel::Stall& st : model_.stalls()) {

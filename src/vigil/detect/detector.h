@@ -29,8 +29,9 @@ struct DetectorOptions {
 };
 
 struct Evidence {
-  std::string signal;
-  std::string stat;  // mean, min or max over components; for rules, the component
+  std::string signal;  // a shared deviation's: "<signal> <stat>"
+  std::string stat;    // mean, min or max over components; for rules, the component; for a
+                       // shared deviation, the machine
   double value = 0;
   double peer_median = 0;  // the value its peers make expected (rules: 0)
   double deviation = 0;    // robust z against the peers (rules: 0)
@@ -38,10 +39,11 @@ struct Evidence {
 };
 
 struct Alert {
-  std::string machine;    // "*" for a job-wide stall
+  std::string machine;    // "*" for a job-wide stall or a shared deviation
   std::string kind;       // "rule", "divergence", "missing" or "job"
   std::string rule;       // which rule or what went missing: "xid 79", "ecc_uncorrectable",
-                          // "pcie_width", "pcie_gen", "link_down", "machine", "component"
+                          // "pcie_width", "pcie_gen", "link_down", "machine", "component";
+                          // a job alert's "stall" or "shared"
   std::string component;  // gpu3, ib0; empty when machine-wide; a job alert's group
   double onset = 0;       // estimated start of the fault
   double detected = 0;    // time of the data that raised the alert
@@ -123,6 +125,7 @@ class Detector {
   PeerModel model_;
   std::vector<MachineState> machines_;
   std::vector<uint32_t> group_of_;
+  std::vector<double> shared_alerted_;  // per group: when a shared deviation was last reported
   // Per machine x component: rule state and when the component reported.
   uint32_t components_ = 0;
   std::vector<RuleState> rules_;

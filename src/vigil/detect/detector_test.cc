@@ -373,6 +373,29 @@ TEST(DetectorTest, ALongFirstIterationIsNotTheUsualLevel) {
   }
 }
 
+// Four machines (a pipeline stage in another phase, a rack behind one switch) move together:
+// one job alert naming them in its evidence, no machine named on its own.
+TEST(DetectorTest, MachinesThatDeviateTogetherAreOneJobAlert) {
+  Harness h;
+  Rng rng(17, 0);
+  for (int t = 0; t < 900; ++t) {
+    for (int m = 0; m < 16; ++m) {
+      const bool moved = m >= 12 && t >= 600;
+      const double noise = 1 + rng.Normal(0, 0.01);
+      h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0, (moved ? 350.0 : 600.0) * noise);
+      h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, (moved ? 0.3 : 0.5) * noise);
+    }
+  }
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "*");
+  EXPECT_EQ(alerts[0].kind, "job");
+  EXPECT_EQ(alerts[0].rule, "shared");
+  ASSERT_EQ(alerts[0].evidence.size(), 4u);
+  EXPECT_EQ(alerts[0].evidence[0].stat, "m12");
+  EXPECT_NEAR(alerts[0].onset, 600, 3);
+}
+
 // A job-wide stall to zero: small noise around zero is not a deviation from the peers (their
 // spread and the signal's usual level come from before the stall).
 TEST(DetectorTest, AJobWideStallNamesNoHealthyPeer) {

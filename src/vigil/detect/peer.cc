@@ -51,6 +51,7 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   triggered_.clear();
   scored_.clear();
   stalls_.clear();
+  shared_.clear();
   const uint32_t features = static_cast<uint32_t>(signals.size()) * kStats;
   if (frame.machines > machines_ || features > features_) {
     const uint32_t m = std::max(frame.machines, machines_);
@@ -236,6 +237,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     const double raw_residual = t.raw - expected;
     if (!judging || !passes(residual)) {
       t.run = 0;
+      t.shared = false;
       t.evidence = 0;
       t.start = -1;
     } else if (passes(raw_residual)) {
@@ -250,9 +252,24 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       }
       if (t.run < UINT16_MAX) ++t.run;
       t.last_deviating = now;
-      if (t.evidence >= persistence && t.run >= o_.min_samples &&
+      if (!t.shared && t.evidence >= persistence && t.run >= o_.min_samples &&
           (signal.persistence > 0 || t.evidence >= 2 * persistence || Corroborated(m, f))) {
-        triggered_.push_back(m);
+        std::vector<uint32_t> together = Alongside(m, f, persistence);
+        if (together.size() < kSharedMachines) {
+          triggered_.push_back(m);
+        } else {
+          // Each stays out of naming for this feature until its run ends.
+          for (uint32_t o : together) TrackOf(o, f).shared = true;
+          if (!p.shared) {
+            p.shared = true;
+            Shared sh{group, f, {}, std::move(together)};
+            for (uint32_t o : sh.ids) {
+              const Track& u = TrackOf(o, f);
+              sh.machines.push_back({f, u.smooth, u.expected, u.z, u.effect, u.evidence, u.start});
+            }
+            shared_.push_back(std::move(sh));
+          }
+        }
       }
     }
     if (learning || t.run == 0) {
@@ -279,6 +296,10 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
                      : t.learned == 1 ? 1.0
                                       : Weight(t.interval, o_.placement_half_life_s);
     t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));
+  }
+  if (p.shared && std::none_of(valid_.begin(), valid_.end(),
+                               [&](uint32_t m) { return TrackOf(m, f).run > 0; })) {
+    p.shared = false;
   }
   if (p.placed_at < 0 || now - p.placed_at >= kPlaceEvery) {
     p.placed_at = now;
@@ -358,6 +379,18 @@ bool PeerModel::Corroborated(uint32_t m, uint32_t f) const {
     if (SignalOfFeature(g) != SignalOfFeature(f) && TrackOf(m, g).run > 0) return true;
   }
   return false;
+}
+
+std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persistence) const {
+  const Track& t = TrackOf(m, f);
+  std::vector<uint32_t> out;
+  for (uint32_t o : valid_) {
+    const Track& u = TrackOf(o, f);
+    if (u.run > 0 && (u.z > 0) == (t.z > 0) && std::fabs(u.start - t.start) <= persistence) {
+      out.push_back(o);
+    }
+  }
+  return out;
 }
 
 bool PeerModel::Quiet(uint32_t m) const {

@@ -91,6 +91,18 @@ class PeerModel {
     double start;
   };
   std::span<const Stall> stalls() const { return stalls_; }
+  // Machines of one group that deviate together on one feature, the same way, their runs
+  // starting within the persistence time of each other (at least kSharedMachines): a shared
+  // cause (a pipeline stage in another phase, a rack's switch), reported once per episode in
+  // the Update where the first of them would have been named; none of them is named for it.
+  static constexpr size_t kSharedMachines = 3;
+  struct Shared {
+    uint32_t group;
+    uint32_t feature;
+    std::vector<Deviation> machines;  // each machine's deviation on the feature
+    std::vector<uint32_t> ids;        // the machines, in the order of `machines`
+  };
+  std::span<const Shared> shared() const { return shared_; }
   // Machines whose evidence reached the persistence time (and sample count) in the last Update.
   std::span<const uint32_t> triggered() const { return triggered_; }
   // Machine m's deviations under way, the longest first, at most n.
@@ -110,6 +122,7 @@ class PeerModel {
     uint16_t samples = 0;  // fresh samples, capped
     uint16_t learned = 0;  // of which placement learned from, capped
     uint16_t run = 0;      // deviating samples in the run under way
+    bool shared = false;   // the run is part of a shared deviation (PeerModel::Shared)
     double last_deviating = -1;
     bool placed = false;    // a_m is used (another machine shares its level)
     double first = -1;      // first fresh sample
@@ -133,6 +146,7 @@ class PeerModel {
                             // average)
     double placed_at = -1;  // when placement was last decided
     bool now_stalled = false;
+    bool shared = false;  // a shared deviation was reported and some machine still deviates
   };
   struct GroupStall {
     double since = -1;
@@ -144,6 +158,9 @@ class PeerModel {
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   void Place(std::span<const uint32_t> members, uint32_t feature);
   bool Corroborated(uint32_t m, uint32_t f) const;
+  // The machines of valid_ (m among them) whose run on f goes the same way as m's and started
+  // within `persistence` of it.
+  std::vector<uint32_t> Alongside(uint32_t m, uint32_t f, double persistence) const;
   Track& TrackOf(uint32_t m, uint32_t f) { return tracks_[static_cast<size_t>(m) * features_ + f]; }
   const Track& TrackOf(uint32_t m, uint32_t f) const {
     return tracks_[static_cast<size_t>(m) * features_ + f];
@@ -161,6 +178,7 @@ class PeerModel {
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;
   std::vector<Stall> stalls_;
+  std::vector<Shared> shared_;
 };
 
 }  // namespace vigil::detect
