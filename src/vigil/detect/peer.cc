@@ -190,9 +190,12 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   FollowLevel(p, centre, now, learning);
   // The spread rises within seconds (the peers scatter: a disturbance of the whole job, long
   // iterations sampled at chance phases, machines crossing a job-wide transition at different
-  // moments) and falls over minutes (a job-wide stall does not shrink it).
-  const double spread_half_life =
-      frame_spread > p.spread ? kSpreadRiseHalfLife : o_.spread_half_life_s;
+  // moments) and falls over minutes (a job-wide stall does not shrink it). Over the warm-up,
+  // whose first minutes may be anything (machines ending a first iteration many times longer
+  // at different moments), it follows the last minute both ways.
+  const double spread_half_life = learning                  ? o_.warmup_s / 5
+                                  : frame_spread > p.spread ? kSpreadRiseHalfLife
+                                                            : o_.spread_half_life_s;
   p.spread =
       p.updated < 0
           ? static_cast<float>(frame_spread)
@@ -273,7 +276,9 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       }
     }
     if (learning || t.run == 0) {
-      const double w = learning ? 1.0 / t.samples : Weight(t.interval, o_.spread_half_life_s);
+      // Over the warm-up the last minute weighs most, as for the spread.
+      const double w = learning ? std::max(1.0 / t.samples, Weight(t.interval, o_.warmup_s / 5))
+                                : Weight(t.interval, o_.spread_half_life_s);
       t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
     }
     // Placement: the machine's level against the centre, its mean over the group's first
@@ -284,7 +289,9 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     if (passes(residual)) {
       if (!learning) continue;
       if (t.odd_since < 0) t.odd_since = now;
-      if (now - t.odd_since < persistence) continue;
+      // (the general persistence time: a signal's own, 5 minutes for a temperature, would keep a
+      // machine in a warmer rack position from being learned over the whole warm-up)
+      if (now - t.odd_since < o_.persistence_s) continue;
     } else {
       t.odd_since = -1;
     }
@@ -386,7 +393,10 @@ std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persis
   std::vector<uint32_t> out;
   for (uint32_t o : valid_) {
     const Track& u = TrackOf(o, f);
-    if (u.run > 0 && (u.z > 0) == (t.z > 0) && std::fabs(u.start - t.start) <= persistence) {
+    // The same way, at least half as far: a machine far off with two barely off beside it is
+    // its own fault.
+    if (u.run > 0 && (u.z > 0) == (t.z > 0) && std::fabs(u.effect) >= 0.5 * std::fabs(t.effect) &&
+        std::fabs(u.start - t.start) <= persistence) {
       out.push_back(o);
     }
   }

@@ -91,9 +91,9 @@ class PeerModel {
     double start;
   };
   std::span<const Stall> stalls() const { return stalls_; }
-  // Machines of one group that deviate together on one feature, the same way, their runs
-  // starting within the persistence time of each other (at least kSharedMachines): a shared
-  // cause (a pipeline stage in another phase, a rack's switch), reported once per episode in
+  // Machines of one group that deviate together on one feature, the same way and about as far,
+  // their runs starting within the persistence time of each other (at least kSharedMachines): a
+  // shared cause (a pipeline stage in another phase, a rack's switch), reported once per episode in
   // the Update where the first of them would have been named; none of them is named for it.
   static constexpr size_t kSharedMachines = 3;
   struct Shared {
@@ -158,8 +158,8 @@ class PeerModel {
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   void Place(std::span<const uint32_t> members, uint32_t feature);
   bool Corroborated(uint32_t m, uint32_t f) const;
-  // The machines of valid_ (m among them) whose run on f goes the same way as m's and started
-  // within `persistence` of it.
+  // The machines of valid_ (m among them) whose run on f goes the same way as m's, at least
+  // half as far, and started within `persistence` of it.
   std::vector<uint32_t> Alongside(uint32_t m, uint32_t f, double persistence) const;
   Track& TrackOf(uint32_t m, uint32_t f) { return tracks_[static_cast<size_t>(m) * features_ + f]; }
   const Track& TrackOf(uint32_t m, uint32_t f) const {
