@@ -121,7 +121,7 @@ std::string FileSource::name() const { return fmt::format("{}", fmt::join(o_.pat
 // The first pass over one file: every line checked, its first time and disorder measured.
 Status FileSource::Scan(Stream& s) {
   VIGIL_ASSIGN_OR_RETURN(LineChunkReader chunks,
-                         LineChunkReader::Open(s.read.source, o_.chunk_bytes));
+                         LineChunkReader::Open(s.read.source, piece_bytes_));
   if (!chunks.regular()) return Status::Ok();  // read once, in the second pass
   ReadOptions read = s.read;
   read.skipped = nullptr;  // counted in the second pass
@@ -146,7 +146,7 @@ Status FileSource::Scan(Stream& s) {
 // Reads pieces of the file until its earliest point held can go, or to its end.
 Status FileSource::Fill(Stream& s) {
   if (!s.done && !s.reader) {
-    VIGIL_ASSIGN_OR_RETURN(s.chunks, LineChunkReader::Open(s.read.source, o_.chunk_bytes));
+    VIGIL_ASSIGN_OR_RETURN(s.chunks, LineChunkReader::Open(s.read.source, piece_bytes_));
     s.reader.emplace(s.format, s.read);
   }
   Point p;
@@ -175,6 +175,8 @@ Status FileSource::Fill(Stream& s) {
 
 Status FileSource::Run(const BatchSink& sink) {
   std::vector<Stream> streams(o_.paths.size());
+  piece_bytes_ = std::max(o_.chunk_bytes / std::max<size_t>(streams.size(), 1),
+                          std::min(o_.chunk_bytes, FileSourceOptions::kMinPieceBytes));
   for (size_t i = 0; i < streams.size(); ++i) {
     Stream& s = streams[i];
     s.index = i;

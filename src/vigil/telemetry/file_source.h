@@ -34,7 +34,11 @@ struct FileSourceOptions {
   std::vector<std::string> paths;  // read in this order, merged by time
   std::string format = "auto";     // csv, jsonl or prom; auto: by each file's name (FormatOf)
   bool lenient = false;            // skip and count malformed lines instead of failing
-  size_t chunk_bytes = 1 << 20;    // how much of a file is read at once (more for a longer line)
+  // How much is read at once, shared by the files: each reads a piece of chunk_bytes / files, at
+  // least kMinPieceBytes (or chunk_bytes, when smaller), more for a longer line. Files merged by
+  // time are read side by side (one per machine, all of them), each holding its piece's points.
+  size_t chunk_bytes = 1 << 20;
+  static constexpr size_t kMinPieceBytes = 64 << 10;
 };
 
 // The format of `path`: `format` (csv, jsonl or prom) unless it is "auto", else told by the
@@ -68,6 +72,7 @@ class FileSource : public PointSource {
 
   FileSourceOptions o_;
   Normalizer& names_;
+  size_t piece_bytes_ = 0;
   std::string piece_;  // the piece of a file being read, whichever file it is
   int64_t skipped_ = 0;
   size_t buffered_ = 0, peak_buffered_ = 0;

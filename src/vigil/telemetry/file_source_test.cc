@@ -74,14 +74,14 @@ std::vector<std::string> WholeAndSorted(const std::vector<std::string>& paths) {
   return out;
 }
 
-// A job's CSV: `machines` machines x 2 GPUs, a sample each second from `from` to `to`, each
-// machine's scrape `stagger` x its number seconds late (0: every machine at the whole second).
-std::string JobCsv(int machines, int from, int to, double stagger = 0) {
+// A job's CSV: `machines` machines (m<first>, ...) x 2 GPUs, a sample each second from `from` to
+// `to`, each machine's scrape `stagger` x its number seconds late (0: at the whole second).
+std::string JobCsv(int machines, int from, int to, double stagger = 0, int first = 0) {
   std::string text = "timestamp,machine,metric,value,component\n";
   for (int t = from; t < to; ++t) {
-    for (int m = 0; m < machines; ++m) {
+    for (int m = first; m < first + machines; ++m) {
       for (int g = 0; g < 2; ++g) {
-        text += fmt::format("{},m{},gpu_power,{},gpu{}\n", t + stagger * m, m,
+        text += fmt::format("{},m{},gpu_power,{},gpu{}\n", t + stagger * (m - first), m,
                             500 + (t * 7 + m * 3 + g) % 13, g);
       }
     }
@@ -173,6 +173,19 @@ TEST_F(FileSourceTest, FilesAreMergedByTime) {
   ASSERT_TRUE(reversed.status.ok());
   EXPECT_EQ(reversed.points, WholeAndSorted({first, second}));
   EXPECT_EQ(reversed.points.size(), 4u * 2 * 200);
+}
+
+// Files read side by side share the pieces' budget: sixteen files of 200 KB hold a 64 KB piece
+// each, not 1 MB (the whole file).
+TEST_F(FileSourceTest, FilesReadSideBySideShareOnePieceBudget) {
+  std::vector<std::string> paths;
+  for (int f = 0; f < 16; ++f) {
+    paths.push_back(Write(fmt::format("m{}.csv", f), JobCsv(4, 0, 900, 0, 4 * f)));
+  }
+  const Streamed s = Stream(paths, 1 << 20);
+  ASSERT_TRUE(s.status.ok()) << s.status.ToString();
+  EXPECT_EQ(s.points.size(), 16u * 4 * 2 * 900);
+  EXPECT_LT(s.peak_buffered, 16u * (64 << 10) / 20);  // lines of 20 bytes or more
 }
 
 TEST_F(FileSourceTest, ErrorsNameFileLineAndFieldBeforeAnyPoint) {
