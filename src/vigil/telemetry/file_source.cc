@@ -99,8 +99,8 @@ struct FileSource::Stream {
   size_t index = 0;  // in the order the files were given
   ReadOptions read;  // source, lenient, a saved scrape's time
   TelemetryFormat format = TelemetryFormat::kLongCsv;
-  // From the first pass: the earliest sample's time (+inf: none), and how far any sample lies
-  // before the latest one ahead of it (+inf: not measured, a pipe).
+  // From the first pass: the earliest sample's time (+inf: no sample), and how far any sample
+  // lies before the latest one ahead of it. A pipe is not measured: -inf and +inf.
   double first = -kInf;
   double disorder = kInf;
   // The second pass.
