@@ -1,9 +1,11 @@
 // Prometheus text exposition and query_range answers come from other systems: the readers never
-// crash, and whatever they accept goes through the normaliser and the detector without harm.
+// crash, read in pieces the exposition gives what it gives whole, and whatever they accept goes
+// through the normaliser and the detector without harm.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "pieces.h"
 #include "vigil/detect/detector.h"
 #include "vigil/telemetry/readers.h"
 
@@ -23,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     o.default_time = 1000;
     const vigil::Status s = vigil::telemetry::ParseExposition(text, o, sink);
     if (!s.ok() && s.message().empty()) std::abort();
+    vigil::fuzz::CheckPieces(text, vigil::telemetry::TelemetryFormat::kExposition, o);
   }
   vigil::telemetry::ReadOptions o;
   o.source = "fuzz";

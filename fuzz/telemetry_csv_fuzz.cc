@@ -1,9 +1,11 @@
-// Long CSV, JSONL, labels and signal-map YAML are users' files: the readers never crash, and
-// what they accept goes through the normaliser, the detector and the scoring without harm.
+// Long CSV, JSONL, labels and signal-map YAML are users' files: the readers never crash, read in
+// pieces they give what they give whole, and what they accept goes through the normaliser, the
+// detector and the scoring without harm.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "pieces.h"
 #include "vigil/detect/detector.h"
 #include "vigil/detect/evaluate.h"
 #include "vigil/telemetry/readers.h"
@@ -27,6 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                    vigil::telemetry::ParseTelemetryJsonl(text, o, sink)}) {
       if (!s.ok() && s.message().empty()) std::abort();
     }
+    vigil::fuzz::CheckPieces(text, vigil::telemetry::TelemetryFormat::kLongCsv, o);
+    vigil::fuzz::CheckPieces(text, vigil::telemetry::TelemetryFormat::kJsonl, o);
   }
   detector.Flush();
   const std::vector<vigil::detect::Alert> alerts = detector.TakeAlerts();

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 namespace vigil {
 namespace {
@@ -13,6 +14,14 @@ class RealClock : public Clock {
  public:
   double WallSeconds() const override { return Read(CLOCK_REALTIME); }
   double MonotonicSeconds() const override { return Read(CLOCK_MONOTONIC); }
+  void SleepFor(double seconds, const std::atomic<bool>* interrupted) override {
+    constexpr double kSlice = 0.1;  // how soon an interruption is noticed
+    for (double waited = 0; waited < seconds; waited += kSlice) {
+      if (interrupted != nullptr && interrupted->load()) return;
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(std::min(kSlice, seconds - waited)));
+    }
+  }
 
  private:
   static double Read(clockid_t id) {

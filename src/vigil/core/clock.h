@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,9 +17,13 @@ class Clock {
   virtual double WallSeconds() const = 0;
   // Seconds on a clock that never goes backwards; only differences are meaningful.
   virtual double MonotonicSeconds() const = 0;
+  // Waits `seconds` (the pause of a polling loop), returning early once `*interrupted` is set
+  // (a Ctrl-C; null: never).
+  virtual void SleepFor(double seconds, const std::atomic<bool>* interrupted) = 0;
 };
 
 // The real clocks (CLOCK_REALTIME, CLOCK_MONOTONIC). Thread-safe; lives for the whole process.
+// SleepFor sleeps in steps of 100 ms, looking at `interrupted` after each.
 Clock& SystemClock();
 
 // A clock that moves only when told to. Not thread-safe.
@@ -27,6 +32,11 @@ class FakeClock : public Clock {
   explicit FakeClock(double wall_seconds = 0.0) : wall_(wall_seconds) {}
   double WallSeconds() const override { return wall_; }
   double MonotonicSeconds() const override { return mono_; }
+  // Moves the clock on at once by the whole wait, unless `*interrupted` is already set: a test
+  // drives a polling loop without real time, and interrupts it from what the loop calls.
+  void SleepFor(double seconds, const std::atomic<bool>* interrupted) override {
+    if (interrupted == nullptr || !interrupted->load()) Advance(seconds);
+  }
   void Advance(double seconds) {
     wall_ += seconds;
     mono_ += seconds;

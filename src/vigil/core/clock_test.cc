@@ -26,6 +26,25 @@ TEST(ClockTest, SystemClockIsMonotonic) {
   EXPECT_GT(SystemClock().WallSeconds(), 1.6e9);  // after 2020
 }
 
+TEST(ClockTest, SleepForMovesAFakeClockUnlessInterrupted) {
+  FakeClock clock(100);
+  std::atomic<bool> interrupted{false};
+  clock.SleepFor(2.5, &interrupted);
+  EXPECT_DOUBLE_EQ(clock.WallSeconds(), 102.5);
+  interrupted = true;
+  clock.SleepFor(10, &interrupted);
+  EXPECT_DOUBLE_EQ(clock.WallSeconds(), 102.5);
+}
+
+TEST(ClockTest, SystemClockSleepStopsSoonAfterAnInterruption) {
+  std::atomic<bool> interrupted{true};
+  const double start = SystemClock().MonotonicSeconds();
+  SystemClock().SleepFor(30, &interrupted);
+  EXPECT_LT(SystemClock().MonotonicSeconds() - start, 1);
+  SystemClock().SleepFor(0.05, nullptr);
+  EXPECT_GE(SystemClock().MonotonicSeconds() - start, 0.05);
+}
+
 TEST(BackoffTest, DoublesUpToItsMostAndStartsOverAfterASuccess) {
   Backoff b(5, 30);
   EXPECT_EQ(b.Fail(), 5);

@@ -95,21 +95,32 @@ Status ErrnoError(std::string_view what) {
   return Status::IoError(fmt::format("{}: {}", what, std::strerror(errno)));
 }
 
-Result<std::string> ReadFile(const std::string& path) {
+namespace {
+
+// Opens `path` for reading and fills `*st`: NotFound if it does not exist, InvalidArgument for a
+// directory, IoError otherwise.
+Result<int> OpenToRead(const std::string& path, struct stat* st) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound(fmt::format("{}: no such file", path));
     return ErrnoError(fmt::format("cannot open {}", path));
   }
-  // Read straight into a string of the file's size (plus room to notice growth), not through a
-  // small buffer: a 500 MB fleet summary would otherwise be copied and faulted in several times.
-  struct stat st {};
-  const bool known = fstat(fd, &st) == 0;
-  if (known && S_ISDIR(st.st_mode)) {
+  if (fstat(fd, st) != 0) *st = {};
+  if (S_ISDIR(st->st_mode)) {
     close(fd);
     return Status::InvalidArgument(fmt::format("{} is a directory, not a file", path));
   }
-  const size_t capacity = known && st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
+  return fd;
+}
+
+}  // namespace
+
+Result<std::string> ReadFile(const std::string& path) {
+  struct stat st {};
+  VIGIL_ASSIGN_OR_RETURN(const int fd, OpenToRead(path, &st));
+  // Read straight into a string of the file's size (plus room to notice growth), not through a
+  // small buffer: a 500 MB fleet summary would otherwise be copied and faulted in several times.
+  const size_t capacity = st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
   std::string out(capacity + 1, '\0');
   size_t used = 0;
   while (true) {
@@ -127,6 +138,55 @@ Result<std::string> ReadFile(const std::string& path) {
   close(fd);
   out.resize(used);
   return out;
+}
+
+Result<LineChunkReader> LineChunkReader::Open(std::string path, size_t chunk_bytes) {
+  struct stat st {};
+  // A pipe is not opened here: opening waits for its writer, and closing would lose what it sent.
+  const bool pipe = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  if (!pipe) {
+    VIGIL_ASSIGN_OR_RETURN(const int fd, OpenToRead(path, &st));
+    close(fd);
+  }
+  return LineChunkReader(std::move(path), std::max<size_t>(chunk_bytes, 1), !pipe);
+}
+
+Result<std::string_view> LineChunkReader::Next(std::string* buffer) {
+  if (!regular_) {
+    if (offset_ > 0) return std::string_view();
+    VIGIL_ASSIGN_OR_RETURN(*buffer, ReadFile(path_));
+    offset_ = 1;
+    return std::string_view(*buffer);
+  }
+  struct stat st {};
+  VIGIL_ASSIGN_OR_RETURN(const int fd, OpenToRead(path_, &st));
+  buffer->resize(chunk_bytes_);
+  size_t used = 0, scanned = 0;
+  while (true) {
+    const ssize_t n =
+        pread(fd, buffer->data() + used, buffer->size() - used, static_cast<off_t>(offset_ + used));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status s = ErrnoError(fmt::format("cannot read {}", path_));
+      close(fd);
+      return s;
+    }
+    if (n == 0) break;  // the end of the file: its last line, with or without '\n'
+    used += static_cast<size_t>(n);
+    if (used < buffer->size()) continue;
+    // Full: the piece ends after the last '\n'; a line longer than the buffer doubles it. What
+    // follows that '\n' is read again with the next piece.
+    const size_t last = std::string_view(*buffer).substr(scanned, used - scanned).rfind('\n');
+    if (last != std::string_view::npos) {
+      used = scanned + last + 1;
+      break;
+    }
+    scanned = used;
+    buffer->resize(2 * buffer->size());
+  }
+  close(fd);
+  offset_ += used;
+  return std::string_view(buffer->data(), used);
 }
 
 Result<AtomicFile> AtomicFile::Create(const std::string& path) {

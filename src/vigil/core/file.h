@@ -20,6 +20,35 @@ Status WriteAll(int fd, std::string_view content, std::string_view what);
 // otherwise.
 Result<std::string> ReadFile(const std::string& path);
 
+// Reads a file in pieces of whole lines, so that a file of any size is read in bounded memory
+// (LineReader numbers each piece's lines on from the pieces before). A regular file is opened for
+// each piece and read from where the last one ended, and the piece goes to a buffer the caller
+// gives, so that readers of any number of files hold neither a file descriptor nor a buffer
+// between pieces; anything else (a pipe, /dev/stdin) can be read only once and comes whole as the
+// first piece. Not thread-safe.
+class LineChunkReader {
+ public:
+  // `chunk_bytes`: the size of a piece (more when one line is longer). Checks that `path` can be
+  // read, with ReadFile's errors; reads nothing yet.
+  static Result<LineChunkReader> Open(std::string path, size_t chunk_bytes);
+
+  // Reads the next piece into `*buffer` (whatever it held is replaced; one buffer can serve many
+  // readers) and returns it: whole lines, each with its '\n' (the file's last line may lack
+  // one); empty at the end of the file. Errors as ReadFile's.
+  Result<std::string_view> Next(std::string* buffer);
+
+  // Whether the file can be read again from its start (a regular file).
+  bool regular() const { return regular_; }
+
+ private:
+  LineChunkReader(std::string path, size_t chunk_bytes, bool regular)
+      : path_(std::move(path)), chunk_bytes_(chunk_bytes), regular_(regular) {}
+  std::string path_;
+  size_t chunk_bytes_;
+  bool regular_;
+  size_t offset_ = 0;  // where the next piece starts (not regular: 1 once read)
+};
+
 // A file written in pieces that is either complete or untouched: the pieces go to a temporary
 // file in the same directory; Commit() syncs it, renames it over `path` and syncs the directory.
 // Destroyed uncommitted (an error, an early return), it removes the temporary file.

@@ -72,6 +72,49 @@ TEST_F(FileTest, ReadingADirectoryIsBadInput) {
   EXPECT_EQ(r.status().message(), dir_ + " is a directory, not a file");
 }
 
+// The pieces of a file, read `chunk_bytes` at a time.
+std::vector<std::string> PiecesOf(const std::string& path, size_t chunk_bytes) {
+  Result<LineChunkReader> reader = LineChunkReader::Open(path, chunk_bytes);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  std::vector<std::string> pieces;
+  std::string buffer;
+  while (reader.ok()) {
+    Result<std::string_view> piece = reader->Next(&buffer);
+    EXPECT_TRUE(piece.ok()) << piece.status().ToString();
+    if (!piece.ok() || piece->empty()) break;
+    pieces.emplace_back(*piece);
+  }
+  return pieces;
+}
+
+TEST_F(FileTest, LineChunksEndAtLineEndsAndGrowForALongLine) {
+  const std::string p = dir_ + "/t.csv";
+  ASSERT_TRUE(WriteFileAtomic(p, "ab\ncd\nefghijklmn\nop\r\nq").ok());
+  using Pieces = std::vector<std::string>;
+  EXPECT_EQ(PiecesOf(p, 6), Pieces({"ab\ncd\n", "efghijklmn\n", "op\r\nq"}));
+  EXPECT_EQ(PiecesOf(p, 1 << 20), Pieces({"ab\ncd\nefghijklmn\nop\r\nq"}));
+  ASSERT_TRUE(WriteFileAtomic(p, "").ok());
+  EXPECT_EQ(PiecesOf(p, 6), Pieces{});
+  Result<LineChunkReader> reader = LineChunkReader::Open(p, 6);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_TRUE(reader->regular());
+}
+
+TEST_F(FileTest, LineChunksOfAPipeComeWholeAndErrorsAreReadFiles) {
+  const std::string p = dir_ + "/pipe";
+  ASSERT_EQ(mkfifo(p.c_str(), 0600), 0);
+  std::thread writer([&] { ASSERT_TRUE(WriteFileAtomic(p, "a\nb\nc\n").ok()); });
+  Result<LineChunkReader> reader = LineChunkReader::Open(p, 2);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_FALSE(reader->regular());
+  std::string buffer;
+  EXPECT_EQ(*reader->Next(&buffer), "a\nb\nc\n");
+  EXPECT_EQ(*reader->Next(&buffer), "");
+  writer.join();
+  EXPECT_EQ(LineChunkReader::Open(dir_, 2).status().message(), ReadFile(dir_).status().message());
+  EXPECT_EQ(LineChunkReader::Open(dir_ + "/none", 2).status().code(), StatusCode::kNotFound);
+}
+
 // Pieces appear only on Commit(); an uncommitted file leaves the old content and no debris.
 TEST_F(FileTest, AtomicFileInPieces) {
   const std::string p = dir_ + "/pieces.txt";

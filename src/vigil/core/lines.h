@@ -8,9 +8,12 @@ namespace vigil {
 
 // Walks `text` line by line without copying. Lines end at '\n'; a '\r' before it (CRLF files) is
 // not part of the line; a last line without '\n' counts. The viewed text must outlive the reader.
+// A piece of a longer text (whole lines of a file read in chunks) is numbered on from
+// `lines_before`, the lines of the pieces before it.
 class LineReader {
  public:
-  explicit LineReader(std::string_view text) : text_(text) {}
+  explicit LineReader(std::string_view text, int64_t lines_before = 0)
+      : text_(text), line_no_(lines_before) {}
 
   // Sets `line` to the next line and returns true, or returns false at the end.
   bool Next(std::string_view& line) {
@@ -30,7 +33,7 @@ class LineReader {
  private:
   std::string_view text_;
   size_t pos_ = 0;
-  int64_t line_no_ = 0;
+  int64_t line_no_;
 };
 
 }  // namespace vigil

@@ -29,5 +29,16 @@ TEST(LineReaderTest, SplitsAndNumbers) {
   EXPECT_EQ(All("x\r"), Lines({"x"}));
 }
 
+TEST(LineReaderTest, APieceIsNumberedOnFromTheLinesBeforeIt) {
+  LineReader reader("c\nd", 2);
+  std::string_view line;
+  ASSERT_TRUE(reader.Next(line));
+  EXPECT_EQ(line, "c");
+  EXPECT_EQ(reader.line_no(), 3);
+  ASSERT_TRUE(reader.Next(line));
+  EXPECT_EQ(reader.line_no(), 4);
+  EXPECT_FALSE(reader.Next(line));
+}
+
 }  // namespace
 }  // namespace vigil

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,11 @@ Result<std::vector<Alert>> ParseAlerts(std::string_view text, std::string_view s
 class Detector {
  public:
   // `names` gives names and roles of the ids in the points, and must outlive the detector.
+  // REQUIRES: ValidateDetectorOptions(options).ok() (options.h), which Create checks.
   Detector(const DetectorOptions& options, const telemetry::Normalizer& names);
+  // A detector of options within their ranges; ValidateDetectorOptions' error if not (options.cc).
+  static Result<std::unique_ptr<Detector>> Create(const DetectorOptions& options,
+                                                  const telemetry::Normalizer& names);
 
   void Feed(const telemetry::Point& p);
   // Live use: time has reached `now` (steps that end before now - lateness close).

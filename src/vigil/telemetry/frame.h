@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "vigil/core/bounds.h"
 #include "vigil/telemetry/series.h"
 
 namespace vigil::telemetry {
@@ -35,6 +36,8 @@ struct Frame {
 
 // The shortest step: with times within kUnixTimeBounds, frame indexes stay below 2^40.
 inline constexpr double kMinFrameStep = 0.01;
+// The steps a detector and a query_range poll may use (`vigil detect --step`): 10 ms to an hour.
+inline constexpr Bounds kStepBounds{.lo = kMinFrameStep, .hi = 3600, .seconds = true};
 
 class FrameBuilder {
  public:

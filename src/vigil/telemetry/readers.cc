@@ -36,20 +36,6 @@ std::optional<double> ParseNumber(std::string_view s) {
 
 namespace {
 
-// Runs `parse_line` over the lines of `text` (after `first_line` lines already consumed),
-// applying lenient mode to its errors.
-template <typename Fn>
-Status ForEachLine(LineReader& lines, const ReadOptions& o, Fn&& parse_line) {
-  std::string_view line;
-  while (lines.Next(line)) {
-    Status s = parse_line(line, lines.line_no());
-    if (s.ok()) continue;
-    if (!o.lenient) return s;
-    if (o.skipped) ++*o.skipped;
-  }
-  return Status::Ok();
-}
-
 Status LineError(const ReadOptions& o, int64_t line, std::string_view field,
                  std::string_view what) {
   return Status::InvalidArgument(fmt::format("{}:{}: {}: {}", o.source, line, field, what));
@@ -116,44 +102,126 @@ SeriesIdentity IdentityOf(const Labels& labels) {
   return id;
 }
 
+namespace {
+
+enum Column { kTime, kMachine, kMetric, kValue, kGroup, kComponent };
+constexpr std::array<std::string_view, 6> kColumnNames = {"timestamp", "machine", "metric",
+                                                          "value",     "group",   "component"};
+
+}  // namespace
+
+struct TelemetryReader::State {
+  TelemetryFormat format;
+  ReadOptions o;
+  int64_t lines = 0;                    // read so far
+  std::optional<CsvColumns> columns;    // long CSV, once its header is read
+  std::vector<std::string_view> field;  // a CSV line's, by kColumnNames
+  simdjson::dom::parser json;           // JSONL
+  std::string padded;
+  Labels labels;  // exposition
+
+  Status CsvLine(std::string_view line, int64_t no, const SampleSink& sink);
+  Status JsonlLine(std::string_view line, int64_t no, const SampleSink& sink);
+  Status ExpositionLine(std::string_view line, int64_t no, const SampleSink& sink);
+};
+
+TelemetryReader::TelemetryReader(TelemetryFormat format, ReadOptions options)
+    : state_(std::make_unique<State>()) {
+  state_->format = format;
+  state_->o = std::move(options);
+}
+
+TelemetryReader::~TelemetryReader() = default;
+TelemetryReader::TelemetryReader(TelemetryReader&&) noexcept = default;
+
+Status TelemetryReader::Read(std::string_view text, const SampleSink& sink) {
+  State& st = *state_;
+  LineReader lines(text, st.lines);
+  std::string_view line;
+  if (st.format == TelemetryFormat::kLongCsv && !st.columns && lines.Next(line)) {
+    st.lines = lines.line_no();
+    VIGIL_ASSIGN_OR_RETURN(st.columns, CsvColumns::Parse(line, kColumnNames, 4, st.o.source));
+  }
+  while (lines.Next(line)) {
+    st.lines = lines.line_no();
+    Status s;
+    switch (st.format) {
+      case TelemetryFormat::kLongCsv:
+        s = st.CsvLine(line, st.lines, sink);
+        break;
+      case TelemetryFormat::kJsonl:
+        s = st.JsonlLine(line, st.lines, sink);
+        break;
+      case TelemetryFormat::kExposition:
+        s = st.ExpositionLine(line, st.lines, sink);
+        break;
+    }
+    if (s.ok()) continue;
+    if (!st.o.lenient) return s;
+    if (st.o.skipped) ++*st.o.skipped;
+  }
+  return Status::Ok();
+}
+
+Status TelemetryReader::Finish() const {
+  if (state_->format == TelemetryFormat::kLongCsv && !state_->columns) {
+    return LineError(state_->o, 1, "header", "empty file, expected a header line");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// A whole text through a TelemetryReader.
+Status ParseWhole(TelemetryFormat format, std::string_view text, const ReadOptions& o,
+                  const SampleSink& sink) {
+  TelemetryReader reader(format, o);
+  VIGIL_RETURN_IF_ERROR(reader.Read(text, sink));
+  return reader.Finish();
+}
+
+}  // namespace
+
 Status ParseLongCsv(std::string_view text, const ReadOptions& o, const SampleSink& sink) {
-  LineReader lines(text);
-  std::string_view header;
-  if (!lines.Next(header)) return LineError(o, 1, "header", "empty file, expected a header line");
-  enum Column { kTime, kMachine, kMetric, kValue, kGroup, kComponent };
-  static constexpr std::array<std::string_view, 6> kNames = {"timestamp", "machine", "metric",
-                                                             "value",     "group",   "component"};
-  VIGIL_ASSIGN_OR_RETURN(const CsvColumns columns, CsvColumns::Parse(header, kNames, 4, o.source));
-  std::vector<std::string_view> field;
-  return ForEachLine(lines, o, [&](std::string_view line, int64_t no) -> Status {
-    if (line.empty()) return Status::Ok();
-    VIGIL_RETURN_IF_ERROR(columns.Split(line, no, &field));
-    RawSample s;
-    const auto t = ParseNumber(field[kTime]);
-    if (!t || !std::isfinite(*t)) {
-      return LineError(o, no, "timestamp",
-                       fmt::format("{} is not a finite number", Quote(field[kTime])));
+  return ParseWhole(TelemetryFormat::kLongCsv, text, o, sink);
+}
+
+Status ParseTelemetryJsonl(std::string_view text, const ReadOptions& o, const SampleSink& sink) {
+  return ParseWhole(TelemetryFormat::kJsonl, text, o, sink);
+}
+
+Status ParseExposition(std::string_view text, const ReadOptions& o, const SampleSink& sink) {
+  return ParseWhole(TelemetryFormat::kExposition, text, o, sink);
+}
+
+Status TelemetryReader::State::CsvLine(std::string_view line, int64_t no, const SampleSink& sink) {
+  if (line.empty()) return Status::Ok();
+  VIGIL_RETURN_IF_ERROR(columns->Split(line, no, &field));
+  RawSample s;
+  const auto t = ParseNumber(field[kTime]);
+  if (!t || !std::isfinite(*t)) {
+    return LineError(o, no, "timestamp",
+                     fmt::format("{} is not a finite number", Quote(field[kTime])));
+  }
+  s.time = *t;
+  if (field[kMachine].empty()) return LineError(o, no, "machine", "empty");
+  if (field[kMetric].empty()) return LineError(o, no, "metric", "empty");
+  s.machine = field[kMachine];
+  s.metric = field[kMetric];
+  s.group = field[kGroup];
+  s.component = field[kComponent];
+  if (field[kValue].empty()) {
+    s.value = kNaN;  // a missing sample
+  } else {
+    const auto v = ParseNumber(field[kValue]);
+    if (!v) {
+      return LineError(o, no, "value", fmt::format("{} is not a number", Quote(field[kValue])));
     }
-    s.time = *t;
-    if (field[kMachine].empty()) return LineError(o, no, "machine", "empty");
-    if (field[kMetric].empty()) return LineError(o, no, "metric", "empty");
-    s.machine = field[kMachine];
-    s.metric = field[kMetric];
-    s.group = field[kGroup];
-    s.component = field[kComponent];
-    if (field[kValue].empty()) {
-      s.value = kNaN;  // a missing sample
-    } else {
-      const auto v = ParseNumber(field[kValue]);
-      if (!v) {
-        return LineError(o, no, "value", fmt::format("{} is not a number", Quote(field[kValue])));
-      }
-      s.value = *v;
-    }
-    VIGIL_RETURN_IF_ERROR(CheckSample(o, no, s.time, s.value, field[kTime], field[kValue]));
-    sink(s);
-    return Status::Ok();
-  });
+    s.value = *v;
+  }
+  VIGIL_RETURN_IF_ERROR(CheckSample(o, no, s.time, s.value, field[kTime], field[kValue]));
+  sink(s);
+  return Status::Ok();
 }
 
 void AppendLongCsv(const RawSample& s, std::string* out) {
@@ -202,158 +270,149 @@ void AppendTelemetryJsonl(const RawSample& s, std::string* out) {
                  s.time, text(s.machine), text(s.metric), s.value, text(s.component));
 }
 
-Status ParseTelemetryJsonl(std::string_view text, const ReadOptions& o, const SampleSink& sink) {
-  LineReader lines(text);
-  simdjson::dom::parser parser;
-  std::string padded;
-  return ForEachLine(lines, o, [&](std::string_view line, int64_t no) -> Status {
-    if (Trim(line).empty()) return Status::Ok();
-    padded.assign(line);
-    padded.resize(line.size() + simdjson::SIMDJSON_PADDING);
-    simdjson::dom::element doc;
-    if (auto err = parser.parse(padded.data(), line.size(), false).get(doc)) {
-      return LineError(o, no, "line",
-                       fmt::format("not valid JSON: {}", simdjson::error_message(err)));
+Status TelemetryReader::State::JsonlLine(std::string_view line, int64_t no,
+                                         const SampleSink& sink) {
+  if (Trim(line).empty()) return Status::Ok();
+  padded.assign(line);
+  padded.resize(line.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::dom::element doc;
+  if (auto err = json.parse(padded.data(), line.size(), false).get(doc)) {
+    return LineError(o, no, "line",
+                     fmt::format("not valid JSON: {}", simdjson::error_message(err)));
+  }
+  simdjson::dom::object obj;
+  if (doc.get(obj)) return LineError(o, no, "line", "not a JSON object");
+  RawSample s;
+  auto text_field = [&](const char* name, bool required, std::string_view* out) -> Status {
+    simdjson::dom::element e;
+    if (obj[name].get(e)) {
+      return required ? LineError(o, no, name, "missing") : Status::Ok();
     }
-    simdjson::dom::object obj;
-    if (doc.get(obj)) return LineError(o, no, "line", "not a JSON object");
-    RawSample s;
-    auto text_field = [&](const char* name, bool required, std::string_view* out) -> Status {
-      simdjson::dom::element e;
-      if (obj[name].get(e)) {
-        return required ? LineError(o, no, name, "missing") : Status::Ok();
-      }
-      if (e.get(*out) || (required && out->empty())) {
-        return LineError(o, no, name, "must be a non-empty string");
-      }
-      return Status::Ok();
-    };
-    VIGIL_RETURN_IF_ERROR(text_field("machine", true, &s.machine));
-    VIGIL_RETURN_IF_ERROR(text_field("metric", true, &s.metric));
-    VIGIL_RETURN_IF_ERROR(text_field("group", false, &s.group));
-    VIGIL_RETURN_IF_ERROR(text_field("component", false, &s.component));
-    simdjson::dom::element t;
-    if (obj["timestamp"].get(t)) return LineError(o, no, "timestamp", "missing");
-    if (t.get(s.time) || !std::isfinite(s.time)) {
-      return LineError(o, no, "timestamp", "must be a number (Unix seconds)");
+    if (e.get(*out) || (required && out->empty())) {
+      return LineError(o, no, name, "must be a non-empty string");
     }
-    simdjson::dom::element v;
-    if (obj["value"].get(v)) return LineError(o, no, "value", "missing");
-    if (v.is_null()) {
-      s.value = kNaN;
-    } else if (v.get(s.value)) {
-      return LineError(o, no, "value", "must be a number or null");
-    }
-    VIGIL_RETURN_IF_ERROR(CheckSample(o, no, s.time, s.value));
-    sink(s);
     return Status::Ok();
-  });
+  };
+  VIGIL_RETURN_IF_ERROR(text_field("machine", true, &s.machine));
+  VIGIL_RETURN_IF_ERROR(text_field("metric", true, &s.metric));
+  VIGIL_RETURN_IF_ERROR(text_field("group", false, &s.group));
+  VIGIL_RETURN_IF_ERROR(text_field("component", false, &s.component));
+  simdjson::dom::element t;
+  if (obj["timestamp"].get(t)) return LineError(o, no, "timestamp", "missing");
+  if (t.get(s.time) || !std::isfinite(s.time)) {
+    return LineError(o, no, "timestamp", "must be a number (Unix seconds)");
+  }
+  simdjson::dom::element v;
+  if (obj["value"].get(v)) return LineError(o, no, "value", "missing");
+  if (v.is_null()) {
+    s.value = kNaN;
+  } else if (v.get(s.value)) {
+    return LineError(o, no, "value", "must be a number or null");
+  }
+  VIGIL_RETURN_IF_ERROR(CheckSample(o, no, s.time, s.value));
+  sink(s);
+  return Status::Ok();
 }
 
-Status ParseExposition(std::string_view text, const ReadOptions& o, const SampleSink& sink) {
-  LineReader lines(text);
-  Labels labels;
-  return ForEachLine(lines, o, [&](std::string_view line, int64_t no) -> Status {
-    size_t i = 0;
-    auto skip_blanks = [&] {
-      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    };
-    skip_blanks();
-    if (i == line.size() || line[i] == '#') return Status::Ok();
-    const size_t name_start = i;
-    if (!IsNameStart(line[i])) {
-      return LineError(o, no, "metric name",
-                       fmt::format("cannot start with {}", Quote(line.substr(i, 1))));
-    }
-    while (i < line.size() && IsNameChar(line[i])) ++i;
-    const std::string_view name = line.substr(name_start, i - name_start);
-    labels.clear();
-    skip_blanks();
-    if (i < line.size() && line[i] == '{') {
-      ++i;
-      for (;;) {
-        skip_blanks();
-        if (i < line.size() && line[i] == '}') {
-          ++i;
+Status TelemetryReader::State::ExpositionLine(std::string_view line, int64_t no,
+                                              const SampleSink& sink) {
+  size_t i = 0;
+  auto skip_blanks = [&] {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  };
+  skip_blanks();
+  if (i == line.size() || line[i] == '#') return Status::Ok();
+  const size_t name_start = i;
+  if (!IsNameStart(line[i])) {
+    return LineError(o, no, "metric name",
+                     fmt::format("cannot start with {}", Quote(line.substr(i, 1))));
+  }
+  while (i < line.size() && IsNameChar(line[i])) ++i;
+  const std::string_view name = line.substr(name_start, i - name_start);
+  labels.clear();
+  skip_blanks();
+  if (i < line.size() && line[i] == '{') {
+    ++i;
+    for (;;) {
+      skip_blanks();
+      if (i < line.size() && line[i] == '}') {
+        ++i;
+        break;
+      }
+      const size_t ls = i;
+      if (i == line.size() || !IsNameStart(line[i]) || line[i] == ':') {
+        return LineError(o, no, "labels", fmt::format("expected a label name at column {}", i + 1));
+      }
+      while (i < line.size() && IsNameChar(line[i]) && line[i] != ':') ++i;
+      std::string label(line.substr(ls, i - ls));
+      skip_blanks();
+      if (i + 1 >= line.size() || line[i] != '=' || line[i + 1] != '"') {
+        return LineError(o, no, label, "expected =\"value\"");
+      }
+      i += 2;
+      std::string value;
+      bool closed = false;
+      while (i < line.size()) {
+        const char c = line[i++];
+        if (c == '"') {
+          closed = true;
           break;
         }
-        const size_t ls = i;
-        if (i == line.size() || !IsNameStart(line[i]) || line[i] == ':') {
-          return LineError(o, no, "labels",
-                           fmt::format("expected a label name at column {}", i + 1));
-        }
-        while (i < line.size() && IsNameChar(line[i]) && line[i] != ':') ++i;
-        std::string label(line.substr(ls, i - ls));
-        skip_blanks();
-        if (i + 1 >= line.size() || line[i] != '=' || line[i + 1] != '"') {
-          return LineError(o, no, label, "expected =\"value\"");
-        }
-        i += 2;
-        std::string value;
-        bool closed = false;
-        while (i < line.size()) {
-          const char c = line[i++];
-          if (c == '"') {
-            closed = true;
-            break;
-          }
-          if (c != '\\') {
-            value.push_back(c);
-            continue;
-          }
-          if (i == line.size()) break;
-          const char e = line[i++];
-          value.push_back(e == 'n' ? '\n' : e);
-        }
-        if (!closed) return LineError(o, no, label, "unterminated label value");
-        labels.emplace_back(std::move(label), std::move(value));
-        skip_blanks();
-        if (i < line.size() && line[i] == ',') {
-          ++i;
+        if (c != '\\') {
+          value.push_back(c);
           continue;
         }
-        if (i < line.size() && line[i] == '}') {
-          ++i;
-          break;
-        }
-        return LineError(o, no, "labels", fmt::format("expected , or }} at column {}", i + 1));
+        if (i == line.size()) break;
+        const char e = line[i++];
+        value.push_back(e == 'n' ? '\n' : e);
       }
-    }
-    skip_blanks();
-    const size_t vs = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    const std::string_view value_text = line.substr(vs, i - vs);
-    const auto value = ParseNumber(value_text);
-    if (!value)
-      return LineError(o, no, "value", fmt::format("{} is not a number", Quote(value_text)));
-    skip_blanks();
-    double time = o.default_time;
-    if (i < line.size()) {
-      const size_t ts = i;
-      while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-      const std::string_view ts_text = line.substr(ts, i - ts);
-      int64_t ms = 0;
-      const auto [end, ec] = std::from_chars(ts_text.data(), ts_text.data() + ts_text.size(), ms);
-      if (ec != std::errc() || end != ts_text.data() + ts_text.size()) {
-        return LineError(o, no, "timestamp",
-                         fmt::format("{} is not an integer of milliseconds", Quote(ts_text)));
-      }
-      time = static_cast<double>(ms) / 1000.0;
+      if (!closed) return LineError(o, no, label, "unterminated label value");
+      labels.emplace_back(std::move(label), std::move(value));
       skip_blanks();
-      if (i != line.size()) return LineError(o, no, "line", "text after the timestamp");
+      if (i < line.size() && line[i] == ',') {
+        ++i;
+        continue;
+      }
+      if (i < line.size() && line[i] == '}') {
+        ++i;
+        break;
+      }
+      return LineError(o, no, "labels", fmt::format("expected , or }} at column {}", i + 1));
     }
-    if (!std::isfinite(time)) {
-      return LineError(o, no, "timestamp", "missing, and no scrape time was given");
+  }
+  skip_blanks();
+  const size_t vs = i;
+  while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+  const std::string_view value_text = line.substr(vs, i - vs);
+  const auto value = ParseNumber(value_text);
+  if (!value)
+    return LineError(o, no, "value", fmt::format("{} is not a number", Quote(value_text)));
+  skip_blanks();
+  double time = o.default_time;
+  if (i < line.size()) {
+    const size_t ts = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    const std::string_view ts_text = line.substr(ts, i - ts);
+    int64_t ms = 0;
+    const auto [end, ec] = std::from_chars(ts_text.data(), ts_text.data() + ts_text.size(), ms);
+    if (ec != std::errc() || end != ts_text.data() + ts_text.size()) {
+      return LineError(o, no, "timestamp",
+                       fmt::format("{} is not an integer of milliseconds", Quote(ts_text)));
     }
-    VIGIL_RETURN_IF_ERROR(CheckSample(o, no, time, *value, "", value_text));
-    const SeriesIdentity id = IdentityOf(labels);
-    if (id.machine.empty()) {
-      return LineError(o, no, "labels",
-                       "no hostname, Hostname or instance label names the machine");
-    }
-    sink(SampleOf(id, name, labels, time, *value));
-    return Status::Ok();
-  });
+    time = static_cast<double>(ms) / 1000.0;
+    skip_blanks();
+    if (i != line.size()) return LineError(o, no, "line", "text after the timestamp");
+  }
+  if (!std::isfinite(time)) {
+    return LineError(o, no, "timestamp", "missing, and no scrape time was given");
+  }
+  VIGIL_RETURN_IF_ERROR(CheckSample(o, no, time, *value, "", value_text));
+  const SeriesIdentity id = IdentityOf(labels);
+  if (id.machine.empty()) {
+    return LineError(o, no, "labels", "no hostname, Hostname or instance label names the machine");
+  }
+  sink(SampleOf(id, name, labels, time, *value));
+  return Status::Ok();
 }
 
 Status ParseQueryRange(std::string_view json, const ReadOptions& o, const SampleSink& sink) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,36 @@ struct ReadOptions {
   // Exposition samples without their own timestamp get this time (the scrape's); when it is NaN
   // such a sample is an error.
   double default_time = 0.0 / 0.0;
+};
+
+enum class TelemetryFormat {
+  kLongCsv,     // ParseLongCsv
+  kJsonl,       // ParseTelemetryJsonl
+  kExposition,  // ParseExposition
+};
+
+// A reader of one text in one of those formats, fed in pieces of whole lines (a file read with
+// LineChunkReader, in bounded memory): it keeps what it has learned (a CSV header) and numbers
+// lines on across pieces, so that a text read in pieces gives the samples and the messages (file,
+// line, field) that the text read whole gives. Not thread-safe.
+class TelemetryReader {
+ public:
+  TelemetryReader(TelemetryFormat format, ReadOptions options);
+  ~TelemetryReader();
+  TelemetryReader(TelemetryReader&&) noexcept;
+  TelemetryReader& operator=(TelemetryReader&&) = delete;
+
+  // Reads the next piece: `sink` once per sample, in order; the first malformed line stops it
+  // with an error (lenient: it is skipped and counted). After an error the reader is done.
+  // REQUIRES: every piece but the text's last ends with '\n'.
+  Status Read(std::string_view lines, const SampleSink& sink);
+
+  // The end of the text: InvalidArgument for a long CSV without its header line.
+  Status Finish() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // timestamp,machine,metric,value with optional group and component columns, in any order, named

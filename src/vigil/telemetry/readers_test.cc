@@ -1,5 +1,6 @@
 #include "vigil/telemetry/readers.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -289,6 +290,68 @@ TEST(TelemetryBoundsTest, TimesAndValuesOutsideTheirRangesAreNamed) {
             "prom: query_range answer: series 1: time 1e+19 is outside [0, 7258118400] (Unix "
             "seconds, years 1970 to 2200)");
   EXPECT_EQ(got.size(), 5u);
+}
+
+// What a reader fed `pieces` yields: the samples as text, then its status.
+std::vector<std::string> ReadPieces(TelemetryFormat format, const std::vector<std::string>& pieces,
+                                    bool lenient) {
+  ReadOptions o = Source("t");
+  o.lenient = lenient;
+  o.default_time = 7;
+  int64_t skipped = 0;
+  o.skipped = &skipped;
+  TelemetryReader reader(format, o);
+  std::vector<std::string> out;
+  const SampleSink sink = [&](const RawSample& s) {
+    out.push_back(fmt::format("{} {} {} {} {} {}", s.time, s.machine, s.metric, s.component,
+                              s.group, s.value));
+  };
+  Status status;
+  for (const std::string& piece : pieces) {
+    status = reader.Read(piece, sink);
+    if (!status.ok()) break;
+  }
+  if (status.ok()) status = reader.Finish();
+  out.push_back(fmt::format("{} skipped {}", status.ToString(), skipped));
+  return out;
+}
+
+// A text read in pieces of whole lines, cut anywhere, gives what the text read whole gives:
+// the same samples, and errors naming the same line (the CSV header is kept across pieces).
+TEST(TelemetryReaderTest, PiecesOfWholeLinesReadAsTheWholeText) {
+  const std::vector<std::pair<TelemetryFormat, std::string>> texts = {
+      {TelemetryFormat::kLongCsv,
+       "machine,timestamp,value,metric\r\nn1,1,3,a\n\nn2,2,,a\nn3,3,x,a\nn1,4,5,a"},
+      {TelemetryFormat::kJsonl,
+       "{\"timestamp\":1,\"machine\":\"n1\",\"metric\":\"a\",\"value\":2}\n\n[]\n"
+       "{\"timestamp\":3,\"machine\":\"n2\",\"metric\":\"a\",\"value\":null}\n"},
+      {TelemetryFormat::kExposition,
+       "# HELP a\na{hostname=\"h1\",gpu=\"0\"} 1 1000\na{gpu=\"0\"} 1\na{hostname=\"h2\"} 2\n"},
+  };
+  for (const auto& [format, text] : texts) {
+    std::vector<std::string> lines;
+    for (size_t at = 0; at < text.size();) {
+      const size_t end = std::min(text.find('\n', at), text.size() - 1) + 1;
+      lines.push_back(text.substr(at, end - at));
+      at = end;
+    }
+    for (const bool lenient : {false, true}) {
+      const std::vector<std::string> whole = ReadPieces(format, {text}, lenient);
+      EXPECT_EQ(ReadPieces(format, lines, lenient), whole) << text;
+      for (size_t cut = 1; cut < lines.size(); ++cut) {
+        std::string head, tail;
+        for (size_t i = 0; i < lines.size(); ++i) (i < cut ? head : tail) += lines[i];
+        EXPECT_EQ(ReadPieces(format, {head, "", tail}, lenient), whole) << text << cut;
+      }
+    }
+  }
+  EXPECT_EQ(ReadPieces(TelemetryFormat::kLongCsv,
+                       {"machine,timestamp,value,metric\n", "n1,1,oops,a\n"}, false)
+                .back(),
+            "invalid argument: t:2: value: \"oops\" is not a number skipped 0");
+  EXPECT_EQ(ReadPieces(TelemetryFormat::kLongCsv, {"", ""}, false).back(),
+            "invalid argument: t:1: header: empty file, expected a header line skipped 0");
+  EXPECT_EQ(ReadPieces(TelemetryFormat::kJsonl, {}, false).back(), "OK skipped 0");
 }
 
 }  // namespace
