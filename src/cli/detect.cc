@@ -102,7 +102,8 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
       ->capture_default_str();
   c->add_flag("--lenient", o.lenient, "Skip and count malformed lines instead of failing");
   c->add_option("--persistence", o.persistence,
-                "A deviation from the peers alerts once it has lasted this long (and 3 samples)")
+                "A deviation from the peers seen on two signals alerts once it has lasted this "
+                "long (and 3 samples); on one signal alone, twice as long")
       ->capture_default_str();
   c->add_option("--warmup", o.warmup,
                 "A group's first minutes (a job's start): learned, nobody judged on divergence")
