@@ -257,22 +257,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       t.last_deviating = now;
       if (!t.shared && t.evidence >= persistence && t.run >= o_.min_samples &&
           (signal.persistence > 0 || t.evidence >= 2 * persistence || Corroborated(m, f))) {
-        std::vector<uint32_t> together = Alongside(m, f, persistence);
-        if (together.size() < kSharedMachines) {
-          triggered_.push_back(m);
-        } else {
-          // Each stays out of naming for this feature until its run ends.
-          for (uint32_t o : together) TrackOf(o, f).shared = true;
-          if (!p.shared) {
-            p.shared = true;
-            Shared sh{group, f, {}, std::move(together)};
-            for (uint32_t o : sh.ids) {
-              const Track& u = TrackOf(o, f);
-              sh.machines.push_back({f, u.smooth, u.expected, u.z, u.effect, u.evidence, u.start});
-            }
-            shared_.push_back(std::move(sh));
-          }
-        }
+        Trigger(p, group, f, m, persistence);
       }
     }
     if (learning || t.run == 0) {
@@ -312,6 +297,25 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     p.placed_at = now;
     Place(valid_, f);
   }
+}
+
+void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence) {
+  std::vector<uint32_t> together = Alongside(m, f, persistence);
+  if (together.size() < kSharedMachines) {
+    triggered_.push_back(m);
+    return;
+  }
+  // A shared cause: each stays out of naming for this feature until its run ends, and the
+  // episode is reported once.
+  for (uint32_t o : together) TrackOf(o, f).shared = true;
+  if (p.shared) return;
+  p.shared = true;
+  Shared sh{group, f, {}, std::move(together)};
+  for (uint32_t o : sh.ids) {
+    const Track& u = TrackOf(o, f);
+    sh.machines.push_back({f, u.smooth, u.expected, u.z, u.effect, u.evidence, u.start});
+  }
+  shared_.push_back(std::move(sh));
 }
 
 void PeerModel::FollowLevel(Peers& p, double centre, double now, bool learning) {

@@ -154,6 +154,9 @@ class PeerModel {
   };
   void FollowStalls(double now);
   void FollowLevel(Peers& p, double centre, double now, bool learning);
+  // Machine m's evidence on f reached what it needs: it is named, or it deviates with others (a
+  // shared deviation).
+  void Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence);
 
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   void Place(std::span<const uint32_t> members, uint32_t feature);
