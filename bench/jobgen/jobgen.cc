@@ -738,9 +738,10 @@ class Job {
   void GenerateNext();
   void PushIteration(double s, double limit);
   void PushPause(SegKind kind, double s, double e, int culprit = -1,
-                 State culprit_state = State::kIdle);
+                 State culprit_state = State::kIdle, bool continued = false);
   void Materialise(double s);
-  void MaterialiseVisible(double until);
+  void MaterialiseVisible(double until, double now);
+  double NextRemoval(double s, double until) const;
   Mods ModsAt(int m, double t) const;
   int Phases(const Segment& seg, int m, double a, double b, std::array<Phase, 6>& out) const;
   GpuRates RatesGpu(const Segment& seg, int m, int g, State st, const Mods& mods) const;
@@ -787,6 +788,7 @@ class Job {
   Rng gen_rng_;
   // Scheduled after a fatal fault: stall until kill, dead until restart, init until training.
   double kill_at_ = kNaN, restart_at_ = kNaN, train_at_ = kNaN;
+  double fatal_onset_ = kNaN;  // when the fatal fault that stopped the job struck
   int culprit_ = -1;
   State culprit_state_ = State::kIdle;
 
@@ -1199,7 +1201,8 @@ void Job::EnsureUntil(double t) {
   while (segs_.size() > 2 && segs_[1].end < keep) segs_.pop_front();
 }
 
-void Job::PushPause(SegKind kind, double s, double e, int culprit, State culprit_state) {
+void Job::PushPause(SegKind kind, double s, double e, int culprit, State culprit_state,
+                    bool continued) {
   Segment seg;
   seg.kind = kind;
   seg.start = s;
@@ -1209,8 +1212,9 @@ void Job::PushPause(SegKind kind, double s, double e, int culprit, State culprit
   seg.role = role_;
   if (culprit >= 0 && seg.role[culprit] == Role::kNormal) seg.role[culprit] = Role::kCulprit;
   seg.x.assign(o_.machines, 0.0f);
-  // Machines enter a job-wide pause within a second or two of each other.
-  if (kind != SegKind::kInit && kind != SegKind::kDead) {
+  // Machines enter a job-wide pause within a second or two of each other (a pause continued
+  // from the segment before has been entered already).
+  if (kind != SegKind::kInit && kind != SegKind::kDead && !continued) {
     const double spread = kind == SegKind::kFatalStall ? 3.0 : 1.5;
     for (auto& x : seg.x) x = static_cast<float>(gen_rng_.Uniform(0, spread));
   }
@@ -1231,8 +1235,10 @@ void Job::Materialise(double s) {
 
 // While the job is not training, a fault whose signs are in hardware series (link state, link
 // width, CRC or XID counters, a GPU or machine gone, host CPU) still starts when drawn; the others
-// (stragglers, hangs) wait for training to resume.
-void Job::MaterialiseVisible(double until) {
+// (stragglers, hangs) wait for training to resume. A GPU or machine lost takes its machine out of
+// the job, which a segment carries from its start: it is materialised once `now` has reached its
+// drawn onset (the segment before ends there: NextRemoval).
+void Job::MaterialiseVisible(double until, double now) {
   for (Fault& f : faults_) {
     if (!std::isnan(f.onset) || f.drawn_onset >= until || role_[f.machine] != Role::kNormal) {
       continue;
@@ -1251,6 +1257,7 @@ void Job::MaterialiseVisible(double until) {
       case FaultKind::kXidFatal:
       case FaultKind::kMachineDown:
         // The job is already down: the machine is left out of the restart.
+        if (f.drawn_onset > now) break;
         f.onset = f.drawn_onset;
         role_[f.machine] = f.kind == FaultKind::kMachineDown ? Role::kDown : Role::kExcluded;
         steps_.push({f.onset, f.machine, kNaN});
@@ -1261,14 +1268,34 @@ void Job::MaterialiseVisible(double until) {
   }
 }
 
+// The earliest drawn onset in (s, until) of a fault that takes its machine out of the job (a GPU
+// or machine lost) while the job is down; `until` if none.
+double Job::NextRemoval(double s, double until) const {
+  double next = until;
+  for (const Fault& f : faults_) {
+    const bool removes = f.kind == FaultKind::kGpuLost || f.kind == FaultKind::kXidFatal ||
+                         f.kind == FaultKind::kMachineDown;
+    if (removes && std::isnan(f.onset) && role_[f.machine] == Role::kNormal && f.drawn_onset > s &&
+        f.drawn_onset < next) {
+      next = f.drawn_onset;
+    }
+  }
+  return next;
+}
+
 void Job::GenerateNext() {
   const double s = cursor_;
   // After a fatal fault: stall until the watchdog, dead until the restart, then init.
   if (!std::isnan(kill_at_)) {
-    MaterialiseVisible(s < kill_at_ ? kill_at_ : s < restart_at_ ? restart_at_ : train_at_);
+    const double phase_end = s < kill_at_ ? kill_at_ : s < restart_at_ ? restart_at_ : train_at_;
+    MaterialiseVisible(phase_end, s);
+    // A phase is cut where a drawn fault takes a machine out, so that it goes at its onset.
+    const double end = NextRemoval(s, phase_end);
     if (s < kill_at_) {
-      PushPause(SegKind::kFatalStall, s, kill_at_, culprit_, culprit_state_);
-      cursor_ = kill_at_;
+      PushPause(SegKind::kFatalStall, s, end, culprit_, culprit_state_,
+                /*continued=*/s > fatal_onset_);
+      cursor_ = end;
+      if (end < kill_at_) return;
       // Every rank's process ends at the kill: training_step_seconds goes away.
       for (int m = 0; m < o_.machines; ++m) steps_.push({kill_at_, m, kNaN});
       benign_.push_back({"*", kill_at_, restart_at_, "job_killed_by_watchdog"});
@@ -1280,13 +1307,14 @@ void Job::GenerateNext() {
       culprit_ = -1;
     }
     if (s < restart_at_) {
-      PushPause(SegKind::kDead, s, restart_at_);
-      cursor_ = restart_at_;
+      PushPause(SegKind::kDead, s, end);
+      cursor_ = end;
       return;
     }
-    PushPause(SegKind::kInit, s, train_at_);
-    benign_.push_back({"*", restart_at_, train_at_, "job_restart_init"});
-    cursor_ = train_at_;
+    PushPause(SegKind::kInit, s, end);
+    if (s == restart_at_) benign_.push_back({"*", restart_at_, train_at_, "job_restart_init"});
+    cursor_ = end;
+    if (end < train_at_) return;
     train_start_ = train_at_;
     first_iter_ = true;
     kill_at_ = restart_at_ = train_at_ = kNaN;
@@ -1295,7 +1323,8 @@ void Job::GenerateNext() {
   if (s == t0_) {
     // Job start: process start, NCCL init, checkpoint load.
     const double init = gen_rng_.Uniform(30, 90);
-    MaterialiseVisible(s + init);
+    // (A GPU or machine lost during the job's first init is out from its start.)
+    MaterialiseVisible(s + init, s + init);
     PushPause(SegKind::kInit, s, s + init);
     benign_.push_back({"*", s, s + init, "job_init"});
     cursor_ = s + init;
@@ -1335,6 +1364,7 @@ void Job::GenerateNext() {
   if (fatal >= 0 && fatal_at <= s + 1e-9) {
     Fault& f = faults_[fatal];
     f.onset = s;
+    fatal_onset_ = s;
     culprit_ = f.machine;
     switch (f.kind) {
       case FaultKind::kHang:
