@@ -13,11 +13,8 @@ AlertDelivery::AlertDelivery(PostAlerts post, std::string destination, const Clo
     : post_(std::move(post)), destination_(std::move(destination)), clock_(clock) {}
 
 Status AlertDelivery::Add(const std::vector<Alert>& alerts, bool last) {
-  for (const Alert& a : alerts) {
-    unsent_ += DumpJson(AlertToJson(a));
-    unsent_ += '\n';
-    ++unsent_count_;
-  }
+  for (const Alert& a : alerts) AppendAlertJsonl(a, &unsent_);
+  unsent_count_ += alerts.size();
   if (unsent_count_ == 0) return Status::Ok();
   if (!last && clock_.MonotonicSeconds() < next_try_) return Status::Ok();
   const Status posted = post_(unsent_);

@@ -29,6 +29,11 @@ Json AlertToJson(const Alert& a) {
               {"evidence", std::move(evidence)}};
 }
 
+void AppendAlertJsonl(const Alert& a, std::string* out) {
+  *out += DumpJson(AlertToJson(a));
+  *out += '\n';
+}
+
 namespace {
 
 // Every component of one exporter silent while the machine reports: an exporter restarting
@@ -311,11 +316,10 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     a.detected = end;
     const std::string& signal = names_.signals()[SignalOfFeature(sh.feature)].name;
     const std::string stat(StatName(StatOfFeature(sh.feature)));
-    for (size_t i = 0; i < sh.ids.size(); ++i) {
-      const Deviation& d = sh.machines[i];
+    for (const auto& [machine, d] : sh.members) {
       a.onset = std::min(a.onset, d.start);
       a.evidence.push_back(
-          {signal + " " + stat, NameOfMachine(sh.ids[i]), d.value, d.expected, d.z, d.effect});
+          {signal + " " + stat, NameOfMachine(machine), d.value, d.expected, d.z, d.effect});
     }
     Raise(std::move(a));
   }
@@ -374,7 +378,7 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     // first, the others in evidence.
     Presence* seen = &component_seen_[static_cast<size_t>(m) * components_];
     const auto silent = [&](uint32_t c, double grace) {
-      return seen[c].last < end - std::max(grace, seen[c].SilentAfter(o_.missing_grace));
+      return seen[c].last < end - seen[c].SilentAfter(grace);
     };
     // A sibling reported since the component's last sample.
     const auto sibling_reports = [&](uint32_t c) {
@@ -389,7 +393,7 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     for (uint32_t c = 0; c < components_; ++c) {
       if (seen[c].first < 0 || seen[c].alerted || !silent(c, o_.missing_grace)) continue;
       if (pr.last <= seen[c].last) continue;
-      if (!sibling_reports(c) && !silent(c, kExporterGrace)) continue;
+      if (!sibling_reports(c) && !silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
       seen[c].alerted = true;
       const std::string& name = names_.components().Name(c);
       if (a.component.empty()) {

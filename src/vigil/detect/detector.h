@@ -52,6 +52,9 @@ struct Alert {
 };
 
 Json AlertToJson(const Alert& alert);
+// One line of alerts JSONL (`vigil detect --out`, what ParseAlerts reads): AlertToJson and '\n',
+// appended to `out`.
+void AppendAlertJsonl(const Alert& alert, std::string* out);
 // Reads what AlertToJson writes: "machine" and "kind" non-empty strings, "detected" a number;
 // "onset" (default: detected), "rule", "component" and "evidence" optional. InvalidArgument
 // "<where>: <field>: <problem>".

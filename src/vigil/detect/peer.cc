@@ -136,7 +136,7 @@ void PeerModel::FollowStalls(double now) {
     for (const Peers& p : peers_[g]) {
       if (p.updated < 0 || p.level <= 0) continue;
       ++judged;
-      stalled += p.now_stalled;
+      stalled += p.stalled_since >= 0;
     }
     GroupStall& gs = group_stalls_[g];
     if (judged == 0 || 2 * stalled <= judged) {
@@ -209,7 +209,6 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
           ? static_cast<float>(centre)
           : static_cast<float>(p.slow_centre + Weight(dt, 30) * (centre - p.slow_centre));
   if (std::fabs(centre - p.slow_centre) > 0.2 * p.level) p.moving = now;
-  p.now_stalled = stalled;
   const bool judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s);
 
   for (uint32_t m : valid_) {
@@ -310,11 +309,8 @@ void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double
   for (uint32_t o : together) TrackOf(o, f).shared = true;
   if (p.shared) return;
   p.shared = true;
-  Shared sh{group, f, {}, std::move(together)};
-  for (uint32_t o : sh.ids) {
-    const Track& u = TrackOf(o, f);
-    sh.machines.push_back({f, u.smooth, u.expected, u.z, u.effect, u.evidence, u.start});
-  }
+  Shared sh{group, f, {}};
+  for (uint32_t o : together) sh.members.push_back({o, DeviationOf(o, f)});
   shared_.push_back(std::move(sh));
 }
 
@@ -375,14 +371,17 @@ std::vector<Deviation> PeerModel::DeviationsOf(uint32_t m, size_t n) const {
   std::vector<Deviation> out;
   if (m >= machines_) return out;
   for (uint32_t f = 0; f < features_; ++f) {
-    const Track& t = TrackOf(m, f);
-    if (t.run == 0) continue;
-    out.push_back({f, t.smooth, t.expected, t.z, t.effect, t.evidence, t.start});
+    if (TrackOf(m, f).run > 0) out.push_back(DeviationOf(m, f));
   }
   std::sort(out.begin(), out.end(),
             [](const Deviation& a, const Deviation& b) { return a.evidence > b.evidence; });
   if (out.size() > n) out.resize(n);
   return out;
+}
+
+Deviation PeerModel::DeviationOf(uint32_t m, uint32_t f) const {
+  const Track& t = TrackOf(m, f);
+  return {f, t.smooth, t.expected, t.z, t.effect, t.evidence, t.start};
 }
 
 bool PeerModel::Corroborated(uint32_t m, uint32_t f) const {

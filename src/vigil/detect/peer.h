@@ -99,8 +99,11 @@ class PeerModel {
   struct Shared {
     uint32_t group;
     uint32_t feature;
-    std::vector<Deviation> machines;  // each machine's deviation on the feature
-    std::vector<uint32_t> ids;        // the machines, in the order of `machines`
+    struct Member {
+      uint32_t machine;
+      Deviation deviation;  // on the feature
+    };
+    std::vector<Member> members;
   };
   std::span<const Shared> shared() const { return shared_; }
   // Machines whose evidence reached the persistence time (and sample count) in the last Update.
@@ -145,8 +148,7 @@ class PeerModel {
     double moving = -1;     // last seen moving (the centre a fifth of the level off its slow
                             // average)
     double placed_at = -1;  // when placement was last decided
-    bool now_stalled = false;
-    bool shared = false;  // a shared deviation was reported and some machine still deviates
+    bool shared = false;    // a shared deviation was reported and some machine still deviates
   };
   struct GroupStall {
     double since = -1;
@@ -161,6 +163,8 @@ class PeerModel {
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   void Place(std::span<const uint32_t> members, uint32_t feature);
   bool Corroborated(uint32_t m, uint32_t f) const;
+  // Machine m's deviation on feature f as it stands.
+  Deviation DeviationOf(uint32_t m, uint32_t f) const;
   // The machines of valid_ (m among them) whose run on f goes the same way as m's, at least
   // half as far, and started within `persistence` of it.
   std::vector<uint32_t> Alongside(uint32_t m, uint32_t f, double persistence) const;

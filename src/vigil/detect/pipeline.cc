@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "vigil/core/file.h"
-#include "vigil/core/json.h"
 #include "vigil/detect/options.h"
 #include "vigil/telemetry/signals.h"
 
@@ -27,7 +26,9 @@ class AlertOutput {
     for (const Alert& a : alerts) {
       if (o_.on_alert) o_.on_alert(a);
       if (o_.poll.follow && !o_.out.empty()) {
-        VIGIL_RETURN_IF_ERROR(AppendToFile(o_.out, DumpJson(AlertToJson(a)) + "\n"));
+        std::string line;
+        AppendAlertJsonl(a, &line);
+        VIGIL_RETURN_IF_ERROR(AppendToFile(o_.out, line));
       }
     }
     if (delivery_) VIGIL_RETURN_IF_ERROR(delivery_->Add(alerts, last));
@@ -73,7 +74,7 @@ Result<DetectionReport> Detect(const DetectionOptions& o, telemetry::PointSource
   report.alerts = std::move(output.all());
   if (!o.out.empty() && !o.poll.follow) {
     std::string jsonl;
-    for (const Alert& a : report.alerts) jsonl += DumpJson(AlertToJson(a)) + "\n";
+    for (const Alert& a : report.alerts) AppendAlertJsonl(a, &jsonl);
     VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, jsonl));
   }
   report.counts = n;
