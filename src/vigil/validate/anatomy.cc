@@ -16,6 +16,18 @@ bool Contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
 }
 
+// Whether `name` holds `word`. A word written with a leading '_' ("_us", "_lat") is a unit or an
+// abbreviation: it must also end where a word ends, not run on into a letter ("_us" is in
+// "read_lat_us" and "lat_us_p99", not in "by_gpu0_using_sm", SuperBench v0.4's gpu-copy-bw).
+bool HasWord(std::string_view name, std::string_view word) {
+  if (!word.starts_with('_')) return Contains(name, word);
+  for (size_t at = name.find(word); at != std::string_view::npos; at = name.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if (end == name.size() || !std::isalpha(static_cast<unsigned char>(name[end]))) return true;
+  }
+  return false;
+}
+
 Direction DirectionOf(std::string_view name) {
   if (Contains(name, "return_code")) return Direction::kZero;
   // Counters of gpu-health (ECC errors, remapped rows, retired pages, throttle flags) are lower
@@ -27,10 +39,10 @@ Direction DirectionOf(std::string_view name) {
       "bw",   "bandwidth", "flops", "iops",  "throughput", "gbps",    "tflops",
       "_ops", "score",     "rate",  "speed", "pcie_width", "pcie_gen"};
   for (std::string_view w : kLower) {
-    if (Contains(name, w)) return Direction::kLower;
+    if (HasWord(name, w)) return Direction::kLower;
   }
   for (std::string_view w : kHigher) {
-    if (Contains(name, w)) return Direction::kHigher;
+    if (HasWord(name, w)) return Direction::kHigher;
   }
   return Direction::kEither;
 }

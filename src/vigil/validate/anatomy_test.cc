@@ -73,6 +73,20 @@ TEST(AnatomyTest, GpuCopyBwIndexesLiveInTheName) {
   EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu_all_to_gpu_all_write_by_sm_bw"), "NVLink");
 }
 
+TEST(AnatomyTest, AUnitWordEndsWhereAWordEnds) {
+  // v0.4's gpu-copy-bw names hold "_using_": a bandwidth, not a time in microseconds.
+  EXPECT_EQ(Anatomize("gpu-copy-bw/gpu0_to_gpu4_by_gpu0_using_sm_under_numa0_bw").direction,
+            Direction::kHigher);
+  EXPECT_EQ(Anatomize("gpu-copy-bw/cpu_to_gpu0_by_gpu0_using_dma_under_numa0_bw").direction,
+            Direction::kHigher);
+  EXPECT_EQ(Anatomize("disk-benchmark/nvme0n1_rand_read_write_read_lat_ns_99.0").direction,
+            Direction::kLower);
+  EXPECT_EQ(Anatomize("kernel-launch/event_overhead:3").direction, Direction::kLower);
+  EXPECT_EQ(Anatomize("ib-traffic/latency_us:0").direction, Direction::kLower);
+  EXPECT_EQ(Anatomize("x/allreduce_us").direction, Direction::kLower);
+  EXPECT_EQ(Anatomize("x/step_ms_p99").direction, Direction::kLower);
+}
+
 TEST(AnatomyTest, IbLoopbackHcaInEachGeneration) {
   // Regression: the HCA sits in the name before v0.6, so every NIC came out as "NIC 0".
   MetricAnatomy a = Anatomize("ib-loopback/IB_write_8388608_Avg_4:0");  // v0.3

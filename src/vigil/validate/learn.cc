@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <ranges>
 #include <set>
 #include <unordered_map>
 
@@ -129,15 +130,29 @@ double Extrapolated(const std::vector<double>& z, double a, double b, double p) 
   return qa * bm::quantile(bm::complement(t, p)) / bm::quantile(t, a);
 }
 
+// How far out TailLimit reads a tail: the farther, the more a rare wild value of healthy parts
+// shows, and the more the values of defective parts do too.
+enum class Tail {
+  kBody,      // 90% and 97.5%
+  kFar,       // also 97.5% and 99.5%: a mixture of noise levels
+  kFarthest,  // also 99.5% and 99.9%: rare wild measurements under a body of part offsets
+};
+
+// Values beyond the 99.9% quantile that a family needs before its tail is read there.
+constexpr double kFarthestTail = 10;
+
 // The number of robust sigmas a healthy value exceeds with probability `p` (one-sided), read from
 // the fleet's own values `z` (robust sigmas from their centre, worse direction positive): the
-// larger of two extrapolations (Extrapolated), one from the body of the tail (90% and 97.5%), one
-// from further out (97.5% and 99.5%) where a mixture of noise levels shows; never below the
+// largest of the extrapolations (Extrapolated) that `tail` asks for and the values support, one
+// from the body of the tail (90% and 97.5%), one from further out (97.5% and 99.5%) where a
+// mixture of noise levels shows, one from further still (99.5% and 99.9%, with kFarthestTail
+// values beyond) where rare wild values under a body of part-to-part offsets show; never below the
 // Student t's of one degree of freedom fewer than the class has `nodes` (the spread itself is
-// estimated from them: a prediction interval). The far one only where defects are too rare to
-// reach it (`far`: a family measured on every GPU or NIC, where a defective part is one value of
-// many); a fleet too small or too rounded to show its tail gets the floor.
-double TailLimit(std::vector<double>& z, double p, bool far, size_t nodes) {
+// estimated from them: a prediction interval). The far ones only where defects are too rare to
+// reach them (a family measured on every GPU or NIC, where a defective part is one value of many:
+// at a defect rate of more than a thousandth of the parts the farthest one reads the defects and
+// widens the limit); a fleet too small or too rounded to show its tail gets the floor.
+double TailLimit(std::vector<double>& z, double p, Tail tail, size_t nodes) {
   namespace bm = boost::math;
   double limit = bm::quantile(
       bm::complement(bm::students_t(static_cast<double>(std::max<size_t>(nodes, 2) - 1)), p));
@@ -147,8 +162,10 @@ double TailLimit(std::vector<double>& z, double p, bool far, size_t nodes) {
     const double e = Extrapolated(z, a, b, p);
     if (e > limit) limit = e;  // NaN: no tail to read
   };
+  const auto beyond = [&](double q) { return static_cast<double>(z.size()) * (1 - q); };
   raise(0.9, 0.975);
-  if (far && static_cast<double>(z.size()) * (1 - 0.995) >= 2) raise(0.975, 0.995);
+  if (tail != Tail::kBody && beyond(0.995) >= 2) raise(0.975, 0.995);
+  if (tail == Tail::kFarthest && beyond(0.999) >= kFarthestTail) raise(0.995, 0.999);
   return std::min(limit, kMaxLimit);
 }
 
@@ -185,6 +202,19 @@ void SplitModes(const std::vector<double>& sorted, size_t begin, size_t end, siz
   SplitModes(sorted, cut, end, min_count, floor, out);
 }
 
+// Metrics whose evidence is pooled per component: those with a worse direction (a value that
+// may be off either way says nothing of being slow).
+bool Pooled(Direction d) { return d == Direction::kHigher || d == Direction::kLower; }
+
+// The metrics whose evidence is pooled per component (ComponentDistances): those of one benchmark
+// (`part` empty), or those of one kind of part (HBM, PCIe...) that two or more benchmarks measure.
+struct Pool {
+  std::string benchmark;                // the benchmark's name, or the part's benchmarks joined
+  std::string part;                     // "HBM", "PCIe", "GPU"...; "" for a benchmark's pool
+  std::vector<std::string> benchmarks;  // those it pools, sorted
+  std::vector<size_t> cols;
+};
+
 // The table's columns, parsed once and grouped: by family (one population) and by benchmark
 // (the metrics the fleet's distribution judges only), with small integer ids so that the per-node
 // loops do no string work.
@@ -194,6 +224,7 @@ struct Columns {
   std::vector<std::string> families;             // family id -> name
   std::vector<std::vector<size_t>> family_cols;  // family id -> columns
   std::map<std::string, std::vector<size_t>> benchmark_cols;
+  std::vector<Pool> pools;  // each benchmark's, then each part's across benchmarks
 
   explicit Columns(const std::vector<std::string>& metrics) {
     std::unordered_map<std::string, int> ids;
@@ -208,6 +239,28 @@ struct Columns {
       family_of.push_back(it->second);
       family_cols[static_cast<size_t>(it->second)].push_back(j);
       if (IsLearned(a.direction)) benchmark_cols[BenchmarkOfKey(a.family)].push_back(j);
+    }
+    std::map<std::string, Pool> parts;
+    for (const auto& [benchmark, bcols] : benchmark_cols) {
+      pools.push_back(Pool{benchmark, "", {benchmark}, {}});
+      for (size_t j : bcols) {
+        if (!Pooled(anatomy[j].direction)) continue;
+        pools.back().cols.push_back(j);
+        const std::string& component = anatomy[j].component;
+        const size_t space = component.find(' ');
+        if (space == std::string::npos) continue;
+        Pool& part = parts[component.substr(0, space)];
+        if (part.benchmarks.empty() || part.benchmarks.back() != benchmark) {
+          part.benchmarks.push_back(benchmark);
+        }
+        part.cols.push_back(j);
+      }
+    }
+    for (auto& [name, part] : parts) {
+      if (part.benchmarks.size() < 2) continue;  // the benchmark's own pool is the same
+      part.part = name;
+      part.benchmark = fmt::format("{}", fmt::join(part.benchmarks, "+"));
+      pools.push_back(std::move(part));
     }
   }
 };
@@ -256,22 +309,43 @@ double ComponentSigmas(const FleetTable& t, size_t i, size_t j, const FamilyMode
   return WorseSigmas(f.direction, v, mode.centre, mode.spread);
 }
 
-// A component's metrics within one benchmark, pooled: the mean of their sigmas after a quarter
-// of them is set aside at each end, so that one metric's noise (a heavy-tailed measurement) does
-// not move it, while a component that is slow on half of a sweep (a NIC slow at large messages
-// only) still does.
+// A component's metrics within one pool, pooled: the mean of their sigmas after a quarter of them
+// is set aside at each end, so that one metric's noise does not move it, while a component that
+// is slow on half of a sweep (a NIC slow at large messages only) still does. `least_top` sets
+// aside at least that many at the worse end: a quarter of two or three metrics is none.
 constexpr double kComponentTrim = 0.25;
 
-// One component's pooled distance within one benchmark, and the index its keys carry.
+double PooledSigmas(std::vector<double>& zs, size_t least_top) {
+  std::sort(zs.begin(), zs.end());
+  const size_t n = zs.size();
+  const auto cut = static_cast<size_t>(std::floor(static_cast<double>(n) * kComponentTrim));
+  const size_t top = std::max(cut, least_top);
+  double sum = 0;
+  for (size_t k = cut; k + top < n; ++k) sum += zs[k];
+  return sum / static_cast<double>(n - cut - top);
+}
+
+// A component with at most this many metrics in a pool is also judged without its worst one
+// (ComponentDistance::but_worst).
+constexpr size_t kFewMetrics = 3;
+
+// One component's pooled distance within one pool, two ways, each judged against a limit of its
+// own. `mean`: PooledSigmas. `but_worst`: the same with the worst metric set aside, which differs
+// from it for a component of two or three metrics only (HBM's device copy and self copy; a kernel
+// launch's event and wall time): there one metric's wild value (heavy-tailed noise) moves the
+// mean as far as a slow component does, and the mean's limit must then lie far out. Where the
+// noise is near normal the mean finds more, where it is heavy-tailed the other: it needs both
+// metrics to agree.
 struct ComponentDistance {
-  double distance = 0;
-  std::string_view index;
+  double mean = 0, but_worst = 0;
+  size_t metrics = 0;
+  std::string_view index;  // the index its keys carry
 };
 
-// For each component of node i with two or more metrics in `cols` (one benchmark), by the
-// component's name (mem-bw measures PCIe 3 and HBM 3 apart, though both carry index 3): how far it
-// lies beyond healthy, pooled over its metrics (kComponentTrim). Over a sweep this is the distance
-// of the component's curve from the fleet's.
+// For each component of node i with two or more metrics in `cols` (one pool), by the component's
+// name (mem-bw measures PCIe 3 and HBM 3 apart, though both carry index 3): how far it lies beyond
+// healthy, pooled over its metrics. Over a sweep this is the distance of the component's curve
+// from the fleet's.
 std::map<std::string_view, ComponentDistance> ComponentDistances(
     const FleetTable& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
     const std::vector<const FamilyModel*>& models, const NodeCentres& m) {
@@ -284,10 +358,10 @@ std::map<std::string_view, ComponentDistance> ComponentDistances(
     index = c.anatomy[j].index;
   }
   std::map<std::string_view, ComponentDistance> d;
-  for (const auto& [component, group] : sigmas) {
-    if (group.first.size() >= 2) {
-      d[component] = {stats::TrimmedMean(group.first, kComponentTrim), group.second};
-    }
+  for (auto& [component, group] : sigmas) {
+    std::vector<double>& zs = group.first;
+    if (zs.size() < 2) continue;
+    d[component] = {PooledSigmas(zs, 0), PooledSigmas(zs, 1), zs.size(), group.second};
   }
   return d;
 }
@@ -466,13 +540,15 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       cm.families.push_back(std::move(f));
       family_ids.push_back(fid);
     }
-    // The limits: each test's share of the budget of false findings per healthy node, two tests
-    // (fleet and balance) per value a node reports, read from the tail of the fleet's own values.
+    // The limits: each test's share of the budget of false findings per healthy node, read from
+    // the tail of the fleet's own values. Half the budget goes to the tests of single values,
+    // two (fleet and balance) per value a node reports, half to the components' pooled tests,
+    // which find the defects of a few percent (below).
     double tests = 0;
     for (const FamilyModel& f : cm.families) {
       if (IsLearned(f.direction)) tests += 2 * static_cast<double>(f.indexes.size());
     }
-    const double p = o.budget / std::max(1.0, tests);
+    const double p = o.budget / 2 / std::max(1.0, tests);
     // Each node's own noise divides its deviations here as it will when the node is judged, so
     // that the tails below are those of the tests as they are made.
     // (cm.families is complete: the models' addresses stay; only their limits are set below.)
@@ -500,33 +576,52 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       }
       // A family measured on several parts of every node: a defective part is one value of many.
       const bool far = f.indexes.size() >= kManyParts;
-      f.limit = TailLimit(fleet, p, far, nodes.size());
-      if (f.balanced) f.balance_limit = TailLimit(balance, p, far, nodes.size());
+      const Tail tail = far ? Tail::kFarthest : Tail::kBody;
+      f.limit = TailLimit(fleet, p, tail, nodes.size());
+      if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, nodes.size());
     }
-    std::vector<std::vector<double>> distances(cols.benchmark_cols.size());
+    // Each pool's distances, both ways (ComponentDistance); the second way only for a pool where
+    // some component has few metrics, since elsewhere it is the first.
+    std::vector<std::vector<double>> means(cols.pools.size()), but_worsts(cols.pools.size());
+    std::vector<bool> few(cols.pools.size(), false);
     for (size_t k = 0; k < nodes.size(); ++k) {
-      size_t b = 0;
-      for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
+      for (size_t b = 0; b < cols.pools.size(); ++b) {
         for (const auto& [component, d] :
-             ComponentDistances(t, nodes[k], bcols, cols, models, centres[k])) {
-          distances[b].push_back(d.distance / noise[k]);
+             ComponentDistances(t, nodes[k], cols.pools[b].cols, cols, models, centres[k])) {
+          means[b].push_back(d.mean / noise[k]);
+          but_worsts[b].push_back(d.but_worst / noise[k]);
+          few[b] = few[b] || d.metrics <= kFewMetrics;
         }
-        ++b;
       }
     }
-    size_t b = 0;
-    for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
-      std::vector<double>& ds = distances[b++];
-      if (ds.empty()) continue;
+    double pool_tests = 0;  // per node
+    for (size_t b = 0; b < cols.pools.size(); ++b) {
+      pool_tests += static_cast<double>(means[b].size() * (few[b] ? 2 : 1)) /
+                    static_cast<double>(nodes.size());
+    }
+    const double pooled_p = o.budget / 2 / std::max(1.0, pool_tests);
+    const auto model = [&](const Pool& pool, std::vector<double>& ds, bool but_worst) {
       ComponentModel c;
-      c.benchmark = benchmark;
+      c.benchmark = pool.benchmark;
+      c.part = pool.part;
+      c.but_worst = but_worst;
       c.samples = ds.size();
       const Robust r = RobustOf(ds, 0.05);  // a twentieth of a sigma: the resolution of a mean
       c.centre = r.centre;
       c.spread = r.spread;
       for (double& d : ds) d = (d - c.centre) / c.spread;
-      c.limit = TailLimit(ds, p, ds.size() >= kManyParts * nodes.size(), nodes.size());
+      // Not the farthest tail: these are the tests that find defects of a few percent, and at
+      // 99.9% they would read the defective parts' own distances (a thousandth of the parts
+      // defective is enough) and widen their limits past them.
+      c.limit =
+          TailLimit(ds, pooled_p, ds.size() >= kManyParts * nodes.size() ? Tail::kFar : Tail::kBody,
+                    nodes.size());
       cm.components.push_back(std::move(c));
+    };
+    for (size_t b = 0; b < cols.pools.size(); ++b) {
+      if (means[b].empty()) continue;
+      model(cols.pools[b], means[b], false);
+      if (few[b]) model(cols.pools[b], but_worsts[b], true);
     }
     out.classes.push_back(std::move(cm));
   }
@@ -572,11 +667,14 @@ Json CriteriaToJson(const LearnedCriteria& c) {
     }
     Json components = Json::array();
     for (const ComponentModel& cv : cm.components) {
-      components.push_back(Json{{"benchmark", cv.benchmark},
-                                {"centre", cv.centre},
-                                {"spread", cv.spread},
-                                {"limit", cv.limit},
-                                {"samples", cv.samples}});
+      Json j{{"benchmark", cv.benchmark},
+             {"centre", cv.centre},
+             {"spread", cv.spread},
+             {"limit", cv.limit},
+             {"samples", cv.samples}};
+      if (!cv.part.empty()) j["part"] = cv.part;
+      if (cv.but_worst) j["but_worst"] = true;
+      components.push_back(std::move(j));
     }
     classes.push_back(Json{{"hardware", cm.hardware},
                            {"nodes", cm.nodes},
@@ -671,6 +769,8 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
       for (const Json& vj : cj.at("components")) {
         ComponentModel cv;
         cv.benchmark = vj.at("benchmark").get<std::string>();
+        if (vj.contains("part")) cv.part = vj.at("part").get<std::string>();
+        if (vj.contains("but_worst")) cv.but_worst = vj.at("but_worst").get<bool>();
         where = fmt::format("component model {}: ", cv.benchmark);
         VIGIL_ASSIGN_OR_RETURN(cv.centre, number(vj, "centre", kMetricValueBounds));
         VIGIL_ASSIGN_OR_RETURN(cv.spread, number(vj, "spread", kSpreadBounds));
@@ -705,7 +805,10 @@ namespace {
 struct ClassIndex {
   const ClassModel* model = nullptr;
   std::vector<const FamilyModel*> families;
-  std::map<std::string_view, const ComponentModel*> components;
+  // By pool (part, benchmark): its models, the mean's and the one without the worst metric's.
+  std::map<std::pair<std::string_view, std::string_view>,
+           std::pair<const ComponentModel*, const ComponentModel*>>
+      components;
 };
 
 // A node whose values leave the modes of more than this share of its families (and at least
@@ -717,7 +820,7 @@ constexpr size_t kMinClassFamilies = 3;
 NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const ClassIndex& ix) {
   const ClassModel& cm = *ix.model;
   const std::vector<const FamilyModel*>& models = ix.families;
-  const std::map<std::string_view, const ComponentModel*>& components = ix.components;
+  const auto& components = ix.components;
   NodeFindings nf;
   std::vector<double> scratch;
   const NodeCentres centres = NodeCentresOf(t, i, cols, scratch);
@@ -798,17 +901,35 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
                                     centre, -1, kInf, Severity::kCritical});
     }
   }
-  for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
-    auto it = components.find(benchmark);
-    if (it == components.end() || down.contains(benchmark)) continue;
-    const ComponentModel& cv = *it->second;
-    for (const auto& [component, d] : ComponentDistances(t, i, bcols, cols, models, centres)) {
-      const double z = (d.distance / widen - cv.centre) / cv.spread;
-      if (z <= cv.limit) continue;
+  for (const Pool& pool : cols.pools) {
+    auto it = components.find({pool.part, pool.benchmark});
+    if (it == components.end() ||
+        std::any_of(pool.benchmarks.begin(), pool.benchmarks.end(),
+                    [&](const std::string& b) { return down.contains(b); })) {
+      continue;
+    }
+    const auto& [mean, but_worst] = it->second;
+    for (const auto& [component, d] : ComponentDistances(t, i, pool.cols, cols, models, centres)) {
+      // The way that lies further beyond its limit, of those that apply.
+      const ComponentModel* worst = nullptr;
+      double value = 0, z = 0;
+      for (const ComponentModel* cv : {mean, but_worst}) {
+        if (cv == nullptr || (cv->but_worst && d.metrics > kFewMetrics)) continue;
+        const double v = cv->but_worst ? d.but_worst : d.mean;
+        const double zv = (v / widen - cv->centre) / cv->spread;
+        if (zv > cv->limit && (worst == nullptr || zv / cv->limit > z / worst->limit)) {
+          worst = cv;
+          value = v;
+          z = zv;
+        }
+      }
+      if (worst == nullptr) continue;
       const std::string key =
-          benchmark + "/*" + (d.index.empty() ? "" : ":" + std::string(d.index));
-      nf.findings.push_back(Finding{std::string(component), key, "component", d.distance, -kInf,
-                                    cv.centre + cv.limit * cv.spread, 0, z, Severity::kMinor});
+          pool.benchmark + "/*" +
+          (d.index.empty() || !pool.part.empty() ? "" : ":" + std::string(d.index));
+      nf.findings.push_back(Finding{std::string(component), key, "component", value, -kInf,
+                                    worst->centre + worst->limit * worst->spread, 0, z,
+                                    Severity::kMinor});
     }
   }
   if (judged >= kMinClassFamilies &&
@@ -834,7 +955,12 @@ LearnedCriteria RestrictToBenchmarks(LearnedCriteria c,
   for (ClassModel& cm : c.classes) {
     std::erase_if(cm.families,
                   [&](const FamilyModel& f) { return !kept(BenchmarkOfKey(f.family)); });
-    std::erase_if(cm.components, [&](const ComponentModel& m) { return !kept(m.benchmark); });
+    // A part's pool is kept only with every benchmark it pools: with fewer it is another test.
+    std::erase_if(cm.components, [&](const ComponentModel& m) {
+      return !std::ranges::all_of(std::views::split(m.benchmark, '+'), [&](const auto& b) {
+        return kept(std::string_view(b.begin(), b.end()));
+      });
+    });
   }
   return c;
 }
@@ -880,7 +1006,10 @@ struct Judgement::Prepared {
       ClassIndex& ix = slot->second;
       ix.model = &cm;
       ix.families = ModelsById(cols, cm);
-      for (const ComponentModel& cv : cm.components) ix.components[cv.benchmark] = &cv;
+      for (const ComponentModel& cv : cm.components) {
+        auto& [mean, but_worst] = ix.components[{cv.part, cv.benchmark}];
+        (cv.but_worst ? but_worst : mean) = &cv;
+      }
     }
   }
 

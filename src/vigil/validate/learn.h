@@ -17,7 +17,7 @@
 
 namespace vigil::validate {
 
-inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/2";
+inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/3";
 
 // A component is expected of a class when at least this share of its nodes reports it.
 inline constexpr double kExpectedShare = 0.9;
@@ -53,7 +53,9 @@ struct FamilyModel {
 // component's curve and the fleet's; over GEMM's data types it pools evidence that one type
 // alone would not give, and it carries the correlation between a component's metrics.
 struct ComponentModel {
-  std::string benchmark;
+  std::string benchmark;   // for a part's pool, the benchmarks it pools joined by '+'
+  std::string part;        // "": one benchmark's pool; else the kind of part (HBM, PCIe, GPU...)
+  bool but_worst = false;  // the pool without each component's worst metric (learn.cc)
   double centre = 0, spread = 0, limit = 0;
   size_t samples = 0;
 };

@@ -264,6 +264,134 @@ TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
   EXPECT_EQ(slow.findings[0].component, "GPU 3");
 }
 
+// A fleet of `nodes` 8-GPU nodes with heavy-tailed noise (Student t, 3 degrees of freedom, 0.4%)
+// on the keys `keys(gpu)` of each GPU; `slow(node, key)` is the share a key is worse by.
+FleetTable HeavyTailedFleet(int nodes, const std::function<std::vector<std::string>(int)>& keys,
+                            const std::function<double(int, const std::string&)>& slow,
+                            uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::student_t_distribution<double> t3(3);
+  std::vector<FleetRow> rows;
+  for (int n = 0; n < nodes; ++n) {
+    FleetRow& r = rows.emplace_back();
+    r.node = fmt::format("n{:04}", n);
+    for (int g = 0; g < 8; ++g) {
+      for (const std::string& key : keys(g)) {
+        const double worse = slow(n, key);
+        const double v = 1000 * (1 + 0.004 * t3(rng));
+        r.values.emplace_back(
+            key, key.find("_time") != std::string::npos ? v * (1 + worse) : v * (1 - worse));
+      }
+    }
+  }
+  return TableOfRows(rows, "fleet.jsonl");
+}
+
+std::vector<const ComponentModel*> Pools(const LearnedCriteria& c, std::string_view benchmark) {
+  std::vector<const ComponentModel*> out;
+  for (const ComponentModel& m : c.classes.at(0).components) {
+    if (m.benchmark == benchmark) out.push_back(&m);
+  }
+  return out;
+}
+
+// HBM is measured by mem-bw (device to device) and gpu-copy-bw (a GPU's copy within its own
+// memory), one metric each: its two metrics are pooled across the benchmarks. Under heavy-tailed
+// noise a part 5% slow on both is found by the pool, which needs both to agree, and by neither
+// metric alone, whose limit lies far out.
+TEST(LearnTest, APartThatTwoBenchmarksMeasureIsPooledAcrossThem) {
+  const auto keys = [](int g) {
+    return std::vector<std::string>{fmt::format("mem-bw/d2d_bw:{}", g),
+                                    fmt::format("gpu-copy-bw/gpu{0}_to_gpu{0}_by_sm_bw", g)};
+  };
+  const FleetTable fleet = HeavyTailedFleet(
+      2000, keys, [](int, const std::string&) { return 0.0; }, 3);
+  const LearnedCriteria c = *Learn(fleet, LearnOptions{});
+  const std::vector<const ComponentModel*> hbm = Pools(c, "gpu-copy-bw+mem-bw");
+  ASSERT_EQ(hbm.size(), 2u);  // the mean and the one without the worst metric
+  EXPECT_EQ(hbm[0]->part, "HBM");
+  size_t flagged = 0;
+  for (const NodeFindings& nf : Judge(fleet, c)) flagged += nf.defective;
+  EXPECT_LE(flagged, 20u);  // 2,000 nodes at 0.005 expect 10
+
+  const FleetTable slow = HeavyTailedFleet(
+      20, keys, [](int, const std::string& key) { return key.find('3') != key.npos ? 0.05 : 0.0; },
+      4);
+  size_t found = 0, others = 0;  // of 20 slow HBMs; of 140 healthy ones
+  for (const NodeFindings& nf : Judge(slow, c)) {
+    for (const Finding& f : nf.findings) {
+      found +=
+          f.component == "HBM 3" && f.test == "component" && f.metric == "gpu-copy-bw+mem-bw/*";
+      others += f.component != "HBM 3";
+    }
+  }
+  EXPECT_GE(found, 18u);
+  EXPECT_LE(others, 1u);
+}
+
+// A component of two metrics (a kernel launch's event and wall time) is also judged without its
+// worse one: one metric's wild value then cannot make it look slow, so that test's limit stays
+// near, while the mean's lies far out under heavy tails.
+TEST(LearnTest, AComponentOfFewMetricsIsAlsoJudgedWithoutItsWorst) {
+  const auto keys = [](int g) {
+    return std::vector<std::string>{fmt::format("kernel-launch/event_time:{}", g),
+                                    fmt::format("kernel-launch/wall_time:{}", g)};
+  };
+  const FleetTable fleet = HeavyTailedFleet(
+      2000, keys, [](int, const std::string&) { return 0.0; }, 5);
+  const LearnedCriteria c = *Learn(fleet, LearnOptions{});
+  const std::vector<const ComponentModel*> launch = Pools(c, "kernel-launch");
+  ASSERT_EQ(launch.size(), 2u);
+  EXPECT_FALSE(launch[0]->but_worst);
+  EXPECT_TRUE(launch[1]->but_worst);
+  EXPECT_LT(launch[1]->limit * launch[1]->spread, launch[0]->limit * launch[0]->spread / 2);
+  const LearnedCriteria back = *CriteriaFromJson(DumpJson(CriteriaToJson(c)), "c.json");
+  EXPECT_TRUE(Pools(back, "kernel-launch")[1]->but_worst);
+  const FleetTable slow = HeavyTailedFleet(
+      20, keys, [](int, const std::string& key) { return key.ends_with(":6") ? 0.05 : 0.0; }, 6);
+  size_t found = 0;
+  for (const NodeFindings& nf : Judge(slow, c)) {
+    for (const Finding& f : nf.findings) found += f.component == "GPU 6" && f.test == "component";
+  }
+  EXPECT_GE(found, 18u);
+}
+
+// Only metrics with a worse direction are pooled: a value that may be off either way (a block
+// size) says nothing of a part being slow. Here each disk has one such metric beside one
+// bandwidth, so no disk has two metrics to pool.
+TEST(LearnTest, MetricsWithoutAWorseDirectionAreNotPooled) {
+  std::vector<FleetRow> rows;
+  for (int n = 0; n < 100; ++n) {
+    FleetRow& r = rows.emplace_back();
+    r.node = fmt::format("n{}", n);
+    for (int d = 0; d < 4; ++d) {
+      r.values.emplace_back(fmt::format("disk-benchmark/nvme{}n1_rand_read_write_bs", d), 4096);
+      r.values.emplace_back(fmt::format("disk-benchmark/nvme{}n1_rand_read_write_read_iops", d),
+                            85000 + 10 * ((n * 7 + d) % 13));
+    }
+  }
+  const LearnedCriteria c = *Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{});
+  EXPECT_TRUE(Pools(c, "disk-benchmark").empty());
+}
+
+// A part's pool spans benchmarks: judging a node that ran only some of them keeps it only when
+// it ran all.
+TEST(LearnTest, APartsPoolIsKeptOnlyWithEveryBenchmarkItPools) {
+  ComponentModel hbm;
+  hbm.benchmark = "gpu-copy-bw+mem-bw";
+  hbm.part = "HBM";
+  ComponentModel launch;
+  launch.benchmark = "kernel-launch";
+  LearnedCriteria c;
+  c.classes.push_back(ClassModel{"", 10, {}, {hbm, launch}});
+  EXPECT_EQ(RestrictToBenchmarks(c, {"mem-bw", "gpu-copy-bw"}).classes[0].components.size(), 1u);
+  EXPECT_EQ(RestrictToBenchmarks(c, {"mem-bw", "kernel-launch"}).classes[0].components.size(), 1u);
+  EXPECT_EQ(RestrictToBenchmarks(c, {"gpu-copy-bw", "mem-bw", "kernel-launch"})
+                .classes[0]
+                .components.size(),
+            2u);
+}
+
 // Values printed rounded (SuperBench prints bandwidths to two decimals) have a spread floor of
 // one printed step: a fleet whose values are all 0.05 or 0.06 does not flag a node for 0.04.
 TEST(LearnTest, RoundedValuesAreJudgedInTheirPrintedSteps) {
@@ -367,8 +495,9 @@ TEST(LearnTest, CriteriaRoundTripAndVersionCheck) {
   EXPECT_EQ(other.status().message().rfind("c.json: criteria of schema \"vigil.criteria/9\"", 0),
             0u);
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/1\"}", "c.json").ok());
+  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/2\"}", "c.json").ok());
   EXPECT_FALSE(CriteriaFromJson("[]", "c.json").ok());
-  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/2\", \"budget\": \"x\","
+  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/3\", \"budget\": \"x\","
                                 " \"resolution\": 0, \"classes\": []}",
                                 "c.json")
                    .ok());
