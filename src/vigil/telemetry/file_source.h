@@ -7,13 +7,22 @@
 // a file in time order, a scrape interval for staggered scrapes, the whole span for a file sorted
 // by series). The second pass normalises the samples in file order and holds each file's points in
 // a reorder buffer until no later line can come before them, which takes the points of `disorder`
-// seconds: a file in time order or nearly costs a piece and a few seconds of points, a file sorted
-// by series costs all its points, as reading it whole did. The files are merged by time, each one
-// opened when the merge reaches its first sample. The order is exactly that of a stable sort of
-// every file's points by time (equal times in file order, then in the order the files were given).
+// seconds: a file in time order or nearly costs a piece and a few seconds of points. The files are
+// merged by time, each one opened when the merge reaches its first sample. The order is exactly
+// that of a stable sort of every file's points by time (equal times in file order, then in the
+// order the files were given).
+//
+// The reorder buffers hold at most max_buffered_points together. When one more would go over,
+// the file that holds the most sorts its points by time and writes them to a temporary file (a
+// run), and is read to its end before it gives another point; its points then come from a merge
+// of its runs and what it still holds, equal times from the run written first. So a file sorted
+// by series costs max_buffered_points in memory and its points once on disk, whatever its size.
+// A spilled file is read sooner than it would be held, which, as another chunk_bytes does, moves
+// only the order in which the normaliser first meets names (ids) and, for a series with samples
+// of the same times in two files, which of them it takes.
 //
 // A file that cannot be read twice (a pipe, /dev/stdin) is not measured: it is read whole and
-// its points are held until its end.
+// its points are held until its end (spilled as above).
 #pragma once
 
 #include <cstddef>
@@ -39,6 +48,15 @@ struct FileSourceOptions {
   // time are read side by side (one per machine, all of them), each holding its piece's points.
   size_t chunk_bytes = 1 << 20;
   static constexpr size_t kMinPieceBytes = 64 << 10;
+  // The most points the files' reorder buffers hold together, at least 1. A point held costs 48
+  // bytes: a million, 48 MB, in a block of 2^20 that leaves room for points already given but not
+  // yet dropped from it. Beyond the bound, points go to runs in spill_directory, 40 bytes each on
+  // disk, read back 64 KB at a time; whenever 16 of a file's runs have been through as many
+  // merges (a level), they are merged into one, so that a file keeps at most 15 runs a level.
+  size_t max_buffered_points = 1'000'000;
+  // Where runs are written; "": $TMPDIR, else /tmp. A run's file is removed from the directory
+  // as soon as it is made and lives as long as it is open: none is left behind, whatever happens.
+  std::string spill_directory;
 };
 
 // The format of `path`: `format` (csv, jsonl or prom) unless it is "auto", else told by the
@@ -53,29 +71,36 @@ class FileSource : public PointSource {
   FileSource(FileSourceOptions options, Normalizer& names);
   ~FileSource() override;
 
-  // Both passes over every file; batches carry until = NaN. Errors: a file's format that cannot be
-  // told, ReadFile's errors, and the readers' (the first malformed line, in the order the files
-  // were given).
+  // Both passes over every file; batches carry until = NaN. Errors: InvalidArgument for
+  // max_buffered_points 0 and a file's format that cannot be told, ReadFile's errors, the readers'
+  // (the first malformed line, in the order the files were given), and IoError naming the spill
+  // directory when a run cannot be made, written (a full disk) or read back.
   Status Run(const BatchSink& sink) override;
 
   // The paths, separated by ", ".
   std::string name() const override;
   int64_t skipped() const override { return skipped_; }
 
-  // The most points held at once in the reorder buffers during Run.
+  // The most points held in memory at once in the reorder buffers during Run: at most
+  // max_buffered_points (the runs' read blocks, 64 KB each, are not counted).
   size_t peak_buffered() const { return peak_buffered_; }
+  // Points written to runs during Run (a merge of runs rewrites them, not counted again).
+  size_t spilled_points() const { return spilled_points_; }
 
  private:
   struct Stream;
   Status Scan(Stream& stream);
-  Status Fill(Stream& stream);
+  Status Fill(Stream& stream, std::vector<Stream>& streams);
+  Status Spill(Stream& stream);
+  Result<Point> Pop(Stream& stream);
 
   FileSourceOptions o_;
   Normalizer& names_;
   size_t piece_bytes_ = 0;
   std::string piece_;  // the piece of a file being read, whichever file it is
   int64_t skipped_ = 0;
-  size_t buffered_ = 0, peak_buffered_ = 0;
+  size_t buffered_ = 0, peak_buffered_ = 0, spilled_points_ = 0;
+  std::string spill_dir_;  // spill_directory, or where "" leads
 };
 
 }  // namespace vigil::telemetry

@@ -2,12 +2,19 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <utime.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "vigil/core/file.h"
@@ -16,27 +23,28 @@
 namespace vigil::telemetry {
 namespace {
 
-// A point by its names, as two normalisers that met the names in another order agree on.
+// Every field of a point, ids by their names, as two normalisers that met the names in another
+// order agree on.
 std::string Describe(const Normalizer& names, const Point& p) {
-  return fmt::format("{} {} {} {} {}{}", p.time, names.machines().Name(p.machine),
+  const std::string& group = names.groups().Name(p.group);
+  return fmt::format("{} {} {} {} {}{}{}{}", p.time, names.machines().Name(p.machine),
                      names.signals()[p.signal].name, names.components().Name(p.component), p.value,
-                     p.held ? " held" : "");
+                     group.empty() ? "" : " group=" + group, p.held ? " held" : "",
+                     p.rescraped ? " rescraped" : "");
 }
 
 struct Streamed {
   Status status;
   std::vector<std::string> points;
   size_t peak_buffered = 0;
+  size_t spilled = 0;
   int64_t skipped = 0;
   size_t batches = 0;
 };
 
-Streamed Stream(const std::vector<std::string>& paths, size_t chunk_bytes, bool lenient = false) {
+// Runs a source over `o`; `after_batch` (may be empty) answers for the sink after each batch.
+Streamed Stream(const FileSourceOptions& o, const std::function<Status()>& after_batch = {}) {
   Normalizer names(SignalMap::Default(), true);
-  FileSourceOptions o;
-  o.paths = paths;
-  o.chunk_bytes = chunk_bytes;
-  o.lenient = lenient;
   FileSource source(o, names);
   Streamed out;
   double last = -1;
@@ -48,11 +56,20 @@ Streamed Stream(const std::vector<std::string>& paths, size_t chunk_bytes, bool 
       last = p.time;
       out.points.push_back(Describe(names, p));
     }
-    return Status::Ok();
+    return after_batch ? after_batch() : Status::Ok();
   });
   out.peak_buffered = source.peak_buffered();
+  out.spilled = source.spilled_points();
   out.skipped = source.skipped();
   return out;
+}
+
+Streamed Stream(const std::vector<std::string>& paths, size_t chunk_bytes, bool lenient = false) {
+  FileSourceOptions o;
+  o.paths = paths;
+  o.chunk_bytes = chunk_bytes;
+  o.lenient = lenient;
+  return Stream(o);
 }
 
 // What reading every file whole, one after the other, and sorting all points by time gives.
@@ -110,6 +127,48 @@ std::string SortedBySeries(const std::string& csv) {
   return out;
 }
 
+// The lines of a CSV (header first), each made up to `seconds` late in a fixed pseudo-random way
+// and written in the order they would arrive: scrapes written as they came in.
+std::string Jittered(const std::string& csv, double seconds) {
+  std::vector<std::pair<double, std::string>> lines;
+  uint64_t state = 11;
+  for (size_t at = csv.find('\n') + 1; at < csv.size();) {
+    const size_t end = csv.find('\n', at);
+    std::string line = csv.substr(at, end + 1 - at);
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    const double late = static_cast<double>(state >> 11) * 0x1p-53 * seconds;
+    lines.emplace_back(std::strtod(line.c_str(), nullptr) + late, std::move(line));
+    at = end + 1;
+  }
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out = csv.substr(0, csv.find('\n') + 1);
+  for (const auto& l : lines) out += l.second;
+  return out;
+}
+
+// Sets an environment variable for the scope, then puts back what it was.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 class FileSourceTest : public ::testing::Test {
  protected:
   std::string Write(const std::string& name, const std::string& text) {
@@ -117,6 +176,7 @@ class FileSourceTest : public ::testing::Test {
     return dir_.File(name);
   }
   vigil::testing::TempDir dir_;
+  vigil::testing::TempDir spill_;  // where runs are written
 };
 
 TEST_F(FileSourceTest, AFileInTimeOrderHoldsAboutOnePiece) {
@@ -226,6 +286,111 @@ TEST_F(FileSourceTest, APipeIsReadOnceAndWhole) {
   writer.join();
   ASSERT_TRUE(s.status.ok()) << s.status.ToString();
   EXPECT_EQ(s.points, WholeAndSorted({Write("copy.csv", text)}));
+}
+
+// Points beyond max_buffered_points go to runs on disk and come back merged in the order holding
+// them gave, for any disorder; memory holds the bound, not one point more.
+TEST_F(FileSourceTest, SpillingGivesWhatHoldingGave) {
+  const std::string series = Write("series.csv", SortedBySeries(JobCsv(8, 0, 300, 0.25)));
+  const std::string jitter = Write("jitter.csv", Jittered(JobCsv(8, 0, 300), 20));
+  // Several files in mixed order: the second hour before the first (sorted by series), and two
+  // more machines' jittered samples across both.
+  const std::string second = Write("h2.csv", JobCsv(4, 100, 200));
+  const std::string first = Write("h1.csv", SortedBySeries(JobCsv(4, 0, 100, 0.5)));
+  const std::string more = Write("m.csv", Jittered(JobCsv(2, 50, 150, 0, 4), 3));
+  const std::vector<std::vector<std::string>> inputs = {{series}, {jitter}, {second, first, more}};
+  for (const std::vector<std::string>& paths : inputs) {
+    SCOPED_TRACE(paths.front());
+    FileSourceOptions o;
+    o.paths = paths;
+    o.chunk_bytes = 512;
+    o.spill_directory = spill_.path();
+    const Streamed held = Stream(o);
+    ASSERT_TRUE(held.status.ok()) << held.status.ToString();
+    EXPECT_EQ(held.spilled, 0u);
+    EXPECT_GT(held.peak_buffered, 100u);
+    // 1: every point goes to a run of its own, and runs are merged into runs of 16, 256, 4,096.
+    for (const size_t bound : {1, 7, 100}) {
+      SCOPED_TRACE(bound);
+      o.max_buffered_points = bound;
+      const Streamed spilled = Stream(o);
+      ASSERT_TRUE(spilled.status.ok()) << spilled.status.ToString();
+      EXPECT_EQ(spilled.points, held.points);
+      EXPECT_LE(spilled.peak_buffered, bound);
+      EXPECT_GT(spilled.spilled, 0u);
+      EXPECT_EQ(spill_.EntryCount(), 0u);
+    }
+  }
+}
+
+// A run's file leaves its directory as soon as it is made: none is there while the points are
+// merged, after the end, after a sink that fails, after a malformed line.
+TEST_F(FileSourceTest, NoSpillFileIsLeftBehind) {
+  const ScopedEnv tmpdir("TMPDIR", spill_.path());
+  const std::string text = SortedBySeries(JobCsv(8, 0, 300));
+  FileSourceOptions o;
+  o.paths = {Write("t.csv", text)};
+  o.max_buffered_points = 100;
+  size_t files_seen = 0;
+  const Streamed done = Stream(o, [&] {
+    files_seen = std::max(files_seen, spill_.EntryCount());
+    return Status::Ok();
+  });
+  ASSERT_TRUE(done.status.ok()) << done.status.ToString();
+  EXPECT_GT(done.spilled, 0u);
+  EXPECT_EQ(files_seen, 0u);
+  EXPECT_EQ(spill_.EntryCount(), 0u);
+
+  const Streamed stopped = Stream(o, [] { return Status::Cancelled("stop"); });
+  EXPECT_EQ(stopped.status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(stopped.batches, 1u);
+  EXPECT_EQ(spill_.EntryCount(), 0u);
+
+  // A pipe is read once, without the first pass that checks every line: its malformed last line
+  // comes after runs were written.
+  const std::string pipe = dir_.File("pipe.csv");
+  ASSERT_EQ(mkfifo(pipe.c_str(), 0600), 0);
+  std::thread writer([&] { EXPECT_TRUE(WriteFileAtomic(pipe, text + "9,m0,x,oops\n").ok()); });
+  o.paths = {pipe};
+  const Streamed failed = Stream(o);
+  writer.join();
+  EXPECT_TRUE(failed.status.message().starts_with(pipe + ":4802: ")) << failed.status.ToString();
+  EXPECT_GT(failed.spilled, 0u);
+  EXPECT_TRUE(failed.points.empty());
+  EXPECT_EQ(spill_.EntryCount(), 0u);
+}
+
+TEST_F(FileSourceTest, ASpillThatCannotBeWrittenIsAnError) {
+  FileSourceOptions o;
+  o.paths = {Write("t.csv", SortedBySeries(JobCsv(8, 0, 300)))};
+  o.max_buffered_points = 1000;
+  o.spill_directory = dir_.File("none");
+  const Streamed missing = Stream(o);
+  EXPECT_EQ(missing.status.code(), StatusCode::kIoError);
+  EXPECT_EQ(missing.status.message(), fmt::format("cannot make a spill file in {}: No such file "
+                                                  "or directory",
+                                                  o.spill_directory));
+  EXPECT_TRUE(missing.points.empty());
+
+  // A full disk, as a file size limit gives it (EFBIG): runs of 1,000 points are 40 KB.
+  o.spill_directory = spill_.path();
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &limit), 0);
+  rlimit small = limit;
+  small.rlim_cur = std::min<rlim_t>(4096, limit.rlim_max);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // else the limit kills the process
+  const int limited = setrlimit(RLIMIT_FSIZE, &small);
+  const Streamed full = Stream(o);
+  setrlimit(RLIMIT_FSIZE, &limit);
+  std::signal(SIGXFSZ, old_handler);
+  ASSERT_EQ(limited, 0);
+  EXPECT_EQ(full.status.code(), StatusCode::kIoError);
+  EXPECT_EQ(full.status.message(),
+            fmt::format("cannot write a spill file in {}: File too large", spill_.path()));
+  EXPECT_EQ(spill_.EntryCount(), 0u);
+
+  o.max_buffered_points = 0;
+  EXPECT_EQ(Stream(o).status.message(), "max_buffered_points must be at least 1");
 }
 
 TEST(FormatOfTest, ByNameOrAsGiven) {
