@@ -189,13 +189,14 @@ void AddBands(std::vector<Series>& series, const std::string& hardware,
       if (f.family != a.family || !validate::IsLearned(f.direction)) continue;
       // The band of the mode the node's latest value sits in (a metric with two healthy modes,
       // two firmware versions, has one band each).
-      const validate::Mode& m =
-          validate::NearestMode(f, s.points.empty() ? std::nan("") : s.points.back().second);
-      s.centre = m.centre;
+      const double factor = validate::MemberFactor(f, s.metric);
+      const validate::Mode& m = validate::NearestMode(
+          f, s.points.empty() ? std::nan("") : s.points.back().second / factor);
+      s.centre = m.centre * factor;
       const bool low = f.direction != validate::Direction::kLower;
       const bool high = f.direction != validate::Direction::kHigher;
-      if (low) s.low = m.centre - f.limit * m.spread;
-      if (high) s.high = m.centre + f.limit * m.spread;
+      if (low) s.low = (m.centre - f.limit * m.spread) * factor;
+      if (high) s.high = (m.centre + f.limit * m.spread) * factor;
     }
   }
 }

@@ -1,5 +1,6 @@
 #include "vigil/server/service.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -25,7 +26,7 @@ validate::LearnedCriteria TwoBenchmarks() {
     f.modes.push_back(validate::Mode{centre, centre / 100, centre, centre / 100, 100});
     f.limit = 6;
     f.samples = 100;
-    f.indexes = {index};
+    f.members = {*index == '\0' ? std::string(family) : fmt::format("{}:{}", family, index)};
   }
   return c;
 }

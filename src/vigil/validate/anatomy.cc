@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdlib>
@@ -124,6 +125,17 @@ std::string_view HcaInName(std::string_view name) {
   return {};
 }
 
+// The NVLink path between GPUs `a` and `b`, whichever way the copy ran: "NVLink 0-4" for both
+// "gpu0_to_gpu4" and "gpu4_to_gpu0", so that a pair's metrics in both directions are one
+// component's.
+std::string LinkName(std::string_view a, std::string_view b) {
+  const auto number = [](std::string_view g) {
+    return std::strtol(std::string(g).c_str(), nullptr, 10);
+  };
+  if (number(b) < number(a)) std::swap(a, b);
+  return fmt::format("NVLink {}-{}", a, b);
+}
+
 // One end of a copy in gpu-copy-bw's tag: "cpu", "gpu_all" or "gpu<N>" (N in *gpu).
 bool CopyEnd(std::string_view& s, std::string_view* gpu, bool* all) {
   *gpu = {};
@@ -166,7 +178,7 @@ std::string CopyComponent(std::string_view name) {
   if (a_all && b_all) return "NVLink";
   if (a_all || b_all) return fmt::format("NVLink {}", a_all ? b : a);  // one GPU <-> all peers
   if (a == b) return fmt::format("HBM {}", a);  // a GPU copying within its own memory
-  return fmt::format("NVLink {}-{}", a, b);
+  return LinkName(a, b);
 }
 
 // nvbandwidth's matrix cells: "<test>_cpu<R>_gpu<C>_<bw|lat>" (host <-> GPU C) and
@@ -189,7 +201,7 @@ std::string NvbandwidthComponent(std::string_view name) {
     if (name.starts_with("all_to_one") || name.starts_with("one_to_all")) {
       return fmt::format("NVLink {}", c);
     }
-    return fmt::format("NVLink {}-{}", r, c);
+    return LinkName(r, c);
   }
   return "";
 }
@@ -273,6 +285,84 @@ std::string ComponentOf(std::string_view benchmark, std::string_view name, std::
   return numbered(kind, index);
 }
 
+// What a SuperBench benchmark measures when a metric's name does not say: SuperBench v0.3 named
+// GEMM figures by data type alone ("gemm-flops/FP32:3", FLOPS), ib-loopback's by size and HCA
+// ("IB_write_8388608_Avg_4", bandwidth), gpu-sm-copy-bw's by direction ("dtoh:12", bandwidth), and
+// cuBLAS and cuDNN figures by their call ("name_cublasSgemm_m_1024_...", a time). kEither for other
+// benchmarks.
+Direction BenchmarkDirection(std::string_view benchmark) {
+  static constexpr std::pair<std::string_view, Direction> kMeasures[] = {
+      {"gemm-flops", Direction::kHigher},
+      {"ib-loopback", Direction::kHigher},
+      {"gpu-sm-copy-bw", Direction::kHigher},
+      {"gpu-copy-bw", Direction::kHigher},
+      {"mem-bw", Direction::kHigher},
+      {"cublas-function", Direction::kLower},
+      {"cudnn-function", Direction::kLower},
+      {"kernel-launch", Direction::kLower},
+      {"pytorch-sharding-matmul", Direction::kLower},
+      {"pytorch-matmul", Direction::kLower}};
+  for (const auto& [b, d] : kMeasures) {
+    if (benchmark == b) return d;
+  }
+  return Direction::kEither;
+}
+
+// The name of a key whose component's index lives in its name, with that index replaced (and the
+// indexes that follow from it: a GPU's NUMA node, a host's CPU), so that every component's value
+// of one quantity is one family, as the ":index" keys' are: "gpu3_to_gpu3_by_sm_bw" ->
+// "gpu{i}_to_gpu{i}_by_sm_bw" (HBM), "gpu0_to_gpu4_write_by_sm_bw" ->
+// "gpu{i}_to_gpu{j}_write_by_sm_bw" (NVLink), "cpu_to_gpu5_by_dma_under_numa2_bw" ->
+// "cpu_to_gpu{i}_by_dma_under_numa*_bw", "ib_write_8388608_ib4_bw" -> "ib_write_8388608_ib{i}_bw",
+// "IB_write_8388608_Avg_4" -> "IB_write_8388608_Avg_{i}", "nvme2n1_rand_read_write_read_iops" ->
+// "{disk}_rand_read_write_read_iops", "gpu_3_pass" -> "gpu_{i}_pass". The name itself for every
+// other key.
+std::string NameFamily(std::string_view benchmark, std::string_view name) {
+  if (benchmark == "ib-loopback") {
+    const std::string_view hca = HcaInName(name);
+    if (hca.empty()) return std::string(name);
+    const size_t at = static_cast<size_t>(hca.data() - name.data());
+    return fmt::format("{}{{i}}{}", name.substr(0, at), name.substr(at + hca.size()));
+  }
+  if (benchmark == "disk-benchmark") {
+    const std::string_view disk = DiskOf(name);
+    return disk.empty() ? std::string(name) : "{disk}" + std::string(name.substr(disk.size()));
+  }
+  const bool by_gpu = (benchmark == "gpu-copy-bw" && !CopyComponent(name).empty()) ||
+                      (benchmark == "nvbandwidth" && !NvbandwidthComponent(name).empty()) ||
+                      (benchmark == "gpu-burn" && name.starts_with("gpu_"));
+  if (!by_gpu) return std::string(name);
+  std::string out;
+  std::vector<std::string_view> gpus;  // distinct GPU numbers in order: {i}, {j}
+  for (size_t k = 0; k < name.size();) {
+    const auto tag = [&](std::string_view t) {
+      return name.substr(k, t.size()) == t && !DigitsAt(name, k + t.size()).empty();
+    };
+    std::string_view t;
+    for (std::string_view c : {"gpu_", "gpu", "numa", "cpu"}) {
+      if (tag(c)) {
+        t = c;
+        break;
+      }
+    }
+    if (t.empty()) {
+      out += name[k++];
+      continue;
+    }
+    const std::string_view digits = DigitsAt(name, k + t.size());
+    out += t;
+    if (t.starts_with("gpu")) {
+      auto it = std::find(gpus.begin(), gpus.end(), digits);
+      if (it == gpus.end()) it = gpus.insert(gpus.end(), digits);
+      out += it - gpus.begin() == 0 ? "{i}" : it - gpus.begin() == 1 ? "{j}" : "{k}";
+    } else {
+      out += '*';
+    }
+    k += t.size() + digits.size();
+  }
+  return out;
+}
+
 }  // namespace
 
 MetricAnatomy Anatomize(std::string_view key) {
@@ -280,22 +370,25 @@ MetricAnatomy Anatomize(std::string_view key) {
   const size_t slash = key.find('/');
   const size_t colon = key.rfind(':');
   const bool has_index = colon != std::string_view::npos && colon > slash;
-  a.family = std::string(has_index ? key.substr(0, colon) : key);
+  const std::string_view whole = has_index ? key.substr(0, colon) : key;  // without the index
   a.index = has_index ? std::string(key.substr(colon + 1)) : "";
   std::string_view benchmark = key.substr(0, slash);
   benchmark = benchmark.substr(0, benchmark.find(':'));
-  const std::string_view name = slash == std::string_view::npos
-                                    ? std::string_view()
-                                    : std::string_view(a.family).substr(slash + 1);
-  std::string lower(name);
+  std::string lower(slash == std::string_view::npos ? std::string_view() : whole.substr(slash + 1));
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   a.direction = HealthDirection(benchmark, lower);
   if (a.direction == Direction::kEither) a.direction = DirectionOf(lower);
-  const size_t last_slash = a.family.rfind('/');
-  const std::string_view last = last_slash == std::string::npos
-                                    ? std::string_view()
-                                    : std::string_view(a.family).substr(last_slash + 1);
+  if (a.direction == Direction::kEither) a.direction = BenchmarkDirection(benchmark);
+  const size_t last_slash = whole.rfind('/');
+  const std::string_view last =
+      last_slash == std::string_view::npos ? std::string_view() : whole.substr(last_slash + 1);
   a.component = ComponentOf(benchmark, last, a.index);
+  a.family = last_slash == std::string_view::npos
+                 ? std::string(whole)
+                 : std::string(whole.substr(0, last_slash + 1)) + NameFamily(benchmark, last);
+  const std::string_view name = slash == std::string_view::npos
+                                    ? std::string_view()
+                                    : std::string_view(a.family).substr(slash + 1);
   // A sweep size: a run of at least three digits standing alone between '_' or '-' separators.
   for (size_t i = 0; i < name.size();) {
     if (!IsDigit(name[i])) {

@@ -21,7 +21,10 @@ enum class Direction { kHigher, kLower, kZero, kEither, kClear, kInfo };
 bool IsLearned(Direction d);
 
 struct MetricAnatomy {
-  std::string family;     // the key without its index: one population over all components
+  // The key without its index: one population over all components. Where a benchmark puts the
+  // component's index in the name (gpu-copy-bw, v0.3-v0.5 ib-loopback, disk-benchmark...), the
+  // name with it replaced: "gpu-copy-bw/gpu{i}_to_gpu{j}_write_by_sm_bw" (docs/validate.md).
+  std::string family;
   std::string index;      // "3", "0-3" or "" (the node as a whole)
   std::string component;  // "GPU 3", "PCIe 3", "NIC 5", "link 0-3", "NVLink", "gemm-flops"...
   Direction direction = Direction::kEither;

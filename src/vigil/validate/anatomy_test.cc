@@ -67,7 +67,8 @@ TEST(AnatomyTest, GpuCopyBwIndexesLiveInTheName) {
   EXPECT_EQ(ComponentOf("gpu-copy-bw/cpu_and_gpu6_by_sm_under_numa3_bw"), "PCIe 6");
   EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu2_to_gpu2_by_dma_bw"), "HBM 2");
   EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu0_to_gpu1_write_by_sm_bw"), "NVLink 0-1");
-  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu1_and_gpu0_read_by_dma_bw"), "NVLink 1-0");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu1_and_gpu0_read_by_dma_bw"), "NVLink 0-1");
+  EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu12_to_gpu3_write_by_sm_bw"), "NVLink 3-12");
   EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu_all_to_gpu5_write_by_sm_bw"), "NVLink 5");
   EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu4_to_gpu_all_write_by_sm_bw"), "NVLink 4");
   EXPECT_EQ(ComponentOf("gpu-copy-bw/gpu_all_to_gpu_all_write_by_sm_bw"), "NVLink");
@@ -87,11 +88,22 @@ TEST(AnatomyTest, AUnitWordEndsWhereAWordEnds) {
   EXPECT_EQ(Anatomize("x/step_ms_p99").direction, Direction::kLower);
 }
 
+// SuperBench v0.3's names often do not say which way is better; the benchmark does.
+TEST(AnatomyTest, ABenchmarkSaysWhatItsUnnamedFiguresMeasure) {
+  EXPECT_EQ(Anatomize("gemm-flops/FP32:3").direction, Direction::kHigher);
+  EXPECT_EQ(Anatomize("ib-loopback/IB_write_8388608_Avg_4:0").direction, Direction::kHigher);
+  EXPECT_EQ(Anatomize("gpu-sm-copy-bw/dtoh:12").direction, Direction::kHigher);
+  EXPECT_EQ(Anatomize("cublas-function/name_cublasSgemm_m_1024_n_256_k_1024:7").direction,
+            Direction::kLower);
+  EXPECT_EQ(Anatomize("disk-benchmark/nvme0n1_rand_read_write_bs").direction, Direction::kEither);
+  EXPECT_EQ(Anatomize("foo/bar:2").direction, Direction::kEither);
+}
+
 TEST(AnatomyTest, IbLoopbackHcaInEachGeneration) {
   // Regression: the HCA sits in the name before v0.6, so every NIC came out as "NIC 0".
   MetricAnatomy a = Anatomize("ib-loopback/IB_write_8388608_Avg_4:0");  // v0.3
   EXPECT_EQ(a.component, "NIC 4");
-  EXPECT_EQ(a.curve, "ib-loopback/IB_write_{size}_Avg_4");
+  EXPECT_EQ(a.curve, "ib-loopback/IB_write_{size}_Avg_{i}");
   EXPECT_EQ(a.size, 8388608);
   EXPECT_EQ(ComponentOf("ib-loopback/IB_read_512_Avg_7:0"), "NIC 7");
   EXPECT_EQ(ComponentOf("ib-loopback/ib_write_8388608_ib4_bw"), "NIC 4");  // v0.4, v0.5
@@ -128,6 +140,34 @@ TEST(AnatomyTest, DiskBenchmarkNamesTheBlockDevice) {
   EXPECT_EQ(ComponentOf("disk/seq_read_mbps:1"), "disk 1");  // Vigil's own
 }
 
+// Where a benchmark puts a component's index in the name, a family is still one quantity over all
+// components: the index (and what follows from it, a GPU's NUMA node) is replaced.
+TEST(AnatomyTest, AFamilyLeavesOutAnIndexInTheName) {
+  const auto family = [](std::string_view key) { return Anatomize(key).family; };
+  EXPECT_EQ(family("gpu-copy-bw/gpu3_to_gpu3_by_sm_bw"), "gpu-copy-bw/gpu{i}_to_gpu{i}_by_sm_bw");
+  EXPECT_EQ(family("gpu-copy-bw/gpu4_to_gpu0_write_by_sm_bw"),
+            "gpu-copy-bw/gpu{i}_to_gpu{j}_write_by_sm_bw");
+  EXPECT_EQ(family("gpu-copy-bw/cpu_to_gpu5_by_gpu5_using_dma_under_numa2_bw"),
+            "gpu-copy-bw/cpu_to_gpu{i}_by_gpu{i}_using_dma_under_numa*_bw");
+  EXPECT_EQ(family("gpu-copy-bw/gpu0_to_gpu4_by_gpu0_using_sm_under_numa0_bw"),
+            "gpu-copy-bw/gpu{i}_to_gpu{j}_by_gpu{i}_using_sm_under_numa*_bw");
+  EXPECT_EQ(family("ib-loopback/ib_write_8388608_ib4_bw:2"),
+            "ib-loopback/ib_write_8388608_ib{i}_bw");
+  EXPECT_EQ(family("ib-loopback/IB_write_512_Avg_7:0"), "ib-loopback/IB_write_512_Avg_{i}");
+  EXPECT_EQ(Anatomize("ib-loopback/IB_write_512_Avg_7:0").curve,
+            "ib-loopback/IB_write_{size}_Avg_{i}");
+  EXPECT_EQ(family("disk-benchmark/nvme2n1_rand_read_write_read_iops"),
+            "disk-benchmark/{disk}_rand_read_write_read_iops");
+  EXPECT_EQ(family("nvbandwidth/host_to_device_memcpy_ce_cpu0_gpu3_bw"),
+            "nvbandwidth/host_to_device_memcpy_ce_cpu*_gpu{i}_bw");
+  EXPECT_EQ(family("gpu-burn/gpu_3_pass"), "gpu-burn/gpu_{i}_pass");
+  // Keys whose index is the ":index", and names without one, keep their text.
+  EXPECT_EQ(family("ib-loopback/ib_write_bw_8388608:4"), "ib-loopback/ib_write_bw_8388608");
+  EXPECT_EQ(family("gpu-copy-bw/gpu_all_to_gpu_all_write_by_sm_bw"),
+            "gpu-copy-bw/gpu_all_to_gpu_all_write_by_sm_bw");
+  EXPECT_EQ(family("disk-benchmark/return_code"), "disk-benchmark/return_code");
+}
+
 TEST(AnatomyTest, NvbandwidthMatrixCells) {
   EXPECT_EQ(ComponentOf("nvbandwidth/host_to_device_memcpy_ce_cpu0_gpu3_bw"), "PCIe 3");
   EXPECT_EQ(ComponentOf("nvbandwidth/host_device_latency_sm_cpu0_gpu2_lat"), "PCIe 2");
@@ -153,11 +193,11 @@ TEST(AnatomyTest, ModelBenchmarksAreTheNode) {
             "model-benchmarks");
 }
 
-TEST(AnatomyTest, FamilyAndIndexKeepTheKey) {
-  // Learn rebuilds keys from family and index: the index stays the key's ":suffix" even where the
-  // component comes from the name.
+TEST(AnatomyTest, TheIndexStaysTheKeysSuffix) {
+  // The index is the key's ":suffix" (here SuperBench's rank) even where the component comes from
+  // the name, which the family leaves out.
   const MetricAnatomy a = Anatomize("ib-loopback/IB_write_8388608_Avg_4:0");
-  EXPECT_EQ(a.family, "ib-loopback/IB_write_8388608_Avg_4");
+  EXPECT_EQ(a.family, "ib-loopback/IB_write_8388608_Avg_{i}");
   EXPECT_EQ(a.index, "0");
 }
 

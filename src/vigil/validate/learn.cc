@@ -32,7 +32,13 @@ constexpr size_t kMinTailSamples = 100;  // values needed to read the shape of a
 constexpr int kMaxDecimals = 9;          // more than this: a value is not printed rounded
 constexpr size_t kMaxModes = 4;          // of one family within one class
 constexpr size_t kManyParts = 4;         // components a node has of a family measured per part
-constexpr double kMaxLimit = 1e100;      // robust sigmas: no limit at all, as a tiny budget asks
+// A family judged by the balance inside the node has at least this many parts: the median of
+// fewer moves with the value judged (of four, it is the mean of the middle two, whose ratios to it
+// are then plus and minus half their gap, the extremes' larger: a mixture whose tail a robust
+// spread underestimates; on bench/fleetgen's four disks a node's balance found fewer slow disks
+// than the fleet alone).
+constexpr size_t kMinBalanceParts = 5;
+constexpr double kMaxLimit = 1e100;  // robust sigmas: no limit at all, as a tiny budget asks
 // Two modes are told apart when their medians lie this many of the wider one's robust sigmas
 // apart (docs/validate.md).
 constexpr double kModeSeparation = 5;
@@ -202,10 +208,6 @@ void SplitModes(const std::vector<double>& sorted, size_t begin, size_t end, siz
   SplitModes(sorted, cut, end, min_count, floor, out);
 }
 
-// Metrics whose evidence is pooled per component: those with a worse direction (a value that
-// may be off either way says nothing of being slow).
-bool Pooled(Direction d) { return d == Direction::kHigher || d == Direction::kLower; }
-
 // The metrics whose evidence is pooled per component (ComponentDistances): those of one benchmark
 // (`part` empty), or those of one kind of part (HBM, PCIe...) that two or more benchmarks measure.
 struct Pool {
@@ -244,7 +246,6 @@ struct Columns {
     for (const auto& [benchmark, bcols] : benchmark_cols) {
       pools.push_back(Pool{benchmark, "", {benchmark}, {}});
       for (size_t j : bcols) {
-        if (!Pooled(anatomy[j].direction)) continue;
         pools.back().cols.push_back(j);
         const std::string& component = anatomy[j].component;
         const size_t space = component.find(' ');
@@ -265,8 +266,17 @@ struct Columns {
   }
 };
 
+// One class's view of the table: each value divided by its member's factor (FamilyModel::factors),
+// so that the parts of a family that differ by design (a pair of GPUs on one NVLink bridge, a GPU
+// whose host link is slower) are one population. `divisor` is by column, 1 where none applies.
+struct Scaled {
+  const FleetTable& t;
+  const std::vector<double>& divisor;
+  double at(size_t i, size_t j) const { return t.at(i, j) / divisor[j]; }
+};
+
 // The median of node i's values in `cols`; NaN with fewer than `least`.
-double NodeMedian(const FleetTable& t, size_t i, const std::vector<size_t>& cols, size_t least,
+double NodeMedian(const Scaled& t, size_t i, const std::vector<size_t>& cols, size_t least,
                   std::vector<double>& scratch) {
   scratch.clear();
   for (size_t j : cols) {
@@ -276,13 +286,13 @@ double NodeMedian(const FleetTable& t, size_t i, const std::vector<size_t>& cols
 }
 
 // Node i's medians of the families the fleet's distribution judges, by family id (NaN elsewhere):
-// `balance`, the reference of the balance inside the node, where the node has two or more of the
-// family's values; `level`, which picks the family's mode, where it has one or more.
+// `balance`, the reference of the balance inside the node, where the node has kMinBalanceParts or
+// more of the family's values; `level`, which picks the family's mode, where it has one or more.
 struct NodeCentres {
   std::vector<double> balance, level;
 };
 
-NodeCentres NodeCentresOf(const FleetTable& t, size_t i, const Columns& c,
+NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
                           std::vector<double>& scratch) {
   NodeCentres m{std::vector<double>(c.families.size(), std::nan("")),
                 std::vector<double>(c.families.size(), std::nan(""))};
@@ -290,7 +300,9 @@ NodeCentres NodeCentresOf(const FleetTable& t, size_t i, const Columns& c,
     const std::vector<size_t>& cols = c.family_cols[f];
     if (!IsLearned(c.anatomy[cols[0]].direction)) continue;
     m.level[f] = NodeMedian(t, i, cols, 1, scratch);
-    if (cols.size() >= 2) m.balance[f] = NodeMedian(t, i, cols, 2, scratch);
+    if (cols.size() >= kMinBalanceParts) {
+      m.balance[f] = NodeMedian(t, i, cols, kMinBalanceParts, scratch);
+    }
   }
   return m;
 }
@@ -298,7 +310,7 @@ NodeCentres NodeCentresOf(const FleetTable& t, size_t i, const Columns& c,
 // How far node i's value in column j lies beyond healthy, in robust sigmas: from the node's
 // balance where the family has one (it leaves the node's own offset out), else from the mode of
 // the fleet that the node's level picks.
-double ComponentSigmas(const FleetTable& t, size_t i, size_t j, const FamilyModel& f,
+double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f,
                        const NodeCentres& m, size_t fid) {
   const double v = t.at(i, j);
   const double median = m.balance[fid];
@@ -347,7 +359,7 @@ struct ComponentDistance {
 // healthy, pooled over its metrics. Over a sweep this is the distance of the component's curve
 // from the fleet's.
 std::map<std::string_view, ComponentDistance> ComponentDistances(
-    const FleetTable& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
+    const Scaled& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
     const std::vector<const FamilyModel*>& models, const NodeCentres& m) {
   std::map<std::string_view, std::pair<std::vector<double>, std::string_view>> sigmas;
   for (size_t j : cols) {
@@ -381,7 +393,7 @@ std::vector<const FamilyModel*> ModelsById(const Columns& c, const ClassModel& c
 // The node's own noise: the robust spread of its balance deviations, pooled over all its
 // families, in their spreads; at least 1. A node that is noisy everywhere (healthy, but jittery)
 // gets its limits widened by that factor; one bad component among many does not move it.
-double NodeNoise(const FleetTable& t, size_t i, const Columns& cols,
+double NodeNoise(const Scaled& t, size_t i, const Columns& cols,
                  const std::vector<const FamilyModel*>& models, const NodeCentres& centres) {
   std::vector<double> own;
   for (size_t f = 0; f < cols.families.size(); ++f) {
@@ -407,13 +419,44 @@ Severity SeverityOf(double deviation) {
 
 namespace {
 
+// The factors of a family's members (FamilyModel::factors), columns `member_cols`: each member's
+// median ratio to its node's level over the class's `nodes` (a row and column of Tukey's median
+// polish), normalised to a median of 1. Empty, so that the values are read as they are, when
+// every factor lies within `resolution` of 1 (the parts are one population), when there are fewer
+// than two members, or when a level is not positive (a ratio would mean nothing).
+std::vector<double> MemberFactors(const Scaled& t, const std::vector<size_t>& nodes,
+                                  const std::vector<size_t>& member_cols,
+                                  const std::vector<NodeCentres>& centres, size_t fid,
+                                  double resolution) {
+  if (member_cols.size() < 2) return {};
+  std::vector<double> factors, ratios;
+  for (size_t j : member_cols) {
+    ratios.clear();
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const double level = centres[k].level[fid], x = t.at(nodes[k], j);
+      if (std::isnan(level) || std::isnan(x)) continue;
+      if (!(level > 0)) return {};
+      ratios.push_back(x / level);
+    }
+    if (ratios.empty()) return {};
+    factors.push_back(Median(ratios));
+  }
+  const double middle = Median(factors);
+  if (!(middle > 0)) return {};
+  bool differ = false;
+  for (double& f : factors) {
+    f /= middle;
+    differ = differ || !(std::fabs(f - 1) <= resolution);
+  }
+  return differ ? factors : std::vector<double>{};
+}
+
 // The modes of family `fid` over the class's `nodes` (their centres by position), into f.modes:
 // split by the nodes' levels (SplitModes) when the family is judged by the fleet's distribution,
 // else one. `xs` holds all the class's values of the family; it is reused as scratch.
-void LearnModes(const FleetTable& t, const std::vector<size_t>& nodes,
-                const std::vector<size_t>& fcols, const std::vector<NodeCentres>& centres,
-                size_t fid, size_t min_count, double resolution, FamilyModel& f,
-                std::vector<double>& xs) {
+void LearnModes(const Scaled& t, const std::vector<size_t>& nodes, const std::vector<size_t>& fcols,
+                const std::vector<NodeCentres>& centres, size_t fid, size_t min_count,
+                double resolution, FamilyModel& f, std::vector<double>& xs) {
   const auto floor = [&](double centre) {
     return std::max(resolution * std::fabs(centre), f.quantum);
   };
@@ -490,8 +533,33 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
     ClassModel cm;
     cm.hardware = hardware;
     cm.nodes = nodes.size();
+    // Each family's members (the columns that nearly every node reports) and, where its parts
+    // differ by design, their factors, read from the raw values; every value is then read divided
+    // by its member's factor, and the nodes' centres taken again.
+    std::vector<double> divisor(cols.anatomy.size(), 1.0);
+    const Scaled v{t, divisor};
     std::vector<NodeCentres> centres;  // by position in `nodes`
-    for (size_t i : nodes) centres.push_back(NodeCentresOf(t, i, cols, scratch));
+    for (size_t i : nodes) centres.push_back(NodeCentresOf(v, i, cols, scratch));
+    std::vector<std::vector<size_t>> members(cols.families.size());  // columns, by family id
+    std::vector<std::vector<double>> factors(cols.families.size());
+    bool scaled = false;
+    for (size_t fid = 0; fid < cols.families.size(); ++fid) {
+      for (size_t j : cols.family_cols[fid]) {
+        size_t present = 0;
+        for (size_t i : nodes) present += !std::isnan(t.at(i, j));
+        if (static_cast<double>(present) >= kExpectedShare * static_cast<double>(nodes.size())) {
+          members[fid].push_back(j);
+        }
+      }
+      if (!IsLearned(cols.anatomy[cols.family_cols[fid][0]].direction)) continue;
+      factors[fid] = MemberFactors(v, nodes, members[fid], centres, fid, o.resolution);
+      for (size_t m = 0; m < factors[fid].size(); ++m) divisor[members[fid][m]] = factors[fid][m];
+      scaled = scaled || !factors[fid].empty();
+    }
+    if (scaled) {
+      for (size_t k = 0; k < nodes.size(); ++k)
+        centres[k] = NodeCentresOf(v, nodes[k], cols, scratch);
+    }
     const size_t min_count = std::max(
         o.min_nodes,
         static_cast<size_t>(std::ceil(o.min_mode_share * static_cast<double>(nodes.size()))));
@@ -504,28 +572,23 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       if (f.direction == Direction::kInfo) continue;  // never judged: nothing to learn
       xs.clear();
       for (size_t j : fcols) {
-        size_t present = 0;
         for (size_t i : nodes) {
-          const double v = t.at(i, j);
-          if (std::isnan(v)) continue;
-          xs.push_back(v);
-          ++present;
-        }
-        if (static_cast<double>(present) >= kExpectedShare * static_cast<double>(nodes.size())) {
-          f.indexes.push_back(cols.anatomy[j].index);
+          if (!std::isnan(t.at(i, j))) xs.push_back(t.at(i, j));
         }
       }
       if (xs.empty()) continue;  // this class never reports it
+      for (size_t j : members[fid]) f.members.push_back(t.metrics()[j]);
+      f.factors = factors[fid];
       f.samples = xs.size();
-      f.quantum = QuantumOf(xs);
-      LearnModes(t, nodes, fcols, centres, fid, min_count, o.resolution, f, xs);
-      if (fcols.size() >= 2 && IsLearned(f.direction)) {
+      f.quantum = QuantumOf(xs);  // of the values as printed
+      LearnModes(v, nodes, fcols, centres, fid, min_count, o.resolution, f, xs);
+      if (fcols.size() >= kMinBalanceParts && IsLearned(f.direction)) {
         xs.clear();
         for (size_t k = 0; k < nodes.size(); ++k) {
           const double m = centres[k].balance[fid];
           if (std::isnan(m) || m == 0) continue;
           for (size_t j : fcols) {
-            if (!std::isnan(t.at(nodes[k], j))) xs.push_back(t.at(nodes[k], j) / m - 1);
+            if (!std::isnan(v.at(nodes[k], j))) xs.push_back(v.at(nodes[k], j) / m - 1);
           }
         }
         if (!xs.empty()) {
@@ -546,7 +609,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
     // which find the defects of a few percent (below).
     double tests = 0;
     for (const FamilyModel& f : cm.families) {
-      if (IsLearned(f.direction)) tests += 2 * static_cast<double>(f.indexes.size());
+      if (IsLearned(f.direction)) tests += 2 * static_cast<double>(f.members.size());
     }
     const double p = o.budget / 2 / std::max(1.0, tests);
     // Each node's own noise divides its deviations here as it will when the node is judged, so
@@ -555,7 +618,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
     const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
     std::vector<double> noise;
     for (size_t k = 0; k < nodes.size(); ++k) {
-      noise.push_back(NodeNoise(t, nodes[k], cols, models, centres[k]));
+      noise.push_back(NodeNoise(v, nodes[k], cols, models, centres[k]));
     }
     for (size_t m = 0; m < cm.families.size(); ++m) {
       FamilyModel& f = cm.families[m];
@@ -566,16 +629,16 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
         const NodeCentres& c = centres[k];
         const Mode& mode = NearestMode(f, c.level[fid]);
         for (size_t j : cols.family_cols[fid]) {
-          const double v = t.at(nodes[k], j);
-          if (std::isnan(v)) continue;
-          fleet.push_back(WorseSigmas(f.direction, v, mode.centre, mode.spread) / noise[k]);
+          const double x = v.at(nodes[k], j);
+          if (std::isnan(x)) continue;
+          fleet.push_back(WorseSigmas(f.direction, x, mode.centre, mode.spread) / noise[k]);
           if (f.balanced && !std::isnan(c.balance[fid]) && c.balance[fid] != 0) {
-            balance.push_back(ComponentSigmas(t, nodes[k], j, f, c, fid) / noise[k]);
+            balance.push_back(ComponentSigmas(v, nodes[k], j, f, c, fid) / noise[k]);
           }
         }
       }
       // A family measured on several parts of every node: a defective part is one value of many.
-      const bool far = f.indexes.size() >= kManyParts;
+      const bool far = f.members.size() >= kManyParts;
       const Tail tail = far ? Tail::kFarthest : Tail::kBody;
       f.limit = TailLimit(fleet, p, tail, nodes.size());
       if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, nodes.size());
@@ -587,7 +650,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
     for (size_t k = 0; k < nodes.size(); ++k) {
       for (size_t b = 0; b < cols.pools.size(); ++b) {
         for (const auto& [component, d] :
-             ComponentDistances(t, nodes[k], cols.pools[b].cols, cols, models, centres[k])) {
+             ComponentDistances(v, nodes[k], cols.pools[b].cols, cols, models, centres[k])) {
           means[b].push_back(d.mean / noise[k]);
           but_worsts[b].push_back(d.but_worst / noise[k]);
           few[b] = few[b] || d.metrics <= kFewMetrics;
@@ -657,7 +720,8 @@ Json CriteriaToJson(const LearnedCriteria& c) {
       Json j = {{"family", f.family},  {"direction", DirectionName(f.direction)},
                 {"modes", modes},      {"quantum", f.quantum},
                 {"limit", f.limit},    {"samples", f.samples},
-                {"indexes", f.indexes}};
+                {"members", f.members}};
+      if (!f.factors.empty()) j["factors"] = f.factors;
       if (f.balanced) {
         j["balance_centre"] = f.balance_centre;
         j["balance_spread"] = f.balance_spread;
@@ -706,6 +770,7 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
   constexpr Bounds kSpreadBounds{.lo = 0, .hi = kMetricValueBounds.hi, .lo_open = true};
   constexpr Bounds kQuantumBounds{.lo = 0, .hi = kMetricValueBounds.hi};
   constexpr Bounds kLimitBounds{.lo = 0, .hi = kMaxLimit};  // robust sigmas, as Learn writes them
+  constexpr Bounds kFactorBounds{.lo = 1e-9, .hi = 1e9};    // a member's ratio to its family
   // A number within `bounds` (a count: also whole), the field named after `where` in errors.
   std::string where;
   const auto number = [&](const Json& obj, const char* field,
@@ -756,7 +821,21 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
         VIGIL_ASSIGN_OR_RETURN(f.quantum, number(fj, "quantum", kQuantumBounds));
         VIGIL_ASSIGN_OR_RETURN(f.limit, number(fj, "limit", kLimitBounds));
         VIGIL_ASSIGN_OR_RETURN(f.samples, count(fj, "samples"));
-        f.indexes = fj.at("indexes").get<std::vector<std::string>>();
+        f.members = fj.at("members").get<std::vector<std::string>>();
+        if (fj.contains("factors")) {
+          for (const Json& x : fj.at("factors")) {
+            if (!x.is_number()) return bad(fmt::format("{}factors: expected numbers", where));
+            if (!kFactorBounds.Contains(x.get<double>())) {
+              return bad(fmt::format("{}factors: {}", where,
+                                     DescribeOutside(x.get<double>(), kFactorBounds)));
+            }
+            f.factors.push_back(x.get<double>());
+          }
+          if (f.factors.size() != f.members.size()) {
+            return bad(fmt::format("{}factors: {} for {} members", where, f.factors.size(),
+                                   f.members.size()));
+          }
+        }
         if (fj.contains("balance_centre")) {
           f.balanced = true;
           VIGIL_ASSIGN_OR_RETURN(f.balance_centre,
@@ -805,6 +884,7 @@ namespace {
 struct ClassIndex {
   const ClassModel* model = nullptr;
   std::vector<const FamilyModel*> families;
+  std::vector<double> divisor;  // by column: its member's factor, 1 where none (Scaled)
   // By pool (part, benchmark): its models, the mean's and the one without the worst metric's.
   std::map<std::pair<std::string_view, std::string_view>,
            std::pair<const ComponentModel*, const ComponentModel*>>
@@ -823,7 +903,8 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
   const auto& components = ix.components;
   NodeFindings nf;
   std::vector<double> scratch;
-  const NodeCentres centres = NodeCentresOf(t, i, cols, scratch);
+  const Scaled v{t, ix.divisor};
+  const NodeCentres centres = NodeCentresOf(v, i, cols, scratch);
   // Benchmarks that failed or did not run: one finding each, from their return code, not one
   // per metric they did not produce. Unless the benchmark failed on some components only (it
   // reported the others): then the components it could not measure are named as missing too.
@@ -842,7 +923,7 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
         std::any_of(bcols.begin(), bcols.end(), [&](size_t j) { return !std::isnan(t.at(i, j)); });
     if (partial) down.erase(benchmark);
   }
-  const double widen = NodeNoise(t, i, cols, models, centres);
+  const double widen = NodeNoise(v, i, cols, models, centres);
 
   size_t judged = 0, strange = 0;  // families judged by the fleet; those with a value off its mode
   for (size_t fid = 0; fid < cols.families.size(); ++fid) {
@@ -853,33 +934,33 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
     const Mode& mode = NearestMode(f, centres.level[fid]);
     bool off = false;
     for (size_t j : cols.family_cols[fid]) {
-      const double v = t.at(i, j);
-      if (std::isnan(v)) continue;  // judged below, from the expected indexes
+      const double x = v.at(i, j), factor = ix.divisor[j];
+      if (std::isnan(x)) continue;  // judged below, from the expected members
       Finding fd;
       fd.component = cols.anatomy[j].component;
       fd.metric = t.metrics()[j];
-      fd.value = v;
+      fd.value = t.at(i, j);
       if (!IsLearned(f.direction)) {  // a return code; health readings are HealthRules'
-        if (v == 0 || f.direction != Direction::kZero) continue;
+        if (x == 0 || f.direction != Direction::kZero) continue;
         fd.test = "return_code";
         fd.sigmas = kInf;
         fd.severity = Severity::kCritical;
         nf.findings.push_back(std::move(fd));
         continue;
       }
-      const double z_fleet = WorseSigmas(f.direction, v, mode.centre, mode.spread) / widen;
-      const double z_balance = f.balanced ? ComponentSigmas(t, i, j, f, centres, fid) / widen : 0.0;
+      const double z_fleet = WorseSigmas(f.direction, x, mode.centre, mode.spread) / widen;
+      const double z_balance = f.balanced ? ComponentSigmas(v, i, j, f, centres, fid) / widen : 0.0;
       const bool fleet = z_fleet > f.limit, balance = f.balanced && z_balance > f.balance_limit;
       // Off its mode either way: a node of another class may be better as well as worse.
-      off |= std::fabs(v - mode.centre) / mode.spread / widen > f.limit;
+      off |= std::fabs(x - mode.centre) / mode.spread / widen > f.limit;
       if (!fleet && !balance) continue;
       fd.test = fleet ? "fleet" : "balance";
       fd.sigmas = fleet ? z_fleet : z_balance;
       const bool low = f.direction == Direction::kHigher || f.direction == Direction::kEither;
       const bool high = f.direction == Direction::kLower || f.direction == Direction::kEither;
-      fd.expected_low = low ? mode.centre - f.limit * mode.spread : -kInf;
-      fd.expected_high = high ? mode.centre + f.limit * mode.spread : kInf;
-      fd.deviation = mode.centre != 0 ? v / mode.centre - 1 : 0;
+      fd.expected_low = low ? (mode.centre - f.limit * mode.spread) * factor : -kInf;
+      fd.expected_high = high ? (mode.centre + f.limit * mode.spread) * factor : kInf;
+      fd.deviation = mode.centre != 0 ? x / mode.centre - 1 : 0;
       fd.severity = SeverityOf(fd.deviation);
       nf.findings.push_back(std::move(fd));
     }
@@ -892,11 +973,13 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
   for (const FamilyModel& f : cm.families) {
     if (f.direction == Direction::kInfo) continue;  // never judged, even when absent
     if (down.contains(BenchmarkOfKey(f.family)) && f.direction != Direction::kZero) continue;
-    for (const std::string& idx : f.indexes) {
-      const std::string key = idx.empty() ? f.family : f.family + ":" + idx;
+    for (size_t m = 0; m < f.members.size(); ++m) {
+      const std::string& key = f.members[m];
       const long j = t.column(key);
       if (j >= 0 && !std::isnan(t.at(i, static_cast<size_t>(j)))) continue;
-      const double centre = f.modes.empty() ? std::nan("") : f.modes.front().centre;
+      const double centre = f.modes.empty()
+                                ? std::nan("")
+                                : f.modes.front().centre * (f.factors.empty() ? 1.0 : f.factors[m]);
       nf.findings.push_back(Finding{Anatomize(key).component, key, "missing", std::nan(""), centre,
                                     centre, -1, kInf, Severity::kCritical});
     }
@@ -909,17 +992,17 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       continue;
     }
     const auto& [mean, but_worst] = it->second;
-    for (const auto& [component, d] : ComponentDistances(t, i, pool.cols, cols, models, centres)) {
+    for (const auto& [component, d] : ComponentDistances(v, i, pool.cols, cols, models, centres)) {
       // The way that lies further beyond its limit, of those that apply.
       const ComponentModel* worst = nullptr;
       double value = 0, z = 0;
       for (const ComponentModel* cv : {mean, but_worst}) {
         if (cv == nullptr || (cv->but_worst && d.metrics > kFewMetrics)) continue;
-        const double v = cv->but_worst ? d.but_worst : d.mean;
-        const double zv = (v / widen - cv->centre) / cv->spread;
+        const double distance = cv->but_worst ? d.but_worst : d.mean;
+        const double zv = (distance / widen - cv->centre) / cv->spread;
         if (zv > cv->limit && (worst == nullptr || zv / cv->limit > z / worst->limit)) {
           worst = cv;
-          value = v;
+          value = distance;
           z = zv;
         }
       }
@@ -990,6 +1073,13 @@ const Mode& NearestMode(const FamilyModel& f, double m) {
   return *best;
 }
 
+double MemberFactor(const FamilyModel& f, std::string_view key) {
+  for (size_t m = 0; m < f.factors.size(); ++m) {
+    if (f.members[m] == key) return f.factors[m];
+  }
+  return 1;
+}
+
 const ClassModel* ClassFor(const LearnedCriteria& c, std::string_view hardware) {
   for (const ClassModel& cm : c.classes) {
     if (cm.hardware == hardware) return &cm;
@@ -1000,12 +1090,22 @@ const ClassModel* ClassFor(const LearnedCriteria& c, std::string_view hardware) 
 struct Judgement::Prepared {
   Prepared(const std::vector<std::string>& metrics, const LearnedCriteria& c)
       : criteria(c), cols(metrics), health(cols.anatomy) {
+    std::unordered_map<std::string_view, size_t> column;
+    for (size_t j = 0; j < metrics.size(); ++j) column.emplace(metrics[j], j);
     for (const ClassModel& cm : c.classes) {
       auto [slot, fresh] = classes.try_emplace(cm.hardware);
       if (!fresh) continue;  // a class listed twice: the first judges, as ClassFor says
       ClassIndex& ix = slot->second;
       ix.model = &cm;
       ix.families = ModelsById(cols, cm);
+      ix.divisor.assign(metrics.size(), 1.0);
+      for (const FamilyModel& f : cm.families) {
+        for (size_t m = 0; m < f.factors.size(); ++m) {
+          if (auto it = column.find(f.members[m]); it != column.end()) {
+            ix.divisor[it->second] = f.factors[m];
+          }
+        }
+      }
       for (const ComponentModel& cv : cm.components) {
         auto& [mean, but_worst] = ix.components[{cv.part, cv.benchmark}];
         (cv.but_worst ? but_worst : mean) = &cv;

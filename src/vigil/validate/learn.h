@@ -41,7 +41,11 @@ struct FamilyModel {
   double quantum = 0;       // the step its values are printed in (0.01: two decimals); 0: none
   double limit = 0;         // robust sigmas beyond a mode's centre that healthy values do not reach
   size_t samples = 0;
-  std::vector<std::string> indexes;  // components that at least 90% of the class's nodes report
+  std::vector<std::string> members;  // the keys that at least 90% of the class's nodes report
+  // Where the family's parts differ by design (a pair of GPUs on one NVLink bridge, a GPU with a
+  // slower host link), each member's factor, parallel to `members`: its values are judged
+  // divided by it. Empty: all 1.
+  std::vector<double> factors;
   // Balance inside a node: each value's ratio to its node's median over the family, minus 1.
   bool balanced = false;
   double balance_centre = 0, balance_spread = 0, balance_limit = 0;
@@ -126,9 +130,12 @@ LearnedCriteria RestrictToBenchmarks(LearnedCriteria criteria,
 
 Json FindingToJson(const Finding& finding);
 
-// The mode of `family` that judges a node whose median of the family is `level`: the nearest, in
-// its nodes' spreads (the first when `level` is NaN).
+// The mode of `family` that judges a node whose median of the family is `level` (its values
+// divided by their factors): the nearest, in its nodes' spreads (the first when `level` is NaN).
 const Mode& NearestMode(const FamilyModel& family, double level);
+
+// The factor of member `key` of `family` (FamilyModel::factors): 1 when it has none.
+double MemberFactor(const FamilyModel& family, std::string_view key);
 
 // The criteria that judge a node of `hardware`: its class's, else the only class when the criteria
 // hold one; nullptr when none applies (the node gets a critical "class" finding from Judge).

@@ -356,24 +356,6 @@ TEST(LearnTest, AComponentOfFewMetricsIsAlsoJudgedWithoutItsWorst) {
   EXPECT_GE(found, 18u);
 }
 
-// Only metrics with a worse direction are pooled: a value that may be off either way (a block
-// size) says nothing of a part being slow. Here each disk has one such metric beside one
-// bandwidth, so no disk has two metrics to pool.
-TEST(LearnTest, MetricsWithoutAWorseDirectionAreNotPooled) {
-  std::vector<FleetRow> rows;
-  for (int n = 0; n < 100; ++n) {
-    FleetRow& r = rows.emplace_back();
-    r.node = fmt::format("n{}", n);
-    for (int d = 0; d < 4; ++d) {
-      r.values.emplace_back(fmt::format("disk-benchmark/nvme{}n1_rand_read_write_bs", d), 4096);
-      r.values.emplace_back(fmt::format("disk-benchmark/nvme{}n1_rand_read_write_read_iops", d),
-                            85000 + 10 * ((n * 7 + d) % 13));
-    }
-  }
-  const LearnedCriteria c = *Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{});
-  EXPECT_TRUE(Pools(c, "disk-benchmark").empty());
-}
-
 // A part's pool spans benchmarks: judging a node that ran only some of them keeps it only when
 // it ran all.
 TEST(LearnTest, APartsPoolIsKeptOnlyWithEveryBenchmarkItPools) {
@@ -390,6 +372,49 @@ TEST(LearnTest, APartsPoolIsKeptOnlyWithEveryBenchmarkItPools) {
                 .classes[0]
                 .components.size(),
             2u);
+}
+
+// The parts of one family may differ by design: on a node whose GPUs are joined two by two by
+// NVLink bridges, a bridged pair copies at 100 GB/s and the others at 20 over PCIe. Each member
+// then gets a factor, and its values are judged divided by it: the healthy fleet is not flagged,
+// and a bridged pair 10% slow is found, against its own kind.
+TEST(LearnTest, PartsThatDifferByDesignAreJudgedAgainstTheirOwnLevel) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0, 0.005);
+  const auto bridged = [](int a, int b) { return a / 2 == b / 2; };
+  const auto fleet = [&](int nodes, double slow_pair) {
+    std::vector<FleetRow> rows;
+    for (int n = 0; n < nodes; ++n) {
+      FleetRow& r = rows.emplace_back();
+      r.node = fmt::format("n{:04}", n);
+      for (int a = 0; a < 8; ++a) {
+        for (int b = 0; b < 8; ++b) {
+          if (a == b) continue;
+          const double worse = a + b == 1 ? slow_pair : 0;  // the pair 0-1, bridged
+          r.values.emplace_back(fmt::format("gpu-copy-bw/gpu{}_to_gpu{}_write_by_sm_bw", a, b),
+                                (bridged(a, b) ? 100 : 20) * (1 + noise(rng)) * (1 - worse));
+        }
+      }
+    }
+    return TableOfRows(rows, "fleet.jsonl");
+  };
+  const FleetTable healthy = fleet(500, 0);
+  const LearnedCriteria c = *Learn(healthy, LearnOptions{});
+  const FamilyModel& f = Family(c, "gpu-copy-bw/gpu{i}_to_gpu{j}_write_by_sm_bw");
+  ASSERT_EQ(f.members.size(), 56u);
+  ASSERT_EQ(f.factors.size(), 56u);
+  EXPECT_NEAR(MemberFactor(f, "gpu-copy-bw/gpu1_to_gpu0_write_by_sm_bw") /
+                  MemberFactor(f, "gpu-copy-bw/gpu1_to_gpu2_write_by_sm_bw"),
+              5, 0.05);
+  size_t flagged = 0;
+  for (const NodeFindings& nf : Judge(healthy, c)) flagged += nf.defective;
+  EXPECT_LE(flagged, 5u);
+  const LearnedCriteria back = *CriteriaFromJson(DumpJson(CriteriaToJson(c)), "c.json");
+  EXPECT_EQ(Family(back, f.family).factors, f.factors);
+  for (const NodeFindings& nf : Judge(fleet(10, 0.1), back)) {
+    ASSERT_TRUE(nf.defective);
+    for (const Finding& x : nf.findings) EXPECT_EQ(x.component, "NVLink 0-1") << x.metric;
+  }
 }
 
 // Values printed rounded (SuperBench prints bandwidths to two decimals) have a spread floor of
@@ -599,7 +624,7 @@ TEST(LearnTest, GpuHealthFaultsAreNamedAndItsRecordsAreNot) {
   FamilyModel& power = by_hand.classes[0].families.emplace_back();
   power.family = "gpu-health/power_w";
   power.direction = Direction::kInfo;
-  power.indexes = {"0", "9"};
+  power.members = {"gpu-health/power_w:0", "gpu-health/power_w:9"};
   EXPECT_FALSE(Judge(*ParseFleetTable(FormatFleetRow(rows[3]), "one.jsonl"), by_hand)[0].defective);
 }
 
