@@ -16,7 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const vigil::FleetTable table = *vigil::ParseFleetTable(
       "{\"node\": \"a\", \"hardware\": \"h\", \"g/flops:0\": 1, \"g/flops:1\": 2, "
       "\"g/return_code\": 0, \"ib/write_4096_bw:0\": 3, \"ib/write_8192_bw:0\": 4, "
-      "\"gpu-health/ecc_uncorrected_volatile:0\": 1, \"gpu-health/power_w:0\": 300}\n"
+      "\"gpu-health/ecc_uncorrected_volatile:0\": 1, \"gpu-health/power_w:0\": 300, "
+      "\"mem-bw/d2d_bw:0\": 1100, \"gpu-copy-bw/gpu0_to_gpu0_by_sm_bw\": 1200, "
+      "\"gpu-copy-bw/gpu0_to_gpu1_write_by_sm_bw\": 260, "
+      "\"gpu-copy-bw/gpu1_to_gpu0_write_by_sm_bw\": 130}\n"
       "{\"node\": \"b\", \"g/flops:0\": 0, \"g/return_code\": 1, "
       "\"gpu-health/ecc_uncorrected_volatile:0\": 0}\n",
       "fleet", 1);

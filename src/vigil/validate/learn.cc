@@ -9,7 +9,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <ranges>
 #include <set>
 #include <unordered_map>
 
@@ -663,6 +662,7 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
                     static_cast<double>(nodes.size());
     }
     const double pooled_p = o.budget / 2 / std::max(1.0, pool_tests);
+    const size_t class_nodes = nodes.size();  // clang before 16 captures no structured binding
     const auto model = [&](const Pool& pool, std::vector<double>& ds, bool but_worst) {
       ComponentModel c;
       c.benchmark = pool.benchmark;
@@ -677,8 +677,8 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       // 99.9% they would read the defective parts' own distances (a thousandth of the parts
       // defective is enough) and widen their limits past them.
       c.limit =
-          TailLimit(ds, pooled_p, ds.size() >= kManyParts * nodes.size() ? Tail::kFar : Tail::kBody,
-                    nodes.size());
+          TailLimit(ds, pooled_p, ds.size() >= kManyParts * class_nodes ? Tail::kFar : Tail::kBody,
+                    class_nodes);
       cm.components.push_back(std::move(c));
     };
     for (size_t b = 0; b < cols.pools.size(); ++b) {
@@ -1040,9 +1040,12 @@ LearnedCriteria RestrictToBenchmarks(LearnedCriteria c,
                   [&](const FamilyModel& f) { return !kept(BenchmarkOfKey(f.family)); });
     // A part's pool is kept only with every benchmark it pools: with fewer it is another test.
     std::erase_if(cm.components, [&](const ComponentModel& m) {
-      return !std::ranges::all_of(std::views::split(m.benchmark, '+'), [&](const auto& b) {
-        return kept(std::string_view(b.begin(), b.end()));
-      });
+      for (std::string_view rest = m.benchmark;;) {
+        const size_t plus = rest.find('+');
+        if (!kept(rest.substr(0, plus))) return true;
+        if (plus == std::string_view::npos) return false;
+        rest.remove_prefix(plus + 1);
+      }
     });
   }
   return c;
