@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
@@ -24,11 +25,23 @@ FleetService::FleetService(store::Store& store, Clock& clock, validate::LearnOpt
 Status FleetService::Start() {
   VIGIL_ASSIGN_OR_RETURN(std::optional<store::CriteriaVersion> stored, store_.Criteria(0));
   if (!stored) return Status::Ok();
-  VIGIL_ASSIGN_OR_RETURN(
-      validate::LearnedCriteria c,
-      validate::CriteriaFromJson(stored->body, fmt::format("stored criteria {}", stored->version)));
+  Result<validate::LearnedCriteria> c =
+      validate::CriteriaFromJson(stored->body, fmt::format("stored criteria {}", stored->version));
+  if (!c.ok()) {
+    // Criteria an older vigil learned (another schema), or a damaged row: the uploads they were
+    // learned from are all here, so learn them again rather than refuse to start.
+    spdlog::warn("{}; learning again from the stored uploads", c.status().message());
+    Result<LearnReport> learned = Learn();
+    if (!learned.ok()) {
+      spdlog::warn(
+          "cannot learn criteria: {}; uploads are judged by the fixed rules only until "
+          "POST /api/v1/criteria/learn succeeds",
+          learned.status().message());
+    }
+    return Status::Ok();
+  }
   std::lock_guard lock(mu_);
-  criteria_ = std::make_shared<const ActiveCriteria>(stored->version, std::move(c));
+  criteria_ = std::make_shared<const ActiveCriteria>(stored->version, std::move(*c));
   return Status::Ok();
 }
 

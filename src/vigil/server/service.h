@@ -61,7 +61,9 @@ class FleetService {
  public:
   FleetService(store::Store& store, Clock& clock, validate::LearnOptions learn);
 
-  // Loads the newest criteria from the store; InvalidArgument if they do not parse.
+  // Loads the newest criteria from the store. Criteria that do not parse (learned by an older
+  // vigil, of another schema) are learned again from the stored uploads, with a warning; when that
+  // fails too the service starts without criteria. Errors: the store's.
   Status Start();
 
   // Parses, judges and durably stores an upload (ParseUpload's formats); the stored uploads

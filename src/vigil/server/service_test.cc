@@ -74,6 +74,23 @@ class FleetServiceTest : public ::testing::Test {
   std::unique_ptr<FleetService> service_;
 };
 
+// Criteria an older vigil learned (another schema) do not stop the service: it learns them again
+// from the uploads it holds; with nothing to learn from it starts without criteria.
+TEST_F(FleetServiceTest, CriteriaOfAnOlderSchemaAreLearnedAgainAtStart) {
+  ASSERT_TRUE(store_->PutCriteria({0, 1.7e9, 3, "{\"schema\": \"vigil.criteria/2\"}"}).ok());
+  FleetService empty(*store_, clock_, validate::LearnOptions{});
+  ASSERT_TRUE(empty.Start().ok());
+  EXPECT_EQ(empty.criteria(), nullptr);  // no upload to learn from
+
+  ASSERT_TRUE(service_->Ingest(testing::SummaryLines(testing::HealthyFleet(8)), "upload").ok());
+  ASSERT_TRUE(store_->PutCriteria({0, 1.7e9, 8, "{\"schema\": \"vigil.criteria/2\"}"}).ok());
+  FleetService restarted(*store_, clock_, validate::LearnOptions{});
+  ASSERT_TRUE(restarted.Start().ok());
+  ASSERT_NE(restarted.criteria(), nullptr);
+  EXPECT_EQ(restarted.criteria()->version, 3);  // learned after the two stored ones
+  EXPECT_EQ(restarted.criteria()->criteria.classes.size(), 1u);
+}
+
 // An upload whose answer was lost is sent again: the same document, or the same summary line,
 // is acknowledged with the first answer and stored once; another run of the node is new.
 TEST_F(FleetServiceTest, AnUploadSentTwiceIsStoredOnce) {
