@@ -175,6 +175,8 @@ void Detector::Grow(uint32_t machine, uint32_t component) {
 }
 
 void Detector::Feed(const telemetry::Point& p) {
+  // The Normalizer drops these; a caller that feeds points of its own may not.
+  if (!std::isfinite(p.value) || !std::isfinite(p.time)) return;
   if (p.machine >= machines_.size() || p.component >= components_) Grow(p.machine, p.component);
   group_of_[p.machine] = p.group;
   // Presence counts distinct times: the components of one scrape share one.

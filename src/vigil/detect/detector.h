@@ -73,6 +73,7 @@ class Detector {
   static Result<std::unique_ptr<Detector>> Create(const DetectorOptions& options,
                                                   const telemetry::Normalizer& names);
 
+  // A point whose value or time is not finite is dropped (the Normalizer drops them before).
   void Feed(const telemetry::Point& p);
   // Live use: time has reached `now` (steps that end before now - lateness close).
   void AdvanceTo(double now);

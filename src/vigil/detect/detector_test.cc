@@ -43,6 +43,20 @@ class Harness {
     telemetry::Point p;
     if (names_.Normalize(s, &p)) detector_.Feed(p);
   }
+  // A point as Feed makes it, with a value that is not finite: what a library caller that skips
+  // the Normalizer (which drops such samples) could pass.
+  void FeedNotFinite(double t, int m, const std::string& metric) {
+    RawSample s;
+    s.time = t;
+    s.machine = "m" + std::to_string(m);
+    s.metric = metric;
+    s.component = "gpu0";
+    s.value = 1;
+    telemetry::Point p;
+    if (!names_.Normalize(s, &p)) return;
+    p.value = std::nan("");
+    detector_.Feed(p);
+  }
   std::vector<Alert> Finish() {
     detector_.Flush();
     return detector_.TakeAlerts();
@@ -96,6 +110,25 @@ TEST(DetectorTest, PersistentDivergenceIsNamedWithinSeconds) {
     EXPECT_LT(a.evidence[0].deviation, -4);
     EXPECT_NEAR(a.evidence[0].peer_median, 600, 20);
   }
+}
+
+// A value that is not finite is dropped: one NaN would otherwise stay in its machine's smoothed
+// value for good and leave the peers' median without an order, so that no one is named again.
+TEST(DetectorTest, AValueThatIsNotFiniteIsDropped) {
+  Harness h;
+  Rng rng(13, 0);
+  for (int t = 0; t < 400; ++t) {
+    for (int m = 0; m < 16; ++m) {
+      const bool faulty = m == 5 && t >= 300;
+      const double noise = 1 + rng.Normal(0, 0.01);
+      h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0, (faulty ? 300.0 : 600.0) * noise);
+      h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, (faulty ? 0.25 : 0.5) * noise);
+      if (t == 100 && (m == 5 || m == 9)) h.FeedNotFinite(t + 0.5, m, "DCGM_FI_DEV_POWER_USAGE");
+    }
+  }
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m5");
 }
 
 TEST(DetectorTest, SilentMachineAndComponentAreNamedAfterTheGrace) {
