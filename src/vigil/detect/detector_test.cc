@@ -46,9 +46,10 @@ class Harness {
   // A point as Feed makes it, with a value that is not finite: what a library caller that skips
   // the Normalizer (which drops such samples) could pass.
   void FeedNotFinite(double t, int m, const std::string& metric) {
+    const std::string machine = "m" + std::to_string(m);  // RawSample holds views
     RawSample s;
     s.time = t;
-    s.machine = "m" + std::to_string(m);
+    s.machine = machine;
     s.metric = metric;
     s.component = "gpu0";
     s.value = 1;
