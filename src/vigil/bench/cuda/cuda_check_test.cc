@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace vigil::gpu {
 namespace {
 
@@ -38,6 +40,11 @@ TEST(CudaErrorTest, TheMacroReturnsTheCallsText) {
   const Status s = FailingCall();
   EXPECT_NE(s.message().find("cudaErrorLaunchFailure: cudaErrorLaunchFailure"), std::string::npos)
       << s.message();
+  // And where the call is, the file without its directories.
+  EXPECT_NE(s.message().find(" at cuda_check_test.cc:"), std::string::npos) << s.message();
+  const std::string m =
+      CudaError("cudaMalloc", cudaErrorLaunchFailure, "/a/b/gemm.cu", 12).message();
+  EXPECT_TRUE(m.ends_with(" at gemm.cu:12")) << m;
 }
 
 }  // namespace

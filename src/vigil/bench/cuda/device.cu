@@ -220,7 +220,7 @@ Status Prepare(PathState& s, size_t words) {
   if (p.src != kHost && p.dst != kHost) {
     const cudaError_t peer = cudaDeviceEnablePeerAccess(p.dst, 0);
     if (peer != cudaSuccess && peer != cudaErrorPeerAccessAlreadyEnabled) {
-      return CudaError("cudaDeviceEnablePeerAccess", peer);
+      return CudaError("cudaDeviceEnablePeerAccess", peer, __FILE__, __LINE__);
     }
     cudaGetLastError();  // clears "already enabled"
   }
@@ -249,7 +249,7 @@ Status CheckArrived(const PathState& s, size_t words) {
     }
     if (e == cudaSuccess) e = cudaMemcpy(&bad, counter, sizeof bad, cudaMemcpyDeviceToHost);
     cudaFree(counter);
-    if (e != cudaSuccess) return CudaError("checking a copy", e);
+    if (e != cudaSuccess) return CudaError("checking a copy", e, __FILE__, __LINE__);
   }
   if (bad == 0) return Status::Ok();
   return Status::Internal(std::to_string(bad) + " of " + std::to_string(words) +

@@ -66,7 +66,8 @@ Result<const Lt*> LoadLt() {
   do {                                                                                 \
     const cublasStatus_t vigil_s_ = (call);                                            \
     if (vigil_s_ != CUBLAS_STATUS_SUCCESS) {                                           \
-      return Status::Internal(std::string(#call) + ": " + (lt).status_name(vigil_s_)); \
+      return Status::Internal(std::string(#call) + ": " + (lt).status_name(vigil_s_) + \
+                              ::vigil::gpu::SourcePlace(__FILE__, __LINE__));          \
     }                                                                                  \
   } while (0)
 
@@ -282,7 +283,7 @@ class Problem {
     const cudaError_t copied = cudaMemcpy(&host, bits, sizeof host, cudaMemcpyDeviceToHost);
     cudaFree(bits);
     VIGIL_RETURN_IF_ERROR(s);
-    if (copied != cudaSuccess) return CudaError("cudaMemcpy", copied);
+    if (copied != cudaSuccess) return CudaError("cudaMemcpy", copied, __FILE__, __LINE__);
     double err = 0;
     static_assert(sizeof err == sizeof host);
     memcpy(&err, &host, sizeof err);

@@ -85,7 +85,7 @@ Status Allocate(Memory& m, size_t bytes) {
       ceiling = size / 2;
       continue;
     }
-    if (e != cudaSuccess) return CudaError("cudaMalloc", e);
+    if (e != cudaSuccess) return CudaError("cudaMalloc", e, __FILE__, __LINE__);
     m.chunks.push_back({static_cast<uint64_t*>(p), size});
     remaining -= size;
   }

@@ -61,7 +61,8 @@ Result<const Nccl*> LoadNccl() {
   do {                                                                                 \
     const ncclResult_t vigil_r_ = (call);                                              \
     if (vigil_r_ != ncclSuccess) {                                                     \
-      return Status::Internal(std::string(#call) + ": " + (n).error_string(vigil_r_)); \
+      return Status::Internal(std::string(#call) + ": " + (n).error_string(vigil_r_) + \
+                              ::vigil::gpu::SourcePlace(__FILE__, __LINE__));          \
     }                                                                                  \
   } while (0)
 
@@ -195,7 +196,7 @@ class Collectives::Impl {
         if (e == cudaSuccess) break;
         if (e != cudaErrorNotReady) {
           failed_ = true;
-          return CudaError("cudaStreamQuery", e);
+          return CudaError("cudaStreamQuery", e, __FILE__, __LINE__);
         }
         ncclResult_t async = ncclSuccess;
         const ncclResult_t rc = n_.async_error(comms_[r], &async);
@@ -230,7 +231,7 @@ class Collectives::Impl {
       unsigned long long host = 0;
       if (e == cudaSuccess) e = cudaMemcpy(&host, bad, sizeof host, cudaMemcpyDeviceToHost);
       cudaFree(bad);
-      if (e != cudaSuccess) return CudaError("checking the all-reduce", e);
+      if (e != cudaSuccess) return CudaError("checking the all-reduce", e, __FILE__, __LINE__);
       if (host != 0) {
         return Status::Internal(std::to_string(host) + " of " +
                                 std::to_string(bytes / sizeof(float)) +
