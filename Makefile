@@ -39,7 +39,7 @@ fuzz: setup
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
 format:
-	@git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format -i
+	@git ls-files '*.cc' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 
 check-format:
 	@scripts/check-format.sh

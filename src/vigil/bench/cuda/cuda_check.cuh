@@ -21,8 +21,8 @@ inline std::string SourcePlace(const char* file, int line) {
 
 // `file` and `line`: where the call is (__FILE__, __LINE__), said at the end of the message.
 inline Status CudaError(const char* call, cudaError_t e, const char* file = "", int line = 0) {
-  std::string msg = std::string(call) + ": " + cudaGetErrorName(e) + " (" +
-                    cudaGetErrorString(e) + ")" + SourcePlace(file, line);
+  std::string msg = std::string(call) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                    ")" + SourcePlace(file, line);
   if (e == cudaErrorMemoryAllocation) msg = "out of GPU memory: " + msg;
   return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver
              ? Status::Unavailable(std::move(msg))
@@ -36,10 +36,10 @@ void UsePciBusOrder();
 
 }  // namespace vigil::gpu
 
-#define VIGIL_CUDA_TRY(call)                                                      \
-  do {                                                                            \
-    const cudaError_t vigil_e_ = (call);                                          \
-    if (vigil_e_ != cudaSuccess) {                                                \
-      return ::vigil::gpu::CudaError(#call, vigil_e_, __FILE__, __LINE__);        \
-    }                                                                             \
+#define VIGIL_CUDA_TRY(call)                                               \
+  do {                                                                     \
+    const cudaError_t vigil_e_ = (call);                                   \
+    if (vigil_e_ != cudaSuccess) {                                         \
+      return ::vigil::gpu::CudaError(#call, vigil_e_, __FILE__, __LINE__); \
+    }                                                                      \
   } while (0)
