@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "vigil/core/random.h"
@@ -32,29 +33,14 @@ class Harness {
     }
   }
   void Feed(double t, int m, const std::string& metric, int gpu, double v) {
-    const std::string machine = "m" + std::to_string(m);
-    const std::string component = "gpu" + std::to_string(gpu);
-    RawSample s;
-    s.time = t;
-    s.machine = machine;
-    s.metric = metric;
-    s.component = component;
-    s.value = v;
     telemetry::Point p;
-    if (names_.Normalize(s, &p)) detector_.Feed(p);
+    if (Normalize(t, m, metric, gpu, v, &p)) detector_.Feed(p);
   }
   // A point as Feed makes it, with a value that is not finite: what a library caller that skips
   // the Normalizer (which drops such samples) could pass.
   void FeedNotFinite(double t, int m, const std::string& metric) {
-    const std::string machine = "m" + std::to_string(m);  // RawSample holds views
-    RawSample s;
-    s.time = t;
-    s.machine = machine;
-    s.metric = metric;
-    s.component = "gpu0";
-    s.value = 1;
     telemetry::Point p;
-    if (!names_.Normalize(s, &p)) return;
+    if (!Normalize(t, m, metric, 0, 1, &p)) return;
     p.value = std::nan("");
     detector_.Feed(p);
   }
@@ -65,6 +51,19 @@ class Harness {
   Detector& detector() { return detector_; }
 
  private:
+  bool Normalize(double t, int m, const std::string& metric, int gpu, double v,
+                 telemetry::Point* p) {
+    const std::string machine = "m" + std::to_string(m);  // RawSample holds views
+    const std::string component = "gpu" + std::to_string(gpu);
+    RawSample s;
+    s.time = t;
+    s.machine = machine;
+    s.metric = metric;
+    s.component = component;
+    s.value = v;
+    return names_.Normalize(s, p);
+  }
+
   telemetry::Normalizer names_;
   Detector detector_;
   Rng rng_;
@@ -81,22 +80,31 @@ TEST(DetectorTest, JobWideChangesRaiseNothing) {
   EXPECT_TRUE(h.Finish().empty());
 }
 
+// 16 machines report power and tensor activity every second for 400 s; from 300 s machine 5's
+// power halves, and with `corroborated` its tensor activity too. `also(t, m)` runs after each
+// machine's samples.
+void SlowPowerJob(Harness& h, bool corroborated,
+                  const std::function<void(int, int)>& also = nullptr) {
+  Rng rng(13, 0);
+  for (int t = 0; t < 400; ++t) {
+    for (int m = 0; m < 16; ++m) {
+      const bool faulty = m == 5 && t >= 300;
+      const double noise = 1 + rng.Normal(0, 0.01);
+      h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0, (faulty ? 300.0 : 600.0) * noise);
+      h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0,
+             (faulty && corroborated ? 0.25 : 0.5) * noise);
+      if (also) also(t, m);
+    }
+  }
+}
+
 // A divergence seen on two signals of a machine (power and tensor activity) is named once it
 // has lasted the persistence time (30 s); one seen on a single signal, after twice as long.
 TEST(DetectorTest, PersistentDivergenceIsNamedWithinSeconds) {
   for (const bool corroborated : {true, false}) {
     SCOPED_TRACE(::testing::Message() << "corroborated " << corroborated);
     Harness h;
-    Rng rng(13, 0);
-    for (int t = 0; t < 400; ++t) {
-      for (int m = 0; m < 16; ++m) {
-        const bool faulty = m == 5 && t >= 300;
-        const double noise = 1 + rng.Normal(0, 0.01);
-        h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0, (faulty ? 300.0 : 600.0) * noise);
-        h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0,
-               (faulty && corroborated ? 0.25 : 0.5) * noise);
-      }
-    }
+    SlowPowerJob(h, corroborated);
     const std::vector<Alert> alerts = h.Finish();
     ASSERT_EQ(alerts.size(), 1u);
     const Alert& a = alerts[0];
@@ -117,16 +125,9 @@ TEST(DetectorTest, PersistentDivergenceIsNamedWithinSeconds) {
 // value for good and leave the peers' median without an order, so that no one is named again.
 TEST(DetectorTest, AValueThatIsNotFiniteIsDropped) {
   Harness h;
-  Rng rng(13, 0);
-  for (int t = 0; t < 400; ++t) {
-    for (int m = 0; m < 16; ++m) {
-      const bool faulty = m == 5 && t >= 300;
-      const double noise = 1 + rng.Normal(0, 0.01);
-      h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0, (faulty ? 300.0 : 600.0) * noise);
-      h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, (faulty ? 0.25 : 0.5) * noise);
-      if (t == 100 && (m == 5 || m == 9)) h.FeedNotFinite(t + 0.5, m, "DCGM_FI_DEV_POWER_USAGE");
-    }
-  }
+  SlowPowerJob(h, /*corroborated=*/true, [&](int t, int m) {
+    if (t == 100 && (m == 5 || m == 9)) h.FeedNotFinite(t + 0.5, m, "DCGM_FI_DEV_POWER_USAGE");
+  });
   const std::vector<Alert> alerts = h.Finish();
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].machine, "m5");

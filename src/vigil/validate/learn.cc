@@ -322,18 +322,22 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 
 // A component's metrics within one pool, pooled: the mean of their sigmas after a quarter of them
 // is set aside at each end, so that one metric's noise does not move it, while a component that
-// is slow on half of a sweep (a NIC slow at large messages only) still does. `least_top` sets
-// aside at least that many at the worse end: a quarter of two or three metrics is none.
+// is slow on half of a sweep (a NIC slow at large messages only) still does.
 constexpr double kComponentTrim = 0.25;
 
-double PooledSigmas(std::vector<double>& zs, size_t least_top) {
+// The pooled sigmas of one component (sorted here), both ways of ComponentDistance: the trimmed
+// mean, and the same with at least the worst metric set aside (a quarter of two or three metrics
+// is none).
+std::pair<double, double> PooledSigmas(std::vector<double>& zs) {
   std::sort(zs.begin(), zs.end());
   const size_t n = zs.size();
   const auto cut = static_cast<size_t>(std::floor(static_cast<double>(n) * kComponentTrim));
-  const size_t top = std::max(cut, least_top);
-  double sum = 0;
-  for (size_t k = cut; k + top < n; ++k) sum += zs[k];
-  return sum / static_cast<double>(n - cut - top);
+  const auto mean_of = [&](size_t top) {
+    double sum = 0;
+    for (size_t k = cut; k + top < n; ++k) sum += zs[k];
+    return sum / static_cast<double>(n - cut - top);
+  };
+  return {mean_of(cut), mean_of(std::max<size_t>(cut, 1))};
 }
 
 // A component with at most this many metrics in a pool is also judged without its worst one
@@ -372,7 +376,8 @@ std::map<std::string_view, ComponentDistance> ComponentDistances(
   for (auto& [component, group] : sigmas) {
     std::vector<double>& zs = group.first;
     if (zs.size() < 2) continue;
-    d[component] = {PooledSigmas(zs, 0), PooledSigmas(zs, 1), zs.size(), group.second};
+    const auto [mean, but_worst] = PooledSigmas(zs);
+    d[component] = {mean, but_worst, zs.size(), group.second};
   }
   return d;
 }
