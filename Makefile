@@ -28,7 +28,7 @@ test: setup
 bench: setup
 	@cmake --preset release -DVIGIL_BENCH=ON >/dev/null
 	@cmake --build --preset release
-	@./build/release/bench/vigil_microbench
+	@./build/release/perf/vigil_microbench
 
 asan: setup
 	@cmake --preset asan >/dev/null

@@ -6,17 +6,17 @@
 #include <limits>
 #include <string>
 
-#include "vigil/validate/expr.h"
+#include "vigil/superbench/expr.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  vigil::Result<vigil::validate::Criteria> c = vigil::validate::Criteria::Parse(text);
+  vigil::Result<vigil::superbench::Criteria> c = vigil::superbench::Criteria::Parse(text);
   if (!c.ok()) return 0;
   for (double x : {0.0, -1.0, 0.5, 1e300, std::numeric_limits<double>::quiet_NaN(),
                    std::numeric_limits<double>::infinity()}) {
     (*c)(x);
   }
-  vigil::validate::Labels labels;
+  vigil::superbench::Labels labels;
   labels["rule1"] = {true, 0, {{"a/b:0", 1.0}, {"a/b:1", std::nan("")}}};
   labels["rule2"] = {false, 3, {}};
   labels["r"] = {true, 0, {}};

@@ -3,15 +3,15 @@
 #include <cstdint>
 #include <string>
 
+#include "vigil/eval/fleet_gen.h"
+#include "vigil/learned/learn.h"
 #include "vigil/results/summary.h"
-#include "vigil/validate/fleet_gen.h"
-#include "vigil/validate/learn.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)vigil::validate::ParseTruth(text, "truth.csv");
-  vigil::Result<vigil::validate::LearnedCriteria> c =
-      vigil::validate::CriteriaFromJson(text, "criteria.json");
+  (void)vigil::eval::ParseTruth(text, "truth.csv");
+  vigil::Result<vigil::learned::LearnedCriteria> c =
+      vigil::learned::CriteriaFromJson(text, "criteria.json");
   if (!c.ok()) return 0;
   static const vigil::FleetTable table = *vigil::ParseFleetTable(
       "{\"node\": \"a\", \"hardware\": \"h\", \"g/flops:0\": 1, \"g/flops:1\": 2, "
@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       "{\"node\": \"b\", \"g/flops:0\": 0, \"g/return_code\": 1, "
       "\"gpu-health/ecc_uncorrected_volatile:0\": 0}\n",
       "fleet", 1);
-  vigil::validate::Judge(table, *c, 1);
-  vigil::validate::Judge(table, vigil::validate::RestrictToBenchmarks(*c, {"g"}), 2);
+  vigil::learned::Judge(table, *c, 1);
+  vigil::learned::Judge(table, vigil::learned::RestrictToBenchmarks(*c, {"g"}), 2);
   return 0;
 }

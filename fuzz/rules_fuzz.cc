@@ -4,36 +4,37 @@
 #include <string>
 
 #include "vigil/results/summary.h"
-#include "vigil/validate/diagnose.h"
-#include "vigil/validate/superbench_report.h"
+#include "vigil/superbench/diagnose.h"
+#include "vigil/superbench/superbench_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  vigil::Result<std::vector<vigil::validate::Rule>> rules =
-      vigil::validate::ParseRules(text, "fuzz.yaml");
+  vigil::Result<std::vector<vigil::superbench::Rule>> rules =
+      vigil::superbench::ParseRules(text, "fuzz.yaml");
   if (!rules.ok()) return 0;
   static const vigil::FleetTable table = *vigil::ParseFleetTable(
       "{\"node\": \"a\", \"m/x:0\": 1, \"m/x:1\": 2, \"m/return_code\": 0}\n"
       "{\"node\": \"b\", \"m/x:0\": 3, \"n:run0/y\": null, \"m/return_code\": 1}\n",
       "fleet", 1);
-  const vigil::validate::Baseline baseline = {{"m/x", 2.0}, {"n:run0/y", 1.0}};
+  const vigil::superbench::Baseline baseline = {{"m/x", 2.0}, {"n:run0/y", 1.0}};
   for (bool strict : {false, true}) {
-    vigil::validate::DiagnoseOptions o;
+    vigil::superbench::DiagnoseOptions o;
     o.strict_missing = strict;
     o.threads = 1;
-    vigil::Result<vigil::validate::Diagnosis> d =
-        vigil::validate::Diagnose(table, *rules, baseline, o);
+    vigil::Result<vigil::superbench::Diagnosis> d =
+        vigil::superbench::Diagnose(table, *rules, baseline, o);
     if (!d.ok()) continue;
-    for (auto format : {vigil::validate::ReportFormat::kJson, vigil::validate::ReportFormat::kJsonl,
-                        vigil::validate::ReportFormat::kMd, vigil::validate::ReportFormat::kHtml}) {
+    for (auto format :
+         {vigil::superbench::ReportFormat::kJson, vigil::superbench::ReportFormat::kJsonl,
+          vigil::superbench::ReportFormat::kMd, vigil::superbench::ReportFormat::kHtml}) {
       for (bool all : {false, true}) {
-        vigil::validate::ReportOptions r;
+        vigil::superbench::ReportOptions r;
         r.format = format;
         r.output_all = all;
-        vigil::validate::FormatDiagnosisReport(table, *d, r);
+        vigil::superbench::FormatDiagnosisReport(table, *d, r);
       }
     }
   }
-  (void)vigil::validate::GenerateBaseline(table, &*rules);
+  (void)vigil::superbench::GenerateBaseline(table, &*rules);
   return 0;
 }

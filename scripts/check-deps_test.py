@@ -125,6 +125,17 @@ with tempfile.TemporaryDirectory() as base:
     expect("clean", tree(changes=clean), 0,
            present=["follow docs/architecture.md"])
 
+    # A test file may use what `testing` may use (its generated fixtures come from there); a
+    # library file may not.
+    expect("tests use what testing uses",
+           tree(changes=dict(clean, **{"src/vigil/core/status_test.cc":
+                                       '#include "vigil/results/summary.h"\n'})), 0)
+    expect("a library file does not",
+           tree(changes=dict(clean, **{"src/vigil/core/status.cc":
+                                       '#include "vigil/results/summary.h"\n'})), 1,
+           present=["src/vigil/core/status.cc:1: core includes results, which "
+                    "docs/architecture.md does not allow (may use: nothing)"])
+
     # testing in a file that is not a test.
     expect("testing outside tests",
            tree(changes={"src/vigil/results/helper.cc": '#include "vigil/testing/temp_dir.h"\n'}),

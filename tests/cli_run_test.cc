@@ -201,8 +201,8 @@ TEST(CliTest, SkippedBenchmarksShareOneLineOfReason) {
   while (table.Next(line)) EXPECT_LT(line.size(), 80u) << line;
 }
 
-// Runs vigil with `args` where the NVIDIA driver is bench/cuda/fake_nvml.cc (two GPUs) and
-// CUDA_VISIBLE_DEVICES is `visible`.
+// Runs vigil with `args` where the NVIDIA driver is src/vigil/bench/cuda/fake_nvml.cc (two GPUs)
+// and CUDA_VISIBLE_DEVICES is `visible`.
 ProcessResult RunWithFakeDriver(const std::vector<std::string>& args, const char* visible) {
   TempDir lib;
   fs::create_symlink(VIGIL_FAKE_NVML, lib.File("libnvidia-ml.so.1"));

@@ -8,8 +8,8 @@
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
-#include "vigil/validate/diagnose.h"
-#include "vigil/validate/superbench_report.h"
+#include "vigil/superbench/diagnose.h"
+#include "vigil/superbench/superbench_report.h"
 
 namespace vigil::cli {
 namespace {
@@ -48,40 +48,40 @@ CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
 }
 
 CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
-  VIGIL_ASSIGN_OR_RETURN(validate::ReportFormat format, validate::ParseReportFormat(o.format));
+  VIGIL_ASSIGN_OR_RETURN(superbench::ReportFormat format, superbench::ParseReportFormat(o.format));
   VIGIL_RETURN_IF_ERROR(CreateDirectories(o.output_dir));  // as SuperBench does
   const std::string out = (std::filesystem::path(o.output_dir) /
-                           fmt::format("diagnosis_summary.{}", validate::ReportExtension(format)))
+                           fmt::format("diagnosis_summary.{}", superbench::ReportExtension(format)))
                               .string();
   VIGIL_RETURN_IF_ERROR(CheckWritable(out));
   const auto start = std::chrono::steady_clock::now();
-  VIGIL_ASSIGN_OR_RETURN(std::vector<validate::Rule> rules, validate::ReadRules(o.rules));
-  validate::Baseline baseline;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<superbench::Rule> rules, superbench::ReadRules(o.rules));
+  superbench::Baseline baseline;
   if (!o.baseline.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(baseline, validate::ReadBaseline(o.baseline));
+    VIGIL_ASSIGN_OR_RETURN(baseline, superbench::ReadBaseline(o.baseline));
   }
   VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles({o.data}));
-  validate::DiagnoseOptions options;
+  superbench::DiagnoseOptions options;
   options.strict_missing = o.strict_missing;
   options.strict = o.strict;
-  Result<validate::Diagnosis> diagnosis = validate::Diagnose(table, rules, baseline, options);
+  Result<superbench::Diagnosis> diagnosis = superbench::Diagnose(table, rules, baseline, options);
   if (!diagnosis.ok()) {
     return Status::InvalidArgument(fmt::format("{}: {}", o.rules, diagnosis.status().message()));
   }
   for (const std::string& w : diagnosis->warnings) spdlog::warn("warning: {}: {}", o.rules, w);
-  validate::ReportOptions report;
+  superbench::ReportOptions report;
   report.format = format;
   report.output_all = o.output_all;
   report.decimals = o.decimals;
   VIGIL_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(out));
-  VIGIL_RETURN_IF_ERROR(validate::WriteDiagnosisReport(
+  VIGIL_RETURN_IF_ERROR(superbench::WriteDiagnosisReport(
       table, *diagnosis, report, [&](std::string_view piece) { return file.Append(piece); }));
   VIGIL_RETURN_IF_ERROR(file.Commit());
   const size_t defective = diagnosis->defective_order.size();
   if (o.json) {
     Json nodes = Json::array();
     for (size_t i : diagnosis->defective_order) {
-      const validate::NodeVerdict& v = diagnosis->nodes[i];
+      const superbench::NodeVerdict& v = diagnosis->nodes[i];
       nodes.push_back(Json{{"node", table.node(i)},
                            {"category", v.categories},
                            {"issue_num", v.issue_count},
@@ -96,7 +96,7 @@ CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
   } else {
     Table t({"NODE", "CATEGORY", "ISSUES"});
     for (size_t i : diagnosis->defective_order) {
-      const validate::NodeVerdict& v = diagnosis->nodes[i];
+      const superbench::NodeVerdict& v = diagnosis->nodes[i];
       t.Add({table.node(i), v.categories, std::to_string(v.issue_count)});
     }
     if (defective > 0) fmt::print("{}", t.ToString());
@@ -124,15 +124,15 @@ CLI::App* SetupBaseline(CLI::App& app, BaselineCliOptions& o) {
 
 CommandResult RunBaseline(const BaselineCliOptions& o) {
   VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
-  std::vector<validate::Rule> rules;
+  std::vector<superbench::Rule> rules;
   if (!o.rules.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(rules, validate::ReadRules(o.rules));
+    VIGIL_ASSIGN_OR_RETURN(rules, superbench::ReadRules(o.rules));
   }
   VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles({o.data}));
-  Result<validate::BaselineResult> b =
-      validate::GenerateBaseline(table, o.rules.empty() ? nullptr : &rules);
+  Result<superbench::BaselineResult> b =
+      superbench::GenerateBaseline(table, o.rules.empty() ? nullptr : &rules);
   if (!b.ok()) return Status::InvalidArgument(fmt::format("{}: {}", o.rules, b.status().message()));
-  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, validate::FormatBaseline(b->baseline, o.digits)));
+  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, superbench::FormatBaseline(b->baseline, o.digits)));
   int dropped = 0;
   for (const auto& [metric, n] : b->dropped) dropped += n;
   fmt::print("baseline of {} metrics from {} nodes", b->baseline.size(), table.node_count());

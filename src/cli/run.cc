@@ -22,10 +22,10 @@
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
+#include "vigil/learned/health.h"
+#include "vigil/learned/learn.h"
 #include "vigil/results/summary.h"
 #include "vigil/server/client.h"
-#include "vigil/validate/health.h"
-#include "vigil/validate/learn.h"
 
 namespace vigil::cli {
 namespace {
@@ -197,10 +197,10 @@ CommandResult RunRun(const RunOptions& options) {
     const Status summary_ok = CheckWritable(options.summary);
     if (!summary_ok.ok()) return summary_ok.WithContext("--summary");
   }
-  std::optional<validate::LearnedCriteria> criteria;
+  std::optional<learned::LearnedCriteria> criteria;
   if (!options.criteria.empty()) {
     VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.criteria));
-    VIGIL_ASSIGN_OR_RETURN(criteria, validate::CriteriaFromJson(text, options.criteria));
+    VIGIL_ASSIGN_OR_RETURN(criteria, learned::CriteriaFromJson(text, options.criteria));
   }
 
   VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> reporter,
@@ -269,15 +269,15 @@ CommandResult RunRun(const RunOptions& options) {
   // Judge what ran, as the fleet's files hold it (the node's flat row): by the fleet's criteria
   // where given, and always by the readings whose meaning needs no fleet (validate/health.h).
   const FleetTable row = TableOfRows({FleetRowOf(doc)}, "this node");
-  std::vector<validate::NodeFindings> verdicts;
+  std::vector<learned::NodeFindings> verdicts;
   if (criteria) {
     std::vector<std::string> ran;
     for (const BenchmarkRecord& r : doc.benchmarks) {
       if (r.status != BenchStatus::kSkipped) ran.push_back(r.name);
     }
-    verdicts = validate::Judge(row, validate::RestrictToBenchmarks(*criteria, ran));
+    verdicts = learned::Judge(row, learned::RestrictToBenchmarks(*criteria, ran));
   } else {
-    verdicts = {validate::JudgeHealth(row)};
+    verdicts = {learned::JudgeHealth(row)};
   }
   failed |= verdicts[0].defective;
   const std::string judged_by = criteria ? options.criteria : "the rules that need no fleet";
@@ -302,7 +302,7 @@ CommandResult RunRun(const RunOptions& options) {
   if (options.json) {
     Json out = ToJson(doc);
     Json findings = Json::array();
-    for (const auto& f : verdicts[0].findings) findings.push_back(validate::FindingToJson(f));
+    for (const auto& f : verdicts[0].findings) findings.push_back(learned::FindingToJson(f));
     out["validation"] = Json{{"criteria", criteria ? Json(options.criteria) : Json(nullptr)},
                              {"verdict", verdicts[0].defective ? "defective" : "healthy"},
                              {"findings", std::move(findings)}};

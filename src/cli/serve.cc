@@ -109,7 +109,7 @@ CommandResult RunServe(const ServeOptions& o) {
   }
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
                          store::OpenSqliteStore(o.db, {.sync_full = o.sync == "full"}));
-  server::FleetService service(*store, SystemClock(), validate::LearnOptions{});
+  server::FleetService service(*store, SystemClock(), learned::LearnOptions{});
   VIGIL_RETURN_IF_ERROR(service.Start());
   server::Api api(service, api_options);
   server::HttpOptions http_options{.host = host_port.first,

@@ -7,16 +7,16 @@
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
-#include "vigil/validate/evaluation.h"
-#include "vigil/validate/fleet_gen.h"
-#include "vigil/validate/learn.h"
+#include "vigil/eval/evaluation.h"
+#include "vigil/eval/fleet_gen.h"
+#include "vigil/learned/learn.h"
 
 namespace vigil::cli {
 namespace {
 
-using validate::Finding;
-using validate::FindingToJson;
-using validate::NodeFindings;
+using learned::Finding;
+using learned::FindingToJson;
+using learned::NodeFindings;
 
 // Ranges of learn's and simulate fleet's numeric flags (docs/validate.md).
 // False findings expected per healthy node: from one in 10^100 (criteria that judge little but
@@ -34,9 +34,9 @@ std::string Range(const Finding& f) {
   return lo + ".." + hi;
 }
 
-Json ScoreJson(const validate::Score& s) {
+Json ScoreJson(const eval::Score& s) {
   Json rows = Json::array();
-  for (const validate::ScoreRow& r : s.rows) {
+  for (const eval::ScoreRow& r : s.rows) {
     rows.push_back(Json{{"defects", r.label},
                         {"planted", r.planted},
                         {"found", r.found},
@@ -50,7 +50,7 @@ Json ScoreJson(const validate::Score& s) {
 }  // namespace
 
 std::string RenderFindings(const FleetTable& table,
-                           const std::vector<validate::NodeFindings>& verdicts) {
+                           const std::vector<learned::NodeFindings>& verdicts) {
   Table t({"NODE", "COMPONENT", "METRIC", "VALUE", "EXPECTED", "DEVIATION", "SEVERITY", "TEST"});
   size_t rows = 0;
   constexpr size_t kMaxRows = 200;
@@ -64,7 +64,7 @@ std::string RenderFindings(const FleetTable& table,
              (f.test == "fleet" || f.test == "balance") && f.deviation != 0
                  ? fmt::format("{:+.1f}%", f.deviation * 100)
                  : "-",
-             std::string(validate::SeverityName(f.severity)), f.test});
+             std::string(learned::SeverityName(f.severity)), f.test});
     }
   }
   if (rows == 0) return "";
@@ -93,13 +93,13 @@ CommandResult RunLearn(const LearnCliOptions& o) {
   VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
   const auto start = std::chrono::steady_clock::now();
   VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles(o.data));
-  validate::LearnOptions options;
+  learned::LearnOptions options;
   options.budget = o.budget;
-  VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria criteria, validate::Learn(table, options));
-  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, DumpJson(validate::CriteriaToJson(criteria), 1)));
+  VIGIL_ASSIGN_OR_RETURN(learned::LearnedCriteria criteria, learned::Learn(table, options));
+  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, DumpJson(learned::CriteriaToJson(criteria), 1)));
   Json classes = Json::array();
   Table t({"HARDWARE", "NODES", "FAMILIES", "COMPONENT MODELS"});
-  for (const validate::ClassModel& c : criteria.classes) {
+  for (const learned::ClassModel& c : criteria.classes) {
     classes.push_back(Json{{"hardware", c.hardware},
                            {"nodes", c.nodes},
                            {"families", c.families.size()},
@@ -134,21 +134,21 @@ CLI::App* SetupValidate(CLI::App& app, ValidateCliOptions& o) {
 CommandResult RunValidate(const ValidateCliOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(o.criteria));
-  VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria criteria,
-                         validate::CriteriaFromJson(text, o.criteria));
-  std::vector<validate::PlantedDefect> truth;
+  VIGIL_ASSIGN_OR_RETURN(learned::LearnedCriteria criteria,
+                         learned::CriteriaFromJson(text, o.criteria));
+  std::vector<eval::PlantedDefect> truth;
   if (!o.truth.empty()) {
     VIGIL_ASSIGN_OR_RETURN(std::string t, ReadFile(o.truth));
-    VIGIL_ASSIGN_OR_RETURN(truth, validate::ParseTruth(t, o.truth));
+    VIGIL_ASSIGN_OR_RETURN(truth, eval::ParseTruth(t, o.truth));
   }
   VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles(o.data));
-  const std::vector<NodeFindings> verdicts = validate::Judge(table, criteria);
+  const std::vector<NodeFindings> verdicts = learned::Judge(table, criteria);
   size_t defective = 0;
   for (const NodeFindings& v : verdicts) defective += v.defective ? 1 : 0;
-  std::optional<validate::Score> learned, superbench;
+  std::optional<eval::Score> learned, superbench;
   if (!o.truth.empty()) {
-    learned = validate::ScoreFindings(validate::FoundByLearned(table, verdicts), truth);
-    superbench = validate::ScoreFindings(validate::FoundBySuperBenchStyle(table), truth);
+    learned = eval::ScoreFindings(eval::FoundByLearned(table, verdicts), truth);
+    superbench = eval::ScoreFindings(eval::FoundBySuperBenchStyle(table), truth);
   }
   if (o.json) {
     Json nodes = Json::array();
@@ -171,8 +171,8 @@ CommandResult RunValidate(const ValidateCliOptions& o) {
     if (learned) {
       Table s({"DEFECTS", "PLANTED", "LEARNED RECALL", "PRECISION", "F1", "SUPERBENCH RECALL",
                "PRECISION", "F1"});
-      for (const validate::ScoreRow& r : learned->rows) {
-        const validate::ScoreRow* b = superbench->Row(r.label);
+      for (const eval::ScoreRow& r : learned->rows) {
+        const eval::ScoreRow* b = superbench->Row(r.label);
         s.Add({r.label, std::to_string(r.planted), fmt::format("{:.3f}", r.recall),
                fmt::format("{:.3f}", r.precision), fmt::format("{:.3f}", r.f1),
                fmt::format("{:.3f}", b->recall), fmt::format("{:.3f}", b->precision),
@@ -219,7 +219,7 @@ CLI::App* SetupSimulateFleet(CLI::App& simulate, SimulateFleetOptions& o) {
 CommandResult RunSimulateFleet(const SimulateFleetOptions& o) {
   VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
   if (!o.truth.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.truth));
-  validate::FleetGenOptions g;
+  eval::FleetGenOptions g;
   g.nodes = o.nodes;
   g.defect_rate = o.defect_rate;
   g.noisy_rate = o.noisy_rate;
@@ -227,10 +227,10 @@ CommandResult RunSimulateFleet(const SimulateFleetOptions& o) {
   g.second_class = o.second_class;
   g.sweep_points = o.sweep_points;
   g.seed = o.seed;
-  VIGIL_ASSIGN_OR_RETURN(validate::GeneratedFleet fleet, validate::GenerateFleet(g));
+  VIGIL_ASSIGN_OR_RETURN(eval::GeneratedFleet fleet, eval::GenerateFleet(g));
   VIGIL_RETURN_IF_ERROR(WriteFleetSummary(o.out, fleet.rows));
   if (!o.truth.empty()) {
-    VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.truth, validate::FormatTruth(fleet.truth)));
+    VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.truth, eval::FormatTruth(fleet.truth)));
   }
   fmt::print("{} nodes, {} planted defects; wrote {}{}\n", fleet.rows.size(), fleet.truth.size(),
              o.out, o.truth.empty() ? "" : " and " + o.truth);

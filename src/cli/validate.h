@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cli/common.h"
+#include "vigil/learned/learn.h"
 #include "vigil/results/summary.h"
-#include "vigil/validate/learn.h"
 
 namespace vigil::cli {
 
@@ -41,7 +41,7 @@ struct SimulateFleetOptions {
 
 // The findings of defective nodes as a table (the first 200 rows, and how many more).
 std::string RenderFindings(const FleetTable& table,
-                           const std::vector<validate::NodeFindings>& verdicts);
+                           const std::vector<learned::NodeFindings>& verdicts);
 
 CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& options);
 CommandResult RunLearn(const LearnCliOptions& options);

@@ -363,11 +363,11 @@ Response Api::Learn() {
   }
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
   Json classes = Json::array();
-  for (const validate::ClassModel& c : active->criteria.classes) {
+  for (const learned::ClassModel& c : active->criteria.classes) {
     classes.push_back(Json{{"hardware", c.hardware}, {"nodes", c.nodes}});
   }
   Json left_out = Json::array();
-  for (const validate::LeftOutClass& c : report->left_out) {
+  for (const learned::LeftOutClass& c : report->left_out) {
     left_out.push_back(Json{{"hardware", c.hardware}, {"nodes", c.nodes}, {"reason", c.reason}});
   }
   const store::CriteriaVersion& v = report->criteria;
@@ -392,8 +392,8 @@ Response Api::GetCriteria() {
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
   Json current = nullptr;
   if (active) {
-    current = Json{{"version", active->version},
-                   {"criteria", validate::CriteriaToJson(active->criteria)}};
+    current =
+        Json{{"version", active->version}, {"criteria", learned::CriteriaToJson(active->criteria)}};
   }
   return JsonResponse(Json{{"current", std::move(current)}, {"versions", std::move(list)}});
 }

@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include "vigil/core/json.h"
+#include "vigil/eval/fleet_gen.h"
 #include "vigil/server/dashboard.h"
 #include "vigil/store/sqlite_store.h"
 #include "vigil/testing/healthy_fleet.h"
 #include "vigil/testing/temp_dir.h"
-#include "vigil/validate/fleet_gen.h"
 
 namespace vigil::server {
 namespace {
@@ -29,7 +29,7 @@ class ApiTest : public ::testing::Test {
         store::OpenSqliteStore(dir_.File("fleet.db"), {.sync_full = false});
     ASSERT_TRUE(s.ok()) << s.status().message();
     store_ = std::move(s).value();
-    service_ = std::make_unique<FleetService>(*store_, clock_, validate::LearnOptions{});
+    service_ = std::make_unique<FleetService>(*store_, clock_, learned::LearnOptions{});
     ASSERT_TRUE(service_->Start().ok());
     api_ = std::make_unique<Api>(*service_, ApiOptions{.token = kToken, .max_body = 1 << 20});
   }
@@ -73,7 +73,7 @@ TEST_F(ApiTest, UploadsAreJudgedByLearnedCriteriaThatNameTheComponent) {
 
   // The same node again, healthy, then with GPU 5's GEMM throughput 30% low.
   clock_.Advance(3600);
-  const NodeResults doc = validate::NodeDocumentOf(rows[3], 3, 7);
+  const NodeResults doc = eval::NodeDocumentOf(rows[3], 3, 7);
   r = Call("POST", "/api/v1/results", DumpJson(ToJson(doc), 2));
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(Body(r)["results"][0]["verdict"], "healthy") << r.body;
@@ -87,7 +87,7 @@ TEST_F(ApiTest, UploadsAreJudgedByLearnedCriteriaThatNameTheComponent) {
     }
   }
   ASSERT_TRUE(planted);
-  r = Call("POST", "/api/v1/results", DumpJson(ToJson(validate::NodeDocumentOf(slow, 3, 7))));
+  r = Call("POST", "/api/v1/results", DumpJson(ToJson(eval::NodeDocumentOf(slow, 3, 7))));
   ASSERT_EQ(r.status, 201) << r.body;
   const Json judged = Body(r)["results"][0];
   EXPECT_EQ(judged["verdict"], "defective");
@@ -125,11 +125,11 @@ TEST_F(ApiTest, UploadsAreJudgedByLearnedCriteriaThatNameTheComponent) {
 // Criteria learned for two hardware classes do not judge a node of a third: it stays unjudged
 // (not defective) until a learn includes its class.
 TEST_F(ApiTest, ANodeOfAClassWithoutCriteriaIsUnjudged) {
-  validate::FleetGenOptions o;
+  eval::FleetGenOptions o;
   o.nodes = 60;
   o.defect_rate = 0;
   o.second_class = 0.5;
-  const std::vector<FleetRow> rows = validate::GenerateFleet(o)->rows;
+  const std::vector<FleetRow> rows = eval::GenerateFleet(o)->rows;
   ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
   Response r = Call("POST", "/api/v1/criteria/learn");
   ASSERT_EQ(r.status, 201) << r.body;
@@ -307,7 +307,7 @@ TEST_F(ApiTest, DashboardListsNodesAndPlotsTheirHistoryWithNamesEscaped) {
 
 TEST_F(ApiTest, ARetriedUploadGetsTheFirstAnswerAndIsStoredOnce) {
   const std::string doc =
-      DumpJson(ToJson(validate::NodeDocumentOf(testing::HealthyFleet(1)[0], 3, 1)), 2);
+      DumpJson(ToJson(eval::NodeDocumentOf(testing::HealthyFleet(1)[0], 3, 1)), 2);
   Response first = Call("POST", "/api/v1/results", doc);
   ASSERT_EQ(first.status, 201) << first.body;
   EXPECT_EQ(Body(first)["stored"], 1);
@@ -390,11 +390,11 @@ TEST_F(ApiTest, RetiredNodesLeaveTheListsAndMetricsAndRenamedOnesKeepTheirHistor
 
 TEST_F(ApiTest, LearnReportsTheClassesLeftOutAndTheNodesJudgedAgain) {
   // Two classes, so that the odd node's is not judged by the only class learned.
-  validate::FleetGenOptions o;
+  eval::FleetGenOptions o;
   o.nodes = 30;
   o.defect_rate = 0;
   o.second_class = 0.5;
-  std::vector<FleetRow> rows = validate::GenerateFleet(o)->rows;
+  std::vector<FleetRow> rows = eval::GenerateFleet(o)->rows;
   const FleetRow lost{"gpu-017", rows[0].values, "7x NVIDIA H100 80GB HBM3"};
   rows.push_back(lost);
   ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);

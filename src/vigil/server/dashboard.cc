@@ -10,8 +10,8 @@
 #include "vigil/core/clock.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
+#include "vigil/results/anatomy.h"
 #include "vigil/results/summary.h"
-#include "vigil/validate/anatomy.h"
 
 namespace vigil::server {
 
@@ -157,7 +157,7 @@ std::vector<Series> KeySeries(const FleetTable& table, const std::vector<double>
   }
   std::vector<std::string> seen;
   for (const std::string& key : table.metrics()) {
-    const std::string b = validate::BenchmarkOfKey(key);
+    const std::string b = BenchmarkOfKey(key);
     if (key.ends_with("/return_code") || std::find(seen.begin(), seen.end(), b) != seen.end()) {
       continue;
     }
@@ -180,21 +180,21 @@ std::vector<Series> KeySeries(const FleetTable& table, const std::vector<double>
 void AddBands(std::vector<Series>& series, const std::string& hardware,
               const ActiveCriteria* active) {
   if (active == nullptr) return;
-  const validate::LearnedCriteria& c = active->criteria;
-  const validate::ClassModel* cm = validate::ClassFor(c, hardware);
+  const learned::LearnedCriteria& c = active->criteria;
+  const learned::ClassModel* cm = learned::ClassFor(c, hardware);
   if (cm == nullptr) return;
   for (Series& s : series) {
-    const validate::MetricAnatomy a = validate::Anatomize(s.metric);
-    for (const validate::FamilyModel& f : cm->families) {
-      if (f.family != a.family || !validate::IsLearned(f.direction)) continue;
+    const MetricAnatomy a = Anatomize(s.metric);
+    for (const learned::FamilyModel& f : cm->families) {
+      if (f.family != a.family || !IsLearned(f.direction)) continue;
       // The band of the mode the node's latest value sits in (a metric with two healthy modes,
       // two firmware versions, has one band each).
-      const double factor = validate::MemberFactor(f, s.metric);
-      const validate::Mode& m = validate::NearestMode(
+      const double factor = learned::MemberFactor(f, s.metric);
+      const learned::Mode& m = learned::NearestMode(
           f, s.points.empty() ? std::nan("") : s.points.back().second / factor);
       s.centre = m.centre * factor;
-      const bool low = f.direction != validate::Direction::kLower;
-      const bool high = f.direction != validate::Direction::kHigher;
+      const bool low = f.direction != Direction::kLower;
+      const bool high = f.direction != Direction::kHigher;
       if (low) s.low = (m.centre - f.limit * m.spread) * factor;
       if (high) s.high = (m.centre + f.limit * m.spread) * factor;
     }

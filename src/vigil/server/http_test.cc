@@ -81,7 +81,7 @@ class HttpTest : public ::testing::Test {
         store::OpenSqliteStore(dir_.File("fleet.db"), {.sync_full = false});
     ASSERT_TRUE(s.ok()) << s.status().message();
     store_ = std::move(s).value();
-    service_ = std::make_unique<FleetService>(*store_, SystemClock(), validate::LearnOptions{});
+    service_ = std::make_unique<FleetService>(*store_, SystemClock(), learned::LearnOptions{});
     ASSERT_TRUE(service_->Start().ok());
     api_ = std::make_unique<Api>(*service_, a);
     o.host = "127.0.0.1";
@@ -290,7 +290,7 @@ TEST(HttpBindTest, UnusableCertificateIsAnErrorNamingIt) {
   ASSERT_TRUE(WriteFileAtomic(dir.File("bad.pem"), "not a certificate\n").ok());
   Result<std::unique_ptr<store::Store>> s = store::OpenSqliteStore(dir.File("fleet.db"));
   ASSERT_TRUE(s.ok());
-  FleetService service(**s, SystemClock(), validate::LearnOptions{});
+  FleetService service(**s, SystemClock(), learned::LearnOptions{});
   Api api(service, {});
   HttpServer http(api, {.port = 0, .tls = {dir.File("bad.pem"), dir.File("bad.pem"), ""}});
   Result<int> port = http.Bind();

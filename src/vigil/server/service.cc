@@ -13,20 +13,20 @@
 #include "vigil/core/parallel.h"
 #include "vigil/core/text.h"
 #include "vigil/detect/detector.h"
+#include "vigil/learned/health.h"
 #include "vigil/results/summary.h"
 #include "vigil/server/upload.h"
-#include "vigil/validate/health.h"
 
 namespace vigil::server {
 
-FleetService::FleetService(store::Store& store, Clock& clock, validate::LearnOptions learn)
+FleetService::FleetService(store::Store& store, Clock& clock, learned::LearnOptions learn)
     : store_(store), clock_(clock), learn_(learn) {}
 
 Status FleetService::Start() {
   VIGIL_ASSIGN_OR_RETURN(std::optional<store::CriteriaVersion> stored, store_.Criteria(0));
   if (!stored) return Status::Ok();
-  Result<validate::LearnedCriteria> c =
-      validate::CriteriaFromJson(stored->body, fmt::format("stored criteria {}", stored->version));
+  Result<learned::LearnedCriteria> c =
+      learned::CriteriaFromJson(stored->body, fmt::format("stored criteria {}", stored->version));
   if (!c.ok()) {
     // Criteria an older vigil learned (another schema), or a damaged row: the uploads they were
     // learned from are all here, so learn them again rather than refuse to start.
@@ -49,15 +49,15 @@ namespace {
 
 // The criteria a Judgement refers to, kept alive beside it.
 struct Prepared {
-  Prepared(validate::LearnedCriteria c, const std::vector<std::string>& metrics)
+  Prepared(learned::LearnedCriteria c, const std::vector<std::string>& metrics)
       : criteria(std::move(c)), judgement(metrics, criteria) {}
-  const validate::LearnedCriteria criteria;
-  const validate::Judgement judgement;
+  const learned::LearnedCriteria criteria;
+  const learned::Judgement judgement;
 };
 
 }  // namespace
 
-std::shared_ptr<const validate::Judgement> ActiveCriteria::For(
+std::shared_ptr<const learned::Judgement> ActiveCriteria::For(
     std::vector<std::string> benchmarks, const std::vector<std::string>& metrics) const {
   std::sort(benchmarks.begin(), benchmarks.end());
   Key key(std::move(benchmarks), metrics);
@@ -65,9 +65,9 @@ std::shared_ptr<const validate::Judgement> ActiveCriteria::For(
   auto it = prepared_.find(key);
   if (it != prepared_.end()) return it->second;
   if (prepared_.size() >= kMaxSets) prepared_.clear();
-  auto made = std::make_shared<const Prepared>(validate::RestrictToBenchmarks(criteria, key.first),
-                                               metrics);
-  std::shared_ptr<const validate::Judgement> judgement(made, &made->judgement);
+  auto made =
+      std::make_shared<const Prepared>(learned::RestrictToBenchmarks(criteria, key.first), metrics);
+  std::shared_ptr<const learned::Judgement> judgement(made, &made->judgement);
   prepared_.emplace(std::move(key), judgement);
   return judgement;
 }
@@ -87,13 +87,13 @@ namespace {
 store::Verdict Judged(const ActiveCriteria* active, const FleetRow& row,
                       const std::vector<std::string>& benchmarks) {
   const FleetTable one = TableOfRows({row}, row.node);
-  validate::NodeFindings nf;
+  learned::NodeFindings nf;
   store::Verdict v;
-  if (active != nullptr && validate::ClassFor(active->criteria, row.hardware) != nullptr) {
+  if (active != nullptr && learned::ClassFor(active->criteria, row.hardware) != nullptr) {
     nf = active->For(benchmarks, one.metrics())->Judge(one, 1)[0];
     v.criteria_version = active->version;
   } else {
-    nf = validate::JudgeHealth(one);
+    nf = learned::JudgeHealth(one);
     if (!nf.defective) {
       v.verdict = "unjudged";
       v.findings = "[]";
@@ -102,8 +102,8 @@ store::Verdict Judged(const ActiveCriteria* active, const FleetRow& row,
   }
   v.verdict = nf.defective ? "defective" : "healthy";
   Json findings = Json::array();
-  for (const validate::Finding& f : nf.findings) {
-    findings.push_back(validate::FindingToJson(f));
+  for (const learned::Finding& f : nf.findings) {
+    findings.push_back(learned::FindingToJson(f));
     if (std::find(v.failing.begin(), v.failing.end(), f.component) == v.failing.end()) {
       v.failing.push_back(f.component);
     }
@@ -208,16 +208,16 @@ Result<LearnReport> FleetService::Learn() {
   }
   VIGIL_ASSIGN_OR_RETURN(const FleetTable table, TableOfUploads(learned_from));
   LearnReport report;
-  VIGIL_ASSIGN_OR_RETURN(validate::LearnedCriteria learned,
-                         validate::Learn(table, learn_, &report.left_out));
+  VIGIL_ASSIGN_OR_RETURN(learned::LearnedCriteria learned,
+                         learned::Learn(table, learn_, &report.left_out));
   int64_t left_out_nodes = 0;
-  for (const validate::LeftOutClass& c : report.left_out) {
+  for (const learned::LeftOutClass& c : report.left_out) {
     left_out_nodes += static_cast<int64_t>(c.nodes.size());
   }
   store::CriteriaVersion& v = report.criteria;
   v.created = clock_.WallSeconds();
   v.nodes = static_cast<int64_t>(table.node_count()) - left_out_nodes;
-  v.body = DumpJson(validate::CriteriaToJson(learned));
+  v.body = DumpJson(learned::CriteriaToJson(learned));
   VIGIL_ASSIGN_OR_RETURN(v.version, store_.PutCriteria(v));
   const auto active = std::make_shared<const ActiveCriteria>(v.version, std::move(learned));
   {

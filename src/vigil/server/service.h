@@ -14,31 +14,31 @@
 
 #include "vigil/core/clock.h"
 #include "vigil/core/status.h"
+#include "vigil/learned/learn.h"
 #include "vigil/store/store.h"
-#include "vigil/validate/learn.h"
 
 namespace vigil::server {
 
 // The criteria uploads are judged by, and their version in the store.
 class ActiveCriteria {
  public:
-  ActiveCriteria(int64_t v, validate::LearnedCriteria c) : version(v), criteria(std::move(c)) {}
+  ActiveCriteria(int64_t v, learned::LearnedCriteria c) : version(v), criteria(std::move(c)) {}
 
   const int64_t version;
-  const validate::LearnedCriteria criteria;
+  const learned::LearnedCriteria criteria;
 
   // Judging prepared for an upload that ran `benchmarks` (what one node ran) and carries `metrics`
   // (its keys, in its table's order): `criteria` restricted to those benchmarks
-  // (RestrictToBenchmarks) and a validate::Judgement of the keys, made once per such pair and
+  // (RestrictToBenchmarks) and a learned::Judgement of the keys, made once per such pair and
   // shared by the uploads that match it. Thread-safe.
-  std::shared_ptr<const validate::Judgement> For(std::vector<std::string> benchmarks,
-                                                 const std::vector<std::string>& metrics) const;
+  std::shared_ptr<const learned::Judgement> For(std::vector<std::string> benchmarks,
+                                                const std::vector<std::string>& metrics) const;
 
  private:
   static constexpr size_t kMaxSets = 64;  // kept at once; a fleet runs a handful of suites
   using Key = std::pair<std::vector<std::string>, std::vector<std::string>>;
   mutable std::mutex mu_;
-  mutable std::map<Key, std::shared_ptr<const validate::Judgement>> prepared_;  // guarded by mu_
+  mutable std::map<Key, std::shared_ptr<const learned::Judgement>> prepared_;  // guarded by mu_
 };
 
 struct IngestCounters {
@@ -51,15 +51,15 @@ struct IngestCounters {
 
 // What a learn did.
 struct LearnReport {
-  store::CriteriaVersion criteria;               // the version stored (its body included)
-  std::vector<validate::LeftOutClass> left_out;  // classes too small to learn from
+  store::CriteriaVersion criteria;              // the version stored (its body included)
+  std::vector<learned::LeftOutClass> left_out;  // classes too small to learn from
   int64_t rejudged = 0;  // nodes whose latest upload was judged again by the new criteria
   int64_t changed = 0;   // of those, how many got another verdict
 };
 
 class FleetService {
  public:
-  FleetService(store::Store& store, Clock& clock, validate::LearnOptions learn);
+  FleetService(store::Store& store, Clock& clock, learned::LearnOptions learn);
 
   // Loads the newest criteria from the store. Criteria that do not parse (learned by an older
   // vigil, of another schema) are learned again from the stored uploads, with a warning; when that
@@ -101,7 +101,7 @@ class FleetService {
  private:
   store::Store& store_;
   Clock& clock_;
-  const validate::LearnOptions learn_;
+  const learned::LearnOptions learn_;
   mutable std::mutex mu_;
   std::shared_ptr<const ActiveCriteria> criteria_;  // guarded by mu_
   std::mutex learn_mu_;                             // one learning at a time

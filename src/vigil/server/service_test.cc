@@ -6,24 +6,24 @@
 #include <tuple>
 
 #include "vigil/core/json.h"
+#include "vigil/eval/fleet_gen.h"
 #include "vigil/store/sqlite_store.h"
 #include "vigil/testing/healthy_fleet.h"
 #include "vigil/testing/temp_dir.h"
-#include "vigil/validate/fleet_gen.h"
 
 namespace vigil::server {
 namespace {
 
-validate::LearnedCriteria TwoBenchmarks() {
-  validate::LearnedCriteria c;
-  validate::ClassModel& m = c.classes.emplace_back();
+learned::LearnedCriteria TwoBenchmarks() {
+  learned::LearnedCriteria c;
+  learned::ClassModel& m = c.classes.emplace_back();
   m.hardware = "8xH100";
   for (const auto& [family, index, centre] :
        {std::tuple{"cpu-stream/triad_gbps", "", 100.0}, {"gpu-gemm/bf16_tflops", "0", 900.0}}) {
-    validate::FamilyModel& f = m.families.emplace_back();
+    learned::FamilyModel& f = m.families.emplace_back();
     f.family = family;
-    f.direction = validate::Direction::kHigher;
-    f.modes.push_back(validate::Mode{centre, centre / 100, centre, centre / 100, 100});
+    f.direction = Direction::kHigher;
+    f.modes.push_back(learned::Mode{centre, centre / 100, centre, centre / 100, 100});
     f.limit = 6;
     f.samples = 100;
     f.members = {*index == '\0' ? std::string(family) : fmt::format("{}:{}", family, index)};
@@ -41,11 +41,11 @@ TEST(ActiveCriteriaTest, PreparesOncePerSetOfBenchmarksAndKeys) {
   const FleetTable gemm = GemmOnly();
   const auto prepared = active.For({"gpu-gemm"}, gemm.metrics());
   // Judged by gpu-gemm's criteria alone: the stream family it did not run is not missing.
-  const std::vector<validate::NodeFindings> v = prepared->Judge(gemm, 1);
+  const std::vector<learned::NodeFindings> v = prepared->Judge(gemm, 1);
   ASSERT_EQ(v.size(), 1u);
   EXPECT_FALSE(v[0].defective);
   // By the whole criteria it would be (the check that the restriction matters).
-  EXPECT_TRUE(validate::Judge(gemm, active.criteria, 1)[0].defective);
+  EXPECT_TRUE(learned::Judge(gemm, active.criteria, 1)[0].defective);
   // The same set in any order with the same keys is the same preparation, made once; other
   // keys or another set are another.
   const auto both = active.For({"gpu-gemm", "cpu-stream"}, gemm.metrics());
@@ -64,7 +64,7 @@ class FleetServiceTest : public ::testing::Test {
         store::OpenSqliteStore(dir_.File("fleet.db"), {.sync_full = false});
     ASSERT_TRUE(s.ok()) << s.status().message();
     store_ = std::move(s).value();
-    service_ = std::make_unique<FleetService>(*store_, clock_, validate::LearnOptions{});
+    service_ = std::make_unique<FleetService>(*store_, clock_, learned::LearnOptions{});
     ASSERT_TRUE(service_->Start().ok());
   }
 
@@ -78,13 +78,13 @@ class FleetServiceTest : public ::testing::Test {
 // from the uploads it holds; with nothing to learn from it starts without criteria.
 TEST_F(FleetServiceTest, CriteriaOfAnOlderSchemaAreLearnedAgainAtStart) {
   ASSERT_TRUE(store_->PutCriteria({0, 1.7e9, 3, "{\"schema\": \"vigil.criteria/2\"}"}).ok());
-  FleetService empty(*store_, clock_, validate::LearnOptions{});
+  FleetService empty(*store_, clock_, learned::LearnOptions{});
   ASSERT_TRUE(empty.Start().ok());
   EXPECT_EQ(empty.criteria(), nullptr);  // no upload to learn from
 
   ASSERT_TRUE(service_->Ingest(testing::SummaryLines(testing::HealthyFleet(8)), "upload").ok());
   ASSERT_TRUE(store_->PutCriteria({0, 1.7e9, 8, "{\"schema\": \"vigil.criteria/2\"}"}).ok());
-  FleetService restarted(*store_, clock_, validate::LearnOptions{});
+  FleetService restarted(*store_, clock_, learned::LearnOptions{});
   ASSERT_TRUE(restarted.Start().ok());
   ASSERT_NE(restarted.criteria(), nullptr);
   EXPECT_EQ(restarted.criteria()->version, 3);  // learned after the two stored ones
@@ -95,7 +95,7 @@ TEST_F(FleetServiceTest, CriteriaOfAnOlderSchemaAreLearnedAgainAtStart) {
 // is acknowledged with the first answer and stored once; another run of the node is new.
 TEST_F(FleetServiceTest, AnUploadSentTwiceIsStoredOnce) {
   const std::vector<FleetRow> rows = testing::HealthyFleet(3);
-  const std::string doc = DumpJson(ToJson(validate::NodeDocumentOf(rows[0], 3, 1)), 2);
+  const std::string doc = DumpJson(ToJson(eval::NodeDocumentOf(rows[0], 3, 1)), 2);
   const std::vector<store::Upload> first = *service_->Ingest(doc, "upload");
   clock_.Advance(60);
   const std::vector<store::Upload> again = *service_->Ingest(doc, "upload");
@@ -114,7 +114,7 @@ TEST_F(FleetServiceTest, AnUploadSentTwiceIsStoredOnce) {
   EXPECT_FALSE(lines[1].repeated);
 
   // The same node's next run (another start time) is another upload.
-  NodeResults next = validate::NodeDocumentOf(rows[0], 3, 1);
+  NodeResults next = eval::NodeDocumentOf(rows[0], 3, 1);
   next.start_time = "2027-01-01T00:00:00Z";
   EXPECT_FALSE(service_->Ingest(DumpJson(ToJson(next), 2), "upload")->at(0).repeated);
 

@@ -9,8 +9,8 @@
 
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
+#include "vigil/results/anatomy.h"
 #include "vigil/results/document.h"
-#include "vigil/validate/anatomy.h"
 
 namespace vigil::server {
 
@@ -29,7 +29,7 @@ Status CheckNodeName(std::string_view node) {
 std::vector<std::string> BenchmarksOfRow(const FleetRow& row) {
   std::vector<std::string> out;
   for (const auto& [key, value] : row.values) {
-    std::string b = validate::BenchmarkOfKey(key);
+    std::string b = BenchmarkOfKey(key);
     if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(std::move(b));
   }
   return out;

@@ -3,14 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "vigil/core/json.h"
-#include "vigil/validate/fleet_gen.h"
+#include "vigil/eval/fleet_gen.h"
 
 namespace vigil::server {
 namespace {
 
 TEST(UploadTest, ADocumentGivesItsRowAndTheBenchmarksThatRan) {
-  const validate::GeneratedFleet fleet = *validate::GenerateFleet({.nodes = 2, .defect_rate = 0});
-  const NodeResults doc = validate::NodeDocumentOf(fleet.rows[0], 3, 1);
+  const eval::GeneratedFleet fleet = *eval::GenerateFleet({.nodes = 2, .defect_rate = 0});
+  const NodeResults doc = eval::NodeDocumentOf(fleet.rows[0], 3, 1);
   const std::string text = DumpJson(ToJson(doc), 2);
   const Result<std::vector<ParsedUpload>> up = ParseUpload(text, "upload");
   ASSERT_TRUE(up.ok()) << up.status().message();
@@ -60,7 +60,7 @@ TEST(UploadTest, MalformedBodiesAreNamed) {
     EXPECT_EQ(up.status().code(), StatusCode::kInvalidArgument);
   }
   // Found by upload_fuzz: a document that lists a metric twice.
-  NodeResults doc = validate::NodeDocumentOf(
+  NodeResults doc = eval::NodeDocumentOf(
       {"n", {{"cpu-stream/add_gbps", 19}, {"cpu-stream/copy_gbps", 15}}, ""}, 1, 1);
   doc.benchmarks[0].metrics.push_back(doc.benchmarks[0].metrics[0]);
   const Result<std::vector<ParsedUpload>> twice = ParseUpload(DumpJson(ToJson(doc)), "upload");

@@ -31,7 +31,7 @@ struct Upload {
   std::string verdict;     // "healthy", "defective" or "unjudged" (no criteria for its class)
   int64_t criteria_version = 0;      // the criteria that judged it; 0 for none
   std::vector<std::string> failing;  // the components named defective ("GPU 3", "NIC 5")
-  std::string findings;              // JSON array of the findings (validate::FindingToJson)
+  std::string findings;              // JSON array of the findings (learned::FindingToJson)
   std::string row;                   // the node's flat fleet-summary line (results::FormatFleetRow)
   std::string document;  // the results document as uploaded; "" when a summary line came in
   // Idempotency key (the node, its start time and a digest of what it uploaded): an upload whose
@@ -74,7 +74,7 @@ struct CriteriaVersion {
   int64_t version = 0;  // 1, 2, ... in the order they were learned
   double created = 0;   // Unix seconds
   int64_t nodes = 0;    // how many nodes' latest results they were learned from
-  std::string body;     // the criteria JSON (validate::CriteriaToJson); empty in listings
+  std::string body;     // the criteria JSON (learned::CriteriaToJson); empty in listings
 };
 
 struct StoredAlert {

@@ -6,20 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "vigil/eval/fleet_gen.h"
 #include "vigil/results/summary.h"
-#include "vigil/validate/fleet_gen.h"
 
 namespace vigil::testing {
 
 // `nodes` healthy nodes; `second_class` of them (a fraction) of a second hardware class.
 inline std::vector<FleetRow> HealthyFleet(int nodes, double second_class = 0) {
-  validate::FleetGenOptions o;
+  eval::FleetGenOptions o;
   o.nodes = nodes;
   o.defect_rate = 0;
   o.noisy_rate = 0;
   o.missing_rate = 0;
   o.second_class = second_class;
-  return validate::GenerateFleet(o)->rows;
+  return eval::GenerateFleet(o)->rows;
 }
 
 // The rows as fleet summary lines (SuperBench's results-summary.jsonl).

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Scores `vigil learn` + `vigil validate` on fleets it was not tuned to (issue 21).
+
+The fleets come from eval/fleetgen (written from a specification, without reading Vigil's
+validator or its generator). For each regime and naming generation this generates a fleet, learns
+criteria from it, judges every node, and scores the findings beside the three reference rules of
+eval/fleetgen/reference_rules.py (SuperBench's production style, a per-metric MAD rule and an IQR
+rule) with the same scorer: healthy nodes flagged, precision per node, recall per defect and per
+defect size, the right component named, F1.
+
+    eval/validate_eval.py --vigil build/release/vigil [--nodes 2000] [--seed 1]
+        [--regimes clean,correlated,...] [--naming current,v04,v02] [--work DIR]
+        [--json | --markdown]
+    eval/validate_eval.py --table results.json     # a --json run's results as a Markdown table
+
+"Healthy flagged" counts every healthy node with a finding; "aside runs" leaves out the healthy
+nodes whose truth says a benchmark failed or did not run there (regime messy), which every rule
+reports and an operator wants reported.
+
+Seeds 1-2 have been looked at while building the learner; report figures from other seeds.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, 'fleetgen'))
+import reference_rules  # noqa: E402
+
+REGIMES = ['clean', 'correlated', 'rounded', 'heavy', 'firmware', 'two-classes', 'messy', 'all']
+RULES = ['superbench', 'mad', 'iqr']
+
+# Vigil's component names (validate/anatomy.h) as the truth's kinds.
+COMPONENT = [
+    (re.compile(r'^GPU (\d+)$'), 'gpu'),
+    (re.compile(r'^HBM (\d+)$'), 'hbm'),
+    (re.compile(r'^PCIe (\d+)$'), 'pcie'),
+    (re.compile(r'^NIC (\d+)$'), 'nic'),
+    (re.compile(r'^NVLink (\d+-\d+)$'), 'nvlink'),
+    (re.compile(r'^disk nvme(\d+)n\d+$'), 'disk'),
+    (re.compile(r'^CPU (\S*)$'), 'cpu'),
+]
+
+
+def component_of(name):
+    for pattern, kind in COMPONENT:
+        m = pattern.match(name)
+        if m:
+            index = m.group(1)
+            return {'kind': kind, 'index': index}
+    return {'kind': 'node', 'index': ''}
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode not in (0, 1):  # 1: some node is defective
+        sys.exit('%s failed (exit %d): %s' % (' '.join(cmd), r.returncode, r.stderr.strip()))
+    return r
+
+
+def vigil_findings(vigil, fleet, work):
+    criteria = os.path.join(work, 'criteria.json')
+    run([vigil, '--quiet', 'learn', '--data', fleet, '--out', criteria])
+    out = run([vigil, '--quiet', 'validate', '--data', fleet, '--criteria', criteria, '--json'])
+    verdicts = json.loads(out.stdout)
+    rows = []
+    for node in verdicts['nodes']:
+        for f in node['findings']:
+            rows.append({'node': node['node'], 'component': component_of(f['component']),
+                         'keys': [f['metric']]})
+    return rows
+
+
+def rule_findings(rule, fleet):
+    with tempfile.NamedTemporaryFile('r', suffix='.jsonl') as out:
+        run([sys.executable, os.path.join(HERE, 'fleetgen', 'reference_rules.py'), '--fleet', fleet,
+             '--rule', rule, '--out', out.name])
+        return [json.loads(line) for line in out if line.strip()]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--vigil')
+    ap.add_argument('--table', help='print a --json run\'s results as a Markdown table')
+    ap.add_argument('--markdown', action='store_true', help='print a Markdown table at the end')
+    ap.add_argument('--nodes', type=int, default=2000)
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--regimes', default=','.join(REGIMES))
+    ap.add_argument('--naming', default='current')
+    ap.add_argument('--work', help='keep fleets and findings here (default: a temporary directory)')
+    ap.add_argument('--no-rules', action='store_true', help='score Vigil only')
+    ap.add_argument('--by-kind', action='store_true', help='also print recall per defect kind')
+    ap.add_argument('--json', action='store_true')
+    a = ap.parse_args()
+    if a.table:
+        with open(a.table) as f:
+            print_markdown(json.load(f))
+        return
+    if not a.vigil:
+        ap.error('--vigil is required')
+    work = a.work or tempfile.mkdtemp(prefix='validate_eval.')
+    results = []
+    for naming in a.naming.split(','):
+        for regime in a.regimes.split(','):
+            d = os.path.join(work, '%s-%s-%d-%d' % (regime, naming, a.nodes, a.seed))
+            fleet = os.path.join(d, 'results-summary.jsonl')
+            if not os.path.exists(fleet):
+                run([sys.executable, os.path.join(HERE, 'fleetgen', 'fleetgen.py'), '--nodes',
+                     str(a.nodes), '--seed', str(a.seed), '--regime', regime, '--naming', naming,
+                     '--out', d])
+            with open(os.path.join(d, 'truth.jsonl')) as f:
+                truth = [json.loads(line) for line in f if line.strip()]
+            methods = [('vigil', lambda: vigil_findings(a.vigil, fleet, d))]
+            if not a.no_rules:
+                methods += [(r, lambda r=r: rule_findings(r, fleet)) for r in RULES]
+            for name, findings in methods:
+                s = reference_rules.score(truth, findings())
+                s.update({'regime': regime, 'naming': naming, 'method': name})
+                results.append(s)
+                if not a.json and not a.markdown:
+                    print_row(s, a.by_kind)
+                    sys.stdout.flush()
+    if a.json:
+        json.dump(results, sys.stdout, indent=1)
+        print()
+    if a.markdown:
+        print_markdown(results)
+
+
+def fmt(x):
+    return '-' if x is None else '%.3f' % x
+
+
+def print_row(s, by_kind=False):
+    o = s['overall']
+    sizes = ' '.join('%s:%s' % (k, fmt(v['recall'])) for k, v in s['by_size'].items())
+    print('%-11s %-7s %-10s healthy flagged %4d (%5.1f%%)  P %s  R %s  right %s  F1 %s  recall %s'
+          % (s['regime'], s['naming'], s['method'], s['healthy_flagged'],
+             100 * (s['healthy_flagged_share'] or 0), fmt(o['precision']), fmt(o['recall']),
+             fmt(o['right_component_rate']), fmt(o['f1']), sizes))
+    if by_kind:
+        for kind, v in s['by_kind'].items():
+            print('    %-22s found %3d of %3d, right component %3d' % (kind, v['found'],
+                                                                     v['defects'],
+                                                                     v['right_component']))
+
+
+def flagged_aside_runs(s):
+    """Healthy nodes flagged, less those where a benchmark failed or did not run."""
+    tags = s['healthy_flagged_by_tag']
+    runs = sum(tags.get(t, {}).get('flagged', 0) for t in ('messy=failed', 'messy=missing'))
+    healthy = s['healthy'] - sum(tags.get(t, {}).get('healthy', 0)
+                                 for t in ('messy=failed', 'messy=missing'))
+    return s['healthy_flagged'] - runs, healthy
+
+
+def print_markdown(results):
+    sizes = ['3', '5', '8', '12', 'gross']
+    print('| naming | regime | method | healthy flagged | aside runs | precision | recall | '
+          + ' | '.join('recall %s' % (k + '%' if k.isdigit() else k) for k in sizes)
+          + ' | right component | F1 |')
+    print('|' + '---|' * (9 + len(sizes)))
+    for s in results:
+        o = s['overall']
+        aside, healthy = flagged_aside_runs(s)
+        row = [s['naming'], s['regime'], s['method'],
+               '%d (%.1f%%)' % (s['healthy_flagged'], 100 * (s['healthy_flagged_share'] or 0)),
+               '%d (%.1f%%)' % (aside, 100 * aside / healthy if healthy else 0),
+               fmt(o['precision']), fmt(o['recall'])]
+        row += [fmt(s['by_size'].get(k, {}).get('recall')) for k in sizes]
+        row += [fmt(o['right_component_rate']), fmt(o['f1'])]
+        if s['method'] == 'vigil':
+            row = ['**%s**' % c if i >= 3 else c for i, c in enumerate(row)]
+        print('| ' + ' | '.join(row) + ' |')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,317 @@
+#include "vigil/eval/fleet_gen.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "vigil/core/lines.h"
+#include "vigil/core/random.h"
+#include "vigil/core/text.h"
+#include "vigil/results/anatomy.h"
+
+namespace vigil::eval {
+namespace {
+
+constexpr int kGpus = 8;
+constexpr int kNics = 8;
+
+// A per-GPU or per-NIC metric: NDv4 mean, and the spread of one component in one run.
+struct Figure {
+  const char* benchmark;
+  const char* name;
+  double mean;
+  double jitter;  // relative standard deviation, run to run and part to part
+};
+
+// Means from ndv4-quickscan/baseline.json; jitters modelled on SuperBench's own 8x A100 test
+// results (GEMM about 0.3% between GPUs, kernel launch about 3%).
+constexpr Figure kGemm[] = {
+    {"gemm-flops", "fp64_flops", 9030.9323, 0.003},
+    {"gemm-flops", "fp32_flops", 18353.002, 0.003},
+    {"gemm-flops", "fp16_flops", 33858.0635, 0.003},
+    {"gemm-flops", "fp64_tc_flops", 18947.2453, 0.003},
+    {"gemm-flops", "tf32_tc_flops", 128225.0141, 0.004},
+    {"gemm-flops", "bf16_tc_flops", 265900.55, 0.004},
+    {"gemm-flops", "fp16_tc_flops", 280435.1458, 0.004},
+    {"gemm-flops", "int8_tc_iops", 473072.78125, 0.004},
+    {"gemm-flops", "int4_tc_iops", 975854.4755, 0.004},
+};
+constexpr Figure kMemBw[] = {{"mem-bw", "h2d_bw", 25.9247, 0.01},
+                             {"mem-bw", "d2h_bw", 26.0322, 0.01}};
+constexpr Figure kLaunch[] = {{"kernel-launch", "event_time", 0.0057, 0.03},
+                              {"kernel-launch", "wall_time", 0.0096, 0.03}};
+constexpr double kIbPeak = 23.68471956;  // GB/s at 8 MiB
+constexpr double kNcclPeak = 235.0457;   // busbw GB/s at 8 GiB
+constexpr double kGpt[] = {41.8, 27.2};  // fp16, fp32 samples/s
+constexpr const char* kBenchmarks[] = {"gemm-flops",  "mem-bw",  "kernel-launch",
+                                       "ib-loopback", "nccl-bw", "gpt_models/pytorch-gpt2-large"};
+
+struct Class {
+  const char* hardware;
+  double compute, pcie, network, launch;  // multipliers of the NDv4 figures
+};
+constexpr Class kClasses[] = {{"8x NVIDIA A100-SXM4-80GB", 1, 1, 1, 1},
+                              {"8x NVIDIA H100 80GB HBM3", 3.0, 2.0, 2.0, 0.8}};
+
+// Message sizes of a sweep: `n` points log-spaced from `lo` to `hi` bytes, rounded to integers.
+std::vector<double> Sizes(int n, double lo, double hi) {
+  std::vector<double> s;
+  for (int i = 0; i < n; ++i) {
+    const double f = n == 1 ? 1.0 : static_cast<double>(i) / (n - 1);
+    s.push_back(std::round(lo * std::pow(hi / lo, f)));
+  }
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
+}
+
+struct Defect {
+  std::string kind;
+  int part = 0;  // GPU or NIC index
+  double size = 0;
+  std::string benchmark;  // fail, missing
+};
+
+}  // namespace
+
+Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
+  if (o.nodes < 1 || o.nodes > 10'000'000) {
+    return Status::InvalidArgument("--nodes must be between 1 and 10,000,000");
+  }
+  for (double r : {o.defect_rate, o.noisy_rate, o.missing_rate, o.second_class}) {
+    if (!(r >= 0 && r <= 1)) return Status::InvalidArgument("rates must be between 0 and 1");
+  }
+  if (o.sweep_points < 1 || o.sweep_points > 1000) {
+    return Status::InvalidArgument("--sweep-points must be between 1 and 1000");
+  }
+  const double values = static_cast<double>(o.nodes) * (9.0 * o.sweep_points + 114);
+  if (values > kMaxFleetValues) {
+    return Status::InvalidArgument(fmt::format(
+        "--nodes x metrics per node (9 x --sweep-points + 114) is {:.3g} values, more than the "
+        "{:.0e} one generated fleet may hold",
+        values, kMaxFleetValues));
+  }
+  const std::vector<double> ib_sizes = Sizes(o.sweep_points, 4096, 8388608);
+  const std::vector<double> nccl_sizes = Sizes(o.sweep_points, 1 << 20, 8589934592.0);
+  static constexpr double kSizes[] = {0.03, 0.05, 0.10, 0.20, 0.50};
+  static constexpr const char* kKinds[] = {"gpu", "pcie", "nic", "nic-large", "nvlink", "fail"};
+
+  GeneratedFleet out;
+  const int width = static_cast<int>(std::to_string(o.nodes).size());
+  for (int64_t n = 0; n < o.nodes; ++n) {
+    Rng rng(o.seed, static_cast<uint64_t>(n));
+    const std::string node = fmt::format("node-{:0{}}", n, width);
+    const Class& cls = kClasses[rng.Bernoulli(o.second_class) ? 1 : 0];
+    const bool noisy = rng.Bernoulli(o.noisy_rate);
+    const double jitter_scale = noisy ? 2.0 : 1.0;
+    // A node-wide offset (cooling, CPU, firmware): healthy, within about a percent.
+    const double node_factor = 1 + rng.Normal(0, noisy ? 0.006 : 0.003);
+    std::vector<Defect> defects;
+    if (rng.Bernoulli(o.defect_rate)) {
+      Defect d;
+      d.kind = kKinds[rng.Below(std::size(kKinds))];
+      d.part = static_cast<int>(rng.Below(kGpus));
+      d.size = d.kind == "fail" ? 1.0 : kSizes[rng.Below(std::size(kSizes))];
+      if (d.kind == "fail") d.benchmark = kBenchmarks[rng.Below(std::size(kBenchmarks))];
+      defects.push_back(d);
+    }
+    if (rng.Bernoulli(o.missing_rate)) {
+      Defect d{"missing", 0, 1.0, kBenchmarks[rng.Below(std::size(kBenchmarks))]};
+      if (defects.empty() || defects[0].benchmark != d.benchmark) defects.push_back(d);
+    }
+    const auto loss = [&](std::string_view kind, int part) {
+      double f = 1;
+      for (const Defect& d : defects) {
+        if (d.kind == kind && (part < 0 || d.part == part)) f *= 1 - d.size;
+      }
+      return f;
+    };
+    const auto down = [&](std::string_view benchmark) {
+      for (const Defect& d : defects) {
+        if (d.benchmark == benchmark) return &d;
+      }
+      return static_cast<const Defect*>(nullptr);
+    };
+    const auto noise = [&](double rel) { return 1 + rng.Normal(0, rel * jitter_scale); };
+
+    FleetRow row;
+    row.node = node;
+    row.hardware = cls.hardware;
+    const auto emit = [&](std::string_view benchmark,
+                          std::vector<std::pair<std::string, double>> m) {
+      const Defect* d = down(benchmark);
+      if (d != nullptr && d->kind == "missing") return;
+      if (d == nullptr) {
+        for (auto& kv : m) row.values.push_back(std::move(kv));
+      }
+      row.values.emplace_back(fmt::format("{}/return_code", benchmark), d == nullptr ? 0 : 1);
+    };
+    std::vector<std::pair<std::string, double>> m;
+    for (int g = 0; g < kGpus; ++g) {
+      const double part = 1 + rng.Normal(0, 0.002);  // this GPU's silicon, within the node
+      for (const Figure& f : kGemm) {
+        m.emplace_back(
+            fmt::format("{}/{}:{}", f.benchmark, f.name, g),
+            f.mean * cls.compute * node_factor * part * noise(f.jitter) * loss("gpu", g));
+      }
+    }
+    emit("gemm-flops", std::move(m));
+    m.clear();
+    for (int g = 0; g < kGpus; ++g) {
+      for (const Figure& f : kMemBw) {
+        m.emplace_back(fmt::format("{}/{}:{}", f.benchmark, f.name, g),
+                       f.mean * cls.pcie * noise(f.jitter) * loss("pcie", g));
+      }
+    }
+    emit("mem-bw", std::move(m));
+    m.clear();
+    for (int g = 0; g < kGpus; ++g) {
+      for (const Figure& f : kLaunch) {
+        m.emplace_back(fmt::format("{}/{}:{}", f.benchmark, f.name, g),
+                       f.mean * cls.launch * noise(f.jitter));
+      }
+    }
+    emit("kernel-launch", std::move(m));
+    m.clear();
+    for (int nic = 0; nic < kNics; ++nic) {
+      for (double s : ib_sizes) {
+        // Latency-bound below about 16 KiB, where runs also vary more.
+        const double shape = s / (s + 16384.0) / (8388608.0 / (8388608.0 + 16384.0));
+        const double jitter = s < 65536 ? 0.015 : 0.003;
+        double v = kIbPeak * cls.network * shape * noise(jitter) * loss("nic", nic);
+        if (s >= 65536) v *= loss("nic-large", nic);  // a link trained at a lower rate
+        m.emplace_back(fmt::format("ib-loopback/ib_write_{}_bw:{}", s, nic), v);
+      }
+    }
+    emit("ib-loopback", std::move(m));
+    m.clear();
+    for (double s : nccl_sizes) {
+      const double shape = s / (s + 67108864.0) / (8589934592.0 / (8589934592.0 + 67108864.0));
+      double v = kNcclPeak * cls.network * shape * node_factor * noise(0.005);
+      if (s >= 67108864.0) v *= loss("nvlink", -1);  // bandwidth-bound sizes only
+      m.emplace_back(fmt::format("nccl-bw/allreduce_{}_busbw", s), v);
+    }
+    emit("nccl-bw", std::move(m));
+    m.clear();
+    m.emplace_back("gpt_models/pytorch-gpt2-large/fp16_train_throughput",
+                   kGpt[0] * cls.compute * node_factor * noise(0.01));
+    m.emplace_back("gpt_models/pytorch-gpt2-large/fp32_train_throughput",
+                   kGpt[1] * cls.compute * node_factor * noise(0.01));
+    emit("gpt_models/pytorch-gpt2-large", std::move(m));
+    out.rows.push_back(std::move(row));
+
+    for (const Defect& d : defects) {
+      std::string component;
+      if (d.kind == "gpu") component = fmt::format("GPU {}", d.part);
+      if (d.kind == "pcie") component = fmt::format("PCIe {}", d.part);
+      if (d.kind == "nic" || d.kind == "nic-large") component = fmt::format("NIC {}", d.part);
+      if (d.kind == "nvlink") component = "NVLink";
+      if (d.kind == "fail" || d.kind == "missing") {
+        component = Anatomize(d.benchmark + "/return_code").component;
+      }
+      out.truth.push_back(PlantedDefect{node, component, d.kind, d.size});
+    }
+  }
+  return out;
+}
+
+std::string FormatTruth(const std::vector<PlantedDefect>& truth) {
+  std::string out = "node,component,kind,size\n";
+  for (const PlantedDefect& d : truth) {
+    out += fmt::format("{},{},{},{}\n", d.node, d.component, d.kind, d.size);
+  }
+  return out;
+}
+
+Result<std::vector<PlantedDefect>> ParseTruth(std::string_view text, std::string_view source) {
+  std::vector<PlantedDefect> out;
+  LineReader lines(text);
+  std::string_view line;
+  bool header = true;
+  while (lines.Next(line)) {
+    if (Trim(line).empty()) continue;
+    const auto bad = [&](std::string_view what) {
+      return Status::InvalidArgument(fmt::format("{}:{}: {}", source, lines.line_no(), what));
+    };
+    if (header) {
+      if (Trim(line) != "node,component,kind,size") {
+        return bad("expected the header \"node,component,kind,size\"");
+      }
+      header = false;
+      continue;
+    }
+    std::vector<std::string_view> f;
+    for (size_t start = 0;;) {
+      const size_t comma = line.find(',', start);
+      f.push_back(Trim(line.substr(start, comma - start)));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    if (f.size() != 4) return bad(fmt::format("expected 4 fields, found {}", f.size()));
+    PlantedDefect d{std::string(f[0]), std::string(f[1]), std::string(f[2]), 0};
+    const auto [end, ec] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), d.size);
+    if (ec != std::errc() || end != f[3].data() + f[3].size() || !(d.size > 0 && d.size <= 1)) {
+      return bad(fmt::format("field size: {} is not a number in (0, 1]", Quote(f[3])));
+    }
+    if (d.node.empty() || d.component.empty()) return bad("empty node or component");
+    out.push_back(std::move(d));
+  }
+  if (header) return Status::InvalidArgument(fmt::format("{}: empty truth file", source));
+  return out;
+}
+
+NodeResults NodeDocumentOf(const FleetRow& row, int samples, uint64_t seed) {
+  Rng rng(seed, 0);
+  NodeResults doc;
+  doc.node = row.node;
+  doc.vigil_version = "generated";
+  doc.suite = "quick";
+  doc.start_time = "2026-11-22T08:00:00.000Z";
+  doc.end_time = "2026-11-22T08:01:30.000Z";
+  doc.inventory.hostname = row.node;
+  doc.inventory.cpu_model = "AMD EPYC 7V12 64-Core Processor";
+  doc.inventory.sockets = 2;
+  doc.inventory.cores = 96;
+  doc.inventory.threads = 96;
+  doc.inventory.numa_nodes = 4;
+  doc.inventory.memory_bytes = 1.9e12;
+  doc.inventory.kernel = "5.15.0";
+  doc.inventory.os = "Ubuntu 22.04";
+  if (const size_t x = row.hardware.find("x "); x != std::string::npos) {
+    const int gpus = std::atoi(row.hardware.substr(0, x).c_str());
+    doc.inventory.gpu_driver = "550.54.15";
+    for (int g = 0; g < gpus; ++g) {
+      doc.inventory.gpus.push_back(
+          GpuInfo{g, row.hardware.substr(x + 2), fmt::format("0000:{:02x}:00.0", 0x10 * (g + 1))});
+    }
+  }
+  for (const auto& [key, value] : row.values) {
+    const std::string bench = BenchmarkOfKey(key);
+    auto it = std::find_if(doc.benchmarks.begin(), doc.benchmarks.end(),
+                           [&](const BenchmarkRecord& r) { return r.name == bench; });
+    if (it == doc.benchmarks.end()) {
+      BenchmarkRecord r;
+      r.name = bench;
+      r.component = bench.rfind("gpu", 0) == 0 ? "gpu" : "node";
+      r.duration_s = 5;
+      doc.benchmarks.push_back(std::move(r));
+      it = doc.benchmarks.end() - 1;
+    }
+    if (key == bench + "/return_code") {
+      it->return_code = static_cast<int>(value);
+      if (value != 0) it->status = BenchStatus::kFailed;
+      continue;
+    }
+    Metric m;
+    m.key = *MetricKey::Parse(key);
+    m.value = value;
+    for (int s = 0; s < samples; ++s)
+      m.samples.push_back(value * (1 + 0.01 * (rng.Uniform() - 0.5)));
+    it->metrics.push_back(std::move(m));
+  }
+  return doc;
+}
+
+}  // namespace vigil::eval
