@@ -109,16 +109,6 @@ Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths) {
   return all;
 }
 
-std::string FormatFigure(double value) {
-  if (!std::isfinite(value)) return "-";
-  const double mag = std::fabs(value);
-  if (mag != 0 && (mag >= 1e6 || mag < 1e-3)) return fmt::format("{:.4g}", value);
-  if (mag >= 1000 || value == std::trunc(value)) return fmt::format("{:.0f}", value);
-  if (mag >= 100) return fmt::format("{:.1f}", value);
-  if (mag >= 10) return fmt::format("{:.2f}", value);
-  return fmt::format("{:.3f}", value);
-}
-
 CLI::Validator InBounds(const Bounds& bounds) {
   return CLI::Validator(
       [bounds](std::string& input) -> std::string {
@@ -153,6 +143,12 @@ void AddJobSizeFlags(CLI::App& cmd, JobSizeFlags& flags) {
       ->capture_default_str();
 }
 
+void AddModelRateFlag(CLI::App& cmd, double& rate) {
+  cmd.add_option("--rate", rate, "Failures per 1000 node-days (Meta's RSC-1: 6.5)")
+      ->check(InBounds(kFailureRateBounds))
+      ->capture_default_str();
+}
+
 Result<double> JobNodes(const JobSizeFlags& flags) {
   if ((flags.gpus != 0) == (flags.nodes != 0)) {
     return Status::InvalidArgument("give the job's size with one of --gpus or --nodes");
@@ -163,6 +159,14 @@ Result<double> JobNodes(const JobSizeFlags& flags) {
   if (flags.gpus != 0) VIGIL_RETURN_IF_ERROR(CheckBounds("--gpus", flags.gpus, kGpusBounds));
   if (flags.nodes > 0) return static_cast<double>(flags.nodes);
   return static_cast<double>(flags.gpus) / flags.gpus_per_node;
+}
+
+Result<int64_t> WholeJobNodes(const JobSizeFlags& flags) {
+  VIGIL_ASSIGN_OR_RETURN(const double nodes, JobNodes(flags));
+  if (nodes != std::floor(nodes)) {
+    return Status::InvalidArgument("--gpus must be a multiple of --gpus-per-node");
+  }
+  return static_cast<int64_t>(nodes);
 }
 
 Result<std::pair<std::string, int>> ParseHostPort(std::string_view flag, std::string_view text) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vigil/core/bounds.h"
+#include "vigil/core/figure.h"  // FormatFigure, which every table uses
 #include "vigil/core/status.h"
 #include "vigil/results/summary.h"
 #include "vigil/telemetry/http_client.h"
@@ -86,9 +87,16 @@ struct JobSizeFlags {
 // Adds --gpus, --nodes and --gpus-per-node to `cmd`, with their ranges.
 void AddJobSizeFlags(CLI::App& cmd, JobSizeFlags& flags);
 
+// Adds `vigil model`'s --rate (failures per 1000 node-days, kFailureRateBounds) to `cmd`.
+void AddModelRateFlag(CLI::App& cmd, double& rate);
+
 // The job's node count (GPUs / GPUs per node when --gpus was given); InvalidArgument when
 // neither or both were given, or a count is outside its range.
 Result<double> JobNodes(const JobSizeFlags& flags);
+
+// JobNodes as a whole number: InvalidArgument "--gpus must be a multiple of --gpus-per-node" when
+// the GPUs do not fill whole nodes.
+Result<int64_t> WholeJobNodes(const JobSizeFlags& flags);
 
 // Seconds since `start` on the steady clock, for "... in 1.23 s" lines.
 double SecondsSince(std::chrono::steady_clock::time_point start);
@@ -103,8 +111,5 @@ Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths);
 void AddTlsClientFlags(CLI::App& cmd, std::string_view url_flag, telemetry::TlsClientOptions& tls);
 
 Result<std::pair<std::string, int>> ParseHostPort(std::string_view flag, std::string_view text);
-
-// Formats a figure with about four significant digits, for tables ("23.41", "1.234e+06").
-std::string FormatFigure(double value);
 
 }  // namespace vigil::cli

@@ -49,18 +49,6 @@ TEST(CommonTest, ReadFleetFilesAppendsAndRefusesAnEmptyFleet) {
   EXPECT_EQ(empty.status().message(), dir.File("empty.jsonl") + ": no nodes in the file");
 }
 
-TEST(CommonTest, FormatsFigures) {
-  EXPECT_EQ(FormatFigure(23.4149), "23.41");
-  EXPECT_EQ(FormatFigure(123.44), "123.4");
-  EXPECT_EQ(FormatFigure(4.56789), "4.568");
-  EXPECT_EQ(FormatFigure(2048), "2048");
-  EXPECT_EQ(FormatFigure(512), "512");
-  EXPECT_EQ(FormatFigure(1234567), "1.235e+06");
-  EXPECT_EQ(FormatFigure(0.0001234), "0.0001234");
-  EXPECT_EQ(FormatFigure(0), "0");
-  EXPECT_EQ(FormatFigure(std::nan("")), "-");
-}
-
 // What CLI11 says for `args` given to an app with --gpus (int64) and --rate (double) checked by
 // InBounds: "" when they parse.
 std::string ParseError(std::vector<std::string> args) {
@@ -108,6 +96,15 @@ TEST(CommonTest, JobNodesChecksRanges) {
             "--gpus: 1099511627776 is outside [1, 1048576]");
   EXPECT_EQ(JobNodes({.nodes = 4, .gpus_per_node = 0}).status().message(),
             "--gpus-per-node: 0 is outside [1, 256]");
+}
+
+TEST(CommonTest, WholeJobNodesAreWhole) {
+  EXPECT_EQ(*WholeJobNodes({.gpus = 64}), 8);
+  EXPECT_EQ(*WholeJobNodes({.nodes = 3}), 3);
+  EXPECT_EQ(WholeJobNodes({.gpus = 12}).status().message(),
+            "--gpus must be a multiple of --gpus-per-node");
+  EXPECT_EQ(WholeJobNodes({}).status().message(),
+            "give the job's size with one of --gpus or --nodes");
 }
 
 }  // namespace

@@ -1,9 +1,8 @@
-// vigil detect and vigil simulate telemetry: the streaming detector over a job's telemetry, from
-// files or a Prometheus server, and the generator of labelled telemetry (docs/detect.md).
+// vigil detect: the streaming detector over a job's telemetry, from files or a Prometheus server
+// (docs/detect.md).
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,28 +37,7 @@ struct DetectOptions {
   telemetry::TlsClientOptions tls;  // https:// --prometheus and --report
 };
 
-struct SimulateTelemetryOptions {
-  int machines = 16;
-  int gpus = 8;
-  std::string duration = "30m";
-  int faults = 1;
-  std::vector<std::string> kinds;  // default: every kind in turn
-  std::string fault_from;          // default: a quarter of the duration
-  std::string fault_to;            // default: three quarters
-  bool no_events = false;
-  uint64_t seed = 1;
-  double start = 1.8e9;
-  std::string out;
-  std::string labels;
-  std::string serve;      // HOST:PORT
-  std::string port_file;  // --serve: where to write the port bound
-  double speed = 1;       // --serve: simulated seconds per second
-};
-
 CLI::App* SetupDetect(CLI::App& app, DetectOptions& options);
 CommandResult RunDetect(const DetectOptions& options);
-
-CLI::App* SetupSimulateTelemetry(CLI::App& simulate, SimulateTelemetryOptions& options);
-CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& options);
 
 }  // namespace vigil::cli

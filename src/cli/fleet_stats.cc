@@ -5,11 +5,9 @@
 #include <cmath>
 
 #include "vigil/core/duration.h"
-#include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/reliability/fleet_report.h"
 #include "vigil/reliability/fleet_stats.h"
-#include "vigil/reliability/node_events.h"
-#include "vigil/reliability/sacct.h"
 
 namespace vigil::cli {
 namespace {
@@ -22,10 +20,10 @@ constexpr Bounds kWindowBounds{.lo = 0, .hi = 30 * 86400.0, .seconds = true};
 constexpr Bounds kProbabilityBounds{.lo = 0, .hi = 1, .lo_open = true, .hi_open = true};
 constexpr Bounds kGpusPerNodeOrLogBounds{.lo = 0, .hi = kGpusPerNodeBounds.hi};  // 0: the log's
 
-void WarnSkipped(int64_t skipped, const std::string& path, const std::string& first) {
-  if (skipped > 0) {
-    fmt::print(stderr, "vigil: warning: skipped {} broken line{} of {} (first: {})\n", skipped,
-               skipped == 1 ? "" : "s", path, first);
+void WarnSkipped(const reliability::SkippedLines& skipped, const std::string& path) {
+  if (skipped.count > 0) {
+    fmt::print(stderr, "vigil: warning: skipped {} broken line{} of {} (first: {})\n",
+               skipped.count, skipped.count == 1 ? "" : "s", path, skipped.first);
   }
 }
 
@@ -185,39 +183,29 @@ CommandResult RunFleetStats(const FleetStatsCliOptions& o) {
   options.fdr = o.fdr;
   options.confidence = o.confidence;
   options.gpus_per_node = o.gpus_per_node;
-  VIGIL_RETURN_IF_ERROR(reliability::Validate(options));
-  std::vector<std::string> truth;
-  if (!o.truth.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(o.truth));
-    VIGIL_ASSIGN_OR_RETURN(truth, reliability::ParseLemonTruth(text, o.truth));
-  }
-  VIGIL_ASSIGN_OR_RETURN(const reliability::SacctLog log,
-                         reliability::ReadSacct(o.sacct, {.lenient = o.lenient}));
-  WarnSkipped(log.skipped_lines, o.sacct, log.first_skip);
-  reliability::NodeEventLog events;
-  if (!o.events.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(events, reliability::ReadNodeEvents(o.events, o.lenient));
-    WarnSkipped(events.skipped_lines, o.events, events.first_skip);
-  }
-  VIGIL_ASSIGN_OR_RETURN(const FleetStats stats,
-                         reliability::ComputeFleetStats(log, events.events, options));
-  const reliability::LemonScore score = reliability::ScoreLemons(stats.lemons, truth);
+  VIGIL_ASSIGN_OR_RETURN(
+      const reliability::FleetReport report,
+      reliability::AnalyzeFleetFiles(
+          {.sacct = o.sacct, .events = o.events, .truth = o.truth, .lenient = o.lenient}, options));
+  WarnSkipped(report.sacct_skipped, o.sacct);
+  WarnSkipped(report.events_skipped, o.events);
+  const FleetStats& stats = report.stats;
   if (o.json) {
     Json out = StatsJson(stats);
-    if (!o.truth.empty()) {
-      out["score"] = Json{{"true_positives", score.true_positives},
-                          {"false_positives", score.false_positives},
-                          {"false_negatives", score.false_negatives},
-                          {"precision", score.precision},
-                          {"recall", score.recall}};
+    if (const auto& score = report.score) {
+      out["score"] = Json{{"true_positives", score->true_positives},
+                          {"false_positives", score->false_positives},
+                          {"false_negatives", score->false_negatives},
+                          {"precision", score->precision},
+                          {"recall", score->recall}};
     }
     fmt::print("{}\n", DumpJson(out, 2));
   } else {
     PrintStats(stats, o.confidence);
-    if (!o.truth.empty()) {
+    if (const auto& score = report.score) {
       fmt::print("\nAgainst {}: precision {} recall {} ({} found of {} planted, {} false)\n",
-                 o.truth, FormatFigure(score.precision), FormatFigure(score.recall),
-                 score.true_positives, truth.size(), score.false_positives);
+                 o.truth, FormatFigure(score->precision), FormatFigure(score->recall),
+                 score->true_positives, report.planted, score->false_positives);
     }
   }
   return stats.lemons.empty() ? ExitCode::kHealthy : ExitCode::kDefect;

@@ -1,8 +1,12 @@
-// vigil simulate job|cluster: the simulators of the `sim` module (docs/reliability.md).
+// vigil simulate job|cluster|fleet|telemetry: the simulators (docs/reliability.md,
+// docs/validate.md, docs/detect.md). Each subcommand is a call into `sim` (or, for `fleet`, the
+// fleet results generator of `validate`).
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/common.h"
 
@@ -41,15 +45,47 @@ struct SimulateClusterOptions {
   bool json = false;
 };
 
-struct SimulateCommands {
-  CLI::App* group;  // the `simulate` parent, for later simulators to add to
-  CLI::App* job;
-  CLI::App* cluster;
+struct SimulateFleetOptions {
+  int64_t nodes = 1000;
+  double defect_rate = 0.05;
+  double noisy_rate = 0.05;
+  double missing_rate = 0.01;
+  double second_class = 0.15;
+  int sweep_points = 8;
+  uint64_t seed = 1;
+  std::string out;
+  std::string truth;
 };
-SimulateCommands SetupSimulate(CLI::App& parent, SimulateJobOptions& job,
-                               SimulateClusterOptions& cluster);
 
+struct SimulateTelemetryOptions {
+  int machines = 16;
+  int gpus = 8;
+  std::string duration = "30m";
+  int faults = 1;
+  std::vector<std::string> kinds;  // default: every kind in turn
+  std::string fault_from;          // default: a quarter of the duration
+  std::string fault_to;            // default: three quarters
+  bool no_events = false;
+  uint64_t seed = 1;
+  double start = 1.8e9;
+  std::string out;
+  std::string labels;
+  std::string serve;      // HOST:PORT
+  std::string port_file;  // --serve: where to write the port bound
+  double speed = 1;       // --serve: simulated seconds per second
+};
+
+// Each adds its subcommand to the `simulate` group.
+CLI::App* SetupSimulateJob(CLI::App& simulate, SimulateJobOptions& options);
 CommandResult RunSimulateJob(const SimulateJobOptions& options);
+
+CLI::App* SetupSimulateCluster(CLI::App& simulate, SimulateClusterOptions& options);
 CommandResult RunSimulateCluster(const SimulateClusterOptions& options);
+
+CLI::App* SetupSimulateFleet(CLI::App& simulate, SimulateFleetOptions& options);
+CommandResult RunSimulateFleet(const SimulateFleetOptions& options);
+
+CLI::App* SetupSimulateTelemetry(CLI::App& simulate, SimulateTelemetryOptions& options);
+CommandResult RunSimulateTelemetry(const SimulateTelemetryOptions& options);
 
 }  // namespace vigil::cli

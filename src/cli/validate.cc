@@ -8,7 +8,6 @@
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/eval/evaluation.h"
-#include "vigil/eval/fleet_gen.h"
 #include "vigil/learned/learn.h"
 
 namespace vigil::cli {
@@ -18,11 +17,10 @@ using learned::Finding;
 using learned::FindingToJson;
 using learned::NodeFindings;
 
-// Ranges of learn's and simulate fleet's numeric flags (docs/validate.md).
+// Ranges of learn's numeric flags (docs/validate.md).
 // False findings expected per healthy node: from one in 10^100 (criteria that judge little but
 // failures and missing data) to one per node.
 constexpr Bounds kLearnBudgetBounds{.lo = 1e-100, .hi = 1};
-constexpr Bounds kSweepPointsBounds{.lo = 1, .hi = 1000};
 
 std::string Range(const Finding& f) {
   if (f.test == "return_code" || f.test == "health") return "0";
@@ -185,56 +183,6 @@ CommandResult RunValidate(const ValidateCliOptions& o) {
     }
   }
   return defective > 0 ? ExitCode::kDefect : ExitCode::kHealthy;
-}
-
-CLI::App* SetupSimulateFleet(CLI::App& simulate, SimulateFleetOptions& o) {
-  CLI::App* cmd = simulate.add_subcommand(
-      "fleet", "Generate a fleet's benchmark results with planted defects (NDv4-like figures)");
-  cmd->add_option("--nodes", o.nodes, "Nodes")
-      ->check(InBounds(kNodesBounds))
-      ->capture_default_str();
-  cmd->add_option("--defect-rate", o.defect_rate, "Share of nodes with a planted defect")
-      ->check(InBounds(kShareBounds))
-      ->capture_default_str();
-  cmd->add_option("--noisy-rate", o.noisy_rate,
-                  "Share of healthy nodes with twice the jitter and a node-wide offset")
-      ->check(InBounds(kShareBounds))
-      ->capture_default_str();
-  cmd->add_option("--missing-rate", o.missing_rate, "Share of nodes missing one benchmark")
-      ->check(InBounds(kShareBounds))
-      ->capture_default_str();
-  cmd->add_option("--second-class", o.second_class, "Share of 8x H100 nodes (the rest A100)")
-      ->check(InBounds(kShareBounds))
-      ->capture_default_str();
-  cmd->add_option("--sweep-points", o.sweep_points,
-                  "Message sizes in the IB and NCCL sweeps (99 gives about 1,000 metrics a node)")
-      ->check(InBounds(kSweepPointsBounds))
-      ->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Random seed")->capture_default_str();
-  cmd->add_option("--out", o.out, "Fleet summary JSONL to write")->required();
-  cmd->add_option("--truth", o.truth, "Planted defects CSV to write");
-  return cmd;
-}
-
-CommandResult RunSimulateFleet(const SimulateFleetOptions& o) {
-  VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
-  if (!o.truth.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.truth));
-  eval::FleetGenOptions g;
-  g.nodes = o.nodes;
-  g.defect_rate = o.defect_rate;
-  g.noisy_rate = o.noisy_rate;
-  g.missing_rate = o.missing_rate;
-  g.second_class = o.second_class;
-  g.sweep_points = o.sweep_points;
-  g.seed = o.seed;
-  VIGIL_ASSIGN_OR_RETURN(eval::GeneratedFleet fleet, eval::GenerateFleet(g));
-  VIGIL_RETURN_IF_ERROR(WriteFleetSummary(o.out, fleet.rows));
-  if (!o.truth.empty()) {
-    VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.truth, eval::FormatTruth(fleet.truth)));
-  }
-  fmt::print("{} nodes, {} planted defects; wrote {}{}\n", fleet.rows.size(), fleet.truth.size(),
-             o.out, o.truth.empty() ? "" : " and " + o.truth);
-  return ExitCode::kHealthy;
 }
 
 }  // namespace vigil::cli

@@ -1,5 +1,5 @@
-// vigil learn, vigil validate and vigil simulate fleet: criteria learned from the fleet, verdicts
-// per node and component, and the generated fleet that evaluates them (docs/validate.md).
+// vigil learn and vigil validate: criteria learned from the fleet, and verdicts per node and
+// component (docs/validate.md).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -27,18 +27,6 @@ struct ValidateCliOptions {
   bool json = false;
 };
 
-struct SimulateFleetOptions {
-  int64_t nodes = 1000;
-  double defect_rate = 0.05;
-  double noisy_rate = 0.05;
-  double missing_rate = 0.01;
-  double second_class = 0.15;
-  int sweep_points = 8;
-  uint64_t seed = 1;
-  std::string out;
-  std::string truth;
-};
-
 // The findings of defective nodes as a table (the first 200 rows, and how many more).
 std::string RenderFindings(const FleetTable& table,
                            const std::vector<learned::NodeFindings>& verdicts);
@@ -48,9 +36,5 @@ CommandResult RunLearn(const LearnCliOptions& options);
 
 CLI::App* SetupValidate(CLI::App& app, ValidateCliOptions& options);
 CommandResult RunValidate(const ValidateCliOptions& options);
-
-// Adds `fleet` to the `simulate` group.
-CLI::App* SetupSimulateFleet(CLI::App& simulate, SimulateFleetOptions& options);
-CommandResult RunSimulateFleet(const SimulateFleetOptions& options);
 
 }  // namespace vigil::cli

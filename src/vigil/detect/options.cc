@@ -5,14 +5,14 @@
 namespace vigil::detect {
 
 Status ValidateDetectorOptions(const DetectorOptions& o) {
-  VIGIL_RETURN_IF_ERROR(CheckBounds("step", o.step, telemetry::kStepBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--step", o.step, telemetry::kStepBounds));
   VIGIL_RETURN_IF_ERROR(CheckBounds("lateness", o.lateness, kLatenessBounds));
-  VIGIL_RETURN_IF_ERROR(CheckBounds("missing_grace", o.missing_grace, kGraceBounds));
-  VIGIL_RETURN_IF_ERROR(CheckBounds("rearm", o.rearm, kRearmBounds));
-  VIGIL_RETURN_IF_ERROR(CheckBounds("persistence_s", o.peer.persistence_s, kPersistenceBounds));
-  VIGIL_RETURN_IF_ERROR(CheckBounds("warmup_s", o.peer.warmup_s, kWarmupBounds));
-  VIGIL_RETURN_IF_ERROR(CheckBounds("z_min", o.peer.z_min, kMinSdBounds));
-  return CheckBounds("effect_min", o.peer.effect_min, kMinEffectBounds);
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--grace", o.missing_grace, kGraceBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--rearm", o.rearm, kRearmBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--persistence", o.peer.persistence_s, kPersistenceBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--warmup", o.peer.warmup_s, kWarmupBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--min-sd", o.peer.z_min, kMinSdBounds));
+  return CheckBounds("--min-effect", o.peer.effect_min, kMinEffectBounds);
 }
 
 Result<std::unique_ptr<Detector>> Detector::Create(const DetectorOptions& options,

@@ -19,8 +19,10 @@ inline constexpr Bounds kRearmBounds{.lo = 0, .hi = 30 * 86400.0, .seconds = tru
 
 // OK when every option lies within its range: step, lateness, missing_grace, rearm, and the peer
 // comparison's persistence_s, warmup_s, z_min (kMinSdBounds) and effect_min (kMinEffectBounds).
-// Else InvalidArgument "<option>: <value> is outside <range>" for the first one that does not
-// (NaN lies in no range).
+// Else InvalidArgument "<flag>: <value> is outside <range>" for the first one that does not (NaN
+// lies in no range), naming the option as `vigil detect` names its flag: --step, --grace,
+// --rearm, --persistence, --warmup, --min-sd, --min-effect (lateness, which has no flag, as
+// "lateness").
 Status ValidateDetectorOptions(const DetectorOptions& options);
 
 }  // namespace vigil::detect

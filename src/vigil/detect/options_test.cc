@@ -15,17 +15,18 @@ TEST(DetectorOptionsTest, EachOptionOutsideItsRangeIsNamed) {
     void (*set)(DetectorOptions&);
     const char* message;
   } cases[] = {
-      {[](DetectorOptions& o) { o.step = 0; }, "step: 0s is outside [10ms, 1h]"},
-      {[](DetectorOptions& o) { o.step = -1; }, "step: -1s is outside [10ms, 1h]"},
+      {[](DetectorOptions& o) { o.step = 0; }, "--step: 0s is outside [10ms, 1h]"},
+      {[](DetectorOptions& o) { o.step = -1; }, "--step: -1s is outside [10ms, 1h]"},
       {[](DetectorOptions& o) { o.lateness = -1; }, "lateness: -1s is outside [0s, 1h]"},
       {[](DetectorOptions& o) { o.missing_grace = 8 * 86400.0; },
-       "missing_grace: 8d is outside [0s, 7d]"},
-      {[](DetectorOptions& o) { o.rearm = -5; }, "rearm: -5s is outside [0s, 30d]"},
+       "--grace: 8d is outside [0s, 7d]"},
+      {[](DetectorOptions& o) { o.rearm = -5; }, "--rearm: -5s is outside [0s, 30d]"},
       {[](DetectorOptions& o) { o.peer.persistence_s = 0.5; },
-       "persistence_s: 500ms is outside [1s, 1h]"},
-      {[](DetectorOptions& o) { o.peer.warmup_s = 7200; }, "warmup_s: 2h is outside [0s, 1h]"},
-      {[](DetectorOptions& o) { o.peer.z_min = 0.1; }, "z_min: 0.1 is outside [0.5, 1000]"},
-      {[](DetectorOptions& o) { o.peer.effect_min = 0; }, "effect_min: 0 is outside [0.001, 100]"},
+       "--persistence: 500ms is outside [1s, 1h]"},
+      {[](DetectorOptions& o) { o.peer.warmup_s = 7200; }, "--warmup: 2h is outside [0s, 1h]"},
+      {[](DetectorOptions& o) { o.peer.z_min = 0.1; }, "--min-sd: 0.1 is outside [0.5, 1000]"},
+      {[](DetectorOptions& o) { o.peer.effect_min = 0; },
+       "--min-effect: 0 is outside [0.001, 100]"},
   };
   for (const auto& c : cases) {
     DetectorOptions o;
@@ -44,7 +45,7 @@ TEST(DetectorOptionsTest, CreateRefusesOptionsOutOfRange) {
   DetectorOptions o;
   EXPECT_TRUE(Detector::Create(o, names).ok());
   o.step = 0;
-  EXPECT_EQ(Detector::Create(o, names).status().message(), "step: 0s is outside [10ms, 1h]");
+  EXPECT_EQ(Detector::Create(o, names).status().message(), "--step: 0s is outside [10ms, 1h]");
 }
 
 }  // namespace

@@ -13,6 +13,13 @@
 namespace vigil::detect {
 namespace {
 
+// The poll options of a run: their step is the detector's.
+telemetry::PollOptions PollOf(const DetectionOptions& o) {
+  telemetry::PollOptions poll = o.poll;
+  poll.step = o.detector.step;
+  return poll;
+}
+
 // Where the alerts go as they are raised: the caller, the --out file of a follow, the fleet
 // service; and the list of them all.
 class AlertOutput {
@@ -86,14 +93,23 @@ Result<DetectionReport> Detect(const DetectionOptions& o, telemetry::PointSource
   return report;
 }
 
-Result<DetectionReport> RunDetection(const DetectionOptions& o) {
-  VIGIL_RETURN_IF_ERROR(ValidateDetectorOptions(o.detector));
+Status ValidateDetectionOptions(const DetectionOptions& o) {
   if (o.files.paths.empty() == o.prometheus.empty()) {
-    return Status::InvalidArgument("give either telemetry files or a Prometheus server");
+    return Status::InvalidArgument("give either --input FILE... or --prometheus URL");
   }
-  telemetry::PollOptions poll = o.poll;
-  poll.step = o.detector.step;
-  if (!o.prometheus.empty()) VIGIL_RETURN_IF_ERROR(telemetry::ValidatePollOptions(poll));
+  if (!o.prometheus.empty() && o.poll.selector.empty()) {
+    return Status::InvalidArgument("--prometheus needs --selector, e.g. '{job=\"train\"}'");
+  }
+  if (o.poll.follow && o.prometheus.empty()) {
+    return Status::InvalidArgument("--follow needs --prometheus");
+  }
+  VIGIL_RETURN_IF_ERROR(ValidateDetectorOptions(o.detector));
+  if (!o.prometheus.empty()) VIGIL_RETURN_IF_ERROR(telemetry::ValidatePollOptions(PollOf(o)));
+  return Status::Ok();
+}
+
+Result<DetectionReport> RunDetection(const DetectionOptions& o) {
+  VIGIL_RETURN_IF_ERROR(ValidateDetectionOptions(o));
   if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
   std::optional<std::vector<FaultLabel>> labels;
   if (!o.labels.empty()) {
@@ -102,13 +118,13 @@ Result<DetectionReport> RunDetection(const DetectionOptions& o) {
   }
   telemetry::SignalMap map = telemetry::SignalMap::Default();
   if (!o.signals.empty()) VIGIL_RETURN_IF_ERROR(map.AddYamlFile(o.signals));
-  telemetry::Normalizer names(std::move(map), o.passthrough);
+  telemetry::Normalizer names(std::move(map), o.passthrough.value_or(o.prometheus.empty()));
   std::unique_ptr<telemetry::PointSource> source;
   if (o.prometheus.empty()) {
     source = std::make_unique<telemetry::FileSource>(o.files, names);
   } else {
     VIGIL_ASSIGN_OR_RETURN(
-        source, telemetry::PrometheusSource::Connect(o.prometheus, o.tls, std::move(poll), names,
+        source, telemetry::PrometheusSource::Connect(o.prometheus, o.tls, PollOf(o), names,
                                                      o.clock != nullptr ? *o.clock : SystemClock(),
                                                      o.interrupted));
   }

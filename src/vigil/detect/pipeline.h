@@ -31,8 +31,10 @@ struct DetectionOptions {
   telemetry::TlsClientOptions tls;  // how an https:// server is trusted
   // Selector, since, poll, follow and duration of the queries; their step is detector.step.
   telemetry::PollOptions poll;
-  std::string signals;      // YAML that extends the metric-to-signal map; "": the default map
-  bool passthrough = true;  // metrics the map does not know become signals of their own name
+  std::string signals;  // YAML that extends the metric-to-signal map; "": the default map
+  // Metrics the map does not know become signals of their own name; unset: for files only (a
+  // Prometheus server holds far more metrics than the job's).
+  std::optional<bool> passthrough;
   DetectorOptions detector;
   std::string labels;  // fault labels CSV that the alerts are scored against; "": no score
   // Alerts JSONL; "": none. Under poll.follow each alert is appended as it is raised; otherwise
@@ -56,11 +58,18 @@ struct DetectionReport {
   Status delivery;
 };
 
-// Checks the options (ValidateDetectorOptions, ValidatePollOptions, `out` writable), reads the
-// labels and the signal map, opens the source, then Detect. Errors: InvalidArgument for options
-// out of range, bad labels, signal map or input (naming file, line and field), and for no sample
-// to judge; Unavailable for a Prometheus server that cannot be asked (a follow retries instead);
-// the fleet service's refusal of the alerts; IoError for an output that cannot be written.
+// OK when a run can be made of the options: files or a Prometheus server (InvalidArgument "give
+// either --input FILE... or --prometheus URL"), a server with a selector, a follow of a server
+// only, the detector's options (ValidateDetectorOptions) and a server's poll options
+// (ValidatePollOptions, their step the detector's). Messages name the options as `vigil detect`
+// names its flags.
+Status ValidateDetectionOptions(const DetectionOptions& options);
+
+// Checks the options (ValidateDetectionOptions, `out` writable), reads the labels and the signal
+// map, opens the source, then Detect. Errors: InvalidArgument for options out of range, bad labels,
+// signal map or input (naming file, line and field), and for no sample to judge; Unavailable for a
+// Prometheus server that cannot be asked (a follow retries instead); the fleet service's refusal of
+// the alerts; IoError for an output that cannot be written.
 Result<DetectionReport> RunDetection(const DetectionOptions& options);
 
 // The run itself, over a source the caller made (tests give fakes): every batch fed to the

@@ -98,15 +98,62 @@ TEST_F(PipelineTest, NoSampleIsNoHealthyJob) {
 TEST_F(PipelineTest, OptionsAreCheckedFirst) {
   DetectionOptions o = FilesOptions();
   o.detector.step = 0;
-  EXPECT_EQ(RunDetection(o).status().message(), "step: 0s is outside [10ms, 1h]");
+  EXPECT_EQ(RunDetection(o).status().message(), "--step: 0s is outside [10ms, 1h]");
   o = FilesOptions();
   o.prometheus = "http://127.0.0.1:1";
   EXPECT_EQ(RunDetection(o).status().code(), StatusCode::kInvalidArgument);
   o.files.paths.clear();
-  EXPECT_EQ(RunDetection(o).status().message(), "selector: empty");
+  EXPECT_EQ(RunDetection(o).status().message(),
+            "--prometheus needs --selector, e.g. '{job=\"train\"}'");
   o = FilesOptions();
   o.labels = dir_.File("none.csv");
   EXPECT_EQ(RunDetection(o).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(PipelineTest, EachRejectedOptionIsNamedByItsFlag) {
+  const struct {
+    void (*set)(DetectionOptions&);
+    const char* message;
+  } cases[] = {
+      {[](DetectionOptions& o) { o.files.paths.clear(); },
+       "give either --input FILE... or --prometheus URL"},
+      {[](DetectionOptions& o) { o.prometheus = "http://127.0.0.1:1"; },
+       "give either --input FILE... or --prometheus URL"},
+      {[](DetectionOptions& o) {
+         o.files.paths.clear();
+         o.prometheus = "http://127.0.0.1:1";
+       },
+       "--prometheus needs --selector, e.g. '{job=\"train\"}'"},
+      {[](DetectionOptions& o) { o.poll.follow = true; }, "--follow needs --prometheus"},
+      {[](DetectionOptions& o) { o.detector.peer.warmup_s = -1; },
+       "--warmup: -1s is outside [0s, 1h]"},
+      // A server's poll options; with files they are not used, and not checked.
+      {[](DetectionOptions& o) {
+         o.files.paths.clear();
+         o.prometheus = "http://127.0.0.1:1";
+         o.poll.selector = "{job=\"x\"}";
+         o.poll.poll = 0;
+       },
+       "--poll: 0s is outside [100ms, 1h]"},
+      {[](DetectionOptions& o) {
+         o.files.paths.clear();
+         o.prometheus = "http://127.0.0.1:1";
+         o.poll.selector = "{job=\"x\"}";
+         o.detector.step = 7200;
+       },
+       "--step: 2h is outside [10ms, 1h]"},
+  };
+  for (const auto& c : cases) {
+    DetectionOptions o = FilesOptions();
+    c.set(o);
+    const Status s = ValidateDetectionOptions(o);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.message;
+    EXPECT_EQ(s.message(), c.message);
+  }
+  DetectionOptions files = FilesOptions();
+  EXPECT_TRUE(ValidateDetectionOptions(files).ok());
+  files.poll.poll = 0;  // not used with files
+  EXPECT_TRUE(ValidateDetectionOptions(files).ok());
 }
 
 // A live source: its batches come with the time they are complete to.

@@ -89,13 +89,13 @@ int SizeClassOf(const SacctJob& job) {
 
 Status Validate(const FleetStatsOptions& o) {
   if (!std::isfinite(o.attribution_window_s) || o.attribution_window_s < 0) {
-    return Status::InvalidArgument("the attribution window must be zero or more");
+    return Status::InvalidArgument("--window must be zero or more");
   }
-  if (!(o.fdr > 0 && o.fdr < 1)) return Status::InvalidArgument("the FDR must be in (0, 1)");
+  if (!(o.fdr > 0 && o.fdr < 1)) return Status::InvalidArgument("--fdr must be in (0, 1)");
   if (!(o.confidence > 0 && o.confidence < 1)) {
-    return Status::InvalidArgument("the confidence must be in (0, 1)");
+    return Status::InvalidArgument("--confidence must be in (0, 1)");
   }
-  if (o.gpus_per_node < 0) return Status::InvalidArgument("GPUs per node must be zero or more");
+  if (o.gpus_per_node < 0) return Status::InvalidArgument("--gpus-per-node must be zero or more");
   for (int64_t g : o.projection_gpus) {
     if (g <= 0) return Status::InvalidArgument("projection sizes must be positive GPU counts");
   }

@@ -30,6 +30,9 @@ struct FleetStatsOptions {
 // Events this long after a job's end still count: the scheduler may record the end first.
 inline constexpr double kEventGraceAfterEnd = 60;
 
+// InvalidArgument naming the option as `vigil fleet stats` names its flag ("--fdr must be in (0,
+// 1)": --window, --fdr, --confidence, --gpus-per-node), or "projection sizes must be positive GPU
+// counts".
 Status Validate(const FleetStatsOptions& options);
 
 struct StateSummary {

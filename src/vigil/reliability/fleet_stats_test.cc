@@ -131,6 +131,28 @@ TEST(FleetStatsTest, EmptyLogAndBadOptions) {
   EXPECT_FALSE(Validate(bad).ok());
 }
 
+TEST(FleetStatsTest, EachRejectedOptionIsNamedByItsFlag) {
+  const struct {
+    void (*set)(FleetStatsOptions&);
+    const char* message;
+  } cases[] = {
+      {[](FleetStatsOptions& o) { o.attribution_window_s = -1; }, "--window must be zero or more"},
+      {[](FleetStatsOptions& o) { o.fdr = 1; }, "--fdr must be in (0, 1)"},
+      {[](FleetStatsOptions& o) { o.confidence = 0; }, "--confidence must be in (0, 1)"},
+      {[](FleetStatsOptions& o) { o.gpus_per_node = -1; }, "--gpus-per-node must be zero or more"},
+      {[](FleetStatsOptions& o) {
+         o.projection_gpus = {8, -1};
+       },
+       "projection sizes must be positive GPU counts"},
+  };
+  for (const auto& c : cases) {
+    FleetStatsOptions o;
+    c.set(o);
+    EXPECT_EQ(Validate(o).message(), c.message);
+    EXPECT_EQ(ComputeFleetStats(ParseOrDie(kHeader), {}, o).status().message(), c.message);
+  }
+}
+
 TEST(LemonTruthTest, ParsesAndScores) {
   const auto truth = ParseLemonTruth(
       "node,kind,failure_factor\nn1,lemon,100\nn2,healthy,1\nn3,lemon\n", "truth.csv");

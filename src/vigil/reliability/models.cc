@@ -40,12 +40,12 @@ Result<double> JobMttfSeconds(double nodes, double failures_per_1000_node_days) 
 }
 
 Status Validate(const EttrParams& p) {
-  VIGIL_RETURN_IF_ERROR(CheckPositive(p.nodes, "nodes"));
-  VIGIL_RETURN_IF_ERROR(CheckPositive(p.failures_per_1000_node_days, "the failure rate"));
-  VIGIL_RETURN_IF_ERROR(CheckNonNegative(p.restart_s, "the restart time"));
-  VIGIL_RETURN_IF_ERROR(CheckNonNegative(p.queue_s, "the queue time"));
-  VIGIL_RETURN_IF_ERROR(CheckPositive(p.interval_s, "the checkpoint interval"));
-  VIGIL_RETURN_IF_ERROR(CheckNonNegative(p.write_s, "the checkpoint write time"));
+  VIGIL_RETURN_IF_ERROR(CheckPositive(p.nodes, "--nodes"));
+  VIGIL_RETURN_IF_ERROR(CheckPositive(p.failures_per_1000_node_days, "--rate"));
+  VIGIL_RETURN_IF_ERROR(CheckNonNegative(p.restart_s, "--restart"));
+  VIGIL_RETURN_IF_ERROR(CheckNonNegative(p.queue_s, "--queue"));
+  VIGIL_RETURN_IF_ERROR(CheckPositive(p.interval_s, "--interval"));
+  VIGIL_RETURN_IF_ERROR(CheckNonNegative(p.write_s, "--write"));
   return Status::Ok();
 }
 
@@ -67,6 +67,41 @@ Result<EttrEstimate> ExpectedEttr(const EttrParams& p) {
     e.ettr_at_optimal = std::numeric_limits<double>::quiet_NaN();
   }
   return e;
+}
+
+Result<std::vector<MttfRow>> MttfBySize(const std::vector<int64_t>& gpus, int gpus_per_node,
+                                        double failures_per_1000_node_days) {
+  VIGIL_RETURN_IF_ERROR(CheckPositive(gpus_per_node, "--gpus-per-node"));
+  VIGIL_RETURN_IF_ERROR(CheckPositive(failures_per_1000_node_days, "--rate"));
+  std::vector<MttfRow> rows;
+  for (const int64_t g : gpus) {
+    VIGIL_RETURN_IF_ERROR(CheckPositive(static_cast<double>(g), "--gpus"));
+    MttfRow row{.gpus = g, .nodes = static_cast<double>(g) / gpus_per_node};
+    VIGIL_ASSIGN_OR_RETURN(row.mttf_s, JobMttfSeconds(row.nodes, failures_per_1000_node_days));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+Result<std::vector<EttrRow>> ExpectedEttrBySize(const EttrParams& params,
+                                                const std::vector<double>& nodes) {
+  std::vector<EttrRow> rows;
+  for (const double n : nodes) {
+    EttrRow row;
+    row.params = params;
+    row.params.nodes = n;
+    VIGIL_ASSIGN_OR_RETURN(row.estimate, ExpectedEttr(row.params));
+    row.mttf_s = *JobMttfSeconds(n, params.failures_per_1000_node_days);  // Validate held
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+Result<CheckpointIntervals> OptimalCheckpointIntervals(double write_s, double mtbf_s) {
+  VIGIL_RETURN_IF_ERROR(CheckPositive(write_s, "--write"));
+  VIGIL_RETURN_IF_ERROR(CheckPositive(mtbf_s, "--mtbf"));
+  return CheckpointIntervals{.young_s = YoungInterval(write_s, mtbf_s),
+                             .daly_s = DalyInterval(write_s, mtbf_s)};
 }
 
 double YoungInterval(double write_s, double mtbf_s) { return std::sqrt(2 * write_s * mtbf_s); }

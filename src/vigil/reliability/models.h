@@ -5,6 +5,9 @@
 // failures per 1000 node-days, the unit of Meta's RSC study (Kokolis et al., 2024).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "vigil/core/status.h"
 
 namespace vigil::reliability {
@@ -26,8 +29,9 @@ struct EttrParams {
   double write_s = 60;                       // w_cp: blocking checkpoint write time
 };
 
-// InvalidArgument naming the field unless nodes, rate and interval are > 0 and the other times
-// are >= 0 (all finite).
+// InvalidArgument naming the field as `vigil model ettr` names its flag ("--interval must be a
+// positive number, got 0") unless nodes, rate and interval are > 0 and the other times are >= 0
+// (all finite).
 Status Validate(const EttrParams& params);
 
 // The fraction of wall time that failures cost, N * r_f * (u0 + q + dt/2), above which the
@@ -48,6 +52,41 @@ struct EttrEstimate {
 // whether or not in_domain holds; callers decide what to do outside the domain.
 // InvalidArgument if Validate fails.
 Result<EttrEstimate> ExpectedEttr(const EttrParams& params);
+
+// `vigil model mttf`: one job size's MTTF.
+struct MttfRow {
+  int64_t gpus = 0;
+  double nodes = 0;   // gpus / GPUs per node
+  double mttf_s = 0;  // JobMttfSeconds
+};
+
+// The MTTF of a job of each size in `gpus`, in order. InvalidArgument "--gpus-per-node must be a
+// positive number, got 0", "--gpus must be a positive number, got -8" or "--rate must be a
+// positive number, got 0".
+Result<std::vector<MttfRow>> MttfBySize(const std::vector<int64_t>& gpus, int gpus_per_node,
+                                        double failures_per_1000_node_days);
+
+// `vigil model ettr --sweep`: the estimate for a job of `params` but params.nodes.
+struct EttrRow {
+  EttrParams params;  // with this row's nodes
+  double mttf_s = 0;  // the job's MTTF (JobMttfSeconds)
+  EttrEstimate estimate;
+};
+
+// ExpectedEttr for a job of `params` with each node count in `nodes`, in order; Validate's error
+// for the first row that fails it.
+Result<std::vector<EttrRow>> ExpectedEttrBySize(const EttrParams& params,
+                                                const std::vector<double>& nodes);
+
+// `vigil model checkpoint`: the optimal checkpoint interval both ways.
+struct CheckpointIntervals {
+  double young_s = 0;  // YoungInterval
+  double daly_s = 0;   // DalyInterval
+};
+
+// Young's and Daly's intervals for a checkpoint write time and an MTBF. InvalidArgument "--write
+// must be a positive number, got 0" or "--mtbf must be a positive number, got 0".
+Result<CheckpointIntervals> OptimalCheckpointIntervals(double write_s, double mtbf_s);
 
 // Young's (1974) first-order optimal checkpoint interval sqrt(2 * delta * M), for a checkpoint
 // write time delta and a mean time between failures M. REQUIRES: delta >= 0, M > 0.

@@ -70,11 +70,73 @@ TEST(ExpectedEttrTest, SaysWhenOutsideItsDomain) {
 TEST(ExpectedEttrTest, ValidateNamesTheField) {
   EttrParams p;
   p.interval_s = 0;
-  EXPECT_NE(Validate(p).message().find("checkpoint interval"), std::string::npos);
+  EXPECT_NE(Validate(p).message().find("--interval"), std::string::npos);
   p = EttrParams();
   p.queue_s = -1;
-  EXPECT_NE(Validate(p).message().find("queue time"), std::string::npos);
+  EXPECT_NE(Validate(p).message().find("--queue"), std::string::npos);
   EXPECT_FALSE(ExpectedEttr(p).ok());
+}
+
+TEST(ExpectedEttrTest, EachRejectedFieldIsNamedByItsFlag) {
+  const struct {
+    void (*set)(EttrParams&);
+    const char* message;
+  } cases[] = {
+      {[](EttrParams& p) { p.nodes = 0; }, "--nodes must be a positive number, got 0"},
+      {[](EttrParams& p) { p.failures_per_1000_node_days = -1; },
+       "--rate must be a positive number, got -1"},
+      {[](EttrParams& p) { p.restart_s = -1; }, "--restart must be zero or more, got -1"},
+      {[](EttrParams& p) { p.queue_s = -1; }, "--queue must be zero or more, got -1"},
+      {[](EttrParams& p) { p.interval_s = 0; }, "--interval must be a positive number, got 0"},
+      {[](EttrParams& p) { p.write_s = -1; }, "--write must be zero or more, got -1"},
+  };
+  for (const auto& c : cases) {
+    EttrParams p;
+    c.set(p);
+    EXPECT_EQ(Validate(p).message(), c.message);
+    EXPECT_EQ(ExpectedEttr(p).status().message(), c.message);
+  }
+}
+
+TEST(MttfBySizeTest, OneRowPerSizeInOrder) {
+  const auto rows = MttfBySize({16384, 8}, 8, kMetaRate);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].gpus, 16384);
+  EXPECT_EQ((*rows)[0].nodes, 2048);
+  EXPECT_EQ((*rows)[0].mttf_s, *JobMttfSeconds(2048, kMetaRate));
+  EXPECT_EQ((*rows)[1].nodes, 1);
+  EXPECT_EQ(MttfBySize({8}, 0, kMetaRate).status().message(),
+            "--gpus-per-node must be a positive number, got 0");
+  EXPECT_EQ(MttfBySize({8, -8}, 8, kMetaRate).status().message(),
+            "--gpus must be a positive number, got -8");
+  EXPECT_EQ(MttfBySize({8}, 8, 0).status().message(), "--rate must be a positive number, got 0");
+}
+
+TEST(ExpectedEttrBySizeTest, EachRowIsTheEstimateOfItsSize) {
+  EttrParams p;
+  const auto rows = ExpectedEttrBySize(p, {64, 1024});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  for (const EttrRow& r : *rows) {
+    EXPECT_EQ(r.estimate.ettr, ExpectedEttr(r.params)->ettr);
+    EXPECT_EQ(r.mttf_s, *JobMttfSeconds(r.params.nodes, p.failures_per_1000_node_days));
+    EXPECT_EQ(r.params.interval_s, p.interval_s);
+  }
+  EXPECT_EQ((*rows)[1].params.nodes, 1024);
+  EXPECT_EQ(ExpectedEttrBySize(p, {64, 0}).status().message(),
+            "--nodes must be a positive number, got 0");
+}
+
+TEST(CheckpointIntervalTest, BothIntervalsOrTheFieldNamed) {
+  const auto i = OptimalCheckpointIntervals(300, 86400);
+  ASSERT_TRUE(i.ok());
+  EXPECT_EQ(i->young_s, YoungInterval(300, 86400));
+  EXPECT_EQ(i->daly_s, DalyInterval(300, 86400));
+  EXPECT_EQ(OptimalCheckpointIntervals(0, 86400).status().message(),
+            "--write must be a positive number, got 0");
+  EXPECT_EQ(OptimalCheckpointIntervals(300, 0).status().message(),
+            "--mtbf must be a positive number, got 0");
 }
 
 }  // namespace

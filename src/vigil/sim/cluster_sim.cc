@@ -65,23 +65,24 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kFailureE
 
 Status Validate(const ClusterSimOptions& o) {
   if (o.nodes < 1 || o.nodes > (int64_t{1} << 20)) {
-    return Status::InvalidArgument("nodes must be from 1 to 1048576");
+    return Status::InvalidArgument("--nodes must be from 1 to 1048576");
   }
-  if (!(o.days > 0 && o.days <= 3650)) return Status::InvalidArgument("days must be in (0, 3650]");
+  if (!(o.days > 0 && o.days <= 3650))
+    return Status::InvalidArgument("--days must be in (0, 3650]");
   if (!(static_cast<double>(o.nodes) * o.days <= kMaxClusterNodeDays)) {
     return Status::InvalidArgument(
-        fmt::format("nodes x days is {:.3g} node-days, more than the {:.0e} one log may hold",
+        fmt::format("--nodes x --days is {:.3g} node-days, more than the {:.0e} one log may hold",
                     static_cast<double>(o.nodes) * o.days, kMaxClusterNodeDays));
   }
   if (o.lemons < 0 || o.lemons > o.nodes) {
-    return Status::InvalidArgument("lemons must be from 0 to the number of nodes");
+    return Status::InvalidArgument("--lemons must be from 0 to --nodes");
   }
-  if (o.gpus_per_node < 1) return Status::InvalidArgument("GPUs per node must be at least 1");
+  if (o.gpus_per_node < 1) return Status::InvalidArgument("--gpus-per-node must be at least 1");
   if (!(o.failures_per_1000_node_days > 0) || !std::isfinite(o.failures_per_1000_node_days)) {
-    return Status::InvalidArgument("the failure rate must be positive");
+    return Status::InvalidArgument("--rate must be positive");
   }
   if (!(o.lemon_factor >= 1) || !std::isfinite(o.lemon_factor)) {
-    return Status::InvalidArgument("the lemon factor must be at least 1");
+    return Status::InvalidArgument("--lemon-factor must be at least 1");
   }
   if (!(o.time_limit_s > 0) || !std::isfinite(o.time_limit_s)) {
     return Status::InvalidArgument("the time limit must be positive");

@@ -26,8 +26,10 @@ struct ClusterSimOptions {
 // days may be at most this much (some 1.2 GB of log).
 inline constexpr double kMaxClusterNodeDays = 1e7;
 
-// InvalidArgument naming the field for counts or times out of range (lemons must not exceed
-// nodes; the lemon factor is at least 1; nodes x days at most kMaxClusterNodeDays).
+// InvalidArgument naming the field as `vigil simulate cluster` names its flag ("--lemons must be
+// from 0 to --nodes") for counts or times out of range (lemons must not exceed nodes; the lemon
+// factor is at least 1; nodes x days at most kMaxClusterNodeDays). The time limit, which has no
+// flag, is "the time limit".
 Status Validate(const ClusterSimOptions& options);
 
 struct ClusterSimOutput {

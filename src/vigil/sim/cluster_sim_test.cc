@@ -92,6 +92,32 @@ TEST(ClusterSimTest, RejectsBadOptions) {
   EXPECT_FALSE(Validate(o).ok());
 }
 
+TEST(ClusterSimTest, EachRejectedOptionIsNamedByItsFlag) {
+  const struct {
+    void (*set)(ClusterSimOptions&);
+    const char* message;
+  } cases[] = {
+      {[](ClusterSimOptions& o) { o.nodes = 0; }, "--nodes must be from 1 to 1048576"},
+      {[](ClusterSimOptions& o) { o.days = 0; }, "--days must be in (0, 3650]"},
+      {[](ClusterSimOptions& o) {
+         o.nodes = 1048576;
+         o.days = 20;
+       },
+       "--nodes x --days is 2.1e+07 node-days, more than the 1e+07 one log may hold"},
+      {[](ClusterSimOptions& o) { o.lemons = o.nodes + 1; }, "--lemons must be from 0 to --nodes"},
+      {[](ClusterSimOptions& o) { o.gpus_per_node = 0; }, "--gpus-per-node must be at least 1"},
+      {[](ClusterSimOptions& o) { o.failures_per_1000_node_days = 0; }, "--rate must be positive"},
+      {[](ClusterSimOptions& o) { o.lemon_factor = 0.5; }, "--lemon-factor must be at least 1"},
+      {[](ClusterSimOptions& o) { o.time_limit_s = 0; }, "the time limit must be positive"},
+  };
+  for (const auto& c : cases) {
+    ClusterSimOptions o;
+    c.set(o);
+    EXPECT_EQ(Validate(o).message(), c.message);
+    EXPECT_EQ(SimulateCluster(o).status().message(), c.message);
+  }
+}
+
 // The log is held in memory: 1048576 nodes over 3650 days would need hundreds of GB.
 TEST(ClusterSimTest, RefusesALogLargerThanItsLimit) {
   ClusterSimOptions o;

@@ -218,31 +218,31 @@ Status CheckTime(double v, std::string_view name, bool positive) {
 }  // namespace
 
 Status Validate(const JobSimOptions& o) {
-  VIGIL_RETURN_IF_ERROR(CheckCount(static_cast<double>(o.nodes), "nodes"));
-  VIGIL_RETURN_IF_ERROR(CheckCount(o.runs, "runs"));
-  VIGIL_RETURN_IF_ERROR(CheckTime(o.failures_per_1000_node_days, "the failure rate", true));
-  VIGIL_RETURN_IF_ERROR(CheckTime(o.duration_s, "the duration", true));
-  VIGIL_RETURN_IF_ERROR(CheckTime(o.detect_s, "the detection time", false));
-  VIGIL_RETURN_IF_ERROR(CheckTime(o.restart_s, "the restart time", false));
-  VIGIL_RETURN_IF_ERROR(CheckTime(o.queue_s, "the queue time", false));
-  VIGIL_RETURN_IF_ERROR(CheckTime(o.interval_s, "the checkpoint interval", true));
-  VIGIL_RETURN_IF_ERROR(CheckTime(o.write_s, "the checkpoint write time", false));
-  VIGIL_RETURN_IF_ERROR(CheckTime(o.repair_s, "the repair time", false));
-  if (o.spares < 0) return Status::InvalidArgument("spares must be zero or more");
+  VIGIL_RETURN_IF_ERROR(CheckCount(static_cast<double>(o.nodes), "--nodes"));
+  VIGIL_RETURN_IF_ERROR(CheckCount(o.runs, "--runs"));
+  VIGIL_RETURN_IF_ERROR(CheckTime(o.failures_per_1000_node_days, "--rate", true));
+  VIGIL_RETURN_IF_ERROR(CheckTime(o.duration_s, "--days", true));
+  VIGIL_RETURN_IF_ERROR(CheckTime(o.detect_s, "--detect", false));
+  VIGIL_RETURN_IF_ERROR(CheckTime(o.restart_s, "--restart", false));
+  VIGIL_RETURN_IF_ERROR(CheckTime(o.queue_s, "--queue", false));
+  VIGIL_RETURN_IF_ERROR(CheckTime(o.interval_s, "--interval", true));
+  VIGIL_RETURN_IF_ERROR(CheckTime(o.write_s, "--write", false));
+  VIGIL_RETURN_IF_ERROR(CheckTime(o.repair_s, "--repair", false));
+  if (o.spares < 0) return Status::InvalidArgument("--spares must be zero or more");
   constexpr double kSecondsPerDay = 86400;
   const double expected = static_cast<double>(o.runs) * static_cast<double>(o.nodes) *
                           o.failures_per_1000_node_days / 1000 * (o.duration_s / kSecondsPerDay);
   if (!(expected <= kMaxExpectedFailures)) {
     return Status::InvalidArgument(fmt::format(
-        "runs x nodes x rate x duration expect {:.3g} failures, more than the {:.0e} one "
+        "--runs x --nodes x --rate x --days expect {:.3g} failures, more than the {:.0e} one "
         "simulation may draw: fewer runs, nodes or days",
         expected, kMaxExpectedFailures));
   }
   if (o.distribution == FailureDistribution::kWeibull) {
-    VIGIL_RETURN_IF_ERROR(CheckTime(o.weibull_shape, "the Weibull shape", true));
+    VIGIL_RETURN_IF_ERROR(CheckTime(o.weibull_shape, "--shape", true));
     if (o.nodes > kMaxWeibullNodes) {
-      return Status::InvalidArgument(
-          fmt::format("the Weibull model tracks every node; at most {} nodes", kMaxWeibullNodes));
+      return Status::InvalidArgument(fmt::format(
+          "--distribution weibull tracks every node: at most {} --nodes", kMaxWeibullNodes));
     }
   }
   return Status::Ok();
@@ -277,6 +277,23 @@ Result<JobSimResult> SimulateJob(const JobSimOptions& o) {
   result.p95 = stats::Quantile(result.ettr, 0.95);
   result.mean_failures = static_cast<double>(failures) / o.runs;
   return result;
+}
+
+Result<JobSimComparison> SimulateJobAndFormula(const JobSimOptions& o) {
+  JobSimComparison out;
+  VIGIL_ASSIGN_OR_RETURN(out.simulated, SimulateJob(o));
+  if (o.distribution != FailureDistribution::kExponential || o.async_checkpoint || o.spares != 0) {
+    return out;
+  }
+  reliability::EttrParams p;
+  p.nodes = static_cast<double>(o.nodes);
+  p.failures_per_1000_node_days = o.failures_per_1000_node_days;
+  p.restart_s = o.detect_s + o.restart_s;
+  p.queue_s = o.queue_s;
+  p.interval_s = o.interval_s;
+  p.write_s = o.write_s;
+  VIGIL_ASSIGN_OR_RETURN(out.formula, reliability::ExpectedEttr(p));
+  return out;
 }
 
 }  // namespace vigil::sim

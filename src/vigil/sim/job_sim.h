@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/reliability/models.h"
 
 namespace vigil::sim {
 
@@ -42,9 +44,10 @@ struct JobSimOptions {
 // second): runs x nodes x rate x duration may expect at most this many (some 20 s).
 inline constexpr double kMaxExpectedFailures = 1e9;
 
-// InvalidArgument naming the field: counts and rate must be positive, times finite and >= 0,
-// the interval and the duration > 0, the Weibull shape > 0, and the failures expected over all
-// runs at most kMaxExpectedFailures.
+// InvalidArgument naming the field as `vigil simulate job` names its flag ("--interval must be
+// positive, got 0"): counts and rate must be positive, times finite and >= 0, the interval and
+// the duration (--days) > 0, the Weibull shape > 0, and the failures expected over all runs at
+// most kMaxExpectedFailures.
 Status Validate(const JobSimOptions& options);
 
 // Seconds per run, or fractions of the run's wall-clock time; the parts sum to the whole.
@@ -69,5 +72,16 @@ struct JobSimResult {
 // Runs options.runs simulations. Pure (no clock, no I/O); single-threaded; deterministic for a
 // given seed on a given standard library. InvalidArgument if Validate fails.
 Result<JobSimResult> SimulateJob(const JobSimOptions& options);
+
+// A simulation beside the analytic ETTR formula, where the formula describes the same job.
+struct JobSimComparison {
+  JobSimResult simulated;
+  // reliability::ExpectedEttr of the job, its u0 the detection plus the restart time; unset where
+  // it describes another job: Weibull failures, asynchronous checkpoints or spares.
+  std::optional<reliability::EttrEstimate> formula;
+};
+
+// `vigil simulate job`: SimulateJob, and the formula where it applies. Errors as SimulateJob.
+Result<JobSimComparison> SimulateJobAndFormula(const JobSimOptions& options);
 
 }  // namespace vigil::sim

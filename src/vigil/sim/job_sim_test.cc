@@ -97,6 +97,70 @@ TEST(JobSimTest, MatchesTheAnalyticFormulaInsideItsDomain) {
   }
 }
 
+TEST(JobSimTest, EachRejectedOptionIsNamedByItsFlag) {
+  const struct {
+    void (*set)(JobSimOptions&);
+    const char* message;
+  } cases[] = {
+      {[](JobSimOptions& o) { o.nodes = 0; }, "--nodes must be at least 1"},
+      {[](JobSimOptions& o) { o.runs = 0; }, "--runs must be at least 1"},
+      {[](JobSimOptions& o) { o.failures_per_1000_node_days = 0; },
+       "--rate must be positive, got 0"},
+      {[](JobSimOptions& o) { o.duration_s = 0; }, "--days must be positive, got 0"},
+      {[](JobSimOptions& o) { o.detect_s = -1; }, "--detect must be zero or more, got -1"},
+      {[](JobSimOptions& o) { o.restart_s = -1; }, "--restart must be zero or more, got -1"},
+      {[](JobSimOptions& o) { o.queue_s = -1; }, "--queue must be zero or more, got -1"},
+      {[](JobSimOptions& o) { o.interval_s = 0; }, "--interval must be positive, got 0"},
+      {[](JobSimOptions& o) { o.write_s = -1; }, "--write must be zero or more, got -1"},
+      {[](JobSimOptions& o) { o.repair_s = -1; }, "--repair must be zero or more, got -1"},
+      {[](JobSimOptions& o) { o.spares = -1; }, "--spares must be zero or more"},
+      {[](JobSimOptions& o) {
+         o.distribution = FailureDistribution::kWeibull;
+         o.weibull_shape = 0;
+       },
+       "--shape must be positive, got 0"},
+      {[](JobSimOptions& o) {
+         o.distribution = FailureDistribution::kWeibull;
+         o.nodes = kMaxWeibullNodes + 1;
+         o.runs = 1;
+       },
+       "--distribution weibull tracks every node: at most 4194304 --nodes"},
+  };
+  for (const auto& c : cases) {
+    JobSimOptions o;
+    c.set(o);
+    EXPECT_EQ(Validate(o).message(), c.message);
+    EXPECT_EQ(SimulateJob(o).status().message(), c.message);
+  }
+}
+
+// The formula beside the simulation is the formula of the same job, and only where it applies.
+TEST(JobSimTest, TheFormulaComesWhereItDescribesTheJob) {
+  JobSimOptions o = Small();
+  o.runs = 20;
+  const Result<JobSimComparison> both = SimulateJobAndFormula(o);
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->simulated.ettr, SimulateJob(o)->ettr);
+  ASSERT_TRUE(both->formula.has_value());
+  reliability::EttrParams p;
+  p.nodes = 512;
+  p.restart_s = o.detect_s + o.restart_s;
+  EXPECT_EQ(both->formula->ettr, reliability::ExpectedEttr(p)->ettr);
+  for (void (*other)(JobSimOptions&) : {
+           +[](JobSimOptions& x) { x.distribution = FailureDistribution::kWeibull; },
+           +[](JobSimOptions& x) { x.async_checkpoint = true; },
+           +[](JobSimOptions& x) { x.spares = 2; },
+       }) {
+    JobSimOptions x = o;
+    other(x);
+    const Result<JobSimComparison> r = SimulateJobAndFormula(x);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->formula.has_value());
+  }
+  o.runs = 0;
+  EXPECT_EQ(SimulateJobAndFormula(o).status().message(), "--runs must be at least 1");
+}
+
 TEST(JobSimTest, SparesRemoveQueueingAndAsyncRemovesStalls) {
   JobSimOptions o = Small();
   o.queue_s = 1800;
@@ -132,7 +196,7 @@ TEST(JobSimTest, RejectsBadOptions) {
   EXPECT_NE(Validate(o).message().find("nodes"), std::string::npos);
   o = JobSimOptions();
   o.interval_s = 0;
-  EXPECT_NE(Validate(o).message().find("checkpoint interval"), std::string::npos);
+  EXPECT_NE(Validate(o).message().find("--interval"), std::string::npos);
   o = JobSimOptions();
   o.failures_per_1000_node_days = -1;
   EXPECT_FALSE(SimulateJob(o).ok());

@@ -12,12 +12,12 @@
 namespace vigil::telemetry {
 
 Status ValidatePollOptions(const PollOptions& o) {
-  if (o.selector.empty()) return Status::InvalidArgument("selector: empty");
-  VIGIL_RETURN_IF_ERROR(CheckBounds("since", o.since, kSinceBounds));
-  VIGIL_RETURN_IF_ERROR(CheckBounds("step", o.step, kStepBounds));
-  VIGIL_RETURN_IF_ERROR(CheckBounds("poll", o.poll, kPollBounds));
+  if (o.selector.empty()) return Status::InvalidArgument("--selector: empty");
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--since", o.since, kSinceBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--step", o.step, kStepBounds));
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--poll", o.poll, kPollBounds));
   if (o.duration != 0) {
-    VIGIL_RETURN_IF_ERROR(CheckBounds("duration", o.duration, kFollowDurationBounds));
+    VIGIL_RETURN_IF_ERROR(CheckBounds("--duration", o.duration, kFollowDurationBounds));
   }
   return Status::Ok();
 }

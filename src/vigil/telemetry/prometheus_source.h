@@ -35,7 +35,9 @@ struct PollOptions {
   double duration = 0;   // follow: stop after this long (kFollowDurationBounds); 0: never
 };
 
-// InvalidArgument naming the option outside its range, or an empty selector.
+// InvalidArgument "<flag>: <value> is outside <range>" for the first option outside its range, or
+// "--selector: empty"; options are named as `vigil detect` names its flags (--since, --step,
+// --poll, --duration).
 Status ValidatePollOptions(const PollOptions& options);
 
 // One query_range: the samples of `selector` from `start` to `end` (Unix seconds, inclusive) at

@@ -155,17 +155,17 @@ TEST_F(PrometheusSourceTest, AnInterruptionStopsTheFollowAtItsNextWait) {
 
 TEST(PollOptionsTest, OutOfRangeIsNamed) {
   PollOptions o;
-  EXPECT_EQ(ValidatePollOptions(o).message(), "selector: empty");
+  EXPECT_EQ(ValidatePollOptions(o).message(), "--selector: empty");
   o.selector = "{a=\"b\"}";
   EXPECT_TRUE(ValidatePollOptions(o).ok());
   o.poll = 0.01;
-  EXPECT_EQ(ValidatePollOptions(o).message(), "poll: 10ms is outside [100ms, 1h]");
+  EXPECT_EQ(ValidatePollOptions(o).message(), "--poll: 10ms is outside [100ms, 1h]");
   o.poll = 5;
   o.step = 0;
-  EXPECT_EQ(ValidatePollOptions(o).message(), "step: 0s is outside [10ms, 1h]");
+  EXPECT_EQ(ValidatePollOptions(o).message(), "--step: 0s is outside [10ms, 1h]");
   o.step = 1;
   o.duration = 0.5;
-  EXPECT_EQ(ValidatePollOptions(o).message(), "duration: 500ms is outside [1s, 3650d]");
+  EXPECT_EQ(ValidatePollOptions(o).message(), "--duration: 500ms is outside [1s, 3650d]");
 }
 
 }  // namespace

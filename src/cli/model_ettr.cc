@@ -1,0 +1,197 @@
+#include "cli/model_ettr.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <vector>
+
+#include "vigil/core/duration.h"
+#include "vigil/core/json.h"
+#include "vigil/core/text.h"
+#include "vigil/reliability/models.h"
+
+namespace vigil::cli {
+namespace {
+
+using reliability::EttrEstimate;
+using reliability::EttrParams;
+using reliability::EttrRow;
+
+// "gpus=1024..131072": the sizes from A doubling up to B (and B itself), in GPUs or nodes.
+struct Sweep {
+  bool in_gpus = true;
+  std::vector<int64_t> sizes;
+};
+
+Result<Sweep> ParseSweep(std::string_view text) {
+  const auto bad = [&] {
+    return Status::InvalidArgument(
+        fmt::format("--sweep: expected gpus=A..B or nodes=A..B with 1 <= A <= B <= {}, got {}",
+                    FormatBound(kGpusBounds.hi), Quote(text)));
+  };
+  const size_t eq = text.find('=');
+  const size_t dots = text.find("..");
+  if (eq == std::string_view::npos || dots == std::string_view::npos || dots < eq) return bad();
+  Sweep s;
+  const std::string_view what = text.substr(0, eq);
+  if (what != "gpus" && what != "nodes") return bad();
+  s.in_gpus = what == "gpus";
+  int64_t lo = 0, hi = 0;
+  const std::string_view a = text.substr(eq + 1, dots - eq - 1), b = text.substr(dots + 2);
+  if (std::from_chars(a.data(), a.data() + a.size(), lo).ptr != a.data() + a.size() ||
+      std::from_chars(b.data(), b.data() + b.size(), hi).ptr != b.data() + b.size() || a.empty() ||
+      b.empty() || lo < 1 || hi < lo || hi > (s.in_gpus ? kGpusBounds.hi : kNodesBounds.hi)) {
+    return bad();
+  }
+  for (int64_t v = lo; v < hi; v *= 2) s.sizes.push_back(v);
+  s.sizes.push_back(hi);
+  return s;
+}
+
+Json EttrJson(int gpus_per_node, const EttrParams& p, double mttf_s, const EttrEstimate& e) {
+  return Json{{"nodes", p.nodes},
+              {"gpus", p.nodes * gpus_per_node},
+              {"failures_per_1000_node_days", p.failures_per_1000_node_days},
+              {"mttf_s", mttf_s},
+              {"restart_s", p.restart_s},
+              {"queue_s", p.queue_s},
+              {"interval_s", p.interval_s},
+              {"write_s", p.write_s},
+              {"ettr", e.ettr},
+              {"failure_loss", e.failure_loss},
+              {"checkpoint_overhead", e.checkpoint_overhead},
+              {"in_domain", e.in_domain},
+              {"optimal_interval_s", e.optimal_interval_s},
+              {"ettr_at_optimal", e.ettr_at_optimal}};
+}
+
+std::string SimulateCommand(const EttrParams& p, const ModelEttrOptions& o) {
+  return fmt::format(
+      "vigil simulate job --nodes {} --rate {} --detect 0s --restart {} --queue {} --interval {} "
+      "--write {}",
+      p.nodes, p.failures_per_1000_node_days, o.restart, o.queue, o.interval, o.write);
+}
+
+// The flags' job, its size aside.
+Result<EttrParams> EttrParamsOf(const ModelEttrOptions& o) {
+  EttrParams p;
+  p.failures_per_1000_node_days = o.rate;
+  VIGIL_ASSIGN_OR_RETURN(p.restart_s, ParseDurationFlag("--restart", o.restart, kOutageBounds));
+  VIGIL_ASSIGN_OR_RETURN(p.queue_s, ParseDurationFlag("--queue", o.queue, kOutageBounds));
+  VIGIL_ASSIGN_OR_RETURN(p.interval_s,
+                         ParseDurationFlag("--interval", o.interval, kIntervalBounds));
+  VIGIL_ASSIGN_OR_RETURN(p.write_s, ParseDurationFlag("--write", o.write, kWriteBounds));
+  return p;
+}
+
+// The job sizes in nodes: the sweep's, or the one of --gpus or --nodes.
+Result<std::vector<double>> NodesOf(const ModelEttrOptions& o) {
+  if (o.sweep.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(const double nodes, JobNodes(o.size));
+    return std::vector<double>{nodes};
+  }
+  if (o.size.gpus != 0 || o.size.nodes != 0) {
+    return Status::InvalidArgument("--sweep replaces --gpus and --nodes; give one or the other");
+  }
+  VIGIL_ASSIGN_OR_RETURN(const Sweep sweep, ParseSweep(o.sweep));
+  std::vector<double> nodes;
+  for (const int64_t size : sweep.sizes) {
+    nodes.push_back(sweep.in_gpus ? static_cast<double>(size) / o.size.gpus_per_node
+                                  : static_cast<double>(size));
+  }
+  return nodes;
+}
+
+CommandResult PrintSweep(const ModelEttrOptions& o, const std::vector<EttrRow>& rows) {
+  const int gpn = o.size.gpus_per_node;
+  if (o.json) {
+    Json out = Json::array();
+    for (const EttrRow& r : rows) out.push_back(EttrJson(gpn, r.params, r.mttf_s, r.estimate));
+    fmt::print("{}\n", DumpJson(out, 2));
+    return ExitCode::kHealthy;
+  }
+  Table table({"GPUS", "NODES", "MTTF", "ETTR", "FAILURE_LOSS", "OPTIMAL_INTERVAL",
+               "ETTR_AT_OPTIMAL", "FORMULA"});
+  bool any_outside = false;
+  for (const EttrRow& r : rows) {
+    const EttrEstimate& e = r.estimate;
+    any_outside |= !e.in_domain;
+    table.Add({FormatFigure(r.params.nodes * gpn), FormatFigure(r.params.nodes),
+               FormatDuration(r.mttf_s), FormatFigure(e.ettr), FormatFigure(e.failure_loss),
+               FormatDuration(e.optimal_interval_s), FormatFigure(e.ettr_at_optimal),
+               e.in_domain ? "ok" : "outside: simulate"});
+  }
+  fmt::print(
+      "Expected ETTR by job size at r_f = {} per 1000 node-days; u0 {}, q {}, dt {}, "
+      "w_cp {}\n\n{}",
+      o.rate, o.restart, o.queue, o.interval, o.write, table.ToString());
+  if (any_outside) {
+    fmt::print(
+        "\nRows marked \"outside\" lose more than {:.0f}% of the time to failures, where "
+        "the first-order formula is not trusted: use `vigil simulate job` there.\n",
+        reliability::kEttrDomainLimit * 100);
+  }
+  return ExitCode::kHealthy;
+}
+
+CommandResult PrintOne(const ModelEttrOptions& o, const EttrRow& r) {
+  const EttrParams& p = r.params;
+  const EttrEstimate& e = r.estimate;
+  const int gpn = o.size.gpus_per_node;
+  if (!e.in_domain) {
+    return Status::InvalidArgument(fmt::format(
+        "the ETTR formula is outside its domain here: failures cost {:.1f}% of the time "
+        "(N r_f (u0 + q + dt/2) = {:.3f} > {}), where its first-order error is no longer small "
+        "(it would say {:.3f}). Simulate instead:\n  {}",
+        e.failure_loss * 100, e.failure_loss, reliability::kEttrDomainLimit, e.ettr,
+        SimulateCommand(p, o)));
+  }
+  if (o.json) {
+    fmt::print("{}\n", DumpJson(EttrJson(gpn, p, r.mttf_s, e), 2));
+    return ExitCode::kHealthy;
+  }
+  Table table({"QUANTITY", "VALUE", "MEANING"});
+  table.Add({"job MTTF", FormatDuration(r.mttf_s), "1 / (N_nodes r_f)"});
+  table.Add({"failure loss", FormatFigure(e.failure_loss), "N r_f (u0 + q + dt/2)"});
+  table.Add({"checkpoint overhead", FormatFigure(e.checkpoint_overhead), "w_cp / dt"});
+  table.Add({"expected ETTR", FormatFigure(e.ettr), "(1 - loss) / (1 + overhead)"});
+  if (p.write_s > 0) {
+    table.Add(
+        {"optimal interval", FormatDuration(e.optimal_interval_s), "dt* = sqrt(2 w_cp / (N r_f))"});
+    table.Add({"ETTR at optimum", FormatFigure(e.ettr_at_optimal), ""});
+  }
+  fmt::print("ETTR of a job on {} nodes ({} GPUs) at r_f = {} per 1000 node-days\n\n{}",
+             FormatFigure(p.nodes), FormatFigure(p.nodes * gpn), o.rate, table.ToString());
+  return ExitCode::kHealthy;
+}
+
+}  // namespace
+
+CLI::App* SetupModelEttr(CLI::App& model, ModelEttrOptions& o) {
+  CLI::App* e = model.add_subcommand(
+      "ettr",
+      "Expected effective training time ratio: (1 - N r_f (u0 + q + dt/2)) / (1 + w_cp/dt)");
+  AddJobSizeFlags(*e, o.size);
+  AddModelRateFlag(*e, o.rate);
+  e->add_option("--restart", o.restart, "u0: detection, restart and initialisation time")
+      ->capture_default_str();
+  e->add_option("--queue", o.queue, "q: queue time after each interruption")->capture_default_str();
+  e->add_option("--interval", o.interval, "dt: compute time between checkpoints")
+      ->capture_default_str();
+  e->add_option("--write", o.write, "w_cp: blocking checkpoint write time")->capture_default_str();
+  e->add_option("--sweep", o.sweep,
+                "gpus=A..B or nodes=A..B: a table of sizes doubling from A to B (instead of "
+                "--gpus/--nodes)");
+  e->add_flag("--json", o.json, "Print JSON");
+  return e;
+}
+
+CommandResult RunModelEttr(const ModelEttrOptions& o) {
+  VIGIL_ASSIGN_OR_RETURN(const EttrParams params, EttrParamsOf(o));
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<double> nodes, NodesOf(o));
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<EttrRow> rows,
+                         reliability::ExpectedEttrBySize(params, nodes));
+  return o.sweep.empty() ? PrintOne(o, rows.front()) : PrintSweep(o, rows);
+}
+
+}  // namespace vigil::cli

@@ -1,0 +1,42 @@
+#include "vigil/detect/alert_text.h"
+
+#include <gtest/gtest.h>
+
+namespace vigil::detect {
+namespace {
+
+TEST(AlertTextTest, DivergenceNamesValuePeersAndDeviation) {
+  Alert a;
+  a.machine = "node-07";
+  a.kind = "divergence";
+  a.rule = "slow";
+  a.component = "gpu3";
+  a.onset = 1700000000;
+  a.detected = 1700000042;
+  a.evidence = {
+      {.signal = "power",
+       .stat = "mean",
+       .value = 123.44,
+       .peer_median = 301.5,
+       .deviation = -7.26},
+      {.signal = "sm_util", .stat = "min", .value = 4.56789, .peer_median = 90, .deviation = 3.04}};
+  EXPECT_EQ(AlertLine(a),
+            "ALERT node-07 divergence slow gpu3 onset 2023-11-14T22:13:20.000Z detected "
+            "2023-11-14T22:14:02.000Z (+42 s): power mean 123.4 vs 301.5 (-7.3 sd), sm_util min "
+            "4.568 vs 90 (+3.0 sd)");
+}
+
+TEST(AlertTextTest, RuleEvidenceIsAValueAndAMachineWideAlertHasNoComponent) {
+  Alert a;
+  a.machine = "node-01";
+  a.kind = "rule";
+  a.rule = "xid 79";
+  a.onset = a.detected = 0;
+  a.evidence = {{.signal = "xid", .stat = "gpu0", .value = 79}};
+  EXPECT_EQ(AlertLine(a),
+            "ALERT node-01 rule xid 79 onset 1970-01-01T00:00:00.000Z detected "
+            "1970-01-01T00:00:00.000Z (+0 s): xid = 79");
+}
+
+}  // namespace
+}  // namespace vigil::detect
