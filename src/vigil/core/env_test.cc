@@ -35,8 +35,8 @@ class EnvTest : public ::testing::TestWithParam<bool> {
 };
 
 INSTANTIATE_TEST_SUITE_P(PosixAndMemory, EnvTest, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Memory" : "Posix";
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "Memory" : "Posix";
                          });
 
 TEST_P(EnvTest, WrittenFilesReadBackAndStatTheirSize) {
@@ -84,8 +84,7 @@ TEST_P(EnvTest, DirectoriesAreMadeWithTheirParentsAndListedByName) {
   EXPECT_EQ(*env_->ListDirectory(Path("d/e/")), (std::vector<std::string>{"deeper.json", "f"}));
   EXPECT_TRUE(env_->ListDirectory(Path("d/e/f"))->empty());
   EXPECT_EQ(env_->ListDirectory(Path("absent")).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(env_->ListDirectory(Path("d/a.json")).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(env_->ListDirectory(Path("d/a.json")).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(env_->CreateDirectories(Path("d/a.json/x")).code(), StatusCode::kInvalidArgument);
 }
 

@@ -32,9 +32,9 @@ Status MemEnv::CheckWritable(const std::string& p) const {
   }
   const std::string dir = Parent(p);
   if (!directories_.contains(dir)) {
-    return Status::IoError(fmt::format("cannot create {}: {}", p,
-                                       files_.contains(dir) ? "Not a directory"
-                                                            : "No such file or directory"));
+    return Status::IoError(
+        fmt::format("cannot create {}: {}", p,
+                    files_.contains(dir) ? "Not a directory" : "No such file or directory"));
   }
   return Status::Ok();
 }

@@ -21,8 +21,7 @@ namespace vigil {
 class MemEnv final : public Env {
  public:
   Result<std::string> ReadFile(const std::string& path) override EXCLUDES(mu_);
-  Status WriteFileAtomic(const std::string& path, std::string_view content) override
-      EXCLUDES(mu_);
+  Status WriteFileAtomic(const std::string& path, std::string_view content) override EXCLUDES(mu_);
   Result<bool> WriteNewFile(const std::string& path, std::string_view content) override
       EXCLUDES(mu_);
   Status AppendToFile(const std::string& path, std::string_view content) override EXCLUDES(mu_);

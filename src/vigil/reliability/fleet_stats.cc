@@ -107,8 +107,8 @@ namespace {
 
 // Each node's events in time order, and counted by kind, for the attribution window.
 struct NodeEventIndex {
-  std::vector<std::vector<int64_t>> times;              // per node, sorted
-  std::vector<std::map<std::string, int64_t>> kinds;    // per node: kind -> events
+  std::vector<std::vector<int64_t>> times;            // per node, sorted
+  std::vector<std::map<std::string, int64_t>> kinds;  // per node: kind -> events
   int64_t window = 0;  // seconds before a job's end in which an event is blamed for it
 
   // Whether `node` logged an event from `window` before the job's end to kEventGraceAfterEnd
@@ -122,8 +122,8 @@ struct NodeEventIndex {
 };
 
 // Events of nodes the log does not know are counted in `*unmatched` and left out.
-NodeEventIndex IndexEvents(const SacctLog& log, std::span<const NodeEvent> events,
-                           double window_s, int64_t* unmatched) {
+NodeEventIndex IndexEvents(const SacctLog& log, std::span<const NodeEvent> events, double window_s,
+                           int64_t* unmatched) {
   NodeEventIndex index;
   index.times.resize(log.node_names.size());
   index.kinds.resize(log.node_names.size());
@@ -147,7 +147,7 @@ NodeEventIndex IndexEvents(const SacctLog& log, std::span<const NodeEvent> event
 // blames nobody (any of its nodes could be the culprit).
 struct JobTally {
   std::array<StateSummary, kJobStateCount> states{};
-  std::vector<char> failed, infra;  // per job
+  std::vector<char> failed, infra;                         // per job
   std::vector<int64_t> event_failed_on, single_failed_on;  // per node
   // Size class -> (event blames, node-seconds of its jobs).
   std::unordered_map<int, std::pair<int64_t, double>> event_blames;

@@ -96,7 +96,6 @@ struct DrainReport {
 // Uploads every *.json file of the spool, oldest name first: sent files are removed, refused
 // ones moved aside (with the server's message logged), and the first unreachable-server error
 // stops the drain, leaving the rest for next time. IoError when the directory cannot be read.
-Result<DrainReport> DrainSpool(const std::string& dir, Reporter& client,
-                               Env& env = Env::Default());
+Result<DrainReport> DrainSpool(const std::string& dir, Reporter& client, Env& env = Env::Default());
 
 }  // namespace vigil::server

@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "vigil/core/file.h"
 #include "vigil/core/mem_env.h"
+#include "vigil/core/mutex.h"
 #include "vigil/testing/temp_dir.h"
 
 namespace vigil::server {
@@ -34,12 +34,12 @@ TEST(ClientTest, ReporterOfTheFlags) {
 // server's message, a server error Unavailable (worth trying again).
 TEST(ClientTest, PostsToTheEndpointWithTheTokenAndClassifiesFailures) {
   httplib::Server server;
-  std::mutex mu;
+  Mutex mu;  // guards seen and status
   std::vector<std::string> seen;
   int status = 201;
   server.Post(
       R"(/api/v1/(results|alerts))", [&](const httplib::Request& req, httplib::Response& res) {
-        std::lock_guard lock(mu);
+        MutexLock lock(mu);
         seen.push_back(req.path + " " + req.get_header_value("Authorization") + " " + req.body);
         res.status = status;
         res.set_content(status == 201 ? R"({"ids": [1]})" : R"({"error": "wrong token"})",
@@ -57,7 +57,7 @@ TEST(ClientTest, PostsToTheEndpointWithTheTokenAndClassifiesFailures) {
   EXPECT_EQ((*a)["ids"], Json::array({1}));
   ASSERT_TRUE((*c)->Upload("{}").ok());
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     ASSERT_EQ(seen.size(), 2u);
     EXPECT_EQ(seen[0], "/api/v1/alerts Bearer tok {\"machine\": \"m\"}\n");
     EXPECT_EQ(seen[1], "/api/v1/results Bearer tok {}");
@@ -69,7 +69,7 @@ TEST(ClientTest, PostsToTheEndpointWithTheTokenAndClassifiesFailures) {
   EXPECT_NE(refused.status().message().find("alerts refused (401): wrong token"), std::string::npos)
       << refused.status().message();
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     status = 503;
   }
   Result<Json> failed = (*c)->Upload("x");
@@ -112,8 +112,7 @@ TEST(ClientTest, SpooledDocumentsNeverReplaceEachOther) {
   std::set<std::string> paths;
   const std::vector<std::string> nodes = {"a/b", "a:b", "a:b"};
   for (size_t i = 0; i < nodes.size(); ++i) {
-    Result<std::string> p =
-        SpoolDocument(spool, nodes[i], 1.8e9, "doc " + std::to_string(i), env);
+    Result<std::string> p = SpoolDocument(spool, nodes[i], 1.8e9, "doc " + std::to_string(i), env);
     ASSERT_TRUE(p.ok()) << p.status().message();
     paths.insert(*p);
   }
@@ -144,8 +143,8 @@ TEST(ClientTest, ADrainStoppedByAServerErrorKeepsTheDocument) {
   Result<std::string> kept = SpoolDocument("/spool", "n1", 1.8e9, "{}", env);
   ASSERT_TRUE(kept.ok());
   FakeReporter reporter;
-  reporter.answers.emplace_back(
-      Status::Unavailable("http://fleet:8080: server error 500: fleet.db: the database is damaged"));
+  reporter.answers.emplace_back(Status::Unavailable(
+      "http://fleet:8080: server error 500: fleet.db: the database is damaged"));
   Result<DrainReport> report = DrainSpool("/spool", reporter, env);
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->stopped.code(), StatusCode::kUnavailable);

@@ -249,8 +249,8 @@ std::string EventsCsv(std::vector<Event>& events, const std::vector<std::string>
             [](const Event& a, const Event& b) { return a.time < b.time; });
   std::string csv = "timestamp,node,kind,detail\n";
   for (const Event& e : events) {
-    fmt::format_to(std::back_inserter(csv), "{},{},{},{}\n",
-                   FormatIsoSeconds(start_unix + e.time), names[e.node], e.kind, e.detail);
+    fmt::format_to(std::back_inserter(csv), "{},{},{},{}\n", FormatIsoSeconds(start_unix + e.time),
+                   names[e.node], e.kind, e.detail);
   }
   return csv;
 }

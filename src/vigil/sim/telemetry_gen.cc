@@ -272,19 +272,19 @@ constexpr double kPcieDegradedWidth = 8;
 constexpr double kPcieGeneration = 5;
 
 // What a fault does to the GPU (or NIC) it hits, on top of the job-wide profile.
-constexpr double kStragglerPowerFactor = 0.85;  // throttled clocks draw less power
-constexpr double kTensorActiveAtFullLoad = 0.5;  // DCGM's tensor-pipe activity of a busy GPU
+constexpr double kStragglerPowerFactor = 0.85;    // throttled clocks draw less power
+constexpr double kTensorActiveAtFullLoad = 0.5;   // DCGM's tensor-pipe activity of a busy GPU
 constexpr double kDegradedBandwidthFactor = 0.5;  // NVLink with CRC retries, PCIe at x8
-constexpr double kPfcSurgeFactor = 200;  // pause frames while a downgraded link backs up
+constexpr double kPfcSurgeFactor = 200;           // pause frames while a downgraded link backs up
 // NVLink CRC errors a second on the faulty link: uniform in [min, min + range).
 constexpr double kNvlinkCrcMin = 50;
 constexpr double kNvlinkCrcRange = 450;
 
 // Benign spikes, by type: a few seconds of one odd signal on one machine.
-constexpr double kSpikePowerFactor = 0.7;    // type 0: a power dip
-constexpr double kSpikeUtilCeiling = 50;     // type 1: utilisation dips to at most this
-constexpr double kSpikeNetFactor = 3;        // type 2: a burst of network traffic
-constexpr double kSpikeCpuIdle = 0.1;        // type 3: the host's CPUs busy
+constexpr double kSpikePowerFactor = 0.7;  // type 0: a power dip
+constexpr double kSpikeUtilCeiling = 50;   // type 1: utilisation dips to at most this
+constexpr double kSpikeNetFactor = 3;      // type 2: a burst of network traffic
+constexpr double kSpikeCpuIdle = 0.1;      // type 3: the host's CPUs busy
 
 // The training script logs its step time every this many seconds.
 constexpr int64_t kStepReportPeriod_s = 4;
@@ -341,8 +341,7 @@ TelemetryGenerator::JobEffects TelemetryGenerator::JobAt(double now) const {
   return job;
 }
 
-TelemetryGenerator::MachineFaults TelemetryGenerator::FaultsAt(const Machine& machine,
-                                                               double now) {
+TelemetryGenerator::MachineFaults TelemetryGenerator::FaultsAt(const Machine& machine, double now) {
   MachineFaults out;
   for (const TelemetryFault* f : machine.faults) {
     if (now < f->onset_s) continue;
@@ -383,8 +382,7 @@ TelemetryGenerator::Profile TelemetryGenerator::MachineProfile(int m, double now
 }
 
 std::optional<double> TelemetryGenerator::SeriesValue(Machine& machine, size_t i, int64_t t,
-                                                      const Profile& p,
-                                                      const SecondState& second) {
+                                                      const Profile& p, const SecondState& second) {
   const Series& s = machine.series[i];
   const double now = static_cast<double>(t);
   const auto noisy = [&](double v, Noise noise) {
@@ -395,23 +393,23 @@ std::optional<double> TelemetryGenerator::SeriesValue(Machine& machine, size_t i
   const K fault_kind = fault ? fault->kind : K::kHang;
   const int fault_component = fault ? fault->component : -1;
   const bool hit = fault && s.kind < Kind::kCpuIdle && s.index == fault_component;
-  const bool nic_down = fault && fault_kind == K::kNicDown && s.index == fault_component % job_.nics;
+  const bool nic_down =
+      fault && fault_kind == K::kNicDown && s.index == fault_component % job_.nics;
   if (fault_kind == K::kCardDrop && hit) return std::nullopt;  // gone from the bus
   double& total = machine.totals[i];
   switch (s.kind) {
     case Kind::kUtil:
       return std::min(100.0, std::round(noisy(p.util, kUtilNoise)));
     case Kind::kPower: {
-      const double power = hit && fault_kind == K::kStraggler ? p.power * kStragglerPowerFactor
-                                                              : p.power;
+      const double power =
+          hit && fault_kind == K::kStraggler ? p.power * kStragglerPowerFactor : p.power;
       return noisy(power, kPowerNoise) * machine.gpu_power_offset[static_cast<size_t>(s.index)];
     }
     case Kind::kTensor: {
       double tensor = p.tensor;
       if (hit && fault_kind == K::kStraggler && !second.stalled && !second.dead) {
         // The slow GPU computes through the time its peers spend waiting for it.
-        tensor =
-            kTensorActiveAtFullLoad * std::min(1.0, second.activity * (1 + fault->severity));
+        tensor = kTensorActiveAtFullLoad * std::min(1.0, second.activity * (1 + fault->severity));
       }
       return noisy(tensor, kTensorNoise);
     }
@@ -496,10 +494,10 @@ void TelemetryGenerator::Step(int64_t t) {
     second.faults = FaultsAt(machine, now);
     if (second.faults.unreachable) continue;
     // The share of this second that the machine computed, its phase lagging by its jitter.
-    second.activity = std::clamp(ComputeIterations(phase0 - machine.jitter / period,
-                                                   phase_ - machine.jitter / period) *
-                                     period,
-                                 0.0, 1.0);
+    second.activity = std::clamp(
+        ComputeIterations(phase0 - machine.jitter / period, phase_ - machine.jitter / period) *
+            period,
+        0.0, 1.0);
     const Profile p = MachineProfile(m, now, second);
     for (size_t i = 0; i < machine.series.size(); ++i) {
       if (const std::optional<double> v = SeriesValue(machine, i, t, p, second)) {

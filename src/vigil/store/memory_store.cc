@@ -15,7 +15,9 @@
 namespace vigil::store {
 namespace {
 
-Status NoNode(std::string_view node) { return Status::NotFound(fmt::format("no node {}", Quote(node))); }
+Status NoNode(std::string_view node) {
+  return Status::NotFound(fmt::format("no node {}", Quote(node)));
+}
 
 // The summary line with its "node" set to `node`, as SQLite's json_set(row, '$.node', node)
 // writes it: compact, the other members in their order.

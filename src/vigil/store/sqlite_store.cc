@@ -959,7 +959,7 @@ class SqliteStore final : public Store {
   std::thread checkpointer_;
 
   Mutex file_mu_;
-  Status lost_ GUARDED_BY(file_mu_);  // why the file is no longer the database
+  Status lost_ GUARDED_BY(file_mu_);          // why the file is no longer the database
   off_t size_seen_ GUARDED_BY(file_mu_) = 0;  // the file's largest size so far
 };
 

@@ -43,17 +43,18 @@ class StoreTest : public ::testing::TestWithParam<Implementation> {
 
 INSTANTIATE_TEST_SUITE_P(
     Implementations, StoreTest,
-    ::testing::Values(
-        Implementation{"Sqlite",
-                       [](const std::string& dir) -> std::unique_ptr<Store> {
-                         // No fsync at commits: what these tests check does not depend on it.
-                         Result<std::unique_ptr<Store>> s =
-                             OpenSqliteStore(dir + "/fleet.db", {.sync_full = false});
-                         if (!s.ok()) ADD_FAILURE() << s.status().message();
-                         return s.ok() ? std::move(s).value() : nullptr;
-                       }},
-        Implementation{"Memory", [](const std::string&) { return NewMemoryStore(); }}),
-    [](const ::testing::TestParamInfo<Implementation>& info) { return info.param.name; });
+    ::testing::Values(Implementation{"Sqlite",
+                                     [](const std::string& dir) -> std::unique_ptr<Store> {
+                                       // No fsync at commits: what these tests check does not
+                                       // depend on it.
+                                       Result<std::unique_ptr<Store>> s =
+                                           OpenSqliteStore(dir + "/fleet.db", {.sync_full = false});
+                                       if (!s.ok()) ADD_FAILURE() << s.status().message();
+                                       return s.ok() ? std::move(s).value() : nullptr;
+                                     }},
+                      Implementation{"Memory",
+                                     [](const std::string&) { return NewMemoryStore(); }}),
+    [](const ::testing::TestParamInfo<Implementation>& param) { return param.param.name; });
 
 TEST_P(StoreTest, UploadsUpdateTheLatestStateAndTheHistory) {
   auto store = Open();

@@ -43,8 +43,8 @@ class PrometheusSource : public PointSource {
   // and `clock` must outlive the source; `interrupted` (may be null) ends a follow at the next
   // wait.
   // REQUIRES: ValidatePollOptions(options).ok().
-  PrometheusSource(PollOptions options, std::string name, PrometheusApi& server,
-                   Normalizer& names, Clock& clock, const std::atomic<bool>* interrupted);
+  PrometheusSource(PollOptions options, std::string name, PrometheusApi& server, Normalizer& names,
+                   Clock& clock, const std::atomic<bool>* interrupted);
 
   // A source that asks the server at `url` (PrometheusClient, 10 s time-out). InvalidArgument for
   // options out of range or a URL that is not http[s]://host[:port][/prefix].
