@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <set>
 #include <string>
 #include <thread>
@@ -28,6 +29,9 @@ struct Implementation {
   // A new, empty store; `dir` is a temporary directory of the test's own.
   std::function<std::unique_ptr<Store>(const std::string& dir)> open;
 };
+
+// Names the implementation in test listings (gtest would print its bytes).
+void PrintTo(const Implementation& implementation, std::ostream* os) { *os << implementation.name; }
 
 class StoreTest : public ::testing::TestWithParam<Implementation> {
  protected:
