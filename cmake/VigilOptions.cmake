@@ -7,6 +7,12 @@ target_compile_options(vigil_warnings INTERFACE
 if(VIGIL_WERROR)
   target_compile_options(vigil_warnings INTERFACE -Werror)
 endif()
+# Clang checks the locks' annotations (core/mutex.h: GUARDED_BY, REQUIRES, ...), as errors in
+# every clang build, -Werror or not: the fuzz preset, which `make test` builds, has no -Werror.
+# gcc has no such analysis (the annotations are empty there).
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  target_compile_options(vigil_warnings INTERFACE -Wthread-safety -Werror=thread-safety)
+endif()
 
 add_library(vigil_sanitizers INTERFACE)
 if(VIGIL_SANITIZE)

@@ -266,27 +266,35 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
   ++frames_;
   const double end = frame.time + o_.step;
   model_.Update(frame, group_of_, names_.signals());
+  AlertDivergence(end);
+  AlertShared(end);
+  AlertStalls(end);
+  AlertSilence(end);
+}
 
-  // Divergence: one alert per episode of a machine; it alerts again once it has had no
-  // deviation under way for the re-arm time.
+// One alert per episode of a machine; it alerts again once it has had no deviation under way
+// for the re-arm time.
+void Detector::AlertDivergence(double end) {
+  // The deviations a divergence alert gives as evidence, the strongest first.
+  constexpr size_t kEvidenceDeviations = 5;
   const auto machines = static_cast<uint32_t>(machines_.size());
   for (uint32_t m = 0; m < machines; ++m) {
-    MachineState& ms = machines_[m];
-    if (!ms.divergent) continue;
+    MachineState& machine = machines_[m];
+    if (!machine.divergent) continue;
     if (!model_.Quiet(m)) {
-      ms.quiet_since = -1;
-    } else if (ms.quiet_since < 0) {
-      ms.quiet_since = end;
-    } else if (end - ms.quiet_since >= o_.rearm) {
-      ms.divergent = false;
+      machine.quiet_since = -1;
+    } else if (machine.quiet_since < 0) {
+      machine.quiet_since = end;
+    } else if (end - machine.quiet_since >= o_.rearm) {
+      machine.divergent = false;
     }
   }
   for (uint32_t m : model_.triggered()) {
-    MachineState& ms = machines_[m];
-    if (ms.divergent) continue;
-    ms.divergent = true;
-    ms.quiet_since = -1;
-    const std::vector<Deviation> deviations = model_.DeviationsOf(m, 5);
+    MachineState& machine = machines_[m];
+    if (machine.divergent) continue;
+    machine.divergent = true;
+    machine.quiet_since = -1;
+    const std::vector<Deviation> deviations = model_.DeviationsOf(m, kEvidenceDeviations);
     Alert a;
     a.machine = NameOfMachine(m);
     a.kind = "divergence";
@@ -294,6 +302,7 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     a.onset = end;
     a.detected = end;
     for (const Deviation& d : deviations) {
+      // The onset is that of the deviations that lasted half the persistence or more.
       if (d.evidence >= o_.peer.persistence_s / 2) a.onset = std::min(a.onset, d.start);
       a.evidence.push_back({names_.signals()[SignalOfFeature(d.feature)].name,
                             std::string(StatName(StatOfFeature(d.feature))), d.value, d.expected,
@@ -301,116 +310,129 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
     }
     Raise(std::move(a));
   }
+}
 
-  // Machines that deviate together: one alert for the group ("*"), each machine in evidence,
-  // and none again for the group until `rearm` has passed (its other features move with it).
-  for (const PeerModel::Shared& sh : model_.shared()) {
-    if (sh.group >= shared_alerted_.size()) shared_alerted_.resize(sh.group + 1, -1);
-    double& last = shared_alerted_[sh.group];
+// Machines that deviate together: one alert for the group ("*"), each machine in evidence, and
+// none again for the group until `rearm` has passed (its other features move with it).
+void Detector::AlertShared(double end) {
+  for (const PeerModel::Shared& shared : model_.shared()) {
+    if (shared.group >= shared_alerted_.size()) shared_alerted_.resize(shared.group + 1, -1);
+    double& last = shared_alerted_[shared.group];
     if (last >= 0 && end - last < o_.rearm) continue;
     last = end;
     Alert a;
     a.machine = "*";
     a.kind = "job";
     a.rule = "shared";
-    a.component = names_.groups().Name(sh.group);
+    a.component = names_.groups().Name(shared.group);
     a.onset = end;
     a.detected = end;
-    const std::string& signal = names_.signals()[SignalOfFeature(sh.feature)].name;
-    const std::string stat(StatName(StatOfFeature(sh.feature)));
-    for (const auto& [machine, d] : sh.members) {
+    const std::string& signal = names_.signals()[SignalOfFeature(shared.feature)].name;
+    const std::string stat(StatName(StatOfFeature(shared.feature)));
+    for (const auto& [machine, d] : shared.members) {
       a.onset = std::min(a.onset, d.start);
       a.evidence.push_back(
           {signal + " " + stat, NameOfMachine(machine), d.value, d.expected, d.z, d.effect});
     }
     Raise(std::move(a));
   }
+}
 
-  // A job-wide stall: one alert for the whole job ("*"); the machine at fault, when peers can
-  // tell, is named by its own rule, silence or divergence.
-  for (const PeerModel::Stall& st : model_.stalls()) {
+// A job-wide stall: one alert for the whole job ("*"); the machine at fault, when peers can tell,
+// is named by its own rule, silence or divergence.
+void Detector::AlertStalls(double end) {
+  for (const PeerModel::Stall& stall : model_.stalls()) {
     Alert a;
     a.machine = "*";
     a.kind = "job";
     a.rule = "stall";
-    a.component = names_.groups().Name(st.group);
-    a.onset = st.start;
+    a.component = names_.groups().Name(stall.group);
+    a.onset = stall.start;
     a.detected = end;
     Raise(std::move(a));
   }
+}
 
-  // Silence: machines, and components of machines that still report, each against its own
-  // interval between samples.
+// Silence: machines, and components of machines that still report, each against its own
+// interval between samples. A machine is named silent only while most of its group's peers (and
+// at least min_peers) report.
+void Detector::AlertSilence(double end) {
+  const auto machines = static_cast<uint32_t>(machines_.size());
   reporting_.assign(reporting_.size(), 0);
   known_.assign(known_.size(), 0);
   for (uint32_t m = 0; m < machines; ++m) {
-    const Presence& pr = machines_[m].presence;
-    if (pr.first < 0) continue;
-    const uint32_t g = group_of_[m];
-    if (g >= known_.size()) {
-      known_.resize(g + 1, 0);
-      reporting_.resize(g + 1, 0);
+    const Presence& presence = machines_[m].presence;
+    if (presence.first < 0) continue;
+    const uint32_t group = group_of_[m];
+    if (group >= known_.size()) {
+      known_.resize(group + 1, 0);
+      reporting_.resize(group + 1, 0);
     }
-    ++known_[g];
-    if (pr.last >= end - pr.SilentAfter(o_.missing_grace)) ++reporting_[g];
+    ++known_[group];
+    if (presence.last >= end - presence.SilentAfter(o_.missing_grace)) ++reporting_[group];
   }
   for (uint32_t m = 0; m < machines; ++m) {
-    Presence& pr = machines_[m].presence;
-    if (pr.first < 0) continue;
-    const uint32_t g = group_of_[m];
-    const bool peers_report =
-        reporting_[g] >= static_cast<uint32_t>(o_.peer.min_peers) && 2 * reporting_[g] >= known_[g];
-    if (pr.last < end - pr.SilentAfter(o_.missing_grace)) {
-      if (peers_report && !pr.alerted) {
-        pr.alerted = true;
+    Presence& presence = machines_[m].presence;
+    if (presence.first < 0) continue;
+    const uint32_t group = group_of_[m];
+    const bool peers_report = reporting_[group] >= static_cast<uint32_t>(o_.peer.min_peers) &&
+                              2 * reporting_[group] >= known_[group];
+    if (presence.last < end - presence.SilentAfter(o_.missing_grace)) {
+      if (peers_report && !presence.alerted) {
+        presence.alerted = true;
         Alert a;
         a.machine = NameOfMachine(m);
         a.kind = "missing";
         a.rule = "machine";
-        a.onset = pr.last;
+        a.onset = presence.last;
         a.detected = end;
         Raise(std::move(a));
       }
       continue;
     }
-    // Components silent while their machine reports. A GPU off the bus while its siblings (the
-    // components of the same exporter) report is named after the usual grace; when every
-    // sibling stops too, that is an exporter restarting (seconds) or a dead driver (for good),
-    // named once silent for kExporterGrace. One alert per machine and moment, naming the
-    // first, the others in evidence.
-    Presence* seen = &component_seen_[static_cast<size_t>(m) * components_];
-    const auto silent = [&](uint32_t c, double grace) {
-      return seen[c].last < end - seen[c].SilentAfter(grace);
-    };
-    // A sibling reported since the component's last sample.
-    const auto sibling_reports = [&](uint32_t c) {
-      for (uint32_t d = 0; d < components_; ++d) {
-        if (d != c && seen[d].signal == seen[c].signal && seen[d].last > seen[c].last) {
-          return true;
-        }
-      }
-      return false;
-    };
-    Alert a;
-    for (uint32_t c = 0; c < components_; ++c) {
-      if (seen[c].first < 0 || seen[c].alerted || !silent(c, o_.missing_grace)) continue;
-      if (pr.last <= seen[c].last) continue;
-      if (!sibling_reports(c) && !silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
-      seen[c].alerted = true;
-      const std::string& name = names_.components().Name(c);
-      if (a.component.empty()) {
-        a.machine = NameOfMachine(m);
-        a.kind = "missing";
-        a.rule = "component";
-        a.component = name;
-        a.onset = seen[c].last;
-        a.detected = end;
-      }
-      a.onset = std::min(a.onset, seen[c].last);
-      a.evidence.push_back({"component", name, seen[c].last, 0, 0, 0});
-    }
-    if (!a.component.empty()) Raise(std::move(a));
+    AlertSilentComponents(m, end);
   }
+}
+
+// Components silent while their machine reports. A GPU off the bus while its siblings (the
+// components of the same exporter) report is named after the usual grace; when every sibling
+// stops too, that is an exporter restarting (seconds) or a dead driver (for good), named once
+// silent for kExporterGrace. One alert per machine and moment, naming the first, the others in
+// evidence.
+void Detector::AlertSilentComponents(uint32_t m, double end) {
+  const Presence& machine = machines_[m].presence;
+  Presence* seen = &component_seen_[static_cast<size_t>(m) * components_];
+  const auto silent = [&](uint32_t c, double grace) {
+    return seen[c].last < end - seen[c].SilentAfter(grace);
+  };
+  // A sibling reported since the component's last sample.
+  const auto sibling_reports = [&](uint32_t c) {
+    for (uint32_t d = 0; d < components_; ++d) {
+      if (d != c && seen[d].signal == seen[c].signal && seen[d].last > seen[c].last) {
+        return true;
+      }
+    }
+    return false;
+  };
+  Alert a;
+  for (uint32_t c = 0; c < components_; ++c) {
+    if (seen[c].first < 0 || seen[c].alerted || !silent(c, o_.missing_grace)) continue;
+    if (machine.last <= seen[c].last) continue;
+    if (!sibling_reports(c) && !silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
+    seen[c].alerted = true;
+    const std::string& name = names_.components().Name(c);
+    if (a.component.empty()) {
+      a.machine = NameOfMachine(m);
+      a.kind = "missing";
+      a.rule = "component";
+      a.component = name;
+      a.onset = seen[c].last;
+      a.detected = end;
+    }
+    a.onset = std::min(a.onset, seen[c].last);
+    a.evidence.push_back({"component", name, seen[c].last, 0, 0, 0});
+  }
+  if (!a.component.empty()) Raise(std::move(a));
 }
 
 void Detector::AdvanceTo(double now) { builder_.AdvanceTo(now); }

@@ -121,7 +121,14 @@ class Detector {
     double quiet_since = -1;  // no deviation under way since
   };
 
+  // A closed step of every machine: the peer model scores it, then each rule that judges frames
+  // raises its alerts (for the step that ends at `end`).
   void OnFrame(const telemetry::Frame& frame);
+  void AlertDivergence(double end);
+  void AlertShared(double end);
+  void AlertStalls(double end);
+  void AlertSilence(double end);
+  void AlertSilentComponents(uint32_t m, double end);
   void Rule(const telemetry::Point& p);
   void Raise(Alert alert);
   void Grow(uint32_t machine, uint32_t component);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
@@ -102,46 +103,67 @@ Status Validate(const FleetStatsOptions& o) {
   return Status::Ok();
 }
 
-Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEvent> events,
-                                     const FleetStatsOptions& options) {
-  VIGIL_RETURN_IF_ERROR(Validate(options));
-  FleetStats out;
-  out.gpus_per_node = options.gpus_per_node > 0 ? options.gpus_per_node : InferGpusPerNode(log);
-  const size_t node_count = log.node_names.size();
+namespace {
 
-  // Event times per node, sorted, for the attribution window.
-  std::vector<std::vector<int64_t>> event_times(node_count);
-  std::vector<std::map<std::string, int64_t>> event_kinds(node_count);
+// Each node's events in time order, and counted by kind, for the attribution window.
+struct NodeEventIndex {
+  std::vector<std::vector<int64_t>> times;            // per node, sorted
+  std::vector<std::map<std::string, int64_t>> kinds;  // per node: kind -> events
+  int64_t window = 0;  // seconds before a job's end in which an event is blamed for it
+
+  // Whether `node` logged an event from `window` before the job's end to kEventGraceAfterEnd
+  // after it.
+  bool HasEventNear(uint32_t node, const SacctJob& job) const {
+    const auto grace = static_cast<int64_t>(kEventGraceAfterEnd);
+    const auto& t = times[node];
+    const auto it = std::lower_bound(t.begin(), t.end(), job.end - window);
+    return it != t.end() && *it <= job.end + grace;
+  }
+};
+
+// Events of nodes the log does not know are counted in `*unmatched` and left out.
+NodeEventIndex IndexEvents(const SacctLog& log, std::span<const NodeEvent> events, double window_s,
+                           int64_t* unmatched) {
+  NodeEventIndex index;
+  index.times.resize(log.node_names.size());
+  index.kinds.resize(log.node_names.size());
+  index.window = static_cast<int64_t>(window_s);
   for (const NodeEvent& e : events) {
     const auto it = log.node_ids.find(e.node);
     if (it == log.node_ids.end()) {
-      ++out.events_unmatched;
+      ++*unmatched;
       continue;
     }
-    event_times[it->second].push_back(e.time);
-    ++event_kinds[it->second][e.kind];
+    index.times[it->second].push_back(e.time);
+    ++index.kinds[it->second][e.kind];
   }
-  for (auto& t : event_times) std::sort(t.begin(), t.end());
-  const auto window = static_cast<int64_t>(options.attribution_window_s);
-  const auto grace = static_cast<int64_t>(kEventGraceAfterEnd);
-  const auto node_has_event = [&](uint32_t node, const SacctJob& job) {
-    const auto& t = event_times[node];
-    const auto it = std::lower_bound(t.begin(), t.end(), job.end - window);
-    return it != t.end() && *it <= job.end + grace;
-  };
+  for (auto& t : index.times) std::sort(t.begin(), t.end());
+  return index;
+}
 
+// What one pass over the finished jobs learns: which failed and why, and the lemon evidence, in
+// two channels. A failed job with node events in the window blames the nodes that logged them; a
+// failed single-node job without any blames its node; a failed multi-node job without events
+// blames nobody (any of its nodes could be the culprit).
+struct JobTally {
   std::array<StateSummary, kJobStateCount> states{};
-  std::vector<char> failed(log.jobs.size(), 0);
-  std::vector<char> infra(log.jobs.size(), 0);
-  // Lemon evidence, in two channels. A failed job with node events in the window blames the
-  // nodes that logged them; a failed single-node job without any blames its node; a failed
-  // multi-node job without events blames nobody (any of its nodes could be the culprit).
-  std::vector<int64_t> event_failed_on(node_count, 0), single_failed_on(node_count, 0);
-  std::unordered_map<int, std::pair<int64_t, double>> event_blames;  // size class -> (blames,
-                                                                     // node-seconds)
-  int64_t single_failures = 0;
+  std::vector<char> failed, infra;                         // per job
+  std::vector<int64_t> event_failed_on, single_failed_on;  // per node
+  // Size class -> (event blames, node-seconds of its jobs).
+  std::unordered_map<int, std::pair<int64_t, double>> event_blames;
+  int64_t single_failures = 0;  // failed single-node jobs that no event explains
   int64_t single_jobs = 0;
   double node_seconds = 0;
+};
+
+// Tallies the log's jobs; counts finished, unfinished and infrastructure jobs into `out`.
+JobTally TallyJobs(const SacctLog& log, const NodeEventIndex& index, FleetStats& out) {
+  const size_t node_count = log.node_names.size();
+  JobTally tally;
+  tally.failed.assign(log.jobs.size(), 0);
+  tally.infra.assign(log.jobs.size(), 0);
+  tally.event_failed_on.assign(node_count, 0);
+  tally.single_failed_on.assign(node_count, 0);
   for (size_t j = 0; j < log.jobs.size(); ++j) {
     const SacctJob& job = log.jobs[j];
     if (!job.Finished()) {
@@ -150,110 +172,135 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
     }
     ++out.jobs_finished;
     const double hours = job.ElapsedSeconds() / kSecondsPerHour;
-    StateSummary& s = states[static_cast<int>(job.state)];
+    StateSummary& s = tally.states[static_cast<int>(job.state)];
     ++s.jobs;
     s.gpu_hours += job.gpus * hours;
     s.node_hours += job.nnodes * hours;
-    node_seconds += job.nnodes * job.ElapsedSeconds();
+    tally.node_seconds += job.nnodes * job.ElapsedSeconds();
     // The nodes that logged an event in the window of a job that may have ended by the
     // infrastructure are blamed for it, and the job is then a failure.
     int64_t blamed = 0;
     if (MayBeInfrastructure(job.state)) {
       for (uint32_t n : log.NodesOf(job)) {
-        if (node_has_event(n, job)) {
-          ++event_failed_on[n];
+        if (index.HasEventNear(n, job)) {
+          ++tally.event_failed_on[n];
           ++blamed;
         }
       }
     }
     if (job.state == JobState::kNodeFail || job.state == JobState::kBootFail) {
-      infra[j] = 1;
+      tally.infra[j] = 1;
       ++out.infra_by_state;
     } else if (blamed > 0) {
-      infra[j] = 1;
+      tally.infra[j] = 1;
       ++out.infra_by_event;
     }
-    failed[j] = IsFailedState(job.state) || infra[j];
-    auto& [blames, class_seconds] = event_blames[SizeClassOf(job)];
+    tally.failed[j] = IsFailedState(job.state) || tally.infra[j];
+    auto& [blames, class_seconds] = tally.event_blames[SizeClassOf(job)];
     class_seconds += job.nnodes * job.ElapsedSeconds();
     blames += blamed;
-    single_jobs += job.nnodes == 1;
-    if (failed[j] && blamed == 0 && job.nnodes == 1 && job.nodes_end > job.nodes_begin) {
-      ++single_failed_on[log.NodesOf(job)[0]];
-      ++single_failures;
+    tally.single_jobs += job.nnodes == 1;
+    if (tally.failed[j] && blamed == 0 && job.nnodes == 1 && job.nodes_end > job.nodes_begin) {
+      ++tally.single_failed_on[log.NodesOf(job)[0]];
+      ++tally.single_failures;
     }
   }
+  return tally;
+}
+
+// The states that occurred, most jobs first, and the GPU hours of all.
+void SummarizeStates(const JobTally& tally, FleetStats& out) {
   for (int i = 0; i < kJobStateCount; ++i) {
-    states[i].state = static_cast<JobState>(i);
-    out.gpu_hours += states[i].gpu_hours;
-    if (states[i].jobs > 0) out.states.push_back(states[i]);
+    StateSummary state = tally.states[i];
+    state.state = static_cast<JobState>(i);
+    out.gpu_hours += state.gpu_hours;
+    if (state.jobs > 0) out.states.push_back(state);
   }
   std::stable_sort(out.states.begin(), out.states.end(),
                    [](const StateSummary& a, const StateSummary& b) { return a.jobs > b.jobs; });
   out.infra_failures = out.infra_by_state + out.infra_by_event;
+}
 
-  // The failure rate and its projections.
-  out.rate.failures = out.infra_failures;
-  out.rate.node_days = node_seconds / kSecondsPerDay;
-  out.rate.per_1000_node_days = kNaN;
-  if (out.rate.node_days > 0) {
-    const double scale = 1000 / out.rate.node_days;
-    const auto [lo, hi] = PoissonInterval(out.infra_failures, options.confidence);
-    out.rate.per_1000_node_days = static_cast<double>(out.infra_failures) * scale;
-    out.rate.lower = lo * scale;
-    out.rate.upper = hi * scale;
-    const auto mttf = [&](double nodes, double rate) {
-      return rate > 0 ? 1 / (nodes * PerNodeSecondRate(rate))
-                      : std::numeric_limits<double>::infinity();
-    };
-    for (int64_t gpus : options.projection_gpus) {
-      const double nodes = static_cast<double>(gpus) / out.gpus_per_node;
-      out.projections.push_back({gpus, nodes, mttf(nodes, out.rate.per_1000_node_days),
-                                 mttf(nodes, out.rate.upper), mttf(nodes, out.rate.lower)});
-    }
-    // Size classes.
-    std::map<int, SizeClassRow> classes;
-    std::map<int, double> class_node_seconds;
-    for (size_t j = 0; j < log.jobs.size(); ++j) {
-      const SacctJob& job = log.jobs[j];
-      if (!job.Finished() || job.nnodes <= 0) continue;
-      const int c = SizeClassOf(job);
-      SizeClassRow& row = classes[c];
-      row.min_nodes = 1 << c;
-      row.max_nodes = static_cast<int32_t>((int64_t{1} << (c + 1)) - 1);
-      ++row.jobs;
-      row.infra_failures += infra[j];
-      row.job_hours += job.ElapsedSeconds() / kSecondsPerHour;
-      class_node_seconds[c] += job.nnodes * job.ElapsedSeconds();
-    }
-    for (auto& [c, row] : classes) {
-      const double seconds = row.job_hours * kSecondsPerHour;
-      row.observed_mttf_s =
-          row.infra_failures > 0 ? seconds / static_cast<double>(row.infra_failures) : kNaN;
-      const double mean_nodes = seconds > 0 ? class_node_seconds[c] / seconds : row.min_nodes;
-      row.projected_mttf_s = mttf(mean_nodes, out.rate.per_1000_node_days);
-      out.size_classes.push_back(row);
-    }
+// Mean time to failure of `nodes` nodes at `rate` failures per 1,000 node-days.
+double ProjectedMttf(double nodes, double rate) {
+  return rate > 0 ? 1 / (nodes * PerNodeSecondRate(rate)) : std::numeric_limits<double>::infinity();
+}
+
+// The observed MTTF of each size class of jobs, and what the fleet's rate projects for it.
+std::vector<SizeClassRow> SizeClasses(const SacctLog& log, const JobTally& tally,
+                                      double per_1000_node_days) {
+  std::map<int, SizeClassRow> classes;
+  std::map<int, double> class_node_seconds;
+  for (size_t j = 0; j < log.jobs.size(); ++j) {
+    const SacctJob& job = log.jobs[j];
+    if (!job.Finished() || job.nnodes <= 0) continue;
+    const int c = SizeClassOf(job);
+    SizeClassRow& row = classes[c];
+    row.min_nodes = 1 << c;
+    row.max_nodes = static_cast<int32_t>((int64_t{1} << (c + 1)) - 1);
+    ++row.jobs;
+    row.infra_failures += tally.infra[j];
+    row.job_hours += job.ElapsedSeconds() / kSecondsPerHour;
+    class_node_seconds[c] += job.nnodes * job.ElapsedSeconds();
   }
+  std::vector<SizeClassRow> out;
+  for (auto& [c, row] : classes) {
+    const double seconds = row.job_hours * kSecondsPerHour;
+    row.observed_mttf_s =
+        row.infra_failures > 0 ? seconds / static_cast<double>(row.infra_failures) : kNaN;
+    const double mean_nodes = seconds > 0 ? class_node_seconds[c] / seconds : row.min_nodes;
+    row.projected_mttf_s = ProjectedMttf(mean_nodes, per_1000_node_days);
+    out.push_back(row);
+  }
+  return out;
+}
 
-  // Lemon nodes: each channel's count on a node against what the fleet predicts for the same
-  // jobs: for events, the rate per node-hour of running in the job's size class (a job a lemon
-  // kills is short, so its exposure stays low while its failures pile up); for single-node
-  // failures, the fleet's fraction of failed single-node jobs. A Poisson tail for each, the
-  // smaller doubled (Bonferroni), then Benjamini-Hochberg across nodes.
+// The fleet's infrastructure failure rate with its interval, the MTTF it projects for jobs of
+// the options' sizes, and the size classes (none without any node-days).
+void FailureRate(const SacctLog& log, const JobTally& tally, const FleetStatsOptions& options,
+                 FleetStats& out) {
+  out.rate.failures = out.infra_failures;
+  out.rate.node_days = tally.node_seconds / kSecondsPerDay;
+  out.rate.per_1000_node_days = kNaN;
+  if (out.rate.node_days <= 0) return;
+  const double scale = 1000 / out.rate.node_days;
+  const auto [lo, hi] = PoissonInterval(out.infra_failures, options.confidence);
+  out.rate.per_1000_node_days = static_cast<double>(out.infra_failures) * scale;
+  out.rate.lower = lo * scale;
+  out.rate.upper = hi * scale;
+  for (int64_t gpus : options.projection_gpus) {
+    const double nodes = static_cast<double>(gpus) / out.gpus_per_node;
+    out.projections.push_back({gpus, nodes, ProjectedMttf(nodes, out.rate.per_1000_node_days),
+                               ProjectedMttf(nodes, out.rate.upper),
+                               ProjectedMttf(nodes, out.rate.lower)});
+  }
+  out.size_classes = SizeClasses(log, tally, out.rate.per_1000_node_days);
+}
+
+// Lemon nodes: each channel's count on a node against what the fleet predicts for the same
+// jobs: for events, the rate per node-hour of running in the job's size class (a job a lemon
+// kills is short, so its exposure stays low while its failures pile up); for single-node
+// failures, the fleet's fraction of failed single-node jobs. A Poisson tail for each, the
+// smaller doubled (Bonferroni), then Benjamini-Hochberg across nodes. Sets out.nodes (the nodes
+// tested) and out.lemons, most significant first.
+void FindLemons(const SacctLog& log, const NodeEventIndex& index, JobTally& tally,
+                const FleetStatsOptions& options, FleetStats& out) {
+  const size_t node_count = log.node_names.size();
   std::vector<int64_t> jobs_on(node_count, 0), failed_on(node_count, 0);
   std::vector<double> expected_events_on(node_count, 0), expected_single_on(node_count, 0);
   // Most failures of small jobs are the user's and come per job, not per hour.
   const double single_fraction =
-      single_jobs > 0 ? static_cast<double>(single_failures) / static_cast<double>(single_jobs) : 0;
+      tally.single_jobs > 0
+          ? static_cast<double>(tally.single_failures) / static_cast<double>(tally.single_jobs)
+          : 0;
   for (size_t j = 0; j < log.jobs.size(); ++j) {
     const SacctJob& job = log.jobs[j];
     if (!job.Finished()) continue;
-    const auto& [blames, class_seconds] = event_blames[SizeClassOf(job)];
+    const auto& [blames, class_seconds] = tally.event_blames[SizeClassOf(job)];
     const double event_rate = class_seconds > 0 ? static_cast<double>(blames) / class_seconds : 0;
     for (uint32_t node : log.NodesOf(job)) {
       ++jobs_on[node];
-      failed_on[node] += failed[j];
+      failed_on[node] += tally.failed[j];
       expected_events_on[node] += event_rate * job.ElapsedSeconds();
       if (job.nnodes == 1) expected_single_on[node] += single_fraction;
     }
@@ -263,8 +310,9 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
   for (uint32_t node = 0; node < node_count; ++node) {
     if (jobs_on[node] == 0) continue;
     tested.push_back(node);
-    const double p = std::min(PoissonUpperTail(event_failed_on[node], expected_events_on[node]),
-                              PoissonUpperTail(single_failed_on[node], expected_single_on[node]));
+    const double p =
+        std::min(PoissonUpperTail(tally.event_failed_on[node], expected_events_on[node]),
+                 PoissonUpperTail(tally.single_failed_on[node], expected_single_on[node]));
     p_values.push_back(std::min(1.0, 2 * p));
   }
   out.nodes = static_cast<int64_t>(tested.size());
@@ -276,18 +324,33 @@ Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEv
     lemon.node = log.node_names[node];
     lemon.jobs = jobs_on[node];
     lemon.failed_jobs = failed_on[node];
-    lemon.event_failures = event_failed_on[node];
+    lemon.event_failures = tally.event_failed_on[node];
     lemon.expected_event_failures = expected_events_on[node];
-    lemon.single_failures = single_failed_on[node];
+    lemon.single_failures = tally.single_failed_on[node];
     lemon.expected_single_failures = expected_single_on[node];
     lemon.p_value = p_values[i];
     lemon.q_value = q_values[i];
-    lemon.events_by_kind.assign(event_kinds[node].begin(), event_kinds[node].end());
+    lemon.events_by_kind.assign(index.kinds[node].begin(), index.kinds[node].end());
     out.lemons.push_back(std::move(lemon));
   }
   std::sort(out.lemons.begin(), out.lemons.end(), [](const LemonNode& a, const LemonNode& b) {
     return a.p_value != b.p_value ? a.p_value < b.p_value : a.node < b.node;
   });
+}
+
+}  // namespace
+
+Result<FleetStats> ComputeFleetStats(const SacctLog& log, std::span<const NodeEvent> events,
+                                     const FleetStatsOptions& options) {
+  VIGIL_RETURN_IF_ERROR(Validate(options));
+  FleetStats out;
+  out.gpus_per_node = options.gpus_per_node > 0 ? options.gpus_per_node : InferGpusPerNode(log);
+  const NodeEventIndex index =
+      IndexEvents(log, events, options.attribution_window_s, &out.events_unmatched);
+  JobTally tally = TallyJobs(log, index, out);
+  SummarizeStates(tally, out);
+  FailureRate(log, tally, options, out);
+  FindLemons(log, index, tally, options, out);
   return out;
 }
 

@@ -51,7 +51,7 @@ AccessLog::~AccessLog() {
 
 void AccessLog::Write(const AccessEntry& e) {
   const std::string line = FormatAccessEntry(e);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const bool ok =
       std::fwrite(line.data(), 1, line.size(), file_) == line.size() && std::fflush(file_) == 0;
   if (!ok && !write_failed_) {
@@ -63,7 +63,7 @@ void AccessLog::Write(const AccessEntry& e) {
 Status AccessLog::Reopen() {
   if (path_ == "-") return Status::Ok();
   VIGIL_ASSIGN_OR_RETURN(FILE * f, OpenForAppend(path_));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::fclose(file_);
   file_ = f;
   write_failed_ = false;

@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "vigil/core/mutex.h"
 #include "vigil/core/status.h"
 
 namespace vigil::server {
@@ -44,9 +44,9 @@ class AccessLog {
  private:
   AccessLog(std::string path, FILE* file) : path_(std::move(path)), file_(file) {}
   const std::string path_;
-  std::mutex mu_;
-  FILE* file_;  // guarded by mu_
-  bool write_failed_ = false;
+  Mutex mu_;
+  FILE* file_ GUARDED_BY(mu_);
+  bool write_failed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace vigil::server

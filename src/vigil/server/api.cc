@@ -165,7 +165,7 @@ Api::Api(FleetService& service, ApiOptions options)
     : service_(service), options_(std::move(options)) {}
 
 void Api::Count(std::string_view route, int status) {
-  std::lock_guard lock(counts_mu_);
+  MutexLock lock(counts_mu_);
   ++counts_[{std::string(route), status}];
 }
 
@@ -205,7 +205,7 @@ Response Api::Admit(const Request& head) {
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
   }
   {
-    std::lock_guard lock(counts_mu_);
+    MutexLock lock(counts_mu_);
     ++auth_failures_[std::string(reason)];
   }
   return r;
@@ -492,7 +492,7 @@ Response Api::Metrics() {
       "# HELP vigil_http_requests_total HTTP responses by route and status.\n"
       "# TYPE vigil_http_requests_total counter\n";
   {
-    std::lock_guard lock(counts_mu_);
+    MutexLock lock(counts_mu_);
     for (const auto& [key, count] : counts_) {
       const std::string code = std::to_string(key.second);
       AppendExpositionLine("vigil_http_requests_total", {{"route", key.first}, {"code", code}},

@@ -22,11 +22,11 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "vigil/core/mutex.h"
 #include "vigil/server/service.h"
 
 namespace vigil::server {
@@ -97,9 +97,10 @@ class Api {
 
   FleetService& service_;
   const ApiOptions options_;
-  std::mutex counts_mu_;
-  std::map<std::pair<std::string, int>, int64_t> counts_;  // (route, status) -> responses
-  std::map<std::string, int64_t> auth_failures_;           // reason -> count; by counts_mu_
+  Mutex counts_mu_;
+  // (route, status) -> responses
+  std::map<std::pair<std::string, int>, int64_t> counts_ GUARDED_BY(counts_mu_);
+  std::map<std::string, int64_t> auth_failures_ GUARDED_BY(counts_mu_);  // reason -> count
   ConnectionCounters connections_;
 };
 

@@ -1,24 +1,17 @@
 #include "vigil/server/client.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <filesystem>
-#include <system_error>
+#include <cctype>
 
 #include "vigil/core/clock.h"
-#include "vigil/core/file.h"
 #include "vigil/core/text.h"
 #include "vigil/telemetry/http_client.h"
 
 namespace vigil::server {
-
-namespace fs = std::filesystem;
 
 ReportClient::ReportClient(std::string url, std::string prefix, std::string token,
                            std::unique_ptr<httplib::Client> client)
@@ -91,8 +84,8 @@ std::vector<UploadVerdict> VerdictsOf(const Json& answer) {
   return out;
 }
 
-Result<std::string> ReadToken(const std::string& path) {
-  VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+Result<std::string> ReadToken(const std::string& path, Env& env) {
+  VIGIL_ASSIGN_OR_RETURN(std::string text, env.ReadFile(path));
   const std::string token(Trim(text));
   if (token.empty())
     return Status::InvalidArgument(fmt::format("{}: the token file is empty", path));
@@ -114,10 +107,10 @@ Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
 }
 
 Result<std::string> SpoolDocument(const std::string& dir, std::string_view node, double now,
-                                  std::string_view text) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Status::IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
+                                  std::string_view text, Env& env) {
+  if (Status made = env.CreateDirectories(dir); !made.ok()) {
+    return Status::IoError(fmt::format("{}: cannot create: {}", dir, made.message()));
+  }
   std::string safe(node);
   std::replace_if(
       safe.begin(), safe.end(),
@@ -125,49 +118,37 @@ Result<std::string> SpoolDocument(const std::string& dir, std::string_view node,
         return !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
       },
       '_');
-  // Written whole under a name of this process's own (drains read only *.json), then linked to
-  // the first free name: link() never replaces a file, where rename() would.
-  static std::atomic<int64_t> staged_count{0};
-  const std::string staged = fmt::format("{}/.{}-{}.staged", dir, getpid(), staged_count++);
-  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(staged, text));
+  // The first free name: WriteNewFile never replaces a file, even one another thread or process
+  // spools under the same name at the same instant.
   const std::string stem = fmt::format("{}/{}-{}", dir, FormatUtcCompact(now), safe);
-  Result<std::string> out = Status::Internal("unreachable");
-  for (int n = 1; !out.ok(); ++n) {
-    const std::string path = n == 1 ? stem + ".json" : fmt::format("{}-{}.json", stem, n);
-    if (link(staged.c_str(), path.c_str()) == 0) {
-      out = path;
-    } else if (errno != EEXIST) {
-      out = ErrnoError(fmt::format("cannot link {} to {}", staged, path));
-      break;
-    }
+  for (int n = 1;; ++n) {
+    std::string path = n == 1 ? stem + ".json" : fmt::format("{}-{}.json", stem, n);
+    VIGIL_ASSIGN_OR_RETURN(const bool created, env.WriteNewFile(path, text));
+    if (created) return path;
   }
-  unlink(staged.c_str());
-  // The new name is durable once the directory is (best effort, as WriteFileAtomic's).
-  if (const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
-  }
-  return out;
 }
 
-Result<DrainReport> DrainSpool(const std::string& dir, ReportClient& client) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file() && it->path().extension() == ".json") {
-      files.push_back(it->path().string());
-    }
+Result<DrainReport> DrainSpool(const std::string& dir, Reporter& client, Env& env) {
+  Result<std::vector<std::string>> names = env.ListDirectory(dir);
+  if (!names.ok()) {
+    return Status::IoError(
+        fmt::format("{}: cannot read the spool: {}", dir, names.status().message()));
   }
-  if (ec) return Status::IoError(fmt::format("{}: cannot read the spool: {}", dir, ec.message()));
-  std::sort(files.begin(), files.end());
+  std::vector<std::string> files;
+  for (const std::string& name : *names) {
+    if (!name.ends_with(".json")) continue;
+    const std::string path = dir + "/" + name;
+    Result<FileInfo> info = env.Stat(path);
+    if (info.ok() && info->type == FileType::kRegular) files.push_back(path);
+  }
   DrainReport report;
   for (const std::string& f : files) {
-    VIGIL_ASSIGN_OR_RETURN(std::string body, ReadFile(f));
+    VIGIL_ASSIGN_OR_RETURN(std::string body, env.ReadFile(f));
     Result<Json> answer = client.Upload(body);
     if (answer.ok()) {
-      fs::remove(f, ec);
-      if (ec)
-        return Status::IoError(fmt::format("{}: sent but cannot remove: {}", f, ec.message()));
+      if (Status removed = env.RemoveFile(f); !removed.ok()) {
+        return Status::IoError(fmt::format("{}: sent but cannot remove: {}", f, removed.message()));
+      }
       report.sent.push_back(f);
       report.answers.push_back(std::move(answer).value());
       continue;
@@ -177,10 +158,12 @@ Result<DrainReport> DrainSpool(const std::string& dir, ReportClient& client) {
       break;
     }
     spdlog::warn("{}: {}", f, answer.status().message());
-    const fs::path aside = fs::path(dir) / "rejected";
-    fs::create_directories(aside, ec);
-    if (!ec) fs::rename(f, aside / fs::path(f).filename(), ec);
-    if (ec) return Status::IoError(fmt::format("{}: cannot move aside: {}", f, ec.message()));
+    const std::string aside = dir + "/rejected";
+    Status moved = env.CreateDirectories(aside);
+    if (moved.ok()) moved = env.RenameFile(f, aside + "/" + f.substr(dir.size() + 1));
+    if (!moved.ok()) {
+      return Status::IoError(fmt::format("{}: cannot move aside: {}", f, moved.message()));
+    }
     report.rejected.push_back(f);
   }
   return report;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/core/env.h"
 #include "vigil/core/json.h"
 #include "vigil/core/status.h"
 #include "vigil/telemetry/http_client.h"
@@ -19,21 +20,35 @@ class Client;
 
 namespace vigil::server {
 
-class ReportClient {
+// What an agent sends to the fleet service. ReportClient is the one that speaks HTTP; tests of
+// the callers (DrainSpool, alert delivery, `vigil run --report`) can give a fake instead.
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+
+  // Sends a node's results (a results document or summary lines) and returns the service's
+  // answer. Unavailable when the service cannot be reached or fails: worth trying again later;
+  // InvalidArgument with the service's message when it refuses the upload: trying again will not
+  // help.
+  virtual Result<Json> Upload(std::string_view body) = 0;
+  // Sends detector alerts (JSONL, as `vigil detect --out` writes them); errors as Upload's.
+  virtual Result<Json> PostAlerts(std::string_view body) = 0;
+};
+
+// The Reporter of a `vigil serve` at a URL. Not thread-safe (one connection).
+class ReportClient final : public Reporter {
  public:
   // `url` is the server's base, http[s]://host:port; `token` may be empty (an insecure server).
   static Result<std::unique_ptr<ReportClient>> Create(const std::string& url, std::string token,
                                                       double timeout_s = 30,
                                                       const telemetry::TlsClientOptions& tls = {});
-  ~ReportClient();
+  ~ReportClient() override;
 
-  // POSTs a body to /api/v1/results and returns the server's answer. Unavailable when the server
-  // cannot be reached or fails (5xx): worth trying again later; InvalidArgument with the
-  // server's message when it refuses the upload (4xx): trying again will not help.
-  Result<Json> Upload(std::string_view body);
-  // POSTs detector alerts (JSONL, as `vigil detect --out` writes them) to /api/v1/alerts; errors
-  // as Upload's.
-  Result<Json> PostAlerts(std::string_view body);
+  // POSTs a body to /api/v1/results: Unavailable when the server cannot be reached or answers
+  // 5xx, InvalidArgument with the server's message for 4xx.
+  Result<Json> Upload(std::string_view body) override;
+  // POSTs to /api/v1/alerts; errors as Upload's.
+  Result<Json> PostAlerts(std::string_view body) override;
 
  private:
   ReportClient(std::string url, std::string prefix, std::string token,
@@ -56,7 +71,7 @@ std::vector<UploadVerdict> VerdictsOf(const Json& answer);
 
 // Reads the token from a file (surrounding whitespace dropped). InvalidArgument when it is
 // empty.
-Result<std::string> ReadToken(const std::string& path);
+Result<std::string> ReadToken(const std::string& path, Env& env = Env::Default());
 
 // The client of the --report URL, --token-file PATH (no PATH: no token) and TLS flags; nullptr
 // when `url` is empty.
@@ -69,7 +84,7 @@ Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
 // spooled file is never replaced, even by one whose node sanitises alike in the same second.
 // Written atomically (complete or absent). The path written. Thread-safe.
 Result<std::string> SpoolDocument(const std::string& dir, std::string_view node, double now,
-                                  std::string_view text);
+                                  std::string_view text, Env& env = Env::Default());
 
 struct DrainReport {
   std::vector<std::string> sent;      // files uploaded and removed
@@ -78,9 +93,9 @@ struct DrainReport {
   Status stopped;                     // why draining stopped early (server unreachable), or OK
 };
 
-// Uploads every *.json of the spool, oldest name first: sent files are removed, refused ones
-// moved aside (with the server's message logged), and the first unreachable-server error stops
-// the drain, leaving the rest for next time. IoError when the directory cannot be read.
-Result<DrainReport> DrainSpool(const std::string& dir, ReportClient& client);
+// Uploads every *.json file of the spool, oldest name first: sent files are removed, refused
+// ones moved aside (with the server's message logged), and the first unreachable-server error
+// stops the drain, leaving the rest for next time. IoError when the directory cannot be read.
+Result<DrainReport> DrainSpool(const std::string& dir, Reporter& client, Env& env = Env::Default());
 
 }  // namespace vigil::server

@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <filesystem>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "vigil/core/file.h"
+#include "vigil/core/mem_env.h"
+#include "vigil/core/mutex.h"
 #include "vigil/testing/temp_dir.h"
 
 namespace vigil::server {
@@ -34,12 +34,12 @@ TEST(ClientTest, ReporterOfTheFlags) {
 // server's message, a server error Unavailable (worth trying again).
 TEST(ClientTest, PostsToTheEndpointWithTheTokenAndClassifiesFailures) {
   httplib::Server server;
-  std::mutex mu;
+  Mutex mu;  // guards seen and status
   std::vector<std::string> seen;
   int status = 201;
   server.Post(
       R"(/api/v1/(results|alerts))", [&](const httplib::Request& req, httplib::Response& res) {
-        std::lock_guard lock(mu);
+        MutexLock lock(mu);
         seen.push_back(req.path + " " + req.get_header_value("Authorization") + " " + req.body);
         res.status = status;
         res.set_content(status == 201 ? R"({"ids": [1]})" : R"({"error": "wrong token"})",
@@ -57,7 +57,7 @@ TEST(ClientTest, PostsToTheEndpointWithTheTokenAndClassifiesFailures) {
   EXPECT_EQ((*a)["ids"], Json::array({1}));
   ASSERT_TRUE((*c)->Upload("{}").ok());
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     ASSERT_EQ(seen.size(), 2u);
     EXPECT_EQ(seen[0], "/api/v1/alerts Bearer tok {\"machine\": \"m\"}\n");
     EXPECT_EQ(seen[1], "/api/v1/results Bearer tok {}");
@@ -69,7 +69,7 @@ TEST(ClientTest, PostsToTheEndpointWithTheTokenAndClassifiesFailures) {
   EXPECT_NE(refused.status().message().find("alerts refused (401): wrong token"), std::string::npos)
       << refused.status().message();
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     status = 503;
   }
   Result<Json> failed = (*c)->Upload("x");
@@ -79,15 +79,40 @@ TEST(ClientTest, PostsToTheEndpointWithTheTokenAndClassifiesFailures) {
   serving.join();
 }
 
+// A Reporter that answers from a script instead of a server, and keeps what it was sent.
+class FakeReporter final : public Reporter {
+ public:
+  // Answers in order; once they run out, every upload is accepted.
+  std::vector<Result<Json>> answers;
+  std::vector<std::string> uploads, alerts;
+
+  Result<Json> Upload(std::string_view body) override {
+    uploads.emplace_back(body);
+    return Next();
+  }
+  Result<Json> PostAlerts(std::string_view body) override {
+    alerts.emplace_back(body);
+    return Next();
+  }
+
+ private:
+  Result<Json> Next() {
+    if (answers.empty()) return Json{{"ids", Json::array({1})}};
+    Result<Json> a = std::move(answers.front());
+    answers.erase(answers.begin());
+    return a;
+  }
+};
+
 // Two nodes whose names sanitise alike ("a/b", "a:b": "a_b"), spooled in the same second, and the
 // same node twice: every document keeps a file of its own.
 TEST(ClientTest, SpooledDocumentsNeverReplaceEachOther) {
-  testing::TempDir dir;
-  const std::string spool = dir.File("spool");
+  MemEnv env;
+  const std::string spool = "/var/spool/vigil";
   std::set<std::string> paths;
   const std::vector<std::string> nodes = {"a/b", "a:b", "a:b"};
   for (size_t i = 0; i < nodes.size(); ++i) {
-    Result<std::string> p = SpoolDocument(spool, nodes[i], 1.8e9, "doc " + std::to_string(i));
+    Result<std::string> p = SpoolDocument(spool, nodes[i], 1.8e9, "doc " + std::to_string(i), env);
     ASSERT_TRUE(p.ok()) << p.status().message();
     paths.insert(*p);
   }
@@ -96,39 +121,77 @@ TEST(ClientTest, SpooledDocumentsNeverReplaceEachOther) {
   EXPECT_TRUE(paths.count(spool + "/20270115T080000Z-a_b-2.json"));
   EXPECT_TRUE(paths.count(spool + "/20270115T080000Z-a_b-3.json"));
   std::set<std::string> texts;
-  for (const std::string& p : paths) texts.insert(*ReadFile(p));
+  for (const std::string& p : paths) texts.insert(*env.ReadFile(p));
   EXPECT_EQ(texts, (std::set<std::string>{"doc 0", "doc 1", "doc 2"}));
-  size_t files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(spool)) files += e.is_regular_file();
-  EXPECT_EQ(files, 3u);  // nothing staged is left behind
+  // Nothing staged is left behind (the machine's Env: env_test.cc, WriteNewFile).
+  EXPECT_EQ(env.ListDirectory(spool)->size(), 3u);
+}
+
+// On the machine's files, as `vigil run --report` spools: the file is where the path says.
+TEST(ClientTest, ASpooledDocumentIsAFileOnDisk) {
+  testing::TempDir dir;
+  Result<std::string> p = SpoolDocument(dir.File("spool"), "n1", 1.8e9, "{}");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(*p, dir.File("spool") + "/20270115T080000Z-n1.json");
+  EXPECT_EQ(*ReadFile(*p), "{}");
 }
 
 // A server error (a damaged database answers 500) is worth trying again: the drain stops and the
 // document stays in the spool, never moved to rejected/.
 TEST(ClientTest, ADrainStoppedByAServerErrorKeepsTheDocument) {
-  httplib::Server server;
-  server.Post("/api/v1/results", [](const httplib::Request&, httplib::Response& res) {
-    res.status = 500;
-    res.set_content(R"({"error": "fleet.db: the database is damaged", "status": 500})",
-                    "application/json");
-  });
-  const int port = server.bind_to_any_port("127.0.0.1");
-  ASSERT_GT(port, 0);
-  std::thread serving([&] { server.listen_after_bind(); });
-  testing::TempDir dir;
-  Result<std::string> kept = SpoolDocument(dir.File("spool"), "n1", 1.8e9, "{}");
+  MemEnv env;
+  Result<std::string> kept = SpoolDocument("/spool", "n1", 1.8e9, "{}", env);
   ASSERT_TRUE(kept.ok());
-  Result<std::unique_ptr<ReportClient>> c =
-      ReportClient::Create("http://127.0.0.1:" + std::to_string(port), "tok");
-  ASSERT_TRUE(c.ok());
-  Result<DrainReport> report = DrainSpool(dir.File("spool"), **c);
+  FakeReporter reporter;
+  reporter.answers.emplace_back(Status::Unavailable(
+      "http://fleet:8080: server error 500: fleet.db: the database is damaged"));
+  Result<DrainReport> report = DrainSpool("/spool", reporter, env);
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->stopped.code(), StatusCode::kUnavailable);
   EXPECT_NE(report->stopped.message().find("database is damaged"), std::string::npos);
   EXPECT_TRUE(report->rejected.empty());
-  EXPECT_TRUE(std::filesystem::exists(*kept));
-  server.stop();
-  serving.join();
+  EXPECT_TRUE(env.Stat(*kept).ok());
+}
+
+// Oldest name first: sent files are removed with their answers kept, a refused one goes to
+// rejected/ and the drain goes on; files that are not *.json, and directories, stay.
+TEST(ClientTest, ADrainSendsOldestFirstAndMovesRefusedFilesAside) {
+  MemEnv env;
+  ASSERT_TRUE(env.CreateDirectories("/spool/old.json").ok());  // a directory: not sent
+  ASSERT_TRUE(env.WriteFileAtomic("/spool/notes.txt", "x").ok());
+  const std::string first = *SpoolDocument("/spool", "n1", 1.8e9, "one", env);
+  const std::string refused = *SpoolDocument("/spool", "n2", 1.8e9 + 1, "two", env);
+  const std::string last = *SpoolDocument("/spool", "n3", 1.8e9 + 2, "three", env);
+  FakeReporter reporter;
+  reporter.answers.emplace_back(Json{{"ids", Json::array({7})}});
+  reporter.answers.emplace_back(Status::InvalidArgument("upload refused (400): not a document"));
+  Result<DrainReport> report = DrainSpool("/spool", reporter, env);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_TRUE(report->stopped.ok());
+  EXPECT_EQ(reporter.uploads, (std::vector<std::string>{"one", "two", "three"}));
+  EXPECT_EQ(report->sent, (std::vector<std::string>{first, last}));
+  EXPECT_EQ(report->rejected, std::vector<std::string>{refused});
+  ASSERT_EQ(report->answers.size(), 2u);
+  EXPECT_EQ(report->answers[0]["ids"], Json::array({7}));
+  EXPECT_EQ(*env.ListDirectory("/spool"),
+            (std::vector<std::string>{"notes.txt", "old.json", "rejected"}));
+  EXPECT_EQ(*env.ReadFile("/spool/rejected/20270115T080001Z-n2.json"), "two");
+}
+
+TEST(ClientTest, AMissingSpoolIsAnIoError) {
+  MemEnv env;
+  FakeReporter reporter;
+  Result<DrainReport> report = DrainSpool("/nowhere", reporter, env);
+  EXPECT_EQ(report.status().code(), StatusCode::kIoError);
+  EXPECT_TRUE(reporter.uploads.empty());
+}
+
+TEST(ClientTest, TheTokenIsReadThroughTheEnv) {
+  MemEnv env;
+  ASSERT_TRUE(env.WriteFileAtomic("/token", "  s3cret\n").ok());
+  EXPECT_EQ(*ReadToken("/token", env), "s3cret");
+  ASSERT_TRUE(env.WriteFileAtomic("/inside", "a b").ok());
+  EXPECT_EQ(ReadToken("/inside", env).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

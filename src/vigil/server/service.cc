@@ -40,7 +40,7 @@ Status FleetService::Start() {
     }
     return Status::Ok();
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   criteria_ = std::make_shared<const ActiveCriteria>(stored->version, std::move(*c));
   return Status::Ok();
 }
@@ -61,7 +61,7 @@ std::shared_ptr<const learned::Judgement> ActiveCriteria::For(
     std::vector<std::string> benchmarks, const std::vector<std::string>& metrics) const {
   std::sort(benchmarks.begin(), benchmarks.end());
   Key key(std::move(benchmarks), metrics);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = prepared_.find(key);
   if (it != prepared_.end()) return it->second;
   if (prepared_.size() >= kMaxSets) prepared_.clear();
@@ -73,7 +73,7 @@ std::shared_ptr<const learned::Judgement> ActiveCriteria::For(
 }
 
 std::shared_ptr<const ActiveCriteria> FleetService::criteria() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return criteria_;
 }
 
@@ -201,7 +201,7 @@ Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
 }
 
 Result<LearnReport> FleetService::Learn() {
-  std::lock_guard learning(learn_mu_);
+  MutexLock learning(learn_mu_);
   VIGIL_ASSIGN_OR_RETURN(const std::vector<store::Upload> learned_from, store_.LatestUploads());
   if (learned_from.empty()) {
     return Status::InvalidArgument("no results stored yet: nothing to learn from");
@@ -221,7 +221,7 @@ Result<LearnReport> FleetService::Learn() {
   VIGIL_ASSIGN_OR_RETURN(v.version, store_.PutCriteria(v));
   const auto active = std::make_shared<const ActiveCriteria>(v.version, std::move(learned));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     criteria_ = active;
   }
   // Uploads from now on are judged by the new criteria as they come; every node's latest from

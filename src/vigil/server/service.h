@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "vigil/core/clock.h"
+#include "vigil/core/mutex.h"
 #include "vigil/core/status.h"
 #include "vigil/learned/learn.h"
 #include "vigil/store/store.h"
@@ -37,8 +37,8 @@ class ActiveCriteria {
  private:
   static constexpr size_t kMaxSets = 64;  // kept at once; a fleet runs a handful of suites
   using Key = std::pair<std::vector<std::string>, std::vector<std::string>>;
-  mutable std::mutex mu_;
-  mutable std::map<Key, std::shared_ptr<const learned::Judgement>> prepared_;  // guarded by mu_
+  mutable Mutex mu_;
+  mutable std::map<Key, std::shared_ptr<const learned::Judgement>> prepared_ GUARDED_BY(mu_);
 };
 
 struct IngestCounters {
@@ -102,9 +102,9 @@ class FleetService {
   store::Store& store_;
   Clock& clock_;
   const learned::LearnOptions learn_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const ActiveCriteria> criteria_;  // guarded by mu_
-  std::mutex learn_mu_;                             // one learning at a time
+  mutable Mutex mu_;
+  std::shared_ptr<const ActiveCriteria> criteria_ GUARDED_BY(mu_);
+  Mutex learn_mu_;  // one learning at a time
   IngestCounters counters_;
 };
 

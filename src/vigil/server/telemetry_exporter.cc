@@ -18,7 +18,7 @@ TelemetryExporter::TelemetryExporter(sim::TelemetryGenerator& gen, double speed,
 TelemetryExporter::~TelemetryExporter() { Stop(); }
 
 std::string TelemetryExporter::Scrape() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto seconds = static_cast<int64_t>(gen_.job().duration_s);
   const auto now = std::min<int64_t>(
       seconds - 1, static_cast<int64_t>((clock_.WallSeconds() - started_) * speed_));

@@ -6,11 +6,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "vigil/core/clock.h"
+#include "vigil/core/mutex.h"
 #include "vigil/core/status.h"
 #include "vigil/sim/telemetry_gen.h"
 
@@ -42,13 +42,13 @@ class TelemetryExporter {
   // The exposition of the job's current second (the last second once the job is over).
   std::string Scrape();
 
-  sim::TelemetryGenerator& gen_;
+  sim::TelemetryGenerator& gen_;  // stepped with mu_ held
   const double speed_;
   const Clock& clock_;
   double started_ = 0;  // wall seconds
-  std::mutex mu_;
-  int64_t next_ = 0;  // the next second the generator steps to; guarded by mu_
-  std::string last_;  // that second's exposition; guarded by mu_
+  Mutex mu_;
+  int64_t next_ GUARDED_BY(mu_) = 0;  // the next second the generator steps to
+  std::string last_ GUARDED_BY(mu_);  // that second's exposition
   std::unique_ptr<httplib::Server> server_;
   std::thread listener_;
 };

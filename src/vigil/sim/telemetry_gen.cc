@@ -231,12 +231,12 @@ TelemetryGenerator::Profile TelemetryGenerator::JobProfile(int m, double t, doub
       {75, 0.25, 0.6, 330, 40e9, 2e9, 3e9, 0.5, 5},  // evaluation: forward passes only
       {2, 0, 0.02, 105, 0, 0.5e9, 8e9, 0.1, 5},      // data-loader stall: hosts busy
   }};
-  const Machine& mc = machines_[static_cast<size_t>(m)];
+  const Machine& machine = machines_[static_cast<size_t>(m)];
   Profile p = healthy;
   double weight = 0;
   Profile mixed{};
   for (const Event& e : events_) {
-    const double w = Overlap(t, t + 1, e.start + mc.jitter, e.end + mc.jitter);
+    const double w = Overlap(t, t + 1, e.start + machine.jitter, e.end + machine.jitter);
     if (w <= 0) continue;
     const Profile& q = kEvents[static_cast<size_t>(e.type)];
     weight += w;
@@ -249,183 +249,260 @@ TelemetryGenerator::Profile TelemetryGenerator::JobProfile(int m, double t, doub
   return p;
 }
 
-void TelemetryGenerator::Step(int64_t t) {
-  if (t == stepped_) return;
-  stepped_ = t;
-  const double now = static_cast<double>(t);
-  // The job: slowed by every slow fault, stalled by the first fault that stops a process.
-  double slow = 1;
-  double stall_from = -1;  // when peers begin to wait in their collectives
+namespace {
+
+// How much one fault kind slows every iteration of the whole job (collectives wait for the
+// slowest rank), beyond the straggler's own severity.
+constexpr double kPcieDowngradeSlowdown = 1.08;  // gradients cross a half-width PCIe link
+constexpr double kNicDownSlowdown = 1.15;        // the other NICs carry the lost NIC's traffic
+constexpr double kNvlinkErrorSlowdown = 1.05;    // retried NVLink packets
+
+// Peers notice a dead rank at their next collective: 1.2 iterations after the fault on average.
+constexpr double kStallAfterIterations = 1.2;
+// An uncorrectable ECC error kills the process this long after the XID is logged.
+constexpr double kEccDeathDelay_s = 2;
+
+// XID codes that dcgm-exporter reports (NVIDIA's XID catalogue).
+constexpr double kXidDoubleBitEcc = 48;
+constexpr double kXidGraphicsEngineException = 13;
+
+// PCIe links: Gen5 x16, trained down to x8 by a degraded link.
+constexpr double kPcieFullWidth = 16;
+constexpr double kPcieDegradedWidth = 8;
+constexpr double kPcieGeneration = 5;
+
+// What a fault does to the GPU (or NIC) it hits, on top of the job-wide profile.
+constexpr double kStragglerPowerFactor = 0.85;    // throttled clocks draw less power
+constexpr double kTensorActiveAtFullLoad = 0.5;   // DCGM's tensor-pipe activity of a busy GPU
+constexpr double kDegradedBandwidthFactor = 0.5;  // NVLink with CRC retries, PCIe at x8
+constexpr double kPfcSurgeFactor = 200;           // pause frames while a downgraded link backs up
+// NVLink CRC errors a second on the faulty link: uniform in [min, min + range).
+constexpr double kNvlinkCrcMin = 50;
+constexpr double kNvlinkCrcRange = 450;
+
+// Benign spikes, by type: a few seconds of one odd signal on one machine.
+constexpr double kSpikePowerFactor = 0.7;  // type 0: a power dip
+constexpr double kSpikeUtilCeiling = 50;   // type 1: utilisation dips to at most this
+constexpr double kSpikeNetFactor = 3;      // type 2: a burst of network traffic
+constexpr double kSpikeCpuIdle = 0.1;      // type 3: the host's CPUs busy
+
+// The training script logs its step time every this many seconds.
+constexpr int64_t kStepReportPeriod_s = 4;
+
+// Relative noise (standard deviation) of each signal, and the index of its machine's static
+// offset in Machine::offset (the Profile fields' order: util, tensor, gr, power, nvlink, pcie,
+// net, cpu_idle, pfc; cpu_idle takes no offset, its slot serves the step time).
+struct Noise {
+  size_t offset;
+  double sd;
+};
+constexpr Noise kUtilNoise{0, 0.01};
+constexpr Noise kTensorNoise{1, 0.03};
+constexpr Noise kGrNoise{2, 0.02};
+constexpr Noise kPowerNoise{3, 0.03};
+constexpr Noise kNvlinkNoise{4, 0.05};
+constexpr Noise kPcieNoise{5, 0.05};
+constexpr Noise kNetNoise{6, 0.04};
+constexpr Noise kStepNoise{7, 0.01};
+constexpr Noise kPfcNoise{8, 0.2};
+constexpr double kCpuIdleNoise = 0.02;  // absolute, in the share of a second idle
+
+constexpr double kHungCpuIdle = 0.97;  // a hung machine's host blocks too
+
+}  // namespace
+
+TelemetryGenerator::JobEffects TelemetryGenerator::JobAt(double now) const {
+  // Slowed by every slow fault, stalled by the first fault that stops a process.
+  JobEffects job;
   for (const TelemetryFault& f : job_.faults) {
     if (now < f.onset_s) continue;
     using K = TelemetryFaultKind;
     switch (f.kind) {
       case K::kStraggler:
-        slow *= 1 + f.severity * kComputeShare;
+        job.slowdown *= 1 + f.severity * kComputeShare;
         break;
       case K::kPcieDowngrade:
-        slow *= 1.08;
+        job.slowdown *= kPcieDowngradeSlowdown;
         break;
       case K::kNicDown:
-        slow *= 1.15;
+        job.slowdown *= kNicDownSlowdown;
         break;
       case K::kNvlinkError:
-        slow *= 1.05;
+        job.slowdown *= kNvlinkErrorSlowdown;
         break;
       default:
         break;
     }
     if (Stops(f.kind)) {
-      const double from = f.onset_s + 1.2 * job_.iteration_s;
-      if (stall_from < 0 || from < stall_from) stall_from = from;
+      const double from = f.onset_s + kStallAfterIterations * job_.iteration_s;
+      if (job.stall_from < 0 || from < job.stall_from) job.stall_from = from;
     }
   }
-  const double period = job_.iteration_s * slow;
-  const double phase0 = phase_;
-  phase_ += 1.0 / period;
-  const bool stalled = stall_from >= 0 && now >= stall_from;
-  const bool dead = stall_from >= 0 && now >= stall_from + kWatchdog_s;
+  return job;
+}
+
+TelemetryGenerator::MachineFaults TelemetryGenerator::FaultsAt(const Machine& machine, double now) {
+  MachineFaults out;
+  for (const TelemetryFault* f : machine.faults) {
+    if (now < f->onset_s) continue;
+    using K = TelemetryFaultKind;
+    if (f->kind == K::kUnreachable) out.unreachable = true;
+    if (f->kind == K::kHang) out.hung = true;
+    if (Stops(f->kind) && f->kind != K::kHang &&
+        (f->kind != K::kEccUncorrectable || now >= f->onset_s + kEccDeathDelay_s)) {
+      out.crash = f;
+    }
+    out.latest = f;
+  }
+  return out;
+}
+
+TelemetryGenerator::Profile TelemetryGenerator::MachineProfile(int m, double now,
+                                                               const SecondState& second) const {
+  // While every rank waits in a collective for a peer that will not come (hang or stall), and
+  // once the processes are gone.
   static constexpr Profile kWaiting = {100, 0, 0.98, 230, 0.2e9, 0.05e9, 0.05e9, 0.5, 0};
   static constexpr Profile kIdle = {0, 0, 0, 75, 0, 0, 0.01e9, 0.97, 0};
+  const Machine& machine = machines_[static_cast<size_t>(m)];
+  Profile p = JobProfile(m, now, second.activity);
+  if (second.faults.crash || second.dead) {
+    p = kIdle;
+  } else if (second.faults.hung || second.stalled) {
+    p = kWaiting;
+    if (second.faults.hung) p.cpu_idle = kHungCpuIdle;
+  }
+  for (const Event& spike : machine.spikes) {
+    if (now < spike.start || now >= spike.end) continue;
+    if (spike.type == 0) p.power *= kSpikePowerFactor;
+    if (spike.type == 1) p.util = std::min(p.util, kSpikeUtilCeiling);
+    if (spike.type == 2) p.net *= kSpikeNetFactor;
+    if (spike.type == 3) p.cpu_idle = kSpikeCpuIdle;
+  }
+  return p;
+}
 
+std::optional<double> TelemetryGenerator::SeriesValue(Machine& machine, size_t i, int64_t t,
+                                                      const Profile& p, const SecondState& second) {
+  const Series& s = machine.series[i];
+  const double now = static_cast<double>(t);
+  const auto noisy = [&](double v, Noise noise) {
+    return std::max(0.0, v * machine.offset[noise.offset] * (1 + rng_.Normal(0, noise.sd)));
+  };
+  using K = TelemetryFaultKind;
+  const TelemetryFault* fault = second.faults.latest;
+  const K fault_kind = fault ? fault->kind : K::kHang;
+  const int fault_component = fault ? fault->component : -1;
+  const bool hit = fault && s.kind < Kind::kCpuIdle && s.index == fault_component;
+  const bool nic_down =
+      fault && fault_kind == K::kNicDown && s.index == fault_component % job_.nics;
+  if (fault_kind == K::kCardDrop && hit) return std::nullopt;  // gone from the bus
+  double& total = machine.totals[i];
+  switch (s.kind) {
+    case Kind::kUtil:
+      return std::min(100.0, std::round(noisy(p.util, kUtilNoise)));
+    case Kind::kPower: {
+      const double power =
+          hit && fault_kind == K::kStraggler ? p.power * kStragglerPowerFactor : p.power;
+      return noisy(power, kPowerNoise) * machine.gpu_power_offset[static_cast<size_t>(s.index)];
+    }
+    case Kind::kTensor: {
+      double tensor = p.tensor;
+      if (hit && fault_kind == K::kStraggler && !second.stalled && !second.dead) {
+        // The slow GPU computes through the time its peers spend waiting for it.
+        tensor = kTensorActiveAtFullLoad * std::min(1.0, second.activity * (1 + fault->severity));
+      }
+      return noisy(tensor, kTensorNoise);
+    }
+    case Kind::kGrEngine:
+      return std::min(1.0, noisy(p.gr, kGrNoise));
+    case Kind::kNvlink: {
+      const double f = hit && fault_kind == K::kNvlinkError ? kDegradedBandwidthFactor : 1;
+      return noisy(p.nvlink * f, kNvlinkNoise);
+    }
+    case Kind::kPcie: {
+      const double f = hit && fault_kind == K::kPcieDowngrade ? kDegradedBandwidthFactor : 1;
+      return noisy(p.pcie * f, kPcieNoise);
+    }
+    case Kind::kXid:
+      if (hit && fault_kind == K::kEccUncorrectable) return kXidDoubleBitEcc;
+      if (hit && fault_kind == K::kGpuExecutionError) return kXidGraphicsEngineException;
+      return 0;
+    case Kind::kEccDbe:
+      if (hit && fault_kind == K::kEccUncorrectable && now == fault->onset_s) total += 1;
+      return total;
+    case Kind::kNvlinkCrc:
+      if (hit && fault_kind == K::kNvlinkError) {
+        total += std::floor(kNvlinkCrcMin + kNvlinkCrcRange * rng_.Uniform());
+      }
+      return total;
+    case Kind::kPcieWidth:
+      return hit && fault_kind == K::kPcieDowngrade ? kPcieDegradedWidth : kPcieFullWidth;
+    case Kind::kPcieWidthMax:
+      return kPcieFullWidth;
+    case Kind::kPcieGen:
+    case Kind::kPcieGenMax:
+      return kPcieGeneration;
+    case Kind::kCpuIdle:
+      total += std::clamp(p.cpu_idle + rng_.Normal(0, kCpuIdleNoise), 0.0, 1.0);
+      return std::round(total * 100) / 100;
+    case Kind::kNetRx:
+    case Kind::kNetTx: {
+      // The NIC that is down carries nothing; the others share its traffic.
+      double share = 1;
+      if (fault && fault_kind == K::kNicDown) {
+        share = nic_down ? 0 : job_.nics / std::max(1.0, job_.nics - 1.0);
+      }
+      total += std::floor(noisy(p.net * share, kNetNoise));
+      return total;
+    }
+    case Kind::kNetUp:
+      return nic_down ? 0 : 1;
+    case Kind::kPfc: {
+      const double f = fault && fault_kind == K::kPcieDowngrade ? kPfcSurgeFactor : 1;
+      total += std::floor(noisy(p.pfc * f, kPfcNoise));
+      return total;
+    }
+    case Kind::kStep:
+      if (second.faults.crash || second.dead) return std::nullopt;  // its exporter is gone
+      if (!second.faults.hung && !second.stalled &&
+          (t % kStepReportPeriod_s == 0 || machine.step_time == 0)) {
+        double compute = job_.iteration_s * kComputeShare;
+        if (fault && fault_kind == K::kStraggler) compute *= 1 + fault->severity;
+        machine.step_time =
+            compute * machine.offset[kStepNoise.offset] * (1 + rng_.Normal(0, kStepNoise.sd));
+      }
+      return machine.step_time;
+  }
+  return std::nullopt;
+}
+
+void TelemetryGenerator::Step(int64_t t) {
+  if (t == stepped_) return;
+  stepped_ = t;
+  const double now = static_cast<double>(t);
+  const JobEffects job = JobAt(now);
+  const double period = job_.iteration_s * job.slowdown;
+  const double phase0 = phase_;
+  phase_ += 1.0 / period;
+  SecondState second;
+  second.stalled = job.stall_from >= 0 && now >= job.stall_from;
+  second.dead = job.stall_from >= 0 && now >= job.stall_from + kWatchdog_s;
   for (int m = 0; m < job_.machines; ++m) {
-    Machine& mc = machines_[static_cast<size_t>(m)];
+    Machine& machine = machines_[static_cast<size_t>(m)];
     auto& out = values_[static_cast<size_t>(m)];
     out.clear();
-    const TelemetryFault* crash = nullptr;  // a fault of this machine that is active now
-    const TelemetryFault* gpu_fault = nullptr;
-    bool unreachable = false, hung = false;
-    for (const TelemetryFault* f : mc.faults) {
-      if (now < f->onset_s) continue;
-      using K = TelemetryFaultKind;
-      if (f->kind == K::kUnreachable) unreachable = true;
-      if (f->kind == K::kHang) hung = true;
-      if (Stops(f->kind) && f->kind != K::kHang &&
-          (f->kind != K::kEccUncorrectable || now >= f->onset_s + 2)) {
-        crash = f;
+    second.faults = FaultsAt(machine, now);
+    if (second.faults.unreachable) continue;
+    // The share of this second that the machine computed, its phase lagging by its jitter.
+    second.activity = std::clamp(
+        ComputeIterations(phase0 - machine.jitter / period, phase_ - machine.jitter / period) *
+            period,
+        0.0, 1.0);
+    const Profile p = MachineProfile(m, now, second);
+    for (size_t i = 0; i < machine.series.size(); ++i) {
+      if (const std::optional<double> v = SeriesValue(machine, i, t, p, second)) {
+        out.emplace_back(&machine.series[i], *v);
       }
-      gpu_fault = f;
-    }
-    if (unreachable) continue;
-    const double activity = std::clamp(
-        ComputeIterations(phase0 - mc.jitter / period, phase_ - mc.jitter / period) * period, 0.0,
-        1.0);
-    Profile p = JobProfile(m, now, activity);
-    if (crash || dead) {
-      p = kIdle;
-    } else if (hung || stalled) {
-      p = kWaiting;
-      if (hung) p.cpu_idle = 0.97;
-    }
-    // A benign spike of this machine.
-    for (const Event& s : mc.spikes) {
-      if (now < s.start || now >= s.end) continue;
-      if (s.type == 0) p.power *= 0.7;
-      if (s.type == 1) p.util = std::min(p.util, 50.0);
-      if (s.type == 2) p.net *= 3;
-      if (s.type == 3) p.cpu_idle = 0.1;
-    }
-    auto noisy = [&](double v, int field, double sd) {
-      return std::max(0.0, v * mc.offset[static_cast<size_t>(field)] * (1 + rng_.Normal(0, sd)));
-    };
-    using K = TelemetryFaultKind;
-    const K fk = gpu_fault ? gpu_fault->kind : K::kHang;
-    const int fg = gpu_fault ? gpu_fault->component : -1;
-    for (size_t i = 0; i < mc.series.size(); ++i) {
-      const Series& s = mc.series[i];
-      const bool hit = gpu_fault && s.kind < Kind::kCpuIdle && s.index == fg;
-      if (fk == K::kCardDrop && hit) continue;  // gone from the bus
-      double v = 0;
-      double& total = mc.totals[i];
-      switch (s.kind) {
-        case Kind::kUtil:
-          v = std::min(100.0, std::round(noisy(p.util, 0, 0.01)));
-          break;
-        case Kind::kPower: {
-          double power = p.power;
-          if (hit && fk == K::kStraggler) power *= 0.85;  // throttled clocks
-          v = noisy(power, 3, 0.03) * mc.gpu_power_offset[static_cast<size_t>(s.index)];
-          break;
-        }
-        case Kind::kTensor: {
-          double tensor = p.tensor;
-          if (hit && fk == K::kStraggler && !stalled && !dead) {
-            // The slow GPU computes through the time its peers spend waiting for it.
-            tensor = 0.5 * std::min(1.0, activity * (1 + gpu_fault->severity));
-          }
-          v = noisy(tensor, 1, 0.03);
-          break;
-        }
-        case Kind::kGrEngine:
-          v = std::min(1.0, noisy(p.gr, 2, 0.02));
-          break;
-        case Kind::kNvlink: {
-          const double f = hit && fk == K::kNvlinkError ? 0.5 : 1;
-          v = noisy(p.nvlink * f, 4, 0.05);
-          break;
-        }
-        case Kind::kPcie: {
-          const double f = hit && fk == K::kPcieDowngrade ? 0.5 : 1;
-          v = noisy(p.pcie * f, 5, 0.05);
-          break;
-        }
-        case Kind::kXid:
-          v = 0;
-          if (hit && fk == K::kEccUncorrectable) v = 48;
-          if (hit && fk == K::kGpuExecutionError) v = 13;
-          break;
-        case Kind::kEccDbe:
-          if (hit && fk == K::kEccUncorrectable && now == gpu_fault->onset_s) total += 1;
-          v = total;
-          break;
-        case Kind::kNvlinkCrc:
-          if (hit && fk == K::kNvlinkError) total += std::floor(50 + 450 * rng_.Uniform());
-          v = total;
-          break;
-        case Kind::kPcieWidth:
-          v = hit && fk == K::kPcieDowngrade ? 8 : 16;
-          break;
-        case Kind::kPcieWidthMax:
-          v = 16;
-          break;
-        case Kind::kPcieGen:
-        case Kind::kPcieGenMax:
-          v = 5;
-          break;
-        case Kind::kCpuIdle:
-          total += std::clamp(p.cpu_idle + rng_.Normal(0, 0.02), 0.0, 1.0);
-          v = std::round(total * 100) / 100;
-          break;
-        case Kind::kNetRx:
-        case Kind::kNetTx: {
-          double share = 1;
-          if (gpu_fault && fk == K::kNicDown) {
-            share = s.index == fg % job_.nics ? 0 : job_.nics / std::max(1.0, job_.nics - 1.0);
-          }
-          total += std::floor(noisy(p.net * share, 6, 0.04));
-          v = total;
-          break;
-        }
-        case Kind::kNetUp:
-          v = gpu_fault && fk == K::kNicDown && s.index == fg % job_.nics ? 0 : 1;
-          break;
-        case Kind::kPfc: {
-          const double f = gpu_fault && fk == K::kPcieDowngrade ? 200 : 1;
-          total += std::floor(noisy(p.pfc * f, 8, 0.2));
-          v = total;
-          break;
-        }
-        case Kind::kStep:
-          if (crash || dead) continue;  // the process that exported it is gone
-          if (!hung && !stalled && (t % 4 == 0 || mc.step_time == 0)) {
-            double compute = job_.iteration_s * kComputeShare;
-            if (gpu_fault && fk == K::kStraggler) compute *= 1 + gpu_fault->severity;
-            mc.step_time = compute * mc.offset[7] * (1 + rng_.Normal(0, 0.01));
-          }
-          v = mc.step_time;
-          break;
-      }
-      out.emplace_back(&s, v);
     }
   }
 }

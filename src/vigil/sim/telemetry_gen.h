@@ -87,7 +87,38 @@ class TelemetryGenerator {
   };
   struct Profile;
 
+  // The job as a whole in one second: how much slower its iterations run than when healthy, and
+  // when its peers began to wait for a process that died (-1: none has).
+  struct JobEffects {
+    double slowdown = 1;
+    double stall_from = -1;
+  };
+  // One machine's faults that are active in one second.
+  struct MachineFaults {
+    const TelemetryFault* crash = nullptr;   // one that killed its training process
+    const TelemetryFault* latest = nullptr;  // the last one (the GPU or NIC it hits)
+    bool unreachable = false;
+    bool hung = false;
+  };
+  // What one machine's values of one second depend on, beyond its profile.
+  struct SecondState {
+    bool stalled = false;  // every rank waits in a collective
+    bool dead = false;     // past NCCL's watchdog: the processes exited
+    MachineFaults faults;
+    double activity = 0;  // the share of the second spent computing
+  };
+
+  // The healthy job's profile of machine `m` at second `t`, with job-wide events mixed in.
   Profile JobProfile(int m, double t, double activity) const;
+  JobEffects JobAt(double now) const;
+  static MachineFaults FaultsAt(const Machine& machine, double now);
+  // JobProfile with the machine's faults, the job's stall and its benign spikes applied.
+  Profile MachineProfile(int m, double now, const SecondState& second) const;
+  // The value of series `i` of `machine` at second `t` (counters advanced), or nullopt when it
+  // is not exported then. Draws from rng_: call for every series in order.
+  std::optional<double> SeriesValue(Machine& machine, size_t i, int64_t t, const Profile& p,
+                                    const SecondState& second);
+  // Computes values_ for second `t`: the job's state, then each machine's series.
   void Step(int64_t t);
 
   TelemetryJob job_;

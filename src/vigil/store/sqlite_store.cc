@@ -14,17 +14,16 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <span>
 #include <thread>
 #include <utility>
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/mutex.h"
 #include "vigil/core/text.h"
 
 namespace vigil::store {
@@ -281,10 +280,10 @@ class SqliteStore final : public Store {
   ~SqliteStore() override {
     if (checkpointer_.joinable()) {
       {
-        std::lock_guard lock(checkpoint_mu_);
+        MutexLock lock(checkpoint_mu_);
         stopping_ = true;
       }
-      checkpoint_cv_.notify_one();
+      checkpoint_cv_.NotifyOne();
       checkpointer_.join();
       // The last checkpoint runs here rather than in sqlite3_close, where a failure goes unseen.
       // The background ones kept the WAL short, so this copies little: a stop stays quick.
@@ -330,6 +329,7 @@ class SqliteStore final : public Store {
     for (int i = 0; i < o.readers; ++i) {
       VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<Connection> r,
                              OpenConnection(path_, true, o.busy_timeout_s));
+      MutexLock lock(readers_mu_);
       free_readers_.push_back(r.get());
       readers_.push_back(std::move(r));
     }
@@ -742,23 +742,28 @@ class SqliteStore final : public Store {
   }
 
   // Group commit. The caller's `work` runs inside a savepoint of a transaction that may carry
-  // other callers' work; Write returns once that transaction committed (or failed).
+  // other callers' work; Write returns once that transaction committed (or failed). A Writer's
+  // `done` is read and written with mu_ held; its `status` is written by the leader of its group
+  // before `done`, and read by its caller after.
   struct Writer {
     const std::function<Status()>* work;
     Status status;
     bool done = false;
-    std::condition_variable cv;
+    CondVar cv;
   };
 
-  Status Write(const std::function<Status()>& work) {
+  Status Write(const std::function<Status()>& work) EXCLUDES(mu_) {
     Writer me{&work, Status::Ok(), false, {}};
-    std::unique_lock lock(mu_);
+    mu_.Lock();
     queue_.push_back(&me);
-    while (!me.done && &me != queue_.front()) me.cv.wait(lock);
-    if (me.done) return me.status;
+    while (!me.done && &me != queue_.front()) me.cv.Wait(mu_);
+    if (me.done) {
+      mu_.Unlock();
+      return me.status;
+    }
     // This caller leads: it commits everything queued so far.
     const std::vector<Writer*> group(queue_.begin(), queue_.end());
-    lock.unlock();
+    mu_.Unlock();
     const Connection& w = *writer_;
     Status tx = CheckFile();
     // Past the bound, the WAL is copied into the database and restarted before this group
@@ -788,13 +793,14 @@ class SqliteStore final : public Store {
         if (g->status.ok()) g->status = tx;
       }
     }
-    lock.lock();
+    mu_.Lock();
     for (Writer* g : group) {
       queue_.pop_front();
       g->done = true;
-      if (g != &me) g->cv.notify_one();
+      if (g != &me) g->cv.NotifyOne();
     }
-    if (!queue_.empty()) queue_.front()->cv.notify_one();
+    if (!queue_.empty()) queue_.front()->cv.NotifyOne();
+    mu_.Unlock();
     return me.status;
   }
 
@@ -804,11 +810,11 @@ class SqliteStore final : public Store {
   // applied, calling `row` for each row of the answer.
   Status Query(std::string_view sql, std::string_view what,
                const std::function<void(Statement&)>& bind,
-               const std::function<void(const Statement&)>& row) {
+               const std::function<void(const Statement&)>& row) EXCLUDES(readers_mu_) {
     Connection* c;
     {
-      std::unique_lock lock(readers_mu_);
-      readers_cv_.wait(lock, [&] { return !free_readers_.empty(); });
+      MutexLock lock(readers_mu_);
+      while (free_readers_.empty()) readers_cv_.Wait(readers_mu_);
       c = free_readers_.back();
       free_readers_.pop_back();
     }
@@ -821,10 +827,10 @@ class SqliteStore final : public Store {
       return rc == SQLITE_DONE ? Status::Ok() : c->Error(what, rc);
     }();
     {
-      std::lock_guard lock(readers_mu_);
+      MutexLock lock(readers_mu_);
       free_readers_.push_back(c);
     }
-    readers_cv_.notify_one();
+    readers_cv_.NotifyOne();
     return s;
   }
 
@@ -838,35 +844,36 @@ class SqliteStore final : public Store {
     store->wal_frames_ = frames;
     if (frames >= store->passive_frames_) {
       {
-        std::lock_guard lock(store->checkpoint_mu_);
+        MutexLock lock(store->checkpoint_mu_);
         store->checkpoint_wanted_ = true;
       }
-      store->checkpoint_cv_.notify_one();
+      store->checkpoint_cv_.NotifyOne();
     }
     return SQLITE_OK;
   }
 
-  void CheckpointLoop() {
-    std::unique_lock lock(checkpoint_mu_);
+  void CheckpointLoop() EXCLUDES(checkpoint_mu_) {
+    checkpoint_mu_.Lock();
     while (true) {
-      checkpoint_cv_.wait(lock, [&] { return stopping_ || checkpoint_wanted_; });
-      if (stopping_) return;
+      while (!stopping_ && !checkpoint_wanted_) checkpoint_cv_.Wait(checkpoint_mu_);
+      if (stopping_) break;
       checkpoint_wanted_ = false;
-      lock.unlock();
+      checkpoint_mu_.Unlock();
       (void)Checkpoint(*checkpoint_conn_, SQLITE_CHECKPOINT_PASSIVE);
-      lock.lock();
+      checkpoint_mu_.Lock();
     }
+    checkpoint_mu_.Unlock();
   }
 
   // One checkpoint of `mode` on `c`, one at a time. A failure (the disk, readers holding the
   // WAL past the busy timeout) is logged and returned; the pages stay in the WAL, where they are
   // safe, and the next checkpoint tries again. A PASSIVE one that meets a commit updating the
   // WAL's index returns SQLITE_BUSY: that is routine, and logged at debug level only.
-  Status Checkpoint(const Connection& c, int mode) {
+  Status Checkpoint(const Connection& c, int mode) EXCLUDES(checkpoint_run_mu_) {
     const std::string_view name = mode == SQLITE_CHECKPOINT_PASSIVE   ? "PASSIVE"
                                   : mode == SQLITE_CHECKPOINT_RESTART ? "RESTART"
                                                                       : "TRUNCATE";
-    std::lock_guard lock(checkpoint_run_mu_);
+    MutexLock lock(checkpoint_run_mu_);
     int log = -1, copied = -1;
     const int rc = sqlite3_wal_checkpoint_v2(c.db(), nullptr, mode, &log, &copied);
     Status s;
@@ -888,8 +895,8 @@ class SqliteStore final : public Store {
   // OK while the file at path_ is still the database this store opened, and whole. Once it is
   // not (deleted, replaced, truncated, its header gone), that is remembered: every later write
   // and health check fails the same way, since what the store writes would be lost at exit.
-  Status CheckFile() {
-    std::lock_guard lock(file_mu_);
+  Status CheckFile() EXCLUDES(file_mu_) {
+    MutexLock lock(file_mu_);
     if (!lost_.ok()) return lost_;
     struct stat opened {};
     if (fstat(lock_fd_, &opened) != 0) return ErrnoError(fmt::format("{}: cannot stat", path_));
@@ -932,28 +939,28 @@ class SqliteStore final : public Store {
   const int lock_fd_;
   std::unique_ptr<Connection> writer_;
   Statement find_upload_, insert_upload_, upsert_node_, insert_criteria_, insert_alert_;
-  std::mutex mu_;
-  std::deque<Writer*> queue_;
+  Mutex mu_;
+  std::deque<Writer*> queue_ GUARDED_BY(mu_);  // callers of Write, the group's leader first
 
   std::vector<std::unique_ptr<Connection>> readers_;
-  std::mutex readers_mu_;
-  std::condition_variable readers_cv_;
-  std::vector<Connection*> free_readers_;
+  Mutex readers_mu_;
+  CondVar readers_cv_;  // a reader was freed
+  std::vector<Connection*> free_readers_ GUARDED_BY(readers_mu_);
 
   std::unique_ptr<Connection> checkpoint_conn_;
   int64_t passive_frames_ = kPassiveFrames;  // a commit past this wakes the checkpoint thread
   int64_t restart_frames_ = 0;  // past this the writer checkpoints (RESTART) before committing
   std::atomic<int64_t> wal_frames_{0};  // the WAL's frames after the latest commit
-  std::mutex checkpoint_run_mu_;        // held through each checkpoint
-  std::mutex checkpoint_mu_;
-  std::condition_variable checkpoint_cv_;
-  bool checkpoint_wanted_ = false;  // guarded by checkpoint_mu_
-  bool stopping_ = false;           // guarded by checkpoint_mu_
+  Mutex checkpoint_run_mu_;             // held through each checkpoint
+  Mutex checkpoint_mu_;
+  CondVar checkpoint_cv_;  // a checkpoint is wanted, or the store stops
+  bool checkpoint_wanted_ GUARDED_BY(checkpoint_mu_) = false;
+  bool stopping_ GUARDED_BY(checkpoint_mu_) = false;
   std::thread checkpointer_;
 
-  std::mutex file_mu_;
-  Status lost_;          // guarded by file_mu_: why the file is no longer the database
-  off_t size_seen_ = 0;  // guarded by file_mu_: the file's largest size so far
+  Mutex file_mu_;
+  Status lost_ GUARDED_BY(file_mu_);          // why the file is no longer the database
+  off_t size_seen_ GUARDED_BY(file_mu_) = 0;  // the file's largest size so far
 };
 
 }  // namespace

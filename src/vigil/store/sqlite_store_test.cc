@@ -9,28 +9,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <set>
 #include <thread>
 
+#include "vigil/testing/store_uploads.h"
 #include "vigil/testing/temp_dir.h"
 
 namespace vigil::store {
 namespace {
 
-Upload MakeUpload(const std::string& node, const std::string& verdict, double received) {
-  Upload u;
-  u.node = node;
-  u.hardware = "8x H100";
-  u.received = received;
-  u.start_time = "2026-11-22T10:00:00Z";
-  u.verdict = verdict;
-  u.criteria_version = 1;
-  if (verdict == "defective") u.failing = {"GPU 3", "NIC 5"};
-  u.findings = "[]";
-  u.row = fmt::format(R"({{"node": "{}", "cpu-stream/triad_gbps": {}}})", node, received);
-  u.document = R"({"schema": "vigil.results/1"})";
-  return u;
-}
+using testing::MakeUpload;
 
 std::unique_ptr<Store> MustOpen(const std::string& path, const SqliteOptions& options = {}) {
   Result<std::unique_ptr<Store>> s = OpenSqliteStore(path, options);
@@ -60,77 +47,6 @@ void ExecRaw(const std::string& path, const std::string& sql) {
   EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
-}
-
-TEST(SqliteStoreTest, UploadsUpdateTheLatestStateAndTheHistory) {
-  testing::TempDir dir;
-  auto store = MustOpen(dir.File("fleet.db"));
-  std::vector<Upload> first = {MakeUpload("n1", "healthy", 100), MakeUpload("n2", "healthy", 101)};
-  ASSERT_TRUE(store->PutUploads(first).ok());
-  EXPECT_EQ(first[0].id, 1);
-  EXPECT_EQ(first[1].id, 2);
-  std::vector<Upload> second = {MakeUpload("n1", "defective", 200)};
-  ASSERT_TRUE(store->PutUploads(second).ok());
-
-  const std::vector<NodeState> all = *store->Nodes({});
-  ASSERT_EQ(all.size(), 2u);
-  EXPECT_EQ(all[0].node, "n1");
-  EXPECT_EQ(all[0].verdict, "defective");
-  EXPECT_EQ(all[0].uploads, 2);
-  EXPECT_EQ(all[0].last_upload, 3);
-  EXPECT_EQ(all[0].failing, (std::vector<std::string>{"GPU 3", "NIC 5"}));
-  EXPECT_DOUBLE_EQ(all[0].received, 200);
-
-  EXPECT_EQ(store->Nodes({"healthy", ""})->size(), 1u);
-  EXPECT_EQ(store->Nodes({"", "8x A100"})->size(), 0u);
-  EXPECT_EQ(store->Node("n2")->uploads, 1);
-  EXPECT_EQ(store->Node("n9").status().code(), StatusCode::kNotFound);
-
-  const std::vector<Upload> history = *store->History("n1", 10, false);
-  ASSERT_EQ(history.size(), 2u);
-  EXPECT_EQ(history[0].verdict, "defective");  // newest first
-  EXPECT_EQ(history[1].verdict, "healthy");
-  EXPECT_EQ(history[0].document, "");
-  EXPECT_EQ(store->History("n1", 1, true)->at(0).document, R"({"schema": "vigil.results/1"})");
-
-  const std::vector<Upload> latest = *store->LatestUploads();
-  ASSERT_EQ(latest.size(), 2u);
-  EXPECT_EQ(latest[0].id, 3);
-  EXPECT_EQ(latest[0].verdict, "defective");
-  EXPECT_NE(latest[0].row.find("200"), std::string::npos);  // n1's latest row
-  EXPECT_EQ(latest[0].document, "");
-  const StoreCounts counts = *store->Counts();
-  EXPECT_EQ(counts.uploads, 3);
-  EXPECT_EQ(counts.nodes, 2);
-}
-
-TEST(SqliteStoreTest, CriteriaAreVersioned) {
-  testing::TempDir dir;
-  auto store = MustOpen(dir.File("fleet.db"));
-  EXPECT_FALSE(store->Criteria(0)->has_value());
-  EXPECT_EQ(*store->PutCriteria({0, 10, 5, "{\"a\": 1}"}), 1);
-  EXPECT_EQ(*store->PutCriteria({0, 20, 6, "{\"a\": 2}"}), 2);
-  EXPECT_EQ((*store->Criteria(0))->body, "{\"a\": 2}");
-  EXPECT_EQ((*store->Criteria(1))->nodes, 5);
-  EXPECT_FALSE(store->Criteria(3)->has_value());
-  const std::vector<CriteriaVersion> versions = *store->CriteriaVersions();
-  ASSERT_EQ(versions.size(), 2u);
-  EXPECT_EQ(versions[1].version, 2);
-  EXPECT_EQ(versions[1].body, "");
-}
-
-TEST(SqliteStoreTest, AlertsNewestFirstAndFiltered) {
-  testing::TempDir dir;
-  auto store = MustOpen(dir.File("fleet.db"));
-  std::vector<StoredAlert> alerts = {{0, 1, "m1", "rule", 10, "{}"},
-                                     {0, 2, "m2", "divergence", 20, "{}"},
-                                     {0, 3, "m1", "missing", 30, "{}"}};
-  ASSERT_TRUE(store->PutAlerts(alerts).ok());
-  EXPECT_EQ(alerts[2].id, 3);
-  const std::vector<StoredAlert> m1 = *store->Alerts({"m1", 10});
-  ASSERT_EQ(m1.size(), 2u);
-  EXPECT_EQ(m1[0].kind, "missing");
-  EXPECT_EQ(store->Alerts({"", 1})->size(), 1u);
 }
 
 TEST(SqliteStoreTest, DataSurvivesReopeningAndMigrationsRunOnce) {
@@ -199,28 +115,6 @@ TEST(SqliteStoreTest, ADamagedCompressedDocumentIsAnErrorNotACrash) {
             std::string::npos)
       << history.status().message();
   EXPECT_TRUE(store->History("n1", 1, false).ok());  // the rest of the row still reads
-}
-
-TEST(SqliteStoreTest, ConcurrentWritersAreAllCommittedWithDistinctIds) {
-  testing::TempDir dir;
-  auto store = MustOpen(dir.File("fleet.db"), {.sync_full = false});
-  constexpr int kThreads = 8, kEach = 50;
-  std::vector<std::vector<int64_t>> ids(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kEach; ++i) {
-        std::vector<Upload> u = {MakeUpload(fmt::format("n{}-{}", t, i), "healthy", i)};
-        ASSERT_TRUE(store->PutUploads(u).ok());
-        ids[t].push_back(u[0].id);
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  std::set<int64_t> distinct;
-  for (const auto& v : ids) distinct.insert(v.begin(), v.end());
-  EXPECT_EQ(distinct.size(), size_t{kThreads * kEach});
-  EXPECT_EQ(store->Nodes({})->size(), size_t{kThreads * kEach});
 }
 
 TEST(SqliteStoreTest, ASecondServerOnTheSameFileIsRefused) {
@@ -292,111 +186,6 @@ std::string Noise(size_t bytes, uint64_t seed) {
     out += fmt::format("{:016x}", x);
   }
   return out;
-}
-
-TEST(SqliteStoreTest, RepeatedKeysAreStoredOnceAndAnsweredAsTheFirstTime) {
-  testing::TempDir dir;
-  auto store = MustOpen(dir.File("fleet.db"));
-  std::vector<Upload> first = {MakeUpload("n1", "defective", 100)};
-  first[0].key = std::string("\x01\x00key", 5);
-  ASSERT_TRUE(store->PutUploads(first).ok());
-  EXPECT_FALSE(first[0].repeated);
-
-  // The retry: judged again (another verdict, meanwhile) and received later, it is the same.
-  std::vector<Upload> retry = {MakeUpload("n1", "healthy", 200), MakeUpload("n2", "healthy", 200)};
-  retry[0].key = first[0].key;
-  retry[1].key = "other";
-  ASSERT_TRUE(store->PutUploads(retry).ok());
-  EXPECT_TRUE(retry[0].repeated);
-  EXPECT_EQ(retry[0].id, first[0].id);
-  EXPECT_EQ(retry[0].verdict, "defective");
-  EXPECT_EQ(retry[0].failing, first[0].failing);
-  EXPECT_DOUBLE_EQ(retry[0].received, 100);
-  EXPECT_FALSE(retry[1].repeated);
-  EXPECT_EQ(store->History("n1", 10, false)->size(), 1u);
-  EXPECT_EQ(store->Node("n1")->uploads, 1);
-  EXPECT_EQ(store->Node("n1")->verdict, "defective");
-
-  // The same key twice in one call, and uploads without a key, which are all stored.
-  std::vector<Upload> twice = {MakeUpload("n3", "healthy", 1), MakeUpload("n3", "healthy", 1),
-                               MakeUpload("n3", "healthy", 1), MakeUpload("n3", "healthy", 1)};
-  twice[0].key = twice[1].key = "twice";
-  ASSERT_TRUE(store->PutUploads(twice).ok());
-  EXPECT_TRUE(twice[1].repeated);
-  EXPECT_EQ(twice[1].id, twice[0].id);
-  EXPECT_NE(twice[2].id, twice[3].id);
-  EXPECT_EQ(store->Node("n3")->uploads, 3);
-}
-
-TEST(SqliteStoreTest, RetiredNodesLeaveTheFleetKeepTheirHistoryAndComeBackByUploading) {
-  testing::TempDir dir;
-  auto store = MustOpen(dir.File("fleet.db"));
-  std::vector<Upload> u = {MakeUpload("n1", "healthy", 1), MakeUpload("n2", "defective", 2)};
-  ASSERT_TRUE(store->PutUploads(u).ok());
-  ASSERT_TRUE(store->RetireNode("n2", 50).ok());
-  ASSERT_TRUE(store->RetireNode("n2", 60).ok());  // again: the first time stays
-  EXPECT_EQ(store->RetireNode("n9", 50).code(), StatusCode::kNotFound);
-
-  ASSERT_EQ(store->Nodes({})->size(), 1u);
-  EXPECT_EQ(store->Nodes({})->at(0).node, "n1");
-  EXPECT_EQ(store->Nodes({"defective", ""})->size(), 0u);
-  const std::vector<NodeState> retired = *store->Nodes({"", "", true});
-  ASSERT_EQ(retired.size(), 1u);
-  EXPECT_DOUBLE_EQ(retired[0].retired, 50);
-  EXPECT_DOUBLE_EQ(store->Node("n2")->retired, 50);
-  EXPECT_EQ(store->History("n2", 10, true)->size(), 1u);
-  ASSERT_EQ(store->LatestUploads()->size(), 1u);
-  EXPECT_EQ(store->Counts()->nodes, 1);
-
-  std::vector<Upload> back = {MakeUpload("n2", "healthy", 3)};
-  ASSERT_TRUE(store->PutUploads(back).ok());
-  EXPECT_DOUBLE_EQ(store->Node("n2")->retired, 0);
-  EXPECT_EQ(store->Node("n2")->uploads, 2);
-  EXPECT_EQ(store->Nodes({})->size(), 2u);
-}
-
-TEST(SqliteStoreTest, RenamingMovesTheHistoryAndRefusesANameInUse) {
-  testing::TempDir dir;
-  auto store = MustOpen(dir.File("fleet.db"));
-  std::vector<Upload> u = {MakeUpload("old", "healthy", 1), MakeUpload("old", "healthy", 2),
-                           MakeUpload("other", "healthy", 3)};
-  ASSERT_TRUE(store->PutUploads(u).ok());
-  ASSERT_TRUE(store->RenameNode("old", "new").ok());
-  EXPECT_EQ(store->Node("old").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(store->Node("new")->uploads, 2);
-  EXPECT_EQ(store->History("new", 10, false)->size(), 2u);
-  EXPECT_TRUE(store->History("old", 10, false)->empty());
-  const std::vector<Upload> latest = *store->LatestUploads();
-  ASSERT_EQ(latest.size(), 2u);
-  EXPECT_EQ(latest[0].node, "new");
-  // The summary line learning reads is renamed too, its values as they were.
-  EXPECT_EQ(latest[0].row, R"({"node":"new","cpu-stream/triad_gbps":2})");
-
-  const Status taken = store->RenameNode("new", "other");
-  EXPECT_EQ(taken.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(taken.message().find("\"other\" exists already"), std::string::npos) << taken.message();
-  EXPECT_EQ(store->RenameNode("nobody", "x").code(), StatusCode::kNotFound);
-  EXPECT_EQ(store->History("other", 10, false)->size(), 1u);
-}
-
-TEST(SqliteStoreTest, NewVerdictsUpdateTheNodeOnlyWhileTheUploadIsItsLatest) {
-  testing::TempDir dir;
-  auto store = MustOpen(dir.File("fleet.db"));
-  std::vector<Upload> u = {MakeUpload("n1", "healthy", 1), MakeUpload("n1", "healthy", 2),
-                           MakeUpload("n2", "unjudged", 3)};
-  ASSERT_TRUE(store->PutUploads(u).ok());
-  ASSERT_TRUE(store
-                  ->PutVerdicts({{u[0].id, "defective", 4, {"GPU 1"}, "[]"},
-                                 {u[2].id, "defective", 4, {"NIC 0"}, "[{}]"}})
-                  .ok());
-  EXPECT_EQ(store->Node("n1")->verdict, "healthy");  // u[0] is not n1's latest
-  EXPECT_EQ(store->Node("n2")->verdict, "defective");
-  EXPECT_EQ(store->Node("n2")->failing, std::vector<std::string>{"NIC 0"});
-  const std::vector<Upload> history = *store->History("n1", 10, false);
-  EXPECT_EQ(history[1].verdict, "defective");
-  EXPECT_EQ(history[1].criteria_version, 4);
-  EXPECT_EQ(store->History("n2", 1, false)->at(0).findings, "[{}]");
-  EXPECT_EQ(store->PutVerdicts({{99, "healthy", 4, {}, "[]"}}).code(), StatusCode::kNotFound);
 }
 
 // The issue's bug: the checkpoint connection never read the database, so its checkpoints did

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <queue>
@@ -15,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "vigil/core/env.h"
 #include "vigil/core/file.h"
 #include "vigil/core/text.h"
 
@@ -395,11 +395,7 @@ Status FileSource::Run(const BatchSink& sink) {
   if (o_.max_buffered_points == 0) {
     return Status::InvalidArgument("max_buffered_points must be at least 1");
   }
-  spill_dir_ = o_.spill_directory;
-  if (spill_dir_.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    spill_dir_ = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-  }
+  spill_dir_ = o_.spill_directory.empty() ? Env::Default().TempDirectory() : o_.spill_directory;
   std::vector<Stream> streams(o_.paths.size());
   piece_bytes_ = std::max(o_.chunk_bytes / std::max<size_t>(streams.size(), 1),
                           std::min(o_.chunk_bytes, FileSourceOptions::kMinPieceBytes));

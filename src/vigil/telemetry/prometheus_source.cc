@@ -22,12 +22,12 @@ Status ValidatePollOptions(const PollOptions& o) {
   return Status::Ok();
 }
 
-PrometheusSource::PrometheusSource(PollOptions options, std::string name, RangeQuery query,
+PrometheusSource::PrometheusSource(PollOptions options, std::string name, PrometheusApi& server,
                                    Normalizer& names, Clock& clock,
                                    const std::atomic<bool>* interrupted)
     : o_(std::move(options)),
       name_(std::move(name)),
-      query_(std::move(query)),
+      server_(server),
       names_(names),
       clock_(clock),
       interrupted_(interrupted) {}
@@ -39,12 +39,8 @@ Result<std::unique_ptr<PrometheusSource>> PrometheusSource::Connect(
   constexpr double kTimeoutSeconds = 10;
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<PrometheusClient> client,
                          PrometheusClient::Create(url, kTimeoutSeconds, tls));
-  PrometheusClient* c = client.get();
-  auto source = std::make_unique<PrometheusSource>(
-      std::move(options), url,
-      [c](std::string_view selector, double start, double end, double step, const SampleSink& sink,
-          int64_t* skipped) { return c->QueryRange(selector, start, end, step, sink, skipped); },
-      names, clock, interrupted);
+  auto source = std::make_unique<PrometheusSource>(std::move(options), url, *client, names, clock,
+                                                   interrupted);
   source->client_ = std::move(client);
   return source;
 }
@@ -61,7 +57,7 @@ Status PrometheusSource::Run(const BatchSink& sink) {
     if (to >= from) {
       batch_.clear();
       Point p;
-      last_query = query_(
+      last_query = server_.QueryRange(
           o_.selector, from, to, o_.step,
           [&](const RawSample& r) {
             if (names_.Normalize(r, &p)) batch_.push_back(p);

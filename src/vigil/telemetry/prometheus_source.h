@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,17 +39,13 @@ struct PollOptions {
 // --poll, --duration).
 Status ValidatePollOptions(const PollOptions& options);
 
-// One query_range: the samples of `selector` from `start` to `end` (Unix seconds, inclusive) at
-// `step`, with PrometheusClient::QueryRange's contract (Unavailable: try again later).
-using RangeQuery = std::function<Status(std::string_view selector, double start, double end,
-                                        double step, const SampleSink& sink, int64_t* skipped)>;
-
 class PrometheusSource : public PointSource {
  public:
-  // Polls through `query`; `name` names the server in messages. `names` and `clock` must outlive
-  // the source; `interrupted` (may be null) ends a follow at the next wait.
+  // Polls `server` (PrometheusApi::QueryRange); `name` names it in messages. `server`, `names`
+  // and `clock` must outlive the source; `interrupted` (may be null) ends a follow at the next
+  // wait.
   // REQUIRES: ValidatePollOptions(options).ok().
-  PrometheusSource(PollOptions options, std::string name, RangeQuery query, Normalizer& names,
+  PrometheusSource(PollOptions options, std::string name, PrometheusApi& server, Normalizer& names,
                    Clock& clock, const std::atomic<bool>* interrupted);
 
   // A source that asks the server at `url` (PrometheusClient, 10 s time-out). InvalidArgument for
@@ -81,11 +76,11 @@ class PrometheusSource : public PointSource {
  private:
   PollOptions o_;
   std::string name_;
-  RangeQuery query_;
+  PrometheusApi& server_;
   Normalizer& names_;
   Clock& clock_;
   const std::atomic<bool>* interrupted_;
-  std::unique_ptr<PrometheusClient> client_;  // what query_ asks, when made by Connect
+  std::unique_ptr<PrometheusClient> client_;  // server_, when made by Connect
   int64_t skipped_ = 0;
   std::vector<Point> batch_;
 };

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@ namespace {
 
 // A Prometheus that answers from a script: each query is recorded with the clock's time, and
 // answered with a sample per second of the range for one series, or with the next scripted error.
-class FakePrometheus {
+class FakePrometheus final : public PrometheusApi {
  public:
   explicit FakePrometheus(FakeClock& clock) : clock_(clock) {}
 
@@ -20,30 +21,28 @@ class FakePrometheus {
     double at, start, end, step;
   };
 
-  RangeQuery AsQuery() {
-    return [this](std::string_view selector, double start, double end, double step,
-                  const SampleSink& sink, int64_t*) -> Status {
-      EXPECT_EQ(selector, "{job=\"x\"}");
-      queries.push_back({clock_.WallSeconds(), start, end, step});
-      if (on_query) on_query(queries.size());
-      if (!errors.empty()) {
-        const Status s = errors.front();
-        errors.erase(errors.begin());
-        if (!s.ok()) return s;
+  Status QueryRange(std::string_view selector, double start, double end, double step,
+                    const SampleSink& sink, int64_t*) override {
+    EXPECT_EQ(selector, "{job=\"x\"}");
+    queries.push_back({clock_.WallSeconds(), start, end, step});
+    if (on_query) on_query(queries.size());
+    if (!errors.empty()) {
+      const Status s = errors.front();
+      errors.erase(errors.begin());
+      if (!s.ok()) return s;
+    }
+    // Series by series, as Prometheus answers: the batch must come out in time order.
+    for (const char* machine : {"b", "a"}) {
+      for (double t = start; t <= end; t += step) {
+        RawSample r;
+        r.time = t;
+        r.machine = machine;
+        r.metric = "gpu_power";
+        r.value = t;
+        sink(r);
       }
-      // Series by series, as Prometheus answers: the batch must come out in time order.
-      for (const char* machine : {"b", "a"}) {
-        for (double t = start; t <= end; t += step) {
-          RawSample r;
-          r.time = t;
-          r.machine = machine;
-          r.metric = "gpu_power";
-          r.value = t;
-          sink(r);
-        }
-      }
-      return Status::Ok();
-    };
+    }
+    return Status::Ok();
   }
 
   std::vector<Query> queries;
@@ -62,7 +61,7 @@ struct Batch {
 class PrometheusSourceTest : public ::testing::Test {
  protected:
   Status Run(const PollOptions& o) {
-    PrometheusSource source(o, "http://prom", prometheus_.AsQuery(), names_, clock_, &interrupted_);
+    PrometheusSource source(o, "http://prom", prometheus_, names_, clock_, &interrupted_);
     return source.Run([&](std::span<const Point> points, double until) {
       for (size_t i = 1; i < points.size(); ++i) EXPECT_LE(points[i - 1].time, points[i].time);
       batches_.push_back({points.size(), points.empty() ? NAN : points.front().time,

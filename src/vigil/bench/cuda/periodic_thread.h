@@ -3,10 +3,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "vigil/core/mutex.h"
 
 namespace vigil {
 
@@ -20,9 +20,12 @@ class PeriodicThread {
   PeriodicThread& operator=(const PeriodicThread&) = delete;
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;   // guarded by mu_
+  // Calls `fn` every `period` until stop_.
+  void Loop(std::chrono::duration<double> period, const std::function<void()>& fn) EXCLUDES(mu_);
+
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts once the members above exist
 };
 
