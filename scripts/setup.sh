@@ -14,6 +14,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   mbw fio                                 # reference tools for docs/benchmarks.md
   prometheus                              # the real Prometheus of the detector's end-to-end test
+  slurmctld slurmd slurm-client           # the real Slurm of the drain and resume tests (auth/none, loopback)
   chromium-headless-shell                 # loads the dashboard in the fleet service's end-to-end test
 )
 

@@ -1,0 +1,47 @@
+// Running another program and capturing what it says: the scheduler's commands (scontrol), and
+// the external commands a remediation policy names. No shell is involved: the arguments are
+// passed as they are, so a node name or a reason cannot inject anything.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vigil/core/status.h"
+
+namespace vigil::cluster {
+
+struct CommandOutput {
+  int exit_code = 0;  // the program's exit status; 128 + N when signal N ended it
+  std::string out;    // its standard output, at most kMaxCommandOutput bytes
+  std::string err;    // its standard error, at most kMaxCommandOutput bytes
+};
+
+// What is kept of each stream; the rest is read and dropped, so a chatty program cannot block.
+inline constexpr size_t kMaxCommandOutput = 1 << 20;
+
+struct CommandSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it holds a '/'
+  std::vector<std::string> env;   // NAME=VALUE added to (or replacing in) this process's environment
+  double timeout_s = 10;          // then its process group is killed (SIGKILL)
+};
+
+// The text of `argv` for messages: the words joined by spaces, each quoted when it needs it.
+std::string CommandText(const std::vector<std::string>& argv);
+
+// Runs programs. Implementations: the real one (ProcessRunner) and fakes in tests.
+class CommandRunner {
+ public:
+  virtual ~CommandRunner() = default;
+  // Runs `spec` to its end and returns its exit code and output; a non-zero exit is not an error
+  // here (the caller knows what it means). Errors: InvalidArgument for an empty argv;
+  // NotFound when the program does not exist or cannot be executed; DeadlineExceeded when it ran
+  // past spec.timeout_s (it was killed); IoError when pipes or processes cannot be made.
+  // Thread-safe in the real implementation.
+  virtual Result<CommandOutput> Run(const CommandSpec& spec) = 0;
+};
+
+// The real runner: posix_spawn, standard input from /dev/null, a process group of its own.
+std::unique_ptr<CommandRunner> MakeProcessRunner();
+
+}  // namespace vigil::cluster

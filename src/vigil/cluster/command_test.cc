@@ -1,0 +1,83 @@
+#include "vigil/cluster/command.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace vigil::cluster {
+namespace {
+
+Result<CommandOutput> RunArgs(std::vector<std::string> argv, double timeout_s = 10,
+                              std::vector<std::string> env = {}) {
+  CommandSpec spec;
+  spec.argv = std::move(argv);
+  spec.env = std::move(env);
+  spec.timeout_s = timeout_s;
+  return MakeProcessRunner()->Run(spec);
+}
+
+TEST(CommandTest, BothStreamsAndTheExitCodeComeBack) {
+  const Result<CommandOutput> r = RunArgs({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->out, "out\n");
+  EXPECT_EQ(r->err, "err\n");
+}
+
+TEST(CommandTest, ArgumentsReachTheProgramAsTheyAre) {
+  // No shell between: what would be a command substitution or a second command is only text.
+  const Result<CommandOutput> r = RunArgs({"printf", "%s", "vigil: GPU 3; $(reboot) `x` | y"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->out, "vigil: GPU 3; $(reboot) `x` | y");
+}
+
+TEST(CommandTest, TheEnvironmentIsAddedTo) {
+  const Result<CommandOutput> r =
+      RunArgs({"sh", "-c", "echo $VIGIL_A-${PATH:+path}"}, 10, {"VIGIL_A=7"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->out, "7-path\n");
+}
+
+TEST(CommandTest, ASignalIsAnExitCodeAbove128) {
+  const Result<CommandOutput> r = RunArgs({"sh", "-c", "kill -9 $$"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 128 + 9);
+}
+
+TEST(CommandTest, AProgramThatDoesNotExistIsNotFound) {
+  const Result<CommandOutput> r = RunArgs({"/nonexistent/scontrol", "show", "node"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("/nonexistent/scontrol show node: cannot run"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(RunArgs({}).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(CommandTest, ARunawayIsKilledWithItsChildrenAtTheDeadline) {
+  const auto start = std::chrono::steady_clock::now();
+  // The background sleep holds the pipes open: only killing the group ends the wait.
+  const Result<CommandOutput> r = RunArgs({"sh", "-c", "sleep 30 & sleep 30"}, 0.3);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(r.status().message().find("still running after 0.3 s, killed"), std::string::npos);
+  EXPECT_LT(took, 5);
+}
+
+TEST(CommandTest, OutputBeyondTheCapIsReadAndDropped) {
+  const Result<CommandOutput> r = RunArgs({"head", "-c", "3000000", "/dev/zero"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->out.size(), kMaxCommandOutput);
+}
+
+TEST(CommandTest, CommandTextQuotesWhatAShellWouldRead) {
+  EXPECT_EQ(CommandText({"scontrol", "update", "NodeName=n1", "Reason=vigil: GPU 3"}),
+            "scontrol update NodeName=n1 \"Reason=vigil: GPU 3\"");
+  EXPECT_EQ(CommandText({"x", ""}), "x \"\"");
+}
+
+}  // namespace
+}  // namespace vigil::cluster

@@ -1,0 +1,162 @@
+#include "vigil/cluster/slurm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "vigil/core/text.h"
+
+namespace vigil::cluster {
+namespace {
+
+// The text after " <key>=" up to the next space (or the line's end): key=value words as
+// `scontrol --oneliner` prints them. npos when the key is not there.
+std::string_view Field(std::string_view line, std::string_view key, bool to_end) {
+  size_t at = 0;
+  const std::string needle = fmt::format("{}=", key);
+  while (true) {
+    at = line.find(needle, at);
+    if (at == std::string_view::npos) return {};
+    if (at == 0 || line[at - 1] == ' ') break;
+    ++at;
+  }
+  std::string_view value = line.substr(at + needle.size());
+  if (!to_end) value = value.substr(0, value.find(' '));
+  return value;
+}
+
+// "vigil: GPU 3 hbm [root@2026-11-24T03:18:20]" -> "vigil: GPU 3 hbm".
+std::string_view WithoutStamp(std::string_view reason) {
+  while (!reason.empty() && (reason.back() == '\n' || reason.back() == '\r' ||
+                             reason.back() == ' ')) {
+    reason.remove_suffix(1);
+  }
+  if (!reason.empty() && reason.back() == ']') {
+    const size_t open = reason.rfind(" [");
+    if (open != std::string_view::npos &&
+        reason.substr(open).find('@') != std::string_view::npos) {
+      reason = reason.substr(0, open);
+    }
+  }
+  return reason;
+}
+
+// The pieces of `s` between `sep`s (an empty piece where two meet).
+std::vector<std::string_view> Pieces(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const size_t at = s.find(sep);
+    out.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) return out;
+    s.remove_prefix(at + 1);
+  }
+}
+
+// What a failed command said, for the error message: its stderr, else its stdout.
+std::string Said(const CommandOutput& out) {
+  std::string text = std::string(Trim(out.err));
+  if (text.empty()) text = std::string(Trim(out.out));
+  return text.empty() ? "(nothing printed)" : text;
+}
+
+}  // namespace
+
+bool SlurmNode::Drained() const {
+  return std::find(state.begin(), state.end(), "DRAIN") != state.end();
+}
+
+bool SlurmNode::DrainedByVigil() const {
+  return Drained() && reason.rfind(kVigilReasonPrefix, 0) == 0;
+}
+
+Result<SlurmNode> ParseScontrolNode(std::string_view line) {
+  SlurmNode node;
+  const std::string_view name = Field(line, "NodeName", false);
+  if (name.empty()) return Status::InvalidArgument("scontrol show node: no NodeName= field");
+  node.name = std::string(name);
+  const std::string_view state = Field(line, "State", false);
+  if (state.empty()) {
+    return Status::InvalidArgument(fmt::format("scontrol show node {}: no State= field", name));
+  }
+  for (std::string_view flag : Pieces(state, '+')) {
+    if (!flag.empty()) node.state.emplace_back(flag);
+  }
+  const std::string_view reason = WithoutStamp(Field(line, "Reason", true));
+  if (reason != "(null)" && reason != "none") node.reason = std::string(reason);
+  return node;
+}
+
+std::string_view SlurmActionName(SlurmAction a) {
+  switch (a) {
+    case SlurmAction::kDone:
+      return "done";
+    case SlurmAction::kAlready:
+      return "already";
+    case SlurmAction::kNotVigils:
+      return "not-vigils";
+  }
+  return "unknown";
+}
+
+Slurm::Slurm(CommandRunner& runner, SlurmOptions options)
+    : runner_(runner), options_(std::move(options)) {}
+
+Result<CommandOutput> Slurm::Scontrol(std::vector<std::string> args) {
+  CommandSpec spec;
+  spec.argv.push_back(options_.scontrol);
+  for (std::string& a : args) spec.argv.push_back(std::move(a));
+  if (!options_.conf.empty()) spec.env.push_back("SLURM_CONF=" + options_.conf);
+  spec.timeout_s = options_.timeout_s;
+  return runner_.Run(spec);
+}
+
+Result<SlurmNode> Slurm::Node(std::string_view node) {
+  VIGIL_ASSIGN_OR_RETURN(CommandOutput out,
+                         Scontrol({"show", "node", "--oneliner", std::string(node)}));
+  if (out.exit_code != 0) {
+    const std::string said = Said(out);
+    if (said.find("not found") != std::string::npos) {
+      return Status::NotFound(fmt::format("Slurm has no node {}: {}", Quote(node), said));
+    }
+    return Status::IoError(fmt::format("scontrol show node {}: exit {}: {}", node,
+                                       out.exit_code, said));
+  }
+  for (std::string_view line : Pieces(out.out, '\n')) {
+    if (Field(line, "NodeName", false) == node) return ParseScontrolNode(line);
+  }
+  return Status::NotFound(fmt::format("scontrol show node {} did not list it", Quote(node)));
+}
+
+Status Slurm::Update(std::string_view node, std::vector<std::string> settings) {
+  std::vector<std::string> args = {"update", fmt::format("NodeName={}", node)};
+  for (std::string& s : settings) args.push_back(std::move(s));
+  const std::string text = CommandText(args);
+  VIGIL_ASSIGN_OR_RETURN(CommandOutput out, Scontrol(std::move(args)));
+  if (out.exit_code != 0) {
+    return Status::IoError(fmt::format("scontrol {}: exit {}: {}", text, out.exit_code, Said(out)));
+  }
+  return Status::Ok();
+}
+
+Result<SlurmAction> Slurm::Drain(std::string_view node, std::string_view reason) {
+  if (reason.rfind(kVigilReasonPrefix, 0) != 0 ||
+      reason.find_first_of("\r\n") != std::string_view::npos) {
+    return Status::InvalidArgument(fmt::format(
+        "drain reason {}: must start with \"{}\" and be one line", Quote(reason),
+        kVigilReasonPrefix));
+  }
+  VIGIL_ASSIGN_OR_RETURN(const SlurmNode now, Node(node));
+  if (now.Drained()) return SlurmAction::kAlready;
+  VIGIL_RETURN_IF_ERROR(Update(node, {"State=DRAIN", fmt::format("Reason={}", reason)}));
+  return SlurmAction::kDone;
+}
+
+Result<SlurmAction> Slurm::Resume(std::string_view node) {
+  VIGIL_ASSIGN_OR_RETURN(const SlurmNode now, Node(node));
+  if (!now.Drained()) return SlurmAction::kAlready;
+  if (!now.DrainedByVigil()) return SlurmAction::kNotVigils;
+  VIGIL_RETURN_IF_ERROR(Update(node, {"State=RESUME"}));
+  return SlurmAction::kDone;
+}
+
+}  // namespace vigil::cluster

@@ -1,0 +1,183 @@
+#include "vigil/cluster/slurm.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "vigil/testing/slurm_cluster.h"
+#include "vigil/testing/temp_dir.h"
+
+namespace vigil::cluster {
+namespace {
+
+testing::SlurmClusterOptions Shape(int nodes, int idle_nodes) {
+  testing::SlurmClusterOptions o;
+  o.nodes = nodes;
+  o.idle_nodes = idle_nodes;
+  return o;
+}
+
+SlurmOptions WithScontrol(std::string scontrol) {
+  SlurmOptions o;
+  o.scontrol = std::move(scontrol);
+  return o;
+}
+
+SlurmOptions WithConf(std::string conf) {
+  SlurmOptions o;
+  o.conf = std::move(conf);
+  return o;
+}
+
+// A line of Slurm 22.05's `scontrol show node --oneliner`, as Debian's slurmctld printed it.
+constexpr std::string_view kDrainedLine =
+    "NodeName=fake2 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=1 CPUTot=1 CPULoad=N/A "
+    "AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.2 "
+    "NodeHostName=fake2  RealMemory=1 AllocMem=0 FreeMem=N/A Sockets=1 Boards=1 "
+    "State=UNKNOWN+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A "
+    "Partitions=debug  BootTime=None SlurmdStartTime=None LastBusyTime=Unknown "
+    "CfgTRES=cpu=1,mem=1M,billing=1 AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 "
+    "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s "
+    "Reason=vigil: GPU 3 hbm | x=y [root@2026-11-24T04:12:22]\n";
+
+TEST(SlurmTest, ANodeLineIsReadWithItsWholeReason) {
+  const Result<SlurmNode> n = ParseScontrolNode(kDrainedLine);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n->name, "fake2");
+  EXPECT_EQ(n->state, (std::vector<std::string>{"UNKNOWN", "DRAIN"}));
+  EXPECT_EQ(n->reason, "vigil: GPU 3 hbm | x=y");
+  EXPECT_TRUE(n->Drained());
+  EXPECT_TRUE(n->DrainedByVigil());
+
+  const Result<SlurmNode> idle = ParseScontrolNode("NodeName=n1 Arch=x86_64 State=IDLE Weight=1");
+  ASSERT_TRUE(idle.ok());
+  EXPECT_FALSE(idle->Drained());
+  EXPECT_EQ(idle->reason, "");
+  const Result<SlurmNode> admin =
+      ParseScontrolNode("NodeName=n1 State=IDLE+DRAIN Reason=fan noise [admin@2026-01-01T00:00:00]");
+  ASSERT_TRUE(admin.ok());
+  EXPECT_TRUE(admin->Drained());
+  EXPECT_FALSE(admin->DrainedByVigil());
+  // A key inside another word is not the key: "ActiveState=" is no "State=".
+  EXPECT_EQ(ParseScontrolNode("NodeName=n1 ActiveState=IDLE").status().message(),
+            "scontrol show node n1: no State= field");
+  EXPECT_FALSE(ParseScontrolNode("").ok());
+}
+
+// Answers each call with the next scripted output and keeps what it was asked.
+class ScriptedRunner final : public CommandRunner {
+ public:
+  std::deque<Result<CommandOutput>> answers;
+  std::vector<CommandSpec> calls;
+  Result<CommandOutput> Run(const CommandSpec& spec) override {
+    calls.push_back(spec);
+    if (answers.empty()) return Status::Internal("unscripted call");
+    Result<CommandOutput> next = std::move(answers.front());
+    answers.pop_front();
+    return next;
+  }
+};
+
+CommandOutput Printed(std::string out, int exit_code = 0, std::string err = "") {
+  return CommandOutput{exit_code, std::move(out), std::move(err)};
+}
+
+TEST(SlurmTest, ADrainGivesTheReasonAndTheConfigurationAsTheyAre) {
+  ScriptedRunner runner;
+  runner.answers.push_back(Printed("NodeName=n1 State=IDLE Reason=(null)\n"));
+  runner.answers.push_back(Printed(""));
+  SlurmOptions options = WithConf("/etc/x.conf");
+  options.scontrol = "/opt/slurm/bin/scontrol";
+  Slurm slurm(runner, options);
+  const Result<SlurmAction> a = slurm.Drain("n1", "vigil: GPU 3 gemm 9% below the fleet");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(*a, SlurmAction::kDone);
+  ASSERT_EQ(runner.calls.size(), 2u);
+  EXPECT_EQ(runner.calls[1].argv,
+            (std::vector<std::string>{"/opt/slurm/bin/scontrol", "update", "NodeName=n1",
+                                      "State=DRAIN", "Reason=vigil: GPU 3 gemm 9% below the fleet"}));
+  EXPECT_EQ(runner.calls[1].env, (std::vector<std::string>{"SLURM_CONF=/etc/x.conf"}));
+}
+
+TEST(SlurmTest, SomeoneElsesDrainIsNeitherOverwrittenNorResumed) {
+  ScriptedRunner runner;
+  const std::string admin = "NodeName=n1 State=IDLE+DRAIN Reason=fan [admin@2026-01-01T00:00:00]";
+  runner.answers.push_back(Printed(admin));
+  runner.answers.push_back(Printed(admin));
+  Slurm slurm(runner, SlurmOptions{});
+  EXPECT_EQ(*slurm.Drain("n1", "vigil: NIC 2 down"), SlurmAction::kAlready);
+  EXPECT_EQ(*slurm.Resume("n1"), SlurmAction::kNotVigils);
+  EXPECT_EQ(runner.calls.size(), 2u);  // two reads, no update
+}
+
+TEST(SlurmTest, AReasonThatIsNotVigilsIsRefusedBeforeAnyCall) {
+  ScriptedRunner runner;
+  Slurm slurm(runner, SlurmOptions{});
+  EXPECT_EQ(slurm.Drain("n1", "GPU 3").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(slurm.Drain("n1", "vigil: a\nb").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(runner.calls.empty());
+}
+
+TEST(SlurmTest, WhatScontrolSaysOnFailureIsInTheError) {
+  ScriptedRunner runner;
+  runner.answers.push_back(Printed("", 1, "Node nosuch not found\n"));
+  runner.answers.push_back(Printed("NodeName=n1 State=IDLE\n"));
+  runner.answers.push_back(
+      Printed("", 1, "slurm_update error: Invalid node state specified\n"));
+  runner.answers.push_back(Status::NotFound("scontrol: cannot run \"scontrol\": No such file"));
+  Slurm slurm(runner, SlurmOptions{});
+  const Result<SlurmNode> missing = slurm.Node("nosuch");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("Node nosuch not found"), std::string::npos);
+  const Result<SlurmAction> refused = slurm.Drain("n1", "vigil: x");
+  EXPECT_EQ(refused.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(refused.status().message(),
+            "scontrol update NodeName=n1 State=DRAIN \"Reason=vigil: x\": exit 1: "
+            "slurm_update error: Invalid node state specified");
+  EXPECT_EQ(slurm.Resume("n1").status().code(), StatusCode::kNotFound);
+}
+
+// The real thing: Debian's slurmctld and slurmd on loopback (testing/slurm_cluster.h).
+TEST(SlurmTest, DrainAndResumeOnARealSlurm) {
+  testing::TempDir dir;
+  Result<std::unique_ptr<testing::SlurmCluster>> cluster =
+      testing::SlurmCluster::Start(dir.path(), Shape(1, 1));
+  if (!cluster.ok()) GTEST_SKIP() << "Slurm cannot start here: " << cluster.status().message();
+  const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();
+  Slurm slurm(*runner, WithConf((*cluster)->conf()));
+  const std::string node = (*cluster)->nodes()[0];
+
+  Result<SlurmNode> n = slurm.Node(node);
+  ASSERT_TRUE(n.ok()) << n.status().ToString() << (*cluster)->ControllerLog();
+  EXPECT_FALSE(n->Drained());
+  const std::string reason = "vigil: GPU 3 gpu-gemm/fp16 12% below the fleet";
+  EXPECT_EQ(*slurm.Drain(node, reason), SlurmAction::kDone);
+  n = slurm.Node(node);
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(n->DrainedByVigil());
+  EXPECT_EQ(n->reason, reason);
+  EXPECT_EQ(*slurm.Drain(node, "vigil: something else"), SlurmAction::kAlready);
+  EXPECT_EQ(slurm.Node(node)->reason, reason);
+  EXPECT_EQ(*slurm.Resume(node), SlurmAction::kDone);
+  EXPECT_FALSE(slurm.Node(node)->Drained());
+  EXPECT_EQ(*slurm.Resume(node), SlurmAction::kAlready);
+
+  // A node that a person drained stays drained, with the person's reason.
+  const std::string other = (*cluster)->idle_nodes()[0];
+  CommandSpec by_hand_spec;
+  by_hand_spec.argv = {"scontrol", "update", "NodeName=" + other, "State=DRAIN", "Reason=admin: fan"};
+  by_hand_spec.env = {"SLURM_CONF=" + (*cluster)->conf()};
+  const Result<CommandOutput> by_hand = runner->Run(by_hand_spec);
+  ASSERT_TRUE(by_hand.ok());
+  ASSERT_EQ(by_hand->exit_code, 0) << by_hand->err;
+  EXPECT_EQ(*slurm.Resume(other), SlurmAction::kNotVigils);
+  EXPECT_EQ(slurm.Node(other)->reason, "admin: fan");
+  EXPECT_TRUE(slurm.Node(other)->Drained());
+
+  EXPECT_EQ(slurm.Node("nosuch").status().code(), StatusCode::kNotFound);
+  Slurm missing(*runner, WithScontrol("/nonexistent/scontrol"));
+  EXPECT_EQ(missing.Node(node).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace vigil::cluster
