@@ -142,7 +142,7 @@ int Soak(const std::string& db, bool sync_full, double rate, double seconds, int
         u[0].hardware = fleet.rows[row].hardware;
         u[0].received = SystemClock().WallSeconds();
         u[0].start_time = "2026-11-23T00:00:00Z";
-        u[0].verdict = "healthy";
+        u[0].verdict = Verdict::kHealthy;
         u[0].findings = "[]";
         u[0].row = rows[row];
         u[0].document = docs[static_cast<size_t>(k) % docs.size()];

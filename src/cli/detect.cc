@@ -40,7 +40,7 @@ std::string EvidenceText(const detect::Alert& a) {
   std::string out;
   for (const detect::Evidence& e : a.evidence) {
     if (!out.empty()) out += ", ";
-    if (a.kind == "divergence") {
+    if (a.kind == detect::AlertKind::kDivergence) {
       out += fmt::format("{} {} {} vs {} ({:+.1f} sd)", e.signal, e.stat, FormatFigure(e.value),
                          FormatFigure(e.peer_median), e.deviation);
     } else {
@@ -51,9 +51,9 @@ std::string EvidenceText(const detect::Alert& a) {
 }
 
 void PrintAlert(const detect::Alert& a) {
-  fmt::print("ALERT {} {} {}{} onset {} detected {} (+{:.0f} s): {}\n", a.machine, a.kind, a.rule,
-             a.component.empty() ? "" : " " + a.component, FormatUtc(a.onset),
-             FormatUtc(a.detected), a.detected - a.onset, EvidenceText(a));
+  fmt::print("ALERT {} {} {}{} onset {} detected {} (+{:.0f} s): {}\n", a.machine,
+             detect::AlertKindName(a.kind), a.rule, a.component.empty() ? "" : " " + a.component,
+             FormatUtc(a.onset), FormatUtc(a.detected), a.detected - a.onset, EvidenceText(a));
   std::fflush(stdout);
 }
 

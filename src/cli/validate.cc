@@ -25,8 +25,9 @@ constexpr Bounds kLearnBudgetBounds{.lo = 1e-100, .hi = 1};
 constexpr Bounds kSweepPointsBounds{.lo = 1, .hi = 1000};
 
 std::string Range(const Finding& f) {
-  if (f.test == "return_code" || f.test == "health") return "0";
-  if (f.test == "missing") return "present";
+  using validate::FindingTest;
+  if (f.test == FindingTest::kReturnCode || f.test == FindingTest::kHealth) return "0";
+  if (f.test == FindingTest::kMissing) return "present";
   const std::string lo = std::isfinite(f.expected_low) ? FormatFigure(f.expected_low) : "";
   const std::string hi = std::isfinite(f.expected_high) ? FormatFigure(f.expected_high) : "";
   if (lo.empty()) return "<= " + hi;
@@ -57,14 +58,17 @@ std::string RenderFindings(const FleetTable& table,
   for (size_t i = 0; i < verdicts.size(); ++i) {
     for (const Finding& f : verdicts[i].findings) {
       if (++rows > kMaxRows) continue;
-      t.Add({table.node(i), f.component, f.metric,
-             std::isnan(f.value) ? "-" : FormatFigure(f.value), Range(f),
-             // Only the fleet and balance tests measure a deviation from the fleet's centre
-             // (none from a centre of 0).
-             (f.test == "fleet" || f.test == "balance") && f.deviation != 0
-                 ? fmt::format("{:+.1f}%", f.deviation * 100)
-                 : "-",
-             std::string(validate::SeverityName(f.severity)), f.test});
+      t.Add(
+          {table.node(i), ComponentName(f.component), f.metric,
+           std::isnan(f.value) ? "-" : FormatFigure(f.value), Range(f),
+           // Only the fleet and balance tests measure a deviation from the fleet's centre
+           // (none from a centre of 0).
+           (f.test == validate::FindingTest::kFleet || f.test == validate::FindingTest::kBalance) &&
+                   f.deviation != 0
+               ? fmt::format("{:+.1f}%", f.deviation * 100)
+               : "-",
+           std::string(validate::SeverityName(f.severity)),
+           std::string(validate::FindingTestName(f.test))});
     }
   }
   if (rows == 0) return "";
@@ -155,9 +159,10 @@ CommandResult RunValidate(const ValidateCliOptions& o) {
     for (size_t i = 0; i < verdicts.size(); ++i) {
       Json findings = Json::array();
       for (const Finding& f : verdicts[i].findings) findings.push_back(FindingToJson(f));
-      nodes.push_back(Json{{"node", table.node(i)},
-                           {"verdict", verdicts[i].defective ? "defective" : "healthy"},
-                           {"findings", std::move(findings)}});
+      nodes.push_back(Json{
+          {"node", table.node(i)},
+          {"verdict", VerdictName(verdicts[i].defective ? Verdict::kDefective : Verdict::kHealthy)},
+          {"findings", std::move(findings)}});
     }
     Json out = {{"nodes", std::move(nodes)}, {"defective", defective}};
     if (learned) {

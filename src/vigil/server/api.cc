@@ -101,10 +101,13 @@ Result<bool> RetiredParam(const Request& req) {
   return Status::InvalidArgument(fmt::format("retired: expected true or false, got {}", Quote(v)));
 }
 
-Status CheckVerdict(std::string_view v) {
-  if (v.empty() || v == "healthy" || v == "defective" || v == "unjudged") return Status::Ok();
-  return Status::InvalidArgument(
-      fmt::format("verdict: expected healthy, defective or unjudged, got {}", Quote(v)));
+// ?verdict=: none when absent or empty.
+Result<std::optional<Verdict>> VerdictParam(const Request& req) {
+  const std::string v = Param(req, "verdict");
+  if (v.empty()) return std::optional<Verdict>();
+  const Result<Verdict> parsed = ParseVerdict(v);
+  if (!parsed.ok()) return parsed.status().WithContext("verdict");
+  return std::optional<Verdict>(*parsed);
 }
 
 // The node list written directly: NodeJson through nlohmann costs several times more, and the
@@ -115,11 +118,11 @@ void AppendNodeJson(std::string& out, const store::NodeState& n, double now) {
   out += ",\"hardware\":";
   AppendJsonString(out, n.hardware);
   out += ",\"verdict\":";
-  AppendJsonString(out, n.verdict);
+  AppendJsonString(out, VerdictName(n.verdict));
   out += ",\"failing\":[";
   for (size_t i = 0; i < n.failing.size(); ++i) {
     if (i) out += ',';
-    AppendJsonString(out, n.failing[i]);
+    AppendJsonString(out, ComponentName(n.failing[i]));
   }
   fmt::format_to(std::back_inserter(out), "],\"last_validated\":\"{}\",\"age_seconds\":{},",
                  FormatUtc(n.received), now - n.received);
@@ -136,27 +139,19 @@ void AppendNodeJson(std::string& out, const store::NodeState& n, double now) {
 
 Json UploadJson(const store::Upload& u) {
   Result<Json> findings = ParseJson(u.findings, "findings");
+  Json failing = Json::array();
+  for (const ComponentId& c : u.failing) failing.push_back(ComponentName(c));
   Json j{{"id", u.id},
          {"node", u.node},
          {"hardware", u.hardware},
          {"received", FormatUtc(u.received)},
          {"start_time", u.start_time},
-         {"verdict", u.verdict},
+         {"verdict", VerdictName(u.verdict)},
          {"criteria_version", u.criteria_version},
-         {"failing", u.failing},
+         {"failing", std::move(failing)},
          {"findings", findings.ok() ? *findings : Json::array()},
          {"repeated", u.repeated}};
   return j;
-}
-
-// "GPU 3" -> "GPU": the kind of component, for counts that stay few however large the fleet.
-std::string_view ComponentKind(std::string_view component) {
-  const size_t space = component.rfind(' ');
-  if (space == std::string_view::npos || space + 1 == component.size()) return component;
-  for (const char c : component.substr(space + 1)) {
-    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '-') return component;
-  }
-  return component.substr(0, space);
 }
 
 }  // namespace
@@ -299,8 +294,9 @@ Response Api::PostResults(const Request& req) {
 Response Api::GetNodes(const Request& req) {
   Result<bool> retired = RetiredParam(req);
   if (!retired.ok()) return StatusResponse(retired.status());
-  const store::NodeFilter filter{Param(req, "verdict"), Param(req, "hardware"), *retired};
-  if (Status s = CheckVerdict(filter.verdict); !s.ok()) return StatusResponse(s);
+  Result<std::optional<Verdict>> verdict = VerdictParam(req);
+  if (!verdict.ok()) return StatusResponse(verdict.status());
+  const store::NodeFilter filter{*verdict, Param(req, "hardware"), *retired};
   Result<std::vector<store::NodeState>> nodes = service_.store().Nodes(filter);
   if (!nodes.ok()) return StatusResponse(nodes.status());
   const double now = service_.clock().WallSeconds();
@@ -441,9 +437,9 @@ Response Api::Metrics() {
       "# HELP vigil_node_healthy 1 when the node's latest validation found it healthy, 0 when "
       "defective; absent while unjudged.\n# TYPE vigil_node_healthy gauge\n";
   for (const store::NodeState& n : *nodes) {
-    if (n.verdict == "unjudged") continue;
+    if (n.verdict == Verdict::kUnjudged) continue;
     AppendExpositionLine("vigil_node_healthy", {{"node", n.node}, {"hardware", n.hardware}},
-                         n.verdict == "healthy" ? 1 : 0, &out);
+                         n.verdict == Verdict::kHealthy ? 1 : 0, &out);
   }
   out +=
       "# HELP vigil_node_last_validation_age_seconds Seconds since the node's latest upload.\n"
@@ -452,11 +448,14 @@ Response Api::Metrics() {
     AppendExpositionLine("vigil_node_last_validation_age_seconds", {{"node", n.node}},
                          now - n.received, &out);
   }
-  std::map<std::string, int64_t> by_verdict{{"healthy", 0}, {"defective", 0}, {"unjudged", 0}};
-  std::map<std::string, int64_t, std::less<>> by_component;
+  std::map<std::string_view, int64_t> by_verdict;
+  for (const Verdict v : {Verdict::kHealthy, Verdict::kDefective, Verdict::kUnjudged}) {
+    by_verdict[VerdictName(v)] = 0;
+  }
+  std::map<std::string, int64_t> by_component;
   for (const store::NodeState& n : *nodes) {
-    ++by_verdict[n.verdict];
-    for (const std::string& c : n.failing) ++by_component[std::string(ComponentKind(c))];
+    ++by_verdict[VerdictName(n.verdict)];
+    for (const ComponentId& c : n.failing) ++by_component[c.kind];
   }
   out +=
       "# HELP vigil_nodes Nodes by the verdict of their latest validation.\n"
@@ -525,9 +524,10 @@ Response Api::Metrics() {
 
 Response Api::FleetPage(const Request& req) {
   server::FleetPage page;
-  page.verdict = Param(req, "verdict");
+  Result<std::optional<Verdict>> verdict = VerdictParam(req);
+  if (!verdict.ok()) return StatusResponse(verdict.status());
+  page.verdict = *verdict;
   page.hardware = Param(req, "hardware");
-  if (Status s = CheckVerdict(page.verdict); !s.ok()) return StatusResponse(s);
   Result<std::vector<store::NodeState>> nodes =
       service_.store().Nodes({page.verdict, page.hardware});
   if (!nodes.ok()) return StatusResponse(nodes.status());

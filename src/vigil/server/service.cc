@@ -15,7 +15,6 @@
 #include "vigil/detect/detector.h"
 #include "vigil/results/summary.h"
 #include "vigil/server/upload.h"
-#include "vigil/validate/health.h"
 
 namespace vigil::server {
 
@@ -79,30 +78,22 @@ std::shared_ptr<const ActiveCriteria> FleetService::criteria() const {
 
 namespace {
 
-// Judges one node by the criteria of the benchmarks it ran and the rules that need no fleet
-// (validate/health.h). Without criteria, or when none learned applies to its hardware class (a new
-// class, until the next learn includes it), the rules alone judge it: defective when they find a
-// fault (a GPU the driver lost makes a class of its own), otherwise unjudged. The verdict's
-// upload id is left 0.
-store::Verdict Judged(const ActiveCriteria* active, const FleetRow& row,
-                      const std::vector<std::string>& benchmarks) {
+// Judges one node (validate::JudgeNode) by the criteria of the benchmarks it ran and the rules
+// that need no fleet; without criteria, or when none learned applies to its hardware class (a
+// new class, until the next learn includes it), by the rules alone. The upload id is left 0.
+store::VerdictUpdate Judged(const ActiveCriteria* active, const FleetRow& row,
+                            const std::vector<std::string>& benchmarks) {
   const FleetTable one = TableOfRows({row}, row.node);
-  validate::NodeFindings nf;
-  store::Verdict v;
+  std::shared_ptr<const validate::Judgement> criteria;
+  store::VerdictUpdate v;
   if (active != nullptr && validate::ClassFor(active->criteria, row.hardware) != nullptr) {
-    nf = active->For(benchmarks, one.metrics())->Judge(one, 1)[0];
+    criteria = active->For(benchmarks, one.metrics());
     v.criteria_version = active->version;
-  } else {
-    nf = validate::JudgeHealth(one);
-    if (!nf.defective) {
-      v.verdict = "unjudged";
-      v.findings = "[]";
-      return v;
-    }
   }
-  v.verdict = nf.defective ? "defective" : "healthy";
+  const validate::NodeJudgement judged = validate::JudgeNode(one, criteria.get());
+  v.verdict = judged.verdict;
   Json findings = Json::array();
-  for (const validate::Finding& f : nf.findings) {
+  for (const validate::Finding& f : judged.findings.findings) {
     findings.push_back(validate::FindingToJson(f));
     if (std::find(v.failing.begin(), v.failing.end(), f.component) == v.failing.end()) {
       v.failing.push_back(f.component);
@@ -144,10 +135,10 @@ Result<FleetTable> TableOfUploads(const std::vector<store::Upload>& uploads) {
 }
 
 // The latest uploads judged again by `active`: row i of `table` is latest[i]'s.
-std::vector<store::Verdict> JudgedAgain(const ActiveCriteria& active, const FleetTable& table,
-                                        const std::vector<store::Upload>& latest) {
+std::vector<store::VerdictUpdate> JudgedAgain(const ActiveCriteria& active, const FleetTable& table,
+                                              const std::vector<store::Upload>& latest) {
   constexpr size_t kGrain = 256;  // nodes per thread at least: judging one takes ~0.1 ms
-  std::vector<store::Verdict> out(latest.size());
+  std::vector<store::VerdictUpdate> out(latest.size());
   const size_t workers = WorkerCount(latest.size(), kGrain, 0);
   RunWorkers(workers, [&](size_t w) {
     const auto [begin, end] = ShareOf(latest.size(), w, workers);
@@ -179,7 +170,7 @@ Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
     u.hardware = p.row.hardware;
     u.received = now;
     u.start_time = p.start_time;
-    store::Verdict v = Judged(active.get(), p.row, p.benchmarks);
+    store::VerdictUpdate v = Judged(active.get(), p.row, p.benchmarks);
     u.verdict = std::move(v.verdict);
     u.criteria_version = v.criteria_version;
     u.failing = std::move(v.failing);
@@ -230,7 +221,7 @@ Result<LearnReport> FleetService::Learn() {
   const auto again = [&]() -> Status {
     VIGIL_ASSIGN_OR_RETURN(const std::vector<store::Upload> latest, store_.LatestUploads());
     VIGIL_ASSIGN_OR_RETURN(const FleetTable rows, TableOfUploads(latest));
-    const std::vector<store::Verdict> verdicts = JudgedAgain(*active, rows, latest);
+    const std::vector<store::VerdictUpdate> verdicts = JudgedAgain(*active, rows, latest);
     VIGIL_RETURN_IF_ERROR(store_.PutVerdicts(verdicts));
     report.rejudged = static_cast<int64_t>(verdicts.size());
     for (size_t i = 0; i < verdicts.size(); ++i) {
@@ -264,7 +255,8 @@ Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_v
     const detect::Alert& a = parsed[i];
     const Status name = CheckNodeName(a.machine);
     if (!name.ok()) return name.WithContext(fmt::format("{}: alert {}: machine", source, i + 1));
-    alerts.push_back(store::StoredAlert{0, now, a.machine, a.kind, a.detected,
+    alerts.push_back(store::StoredAlert{0, now, a.machine,
+                                        std::string(detect::AlertKindName(a.kind)), a.detected,
                                         DumpJson(detect::AlertToJson(a))});
   }
   VIGIL_RETURN_IF_ERROR(store_.PutAlerts(alerts));

@@ -124,16 +124,27 @@ Result<std::string> Decompress(std::string_view blob, std::string_view what) {
   return out;
 }
 
-std::string JoinFailing(const std::vector<std::string>& failing) { return DumpJson(Json(failing)); }
+// The failing column: a JSON array of the components' names.
+std::string JoinFailing(const std::vector<ComponentId>& failing) {
+  Json names = Json::array();
+  for (const ComponentId& c : failing) names.push_back(ComponentName(c));
+  return DumpJson(names);
+}
 
-std::vector<std::string> SplitFailing(std::string_view text) {
-  std::vector<std::string> out;
+std::vector<ComponentId> SplitFailing(std::string_view text) {
+  std::vector<ComponentId> out;
   Result<Json> j = ParseJson(text, "failing");
   if (!j.ok() || !j->is_array()) return out;
   for (const Json& s : *j) {
-    if (s.is_string()) out.push_back(s.get<std::string>());
+    if (s.is_string()) out.push_back(ParseComponent(s.get<std::string>()));
   }
   return out;
+}
+
+// The verdict column, written by VerdictName; text this Vigil never writes reads as unjudged.
+Verdict StoredVerdict(std::string_view text) {
+  const Result<Verdict> v = ParseVerdict(text);
+  return v.ok() ? *v : Verdict::kUnjudged;
 }
 
 // One prepared statement, reset after each use.
@@ -353,7 +364,7 @@ class SqliteStore final : public Store {
                                  writer_->RunOne(find_upload_, "find upload", [&](const auto& st) {
                                    u.id = st.Int(0);
                                    u.received = st.Double(1);
-                                   u.verdict = st.Text(2);
+                                   u.verdict = StoredVerdict(st.Text(2));
                                    u.criteria_version = st.Int(3);
                                    u.failing = SplitFailing(st.Text(4));
                                    u.findings = st.Text(5);
@@ -365,7 +376,7 @@ class SqliteStore final : public Store {
             .Bind(2, u.hardware)
             .Bind(3, u.received)
             .Bind(4, u.start_time)
-            .Bind(5, u.verdict)
+            .Bind(5, VerdictName(u.verdict))
             .Bind(6, u.criteria_version)
             .Bind(7, failing)
             .Bind(8, u.findings)
@@ -380,7 +391,7 @@ class SqliteStore final : public Store {
             .Bind(3, u.id)
             .Bind(4, u.received)
             .Bind(5, u.start_time)
-            .Bind(6, u.verdict)
+            .Bind(6, VerdictName(u.verdict))
             .Bind(7, failing);
         VIGIL_RETURN_IF_ERROR(writer_->Run(upsert_node_, "update node"));
       }
@@ -396,7 +407,9 @@ class SqliteStore final : public Store {
             "?3 ORDER BY node",
         "list nodes",
         [&](Statement& st) {
-          st.Bind(1, filter.verdict).Bind(2, filter.hardware).Bind(3, int64_t{filter.retired});
+          st.Bind(1, filter.verdict ? VerdictName(*filter.verdict) : std::string_view(""))
+              .Bind(2, filter.hardware)
+              .Bind(3, int64_t{filter.retired});
         },
         [&](const Statement& st) { out.push_back(NodeOf(st)); }));
     return out;
@@ -429,7 +442,7 @@ class SqliteStore final : public Store {
           u.hardware = st.Text(2);
           u.received = st.Double(3);
           u.start_time = st.Text(4);
-          u.verdict = st.Text(5);
+          u.verdict = StoredVerdict(st.Text(5));
           u.criteria_version = st.Int(6);
           u.failing = SplitFailing(st.Text(7));
           u.findings = st.Text(8);
@@ -461,7 +474,7 @@ class SqliteStore final : public Store {
                 u.node = st.Text(1);
                 u.hardware = st.Text(2);
                 u.start_time = st.Text(3);
-                u.verdict = st.Text(4);
+                u.verdict = StoredVerdict(st.Text(4));
                 u.row = st.Text(5);
               }));
     return out;
@@ -470,11 +483,11 @@ class SqliteStore final : public Store {
   // In commits of at most kVerdictsPerCommit: a verdict rewrites its upload's row, document
   // included (about 9 KB of WAL each), and the WAL's bound holds only between commits (a learn
   // judging 10,000 nodes again in one transaction wrote 94 MB of WAL).
-  Status PutVerdicts(const std::vector<Verdict>& verdicts) override {
+  Status PutVerdicts(const std::vector<VerdictUpdate>& verdicts) override {
     constexpr size_t kVerdictsPerCommit = 200;
     for (size_t first = 0; first < verdicts.size(); first += kVerdictsPerCommit) {
-      const std::span<const Verdict> some(verdicts.data() + first,
-                                          std::min(kVerdictsPerCommit, verdicts.size() - first));
+      const std::span<const VerdictUpdate> some(
+          verdicts.data() + first, std::min(kVerdictsPerCommit, verdicts.size() - first));
       VIGIL_RETURN_IF_ERROR(Write([&]() -> Status { return UpdateVerdicts(some); }));
     }
     return Status::Ok();
@@ -611,7 +624,7 @@ class SqliteStore final : public Store {
                      st.Int(2),
                      st.Double(3),
                      st.Text(4),
-                     st.Text(5),
+                     StoredVerdict(st.Text(5)),
                      SplitFailing(st.Text(6)),
                      st.Int(7),
                      st.Double(8)};
@@ -713,7 +726,7 @@ class SqliteStore final : public Store {
     return Status::Ok();
   }
 
-  Status UpdateVerdicts(std::span<const Verdict> verdicts) {
+  Status UpdateVerdicts(std::span<const VerdictUpdate> verdicts) {
     Statement upload, node;
     VIGIL_RETURN_IF_ERROR(writer_->Prepare(
         upload,
@@ -724,10 +737,10 @@ class SqliteStore final : public Store {
         node,
         "UPDATE nodes SET verdict = ?2, failing = ?3 WHERE node = (SELECT node FROM uploads "
         "WHERE id = ?1) AND last_upload = ?1"));
-    for (const Verdict& v : verdicts) {
+    for (const VerdictUpdate& v : verdicts) {
       const std::string failing = JoinFailing(v.failing);
       upload.Bind(1, v.upload)
-          .Bind(2, v.verdict)
+          .Bind(2, VerdictName(v.verdict))
           .Bind(3, v.criteria_version)
           .Bind(4, failing)
           .Bind(5, v.findings);
@@ -735,7 +748,7 @@ class SqliteStore final : public Store {
       if (writer_->Changes() == 0) {
         return Status::NotFound(fmt::format("{}: no upload {}", path_, v.upload));
       }
-      node.Bind(1, v.upload).Bind(2, v.verdict).Bind(3, failing);
+      node.Bind(1, v.upload).Bind(2, VerdictName(v.verdict)).Bind(3, failing);
       VIGIL_RETURN_IF_ERROR(writer_->Run(node, "update node verdict"));
     }
     return Status::Ok();

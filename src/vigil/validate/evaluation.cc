@@ -12,7 +12,8 @@ namespace vigil::validate {
 FoundSet FoundByLearned(const FleetTable& table, const std::vector<NodeFindings>& verdicts) {
   FoundSet found;
   for (size_t i = 0; i < verdicts.size(); ++i) {
-    for (const Finding& f : verdicts[i].findings) found.emplace(table.node(i), f.component);
+    for (const Finding& f : verdicts[i].findings)
+      found.emplace(table.node(i), ComponentName(f.component));
   }
   return found;
 }
@@ -79,7 +80,9 @@ Score ScoreFindings(const FoundSet& found, const std::vector<PlantedDefect>& tru
     if (!planted.contains(pair)) ++s.false_findings;
   }
   const auto label_of = [](const PlantedDefect& d) {
-    if (d.kind == "fail" || d.kind == "missing") return d.kind;
+    if (d.kind == DefectKind::kFail || d.kind == DefectKind::kMissing) {
+      return std::string(DefectKindName(d.kind));
+    }
     return fmt::format("{}%", std::lround(d.size * 100));
   };
   std::map<std::string, ScoreRow> rows;
