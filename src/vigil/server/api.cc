@@ -137,21 +137,26 @@ void AppendNodeJson(std::string& out, const store::NodeState& n, double now) {
   }
 }
 
-Json UploadJson(const store::Upload& u) {
-  Result<Json> findings = ParseJson(u.findings, "findings");
-  Json failing = Json::array();
-  for (const ComponentId& c : u.failing) failing.push_back(ComponentName(c));
-  Json j{{"id", u.id},
-         {"node", u.node},
-         {"hardware", u.hardware},
-         {"received", FormatUtc(u.received)},
-         {"start_time", u.start_time},
-         {"verdict", VerdictName(u.verdict)},
-         {"criteria_version", u.criteria_version},
-         {"failing", std::move(failing)},
-         {"findings", findings.ok() ? *findings : Json::array()},
-         {"repeated", u.repeated}};
-  return j;
+// One upload in an answer, written directly as AppendNodeJson writes a node: its findings are
+// the JSON text they were encoded to when judged, copied in as they are.
+void AppendUploadJson(std::string& out, const store::Upload& u) {
+  fmt::format_to(std::back_inserter(out), "{{\"id\":{},\"node\":", u.id);
+  AppendJsonString(out, u.node);
+  out += ",\"hardware\":";
+  AppendJsonString(out, u.hardware);
+  fmt::format_to(std::back_inserter(out),
+                 ",\"received\":\"{}\",\"start_time\":", FormatUtc(u.received));
+  AppendJsonString(out, u.start_time);
+  fmt::format_to(std::back_inserter(out),
+                 ",\"verdict\":\"{}\",\"criteria_version\":{},\"failing\":[",
+                 VerdictName(u.verdict), u.criteria_version);
+  for (size_t i = 0; i < u.failing.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, ComponentName(u.failing[i]));
+  }
+  out += "],\"findings\":";
+  out += u.findings.empty() ? std::string_view("[]") : std::string_view(u.findings);
+  fmt::format_to(std::back_inserter(out), ",\"repeated\":{}}}", u.repeated);
 }
 
 }  // namespace
@@ -279,16 +284,18 @@ Response Api::Route(const Request& req, std::string& route) {
 Response Api::PostResults(const Request& req) {
   Result<std::vector<store::Upload>> stored = service_.Ingest(req.body, "upload");
   if (!stored.ok()) return StatusResponse(stored.status());
-  Json results = Json::array();
   size_t repeated = 0;
-  for (const store::Upload& u : *stored) {
-    results.push_back(UploadJson(u));
-    repeated += u.repeated;
+  for (const store::Upload& u : *stored) repeated += u.repeated;
+  Response r;
+  r.status = 201;
+  r.body = fmt::format("{{\"stored\":{},\"repeated\":{},\"results\":[", stored->size() - repeated,
+                       repeated);
+  for (size_t i = 0; i < stored->size(); ++i) {
+    if (i) r.body += ',';
+    AppendUploadJson(r.body, (*stored)[i]);
   }
-  return JsonResponse(Json{{"stored", stored->size() - repeated},
-                           {"repeated", repeated},
-                           {"results", std::move(results)}},
-                      201);
+  r.body += "]}";
+  return r;
 }
 
 Response Api::GetNodes(const Request& req) {
@@ -318,13 +325,16 @@ Response Api::GetNode(const Request& req, std::string_view node) {
   if (!state.ok()) return StatusResponse(state.status());
   Result<std::vector<store::Upload>> history = service_.store().History(node, *limit, false);
   if (!history.ok()) return StatusResponse(history.status());
-  Json list = Json::array();
-  for (const store::Upload& u : *history) list.push_back(UploadJson(u));
-  std::string head;
-  AppendNodeJson(head, *state, service_.clock().WallSeconds());
-  Json out = *ParseJson(head, "node");
-  out["history"] = std::move(list);
-  return JsonResponse(out);
+  Response r;
+  AppendNodeJson(r.body, *state, service_.clock().WallSeconds());
+  r.body.pop_back();  // the node's '}': its history follows
+  r.body += ",\"history\":[";
+  for (size_t i = 0; i < history->size(); ++i) {
+    if (i) r.body += ',';
+    AppendUploadJson(r.body, (*history)[i]);
+  }
+  r.body += "]}";
+  return r;
 }
 
 Response Api::Retire(std::string_view node) {
@@ -408,15 +418,24 @@ Response Api::GetAlerts(const Request& req) {
   Result<std::vector<store::StoredAlert>> alerts =
       service_.store().Alerts({Param(req, "machine"), *limit});
   if (!alerts.ok()) return StatusResponse(alerts.status());
-  Json list = Json::array();
-  for (const store::StoredAlert& a : *alerts) {
-    Result<Json> body = ParseJson(a.body, "stored alert");
-    Json j = body.ok() ? std::move(body).value() : Json::object();
-    j["id"] = a.id;
-    j["received"] = FormatUtc(a.received);
-    list.push_back(std::move(j));
+  Response r;
+  r.body = fmt::format("{{\"count\":{},\"alerts\":[", alerts->size());
+  for (size_t i = 0; i < alerts->size(); ++i) {
+    const store::StoredAlert& a = (*alerts)[i];
+    if (i) r.body += ',';
+    // The stored object, encoded once when it came in, with its id and time added last.
+    std::string_view body = Trim(a.body);
+    if (body.size() >= 2 && body.front() == '{' && body.back() == '}') {
+      body.remove_suffix(1);
+    } else {
+      body = "{";  // not an object (never written): the id and time alone
+    }
+    r.body += body;
+    fmt::format_to(std::back_inserter(r.body), "{}\"id\":{},\"received\":\"{}\"}}",
+                   Trim(body.substr(1)).empty() ? "" : ",", a.id, FormatUtc(a.received));
   }
-  return JsonResponse(Json{{"count", alerts->size()}, {"alerts", std::move(list)}});
+  r.body += "]}";
+  return r;
 }
 
 Response Api::Healthz() {
@@ -428,15 +447,15 @@ Response Api::Healthz() {
 }
 
 Response Api::Metrics() {
-  Result<std::vector<store::NodeState>> nodes = service_.store().Nodes({});
-  if (!nodes.ok()) return ErrorResponse(503, nodes.status().message());
+  // The fleet as the service keeps it in memory (fleet_state.h): no row of the store is read.
+  const FleetSnapshot fleet = service_.fleet().Snapshot({});
   const double now = service_.clock().WallSeconds();
   std::string out;
   using telemetry::AppendExpositionLine;
   out +=
       "# HELP vigil_node_healthy 1 when the node's latest validation found it healthy, 0 when "
       "defective; absent while unjudged.\n# TYPE vigil_node_healthy gauge\n";
-  for (const store::NodeState& n : *nodes) {
+  for (const store::NodeState& n : fleet.nodes) {
     if (n.verdict == Verdict::kUnjudged) continue;
     AppendExpositionLine("vigil_node_healthy", {{"node", n.node}, {"hardware", n.hardware}},
                          n.verdict == Verdict::kHealthy ? 1 : 0, &out);
@@ -444,18 +463,13 @@ Response Api::Metrics() {
   out +=
       "# HELP vigil_node_last_validation_age_seconds Seconds since the node's latest upload.\n"
       "# TYPE vigil_node_last_validation_age_seconds gauge\n";
-  for (const store::NodeState& n : *nodes) {
+  for (const store::NodeState& n : fleet.nodes) {
     AppendExpositionLine("vigil_node_last_validation_age_seconds", {{"node", n.node}},
                          now - n.received, &out);
   }
-  std::map<std::string_view, int64_t> by_verdict;
+  std::map<std::string_view, int64_t> by_verdict;  // by name: the order they are written in
   for (const Verdict v : {Verdict::kHealthy, Verdict::kDefective, Verdict::kUnjudged}) {
-    by_verdict[VerdictName(v)] = 0;
-  }
-  std::map<std::string, int64_t> by_component;
-  for (const store::NodeState& n : *nodes) {
-    ++by_verdict[VerdictName(n.verdict)];
-    for (const ComponentId& c : n.failing) ++by_component[c.kind];
+    by_verdict[VerdictName(v)] = fleet.gauges.Nodes(v);
   }
   out +=
       "# HELP vigil_nodes Nodes by the verdict of their latest validation.\n"
@@ -466,7 +480,7 @@ Response Api::Metrics() {
   out +=
       "# HELP vigil_failing_components Components named defective by the nodes' latest "
       "verdicts, by kind (GPU, NIC, ...).\n# TYPE vigil_failing_components gauge\n";
-  for (const auto& [c, count] : by_component) {
+  for (const auto& [c, count] : fleet.gauges.by_component) {
     AppendExpositionLine("vigil_failing_components", {{"component", c}}, static_cast<double>(count),
                          &out);
   }
@@ -528,10 +542,7 @@ Response Api::FleetPage(const Request& req) {
   if (!verdict.ok()) return StatusResponse(verdict.status());
   page.verdict = *verdict;
   page.hardware = Param(req, "hardware");
-  Result<std::vector<store::NodeState>> nodes =
-      service_.store().Nodes({page.verdict, page.hardware});
-  if (!nodes.ok()) return StatusResponse(nodes.status());
-  page.nodes = std::move(nodes).value();
+  page.nodes = service_.fleet().Snapshot({page.verdict, page.hardware}).nodes;
   Result<std::vector<store::StoredAlert>> alerts = service_.store().Alerts({"", 20});
   if (alerts.ok()) page.alerts = std::move(alerts).value();
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();

@@ -266,15 +266,15 @@ std::string RenderNodePage(const store::NodeState& node, const std::vector<store
                    HtmlEscape(Joined(node.failing)));
   }
   // Plots: the uploads oldest first, as one table.
-  std::string rows;
+  std::vector<FleetRow> rows;
   std::vector<double> times;
   for (auto it = history.rbegin(); it != history.rend(); ++it) {
-    (rows += it->row) += '\n';
+    rows.push_back(it->row);
     times.push_back(it->received);
   }
-  if (Result<FleetTable> table = ParseFleetTable(rows, "history", 1);
-      table.ok() && !history.empty()) {
-    std::vector<Series> series = KeySeries(*table, times, history.front().findings);
+  if (!history.empty()) {
+    const FleetTable table = TableOfRows(rows, "history");
+    std::vector<Series> series = KeySeries(table, times, history.front().findings);
     AddBands(series, node.hardware, criteria);
     if (!series.empty()) {
       body += "<h2>Key metrics over time</h2><div class=\"plots\">";

@@ -17,6 +17,8 @@
 namespace vigil::store {
 namespace {
 
+using Values = std::vector<std::pair<std::string, double>>;
+
 // The components' names, to compare with the names written.
 std::vector<std::string> Names(const std::vector<ComponentId>& components) {
   std::vector<std::string> out;
@@ -34,7 +36,7 @@ Upload MakeUpload(const std::string& node, const std::string& verdict, double re
   u.criteria_version = 1;
   if (verdict == "defective") u.failing = {ParseComponent("GPU 3"), ParseComponent("NIC 5")};
   u.findings = "[]";
-  u.row = fmt::format(R"({{"node": "{}", "cpu-stream/triad_gbps": {}}})", node, received);
+  u.row = FleetRow{node, {{"cpu-stream/triad_gbps", received}}, u.hardware};
   u.document = R"({"schema": "vigil.results/1"})";
   return u;
 }
@@ -104,7 +106,7 @@ TEST(SqliteStoreTest, UploadsUpdateTheLatestStateAndTheHistory) {
   ASSERT_EQ(latest.size(), 2u);
   EXPECT_EQ(latest[0].id, 3);
   EXPECT_EQ(VerdictName(latest[0].verdict), "defective");
-  EXPECT_NE(latest[0].row.find("200"), std::string::npos);  // n1's latest row
+  EXPECT_EQ(latest[0].row.values, (Values{{"cpu-stream/triad_gbps", 200}}));  // n1's latest row
   EXPECT_EQ(latest[0].document, "");
   const StoreCounts counts = *store->Counts();
   EXPECT_EQ(counts.uploads, 3);
@@ -150,7 +152,7 @@ TEST(SqliteStoreTest, DataSurvivesReopeningAndMigrationsRunOnce) {
   }
   auto store = MustOpen(path);
   EXPECT_EQ(store->Counts()->uploads, 1);
-  EXPECT_EQ(SqliteSchemaVersion(), 3);
+  EXPECT_EQ(SqliteSchemaVersion(), 4);
 }
 
 TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsStillRead) {
@@ -177,12 +179,14 @@ TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsSti
   sqlite3_finalize(st);
   sqlite3_close(db);
 
-  // The file as version 1 left it: no codec column, the document as plain text (and none of
-  // version 3's keys and retirements).
+  // The file as version 1 left it: no codec column, the document as plain text, the row as a
+  // summary line (and none of version 3's keys and retirements or version 4's typed rows).
   ExecRaw(path,
           "DROP INDEX uploads_by_key; ALTER TABLE uploads DROP COLUMN idempotency_key; ALTER "
           "TABLE nodes DROP COLUMN retired; ALTER TABLE uploads DROP COLUMN document_codec; "
-          "UPDATE uploads SET document = 'plain text'; PRAGMA user_version=1");
+          "ALTER TABLE uploads DROP COLUMN row_values; UPDATE uploads SET document = 'plain "
+          "text', row = '{\"node\": \"n1\", \"cpu-stream/triad_gbps\": 1}'; PRAGMA "
+          "user_version=1");
   auto store = MustOpen(path);
   EXPECT_EQ(store->History("n1", 1, true)->at(0).document, "plain text");
   std::vector<Upload> u = {MakeUpload("n1", "healthy", 2)};
@@ -191,6 +195,42 @@ TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsSti
   const std::vector<Upload> history = *store->History("n1", 2, true);
   EXPECT_EQ(history[0].document, u[0].document);
   EXPECT_EQ(history[1].document, "plain text");
+}
+
+// Version 3 kept each upload's row as its summary line; version 4 stores rows typed. A version 3
+// file opens migrated, its rows read from their lines (a rename renames them there too), beside
+// the typed rows written since.
+TEST(SqliteStoreTest, VersionThreeRowsStillReadAndNewRowsAreTyped) {
+  testing::TempDir dir;
+  const std::string path = dir.File("fleet.db");
+  {
+    auto store = MustOpen(path);
+    std::vector<Upload> u = {MakeUpload("old", "healthy", 1)};
+    ASSERT_TRUE(store->PutUploads(u).ok());
+  }
+  ExecRaw(path,
+          "UPDATE uploads SET row = '{\"node\":\"old\",\"hardware\":\"8x H100\","
+          "\"cpu-stream/triad_gbps\":1.5,\"gpu/x:0\":null}'; "
+          "ALTER TABLE uploads DROP COLUMN row_values; PRAGMA user_version=3");
+  auto store = MustOpen(path);
+  std::vector<Upload> u = {MakeUpload("new", "healthy", 2)};
+  ASSERT_TRUE(store->PutUploads(u).ok());
+  ASSERT_TRUE(store->RenameNode("old", "older").ok());
+  const std::vector<Upload> latest = *store->LatestUploads();
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest[0].row.node, "new");
+  EXPECT_EQ(latest[0].row.hardware, "8x H100");
+  EXPECT_EQ(latest[0].row.values, (Values{{"cpu-stream/triad_gbps", 2}}));
+  EXPECT_EQ(latest[1].row.node, "older");
+  EXPECT_EQ(latest[1].row.values, (Values{{"cpu-stream/triad_gbps", 1.5}}));  // null: no value
+  EXPECT_EQ(store->History("older", 1, false)->at(0).row.values, latest[1].row.values);
+
+  // A typed row that does not read is the database's damage, named, not a crash.
+  ExecRaw(path, "UPDATE uploads SET row_values = x'0500' WHERE node = 'new'");
+  const Result<std::vector<Upload>> damaged = store->LatestUploads();
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_EQ(damaged.status().code(), StatusCode::kIoError);
+  EXPECT_NE(damaged.status().message().find("damaged stored row"), std::string::npos);
 }
 
 TEST(SqliteStoreTest, ADamagedCompressedDocumentIsAnErrorNotACrash) {
@@ -377,7 +417,8 @@ TEST(SqliteStoreTest, RenamingMovesTheHistoryAndRefusesANameInUse) {
   ASSERT_EQ(latest.size(), 2u);
   EXPECT_EQ(latest[0].node, "new");
   // The summary line learning reads is renamed too, its values as they were.
-  EXPECT_EQ(latest[0].row, R"({"node":"new","cpu-stream/triad_gbps":2})");
+  EXPECT_EQ(latest[0].row.node, "new");
+  EXPECT_EQ(latest[0].row.values, (Values{{"cpu-stream/triad_gbps", 2}}));
 
   const Status taken = store->RenameNode("new", "other");
   EXPECT_EQ(taken.code(), StatusCode::kInvalidArgument);

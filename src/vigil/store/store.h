@@ -19,6 +19,7 @@
 
 #include "vigil/core/status.h"
 #include "vigil/results/component.h"
+#include "vigil/results/summary.h"
 #include "vigil/results/verdict.h"
 
 namespace vigil::store {
@@ -33,8 +34,12 @@ struct Upload {
   Verdict verdict = Verdict::kUnjudged;  // unjudged: no criteria for its class
   int64_t criteria_version = 0;          // the criteria that judged it; 0 for none
   std::vector<ComponentId> failing;      // the components named defective (GPU 3, NIC 5)
-  std::string findings;                  // JSON array of the findings (validate::FindingToJson)
-  std::string row;       // the node's flat fleet-summary line (results::FormatFleetRow)
+  // JSON array of the findings (validate::FindingToJson): encoded once, when judged, and
+  // written into answers as it is.
+  std::string findings;
+  // The node's flat metrics, as the validator reads them; History and LatestUploads fill
+  // row.node and row.hardware from the fields above.
+  FleetRow row;
   std::string document;  // the results document as uploaded; "" when a summary line came in
   // Idempotency key (the node, its start time and a digest of what it uploaded): an upload whose
   // key is stored already is not stored again. Empty: no key (every such upload is stored).
@@ -83,9 +88,11 @@ struct StoredAlert {
   int64_t id = 0;
   double received = 0;
   std::string machine;
-  std::string kind;
+  std::string kind;     // detect::AlertKindName
   double detected = 0;  // detection time the detector reported
-  std::string body;     // the alert JSON as posted
+  // The alert as one JSON object (detect::AlertToJson, encoded once when it came in), written
+  // into answers as it is.
+  std::string body;
 };
 
 struct AlertFilter {
@@ -119,8 +126,8 @@ class Store {
   virtual Result<std::vector<Upload>> History(std::string_view node, size_t limit,
                                               bool with_documents) = 0;
   // The latest upload of every node in the fleet (retired nodes left out), ordered by node, with
-  // id, node, hardware, start time, verdict and row: what criteria are learned from and what a
-  // learn judges again. No documents.
+  // id, node, hardware, start time, verdict and row (typed: learning reads the rows as they are):
+  // what criteria are learned from and what a learn judges again. No documents.
   virtual Result<std::vector<Upload>> LatestUploads() = 0;
   // Replaces the verdicts of stored uploads, durably, in steps of a few hundred (each verdict
   // stands alone); a node's latest state follows when the upload is still its latest. NotFound
