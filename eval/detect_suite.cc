@@ -105,7 +105,7 @@ Outcome RunScenario(const Scenario& sc, bool verbose) {
     }
     for (const auto& a : alerts) {
       line += fmt::format(
-          " [{} {} {} +{:.0f} s]", a.machine, a.kind, a.rule,
+          " [{} {} {} +{:.0f} s]", a.machine, detect::AlertKindName(a.kind), a.rule,
           a.detected - sc.job.start - (sc.job.faults.empty() ? 0 : sc.job.faults[0].onset_s));
     }
     fmt::print(stderr, "{}\n", line);

@@ -59,7 +59,7 @@ void MinderBaseline::Evaluate(double now) {
       alerted_until_[static_cast<size_t>(m)] = now + 1800;
       detect::Alert a;
       a.machine = names_.machines().Name(static_cast<uint32_t>(m));
-      a.kind = "divergence";
+      a.kind = detect::AlertKind::kDivergence;
       a.rule = "minder";
       a.onset = history_[i].time;
       a.detected = now;

@@ -12,7 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       vigil::detect::ParseAlerts(text, "fuzz");
   if (!alerts.ok()) return 0;
   for (const vigil::detect::Alert& a : *alerts) {
-    if (a.machine.empty() || a.kind.empty()) std::abort();
+    if (a.machine.empty() || !vigil::detect::ParseAlertKind(AlertKindName(a.kind)).ok()) {
+      std::abort();
+    }
     const std::string stored = vigil::DumpJson(vigil::detect::AlertToJson(a));
     vigil::Result<std::vector<vigil::detect::Alert>> back =
         vigil::detect::ParseAlerts(stored, "stored");

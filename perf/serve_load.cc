@@ -104,8 +104,6 @@ int Soak(const std::string& db, bool sync_full, double rate, double seconds, int
   }
   std::unique_ptr<store::Store> st = std::move(opened).value();
   const std::vector<std::string> docs = Documents(fleet);
-  std::vector<std::string> rows;
-  for (const FleetRow& r : fleet.rows) rows.push_back(FormatFleetRow(r));
   fmt::print("soak: {} uploads/s for {} s into {} (sync {}), {} writers\n", rate, seconds, db,
              sync_full ? "full" : "normal", writers);
 
@@ -136,15 +134,15 @@ int Soak(const std::string& db, bool sync_full, double rate, double seconds, int
       for (int64_t k = w; k < total; k += writers) {
         const auto due = start + std::chrono::nanoseconds(static_cast<int64_t>(k * 1e9 / rate));
         std::this_thread::sleep_until(due);
-        const size_t row = static_cast<size_t>(k) % rows.size();
+        const size_t row = static_cast<size_t>(k) % fleet.rows.size();
         std::vector<store::Upload> u(1);
         u[0].node = fleet.rows[row].node;
         u[0].hardware = fleet.rows[row].hardware;
         u[0].received = SystemClock().WallSeconds();
         u[0].start_time = "2026-11-23T00:00:00Z";
-        u[0].verdict = "healthy";
+        u[0].verdict = Verdict::kHealthy;
         u[0].findings = "[]";
-        u[0].row = rows[row];
+        u[0].row = fleet.rows[row];
         u[0].document = docs[static_cast<size_t>(k) % docs.size()];
         u[0].key = fmt::format("soak-{}", k);
         if (!st->PutUploads(u).ok()) ++errors;

@@ -12,10 +12,8 @@
 #include "cli/validate.h"
 #include "cli/version.h"
 #include "vigil/bench/cpu/topology.h"
-#include "vigil/bench/cuda/device_hold.h"
-#include "vigil/bench/cuda/gpu_presence.h"
 #include "vigil/bench/cuda/nvml.h"
-#include "vigil/bench/inventory.h"
+#include "vigil/bench/node_run.h"
 #include "vigil/bench/registry.h"
 #include "vigil/bench/runner.h"
 #include "vigil/core/clock.h"
@@ -25,6 +23,7 @@
 #include "vigil/learned/health.h"
 #include "vigil/learned/learn.h"
 #include "vigil/results/summary.h"
+#include "vigil/results/verdict.h"
 #include "vigil/server/client.h"
 
 namespace vigil::cli {
@@ -133,6 +132,106 @@ Status TakeCudaVisibleDevices(bool gpus_chosen, RunnerOptions& runner) {
   return Status::Ok();
 }
 
+// What a run needs before its first benchmark, every flag checked.
+struct Prepared {
+  RunnerOptions runner;
+  std::vector<const Benchmark*> selected;  // from the registry RunRun holds
+  std::optional<learned::LearnedCriteria> criteria;
+  std::unique_ptr<server::ReportClient> reporter;  // null without --report
+};
+
+Result<Prepared> Prepare(const RunOptions& options, const Registry& registry) {
+  Prepared p;
+  RunnerOptions& runner = p.runner;
+  VIGIL_ASSIGN_OR_RETURN(runner.suite, ParseSuite(options.suite));
+  runner.scratch_root = options.scratch.empty() ? DefaultScratch() : options.scratch;
+  VIGIL_RETURN_IF_ERROR(CheckScratch(runner.scratch_root));
+  VIGIL_RETURN_IF_ERROR(ParseSets(options.set, runner));
+  if (!options.gpus.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(runner.gpus, NodeGpus(ParseCpuList(options.gpus), "--gpus"));
+  }
+  VIGIL_RETURN_IF_ERROR(TakeCudaVisibleDevices(!options.gpus.empty(), runner));
+  VIGIL_ASSIGN_OR_RETURN(p.selected, registry.Select(runner.suite, options.benchmarks));
+  VIGIL_RETURN_IF_ERROR(ValidateParams(p.selected, runner));
+  {
+    const Status out_ok = CheckWritable(options.out);
+    if (!out_ok.ok()) return out_ok.WithContext("--out");
+  }
+  if (!options.summary.empty()) {
+    const Status summary_ok = CheckWritable(options.summary);
+    if (!summary_ok.ok()) return summary_ok.WithContext("--summary");
+  }
+  if (!options.criteria.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.criteria));
+    VIGIL_ASSIGN_OR_RETURN(p.criteria, learned::CriteriaFromJson(text, options.criteria));
+  }
+  VIGIL_ASSIGN_OR_RETURN(p.reporter,
+                         server::ReporterOf(options.report, options.token_file, options.tls));
+  return p;
+}
+
+// Each benchmark's start and end, logged.
+RunEvents LoggedEvents() {
+  RunEvents events;
+  events.on_start = [](size_t i, size_t n, const Benchmark& b) {
+    spdlog::info("[{}/{}] {} ...", i + 1, n, b.name());
+  };
+  events.on_finish = [](size_t i, size_t n, const BenchmarkRecord& r) {
+    if (r.status == BenchStatus::kOk) {
+      spdlog::info("[{}/{}] {} ok ({:.1f} s)", i + 1, n, r.name, r.duration_s);
+    } else {
+      spdlog::warn("[{}/{}] {} {}: {}", i + 1, n, r.name, BenchStatusName(r.status), r.error);
+    }
+  };
+  return events;
+}
+
+// Uploads the document written to --out and logs the service's verdicts; true when it found
+// the node defective. A server that cannot be reached leaves the document in --spool.
+Result<bool> Report(const RunOptions& options, server::ReportClient& reporter,
+                    const std::string& node, Clock& clock) {
+  VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.out));
+  Result<Json> answer = reporter.Upload(text);
+  if (answer.ok()) {
+    bool defective = false;
+    for (const server::UploadVerdict& v : server::VerdictsOf(*answer)) {
+      defective |= v.verdict == VerdictName(Verdict::kDefective);
+      spdlog::info("{}: verdict {} (criteria version {})", options.report, v.verdict,
+                   v.criteria_version);
+    }
+    return defective;
+  }
+  if (answer.status().code() != StatusCode::kUnavailable) return answer.status();
+  VIGIL_ASSIGN_OR_RETURN(std::string kept,
+                         server::SpoolDocument(options.spool, node, clock.WallSeconds(), text));
+  spdlog::warn("{}; results kept in {}: send them with `vigil report --spool {} --report {}`",
+               answer.status().message(), kept, options.spool, options.report);
+  return false;
+}
+
+void Print(const RunOptions& options, const NodeResults& doc, const FleetTable& row,
+           const learned::NodeJudgement& judged, bool with_criteria) {
+  // Without criteria the rules alone judge: what they do not find at fault is reported healthy.
+  const Verdict verdict = judged.findings.defective ? Verdict::kDefective : Verdict::kHealthy;
+  if (options.json) {
+    Json out = ToJson(doc);
+    Json findings = Json::array();
+    for (const auto& f : judged.findings.findings) findings.push_back(learned::FindingToJson(f));
+    out["validation"] = Json{{"criteria", with_criteria ? Json(options.criteria) : Json(nullptr)},
+                             {"verdict", VerdictName(verdict)},
+                             {"findings", std::move(findings)}};
+    fmt::print("{}\n", DumpJson(out, 2));
+    return;
+  }
+  fmt::print("{}\nResults: {}\n", RenderTable(doc), options.out);
+  if (!options.summary.empty()) fmt::print("Summary line appended to {}\n", options.summary);
+  if (with_criteria || judged.findings.defective) {
+    const std::string judged_by = with_criteria ? options.criteria : "the rules that need no fleet";
+    fmt::print("\n{}Verdict by {}: {}\n", RenderFindings(row, {judged.findings}), judged_by,
+               VerdictName(verdict));
+  }
+}
+
 }  // namespace
 
 CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
@@ -176,89 +275,21 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
 
 CommandResult RunRun(const RunOptions& options) {
   // Everything the user gave is checked before the first benchmark runs.
-  RunnerOptions runner;
-  VIGIL_ASSIGN_OR_RETURN(runner.suite, ParseSuite(options.suite));
-  runner.scratch_root = options.scratch.empty() ? DefaultScratch() : options.scratch;
-  VIGIL_RETURN_IF_ERROR(CheckScratch(runner.scratch_root));
-  VIGIL_RETURN_IF_ERROR(ParseSets(options.set, runner));
-  if (!options.gpus.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(runner.gpus, NodeGpus(ParseCpuList(options.gpus), "--gpus"));
-  }
-  VIGIL_RETURN_IF_ERROR(TakeCudaVisibleDevices(!options.gpus.empty(), runner));
   const Registry registry = BuiltinRegistry();
-  VIGIL_ASSIGN_OR_RETURN(std::vector<const Benchmark*> selected,
-                         registry.Select(runner.suite, options.benchmarks));
-  VIGIL_RETURN_IF_ERROR(ValidateParams(selected, runner));
-  {
-    const Status out_ok = CheckWritable(options.out);
-    if (!out_ok.ok()) return out_ok.WithContext("--out");
-  }
-  if (!options.summary.empty()) {
-    const Status summary_ok = CheckWritable(options.summary);
-    if (!summary_ok.ok()) return summary_ok.WithContext("--summary");
-  }
-  std::optional<learned::LearnedCriteria> criteria;
-  if (!options.criteria.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.criteria));
-    VIGIL_ASSIGN_OR_RETURN(criteria, learned::CriteriaFromJson(text, options.criteria));
-  }
-
-  VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> reporter,
-                         server::ReporterOf(options.report, options.token_file, options.tls));
+  VIGIL_ASSIGN_OR_RETURN(const Prepared p, Prepare(options, registry));
 
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
   Clock& clock = SystemClock();
-  NodeResults doc;
-  doc.node = options.node.empty() ? HostName() : options.node;
-  doc.vigil_version = std::string(VigilVersion());
-  doc.suite = std::string(SuiteName(runner.suite));
-  doc.start_time = FormatUtc(clock.WallSeconds());
-  doc.inventory = ReadInventory(options.host_root);
-
-  // The GPUs stay initialised between the benchmarks' processes (device_hold.h), and which of
-  // them the driver reaches is looked at before and after the benchmarks (gpu_presence.h): for
-  // the whole node, so not when --gpus or CUDA_VISIBLE_DEVICES chose some of its GPUs.
-  const bool gpus_measured = std::any_of(
-      selected.begin(), selected.end(), [](const Benchmark* b) { return b->component() == "gpu"; });
-  const std::unique_ptr<GpuDeviceHold> hold =
-      gpus_measured ? GpuDeviceHold::Start(options.host_root + "/dev") : nullptr;
-  const bool whole_node = gpus_measured && runner.gpus.empty();
-  const std::string sysfs = options.host_root + "/sys";
-  const double presence_start = clock.MonotonicSeconds();
-  const GpuPresenceReading before = whole_node ? ReadGpuPresence(sysfs) : GpuPresenceReading{};
-
-  RunEvents events;
-  events.on_start = [](size_t i, size_t n, const Benchmark& b) {
-    spdlog::info("[{}/{}] {} ...", i + 1, n, b.name());
-  };
-  events.on_finish = [](size_t i, size_t n, const BenchmarkRecord& r) {
-    if (r.status == BenchStatus::kOk) {
-      spdlog::info("[{}/{}] {} ok ({:.1f} s)", i + 1, n, r.name, r.duration_s);
-    } else {
-      spdlog::warn("[{}/{}] {} {}: {}", i + 1, n, r.name, BenchStatusName(r.status), r.error);
-    }
-  };
-  Result<std::vector<BenchmarkRecord>> records =
-      RunBenchmarks(selected, runner, events, interrupted, clock);
-  if (!records.ok()) {
-    if (records.status().code() == StatusCode::kCancelled) {
+  const NodeRunOptions node{options.node.empty() ? HostName() : options.node,
+                            std::string(VigilVersion()), options.host_root};
+  Result<NodeResults> ran = RunNode(p.selected, p.runner, node, LoggedEvents(), interrupted, clock);
+  if (!ran.ok()) {
+    if (ran.status().code() == StatusCode::kCancelled) {
       spdlog::error("interrupted: scratch files removed, no results written");
     }
-    return records.status();
+    return ran.status();
   }
-  doc.benchmarks = std::move(records).value();
-  if (whole_node) {
-    const GpuPresenceReading after = ReadGpuPresence(sysfs);
-    if (std::optional<BenchmarkRecord> presence =
-            GpuPresenceRecord(before, after, clock.MonotonicSeconds() - presence_start)) {
-      if (presence->status != BenchStatus::kOk) {
-        spdlog::error("gpu-presence failed: {}", presence->error);
-      }
-      doc.benchmarks.push_back(*std::move(presence));
-    }
-  }
-  doc.end_time = FormatUtc(clock.WallSeconds());
-
+  const NodeResults& doc = *ran;
   VIGIL_RETURN_IF_ERROR(WriteNodeResults(options.out, doc));
   if (!options.summary.empty()) {
     VIGIL_RETURN_IF_ERROR(AppendToFile(options.summary, FormatFleetRow(FleetRowOf(doc))));
@@ -269,52 +300,16 @@ CommandResult RunRun(const RunOptions& options) {
   // Judge what ran, as the fleet's files hold it (the node's flat row): by the fleet's criteria
   // where given, and always by the readings whose meaning needs no fleet (validate/health.h).
   const FleetTable row = TableOfRows({FleetRowOf(doc)}, "this node");
-  std::vector<learned::NodeFindings> verdicts;
-  if (criteria) {
-    std::vector<std::string> ran;
-    for (const BenchmarkRecord& r : doc.benchmarks) {
-      if (r.status != BenchStatus::kSkipped) ran.push_back(r.name);
-    }
-    verdicts = learned::Judge(row, learned::RestrictToBenchmarks(*criteria, ran));
-  } else {
-    verdicts = {learned::JudgeHealth(row)};
+  std::optional<learned::LearnedCriteria> ran_criteria;
+  if (p.criteria) ran_criteria = learned::RestrictToBenchmarks(*p.criteria, BenchmarksRun(doc));
+  const learned::NodeJudgement judged =
+      learned::JudgeNode(row, ran_criteria ? &*ran_criteria : nullptr);
+  failed |= judged.findings.defective;
+  if (p.reporter) {
+    VIGIL_ASSIGN_OR_RETURN(const bool defective, Report(options, *p.reporter, doc.node, clock));
+    failed |= defective;
   }
-  failed |= verdicts[0].defective;
-  const std::string judged_by = criteria ? options.criteria : "the rules that need no fleet";
-  if (reporter) {
-    VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.out));
-    Result<Json> answer = reporter->Upload(text);
-    if (answer.ok()) {
-      for (const server::UploadVerdict& v : server::VerdictsOf(*answer)) {
-        failed |= v.verdict == "defective";
-        spdlog::info("{}: verdict {} (criteria version {})", options.report, v.verdict,
-                     v.criteria_version);
-      }
-    } else if (answer.status().code() == StatusCode::kUnavailable) {
-      VIGIL_ASSIGN_OR_RETURN(std::string kept, server::SpoolDocument(options.spool, doc.node,
-                                                                     clock.WallSeconds(), text));
-      spdlog::warn("{}; results kept in {}: send them with `vigil report --spool {} --report {}`",
-                   answer.status().message(), kept, options.spool, options.report);
-    } else {
-      return answer.status();
-    }
-  }
-  if (options.json) {
-    Json out = ToJson(doc);
-    Json findings = Json::array();
-    for (const auto& f : verdicts[0].findings) findings.push_back(learned::FindingToJson(f));
-    out["validation"] = Json{{"criteria", criteria ? Json(options.criteria) : Json(nullptr)},
-                             {"verdict", verdicts[0].defective ? "defective" : "healthy"},
-                             {"findings", std::move(findings)}};
-    fmt::print("{}\n", DumpJson(out, 2));
-  } else {
-    fmt::print("{}\nResults: {}\n", RenderTable(doc), options.out);
-    if (!options.summary.empty()) fmt::print("Summary line appended to {}\n", options.summary);
-    if (criteria || verdicts[0].defective) {
-      fmt::print("\n{}Verdict by {}: {}\n", RenderFindings(row, verdicts), judged_by,
-                 verdicts[0].defective ? "defective" : "healthy");
-    }
-  }
+  Print(options, doc, row, judged, p.criteria.has_value());
   return failed ? ExitCode::kDefect : ExitCode::kHealthy;
 }
 

@@ -12,6 +12,7 @@
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/log.h"
+#include "vigil/results/verdict.h"
 #include "vigil/server/api.h"
 #include "vigil/server/client.h"
 #include "vigil/server/http.h"
@@ -182,7 +183,7 @@ bool PrintAnswer(const Json& answer, bool json) {
   if (json) fmt::print("{}\n", DumpJson(answer));
   bool defective = false;
   for (const server::UploadVerdict& v : server::VerdictsOf(answer)) {
-    defective |= v.verdict == "defective";
+    defective |= v.verdict == VerdictName(Verdict::kDefective);
     if (json) continue;
     fmt::print("{}: {}{}\n", v.node, v.verdict,
                v.failing.empty() ? "" : fmt::format(" (failing: {})", fmt::join(v.failing, ", ")));

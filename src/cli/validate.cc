@@ -23,8 +23,9 @@ using learned::NodeFindings;
 constexpr Bounds kLearnBudgetBounds{.lo = 1e-100, .hi = 1};
 
 std::string Range(const Finding& f) {
-  if (f.test == "return_code" || f.test == "health") return "0";
-  if (f.test == "missing") return "present";
+  using learned::FindingTest;
+  if (f.test == FindingTest::kReturnCode || f.test == FindingTest::kHealth) return "0";
+  if (f.test == FindingTest::kMissing) return "present";
   const std::string lo = std::isfinite(f.expected_low) ? FormatFigure(f.expected_low) : "";
   const std::string hi = std::isfinite(f.expected_high) ? FormatFigure(f.expected_high) : "";
   if (lo.empty()) return "<= " + hi;
@@ -55,14 +56,16 @@ std::string RenderFindings(const FleetTable& table,
   for (size_t i = 0; i < verdicts.size(); ++i) {
     for (const Finding& f : verdicts[i].findings) {
       if (++rows > kMaxRows) continue;
-      t.Add({table.node(i), f.component, f.metric,
+      t.Add({table.node(i), ComponentName(f.component), f.metric,
              std::isnan(f.value) ? "-" : FormatFigure(f.value), Range(f),
              // Only the fleet and balance tests measure a deviation from the fleet's centre
              // (none from a centre of 0).
-             (f.test == "fleet" || f.test == "balance") && f.deviation != 0
+             (f.test == learned::FindingTest::kFleet || f.test == learned::FindingTest::kBalance) &&
+                     f.deviation != 0
                  ? fmt::format("{:+.1f}%", f.deviation * 100)
                  : "-",
-             std::string(learned::SeverityName(f.severity)), f.test});
+             std::string(learned::SeverityName(f.severity)),
+             std::string(learned::FindingTestName(f.test))});
     }
   }
   if (rows == 0) return "";
@@ -153,9 +156,10 @@ CommandResult RunValidate(const ValidateCliOptions& o) {
     for (size_t i = 0; i < verdicts.size(); ++i) {
       Json findings = Json::array();
       for (const Finding& f : verdicts[i].findings) findings.push_back(FindingToJson(f));
-      nodes.push_back(Json{{"node", table.node(i)},
-                           {"verdict", verdicts[i].defective ? "defective" : "healthy"},
-                           {"findings", std::move(findings)}});
+      nodes.push_back(Json{
+          {"node", table.node(i)},
+          {"verdict", VerdictName(verdicts[i].defective ? Verdict::kDefective : Verdict::kHealthy)},
+          {"findings", std::move(findings)}});
     }
     Json out = {{"nodes", std::move(nodes)}, {"defective", defective}};
     if (learned) {

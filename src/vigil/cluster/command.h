@@ -22,8 +22,8 @@ inline constexpr size_t kMaxCommandOutput = 1 << 20;
 
 struct CommandSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it holds a '/'
-  std::vector<std::string> env;   // NAME=VALUE added to (or replacing in) this process's environment
-  double timeout_s = 10;          // then its process group is killed (SIGKILL)
+  std::vector<std::string> env;  // NAME=VALUE added to (or replacing in) this process's environment
+  double timeout_s = 10;         // then its process group is killed (SIGKILL)
 };
 
 // The text of `argv` for messages: the words joined by spaces, each quoted when it needs it.

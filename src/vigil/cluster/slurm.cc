@@ -27,14 +27,13 @@ std::string_view Field(std::string_view line, std::string_view key, bool to_end)
 
 // "vigil: GPU 3 hbm [root@2026-11-24T03:18:20]" -> "vigil: GPU 3 hbm".
 std::string_view WithoutStamp(std::string_view reason) {
-  while (!reason.empty() && (reason.back() == '\n' || reason.back() == '\r' ||
-                             reason.back() == ' ')) {
+  while (!reason.empty() &&
+         (reason.back() == '\n' || reason.back() == '\r' || reason.back() == ' ')) {
     reason.remove_suffix(1);
   }
   if (!reason.empty() && reason.back() == ']') {
     const size_t open = reason.rfind(" [");
-    if (open != std::string_view::npos &&
-        reason.substr(open).find('@') != std::string_view::npos) {
+    if (open != std::string_view::npos && reason.substr(open).find('@') != std::string_view::npos) {
       reason = reason.substr(0, open);
     }
   }
@@ -118,8 +117,8 @@ Result<SlurmNode> Slurm::Node(std::string_view node) {
     if (said.find("not found") != std::string::npos) {
       return Status::NotFound(fmt::format("Slurm has no node {}: {}", Quote(node), said));
     }
-    return Status::IoError(fmt::format("scontrol show node {}: exit {}: {}", node,
-                                       out.exit_code, said));
+    return Status::IoError(
+        fmt::format("scontrol show node {}: exit {}: {}", node, out.exit_code, said));
   }
   for (std::string_view line : Pieces(out.out, '\n')) {
     if (Field(line, "NodeName", false) == node) return ParseScontrolNode(line);
@@ -141,9 +140,9 @@ Status Slurm::Update(std::string_view node, std::vector<std::string> settings) {
 Result<SlurmAction> Slurm::Drain(std::string_view node, std::string_view reason) {
   if (reason.rfind(kVigilReasonPrefix, 0) != 0 ||
       reason.find_first_of("\r\n") != std::string_view::npos) {
-    return Status::InvalidArgument(fmt::format(
-        "drain reason {}: must start with \"{}\" and be one line", Quote(reason),
-        kVigilReasonPrefix));
+    return Status::InvalidArgument(
+        fmt::format("drain reason {}: must start with \"{}\" and be one line", Quote(reason),
+                    kVigilReasonPrefix));
   }
   VIGIL_ASSIGN_OR_RETURN(const SlurmNode now, Node(node));
   if (now.Drained()) return SlurmAction::kAlready;

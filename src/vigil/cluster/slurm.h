@@ -20,9 +20,9 @@ inline constexpr std::string_view kVigilReasonPrefix = "vigil:";
 struct SlurmNode {
   std::string name;
   std::vector<std::string> state;  // State= split at '+': "IDLE", "DRAIN", "NOT_RESPONDING"...
-  std::string reason;  // Reason= without Slurm's " [user@time]" suffix; "" when none
-  bool Drained() const;         // DRAIN is among its state flags (draining or drained)
-  bool DrainedByVigil() const;  // drained, with a reason that Vigil wrote
+  std::string reason;              // Reason= without Slurm's " [user@time]" suffix; "" when none
+  bool Drained() const;            // DRAIN is among its state flags (draining or drained)
+  bool DrainedByVigil() const;     // drained, with a reason that Vigil wrote
 };
 
 // One node of `scontrol show node --oneliner` (key=value words; Reason runs to the line's end).
@@ -37,9 +37,9 @@ struct SlurmOptions {
 
 // What an action did.
 enum class SlurmAction {
-  kDone,         // the node's state was changed
-  kAlready,      // it was already so (drained; or not drained, for a resume)
-  kNotVigils,    // a resume of a node that someone else drained: left alone
+  kDone,       // the node's state was changed
+  kAlready,    // it was already so (drained; or not drained, for a resume)
+  kNotVigils,  // a resume of a node that someone else drained: left alone
 };
 std::string_view SlurmActionName(SlurmAction a);
 

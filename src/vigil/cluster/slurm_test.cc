@@ -53,8 +53,8 @@ TEST(SlurmTest, ANodeLineIsReadWithItsWholeReason) {
   ASSERT_TRUE(idle.ok());
   EXPECT_FALSE(idle->Drained());
   EXPECT_EQ(idle->reason, "");
-  const Result<SlurmNode> admin =
-      ParseScontrolNode("NodeName=n1 State=IDLE+DRAIN Reason=fan noise [admin@2026-01-01T00:00:00]");
+  const Result<SlurmNode> admin = ParseScontrolNode(
+      "NodeName=n1 State=IDLE+DRAIN Reason=fan noise [admin@2026-01-01T00:00:00]");
   ASSERT_TRUE(admin.ok());
   EXPECT_TRUE(admin->Drained());
   EXPECT_FALSE(admin->DrainedByVigil());
@@ -93,9 +93,10 @@ TEST(SlurmTest, ADrainGivesTheReasonAndTheConfigurationAsTheyAre) {
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(*a, SlurmAction::kDone);
   ASSERT_EQ(runner.calls.size(), 2u);
-  EXPECT_EQ(runner.calls[1].argv,
-            (std::vector<std::string>{"/opt/slurm/bin/scontrol", "update", "NodeName=n1",
-                                      "State=DRAIN", "Reason=vigil: GPU 3 gemm 9% below the fleet"}));
+  EXPECT_EQ(
+      runner.calls[1].argv,
+      (std::vector<std::string>{"/opt/slurm/bin/scontrol", "update", "NodeName=n1", "State=DRAIN",
+                                "Reason=vigil: GPU 3 gemm 9% below the fleet"}));
   EXPECT_EQ(runner.calls[1].env, (std::vector<std::string>{"SLURM_CONF=/etc/x.conf"}));
 }
 
@@ -122,8 +123,7 @@ TEST(SlurmTest, WhatScontrolSaysOnFailureIsInTheError) {
   ScriptedRunner runner;
   runner.answers.push_back(Printed("", 1, "Node nosuch not found\n"));
   runner.answers.push_back(Printed("NodeName=n1 State=IDLE\n"));
-  runner.answers.push_back(
-      Printed("", 1, "slurm_update error: Invalid node state specified\n"));
+  runner.answers.push_back(Printed("", 1, "slurm_update error: Invalid node state specified\n"));
   runner.answers.push_back(Status::NotFound("scontrol: cannot run \"scontrol\": No such file"));
   Slurm slurm(runner, SlurmOptions{});
   const Result<SlurmNode> missing = slurm.Node("nosuch");
@@ -165,7 +165,8 @@ TEST(SlurmTest, DrainAndResumeOnARealSlurm) {
   // A node that a person drained stays drained, with the person's reason.
   const std::string other = (*cluster)->idle_nodes()[0];
   CommandSpec by_hand_spec;
-  by_hand_spec.argv = {"scontrol", "update", "NodeName=" + other, "State=DRAIN", "Reason=admin: fan"};
+  by_hand_spec.argv = {"scontrol", "update", "NodeName=" + other, "State=DRAIN",
+                       "Reason=admin: fan"};
   by_hand_spec.env = {"SLURM_CONF=" + (*cluster)->conf()};
   const Result<CommandOutput> by_hand = runner->Run(by_hand_spec);
   ASSERT_TRUE(by_hand.ok());

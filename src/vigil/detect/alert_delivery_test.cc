@@ -11,7 +11,7 @@ namespace {
 Alert AlertOn(const std::string& machine) {
   Alert a;
   a.machine = machine;
-  a.kind = "rule";
+  a.kind = AlertKind::kRule;
   a.rule = "xid 79";
   a.onset = a.detected = 100;
   return a;

@@ -12,7 +12,7 @@ std::string EvidenceText(const Alert& a) {
   std::string out;
   for (const Evidence& e : a.evidence) {
     if (!out.empty()) out += ", ";
-    if (a.kind == "divergence") {
+    if (a.kind == AlertKind::kDivergence) {
       out += fmt::format("{} {} {} vs {} ({:+.1f} sd)", e.signal, e.stat, FormatFigure(e.value),
                          FormatFigure(e.peer_median), e.deviation);
     } else {
@@ -25,9 +25,10 @@ std::string EvidenceText(const Alert& a) {
 }  // namespace
 
 std::string AlertLine(const Alert& a) {
-  return fmt::format("ALERT {} {} {}{} onset {} detected {} (+{:.0f} s): {}", a.machine, a.kind,
-                     a.rule, a.component.empty() ? "" : " " + a.component, FormatUtc(a.onset),
-                     FormatUtc(a.detected), a.detected - a.onset, EvidenceText(a));
+  return fmt::format("ALERT {} {} {}{} onset {} detected {} (+{:.0f} s): {}", a.machine,
+                     AlertKindName(a.kind), a.rule, a.component.empty() ? "" : " " + a.component,
+                     FormatUtc(a.onset), FormatUtc(a.detected), a.detected - a.onset,
+                     EvidenceText(a));
 }
 
 }  // namespace vigil::detect

@@ -8,7 +8,7 @@ namespace {
 TEST(AlertTextTest, DivergenceNamesValuePeersAndDeviation) {
   Alert a;
   a.machine = "node-07";
-  a.kind = "divergence";
+  a.kind = AlertKind::kDivergence;
   a.rule = "slow";
   a.component = "gpu3";
   a.onset = 1700000000;
@@ -29,7 +29,7 @@ TEST(AlertTextTest, DivergenceNamesValuePeersAndDeviation) {
 TEST(AlertTextTest, RuleEvidenceIsAValueAndAMachineWideAlertHasNoComponent) {
   Alert a;
   a.machine = "node-01";
-  a.kind = "rule";
+  a.kind = AlertKind::kRule;
   a.rule = "xid 79";
   a.onset = a.detected = 0;
   a.evidence = {{.signal = "xid", .stat = "gpu0", .value = 79}};

@@ -14,6 +14,31 @@ namespace vigil::detect {
 
 using telemetry::SignalRole;
 
+namespace {
+
+constexpr std::pair<AlertKind, std::string_view> kAlertKinds[] = {
+    {AlertKind::kRule, "rule"},
+    {AlertKind::kDivergence, "divergence"},
+    {AlertKind::kMissing, "missing"},
+    {AlertKind::kJob, "job"}};
+
+}  // namespace
+
+std::string_view AlertKindName(AlertKind kind) {
+  for (const auto& [k, name] : kAlertKinds) {
+    if (k == kind) return name;
+  }
+  return "rule";  // not reached: every enumerator is in kAlertKinds
+}
+
+Result<AlertKind> ParseAlertKind(std::string_view text) {
+  for (const auto& [k, name] : kAlertKinds) {
+    if (name == text) return k;
+  }
+  return Status::InvalidArgument(
+      fmt::format("expected rule, divergence, missing or job, got {}", Quote(text)));
+}
+
 Json AlertToJson(const Alert& a) {
   Json evidence = Json::array();
   for (const Evidence& e : a.evidence) {
@@ -24,8 +49,12 @@ Json AlertToJson(const Alert& a) {
                             {"deviation", e.deviation},
                             {"effect", e.effect}});
   }
-  return Json{{"machine", a.machine},           {"kind", a.kind},   {"rule", a.rule},
-              {"component", a.component},       {"onset", a.onset}, {"detected", a.detected},
+  return Json{{"machine", a.machine},
+              {"kind", AlertKindName(a.kind)},
+              {"rule", a.rule},
+              {"component", a.component},
+              {"onset", a.onset},
+              {"detected", a.detected},
               {"evidence", std::move(evidence)}};
 }
 
@@ -71,7 +100,10 @@ Result<Alert> AlertFromJson(const Json& j, std::string_view where) {
   if (!j.is_object()) return Status::InvalidArgument(fmt::format("{}: expected an object", where));
   Alert a;
   VIGIL_ASSIGN_OR_RETURN(a.machine, StringField(j, where, "machine", true));
-  VIGIL_ASSIGN_OR_RETURN(a.kind, StringField(j, where, "kind", true));
+  VIGIL_ASSIGN_OR_RETURN(const std::string kind, StringField(j, where, "kind", true));
+  const Result<AlertKind> parsed_kind = ParseAlertKind(kind);
+  if (!parsed_kind.ok()) return FieldError(where, "kind", parsed_kind.status().message());
+  a.kind = *parsed_kind;
   VIGIL_ASSIGN_OR_RETURN(a.rule, StringField(j, where, "rule", false));
   VIGIL_ASSIGN_OR_RETURN(a.component, StringField(j, where, "component", false));
   if (!j.contains("detected")) return FieldError(where, "detected", "missing");
@@ -197,7 +229,7 @@ void Detector::Rule(const telemetry::Point& p) {
   auto alert = [&](std::string rule, double onset, double value) {
     Alert a;
     a.machine = NameOfMachine(p.machine);
-    a.kind = "rule";
+    a.kind = AlertKind::kRule;
     a.rule = std::move(rule);
     a.component = names_.components().Name(p.component);
     a.onset = onset;
@@ -297,7 +329,7 @@ void Detector::AlertDivergence(double end) {
     const std::vector<Deviation> deviations = model_.DeviationsOf(m, kEvidenceDeviations);
     Alert a;
     a.machine = NameOfMachine(m);
-    a.kind = "divergence";
+    a.kind = AlertKind::kDivergence;
     a.rule = "peers";
     a.onset = end;
     a.detected = end;
@@ -322,7 +354,7 @@ void Detector::AlertShared(double end) {
     last = end;
     Alert a;
     a.machine = "*";
-    a.kind = "job";
+    a.kind = AlertKind::kJob;
     a.rule = "shared";
     a.component = names_.groups().Name(shared.group);
     a.onset = end;
@@ -344,7 +376,7 @@ void Detector::AlertStalls(double end) {
   for (const PeerModel::Stall& stall : model_.stalls()) {
     Alert a;
     a.machine = "*";
-    a.kind = "job";
+    a.kind = AlertKind::kJob;
     a.rule = "stall";
     a.component = names_.groups().Name(stall.group);
     a.onset = stall.start;
@@ -382,7 +414,7 @@ void Detector::AlertSilence(double end) {
         presence.alerted = true;
         Alert a;
         a.machine = NameOfMachine(m);
-        a.kind = "missing";
+        a.kind = AlertKind::kMissing;
         a.rule = "machine";
         a.onset = presence.last;
         a.detected = end;
@@ -423,7 +455,7 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
     const std::string& name = names_.components().Name(c);
     if (a.component.empty()) {
       a.machine = NameOfMachine(m);
-      a.kind = "missing";
+      a.kind = AlertKind::kMissing;
       a.rule = "component";
       a.component = name;
       a.onset = seen[c].last;

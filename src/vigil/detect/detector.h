@@ -39,9 +39,21 @@ struct Evidence {
   double effect = 0;       // relative effect: (value - expected) / expected (rules: 0)
 };
 
+// What raised an alert.
+enum class AlertKind {
+  kRule,        // a fast-path rule on one point (an XID, an uncorrectable ECC error, a link down)
+  kDivergence,  // a machine diverging from its peers
+  kMissing,     // a machine or component silent while its peers report
+  kJob,         // the whole job: a stall, or a deviation its machines share
+};
+// "rule", "divergence", "missing" or "job": the text of alerts JSON and the CLI's lines.
+std::string_view AlertKindName(AlertKind kind);
+// The inverse of AlertKindName; InvalidArgument naming the text for anything else.
+Result<AlertKind> ParseAlertKind(std::string_view text);
+
 struct Alert {
-  std::string machine;    // "*" for a job-wide stall or a shared deviation
-  std::string kind;       // "rule", "divergence", "missing" or "job"
+  std::string machine;  // "*" for a job-wide stall or a shared deviation
+  AlertKind kind = AlertKind::kRule;
   std::string rule;       // which rule or what went missing: "xid 79", "ecc_uncorrectable",
                           // "pcie_width", "pcie_gen", "link_down", "machine", "component";
                           // a job alert's "stall" or "shared"
@@ -55,7 +67,8 @@ Json AlertToJson(const Alert& alert);
 // One line of alerts JSONL (`vigil detect --out`, what ParseAlerts reads): AlertToJson and '\n',
 // appended to `out`.
 void AppendAlertJsonl(const Alert& alert, std::string* out);
-// Reads what AlertToJson writes: "machine" and "kind" non-empty strings, "detected" a number;
+// Reads what AlertToJson writes: "machine" a non-empty string, "kind" an AlertKindName,
+// "detected" a number;
 // "onset" (default: detected), "rule", "component" and "evidence" optional. InvalidArgument
 // "<where>: <field>: <problem>".
 Result<Alert> AlertFromJson(const Json& json, std::string_view where);

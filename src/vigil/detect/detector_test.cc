@@ -109,7 +109,7 @@ TEST(DetectorTest, PersistentDivergenceIsNamedWithinSeconds) {
     ASSERT_EQ(alerts.size(), 1u);
     const Alert& a = alerts[0];
     EXPECT_EQ(a.machine, "m5");
-    EXPECT_EQ(a.kind, "divergence");
+    EXPECT_EQ(AlertKindName(a.kind), "divergence");
     EXPECT_GE(a.onset, 299);
     EXPECT_LE(a.onset, 303);
     EXPECT_GE(a.detected - 300, corroborated ? 30 : 60);
@@ -221,7 +221,7 @@ TEST(DetectorTest, FastPathRules) {
   EXPECT_EQ(alerts[2].detected, 70);
   EXPECT_EQ(alerts[3].machine, "m4");
   EXPECT_EQ(alerts[3].rule, "link_down");
-  EXPECT_EQ(alerts[3].kind, "rule");
+  EXPECT_EQ(AlertKindName(alerts[3].kind), "rule");
 }
 
 // Found by telemetry_csv_fuzz: an XID of 8.9e13 was converted to int (undefined behaviour). A
@@ -340,7 +340,7 @@ TEST(DetectorTest, SilenceIsJudgedAgainstEachMachinesOwnInterval) {
       const std::vector<Alert> alerts = h.Finish();
       ASSERT_EQ(alerts.size(), 1u);
       EXPECT_EQ(alerts[0].machine, "m4");
-      EXPECT_EQ(alerts[0].kind, "missing");
+      EXPECT_EQ(AlertKindName(alerts[0].kind), "missing");
       EXPECT_LE(alerts[0].detected - 400, std::max(15, 3 * interval) + 2);
     }
   }
@@ -424,7 +424,7 @@ TEST(DetectorTest, MachinesThatDeviateTogetherAreOneJobAlert) {
   const std::vector<Alert> alerts = h.Finish();
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].machine, "*");
-  EXPECT_EQ(alerts[0].kind, "job");
+  EXPECT_EQ(AlertKindName(alerts[0].kind), "job");
   EXPECT_EQ(alerts[0].rule, "shared");
   ASSERT_EQ(alerts[0].evidence.size(), 4u);
   EXPECT_EQ(alerts[0].evidence[0].stat, "m12");
@@ -442,7 +442,7 @@ TEST(DetectorTest, AJobWideStallNamesNoHealthyPeer) {
   // Five minutes of it is one job-level stall, naming no machine.
   const std::vector<Alert> alerts = h.Finish();
   ASSERT_EQ(alerts.size(), 1u);
-  EXPECT_EQ(alerts[0].kind, "job");
+  EXPECT_EQ(AlertKindName(alerts[0].kind), "job");
   EXPECT_EQ(alerts[0].machine, "*");
 }
 
@@ -518,11 +518,11 @@ TEST(DetectorTest, ACauseNeverHidesAnother) {
   const std::vector<Alert> alerts = h.Finish();
   ASSERT_EQ(alerts.size(), 3u);
   EXPECT_EQ(alerts[0].machine, "m1");
-  EXPECT_EQ(alerts[0].kind, "divergence");
+  EXPECT_EQ(AlertKindName(alerts[0].kind), "divergence");
   EXPECT_EQ(alerts[1].machine, "m1");
   EXPECT_EQ(alerts[1].rule, "xid 79");
   EXPECT_EQ(alerts[2].machine, "m2");
-  EXPECT_EQ(alerts[2].kind, "divergence");
+  EXPECT_EQ(AlertKindName(alerts[2].kind), "divergence");
 }
 
 // A hang of every rank: one job-level alert after the stall time, for the whole job, whether
@@ -539,7 +539,7 @@ TEST(DetectorTest, AJobWideStallIsOneJobAlert) {
     const std::vector<Alert> alerts = h.Finish();
     for (const Alert& a : alerts) SCOPED_TRACE(DumpJson(AlertToJson(a)));
     ASSERT_EQ(alerts.size(), 1u) << DumpJson(AlertToJson(alerts.front()));
-    EXPECT_EQ(alerts[0].kind, "job");
+    EXPECT_EQ(AlertKindName(alerts[0].kind), "job");
     EXPECT_EQ(alerts[0].rule, "stall");
     EXPECT_EQ(alerts[0].machine, "*");
     EXPECT_NEAR(alerts[0].detected - alerts[0].onset, 300, 2);
@@ -572,7 +572,7 @@ TEST(DetectorTest, ThresholdsAndPersistenceComeFromTheSignalMap) {
 }
 
 TEST(AlertJsonTest, RoundTripsAndRejectsWhatItCannotRead) {
-  Alert a{"gpu-07", "rule", "xid 79", "gpu3", 100.5, 102, {{"xid", "gpu3", 79, 0, 0}}};
+  Alert a{"gpu-07", AlertKind::kRule, "xid 79", "gpu3", 100.5, 102, {{"xid", "gpu3", 79, 0, 0}}};
   const Json j = AlertToJson(a);
   const Result<Alert> back = AlertFromJson(j, "alerts:1");
   ASSERT_TRUE(back.ok()) << back.status().message();
@@ -584,10 +584,10 @@ TEST(AlertJsonTest, RoundTripsAndRejectsWhatItCannotRead) {
   EXPECT_EQ(minimal->onset, 5);
 
   for (const char* bad :
-       {R"({"kind": "rule", "detected": 1})", R"({"machine": "", "kind": "r",
+       {R"({"kind": "rule", "detected": 1})", R"({"machine": "", "kind": "rule",
       "detected": 1})",
-        R"({"machine": "m", "kind": "r", "detected": "soon"})",
-        R"({"machine": "m", "kind": "r", "detected": 1, "evidence": [3]})", R"([1])"}) {
+        R"({"machine": "m", "kind": "rule", "detected": "soon"})",
+        R"({"machine": "m", "kind": "rule", "detected": 1, "evidence": [3]})", R"([1])"}) {
     const Result<Alert> r = AlertFromJson(Json::parse(bad), "alerts:7");
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().message().rfind("alerts:7", 0), 0u) << r.status().message();
@@ -595,7 +595,8 @@ TEST(AlertJsonTest, RoundTripsAndRejectsWhatItCannotRead) {
 }
 
 TEST(AlertJsonTest, ParsesStreamsAndArraysAndNamesTheLine) {
-  const std::string line1 = DumpJson(AlertToJson({"gpu-07", "rule", "xid 79", "gpu3", 1, 2, {}}));
+  const std::string line1 =
+      DumpJson(AlertToJson({"gpu-07", AlertKind::kRule, "xid 79", "gpu3", 1, 2, {}}));
   const std::string line2 = R"({"machine": "gpu-09", "kind": "divergence", "detected": 130})";
   Result<std::vector<Alert>> stream = ParseAlerts(line1 + "\n\n  \n" + line2 + "\n", "a.jsonl");
   ASSERT_TRUE(stream.ok()) << stream.status().message();
@@ -612,7 +613,7 @@ TEST(AlertJsonTest, ParsesStreamsAndArraysAndNamesTheLine) {
     EXPECT_FALSE(r.ok()) << text;
     return r.ok() ? std::string() : std::string(r.status().message());
   };
-  EXPECT_EQ(error(line1 + "\n{\"machine\": \"m\", \"kind\": \"r\"}\n"),
+  EXPECT_EQ(error(line1 + "\n{\"machine\": \"m\", \"kind\": \"rule\"}\n"),
             "a.jsonl:2: detected: missing");
   EXPECT_EQ(error(line1 + "\n{oops\n").rfind("a.jsonl:2:", 0), 0u);
   EXPECT_EQ(error("[" + line1 + ", {}]").rfind("a.jsonl: alert 2: machine", 0), 0u);
@@ -622,21 +623,32 @@ TEST(AlertJsonTest, ParsesStreamsAndArraysAndNamesTheLine) {
   EXPECT_FALSE(ParseAlerts("[1, 2", "a.jsonl").ok());
 }
 
+TEST(AlertJsonTest, KindsAreTheDetectorsOwn) {
+  for (const AlertKind k :
+       {AlertKind::kRule, AlertKind::kDivergence, AlertKind::kMissing, AlertKind::kJob}) {
+    EXPECT_EQ(*ParseAlertKind(AlertKindName(k)), k) << AlertKindName(k);
+  }
+  EXPECT_EQ(AlertFromJson(Json::parse(R"({"machine": "m", "kind": "r", "detected": 5})"), "a:1")
+                .status()
+                .message(),
+            "a:1: kind: expected rule, divergence, missing or job, got \"r\"");
+}
+
 TEST(AlertJsonTest, TimesAndEvidenceOutsideTheirRangesAreNamed) {
   const auto error = [](const char* text) {
     return AlertFromJson(Json::parse(text), "a:1").status().message();
   };
-  EXPECT_EQ(error(R"({"machine": "m", "kind": "r", "detected": 9.2e18})"),
+  EXPECT_EQ(error(R"({"machine": "m", "kind": "rule", "detected": 9.2e18})"),
             "a:1: detected: 9.2e+18 is outside [0, 7258118400] (Unix seconds, years 1970 to 2200)");
-  EXPECT_EQ(error(R"({"machine": "m", "kind": "r", "detected": 5, "onset": -3})"),
+  EXPECT_EQ(error(R"({"machine": "m", "kind": "rule", "detected": 5, "onset": -3})"),
             "a:1: onset: -3 is outside [0, 7258118400] (Unix seconds, years 1970 to 2200)");
   EXPECT_EQ(
       error(
-          R"({"machine": "m", "kind": "r", "detected": 5, "evidence": [{"signal": "s", "value": 1e300}]})"),
+          R"({"machine": "m", "kind": "rule", "detected": 5, "evidence": [{"signal": "s", "value": 1e300}]})"),
       "a:1: evidence[0]: value: 1e+300 is outside [-1e+100, 1e+100]");
   EXPECT_TRUE(
-      AlertFromJson(Json::parse(R"({"machine": "m", "kind": "r", "detected": 5, "onset": null})"),
-                    "a:1")
+      AlertFromJson(
+          Json::parse(R"({"machine": "m", "kind": "rule", "detected": 5, "onset": null})"), "a:1")
           .ok());
 }
 

@@ -111,7 +111,7 @@ Score ScoreAlerts(const std::vector<Alert>& alerts, const std::vector<FaultLabel
     if (matched) {
       ++s.true_alerts;
     } else {
-      ++s.false_by_rule[fmt::format("{}/{}", a.kind, a.rule)];
+      ++s.false_by_rule[fmt::format("{}/{}", AlertKindName(a.kind), a.rule)];
     }
   }
   for (size_t i = 0; i < labels.size(); ++i) {

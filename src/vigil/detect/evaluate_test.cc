@@ -10,7 +10,7 @@ namespace {
 Alert At(std::string machine, double detected) {
   Alert a;
   a.machine = std::move(machine);
-  a.kind = "divergence";
+  a.kind = AlertKind::kDivergence;
   a.rule = "peers";
   a.detected = detected;
   return a;

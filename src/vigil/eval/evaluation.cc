@@ -14,7 +14,7 @@ FoundSet FoundByLearned(const FleetTable& table,
   FoundSet found;
   for (size_t i = 0; i < verdicts.size(); ++i) {
     for (const learned::Finding& f : verdicts[i].findings)
-      found.emplace(table.node(i), f.component);
+      found.emplace(table.node(i), ComponentName(f.component));
   }
   return found;
 }
@@ -81,7 +81,9 @@ Score ScoreFindings(const FoundSet& found, const std::vector<PlantedDefect>& tru
     if (!planted.contains(pair)) ++s.false_findings;
   }
   const auto label_of = [](const PlantedDefect& d) {
-    if (d.kind == "fail" || d.kind == "missing") return d.kind;
+    if (d.kind == DefectKind::kFail || d.kind == DefectKind::kMissing) {
+      return std::string(DefectKindName(d.kind));
+    }
     return fmt::format("{}%", std::lround(d.size * 100));
   };
   std::map<std::string, ScoreRow> rows;

@@ -68,13 +68,34 @@ std::vector<double> Sizes(int n, double lo, double hi) {
 }
 
 struct Defect {
-  std::string kind;
+  DefectKind kind = DefectKind::kGpu;
   int part = 0;  // GPU or NIC index
   double size = 0;
   std::string benchmark;  // fail, missing
 };
 
+constexpr std::pair<DefectKind, std::string_view> kDefectKinds[] = {
+    {DefectKind::kGpu, "gpu"},        {DefectKind::kPcie, "pcie"},
+    {DefectKind::kNic, "nic"},        {DefectKind::kNicLarge, "nic-large"},
+    {DefectKind::kNvlink, "nvlink"},  {DefectKind::kFail, "fail"},
+    {DefectKind::kMissing, "missing"}};
+
 }  // namespace
+
+std::string_view DefectKindName(DefectKind kind) {
+  for (const auto& [k, name] : kDefectKinds) {
+    if (k == kind) return name;
+  }
+  return "gpu";  // not reached: every enumerator is in kDefectKinds
+}
+
+Result<DefectKind> ParseDefectKind(std::string_view text) {
+  for (const auto& [k, name] : kDefectKinds) {
+    if (name == text) return k;
+  }
+  return Status::InvalidArgument(fmt::format(
+      "expected gpu, pcie, nic, nic-large, nvlink, fail or missing, got {}", Quote(text)));
+}
 
 Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
   if (o.nodes < 1 || o.nodes > 10'000'000) {
@@ -96,7 +117,9 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
   const std::vector<double> ib_sizes = Sizes(o.sweep_points, 4096, 8388608);
   const std::vector<double> nccl_sizes = Sizes(o.sweep_points, 1 << 20, 8589934592.0);
   static constexpr double kSizes[] = {0.03, 0.05, 0.10, 0.20, 0.50};
-  static constexpr const char* kKinds[] = {"gpu", "pcie", "nic", "nic-large", "nvlink", "fail"};
+  static constexpr DefectKind kKinds[] = {DefectKind::kGpu,    DefectKind::kPcie,
+                                          DefectKind::kNic,    DefectKind::kNicLarge,
+                                          DefectKind::kNvlink, DefectKind::kFail};
 
   GeneratedFleet out;
   const int width = static_cast<int>(std::to_string(o.nodes).size());
@@ -113,15 +136,15 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
       Defect d;
       d.kind = kKinds[rng.Below(std::size(kKinds))];
       d.part = static_cast<int>(rng.Below(kGpus));
-      d.size = d.kind == "fail" ? 1.0 : kSizes[rng.Below(std::size(kSizes))];
-      if (d.kind == "fail") d.benchmark = kBenchmarks[rng.Below(std::size(kBenchmarks))];
+      d.size = d.kind == DefectKind::kFail ? 1.0 : kSizes[rng.Below(std::size(kSizes))];
+      if (d.kind == DefectKind::kFail) d.benchmark = kBenchmarks[rng.Below(std::size(kBenchmarks))];
       defects.push_back(d);
     }
     if (rng.Bernoulli(o.missing_rate)) {
-      Defect d{"missing", 0, 1.0, kBenchmarks[rng.Below(std::size(kBenchmarks))]};
+      Defect d{DefectKind::kMissing, 0, 1.0, kBenchmarks[rng.Below(std::size(kBenchmarks))]};
       if (defects.empty() || defects[0].benchmark != d.benchmark) defects.push_back(d);
     }
-    const auto loss = [&](std::string_view kind, int part) {
+    const auto loss = [&](DefectKind kind, int part) {
       double f = 1;
       for (const Defect& d : defects) {
         if (d.kind == kind && (part < 0 || d.part == part)) f *= 1 - d.size;
@@ -142,7 +165,7 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
     const auto emit = [&](std::string_view benchmark,
                           std::vector<std::pair<std::string, double>> m) {
       const Defect* d = down(benchmark);
-      if (d != nullptr && d->kind == "missing") return;
+      if (d != nullptr && d->kind == DefectKind::kMissing) return;
       if (d == nullptr) {
         for (auto& kv : m) row.values.push_back(std::move(kv));
       }
@@ -152,9 +175,9 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
     for (int g = 0; g < kGpus; ++g) {
       const double part = 1 + rng.Normal(0, 0.002);  // this GPU's silicon, within the node
       for (const Figure& f : kGemm) {
-        m.emplace_back(
-            fmt::format("{}/{}:{}", f.benchmark, f.name, g),
-            f.mean * cls.compute * node_factor * part * noise(f.jitter) * loss("gpu", g));
+        m.emplace_back(fmt::format("{}/{}:{}", f.benchmark, f.name, g),
+                       f.mean * cls.compute * node_factor * part * noise(f.jitter) *
+                           loss(DefectKind::kGpu, g));
       }
     }
     emit("gemm-flops", std::move(m));
@@ -162,7 +185,7 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
     for (int g = 0; g < kGpus; ++g) {
       for (const Figure& f : kMemBw) {
         m.emplace_back(fmt::format("{}/{}:{}", f.benchmark, f.name, g),
-                       f.mean * cls.pcie * noise(f.jitter) * loss("pcie", g));
+                       f.mean * cls.pcie * noise(f.jitter) * loss(DefectKind::kPcie, g));
       }
     }
     emit("mem-bw", std::move(m));
@@ -180,8 +203,8 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
         // Latency-bound below about 16 KiB, where runs also vary more.
         const double shape = s / (s + 16384.0) / (8388608.0 / (8388608.0 + 16384.0));
         const double jitter = s < 65536 ? 0.015 : 0.003;
-        double v = kIbPeak * cls.network * shape * noise(jitter) * loss("nic", nic);
-        if (s >= 65536) v *= loss("nic-large", nic);  // a link trained at a lower rate
+        double v = kIbPeak * cls.network * shape * noise(jitter) * loss(DefectKind::kNic, nic);
+        if (s >= 65536) v *= loss(DefectKind::kNicLarge, nic);  // a link trained at a lower rate
         m.emplace_back(fmt::format("ib-loopback/ib_write_{}_bw:{}", s, nic), v);
       }
     }
@@ -190,7 +213,7 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
     for (double s : nccl_sizes) {
       const double shape = s / (s + 67108864.0) / (8589934592.0 / (8589934592.0 + 67108864.0));
       double v = kNcclPeak * cls.network * shape * node_factor * noise(0.005);
-      if (s >= 67108864.0) v *= loss("nvlink", -1);  // bandwidth-bound sizes only
+      if (s >= 67108864.0) v *= loss(DefectKind::kNvlink, -1);  // bandwidth-bound sizes only
       m.emplace_back(fmt::format("nccl-bw/allreduce_{}_busbw", s), v);
     }
     emit("nccl-bw", std::move(m));
@@ -204,12 +227,24 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
 
     for (const Defect& d : defects) {
       std::string component;
-      if (d.kind == "gpu") component = fmt::format("GPU {}", d.part);
-      if (d.kind == "pcie") component = fmt::format("PCIe {}", d.part);
-      if (d.kind == "nic" || d.kind == "nic-large") component = fmt::format("NIC {}", d.part);
-      if (d.kind == "nvlink") component = "NVLink";
-      if (d.kind == "fail" || d.kind == "missing") {
-        component = Anatomize(d.benchmark + "/return_code").component;
+      switch (d.kind) {
+        case DefectKind::kGpu:
+          component = fmt::format("GPU {}", d.part);
+          break;
+        case DefectKind::kPcie:
+          component = fmt::format("PCIe {}", d.part);
+          break;
+        case DefectKind::kNic:
+        case DefectKind::kNicLarge:
+          component = fmt::format("NIC {}", d.part);
+          break;
+        case DefectKind::kNvlink:
+          component = "NVLink";
+          break;
+        case DefectKind::kFail:
+        case DefectKind::kMissing:
+          component = Anatomize(d.benchmark + "/return_code").component;
+          break;
       }
       out.truth.push_back(PlantedDefect{node, component, d.kind, d.size});
     }
@@ -220,7 +255,7 @@ Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
 std::string FormatTruth(const std::vector<PlantedDefect>& truth) {
   std::string out = "node,component,kind,size\n";
   for (const PlantedDefect& d : truth) {
-    out += fmt::format("{},{},{},{}\n", d.node, d.component, d.kind, d.size);
+    out += fmt::format("{},{},{},{}\n", d.node, d.component, DefectKindName(d.kind), d.size);
   }
   return out;
 }
@@ -250,12 +285,15 @@ Result<std::vector<PlantedDefect>> ParseTruth(std::string_view text, std::string
       start = comma + 1;
     }
     if (f.size() != 4) return bad(fmt::format("expected 4 fields, found {}", f.size()));
-    PlantedDefect d{std::string(f[0]), std::string(f[1]), std::string(f[2]), 0};
+    PlantedDefect d{std::string(f[0]), std::string(f[1]), DefectKind::kGpu, 0};
     const auto [end, ec] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), d.size);
     if (ec != std::errc() || end != f[3].data() + f[3].size() || !(d.size > 0 && d.size <= 1)) {
       return bad(fmt::format("field size: {} is not a number in (0, 1]", Quote(f[3])));
     }
     if (d.node.empty() || d.component.empty()) return bad("empty node or component");
+    const Result<DefectKind> kind = ParseDefectKind(f[2]);
+    if (!kind.ok()) return bad(fmt::format("field kind: {}", kind.status().message()));
+    d.kind = *kind;
     out.push_back(std::move(d));
   }
   if (header) return Status::InvalidArgument(fmt::format("{}: empty truth file", source));

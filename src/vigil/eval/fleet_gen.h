@@ -25,12 +25,27 @@ struct FleetGenOptions {
   uint64_t seed = 1;
 };
 
+// What a planted fault does.
+enum class DefectKind {
+  kGpu,       // a GPU computes slower
+  kPcie,      // a GPU's host link is slower
+  kNic,       // a NIC is slower at every message size
+  kNicLarge,  // a NIC is slower at large messages (a link trained at a lower rate)
+  kNvlink,    // the node's NVLink collective is slower at bandwidth-bound sizes
+  kFail,      // a benchmark fails
+  kMissing,   // a benchmark did not run at all
+};
+// "gpu", "pcie", "nic", "nic-large", "nvlink", "fail", "missing": the truth CSV's kind field.
+std::string_view DefectKindName(DefectKind kind);
+// The inverse of DefectKindName; InvalidArgument naming the text for anything else.
+Result<DefectKind> ParseDefectKind(std::string_view text);
+
 // One planted fault: which node, which component (as Anatomize names it), what and how large.
 struct PlantedDefect {
   std::string node;
   std::string component;
-  std::string kind;  // gpu, pcie, nic, nic-large, nvlink, fail, missing
-  double size = 0;   // relative loss (0.05: 5% slower); 1 for fail and missing
+  DefectKind kind = DefectKind::kGpu;
+  double size = 0;  // relative loss (0.05: 5% slower); 1 for fail and missing
 };
 
 struct GeneratedFleet {

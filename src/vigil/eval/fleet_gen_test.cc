@@ -53,5 +53,20 @@ TEST(FleetGenTest, RefusesAFleetLargerThanItsLimit) {
       << r.status().message();
 }
 
+TEST(FleetGenTest, DefectKindsParseBackAndOthersAreNamed) {
+  for (const DefectKind k :
+       {DefectKind::kGpu, DefectKind::kPcie, DefectKind::kNic, DefectKind::kNicLarge,
+        DefectKind::kNvlink, DefectKind::kFail, DefectKind::kMissing}) {
+    EXPECT_EQ(*ParseDefectKind(DefectKindName(k)), k) << DefectKindName(k);
+  }
+  EXPECT_EQ(DefectKindName(DefectKind::kNicLarge), "nic-large");
+  const Result<std::vector<PlantedDefect>> r =
+      ParseTruth("node,component,kind,size\na,GPU 1,gpu,0.05\nb,GPU 2,slow,0.1\n", "t.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "t.csv:3: field kind: expected gpu, pcie, nic, nic-large, nvlink, fail or missing, got "
+            "\"slow\"");
+}
+
 }  // namespace
 }  // namespace vigil::eval

@@ -9,7 +9,9 @@ namespace vigil::learned {
 
 HealthRules::HealthRules(const std::vector<MetricAnatomy>& columns) {
   for (size_t j = 0; j < columns.size(); ++j) {
-    if (columns[j].direction == Direction::kClear) columns_.emplace_back(j, columns[j].component);
+    if (columns[j].direction == Direction::kClear) {
+      columns_.emplace_back(j, ParseComponent(columns[j].component));
+    }
   }
 }
 
@@ -21,7 +23,7 @@ std::vector<Finding> HealthRules::Findings(const FleetTable& table, size_t node)
     Finding f;
     f.component = component;
     f.metric = table.metrics()[j];
-    f.test = "health";
+    f.test = FindingTest::kHealth;
     f.value = v;
     f.sigmas = std::numeric_limits<double>::infinity();
     f.severity = Severity::kCritical;

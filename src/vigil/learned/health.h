@@ -27,7 +27,7 @@ class HealthRules {
   std::vector<Finding> Findings(const FleetTable& table, size_t node) const;
 
  private:
-  std::vector<std::pair<size_t, std::string>> columns_;  // column, component it names
+  std::vector<std::pair<size_t, ComponentId>> columns_;  // column, component it names
 };
 
 // The verdict of the one node of `row` by the rules alone.

@@ -31,9 +31,9 @@ TEST(HealthTest, FixedMeaningsNameTheComponentWithoutAFleet) {
   ASSERT_TRUE(nf.defective);
   std::vector<std::pair<std::string, std::string>> named;
   for (const Finding& f : nf.findings) {
-    EXPECT_EQ(f.test, "health") << f.metric;
+    EXPECT_EQ(FindingTestName(f.test), "health") << f.metric;
     EXPECT_EQ(f.severity, Severity::kCritical) << f.metric;
-    named.emplace_back(f.component, f.metric);
+    named.emplace_back(ComponentName(f.component), f.metric);
   }
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"GPU 3", "gpu-presence/missing:3"},
@@ -60,9 +60,9 @@ TEST(HealthTest, JudgeAppliesTheRulesWhateverTheClass) {
   ASSERT_EQ(v.size(), 1u);
   ASSERT_TRUE(v[0].defective);
   ASSERT_EQ(v[0].findings.size(), 2u);
-  EXPECT_EQ(v[0].findings[0].test, "class");
-  EXPECT_EQ(v[0].findings[1].component, "GPU 7");
-  EXPECT_EQ(v[0].findings[1].test, "health");
+  EXPECT_EQ(FindingTestName(v[0].findings[0].test), "class");
+  EXPECT_EQ(ComponentName(v[0].findings[1].component), "GPU 7");
+  EXPECT_EQ(FindingTestName(v[0].findings[1].test), "health");
   // Of its own class, the rule alone names it.
   const std::vector<NodeFindings> own = Judge(OneNode({{"gpu-stress/miscompares:1", 3}}), c);
   ASSERT_EQ(own[0].findings.size(), 1u);

@@ -871,6 +871,32 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
   }
 }
 
+namespace {
+
+constexpr std::pair<FindingTest, std::string_view> kFindingTests[] = {
+    {FindingTest::kFleet, "fleet"},         {FindingTest::kBalance, "balance"},
+    {FindingTest::kComponent, "component"}, {FindingTest::kReturnCode, "return_code"},
+    {FindingTest::kMissing, "missing"},     {FindingTest::kClass, "class"},
+    {FindingTest::kHealth, "health"}};
+
+}  // namespace
+
+std::string_view FindingTestName(FindingTest test) {
+  for (const auto& [t, name] : kFindingTests) {
+    if (t == test) return name;
+  }
+  return "fleet";  // not reached: every enumerator is in kFindingTests
+}
+
+Result<FindingTest> ParseFindingTest(std::string_view text) {
+  for (const auto& [t, name] : kFindingTests) {
+    if (name == text) return t;
+  }
+  return Status::InvalidArgument(fmt::format(
+      "expected fleet, balance, component, return_code, missing, class or health, got {}",
+      Quote(text)));
+}
+
 std::string_view SeverityName(Severity s) {
   switch (s) {
     case Severity::kMinor:
@@ -902,7 +928,8 @@ constexpr double kStrangerShare = 0.5;
 constexpr size_t kMinClassFamilies = 3;
 
 // Judges node i against one class's models.
-NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const ClassIndex& ix) {
+NodeFindings JudgeByClass(const FleetTable& t, size_t i, const Columns& cols,
+                          const ClassIndex& ix) {
   const ClassModel& cm = *ix.model;
   const std::vector<const FamilyModel*>& models = ix.families;
   const auto& components = ix.components;
@@ -942,12 +969,12 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       const double x = v.at(i, j), factor = ix.divisor[j];
       if (std::isnan(x)) continue;  // judged below, from the expected members
       Finding fd;
-      fd.component = cols.anatomy[j].component;
+      fd.component = ParseComponent(cols.anatomy[j].component);
       fd.metric = t.metrics()[j];
       fd.value = t.at(i, j);
       if (!IsLearned(f.direction)) {  // a return code; health readings are HealthRules'
         if (x == 0 || f.direction != Direction::kZero) continue;
-        fd.test = "return_code";
+        fd.test = FindingTest::kReturnCode;
         fd.sigmas = kInf;
         fd.severity = Severity::kCritical;
         nf.findings.push_back(std::move(fd));
@@ -959,7 +986,7 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       // Off its mode either way: a node of another class may be better as well as worse.
       off |= std::fabs(x - mode.centre) / mode.spread / widen > f.limit;
       if (!fleet && !balance) continue;
-      fd.test = fleet ? "fleet" : "balance";
+      fd.test = fleet ? FindingTest::kFleet : FindingTest::kBalance;
       fd.sigmas = fleet ? z_fleet : z_balance;
       const bool low = f.direction == Direction::kHigher || f.direction == Direction::kEither;
       const bool high = f.direction == Direction::kLower || f.direction == Direction::kEither;
@@ -985,8 +1012,9 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       const double centre = f.modes.empty()
                                 ? std::nan("")
                                 : f.modes.front().centre * (f.factors.empty() ? 1.0 : f.factors[m]);
-      nf.findings.push_back(Finding{Anatomize(key).component, key, "missing", std::nan(""), centre,
-                                    centre, -1, kInf, Severity::kCritical});
+      nf.findings.push_back(Finding{ParseComponent(Anatomize(key).component), key,
+                                    FindingTest::kMissing, std::nan(""), centre, centre, -1, kInf,
+                                    Severity::kCritical});
     }
   }
   for (const Pool& pool : cols.pools) {
@@ -1015,19 +1043,21 @@ NodeFindings JudgeNode(const FleetTable& t, size_t i, const Columns& cols, const
       const std::string key =
           pool.benchmark + "/*" +
           (d.index.empty() || !pool.part.empty() ? "" : ":" + std::string(d.index));
-      nf.findings.push_back(Finding{std::string(component), key, "component", value, -kInf,
-                                    worst->centre + worst->limit * worst->spread, 0, z,
+      nf.findings.push_back(Finding{ParseComponent(component), key, FindingTest::kComponent, value,
+                                    -kInf, worst->centre + worst->limit * worst->spread, 0, z,
                                     Severity::kMinor});
     }
   }
   if (judged >= kMinClassFamilies &&
       static_cast<double>(strange) > kStrangerShare * static_cast<double>(judged)) {
     std::erase_if(nf.findings, [](const Finding& f) {
-      return f.test == "fleet" || f.test == "balance" || f.test == "component";
+      return f.test == FindingTest::kFleet || f.test == FindingTest::kBalance ||
+             f.test == FindingTest::kComponent;
     });
-    nf.findings.push_back(Finding{"node", fmt::format("{} of {} families", strange, judged),
-                                  "class", static_cast<double>(strange) / judged, 0, 0, 0, kInf,
-                                  Severity::kCritical});
+    nf.findings.push_back(Finding{ComponentId{"node", std::nullopt},
+                                  fmt::format("{} of {} families", strange, judged),
+                                  FindingTest::kClass, static_cast<double>(strange) / judged, 0, 0,
+                                  0, kInf, Severity::kCritical});
   }
   nf.defective = !nf.findings.empty();
   return nf;
@@ -1058,14 +1088,10 @@ LearnedCriteria RestrictToBenchmarks(LearnedCriteria c,
 
 Json FindingToJson(const Finding& f) {
   const auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
-  return Json{{"component", f.component},
-              {"metric", f.metric},
-              {"test", f.test},
-              {"value", number(f.value)},
-              {"expected_low", number(f.expected_low)},
-              {"expected_high", number(f.expected_high)},
-              {"deviation", number(f.deviation)},
-              {"sigmas", number(f.sigmas)},
+  return Json{{"component", ComponentName(f.component)}, {"metric", f.metric},
+              {"test", FindingTestName(f.test)},         {"value", number(f.value)},
+              {"expected_low", number(f.expected_low)},  {"expected_high", number(f.expected_high)},
+              {"deviation", number(f.deviation)},        {"sigmas", number(f.sigmas)},
               {"severity", SeverityName(f.severity)}};
 }
 
@@ -1142,10 +1168,10 @@ std::vector<NodeFindings> Judgement::Judge(const FleetTable& t, int threads) con
     for (size_t i = begin; i < end; ++i) {
       const ClassModel* cm = ClassFor(p.criteria, t.hardware(i));
       if (cm == nullptr) {
-        out[i].findings.push_back(
-            Finding{"node", t.hardware(i), "class", 0, 0, 0, 0, 0, Severity::kCritical});
+        out[i].findings.push_back(Finding{ComponentId{"node", std::nullopt}, t.hardware(i),
+                                          FindingTest::kClass, 0, 0, 0, 0, 0, Severity::kCritical});
       } else {
-        out[i] = JudgeNode(t, i, p.cols, p.classes.find(cm->hardware)->second);
+        out[i] = JudgeByClass(t, i, p.cols, p.classes.find(cm->hardware)->second);
       }
       for (Finding& f : p.health.Findings(t, i)) out[i].findings.push_back(std::move(f));
       out[i].defective = !out[i].findings.empty();
@@ -1156,6 +1182,24 @@ std::vector<NodeFindings> Judgement::Judge(const FleetTable& t, int threads) con
 
 std::vector<NodeFindings> Judge(const FleetTable& t, const LearnedCriteria& c, int threads) {
   return Judgement(t.metrics(), c).Judge(t, threads);
+}
+
+NodeJudgement JudgeNode(const FleetTable& node, const Judgement* criteria) {
+  NodeJudgement out;
+  // One thread: a node alone, and the server already judges one request per thread.
+  out.findings = criteria != nullptr ? criteria->Judge(node, 1)[0] : JudgeHealth(node);
+  if (out.findings.defective) {
+    out.verdict = Verdict::kDefective;
+  } else {
+    out.verdict = criteria != nullptr ? Verdict::kHealthy : Verdict::kUnjudged;
+  }
+  return out;
+}
+
+NodeJudgement JudgeNode(const FleetTable& node, const LearnedCriteria* criteria) {
+  if (criteria == nullptr) return JudgeNode(node, static_cast<const Judgement*>(nullptr));
+  const Judgement prepared(node.metrics(), *criteria);
+  return JudgeNode(node, &prepared);
 }
 
 }  // namespace vigil::learned

@@ -80,7 +80,7 @@ TEST(LearnTest, ComponentsOfOneNodeAreComparedWithEachOther) {
   const FleetTable one = *ParseFleetTable(FormatFleetRow(bad), "one.jsonl");
   const std::vector<NodeFindings> v = Judge(one, c);
   ASSERT_TRUE(v[0].defective);
-  for (const Finding& f : v[0].findings) EXPECT_EQ(f.component, "GPU 3") << f.metric;
+  for (const Finding& f : v[0].findings) EXPECT_EQ(ComponentName(f.component), "GPU 3") << f.metric;
   const FleetTable healthy = *ParseFleetTable(FormatFleetRow(g.rows[1]), "ok.jsonl");
   EXPECT_FALSE(Judge(healthy, c)[0].defective);
 }
@@ -134,7 +134,7 @@ TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
   FleetTable one = GemmFleet(1, [](int, int g) { return g == 3 ? 900.0 : 1000.0; });
   const NodeFindings slow = Judge(one, light)[0];
   ASSERT_TRUE(slow.defective);
-  EXPECT_EQ(slow.findings[0].component, "GPU 3");
+  EXPECT_EQ(ComponentName(slow.findings[0].component), "GPU 3");
 }
 
 // A fleet of `nodes` 8-GPU nodes with heavy-tailed noise (Student t, 3 degrees of freedom, 0.4%)
@@ -193,9 +193,9 @@ TEST(LearnTest, APartThatTwoBenchmarksMeasureIsPooledAcrossThem) {
   size_t found = 0, others = 0;  // of 20 slow HBMs; of 140 healthy ones
   for (const NodeFindings& nf : Judge(slow, c)) {
     for (const Finding& f : nf.findings) {
-      found +=
-          f.component == "HBM 3" && f.test == "component" && f.metric == "gpu-copy-bw+mem-bw/*";
-      others += f.component != "HBM 3";
+      found += ComponentName(f.component) == "HBM 3" && FindingTestName(f.test) == "component" &&
+               f.metric == "gpu-copy-bw+mem-bw/*";
+      others += ComponentName(f.component) != "HBM 3";
     }
   }
   EXPECT_GE(found, 18u);
@@ -224,7 +224,8 @@ TEST(LearnTest, AComponentOfFewMetricsIsAlsoJudgedWithoutItsWorst) {
       20, keys, [](int, const std::string& key) { return key.ends_with(":6") ? 0.05 : 0.0; }, 6);
   size_t found = 0;
   for (const NodeFindings& nf : Judge(slow, c)) {
-    for (const Finding& f : nf.findings) found += f.component == "GPU 6" && f.test == "component";
+    for (const Finding& f : nf.findings)
+      found += ComponentName(f.component) == "GPU 6" && FindingTestName(f.test) == "component";
   }
   EXPECT_GE(found, 18u);
 }
@@ -286,7 +287,8 @@ TEST(LearnTest, PartsThatDifferByDesignAreJudgedAgainstTheirOwnLevel) {
   EXPECT_EQ(Family(back, f.family).factors, f.factors);
   for (const NodeFindings& nf : Judge(fleet(10, 0.1), back)) {
     ASSERT_TRUE(nf.defective);
-    for (const Finding& x : nf.findings) EXPECT_EQ(x.component, "NVLink 0-1") << x.metric;
+    for (const Finding& x : nf.findings)
+      EXPECT_EQ(ComponentName(x.component), "NVLink 0-1") << x.metric;
   }
 }
 
@@ -341,7 +343,7 @@ TEST(LearnTest, TwoHealthyModesAreLearnedAsTwo) {
   const FleetTable slow = GemmFleet(1, [](int, int g) { return g == 5 ? 1000.0 : 1030.0; });
   const NodeFindings nf = Judge(slow, c)[0];
   ASSERT_TRUE(nf.defective);
-  EXPECT_EQ(nf.findings[0].component, "GPU 5");
+  EXPECT_EQ(ComponentName(nf.findings[0].component), "GPU 5");
   // One mode of any shape stays one.
   EXPECT_EQ(Family(*Learn(GemmFleet(1000, [&](int, int) { return 1000 * (1 + noise(rng)); }),
                           LearnOptions{}),
@@ -362,8 +364,45 @@ TEST(LearnTest, ANodeOfNoLearnedClassIsOneFinding) {
   const NodeFindings nf = Judge(*ParseFleetTable(FormatFleetRow(stranger), "one.jsonl"), c)[0];
   ASSERT_TRUE(nf.defective);
   ASSERT_EQ(nf.findings.size(), 1u);
-  EXPECT_EQ(nf.findings[0].test, "class");
-  EXPECT_EQ(nf.findings[0].component, "node");
+  EXPECT_EQ(FindingTestName(nf.findings[0].test), "class");
+  EXPECT_EQ(ComponentName(nf.findings[0].component), "node");
+}
+
+// One node's verdict: unjudged by the rules alone when they find nothing, healthy by criteria that
+// find nothing, defective when either finds something; the prepared and the plain criteria agree.
+TEST(JudgeNodeTest, TheVerdictSaysWhatJudgedTheNode) {
+  const auto one = [](double missing) {
+    return TableOfRows({FleetRow{"n1", {{"gpu-presence/missing:2", missing}}, "8x A"}}, "t");
+  };
+  const NodeJudgement alone = JudgeNode(one(0), static_cast<const LearnedCriteria*>(nullptr));
+  EXPECT_EQ(alone.verdict, Verdict::kUnjudged);
+  EXPECT_TRUE(alone.findings.findings.empty());
+  const NodeJudgement fault = JudgeNode(one(1), static_cast<const Judgement*>(nullptr));
+  EXPECT_EQ(fault.verdict, Verdict::kDefective);
+  ASSERT_EQ(fault.findings.findings.size(), 1u);
+  EXPECT_EQ(fault.findings.findings[0].component, (ComponentId{"GPU", ComponentIndex{2, {}}}));
+  EXPECT_EQ(fault.findings.findings[0].test, FindingTest::kHealth);
+
+  LearnedCriteria c;
+  c.classes.emplace_back().hardware = "8x A";
+  EXPECT_EQ(JudgeNode(one(0), &c).verdict, Verdict::kHealthy);
+  const FleetTable faulty = one(1);
+  const Judgement prepared(faulty.metrics(), c);
+  const NodeJudgement by_prepared = JudgeNode(faulty, &prepared);
+  EXPECT_EQ(by_prepared.verdict, Verdict::kDefective);
+  EXPECT_EQ(by_prepared.findings.findings.size(), JudgeNode(faulty, &c).findings.findings.size());
+}
+
+TEST(FindingTestNameTest, NamesParseBack) {
+  for (const FindingTest t : {FindingTest::kFleet, FindingTest::kBalance, FindingTest::kComponent,
+                              FindingTest::kReturnCode, FindingTest::kMissing, FindingTest::kClass,
+                              FindingTest::kHealth}) {
+    EXPECT_EQ(*ParseFindingTest(FindingTestName(t)), t) << FindingTestName(t);
+  }
+  EXPECT_EQ(FindingTestName(FindingTest::kReturnCode), "return_code");
+  EXPECT_EQ(ParseFindingTest("Fleet").status().message(),
+            "expected fleet, balance, component, return_code, missing, class or health, got "
+            "\"Fleet\"");
 }
 
 TEST(LearnTest, CriteriaRoundTripAndVersionCheck) {
@@ -423,7 +462,7 @@ TEST(LearnTest, NodesAreJudgedByTheirOwnClass) {
       Judge(*ParseFleetTable(FormatFleetRow(stranger), "one.jsonl"), two);
   ASSERT_TRUE(v[0].defective);
   ASSERT_EQ(v[0].findings.size(), 1u);
-  EXPECT_EQ(v[0].findings[0].test, "class");
+  EXPECT_EQ(FindingTestName(v[0].findings[0].test), "class");
   EXPECT_EQ(v[0].findings[0].metric, "4xMI300X");
 }
 
@@ -472,17 +511,17 @@ TEST(LearnTest, GpuHealthFaultsAreNamedAndItsRecordsAreNot) {
     const NodeFindings nf = judge(rows[3], key, 1);
     ASSERT_TRUE(nf.defective) << key;
     ASSERT_EQ(nf.findings.size(), 1u) << key;
-    EXPECT_EQ(nf.findings[0].component, "GPU 2");
-    EXPECT_EQ(nf.findings[0].test, "health");
+    EXPECT_EQ(ComponentName(nf.findings[0].component), "GPU 2");
+    EXPECT_EQ(FindingTestName(nf.findings[0].test), "health");
     EXPECT_EQ(nf.findings[0].severity, Severity::kCritical);
   }
   const NodeFindings narrow = judge(rows[3], "gpu-health/pcie_width:5", 8);
   ASSERT_TRUE(narrow.defective);
-  EXPECT_EQ(narrow.findings[0].component, "GPU 5");
+  EXPECT_EQ(ComponentName(narrow.findings[0].component), "GPU 5");
   EXPECT_EQ(narrow.findings[0].severity, Severity::kCritical);
   const NodeFindings slow_link = judge(rows[3], "gpu-stress/pcie_gen:6", 4);  // trained to Gen4
   ASSERT_TRUE(slow_link.defective);
-  EXPECT_EQ(slow_link.findings[0].component, "GPU 6");
+  EXPECT_EQ(ComponentName(slow_link.findings[0].component), "GPU 6");
   EXPECT_EQ(slow_link.findings[0].severity, Severity::kMajor);  // 20% below its peers' 5
   // Every node of the fleet itself is healthy, the ones with many corrected errors, the GPU
   // drawing 200 W more and the links at generation 5 among those at 1 included.
@@ -552,8 +591,8 @@ TEST(LearnTest, FailedAndMissingBenchmarksAreOneFindingEach) {
     const FleetTable one = *ParseFleetTable(FormatFleetRow(*r), "one.jsonl");
     const std::vector<NodeFindings> v = Judge(one, c);
     ASSERT_EQ(v[0].findings.size(), 1u);
-    EXPECT_EQ(v[0].findings[0].component, "mem-bw");
-    EXPECT_EQ(v[0].findings[0].test, r == &failed ? "missing" : "return_code");
+    EXPECT_EQ(ComponentName(v[0].findings[0].component), "mem-bw");
+    EXPECT_EQ(FindingTestName(v[0].findings[0].test), r == &failed ? "missing" : "return_code");
     EXPECT_EQ(v[0].findings[0].severity, Severity::kCritical);
   }
   // A benchmark that failed on one component only (it measured the others) names that one too.
@@ -567,7 +606,8 @@ TEST(LearnTest, FailedAndMissingBenchmarksAreOneFindingEach) {
   const NodeFindings nf = Judge(*ParseFleetTable(FormatFleetRow(partial), "one.jsonl"), c)[0];
   ASSERT_TRUE(nf.defective);
   std::set<std::string> named;
-  for (const Finding& f : nf.findings) named.insert(f.component + " " + f.test);
+  for (const Finding& f : nf.findings)
+    named.insert(ComponentName(f.component) + " " + std::string(FindingTestName(f.test)));
   EXPECT_TRUE(named.contains("mem-bw return_code"));
   EXPECT_TRUE(named.contains("PCIe 2 missing"));
   for (const std::string& n : named)

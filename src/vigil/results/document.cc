@@ -363,6 +363,14 @@ std::string_view BenchStatusName(BenchStatus status) {
   return "unknown";
 }
 
+std::vector<std::string> BenchmarksRun(const NodeResults& doc) {
+  std::vector<std::string> out;
+  for (const BenchmarkRecord& r : doc.benchmarks) {
+    if (r.status != BenchStatus::kSkipped) out.push_back(r.name);
+  }
+  return out;
+}
+
 Json ToJson(const NodeResults& doc) {
   Json benches = Json::array();
   for (const BenchmarkRecord& r : doc.benchmarks) benches.push_back(ToJson(r));

@@ -90,6 +90,10 @@ struct NodeResults {
   std::vector<BenchmarkRecord> benchmarks;
 };
 
+// The benchmarks the document's node ran (failed or not; the skipped left out), in its order:
+// the criteria that apply to the node.
+std::vector<std::string> BenchmarksRun(const NodeResults& doc);
+
 Json ToJson(const NodeResults& doc);
 Json ToJson(const BenchmarkRecord& record);
 

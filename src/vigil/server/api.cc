@@ -101,10 +101,13 @@ Result<bool> RetiredParam(const Request& req) {
   return Status::InvalidArgument(fmt::format("retired: expected true or false, got {}", Quote(v)));
 }
 
-Status CheckVerdict(std::string_view v) {
-  if (v.empty() || v == "healthy" || v == "defective" || v == "unjudged") return Status::Ok();
-  return Status::InvalidArgument(
-      fmt::format("verdict: expected healthy, defective or unjudged, got {}", Quote(v)));
+// ?verdict=: none when absent or empty.
+Result<std::optional<Verdict>> VerdictParam(const Request& req) {
+  const std::string v = Param(req, "verdict");
+  if (v.empty()) return std::optional<Verdict>();
+  const Result<Verdict> parsed = ParseVerdict(v);
+  if (!parsed.ok()) return parsed.status().WithContext("verdict");
+  return std::optional<Verdict>(*parsed);
 }
 
 // The node list written directly: NodeJson through nlohmann costs several times more, and the
@@ -115,11 +118,11 @@ void AppendNodeJson(std::string& out, const store::NodeState& n, double now) {
   out += ",\"hardware\":";
   AppendJsonString(out, n.hardware);
   out += ",\"verdict\":";
-  AppendJsonString(out, n.verdict);
+  AppendJsonString(out, VerdictName(n.verdict));
   out += ",\"failing\":[";
   for (size_t i = 0; i < n.failing.size(); ++i) {
     if (i) out += ',';
-    AppendJsonString(out, n.failing[i]);
+    AppendJsonString(out, ComponentName(n.failing[i]));
   }
   fmt::format_to(std::back_inserter(out), "],\"last_validated\":\"{}\",\"age_seconds\":{},",
                  FormatUtc(n.received), now - n.received);
@@ -134,29 +137,26 @@ void AppendNodeJson(std::string& out, const store::NodeState& n, double now) {
   }
 }
 
-Json UploadJson(const store::Upload& u) {
-  Result<Json> findings = ParseJson(u.findings, "findings");
-  Json j{{"id", u.id},
-         {"node", u.node},
-         {"hardware", u.hardware},
-         {"received", FormatUtc(u.received)},
-         {"start_time", u.start_time},
-         {"verdict", u.verdict},
-         {"criteria_version", u.criteria_version},
-         {"failing", u.failing},
-         {"findings", findings.ok() ? *findings : Json::array()},
-         {"repeated", u.repeated}};
-  return j;
-}
-
-// "GPU 3" -> "GPU": the kind of component, for counts that stay few however large the fleet.
-std::string_view ComponentKind(std::string_view component) {
-  const size_t space = component.rfind(' ');
-  if (space == std::string_view::npos || space + 1 == component.size()) return component;
-  for (const char c : component.substr(space + 1)) {
-    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '-') return component;
+// One upload in an answer, written directly as AppendNodeJson writes a node: its findings are
+// the JSON text they were encoded to when judged, copied in as they are.
+void AppendUploadJson(std::string& out, const store::Upload& u) {
+  fmt::format_to(std::back_inserter(out), "{{\"id\":{},\"node\":", u.id);
+  AppendJsonString(out, u.node);
+  out += ",\"hardware\":";
+  AppendJsonString(out, u.hardware);
+  fmt::format_to(std::back_inserter(out),
+                 ",\"received\":\"{}\",\"start_time\":", FormatUtc(u.received));
+  AppendJsonString(out, u.start_time);
+  fmt::format_to(std::back_inserter(out),
+                 ",\"verdict\":\"{}\",\"criteria_version\":{},\"failing\":[",
+                 VerdictName(u.verdict), u.criteria_version);
+  for (size_t i = 0; i < u.failing.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, ComponentName(u.failing[i]));
   }
-  return component.substr(0, space);
+  out += "],\"findings\":";
+  out += u.findings.empty() ? std::string_view("[]") : std::string_view(u.findings);
+  fmt::format_to(std::back_inserter(out), ",\"repeated\":{}}}", u.repeated);
 }
 
 }  // namespace
@@ -284,23 +284,26 @@ Response Api::Route(const Request& req, std::string& route) {
 Response Api::PostResults(const Request& req) {
   Result<std::vector<store::Upload>> stored = service_.Ingest(req.body, "upload");
   if (!stored.ok()) return StatusResponse(stored.status());
-  Json results = Json::array();
   size_t repeated = 0;
-  for (const store::Upload& u : *stored) {
-    results.push_back(UploadJson(u));
-    repeated += u.repeated;
+  for (const store::Upload& u : *stored) repeated += u.repeated;
+  Response r;
+  r.status = 201;
+  r.body = fmt::format("{{\"stored\":{},\"repeated\":{},\"results\":[", stored->size() - repeated,
+                       repeated);
+  for (size_t i = 0; i < stored->size(); ++i) {
+    if (i) r.body += ',';
+    AppendUploadJson(r.body, (*stored)[i]);
   }
-  return JsonResponse(Json{{"stored", stored->size() - repeated},
-                           {"repeated", repeated},
-                           {"results", std::move(results)}},
-                      201);
+  r.body += "]}";
+  return r;
 }
 
 Response Api::GetNodes(const Request& req) {
   Result<bool> retired = RetiredParam(req);
   if (!retired.ok()) return StatusResponse(retired.status());
-  const store::NodeFilter filter{Param(req, "verdict"), Param(req, "hardware"), *retired};
-  if (Status s = CheckVerdict(filter.verdict); !s.ok()) return StatusResponse(s);
+  Result<std::optional<Verdict>> verdict = VerdictParam(req);
+  if (!verdict.ok()) return StatusResponse(verdict.status());
+  const store::NodeFilter filter{*verdict, Param(req, "hardware"), *retired};
   Result<std::vector<store::NodeState>> nodes = service_.store().Nodes(filter);
   if (!nodes.ok()) return StatusResponse(nodes.status());
   const double now = service_.clock().WallSeconds();
@@ -322,13 +325,16 @@ Response Api::GetNode(const Request& req, std::string_view node) {
   if (!state.ok()) return StatusResponse(state.status());
   Result<std::vector<store::Upload>> history = service_.store().History(node, *limit, false);
   if (!history.ok()) return StatusResponse(history.status());
-  Json list = Json::array();
-  for (const store::Upload& u : *history) list.push_back(UploadJson(u));
-  std::string head;
-  AppendNodeJson(head, *state, service_.clock().WallSeconds());
-  Json out = *ParseJson(head, "node");
-  out["history"] = std::move(list);
-  return JsonResponse(out);
+  Response r;
+  AppendNodeJson(r.body, *state, service_.clock().WallSeconds());
+  r.body.pop_back();  // the node's '}': its history follows
+  r.body += ",\"history\":[";
+  for (size_t i = 0; i < history->size(); ++i) {
+    if (i) r.body += ',';
+    AppendUploadJson(r.body, (*history)[i]);
+  }
+  r.body += "]}";
+  return r;
 }
 
 Response Api::Retire(std::string_view node) {
@@ -412,15 +418,24 @@ Response Api::GetAlerts(const Request& req) {
   Result<std::vector<store::StoredAlert>> alerts =
       service_.store().Alerts({Param(req, "machine"), *limit});
   if (!alerts.ok()) return StatusResponse(alerts.status());
-  Json list = Json::array();
-  for (const store::StoredAlert& a : *alerts) {
-    Result<Json> body = ParseJson(a.body, "stored alert");
-    Json j = body.ok() ? std::move(body).value() : Json::object();
-    j["id"] = a.id;
-    j["received"] = FormatUtc(a.received);
-    list.push_back(std::move(j));
+  Response r;
+  r.body = fmt::format("{{\"count\":{},\"alerts\":[", alerts->size());
+  for (size_t i = 0; i < alerts->size(); ++i) {
+    const store::StoredAlert& a = (*alerts)[i];
+    if (i) r.body += ',';
+    // The stored object, encoded once when it came in, with its id and time added last.
+    std::string_view body = Trim(a.body);
+    if (body.size() >= 2 && body.front() == '{' && body.back() == '}') {
+      body.remove_suffix(1);
+    } else {
+      body = "{";  // not an object (never written): the id and time alone
+    }
+    r.body += body;
+    fmt::format_to(std::back_inserter(r.body), "{}\"id\":{},\"received\":\"{}\"}}",
+                   Trim(body.substr(1)).empty() ? "" : ",", a.id, FormatUtc(a.received));
   }
-  return JsonResponse(Json{{"count", alerts->size()}, {"alerts", std::move(list)}});
+  r.body += "]}";
+  return r;
 }
 
 Response Api::Healthz() {
@@ -432,31 +447,29 @@ Response Api::Healthz() {
 }
 
 Response Api::Metrics() {
-  Result<std::vector<store::NodeState>> nodes = service_.store().Nodes({});
-  if (!nodes.ok()) return ErrorResponse(503, nodes.status().message());
+  // The fleet as the service keeps it in memory (fleet_state.h): no row of the store is read.
+  const FleetSnapshot fleet = service_.fleet().Snapshot({});
   const double now = service_.clock().WallSeconds();
   std::string out;
   using telemetry::AppendExpositionLine;
   out +=
       "# HELP vigil_node_healthy 1 when the node's latest validation found it healthy, 0 when "
       "defective; absent while unjudged.\n# TYPE vigil_node_healthy gauge\n";
-  for (const store::NodeState& n : *nodes) {
-    if (n.verdict == "unjudged") continue;
+  for (const store::NodeState& n : fleet.nodes) {
+    if (n.verdict == Verdict::kUnjudged) continue;
     AppendExpositionLine("vigil_node_healthy", {{"node", n.node}, {"hardware", n.hardware}},
-                         n.verdict == "healthy" ? 1 : 0, &out);
+                         n.verdict == Verdict::kHealthy ? 1 : 0, &out);
   }
   out +=
       "# HELP vigil_node_last_validation_age_seconds Seconds since the node's latest upload.\n"
       "# TYPE vigil_node_last_validation_age_seconds gauge\n";
-  for (const store::NodeState& n : *nodes) {
+  for (const store::NodeState& n : fleet.nodes) {
     AppendExpositionLine("vigil_node_last_validation_age_seconds", {{"node", n.node}},
                          now - n.received, &out);
   }
-  std::map<std::string, int64_t> by_verdict{{"healthy", 0}, {"defective", 0}, {"unjudged", 0}};
-  std::map<std::string, int64_t, std::less<>> by_component;
-  for (const store::NodeState& n : *nodes) {
-    ++by_verdict[n.verdict];
-    for (const std::string& c : n.failing) ++by_component[std::string(ComponentKind(c))];
+  std::map<std::string_view, int64_t> by_verdict;  // by name: the order they are written in
+  for (const Verdict v : {Verdict::kHealthy, Verdict::kDefective, Verdict::kUnjudged}) {
+    by_verdict[VerdictName(v)] = fleet.gauges.Nodes(v);
   }
   out +=
       "# HELP vigil_nodes Nodes by the verdict of their latest validation.\n"
@@ -467,7 +480,7 @@ Response Api::Metrics() {
   out +=
       "# HELP vigil_failing_components Components named defective by the nodes' latest "
       "verdicts, by kind (GPU, NIC, ...).\n# TYPE vigil_failing_components gauge\n";
-  for (const auto& [c, count] : by_component) {
+  for (const auto& [c, count] : fleet.gauges.by_component) {
     AppendExpositionLine("vigil_failing_components", {{"component", c}}, static_cast<double>(count),
                          &out);
   }
@@ -525,13 +538,11 @@ Response Api::Metrics() {
 
 Response Api::FleetPage(const Request& req) {
   server::FleetPage page;
-  page.verdict = Param(req, "verdict");
+  Result<std::optional<Verdict>> verdict = VerdictParam(req);
+  if (!verdict.ok()) return StatusResponse(verdict.status());
+  page.verdict = *verdict;
   page.hardware = Param(req, "hardware");
-  if (Status s = CheckVerdict(page.verdict); !s.ok()) return StatusResponse(s);
-  Result<std::vector<store::NodeState>> nodes =
-      service_.store().Nodes({page.verdict, page.hardware});
-  if (!nodes.ok()) return StatusResponse(nodes.status());
-  page.nodes = std::move(nodes).value();
+  page.nodes = service_.fleet().Snapshot({page.verdict, page.hardware}).nodes;
   Result<std::vector<store::StoredAlert>> alerts = service_.store().Alerts({"", 20});
   if (alerts.ok()) page.alerts = std::move(alerts).value();
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();

@@ -448,5 +448,50 @@ TEST_F(ApiTest, ADeletedDatabaseFailsHealthAndRefusesWritesWith503) {
   EXPECT_EQ(r.status, 503) << r.body;
 }
 
+// /metrics and the fleet page read the service's fleet in memory, kept up to date by each write:
+// after uploads, a learn, a retirement and a rename they show what a restarted service, which
+// loads the fleet from the store, shows.
+TEST_F(ApiTest, TheFleetInMemoryIsWhatTheStoreHoldsAfterEveryKindOfWrite) {
+  std::vector<FleetRow> rows = testing::HealthyFleet(10);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
+  FleetRow broken = NextRun(rows[0]);
+  for (auto& [key, value] : broken.values) {
+    if (key.ends_with("/return_code")) {
+      value = 1;
+      break;
+    }
+  }
+  clock_.Advance(60);
+  ASSERT_EQ(Call("POST", "/api/v1/results", FormatFleetRow(broken)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/nodes/" + rows[1].node + "/retire").status, 200);
+  ASSERT_EQ(
+      Call("POST", "/api/v1/nodes/" + rows[2].node + "/rename", R"({"to": "zz-renamed"})").status,
+      200);
+  const auto fleet_lines = [&] {
+    std::string out;
+    for (std::string_view rest = Call("GET", "/metrics", "", {}, false).body; !rest.empty();) {
+      const size_t eol = rest.find('\n');
+      const std::string_view line = rest.substr(0, eol);
+      if (line.starts_with("vigil_node") || line.starts_with("vigil_failing")) {
+        (out += line) += '\n';
+      }
+      rest.remove_prefix(eol == std::string_view::npos ? rest.size() : eol + 1);
+    }
+    return out;
+  };
+  const std::string metrics = fleet_lines();
+  const std::string page = Call("GET", "/", "", {}, false).body;
+  EXPECT_NE(metrics.find("vigil_nodes{verdict=\"defective\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("vigil_nodes{verdict=\"healthy\"} 8\n"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("node=\"" + rows[1].node + "\""), std::string::npos);  // retired
+  EXPECT_NE(metrics.find("node=\"zz-renamed\""), std::string::npos);
+  EXPECT_NE(page.find("data-node=\"zz-renamed\""), std::string::npos);
+
+  Open();  // a restart: the fleet is read from the store
+  EXPECT_EQ(fleet_lines(), metrics);
+  EXPECT_EQ(Call("GET", "/", "", {}, false).body, page);
+}
+
 }  // namespace
 }  // namespace vigil::server

@@ -1,7 +1,6 @@
 #include "vigil/server/dashboard.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -59,8 +58,13 @@ std::string UrlEscape(std::string_view text) {
   return out;
 }
 
-std::string Joined(const std::vector<std::string>& parts) {
-  return fmt::format("{}", fmt::join(parts, ", "));
+std::string Joined(const std::vector<ComponentId>& components) {
+  std::string out;
+  for (const ComponentId& c : components) {
+    if (!out.empty()) out += ", ";
+    out += ComponentName(c);
+  }
+  return out;
 }
 
 // A figure in about four significant digits.
@@ -204,22 +208,22 @@ void AddBands(std::vector<Series>& series, const std::string& hardware,
 }  // namespace
 
 std::string RenderFleetPage(const FleetPage& p) {
-  std::map<std::string, int> by_verdict;
+  std::map<Verdict, int> by_verdict;
   for (const store::NodeState& n : p.nodes) ++by_verdict[n.verdict];
   std::string body = "<h1>Vigil fleet</h1><div class=\"tiles\">";
   fmt::format_to(std::back_inserter(body), "<span>{} nodes</span>", p.nodes.size());
-  for (const char* v : {"healthy", "defective", "unjudged"}) {
+  for (const Verdict v : {Verdict::kHealthy, Verdict::kDefective, Verdict::kUnjudged}) {
     fmt::format_to(std::back_inserter(body),
-                   "<span><a class=\"{0}\" href=\"/?verdict={0}\">{1} {0}</a></span>", v,
-                   by_verdict[v]);
+                   "<span><a class=\"{0}\" href=\"/?verdict={0}\">{1} {0}</a></span>",
+                   VerdictName(v), by_verdict[v]);
   }
   fmt::format_to(std::back_inserter(body), "<span>criteria: {}</span></div>",
                  p.criteria_version > 0 ? fmt::format("version {}", p.criteria_version)
                                         : std::string("none learned yet"));
-  if (!p.verdict.empty() || !p.hardware.empty()) {
+  if (p.verdict || !p.hardware.empty()) {
     fmt::format_to(std::back_inserter(body),
-                   "<p>Showing {} {} nodes. <a href=\"/\">All nodes</a></p>", HtmlEscape(p.verdict),
-                   HtmlEscape(p.hardware));
+                   "<p>Showing {} {} nodes. <a href=\"/\">All nodes</a></p>",
+                   p.verdict ? VerdictName(*p.verdict) : "", HtmlEscape(p.hardware));
   }
   body +=
       "<h2>Nodes</h2><table id=\"nodes\"><thead><tr><th>Node</th><th>Verdict</th><th>Hardware"
@@ -230,7 +234,7 @@ std::string RenderFleetPage(const FleetPage& p) {
                    "<tr data-node=\"{0}\"><td><a href=\"/nodes/{1}\">{0}</a></td>"
                    "<td class=\"verdict {2}\">{2}</td><td><a href=\"/?hardware={3}\">{4}</a></td>"
                    "<td title=\"{5}\">{6}</td><td>{7}</td><td>{8}</td></tr>",
-                   HtmlEscape(n.node), UrlEscape(n.node), HtmlEscape(n.verdict),
+                   HtmlEscape(n.node), UrlEscape(n.node), VerdictName(n.verdict),
                    UrlEscape(n.hardware), HtmlEscape(n.hardware.empty() ? "-" : n.hardware),
                    FormatUtc(n.received), Age(p.now - n.received), HtmlEscape(Joined(n.failing)),
                    n.uploads);
@@ -254,7 +258,7 @@ std::string RenderNodePage(const store::NodeState& node, const std::vector<store
   std::string body = fmt::format(
       "<p><a href=\"/\">&larr; Fleet</a></p><h1>{}</h1><div class=\"tiles\"><span class=\"{}\">"
       "{}</span><span>{}</span><span>last validated {}</span><span>{} uploads</span></div>",
-      HtmlEscape(node.node), HtmlEscape(node.verdict), HtmlEscape(node.verdict),
+      HtmlEscape(node.node), VerdictName(node.verdict), VerdictName(node.verdict),
       HtmlEscape(node.hardware.empty() ? "hardware class unknown" : node.hardware),
       Age(now - node.received), node.uploads);
   if (!node.failing.empty()) {
@@ -262,15 +266,15 @@ std::string RenderNodePage(const store::NodeState& node, const std::vector<store
                    HtmlEscape(Joined(node.failing)));
   }
   // Plots: the uploads oldest first, as one table.
-  std::string rows;
+  std::vector<FleetRow> rows;
   std::vector<double> times;
   for (auto it = history.rbegin(); it != history.rend(); ++it) {
-    (rows += it->row) += '\n';
+    rows.push_back(it->row);
     times.push_back(it->received);
   }
-  if (Result<FleetTable> table = ParseFleetTable(rows, "history", 1);
-      table.ok() && !history.empty()) {
-    std::vector<Series> series = KeySeries(*table, times, history.front().findings);
+  if (!history.empty()) {
+    const FleetTable table = TableOfRows(rows, "history");
+    std::vector<Series> series = KeySeries(table, times, history.front().findings);
     AddBands(series, node.hardware, criteria);
     if (!series.empty()) {
       body += "<h2>Key metrics over time</h2><div class=\"plots\">";
@@ -284,7 +288,7 @@ std::string RenderNodePage(const store::NodeState& node, const std::vector<store
   for (const store::Upload& u : history) {
     fmt::format_to(std::back_inserter(body),
                    "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
-                   FormatUtc(u.received), HtmlEscape(u.verdict), HtmlEscape(u.verdict),
+                   FormatUtc(u.received), VerdictName(u.verdict), VerdictName(u.verdict),
                    u.criteria_version > 0 ? std::to_string(u.criteria_version) : "-",
                    HtmlEscape(Joined(u.failing)));
   }

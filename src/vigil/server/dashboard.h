@@ -2,6 +2,7 @@
 // that fetch nothing from anywhere (they work on a cluster without internet access).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +15,8 @@ namespace vigil::server {
 struct FleetPage {
   std::vector<store::NodeState> nodes;     // already filtered
   std::vector<store::StoredAlert> alerts;  // the newest detector alerts
-  std::string verdict, hardware;           // the filter shown
+  std::optional<Verdict> verdict;          // the filter shown: none for any
+  std::string hardware;                    // "" for any
   int64_t criteria_version = 0;            // 0: none learned yet
   double now = 0;
 };

@@ -23,6 +23,11 @@ FleetService::FleetService(store::Store& store, Clock& clock, learned::LearnOpti
     : store_(store), clock_(clock), learn_(learn) {}
 
 Status FleetService::Start() {
+  VIGIL_ASSIGN_OR_RETURN(std::vector<store::NodeState> nodes, store_.Nodes({}));
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<store::NodeState> retired,
+                         store_.Nodes({std::nullopt, "", true}));
+  nodes.insert(nodes.end(), retired.begin(), retired.end());
+  fleet_.Reset(nodes);
   VIGIL_ASSIGN_OR_RETURN(std::optional<store::CriteriaVersion> stored, store_.Criteria(0));
   if (!stored) return Status::Ok();
   Result<learned::LearnedCriteria> c =
@@ -79,30 +84,22 @@ std::shared_ptr<const ActiveCriteria> FleetService::criteria() const {
 
 namespace {
 
-// Judges one node by the criteria of the benchmarks it ran and the rules that need no fleet
-// (validate/health.h). Without criteria, or when none learned applies to its hardware class (a new
-// class, until the next learn includes it), the rules alone judge it: defective when they find a
-// fault (a GPU the driver lost makes a class of its own), otherwise unjudged. The verdict's
-// upload id is left 0.
-store::Verdict Judged(const ActiveCriteria* active, const FleetRow& row,
-                      const std::vector<std::string>& benchmarks) {
+// Judges one node (learned::JudgeNode) by the criteria of the benchmarks it ran and the rules
+// that need no fleet; without criteria, or when none learned applies to its hardware class (a
+// new class, until the next learn includes it), by the rules alone. The upload id is left 0.
+store::VerdictUpdate Judged(const ActiveCriteria* active, const FleetRow& row,
+                            const std::vector<std::string>& benchmarks) {
   const FleetTable one = TableOfRows({row}, row.node);
-  learned::NodeFindings nf;
-  store::Verdict v;
+  std::shared_ptr<const learned::Judgement> criteria;
+  store::VerdictUpdate v;
   if (active != nullptr && learned::ClassFor(active->criteria, row.hardware) != nullptr) {
-    nf = active->For(benchmarks, one.metrics())->Judge(one, 1)[0];
+    criteria = active->For(benchmarks, one.metrics());
     v.criteria_version = active->version;
-  } else {
-    nf = learned::JudgeHealth(one);
-    if (!nf.defective) {
-      v.verdict = "unjudged";
-      v.findings = "[]";
-      return v;
-    }
   }
-  v.verdict = nf.defective ? "defective" : "healthy";
+  const learned::NodeJudgement judged = learned::JudgeNode(one, criteria.get());
+  v.verdict = judged.verdict;
   Json findings = Json::array();
-  for (const learned::Finding& f : nf.findings) {
+  for (const learned::Finding& f : judged.findings.findings) {
     findings.push_back(learned::FindingToJson(f));
     if (std::find(v.failing.begin(), v.failing.end(), f.component) == v.failing.end()) {
       v.failing.push_back(f.component);
@@ -131,29 +128,16 @@ std::string UploadKey(std::string_view node, std::string_view start_time,
   return ok ? std::string(reinterpret_cast<const char*>(md.data()), size) : std::string();
 }
 
-// The uploads' summary lines as a table, row i for uploads[i].
-Result<FleetTable> TableOfUploads(const std::vector<store::Upload>& uploads) {
-  std::string text;
-  for (const store::Upload& u : uploads) (text += u.row) += '\n';
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ParseFleetTable(text, "stored results"));
-  if (table.node_count() != uploads.size()) {
-    return Status::Internal(fmt::format("stored results: {} rows read as {} nodes", uploads.size(),
-                                        table.node_count()));
-  }
-  return table;
-}
-
-// The latest uploads judged again by `active`: row i of `table` is latest[i]'s.
-std::vector<store::Verdict> JudgedAgain(const ActiveCriteria& active, const FleetTable& table,
-                                        const std::vector<store::Upload>& latest) {
+// The latest uploads judged again by `active`, verdict i for latest[i].
+std::vector<store::VerdictUpdate> JudgedAgain(const ActiveCriteria& active,
+                                              const std::vector<store::Upload>& latest) {
   constexpr size_t kGrain = 256;  // nodes per thread at least: judging one takes ~0.1 ms
-  std::vector<store::Verdict> out(latest.size());
+  std::vector<store::VerdictUpdate> out(latest.size());
   const size_t workers = WorkerCount(latest.size(), kGrain, 0);
   RunWorkers(workers, [&](size_t w) {
     const auto [begin, end] = ShareOf(latest.size(), w, workers);
     for (size_t i = begin; i < end; ++i) {
-      const FleetRow row = table.Row(i);
-      out[i] = Judged(&active, row, BenchmarksOfRow(row));
+      out[i] = Judged(&active, latest[i].row, BenchmarksOfRow(latest[i].row));
       out[i].upload = latest[i].id;
     }
   });
@@ -179,18 +163,28 @@ Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
     u.hardware = p.row.hardware;
     u.received = now;
     u.start_time = p.start_time;
-    store::Verdict v = Judged(active.get(), p.row, p.benchmarks);
+    store::VerdictUpdate v = Judged(active.get(), p.row, p.benchmarks);
     u.verdict = std::move(v.verdict);
     u.criteria_version = v.criteria_version;
     u.failing = std::move(v.failing);
     u.findings = std::move(v.findings);
-    u.row = FormatFleetRow(p.row);
-    u.row.pop_back();  // the line without its '\n'
     u.document = std::move(p.document);
-    u.key = UploadKey(u.node, u.start_time, u.document.empty() ? u.row : u.document);
+    if (u.document.empty()) {
+      // A summary line's key is its line as written again, without its '\n' (as stored before
+      // rows were typed, so that a retry across an upgrade is still known).
+      std::string line = FormatFleetRow(p.row);
+      line.pop_back();
+      u.key = UploadKey(u.node, u.start_time, line);
+    } else {
+      u.key = UploadKey(u.node, u.start_time, u.document);
+    }
+    u.row = std::move(p.row);
     uploads.push_back(std::move(u));
   }
   VIGIL_RETURN_IF_ERROR(store_.PutUploads(uploads));
+  for (const store::Upload& u : uploads) {
+    if (!u.repeated) fleet_.Uploaded(u);
+  }
   const auto repeated = std::count_if(uploads.begin(), uploads.end(),
                                       [](const store::Upload& u) { return u.repeated; });
   counters_.uploads.fetch_add(static_cast<int64_t>(uploads.size()) - repeated,
@@ -202,11 +196,15 @@ Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
 
 Result<LearnReport> FleetService::Learn() {
   MutexLock learning(learn_mu_);
-  VIGIL_ASSIGN_OR_RETURN(const std::vector<store::Upload> learned_from, store_.LatestUploads());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<store::Upload> learned_from, store_.LatestUploads());
   if (learned_from.empty()) {
     return Status::InvalidArgument("no results stored yet: nothing to learn from");
   }
-  VIGIL_ASSIGN_OR_RETURN(const FleetTable table, TableOfUploads(learned_from));
+  std::vector<FleetRow> rows;
+  rows.reserve(learned_from.size());
+  for (store::Upload& u : learned_from) rows.push_back(std::move(u.row));
+  const FleetTable table = TableOfRows(rows, "stored results");
+  rows = {};  // the table holds the values now
   LearnReport report;
   VIGIL_ASSIGN_OR_RETURN(learned::LearnedCriteria learned,
                          learned::Learn(table, learn_, &report.left_out));
@@ -229,12 +227,12 @@ Result<LearnReport> FleetService::Learn() {
   // that read and PutVerdicts is its node's latest, and PutVerdicts leaves that node's state.
   const auto again = [&]() -> Status {
     VIGIL_ASSIGN_OR_RETURN(const std::vector<store::Upload> latest, store_.LatestUploads());
-    VIGIL_ASSIGN_OR_RETURN(const FleetTable rows, TableOfUploads(latest));
-    const std::vector<store::Verdict> verdicts = JudgedAgain(*active, rows, latest);
+    const std::vector<store::VerdictUpdate> verdicts = JudgedAgain(*active, latest);
     VIGIL_RETURN_IF_ERROR(store_.PutVerdicts(verdicts));
     report.rejudged = static_cast<int64_t>(verdicts.size());
     for (size_t i = 0; i < verdicts.size(); ++i) {
       report.changed += verdicts[i].verdict != latest[i].verdict;
+      fleet_.Rejudged(latest[i].node, verdicts[i]);
     }
     return Status::Ok();
   }();
@@ -247,11 +245,16 @@ Result<LearnReport> FleetService::Learn() {
 }
 
 Status FleetService::Retire(std::string_view node) {
-  return store_.RetireNode(node, clock_.WallSeconds());
+  const double now = clock_.WallSeconds();
+  VIGIL_RETURN_IF_ERROR(store_.RetireNode(node, now));
+  fleet_.Retired(node, now);
+  return Status::Ok();
 }
 
 Status FleetService::Rename(std::string_view from, std::string_view to) {
-  return store_.RenameNode(from, to);
+  VIGIL_RETURN_IF_ERROR(store_.RenameNode(from, to));
+  fleet_.Renamed(from, to);
+  return Status::Ok();
 }
 
 Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_view body,
@@ -264,7 +267,8 @@ Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_v
     const detect::Alert& a = parsed[i];
     const Status name = CheckNodeName(a.machine);
     if (!name.ok()) return name.WithContext(fmt::format("{}: alert {}: machine", source, i + 1));
-    alerts.push_back(store::StoredAlert{0, now, a.machine, a.kind, a.detected,
+    alerts.push_back(store::StoredAlert{0, now, a.machine,
+                                        std::string(detect::AlertKindName(a.kind)), a.detected,
                                         DumpJson(detect::AlertToJson(a))});
   }
   VIGIL_RETURN_IF_ERROR(store_.PutAlerts(alerts));

@@ -15,6 +15,7 @@
 #include "vigil/core/mutex.h"
 #include "vigil/core/status.h"
 #include "vigil/learned/learn.h"
+#include "vigil/server/fleet_state.h"
 #include "vigil/store/store.h"
 
 namespace vigil::server {
@@ -61,9 +62,10 @@ class FleetService {
  public:
   FleetService(store::Store& store, Clock& clock, learned::LearnOptions learn);
 
-  // Loads the newest criteria from the store. Criteria that do not parse (learned by an older
-  // vigil, of another schema) are learned again from the stored uploads, with a warning; when that
-  // fails too the service starts without criteria. Errors: the store's.
+  // Loads every node's latest state (fleet()) and the newest criteria from the store. Criteria
+  // that do not parse (learned by an older vigil, of another schema) are learned again from the
+  // stored uploads, with a warning; when that fails too the service starts without criteria.
+  // Errors: the store's.
   Status Start();
 
   // Parses, judges and durably stores an upload (ParseUpload's formats); the stored uploads
@@ -95,6 +97,9 @@ class FleetService {
   // nullptr until criteria are learned.
   std::shared_ptr<const ActiveCriteria> criteria() const;
   store::Store& store() { return store_; }
+  // The fleet's latest state, following every write this service makes (and only those: call
+  // Start before serving, and write the store only through this service while it serves).
+  const FleetState& fleet() const { return fleet_; }
   IngestCounters& counters() { return counters_; }
   Clock& clock() { return clock_; }
 
@@ -106,6 +111,7 @@ class FleetService {
   std::shared_ptr<const ActiveCriteria> criteria_ GUARDED_BY(mu_);
   Mutex learn_mu_;  // one learning at a time
   IngestCounters counters_;
+  FleetState fleet_;
 };
 
 }  // namespace vigil::server

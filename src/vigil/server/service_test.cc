@@ -141,7 +141,7 @@ TEST_F(FleetServiceTest, LearnLeavesOutAClassTooSmallAndJudgesStoredNodesAgain) 
   rows.push_back(lost);
   const std::vector<store::Upload> stored =
       *service_->Ingest(testing::SummaryLines(rows), "upload");
-  EXPECT_EQ(stored[0].verdict, "unjudged");
+  EXPECT_EQ(VerdictName(stored[0].verdict), "unjudged");
 
   const Result<LearnReport> report = service_->Learn();
   ASSERT_TRUE(report.ok()) << report.status().message();
@@ -154,12 +154,12 @@ TEST_F(FleetServiceTest, LearnLeavesOutAClassTooSmallAndJudgesStoredNodesAgain) 
   EXPECT_EQ(report->changed, 30);  // the node of its own class stays unjudged
 
   const store::NodeState judged = *store_->Node(rows[0].node);
-  EXPECT_EQ(judged.verdict, "healthy");
+  EXPECT_EQ(VerdictName(judged.verdict), "healthy");
   const store::NodeState bad = *store_->Node(slow.node);
-  EXPECT_EQ(bad.verdict, "defective");
-  EXPECT_EQ(bad.failing, std::vector<std::string>{"GPU 2"});
+  EXPECT_EQ(VerdictName(bad.verdict), "defective");
+  EXPECT_EQ(bad.failing, std::vector<ComponentId>{ParseComponent("GPU 2")});
   EXPECT_EQ(store_->History(slow.node, 1, false)->at(0).criteria_version, 1);
-  EXPECT_EQ(store_->Node("lost-a-gpu")->verdict, "unjudged");
+  EXPECT_EQ(VerdictName(store_->Node("lost-a-gpu")->verdict), "unjudged");
 
   // Retired, it is left out of learning altogether.
   ASSERT_TRUE(service_->Retire("lost-a-gpu").ok());

@@ -53,9 +53,7 @@ Result<ParsedUpload> FromDocument(const NodeResults& doc, std::string_view body,
           fmt::format("{}: metric {} appears twice", source, Quote(key)));
     }
   }
-  for (const BenchmarkRecord& r : doc.benchmarks) {
-    if (r.status != BenchStatus::kSkipped) u.benchmarks.push_back(r.name);
-  }
+  u.benchmarks = BenchmarksRun(doc);
   u.start_time = doc.start_time;
   u.document = std::string(body);
   return u;

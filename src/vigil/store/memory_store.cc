@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "vigil/core/json.h"
 #include "vigil/core/mutex.h"
 #include "vigil/core/text.h"
 
@@ -17,15 +16,6 @@ namespace {
 
 Status NoNode(std::string_view node) {
   return Status::NotFound(fmt::format("no node {}", Quote(node)));
-}
-
-// The summary line with its "node" set to `node`, as SQLite's json_set(row, '$.node', node)
-// writes it: compact, the other members in their order.
-std::string RenamedRow(const std::string& row, const std::string& node) {
-  Result<Json> parsed = ParseJson(row, "row");
-  if (!parsed.ok() || !parsed->is_object()) return row;
-  (*parsed)["node"] = node;
-  return parsed->dump();
 }
 
 class MemoryStore final : public Store {
@@ -69,7 +59,7 @@ class MemoryStore final : public Store {
     MutexLock lock(mu_);
     std::vector<NodeState> out;
     for (const auto& [name, n] : nodes_) {
-      if ((filter.verdict.empty() || n.verdict == filter.verdict) &&
+      if ((!filter.verdict || n.verdict == *filter.verdict) &&
           (filter.hardware.empty() || n.hardware == filter.hardware) &&
           (n.retired > 0) == filter.retired) {
         out.push_back(n);
@@ -111,23 +101,25 @@ class MemoryStore final : public Store {
       u.start_time = stored.start_time;
       u.verdict = stored.verdict;
       u.row = stored.row;
+      u.row.node = stored.node;
+      u.row.hardware = stored.hardware;
     }
     return out;
   }
 
   // In steps of as many verdicts as the SQLite store commits at once, each all or nothing.
-  Status PutVerdicts(const std::vector<Verdict>& verdicts) override EXCLUDES(mu_) {
+  Status PutVerdicts(const std::vector<VerdictUpdate>& verdicts) override EXCLUDES(mu_) {
     constexpr size_t kVerdictsPerStep = 200;
     MutexLock lock(mu_);
     for (size_t first = 0; first < verdicts.size(); first += kVerdictsPerStep) {
-      const std::span<const Verdict> step(verdicts.data() + first,
-                                          std::min(kVerdictsPerStep, verdicts.size() - first));
-      for (const Verdict& v : step) {
+      const std::span<const VerdictUpdate> step(
+          verdicts.data() + first, std::min(kVerdictsPerStep, verdicts.size() - first));
+      for (const VerdictUpdate& v : step) {
         if (!uploads_.contains(v.upload)) {
           return Status::NotFound(fmt::format("memory store: no upload {}", v.upload));
         }
       }
-      for (const Verdict& v : step) {
+      for (const VerdictUpdate& v : step) {
         Upload& u = uploads_.at(v.upload);
         u.verdict = v.verdict;
         u.criteria_version = v.criteria_version;
@@ -167,7 +159,7 @@ class MemoryStore final : public Store {
     for (auto& [id, u] : uploads_) {
       if (u.node != from) continue;
       u.node = name;
-      u.row = RenamedRow(u.row, name);  // the document stays as it came
+      u.row.node = name;  // the document stays as it came
     }
     return Status::Ok();
   }

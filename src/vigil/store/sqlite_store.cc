@@ -25,6 +25,7 @@
 #include "vigil/core/json.h"
 #include "vigil/core/mutex.h"
 #include "vigil/core/text.h"
+#include "vigil/store/row_codec.h"
 
 namespace vigil::store {
 namespace {
@@ -34,7 +35,7 @@ constexpr int kApplicationId = 0x5647494C;
 
 // Migration i takes the schema from version i to i + 1. Append only: a released migration
 // never changes, a new version adds one.
-constexpr std::array<std::string_view, 3> kMigrations = {
+constexpr std::array<std::string_view, 4> kMigrations = {
     R"sql(
 CREATE TABLE uploads(
   id INTEGER PRIMARY KEY,
@@ -83,6 +84,11 @@ ALTER TABLE uploads ADD COLUMN idempotency_key BLOB;
 CREATE UNIQUE INDEX uploads_by_key ON uploads(idempotency_key) WHERE idempotency_key IS NOT NULL;
 ALTER TABLE nodes ADD COLUMN retired REAL NOT NULL DEFAULT 0;
 )sql",
+    // Version 4: rows stored typed (row_codec.h), so that learning reads them without parsing;
+    // their summary line (row) is ''. Earlier versions' rows keep their line and no row_values.
+    R"sql(
+ALTER TABLE uploads ADD COLUMN row_values BLOB;
+)sql",
 };
 
 // uploads.document_codec of a document that zstd compressed; 0 (version 1's rows) is plain text.
@@ -123,16 +129,27 @@ Result<std::string> Decompress(std::string_view blob, std::string_view what) {
   return out;
 }
 
-std::string JoinFailing(const std::vector<std::string>& failing) { return DumpJson(Json(failing)); }
+// The failing column: a JSON array of the components' names.
+std::string JoinFailing(const std::vector<ComponentId>& failing) {
+  Json names = Json::array();
+  for (const ComponentId& c : failing) names.push_back(ComponentName(c));
+  return DumpJson(names);
+}
 
-std::vector<std::string> SplitFailing(std::string_view text) {
-  std::vector<std::string> out;
+std::vector<ComponentId> SplitFailing(std::string_view text) {
+  std::vector<ComponentId> out;
   Result<Json> j = ParseJson(text, "failing");
   if (!j.ok() || !j->is_array()) return out;
   for (const Json& s : *j) {
-    if (s.is_string()) out.push_back(s.get<std::string>());
+    if (s.is_string()) out.push_back(ParseComponent(s.get<std::string>()));
   }
   return out;
+}
+
+// The verdict column, written by VerdictName; text this Vigil never writes reads as unjudged.
+Verdict StoredVerdict(std::string_view text) {
+  const Result<Verdict> v = ParseVerdict(text);
+  return v.ok() ? *v : Verdict::kUnjudged;
 }
 
 // One prepared statement, reset after each use.
@@ -184,11 +201,27 @@ class Statement {
     return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt_, col));
   }
   double Double(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
 
  private:
   sqlite3_stmt* stmt_ = nullptr;
 };
+
+// An upload's row from its columns: row_values (version 4 on) or, for an earlier version's
+// upload, its summary line. IoError naming the upload when neither reads.
+Status ReadRow(const Statement& st, int line_col, int values_col, std::string_view what,
+               Upload& u) {
+  u.row.node = u.node;
+  u.row.hardware = u.hardware;
+  if (!st.IsNull(values_col)) return DecodeRowValues(st.Text(values_col), what, &u.row);
+  Result<FleetTable> line = ParseFleetTable(st.Text(line_col), what, 1);
+  if (!line.ok() || line->node_count() != 1) {
+    return Status::IoError(fmt::format("{}: damaged stored row", what));
+  }
+  u.row.values = line->Row(0).values;
+  return Status::Ok();
+}
 
 class Connection {
  public:
@@ -338,11 +371,13 @@ class SqliteStore final : public Store {
 
   Status PutUploads(std::vector<Upload>& uploads) override {
     // Compressed before joining the group commit, so that callers compress in parallel.
-    std::vector<std::string> documents;
+    std::vector<std::string> documents, rows;
     documents.reserve(uploads.size());
+    rows.reserve(uploads.size());
     for (const Upload& u : uploads) {
       VIGIL_ASSIGN_OR_RETURN(std::string blob, Compress(u.document));
       documents.push_back(std::move(blob));
+      rows.push_back(EncodeRowValues(u.row));
     }
     return Write([&]() -> Status {
       for (size_t i = 0; i < uploads.size(); ++i) {
@@ -353,7 +388,7 @@ class SqliteStore final : public Store {
                                  writer_->RunOne(find_upload_, "find upload", [&](const auto& st) {
                                    u.id = st.Int(0);
                                    u.received = st.Double(1);
-                                   u.verdict = st.Text(2);
+                                   u.verdict = StoredVerdict(st.Text(2));
                                    u.criteria_version = st.Int(3);
                                    u.failing = SplitFailing(st.Text(4));
                                    u.findings = st.Text(5);
@@ -365,14 +400,15 @@ class SqliteStore final : public Store {
             .Bind(2, u.hardware)
             .Bind(3, u.received)
             .Bind(4, u.start_time)
-            .Bind(5, u.verdict)
+            .Bind(5, VerdictName(u.verdict))
             .Bind(6, u.criteria_version)
             .Bind(7, failing)
             .Bind(8, u.findings)
-            .Bind(9, u.row)
+            .Bind(9, std::string_view(""))  // the summary line of earlier versions
             .BindBlob(10, documents[i])
             .Bind(11, kCodecZstd)
-            .BindBlobOrNull(12, u.key);
+            .BindBlobOrNull(12, u.key)
+            .BindBlob(13, rows[i]);
         VIGIL_RETURN_IF_ERROR(writer_->Run(insert_upload_, "insert upload"));
         u.id = sqlite3_last_insert_rowid(writer_->db());
         upsert_node_.Bind(1, u.node)
@@ -380,7 +416,7 @@ class SqliteStore final : public Store {
             .Bind(3, u.id)
             .Bind(4, u.received)
             .Bind(5, u.start_time)
-            .Bind(6, u.verdict)
+            .Bind(6, VerdictName(u.verdict))
             .Bind(7, failing);
         VIGIL_RETURN_IF_ERROR(writer_->Run(upsert_node_, "update node"));
       }
@@ -396,7 +432,9 @@ class SqliteStore final : public Store {
             "?3 ORDER BY node",
         "list nodes",
         [&](Statement& st) {
-          st.Bind(1, filter.verdict).Bind(2, filter.hardware).Bind(3, int64_t{filter.retired});
+          st.Bind(1, filter.verdict ? VerdictName(*filter.verdict) : std::string_view(""))
+              .Bind(2, filter.hardware)
+              .Bind(3, int64_t{filter.retired});
         },
         [&](const Statement& st) { out.push_back(NodeOf(st)); }));
     return out;
@@ -416,8 +454,8 @@ class SqliteStore final : public Store {
     Status damaged = Status::Ok();
     VIGIL_RETURN_IF_ERROR(Query(
         "SELECT id, node, hardware, received, start_time, verdict, criteria_version, failing, "
-        "findings, row, CASE WHEN ?3 THEN document ELSE '' END, document_codec FROM uploads "
-        "WHERE node = ?1 ORDER BY id DESC LIMIT ?2",
+        "findings, row, CASE WHEN ?3 THEN document ELSE '' END, document_codec, row_values FROM "
+        "uploads WHERE node = ?1 ORDER BY id DESC LIMIT ?2",
         "read history",
         [&](Statement& st) {
           st.Bind(1, node).Bind(2, static_cast<int64_t>(limit)).Bind(3, int64_t{with_documents});
@@ -429,15 +467,15 @@ class SqliteStore final : public Store {
           u.hardware = st.Text(2);
           u.received = st.Double(3);
           u.start_time = st.Text(4);
-          u.verdict = st.Text(5);
+          u.verdict = StoredVerdict(st.Text(5));
           u.criteria_version = st.Int(6);
           u.failing = SplitFailing(st.Text(7));
           u.findings = st.Text(8);
-          u.row = st.Text(9);
+          const std::string what = fmt::format("{}: upload {}", path_, u.id);
+          if (Status row = ReadRow(st, 9, 12, what, u); !row.ok() && damaged.ok()) damaged = row;
           u.document = st.Text(10);
           if (with_documents && st.Int(11) == kCodecZstd) {
-            Result<std::string> text =
-                Decompress(u.document, fmt::format("{}: upload {}", path_, u.id));
+            Result<std::string> text = Decompress(u.document, what);
             if (text.ok()) {
               u.document = std::move(text).value();
             } else if (damaged.ok()) {
@@ -452,29 +490,32 @@ class SqliteStore final : public Store {
 
   Result<std::vector<Upload>> LatestUploads() override {
     std::vector<Upload> out;
+    Status damaged = Status::Ok();
     VIGIL_RETURN_IF_ERROR(
-        Query("SELECT u.id, u.node, u.hardware, u.start_time, u.verdict, u.row FROM nodes n JOIN "
-              "uploads u ON u.id = n.last_upload WHERE n.retired = 0 ORDER BY n.node",
+        Query("SELECT u.id, u.node, u.hardware, u.start_time, u.verdict, u.row, u.row_values FROM "
+              "nodes n JOIN uploads u ON u.id = n.last_upload WHERE n.retired = 0 ORDER BY n.node",
               "read latest uploads", kNoBindings, [&](const Statement& st) {
                 Upload& u = out.emplace_back();
                 u.id = st.Int(0);
                 u.node = st.Text(1);
                 u.hardware = st.Text(2);
                 u.start_time = st.Text(3);
-                u.verdict = st.Text(4);
-                u.row = st.Text(5);
+                u.verdict = StoredVerdict(st.Text(4));
+                const Status row = ReadRow(st, 5, 6, fmt::format("{}: upload {}", path_, u.id), u);
+                if (!row.ok() && damaged.ok()) damaged = row;
               }));
+    if (!damaged.ok()) return damaged;
     return out;
   }
 
   // In commits of at most kVerdictsPerCommit: a verdict rewrites its upload's row, document
   // included (about 9 KB of WAL each), and the WAL's bound holds only between commits (a learn
   // judging 10,000 nodes again in one transaction wrote 94 MB of WAL).
-  Status PutVerdicts(const std::vector<Verdict>& verdicts) override {
+  Status PutVerdicts(const std::vector<VerdictUpdate>& verdicts) override {
     constexpr size_t kVerdictsPerCommit = 200;
     for (size_t first = 0; first < verdicts.size(); first += kVerdictsPerCommit) {
-      const std::span<const Verdict> some(verdicts.data() + first,
-                                          std::min(kVerdictsPerCommit, verdicts.size() - first));
+      const std::span<const VerdictUpdate> some(
+          verdicts.data() + first, std::min(kVerdictsPerCommit, verdicts.size() - first));
       VIGIL_RETURN_IF_ERROR(Write([&]() -> Status { return UpdateVerdicts(some); }));
     }
     return Status::Ok();
@@ -511,10 +552,12 @@ class SqliteStore final : public Store {
       }
       Statement node, uploads;
       VIGIL_RETURN_IF_ERROR(writer_->Prepare(node, "UPDATE nodes SET node = ?2 WHERE node = ?1"));
-      // The summary line names the node too (learning reads it); the document stays as it came.
-      VIGIL_RETURN_IF_ERROR(writer_->Prepare(
-          uploads,
-          "UPDATE uploads SET node = ?2, row = json_set(row, '$.node', ?2) WHERE node = ?1"));
+      // An earlier version's summary line names the node too (learning reads it); typed rows do
+      // not (their line is ''). The document stays as it came.
+      VIGIL_RETURN_IF_ERROR(
+          writer_->Prepare(uploads,
+                           "UPDATE uploads SET node = ?2, row = CASE WHEN row = '' THEN row ELSE "
+                           "json_set(row, '$.node', ?2) END WHERE node = ?1"));
       node.Bind(1, from).Bind(2, to);
       VIGIL_RETURN_IF_ERROR(writer_->Run(node, "rename node"));
       uploads.Bind(1, from).Bind(2, to);
@@ -611,7 +654,7 @@ class SqliteStore final : public Store {
                      st.Int(2),
                      st.Double(3),
                      st.Text(4),
-                     st.Text(5),
+                     StoredVerdict(st.Text(5)),
                      SplitFailing(st.Text(6)),
                      st.Int(7),
                      st.Double(8)};
@@ -696,8 +739,8 @@ class SqliteStore final : public Store {
     VIGIL_RETURN_IF_ERROR(w.Prepare(
         insert_upload_,
         "INSERT INTO uploads(node, hardware, received, start_time, verdict, criteria_version, "
-        "failing, findings, row, document, document_codec, idempotency_key) VALUES(?1, ?2, ?3, "
-        "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
+        "failing, findings, row, document, document_codec, idempotency_key, row_values) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"));
     VIGIL_RETURN_IF_ERROR(w.Prepare(
         upsert_node_,
         "INSERT INTO nodes(node, hardware, last_upload, received, start_time, verdict, failing, "
@@ -713,7 +756,7 @@ class SqliteStore final : public Store {
     return Status::Ok();
   }
 
-  Status UpdateVerdicts(std::span<const Verdict> verdicts) {
+  Status UpdateVerdicts(std::span<const VerdictUpdate> verdicts) {
     Statement upload, node;
     VIGIL_RETURN_IF_ERROR(writer_->Prepare(
         upload,
@@ -724,10 +767,10 @@ class SqliteStore final : public Store {
         node,
         "UPDATE nodes SET verdict = ?2, failing = ?3 WHERE node = (SELECT node FROM uploads "
         "WHERE id = ?1) AND last_upload = ?1"));
-    for (const Verdict& v : verdicts) {
+    for (const VerdictUpdate& v : verdicts) {
       const std::string failing = JoinFailing(v.failing);
       upload.Bind(1, v.upload)
-          .Bind(2, v.verdict)
+          .Bind(2, VerdictName(v.verdict))
           .Bind(3, v.criteria_version)
           .Bind(4, failing)
           .Bind(5, v.findings);
@@ -735,7 +778,7 @@ class SqliteStore final : public Store {
       if (writer_->Changes() == 0) {
         return Status::NotFound(fmt::format("{}: no upload {}", path_, v.upload));
       }
-      node.Bind(1, v.upload).Bind(2, v.verdict).Bind(3, failing);
+      node.Bind(1, v.upload).Bind(2, VerdictName(v.verdict)).Bind(3, failing);
       VIGIL_RETURN_IF_ERROR(writer_->Run(node, "update node verdict"));
     }
     return Status::Ok();

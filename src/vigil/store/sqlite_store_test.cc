@@ -18,6 +18,7 @@ namespace vigil::store {
 namespace {
 
 using testing::MakeUpload;
+using Values = std::vector<std::pair<std::string, double>>;
 
 std::unique_ptr<Store> MustOpen(const std::string& path, const SqliteOptions& options = {}) {
   Result<std::unique_ptr<Store>> s = OpenSqliteStore(path, options);
@@ -59,7 +60,7 @@ TEST(SqliteStoreTest, DataSurvivesReopeningAndMigrationsRunOnce) {
   }
   auto store = MustOpen(path);
   EXPECT_EQ(store->Counts()->uploads, 1);
-  EXPECT_EQ(SqliteSchemaVersion(), 3);
+  EXPECT_EQ(SqliteSchemaVersion(), 4);
 }
 
 TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsStillRead) {
@@ -86,12 +87,14 @@ TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsSti
   sqlite3_finalize(st);
   sqlite3_close(db);
 
-  // The file as version 1 left it: no codec column, the document as plain text (and none of
-  // version 3's keys and retirements).
+  // The file as version 1 left it: no codec column, the document as plain text, the row as a
+  // summary line (and none of version 3's keys and retirements or version 4's typed rows).
   ExecRaw(path,
           "DROP INDEX uploads_by_key; ALTER TABLE uploads DROP COLUMN idempotency_key; ALTER "
           "TABLE nodes DROP COLUMN retired; ALTER TABLE uploads DROP COLUMN document_codec; "
-          "UPDATE uploads SET document = 'plain text'; PRAGMA user_version=1");
+          "ALTER TABLE uploads DROP COLUMN row_values; UPDATE uploads SET document = 'plain "
+          "text', row = '{\"node\": \"n1\", \"cpu-stream/triad_gbps\": 1}'; PRAGMA "
+          "user_version=1");
   auto store = MustOpen(path);
   EXPECT_EQ(store->History("n1", 1, true)->at(0).document, "plain text");
   std::vector<Upload> u = {MakeUpload("n1", "healthy", 2)};
@@ -100,6 +103,42 @@ TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsSti
   const std::vector<Upload> history = *store->History("n1", 2, true);
   EXPECT_EQ(history[0].document, u[0].document);
   EXPECT_EQ(history[1].document, "plain text");
+}
+
+// Version 3 kept each upload's row as its summary line; version 4 stores rows typed. A version 3
+// file opens migrated, its rows read from their lines (a rename renames them there too), beside
+// the typed rows written since.
+TEST(SqliteStoreTest, VersionThreeRowsStillReadAndNewRowsAreTyped) {
+  testing::TempDir dir;
+  const std::string path = dir.File("fleet.db");
+  {
+    auto store = MustOpen(path);
+    std::vector<Upload> u = {MakeUpload("old", "healthy", 1)};
+    ASSERT_TRUE(store->PutUploads(u).ok());
+  }
+  ExecRaw(path,
+          "UPDATE uploads SET row = '{\"node\":\"old\",\"hardware\":\"8x H100\","
+          "\"cpu-stream/triad_gbps\":1.5,\"gpu/x:0\":null}'; "
+          "ALTER TABLE uploads DROP COLUMN row_values; PRAGMA user_version=3");
+  auto store = MustOpen(path);
+  std::vector<Upload> u = {MakeUpload("new", "healthy", 2)};
+  ASSERT_TRUE(store->PutUploads(u).ok());
+  ASSERT_TRUE(store->RenameNode("old", "older").ok());
+  const std::vector<Upload> latest = *store->LatestUploads();
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest[0].row.node, "new");
+  EXPECT_EQ(latest[0].row.hardware, "8x H100");
+  EXPECT_EQ(latest[0].row.values, (Values{{"cpu-stream/triad_gbps", 2}}));
+  EXPECT_EQ(latest[1].row.node, "older");
+  EXPECT_EQ(latest[1].row.values, (Values{{"cpu-stream/triad_gbps", 1.5}}));  // null: no value
+  EXPECT_EQ(store->History("older", 1, false)->at(0).row.values, latest[1].row.values);
+
+  // A typed row that does not read is the database's damage, named, not a crash.
+  ExecRaw(path, "UPDATE uploads SET row_values = x'0500' WHERE node = 'new'");
+  const Result<std::vector<Upload>> damaged = store->LatestUploads();
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_EQ(damaged.status().code(), StatusCode::kIoError);
+  EXPECT_NE(damaged.status().message().find("damaged stored row"), std::string::npos);
 }
 
 TEST(SqliteStoreTest, ADamagedCompressedDocumentIsAnErrorNotACrash) {
@@ -232,7 +271,7 @@ TEST(SqliteStoreTest, TheWalStaysUnderItsBoundWhileManyVerdictsChange) {
   constexpr int64_t kLimit = 4 << 20;
   auto store = MustOpen(path, {.sync_full = false, .wal_limit_bytes = kLimit});
   constexpr int kUploads = 2000;
-  std::vector<Verdict> verdicts;
+  std::vector<VerdictUpdate> verdicts;
   for (int i = 0; i < kUploads; i += 100) {
     std::vector<Upload> batch;
     for (int j = i; j < i + 100; ++j) {
@@ -240,7 +279,8 @@ TEST(SqliteStoreTest, TheWalStaysUnderItsBoundWhileManyVerdictsChange) {
       batch.back().document = Noise(8000, j);
     }
     ASSERT_TRUE(store->PutUploads(batch).ok());
-    for (const Upload& u : batch) verdicts.push_back({u.id, "defective", 2, {"GPU 1"}, "[]"});
+    for (const Upload& u : batch)
+      verdicts.push_back({u.id, Verdict::kDefective, 2, {ParseComponent("GPU 1")}, "[]"});
   }
   std::atomic<bool> done{false};
   off_t max_wal = 0;
@@ -253,8 +293,9 @@ TEST(SqliteStoreTest, TheWalStaysUnderItsBoundWhileManyVerdictsChange) {
   ASSERT_TRUE(put.ok()) << put.message();
   // 2,000 rows of 8 KB documents: about 18 MB of WAL in one transaction.
   EXPECT_LT(std::max(max_wal, FileSize(path + "-wal")), kLimit);
-  EXPECT_EQ(store->History("n1999", 1, false)->at(0).verdict, "defective");
-  EXPECT_EQ(store->PutVerdicts({{99999, "healthy", 4, {}, "[]"}}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(VerdictName(store->History("n1999", 1, false)->at(0).verdict), "defective");
+  EXPECT_EQ(store->PutVerdicts({{99999, Verdict::kHealthy, 4, {}, "[]"}}).code(),
+            StatusCode::kNotFound);
 }
 
 // Overwrites `pages` pages of the file from page `first` (1-based) with a pattern.

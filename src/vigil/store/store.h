@@ -18,6 +18,9 @@
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/results/component.h"
+#include "vigil/results/summary.h"
+#include "vigil/results/verdict.h"
 
 namespace vigil::store {
 
@@ -28,11 +31,15 @@ struct Upload {
   std::string hardware;    // the node's hardware class; "" when it did not say
   double received = 0;     // Unix seconds when the server accepted it
   std::string start_time;  // the run's start (ISO 8601) from the document; "" for a summary line
-  std::string verdict;     // "healthy", "defective" or "unjudged" (no criteria for its class)
-  int64_t criteria_version = 0;      // the criteria that judged it; 0 for none
-  std::vector<std::string> failing;  // the components named defective ("GPU 3", "NIC 5")
-  std::string findings;              // JSON array of the findings (learned::FindingToJson)
-  std::string row;                   // the node's flat fleet-summary line (results::FormatFleetRow)
+  Verdict verdict = Verdict::kUnjudged;  // unjudged: no criteria for its class
+  int64_t criteria_version = 0;          // the criteria that judged it; 0 for none
+  std::vector<ComponentId> failing;      // the components named defective (GPU 3, NIC 5)
+  // JSON array of the findings (learned::FindingToJson): encoded once, when judged, and
+  // written into answers as it is.
+  std::string findings;
+  // The node's flat metrics, as the validator reads them; History and LatestUploads fill
+  // row.node and row.hardware from the fields above.
+  FleetRow row;
   std::string document;  // the results document as uploaded; "" when a summary line came in
   // Idempotency key (the node, its start time and a digest of what it uploaded): an upload whose
   // key is stored already is not stored again. Empty: no key (every such upload is stored).
@@ -49,25 +56,25 @@ struct NodeState {
   int64_t last_upload = 0;
   double received = 0;
   std::string start_time;
-  std::string verdict;
-  std::vector<std::string> failing;
+  Verdict verdict = Verdict::kUnjudged;
+  std::vector<ComponentId> failing;
   int64_t uploads = 0;
   double retired = 0;  // Unix seconds when it was retired; 0 while it is in the fleet
 };
 
 struct NodeFilter {
-  std::string verdict;   // "" for any
-  std::string hardware;  // "" for any
-  bool retired = false;  // false: the nodes in the fleet; true: the retired ones
+  std::optional<Verdict> verdict;  // none: any
+  std::string hardware;            // "" for any
+  bool retired = false;            // false: the nodes in the fleet; true: the retired ones
 };
 
 // A new verdict for a stored upload (a learn judges every node's latest upload again).
-struct Verdict {
+struct VerdictUpdate {
   int64_t upload = 0;  // Upload::id
-  std::string verdict;
+  Verdict verdict = Verdict::kUnjudged;
   int64_t criteria_version = 0;
-  std::vector<std::string> failing;
-  std::string findings;
+  std::vector<ComponentId> failing;
+  std::string findings;  // as Upload::findings
 };
 
 struct CriteriaVersion {
@@ -81,9 +88,11 @@ struct StoredAlert {
   int64_t id = 0;
   double received = 0;
   std::string machine;
-  std::string kind;
+  std::string kind;     // detect::AlertKindName
   double detected = 0;  // detection time the detector reported
-  std::string body;     // the alert JSON as posted
+  // The alert as one JSON object (detect::AlertToJson, encoded once when it came in), written
+  // into answers as it is.
+  std::string body;
 };
 
 struct AlertFilter {
@@ -117,13 +126,13 @@ class Store {
   virtual Result<std::vector<Upload>> History(std::string_view node, size_t limit,
                                               bool with_documents) = 0;
   // The latest upload of every node in the fleet (retired nodes left out), ordered by node, with
-  // id, node, hardware, start time, verdict and row: what criteria are learned from and what a
-  // learn judges again. No documents.
+  // id, node, hardware, start time, verdict and row (typed: learning reads the rows as they are):
+  // what criteria are learned from and what a learn judges again. No documents.
   virtual Result<std::vector<Upload>> LatestUploads() = 0;
   // Replaces the verdicts of stored uploads, durably, in steps of a few hundred (each verdict
   // stands alone); a node's latest state follows when the upload is still its latest. NotFound
   // for an id not stored: nothing of its step is written (earlier steps stay).
-  virtual Status PutVerdicts(const std::vector<Verdict>& verdicts) = 0;
+  virtual Status PutVerdicts(const std::vector<VerdictUpdate>& verdicts) = 0;
 
   // Takes a node out of the fleet (node lists, learning, metrics) at `when` (Unix seconds); its
   // history stays readable, and its next upload brings it back. Retiring a retired node keeps

@@ -23,6 +23,14 @@ namespace vigil::store {
 namespace {
 
 using testing::MakeUpload;
+using Values = std::vector<std::pair<std::string, double>>;
+
+// The components' names, to compare with the names written.
+std::vector<std::string> Names(const std::vector<ComponentId>& components) {
+  std::vector<std::string> out;
+  for (const ComponentId& c : components) out.push_back(ComponentName(c));
+  return out;
+}
 
 struct Implementation {
   std::string name;
@@ -72,29 +80,29 @@ TEST_P(StoreTest, UploadsUpdateTheLatestStateAndTheHistory) {
   const std::vector<NodeState> all = *store->Nodes({});
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].node, "n1");
-  EXPECT_EQ(all[0].verdict, "defective");
+  EXPECT_EQ(VerdictName(all[0].verdict), "defective");
   EXPECT_EQ(all[0].uploads, 2);
   EXPECT_EQ(all[0].last_upload, 3);
-  EXPECT_EQ(all[0].failing, (std::vector<std::string>{"GPU 3", "NIC 5"}));
+  EXPECT_EQ(Names(all[0].failing), (std::vector<std::string>{"GPU 3", "NIC 5"}));
   EXPECT_DOUBLE_EQ(all[0].received, 200);
 
-  EXPECT_EQ(store->Nodes({"healthy", ""})->size(), 1u);
-  EXPECT_EQ(store->Nodes({"", "8x A100"})->size(), 0u);
+  EXPECT_EQ(store->Nodes({Verdict::kHealthy, ""})->size(), 1u);
+  EXPECT_EQ(store->Nodes({std::nullopt, "8x A100"})->size(), 0u);
   EXPECT_EQ(store->Node("n2")->uploads, 1);
   EXPECT_EQ(store->Node("n9").status().code(), StatusCode::kNotFound);
 
   const std::vector<Upload> history = *store->History("n1", 10, false);
   ASSERT_EQ(history.size(), 2u);
-  EXPECT_EQ(history[0].verdict, "defective");  // newest first
-  EXPECT_EQ(history[1].verdict, "healthy");
+  EXPECT_EQ(VerdictName(history[0].verdict), "defective");  // newest first
+  EXPECT_EQ(VerdictName(history[1].verdict), "healthy");
   EXPECT_EQ(history[0].document, "");
   EXPECT_EQ(store->History("n1", 1, true)->at(0).document, R"({"schema": "vigil.results/1"})");
 
   const std::vector<Upload> latest = *store->LatestUploads();
   ASSERT_EQ(latest.size(), 2u);
   EXPECT_EQ(latest[0].id, 3);
-  EXPECT_EQ(latest[0].verdict, "defective");
-  EXPECT_NE(latest[0].row.find("200"), std::string::npos);  // n1's latest row
+  EXPECT_EQ(VerdictName(latest[0].verdict), "defective");
+  EXPECT_EQ(latest[0].row.values, (Values{{"cpu-stream/triad_gbps", 200}}));  // n1's latest row
   EXPECT_EQ(latest[0].document, "");
   const StoreCounts counts = *store->Counts();
   EXPECT_EQ(counts.uploads, 3);
@@ -163,13 +171,13 @@ TEST_P(StoreTest, RepeatedKeysAreStoredOnceAndAnsweredAsTheFirstTime) {
   ASSERT_TRUE(store->PutUploads(retry).ok());
   EXPECT_TRUE(retry[0].repeated);
   EXPECT_EQ(retry[0].id, first[0].id);
-  EXPECT_EQ(retry[0].verdict, "defective");
+  EXPECT_EQ(VerdictName(retry[0].verdict), "defective");
   EXPECT_EQ(retry[0].failing, first[0].failing);
   EXPECT_DOUBLE_EQ(retry[0].received, 100);
   EXPECT_FALSE(retry[1].repeated);
   EXPECT_EQ(store->History("n1", 10, false)->size(), 1u);
   EXPECT_EQ(store->Node("n1")->uploads, 1);
-  EXPECT_EQ(store->Node("n1")->verdict, "defective");
+  EXPECT_EQ(VerdictName(store->Node("n1")->verdict), "defective");
 
   // The same key twice in one call, and uploads without a key, which are all stored.
   std::vector<Upload> twice = {MakeUpload("n3", "healthy", 1), MakeUpload("n3", "healthy", 1),
@@ -192,8 +200,8 @@ TEST_P(StoreTest, RetiredNodesLeaveTheFleetKeepTheirHistoryAndComeBackByUploadin
 
   ASSERT_EQ(store->Nodes({})->size(), 1u);
   EXPECT_EQ(store->Nodes({})->at(0).node, "n1");
-  EXPECT_EQ(store->Nodes({"defective", ""})->size(), 0u);
-  const std::vector<NodeState> retired = *store->Nodes({"", "", true});
+  EXPECT_EQ(store->Nodes({Verdict::kDefective, ""})->size(), 0u);
+  const std::vector<NodeState> retired = *store->Nodes({std::nullopt, "", true});
   ASSERT_EQ(retired.size(), 1u);
   EXPECT_DOUBLE_EQ(retired[0].retired, 50);
   EXPECT_DOUBLE_EQ(store->Node("n2")->retired, 50);
@@ -222,7 +230,8 @@ TEST_P(StoreTest, RenamingMovesTheHistoryAndRefusesANameInUse) {
   ASSERT_EQ(latest.size(), 2u);
   EXPECT_EQ(latest[0].node, "new");
   // The summary line learning reads is renamed too, its values as they were.
-  EXPECT_EQ(latest[0].row, R"({"node":"new","cpu-stream/triad_gbps":2})");
+  EXPECT_EQ(latest[0].row.node, "new");
+  EXPECT_EQ(latest[0].row.values, (Values{{"cpu-stream/triad_gbps", 2}}));
 
   const Status taken = store->RenameNode("new", "other");
   EXPECT_EQ(taken.code(), StatusCode::kInvalidArgument);
@@ -236,18 +245,20 @@ TEST_P(StoreTest, NewVerdictsUpdateTheNodeOnlyWhileTheUploadIsItsLatest) {
   std::vector<Upload> u = {MakeUpload("n1", "healthy", 1), MakeUpload("n1", "healthy", 2),
                            MakeUpload("n2", "unjudged", 3)};
   ASSERT_TRUE(store->PutUploads(u).ok());
-  ASSERT_TRUE(store
-                  ->PutVerdicts({{u[0].id, "defective", 4, {"GPU 1"}, "[]"},
-                                 {u[2].id, "defective", 4, {"NIC 0"}, "[{}]"}})
-                  .ok());
-  EXPECT_EQ(store->Node("n1")->verdict, "healthy");  // u[0] is not n1's latest
-  EXPECT_EQ(store->Node("n2")->verdict, "defective");
-  EXPECT_EQ(store->Node("n2")->failing, std::vector<std::string>{"NIC 0"});
+  ASSERT_TRUE(
+      store
+          ->PutVerdicts({{u[0].id, Verdict::kDefective, 4, {ParseComponent("GPU 1")}, "[]"},
+                         {u[2].id, Verdict::kDefective, 4, {ParseComponent("NIC 0")}, "[{}]"}})
+          .ok());
+  EXPECT_EQ(VerdictName(store->Node("n1")->verdict), "healthy");  // u[0] is not n1's latest
+  EXPECT_EQ(VerdictName(store->Node("n2")->verdict), "defective");
+  EXPECT_EQ(Names(store->Node("n2")->failing), std::vector<std::string>{"NIC 0"});
   const std::vector<Upload> history = *store->History("n1", 10, false);
-  EXPECT_EQ(history[1].verdict, "defective");
+  EXPECT_EQ(VerdictName(history[1].verdict), "defective");
   EXPECT_EQ(history[1].criteria_version, 4);
   EXPECT_EQ(store->History("n2", 1, false)->at(0).findings, "[{}]");
-  EXPECT_EQ(store->PutVerdicts({{99, "healthy", 4, {}, "[]"}}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->PutVerdicts({{99, Verdict::kHealthy, 4, {}, "[]"}}).code(),
+            StatusCode::kNotFound);
 }
 
 }  // namespace

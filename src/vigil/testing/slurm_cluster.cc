@@ -90,9 +90,10 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
                                                           const SlurmClusterOptions& options) {
   for (const char* program : {"slurmctld", "slurmd", "scontrol", "sinfo"}) {
     if (!OnPath(program)) {
-      return Status::Unavailable(fmt::format("{} is not installed (Debian: slurmctld, slurmd, "
-                                             "slurm-client)",
-                                             program));
+      return Status::Unavailable(
+          fmt::format("{} is not installed (Debian: slurmctld, slurmd, "
+                      "slurm-client)",
+                      program));
     }
   }
   if (geteuid() != 0) return Status::Unavailable("Slurm's daemons need root here");
@@ -130,8 +131,8 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
     const int port = FreePort();
     if (port < 0) return Status::Unavailable("no free port");
     c->nodes_.push_back(fmt::format("vnode{}", i));
-    conf += fmt::format("NodeName=vnode{} NodeAddr=127.0.0.1 Port={} CPUs=1 State=UNKNOWN\n", i,
-                        port);
+    conf +=
+        fmt::format("NodeName=vnode{} NodeAddr=127.0.0.1 Port={} CPUs=1 State=UNKNOWN\n", i, port);
   }
   for (int i = 0; i < options.idle_nodes; ++i) {
     c->idle_nodes_.push_back(fmt::format("vidle{}", i));
@@ -162,8 +163,8 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
     for (pid_t pid : c->daemons_) {
       int status = 0;
       if (waitpid(pid, &status, WNOHANG) == pid) {
-        return Status::Unavailable(fmt::format("a Slurm daemon exited at start: {}",
-                                               c->ControllerLog()));
+        return Status::Unavailable(
+            fmt::format("a Slurm daemon exited at start: {}", c->ControllerLog()));
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

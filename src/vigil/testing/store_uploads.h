@@ -2,16 +2,17 @@
 // tests that link vigil_store.
 #pragma once
 
-#include <fmt/format.h>
-
 #include <string>
 
+#include "vigil/results/component.h"
+#include "vigil/results/summary.h"
+#include "vigil/results/verdict.h"
 #include "vigil/store/store.h"
 
 namespace vigil::testing {
 
 // An upload of `node` judged `verdict` ("defective": GPU 3 and NIC 5 failing), received at
-// `received` (also its summary line's one value), with a results document.
+// `received` (also its row's one value), with a results document.
 inline store::Upload MakeUpload(const std::string& node, const std::string& verdict,
                                 double received) {
   store::Upload u;
@@ -19,11 +20,11 @@ inline store::Upload MakeUpload(const std::string& node, const std::string& verd
   u.hardware = "8x H100";
   u.received = received;
   u.start_time = "2026-11-22T10:00:00Z";
-  u.verdict = verdict;
+  u.verdict = *ParseVerdict(verdict);
   u.criteria_version = 1;
-  if (verdict == "defective") u.failing = {"GPU 3", "NIC 5"};
+  if (verdict == "defective") u.failing = {ParseComponent("GPU 3"), ParseComponent("NIC 5")};
   u.findings = "[]";
-  u.row = fmt::format(R"({{"node": "{}", "cpu-stream/triad_gbps": {}}})", node, received);
+  u.row = FleetRow{node, {{"cpu-stream/triad_gbps", received}}, u.hardware};
   u.document = R"({"schema": "vigil.results/1"})";
   return u;
 }

@@ -1,0 +1,68 @@
+// The fleet's latest state in memory, for /metrics and the dashboard's fleet page: every node's
+// latest verdict and the gauges over them (nodes by verdict, failing components by kind), kept up
+// to date by the fleet service as it writes the store, so that a scrape or a page reads no row of
+// the store. The store stays the truth: the state is loaded from it at start (Reset) and follows
+// each write that succeeded.
+//
+// Cost (docs/serve.md): one entry per node ever seen, retired ones included (about 300 bytes for
+// a node of 8 GPUs); each update is O(log nodes); a snapshot copies the nodes it returns.
+// Thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/core/mutex.h"
+#include "vigil/results/verdict.h"
+#include "vigil/store/store.h"
+
+namespace vigil::server {
+
+// Nodes in the fleet (retired ones left out) by their latest verdict, and the components their
+// latest verdicts name defective, by kind ("GPU", "NIC", ...).
+struct FleetGauges {
+  std::array<int64_t, 3> by_verdict{};          // indexed by Verdict
+  std::map<std::string, int64_t> by_component;  // kinds with a count of 0 are left out
+  int64_t Nodes(Verdict v) const { return by_verdict[static_cast<size_t>(v)]; }
+};
+
+struct FleetSnapshot {
+  std::vector<store::NodeState> nodes;  // those that passed the filter, ordered by node
+  FleetGauges gauges;                   // over the whole fleet, whatever the filter
+};
+
+class FleetState {
+ public:
+  // Replaces the whole state with `nodes`: every node of the store, retired ones included.
+  void Reset(const std::vector<store::NodeState>& nodes);
+
+  // An upload stored (not a repeated one): it becomes its node's latest, brings a retired node
+  // back, and counts one more upload, unless a later upload of the node is known already (two
+  // requests committed in one order may report in the other).
+  void Uploaded(const store::Upload& upload);
+
+  // A stored upload of `node` judged again: its node follows while the upload is its latest.
+  void Rejudged(std::string_view node, const store::VerdictUpdate& verdict);
+
+  // A node retired at `when` (a retired node keeps its first time), or renamed.
+  void Retired(std::string_view node, double when);
+  void Renamed(std::string_view from, std::string_view to);
+
+  // The nodes that pass `filter`, ordered by node as the store orders them, and the gauges.
+  FleetSnapshot Snapshot(const store::NodeFilter& filter) const;
+
+ private:
+  // Adds (+1) or takes away (-1) a node's share of the gauges; none for a retired node.
+  void Count(const store::NodeState& node, int sign) REQUIRES(mu_);
+
+  mutable Mutex mu_;
+  std::map<std::string, store::NodeState, std::less<>> nodes_ GUARDED_BY(mu_);
+  FleetGauges gauges_ GUARDED_BY(mu_);
+};
+
+}  // namespace vigil::server
