@@ -17,6 +17,7 @@
 #include "vigil/bench/registry.h"
 #include "vigil/bench/runner.h"
 #include "vigil/core/clock.h"
+#include "vigil/core/env.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
@@ -28,11 +29,6 @@
 
 namespace vigil::cli {
 namespace {
-
-std::string DefaultScratch() {
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-}
 
 std::string HostName() {
   char buf[256] = {};
@@ -144,7 +140,7 @@ Result<Prepared> Prepare(const RunOptions& options, const Registry& registry) {
   Prepared p;
   RunnerOptions& runner = p.runner;
   VIGIL_ASSIGN_OR_RETURN(runner.suite, ParseSuite(options.suite));
-  runner.scratch_root = options.scratch.empty() ? DefaultScratch() : options.scratch;
+  runner.scratch_root = options.scratch.empty() ? Env::Default().TempDirectory() : options.scratch;
   VIGIL_RETURN_IF_ERROR(CheckScratch(runner.scratch_root));
   VIGIL_RETURN_IF_ERROR(ParseSets(options.set, runner));
   if (!options.gpus.empty()) {
