@@ -11,16 +11,11 @@ set -euo pipefail
 build=${1:?usage: perf/serve_soak.sh BUILD_DIR [SECONDS] [RATE]}
 seconds=${2:-600}
 rate=${3:-1000}
-work=$(mktemp -d)
-echo t >"$work/tok"
-"$build/vigil" --quiet serve --db "$work/fleet.db" --listen 127.0.0.1:0 --port-file "$work/port" \
-  --token-file "$work/tok" 2>"$work/serve.log" &
-server=$!
+source "$(dirname "$0")/serve_start.sh"
+start_serve "$build"
 trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 100); do [[ -s $work/port ]] && break; sleep 0.1; done
-[[ -s $work/port ]] || { echo "vigil serve did not start: $(cat "$work/serve.log")" >&2; exit 3; }
 
-"$build/perf/serve_load" --url "http://127.0.0.1:$(cat "$work/port")" --token-file "$work/tok" \
+"$build/perf/serve_load" --url "$url" --token-file "$work/tok" \
   --rate "$rate" --seconds "$seconds" >"$work/load.log" 2>&1 &
 load=$!
 

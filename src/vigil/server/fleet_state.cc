@@ -35,15 +35,7 @@ void FleetState::Uploaded(const store::Upload& u) {
     }
     Count(n, -1);
   }
-  n.node = u.node;
-  n.hardware = u.hardware;
-  n.last_upload = u.id;
-  n.received = u.received;
-  n.start_time = u.start_time;
-  n.verdict = u.verdict;
-  n.failing = u.failing;
-  ++n.uploads;
-  n.retired = 0;
+  n.Follow(u);
   Count(n, +1);
 }
 

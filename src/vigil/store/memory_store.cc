@@ -41,16 +41,7 @@ class MemoryStore final : public Store {
       Upload& kept = uploads_[u.id] = u;
       kept.repeated = false;
       if (!u.key.empty()) by_key_[u.key] = u.id;
-      NodeState& n = nodes_[u.node];
-      n.node = u.node;
-      n.hardware = u.hardware;
-      n.last_upload = u.id;
-      n.received = u.received;
-      n.start_time = u.start_time;
-      n.verdict = u.verdict;
-      n.failing = u.failing;
-      ++n.uploads;
-      n.retired = 0;
+      nodes_[u.node].Follow(u);
     }
     return Status::Ok();
   }

@@ -60,6 +60,20 @@ struct NodeState {
   std::vector<ComponentId> failing;
   int64_t uploads = 0;
   double retired = 0;  // Unix seconds when it was retired; 0 while it is in the fleet
+
+  // `upload` stored as the node's latest: the node follows it, counts one more upload, and is
+  // back in the fleet if it was retired. What every store and the server's fleet in memory do.
+  void Follow(const Upload& upload) {
+    node = upload.node;
+    hardware = upload.hardware;
+    last_upload = upload.id;
+    received = upload.received;
+    start_time = upload.start_time;
+    verdict = upload.verdict;
+    failing = upload.failing;
+    ++uploads;
+    retired = 0;
+  }
 };
 
 struct NodeFilter {
