@@ -1,13 +1,10 @@
 // A real Prometheus in the loop: Debian's prometheus scrapes `vigil simulate telemetry --serve`
 // every second, and `vigil detect --prometheus --follow` must name the machine with the injected
 // fault. Skipped when /usr/bin/prometheus is absent (scripts/setup.sh installs it).
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +15,7 @@
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
+#include "vigil/testing/free_port.h"
 #include "vigil/testing/temp_dir.h"
 #include "vigil_process.h"
 
@@ -27,19 +25,6 @@ namespace vigil {
 namespace {
 
 constexpr const char* kPrometheus = "/usr/bin/prometheus";
-
-// A free TCP port on loopback (the kernel's choice; free again once this returns).
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return -1;
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // A child process that is killed and reaped when this goes out of scope.
 class Child {
@@ -105,7 +90,7 @@ TEST(PrometheusE2eTest, DetectNamesTheInjectedMachineThroughPrometheus) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(port.ok()) << *ReadFile(dir.File("sim.log"));
-  const int prometheus_port = FreePort();
+  const int prometheus_port = testing::FreeLoopbackPort();
   ASSERT_GT(prometheus_port, 0);
   ASSERT_TRUE(WriteFileAtomic(dir.File("prometheus.yml"),
                               "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"

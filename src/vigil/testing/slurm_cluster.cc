@@ -1,11 +1,8 @@
 #include "vigil/testing/slurm_cluster.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,25 +12,10 @@
 #include <sstream>
 #include <thread>
 
+#include "vigil/testing/free_port.h"
+
 namespace vigil::testing {
 namespace {
-
-// A TCP port on loopback that nothing listens on right now.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 bool OnPath(const std::string& program) {
   const char* path = std::getenv("PATH");
@@ -105,7 +87,7 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
       return Status::IoError(fmt::format("cannot make {}{}", dir, sub));
     }
   }
-  const int ctld_port = FreePort();
+  const int ctld_port = FreeLoopbackPort();
   if (ctld_port < 0) return Status::Unavailable("no free port");
   std::string conf = fmt::format(
       "ClusterName=vigiltest\n"
@@ -128,7 +110,7 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
                         options.health_check_program, options.health_check_interval_s);
   }
   for (int i = 0; i < options.nodes; ++i) {
-    const int port = FreePort();
+    const int port = FreeLoopbackPort();
     if (port < 0) return Status::Unavailable("no free port");
     c->nodes_.push_back(fmt::format("vnode{}", i));
     conf +=
