@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "vigil/core/text.h"
 
@@ -93,8 +94,16 @@ std::string_view SlurmActionName(SlurmAction a) {
       return "already";
     case SlurmAction::kNotVigils:
       return "not-vigils";
+    case SlurmAction::kBreakerOpen:
+      return "breaker-open";
   }
   return "unknown";
+}
+
+size_t DrainLimit(double max_share, size_t nodes) {
+  if (!(max_share > 0)) return 0;
+  const double share = std::min(max_share, 1.0) * static_cast<double>(nodes);
+  return std::max<size_t>(1, static_cast<size_t>(std::floor(share)));
 }
 
 Slurm::Slurm(CommandRunner& runner, SlurmOptions options)
@@ -126,6 +135,45 @@ Result<SlurmNode> Slurm::Node(std::string_view node) {
   return Status::NotFound(fmt::format("scontrol show node {} did not list it", Quote(node)));
 }
 
+Result<std::vector<SlurmNode>> Slurm::Nodes() {
+  VIGIL_ASSIGN_OR_RETURN(CommandOutput out, Scontrol({"show", "node", "--oneliner"}));
+  if (out.exit_code != 0) {
+    return Status::IoError(
+        fmt::format("scontrol show node: exit {}: {}", out.exit_code, Said(out)));
+  }
+  std::vector<SlurmNode> nodes;
+  for (std::string_view line : Pieces(out.out, '\n')) {
+    if (Trim(line).empty()) continue;
+    VIGIL_ASSIGN_OR_RETURN(SlurmNode n, ParseScontrolNode(line));
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+namespace {
+
+size_t VigilsDrains(const std::vector<SlurmNode>& nodes) {
+  return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(),
+                                           [](const SlurmNode& n) { return n.DrainedByVigil(); }));
+}
+
+}  // namespace
+
+Result<SlurmAction> Slurm::DrainWithinLimit(std::string_view node, std::string_view reason,
+                                            double max_share) {
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<SlurmNode> before, Nodes());
+  const size_t limit = DrainLimit(max_share, before.size());
+  if (VigilsDrains(before) >= limit) return SlurmAction::kBreakerOpen;
+  VIGIL_ASSIGN_OR_RETURN(const SlurmAction drained, Drain(node, reason));
+  if (drained != SlurmAction::kDone) return drained;
+  // Others may have drained since `before`. Over the limit now, this drain is undone: of the
+  // drains kept, the one made last looked after all of them, so no more than the limit stay.
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<SlurmNode> after, Nodes());
+  if (VigilsDrains(after) <= limit) return SlurmAction::kDone;
+  VIGIL_RETURN_IF_ERROR(Update(node, {"State=UNDRAIN"}));
+  return SlurmAction::kBreakerOpen;
+}
+
 Status Slurm::Update(std::string_view node, std::vector<std::string> settings) {
   std::vector<std::string> args = {"update", fmt::format("NodeName={}", node)};
   for (std::string& s : settings) args.push_back(std::move(s));
@@ -154,7 +202,7 @@ Result<SlurmAction> Slurm::Resume(std::string_view node) {
   VIGIL_ASSIGN_OR_RETURN(const SlurmNode now, Node(node));
   if (!now.Drained()) return SlurmAction::kAlready;
   if (!now.DrainedByVigil()) return SlurmAction::kNotVigils;
-  VIGIL_RETURN_IF_ERROR(Update(node, {"State=RESUME"}));
+  VIGIL_RETURN_IF_ERROR(Update(node, {"State=UNDRAIN"}));
   return SlurmAction::kDone;
 }
 

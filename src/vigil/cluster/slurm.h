@@ -37,11 +37,17 @@ struct SlurmOptions {
 
 // What an action did.
 enum class SlurmAction {
-  kDone,       // the node's state was changed
-  kAlready,    // it was already so (drained; or not drained, for a resume)
-  kNotVigils,  // a resume of a node that someone else drained: left alone
+  kDone,         // the node's state was changed
+  kAlready,      // it was already so (drained; or not drained, for a resume)
+  kNotVigils,    // a resume of a node that someone else drained: left alone
+  kBreakerOpen,  // a drain refused: Vigil already holds as many nodes drained as it may
 };
 std::string_view SlurmActionName(SlurmAction a);
+
+// The circuit breaker's limit: how many of a cluster's `nodes` Vigil may hold drained at once,
+// `max_share` of them rounded down, and at least 1 (so that a small cluster can drain its one bad
+// node). 0 when `max_share` is 0 (draining is off).
+size_t DrainLimit(double max_share, size_t nodes);
 
 class Slurm {
  public:
@@ -56,6 +62,18 @@ class Slurm {
   // Drains `node` with `reason`, which must start with kVigilReasonPrefix (InvalidArgument
   // otherwise) and hold no newline. A node already drained, by anyone, keeps its reason: kAlready.
   Result<SlurmAction> Drain(std::string_view node, std::string_view reason);
+
+  // Every node Slurm knows, in its order. Errors as Node's.
+  Result<std::vector<SlurmNode>> Nodes();
+
+  // Drain under the circuit breaker: kBreakerOpen, touching nothing, when Vigil already holds
+  // DrainLimit(max_share, nodes) nodes drained; otherwise Drain. Drains that other hosts make at
+  // the same instant are settled after the fact, without a lock: a call that finds Vigil holding
+  // more than the limit after its drain undoes it (kBreakerOpen). Of the drains that stay, the
+  // last one made saw all the others, so no more than the limit stay once the calls return;
+  // racing calls may leave fewer (the next check drains them) (docs/slurm.md).
+  Result<SlurmAction> DrainWithinLimit(std::string_view node, std::string_view reason,
+                                       double max_share);
 
   // Resumes `node` when Vigil drained it (kDone); kAlready when it is not drained; kNotVigils,
   // touching nothing, when someone else drained it.

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <deque>
+#include <thread>
 
 #include "vigil/testing/slurm_cluster.h"
 #include "vigil/testing/temp_dir.h"
@@ -137,6 +140,52 @@ TEST(SlurmTest, WhatScontrolSaysOnFailureIsInTheError) {
   EXPECT_EQ(slurm.Resume("n1").status().code(), StatusCode::kNotFound);
 }
 
+TEST(SlurmTest, TheBreakerAllowsAShareOfTheNodesAndAtLeastOne) {
+  EXPECT_EQ(DrainLimit(0.05, 1000), 50u);
+  EXPECT_EQ(DrainLimit(0.05, 10), 1u);
+  EXPECT_EQ(DrainLimit(0.2, 12), 2u);
+  EXPECT_EQ(DrainLimit(3, 4), 4u);
+  EXPECT_EQ(DrainLimit(0, 100), 0u);
+}
+
+TEST(SlurmTest, AnOpenBreakerDrainsNothing) {
+  ScriptedRunner runner;
+  runner.answers.push_back(
+      Printed("NodeName=a State=IDLE+DRAIN Reason=vigil: NIC 1 down\nNodeName=b State=IDLE\n"
+              "NodeName=c State=IDLE+DRAIN Reason=admin: fan\nNodeName=d State=IDLE\n"));
+  Slurm slurm(runner, SlurmOptions{});
+  EXPECT_EQ(*slurm.DrainWithinLimit("b", "vigil: GPU 0 gone", 0.25), SlurmAction::kBreakerOpen);
+  EXPECT_EQ(runner.calls.size(), 1u);  // one listing, no update
+}
+
+TEST(SlurmTest, ADrainThatRacedPastTheLimitIsUndone) {
+  // Room for one: "c" drains, then finds that "b" drained at the same time.
+  ScriptedRunner runner;
+  runner.answers.push_back(Printed("NodeName=b State=IDLE\nNodeName=c State=IDLE\n"));
+  runner.answers.push_back(Printed("NodeName=c State=IDLE\n"));
+  runner.answers.push_back(Printed(""));
+  runner.answers.push_back(
+      Printed("NodeName=b State=IDLE+DRAIN Reason=vigil: x\nNodeName=c State=IDLE+DRAIN "
+              "Reason=vigil: y\n"));
+  runner.answers.push_back(Printed(""));
+  Slurm slurm(runner, SlurmOptions{});
+  EXPECT_EQ(*slurm.DrainWithinLimit("c", "vigil: y", 0.5), SlurmAction::kBreakerOpen);
+  ASSERT_EQ(runner.calls.size(), 5u);
+  EXPECT_EQ(runner.calls[4].argv,
+            (std::vector<std::string>{"scontrol", "update", "NodeName=c", "State=UNDRAIN"}));
+
+  // Alone within the limit, it stays.
+  ScriptedRunner alone;
+  alone.answers.push_back(Printed("NodeName=b State=IDLE\nNodeName=c State=IDLE\n"));
+  alone.answers.push_back(Printed("NodeName=b State=IDLE\n"));
+  alone.answers.push_back(Printed(""));
+  alone.answers.push_back(
+      Printed("NodeName=b State=IDLE+DRAIN Reason=vigil: x\nNodeName=c State=IDLE\n"));
+  Slurm slurm_b(alone, SlurmOptions{});
+  EXPECT_EQ(*slurm_b.DrainWithinLimit("b", "vigil: x", 0.5), SlurmAction::kDone);
+  EXPECT_EQ(alone.calls.size(), 4u);
+}
+
 // The real thing: Debian's slurmctld and slurmd on loopback (testing/slurm_cluster.h).
 TEST(SlurmTest, DrainAndResumeOnARealSlurm) {
   testing::TempDir dir;
@@ -178,6 +227,56 @@ TEST(SlurmTest, DrainAndResumeOnARealSlurm) {
   EXPECT_EQ(slurm.Node("nosuch").status().code(), StatusCode::kNotFound);
   Slurm missing(*runner, WithScontrol("/nonexistent/scontrol"));
   EXPECT_EQ(missing.Node(node).status().code(), StatusCode::kNotFound);
+}
+
+// Many nodes failing at once, on a real Slurm: the breaker holds, whether the drains come one
+// after another or all at the same time. The nodes run a slurmd each: Slurm cannot undrain a node
+// that never registered.
+TEST(SlurmTest, TheBreakerHoldsWhenManyNodesFailOnARealSlurm) {
+  testing::TempDir dir;
+  Result<std::unique_ptr<testing::SlurmCluster>> cluster =
+      testing::SlurmCluster::Start(dir.path(), Shape(6, 0));
+  if (!cluster.ok()) GTEST_SKIP() << "Slurm cannot start here: " << cluster.status().message();
+  const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();
+  Slurm slurm(*runner, WithConf((*cluster)->conf()));
+  const auto drained = [&]() -> size_t {
+    const Result<std::vector<SlurmNode>> all = slurm.Nodes();
+    if (!all.ok()) return 99;
+    return static_cast<size_t>(std::count_if(
+        all->begin(), all->end(), [](const SlurmNode& n) { return n.DrainedByVigil(); }));
+  };
+  const std::vector<std::string>& nodes = (*cluster)->nodes();
+  const Result<std::vector<SlurmNode>> listed = slurm.Nodes();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(listed->size(), 6u);
+  std::vector<SlurmAction> one_by_one;
+  for (size_t i = 0; i < 5; ++i) {
+    Result<SlurmAction> a = slurm.DrainWithinLimit(nodes[i], "vigil: test", 0.34);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    one_by_one.push_back(*a);
+  }
+  EXPECT_EQ(one_by_one, (std::vector<SlurmAction>{
+                            SlurmAction::kDone, SlurmAction::kDone, SlurmAction::kBreakerOpen,
+                            SlurmAction::kBreakerOpen, SlurmAction::kBreakerOpen}));
+  EXPECT_EQ(drained(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Result<SlurmAction> resumed = slurm.Resume(nodes[i]);
+    ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+    EXPECT_EQ(*resumed, SlurmAction::kDone);
+  }
+
+  // All at once, each from a thread of its own as health checks on every node would.
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (const std::string& node : nodes) {
+    threads.emplace_back([&, node] {
+      Slurm own(*runner, WithConf((*cluster)->conf()));
+      errors += own.DrainWithinLimit(node, "vigil: test", 0.34).ok() ? 0 : 1;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_LE(drained(), 2u);
 }
 
 }  // namespace

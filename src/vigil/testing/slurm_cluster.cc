@@ -131,7 +131,7 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
     if (d < 0) return Status::Unavailable("cannot start slurmd");
     c->daemons_.push_back(d);
   }
-  // Every slurmd node registered: no longer UNKNOWN or NOT_RESPONDING ("*").
+  // The controller up and every slurmd node registered: no longer UNKNOWN or NOT_RESPONDING ("*").
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
     int up = 0;
@@ -141,7 +141,11 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
             state.find('*') == std::string::npos && state.find("error") == std::string::npos &&
             state.find("not responding") == std::string::npos;
     }
-    if (up == static_cast<int>(c->nodes_.size())) return c;
+    // With no slurmd, the controller answering is what ready means.
+    if (up == static_cast<int>(c->nodes_.size()) &&
+        Output("scontrol ping", c->conf_).find("is UP") != std::string::npos) {
+      return c;
+    }
     for (pid_t pid : c->daemons_) {
       int status = 0;
       if (waitpid(pid, &status, WNOHANG) == pid) {
