@@ -34,9 +34,8 @@ struct NodeState {
 };
 
 NodeState Show(const SlurmCluster& cluster, const std::string& node) {
-  const ProcessResult r = RunProgram(
-      "/usr/bin/env", {"SLURM_CONF=" + cluster.conf(), "scontrol", "show", "node", "--oneliner",
-                       node});
+  const ProcessResult r = RunProgram("/usr/bin/env", {"SLURM_CONF=" + cluster.conf(), "scontrol",
+                                                      "show", "node", "--oneliner", node});
   NodeState s;
   const size_t state = r.out.find(" State=");
   if (state != std::string::npos) {
@@ -138,13 +137,14 @@ TEST(SlurmE2eTest, AFaultDrainsWithinAnIntervalAndAPassedValidationResumes) {
   site.Criteria("vnode1", site.pass);
   site.Criteria("vnode2", site.pass);
   const auto start = Clock::now();
-  Result<std::unique_ptr<SlurmCluster>> started = SlurmCluster::Start(site.dir.path(), site.Nodes(3));
+  Result<std::unique_ptr<SlurmCluster>> started =
+      SlurmCluster::Start(site.dir.path(), site.Nodes(3));
   if (!started.ok()) GTEST_SKIP() << "Slurm cannot start here: " << started.status().message();
   const SlurmCluster& cluster = **started;
   // A person drains vnode1 for a fan.
-  const ProcessResult by_hand = RunProgram(
-      "/usr/bin/env", {"SLURM_CONF=" + cluster.conf(), "scontrol", "update", "NodeName=vnode1",
-                       "State=DRAIN", "Reason=admin: fan"});
+  const ProcessResult by_hand =
+      RunProgram("/usr/bin/env", {"SLURM_CONF=" + cluster.conf(), "scontrol", "update",
+                                  "NodeName=vnode1", "State=DRAIN", "Reason=admin: fan"});
   ASSERT_EQ(by_hand.exit_code, 0) << by_hand.err;
 
   ASSERT_TRUE(WaitFor(kInterval + 5, [&] { return Show(cluster, "vnode0").drained_by_vigil(); }))
@@ -176,7 +176,8 @@ TEST(SlurmE2eTest, AFaultDrainsWithinAnIntervalAndAPassedValidationResumes) {
 TEST(SlurmE2eTest, TheCircuitBreakerHoldsWhenEveryNodeFails) {
   Site site(0.25);  // 4 nodes: at most 1 drained by Vigil
   for (int i = 0; i < 4; ++i) site.Criteria(fmt::format("vnode{}", i), site.fail);
-  Result<std::unique_ptr<SlurmCluster>> started = SlurmCluster::Start(site.dir.path(), site.Nodes(4));
+  Result<std::unique_ptr<SlurmCluster>> started =
+      SlurmCluster::Start(site.dir.path(), site.Nodes(4));
   if (!started.ok()) GTEST_SKIP() << "Slurm cannot start here: " << started.status().message();
   const SlurmCluster& cluster = **started;
   const auto drained = [&] {

@@ -11,9 +11,9 @@ constexpr std::string_view kTwoIdle = "NodeName=n1 State=IDLE\nNodeName=n2 State
 
 TEST(NodeCheckTest, AFaultDrainsWithItsLine) {
   ScriptedRunner runner;
-  runner.Add(std::string(kTwoIdle));             // the breaker's count
-  runner.Add("NodeName=n1 State=IDLE\n");        // Drain's look at the node
-  runner.Add("");                                // the update
+  runner.Add(std::string(kTwoIdle));       // the breaker's count
+  runner.Add("NodeName=n1 State=IDLE\n");  // Drain's look at the node
+  runner.Add("");                          // the update
   runner.Add("NodeName=n1 State=IDLE+DRAIN Reason=vigil: GPU 3 x\nNodeName=n2 State=IDLE\n");
   Slurm slurm(runner, SlurmOptions{});
   const Result<NodeOutcome> o = ApplyNodeCheck(slurm, {"n1", "vigil: GPU 3 x", false}, 0.05);

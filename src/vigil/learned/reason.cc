@@ -57,7 +57,8 @@ std::vector<std::string> Faults(const NodeResults& doc, const NodeFindings& judg
   });
   std::vector<std::string> out;
   auto f = findings.begin();
-  for (; f != findings.end() && (*f)->test == FindingTest::kHealth; ++f) out.push_back(Describe(**f));
+  for (; f != findings.end() && (*f)->test == FindingTest::kHealth; ++f)
+    out.push_back(Describe(**f));
   for (const BenchmarkRecord& r : doc.benchmarks) {
     if (r.status == BenchStatus::kFailed) {
       out.push_back(fmt::format("{} failed: {}", r.name, FirstLine(r.error)));
@@ -86,7 +87,8 @@ std::string HealthLine(const NodeResults& doc, const NodeFindings& judged) {
       faults.size() > 1 ? fmt::format(" (+{} more)", faults.size() - 1) : std::string();
   std::string line = fmt::format("{} {}", kReasonPrefix, faults.front());
   // One line, whatever a benchmark's error held.
-  std::replace_if(line.begin(), line.end(), [](char c) { return c == '\r' || c == '\t'; }, ' ');
+  std::replace_if(
+      line.begin(), line.end(), [](char c) { return c == '\r' || c == '\t'; }, ' ');
   const size_t room = kMaxReasonLength - more.size();
   if (line.size() > room) line = line.substr(0, room - 3) + "...";
   return line + more;

@@ -51,8 +51,8 @@ TEST(ReasonTest, NothingWrongIsOk) {
 TEST(ReasonTest, AFixedReadingComesFirstAndNamesItsComponent) {
   NodeFindings judged;
   judged.findings.push_back(Fleet(Severity::kCritical));
-  judged.findings.push_back(
-      Fixed("gpu-health/row_remap_failure:3", ComponentId{"GPU", ComponentIndex{3, std::nullopt}}, 1));
+  judged.findings.push_back(Fixed("gpu-health/row_remap_failure:3",
+                                  ComponentId{"GPU", ComponentIndex{3, std::nullopt}}, 1));
   EXPECT_EQ(HealthLine(Failed("gpu-stress", "timed out after 300 s\nkilled"), judged),
             "vigil: GPU 3 row_remap_failure=1 (+2 more)");
   EXPECT_EQ(HealthLine(Failed("gpu-stress", "timed out after 300 s\nkilled"), {}),
@@ -60,9 +60,11 @@ TEST(ReasonTest, AFixedReadingComesFirstAndNamesItsComponent) {
   judged.findings.erase(judged.findings.begin() + 1);
   EXPECT_EQ(HealthLine(NodeResults{}, judged),
             "vigil: GPU 3 gpu-gemm/fp16_tflops:3 612 (expected 700..820)");
-  EXPECT_EQ(HealthLine(NodeResults{}, {false, {Fixed("host-health/scratch_full",
-                                                     ComponentId{"filesystem scratch", {}}, 1)}}),
-            "vigil: filesystem scratch scratch_full=1");
+  EXPECT_EQ(
+      HealthLine(
+          NodeResults{},
+          {false, {Fixed("host-health/scratch_full", ComponentId{"filesystem scratch", {}}, 1)}}),
+      "vigil: filesystem scratch scratch_full=1");
 }
 
 TEST(ReasonTest, TheWorstFindingLeads) {

@@ -26,8 +26,8 @@ Result<double> FreeBytes(const std::string& path) {
 }
 
 Metric Reading(std::string_view metric, double value, std::string_view unit, bool higher) {
-  return MedianMetric(MetricKey{std::string(kName), std::string(metric), std::nullopt}, unit, higher,
-                      {value});
+  return MedianMetric(MetricKey{std::string(kName), std::string(metric), std::nullopt}, unit,
+                      higher, {value});
 }
 
 class HostHealth : public Benchmark {
@@ -68,13 +68,15 @@ Status ParseMeminfo(std::string_view meminfo, HostReading& reading) {
     if (out == nullptr) continue;
     std::string_view value = Trim(line.substr(colon + 1));
     if (!value.ends_with(" kB")) {
-      return Status::InvalidArgument(fmt::format("meminfo {}: {} is not in kB", field, Quote(value)));
+      return Status::InvalidArgument(
+          fmt::format("meminfo {}: {} is not in kB", field, Quote(value)));
     }
     value = Trim(value.substr(0, value.size() - 3));
     uint64_t kb = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), kb);
     if (ec != std::errc() || end != value.data() + value.size()) {
-      return Status::InvalidArgument(fmt::format("meminfo {}: {} is not a number", field, Quote(value)));
+      return Status::InvalidArgument(
+          fmt::format("meminfo {}: {} is not a number", field, Quote(value)));
     }
     *out = static_cast<double>(kb) * 1024.0;
     (field == "MemTotal" ? total : available) = true;
