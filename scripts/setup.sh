@@ -11,6 +11,7 @@ PACKAGES=(
   libboost-dev                            # Boost.Math: gamma, Poisson, chi-squared; Beast/Asio: HTTP
   libssl-dev openssl                      # TLS of `vigil serve` and its clients, SHA-256 idempotency keys; test certs
   libsimdjson-dev libre2-dev              # fleet JSONL at GB/s; linear-time regexes of rule files
+  libhowardhinnant-date-dev tzdata        # time zones: sacct prints the cluster's local time
   libgtest-dev libgmock-dev libbenchmark-dev
   mbw fio                                 # reference tools for docs/benchmarks.md
   prometheus                              # the real Prometheus of the detector's end-to-end test
