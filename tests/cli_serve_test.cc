@@ -122,8 +122,16 @@ TEST(ServeE2eTest, TheHealthCheckAsksTheServiceForTheNodesVerdict) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "OK\n");
   EXPECT_NE(r.err.find("the node's latest verdict is not known"), std::string::npos) << r.err;
-  // Nothing was uploaded by the checks: the node's history is its one validation.
+  // Passing checks uploaded nothing: the node's history is its one validation.
+  EXPECT_EQ(GetJson(server.port(), "/api/v1/nodes/n3")["uploads"], nullptr);
   EXPECT_EQ(GetJson(server.port(), "/api/v1/nodes/n2")["uploads"], 1);
+  // A check that finds a fault sends its document: the service judges the node by it.
+  r = RunVigil({"run", "--suite", "health", "--set", "host-health.min_free=16T", "--node", "n4",
+                "--scratch", dir.path(), "--report", server.url(), "--token-file",
+                dir.File("token")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "vigil: filesystem / root_full=1 (+1 more)\n");
+  EXPECT_EQ(GetJson(server.port(), "/api/v1/nodes/n4")["verdict"], "defective");
 }
 
 // vigil detect --report posts its alerts to the fleet service; a server that cannot be reached

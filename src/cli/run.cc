@@ -382,8 +382,11 @@ CommandResult RunRun(const RunOptions& options) {
   std::string line = learned::HealthLine(doc, judged.findings);
   // A validation's verdict: the criteria's, or the fleet service's for the upload.
   Verdict verdict = p.criteria ? judged.verdict : Verdict::kUnjudged;
-  if (p.reporter && health) {
-    if (line == "OK") line = ServiceLine(*p.reporter, options.report, doc.node);
+  // A health check that passes asks the service for the node's latest verdict; one that found a
+  // fault sends its document, so that the service (and its remediation) knows. A passing one
+  // sends nothing: its few readings must not replace the node's last validation.
+  if (p.reporter && health && line == "OK") {
+    line = ServiceLine(*p.reporter, options.report, doc.node);
   } else if (p.reporter) {
     VIGIL_ASSIGN_OR_RETURN(const Verdict service, Report(options, *p.reporter, doc, clock));
     if (service == Verdict::kDefective) {
