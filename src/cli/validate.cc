@@ -8,6 +8,8 @@
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/eval/evaluation.h"
+#include "vigil/learned/criteria.h"
+#include "vigil/learned/judge.h"
 #include "vigil/learned/learn.h"
 
 namespace vigil::cli {
