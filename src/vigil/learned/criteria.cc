@@ -59,118 +59,169 @@ Json CriteriaToJson(const LearnedCriteria& c) {
               {"classes", std::move(classes)}};
 }
 
-Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view source) {
-  VIGIL_ASSIGN_OR_RETURN(Json j, ParseJson(text, source));
-  const auto bad = [&](std::string_view what) {
-    return Status::InvalidArgument(fmt::format("{}: {}", source, what));
-  };
-  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string()) {
-    return bad("not a criteria file (no \"schema\")");
+namespace {
+
+// Ranges of the numbers (docs/formats.md, "Ranges"): those `vigil learn` writes, and no more.
+constexpr Bounds kBudgetBounds{.lo = 0, .hi = 1, .lo_open = true};  // as learn --budget
+constexpr Bounds kResolutionBounds{.lo = 0, .hi = 1};
+constexpr Bounds kCountBounds{.lo = 0, .hi = 1099511627776.0};  // 2^40 nodes or samples
+constexpr Bounds kSpreadBounds{.lo = 0, .hi = kMetricValueBounds.hi, .lo_open = true};
+constexpr Bounds kQuantumBounds{.lo = 0, .hi = kMetricValueBounds.hi};
+constexpr Bounds kLimitBounds{.lo = 0, .hi = kMaxLimit};  // robust sigmas, as Learn writes them
+constexpr Bounds kFactorBounds{.lo = 1e-9, .hi = 1e9};    // a member's ratio to its family
+
+// Reads a criteria file's parts, naming in each error the file and the part it is in. nlohmann's
+// typed getters throw on a wrong type or a missing field (CriteriaFromJson reports it).
+class CriteriaReader {
+ public:
+  explicit CriteriaReader(std::string_view source) : source_(source) {}
+
+  // InvalidArgument "<source>: <what>".
+  Status Bad(std::string_view what) const {
+    return Status::InvalidArgument(fmt::format("{}: {}", source_, what));
   }
-  if (j["schema"] != kCriteriaSchema) {
-    return bad(fmt::format("criteria of schema {}; this vigil reads {} (learn them again)",
-                           Quote(j["schema"].get<std::string>()), kCriteriaSchema));
-  }
-  // Ranges of the numbers (docs/formats.md, "Ranges"): those `vigil learn` writes, and no more.
-  constexpr Bounds kBudgetBounds{.lo = 0, .hi = 1, .lo_open = true};  // as learn --budget
-  constexpr Bounds kResolutionBounds{.lo = 0, .hi = 1};
-  constexpr Bounds kCountBounds{.lo = 0, .hi = 1099511627776.0};  // 2^40 nodes or samples
-  constexpr Bounds kSpreadBounds{.lo = 0, .hi = kMetricValueBounds.hi, .lo_open = true};
-  constexpr Bounds kQuantumBounds{.lo = 0, .hi = kMetricValueBounds.hi};
-  constexpr Bounds kLimitBounds{.lo = 0, .hi = kMaxLimit};  // robust sigmas, as Learn writes them
-  constexpr Bounds kFactorBounds{.lo = 1e-9, .hi = 1e9};    // a member's ratio to its family
-  // A number within `bounds` (a count: also whole), the field named after `where` in errors.
-  std::string where;
-  const auto number = [&](const Json& obj, const char* field,
-                          const Bounds& bounds) -> Result<double> {
-    const Json& v = obj.at(field);  // throws when missing, as the getters below do
-    if (!v.is_number()) return bad(fmt::format("{}{}: expected a number", where, field));
-    const double d = v.get<double>();
-    if (!bounds.Contains(d)) {
-      return bad(fmt::format("{}{}: {}", where, field, DescribeOutside(d, bounds)));
+
+  // The file's schema checked, then its numbers and classes.
+  Result<LearnedCriteria> Read(const Json& j) {
+    if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string()) {
+      return Bad("not a criteria file (no \"schema\")");
     }
-    return d;
-  };
-  const auto count = [&](const Json& obj, const char* field) -> Result<size_t> {
-    VIGIL_ASSIGN_OR_RETURN(const double d, number(obj, field, kCountBounds));
-    if (d != std::floor(d)) return bad(fmt::format("{}{}: expected a whole number", where, field));
-    return static_cast<size_t>(d);
-  };
-  // nlohmann's typed getters throw on a wrong type; this reader reports it instead.
-  try {
+    if (j["schema"] != kCriteriaSchema) {
+      return Bad(fmt::format("criteria of schema {}; this vigil reads {} (learn them again)",
+                             Quote(j["schema"].get<std::string>()), kCriteriaSchema));
+    }
     LearnedCriteria c;
-    VIGIL_ASSIGN_OR_RETURN(c.budget, number(j, "budget", kBudgetBounds));
-    VIGIL_ASSIGN_OR_RETURN(c.resolution, number(j, "resolution", kResolutionBounds));
+    VIGIL_ASSIGN_OR_RETURN(c.budget, Number(j, "budget", kBudgetBounds));
+    VIGIL_ASSIGN_OR_RETURN(c.resolution, Number(j, "resolution", kResolutionBounds));
     for (const Json& cj : j.at("classes")) {
-      ClassModel cm;
-      cm.hardware = cj.at("hardware").get<std::string>();
-      where = fmt::format("class {}: ", Quote(cm.hardware));
-      VIGIL_ASSIGN_OR_RETURN(cm.nodes, count(cj, "nodes"));
-      for (const Json& fj : cj.at("families")) {
-        FamilyModel f;
-        f.family = fj.at("family").get<std::string>();
-        const std::string dir = fj.at("direction").get<std::string>();
-        const Direction all[] = {Direction::kHigher, Direction::kLower, Direction::kZero,
-                                 Direction::kEither, Direction::kClear, Direction::kInfo};
-        auto d = std::find_if(std::begin(all), std::end(all),
-                              [&](Direction x) { return DirectionName(x) == dir; });
-        if (d == std::end(all)) return bad(fmt::format("family {}: bad direction", f.family));
-        f.direction = *d;
-        where = fmt::format("family {}: ", f.family);
-        for (const Json& mj : fj.at("modes")) {
-          Mode& m = f.modes.emplace_back();
-          VIGIL_ASSIGN_OR_RETURN(m.centre, number(mj, "centre", kMetricValueBounds));
-          VIGIL_ASSIGN_OR_RETURN(m.spread, number(mj, "spread", kSpreadBounds));
-          VIGIL_ASSIGN_OR_RETURN(m.node_centre, number(mj, "node_centre", kMetricValueBounds));
-          VIGIL_ASSIGN_OR_RETURN(m.node_spread, number(mj, "node_spread", kSpreadBounds));
-          VIGIL_ASSIGN_OR_RETURN(m.nodes, count(mj, "nodes"));
-        }
-        if (f.modes.empty()) return bad(fmt::format("{}modes: none", where));
-        VIGIL_ASSIGN_OR_RETURN(f.quantum, number(fj, "quantum", kQuantumBounds));
-        VIGIL_ASSIGN_OR_RETURN(f.limit, number(fj, "limit", kLimitBounds));
-        VIGIL_ASSIGN_OR_RETURN(f.samples, count(fj, "samples"));
-        f.members = fj.at("members").get<std::vector<std::string>>();
-        if (fj.contains("factors")) {
-          for (const Json& x : fj.at("factors")) {
-            if (!x.is_number()) return bad(fmt::format("{}factors: expected numbers", where));
-            if (!kFactorBounds.Contains(x.get<double>())) {
-              return bad(fmt::format("{}factors: {}", where,
-                                     DescribeOutside(x.get<double>(), kFactorBounds)));
-            }
-            f.factors.push_back(x.get<double>());
-          }
-          if (f.factors.size() != f.members.size()) {
-            return bad(fmt::format("{}factors: {} for {} members", where, f.factors.size(),
-                                   f.members.size()));
-          }
-        }
-        if (fj.contains("balance_centre")) {
-          f.balanced = true;
-          VIGIL_ASSIGN_OR_RETURN(f.balance_centre,
-                                 number(fj, "balance_centre", kMetricValueBounds));
-          VIGIL_ASSIGN_OR_RETURN(f.balance_spread, number(fj, "balance_spread", kSpreadBounds));
-          VIGIL_ASSIGN_OR_RETURN(f.balance_limit, number(fj, "balance_limit", kLimitBounds));
-        }
-        cm.families.push_back(std::move(f));
-      }
-      for (const Json& vj : cj.at("components")) {
-        ComponentModel cv;
-        cv.benchmark = vj.at("benchmark").get<std::string>();
-        if (vj.contains("part")) cv.part = vj.at("part").get<std::string>();
-        if (vj.contains("but_worst")) cv.but_worst = vj.at("but_worst").get<bool>();
-        where = fmt::format("component model {}: ", cv.benchmark);
-        VIGIL_ASSIGN_OR_RETURN(cv.centre, number(vj, "centre", kMetricValueBounds));
-        VIGIL_ASSIGN_OR_RETURN(cv.spread, number(vj, "spread", kSpreadBounds));
-        VIGIL_ASSIGN_OR_RETURN(cv.limit, number(vj, "limit", kLimitBounds));
-        VIGIL_ASSIGN_OR_RETURN(cv.samples, count(vj, "samples"));
-        cm.components.push_back(std::move(cv));
-      }
+      VIGIL_ASSIGN_OR_RETURN(ClassModel cm, ReadClass(cj));
       c.classes.push_back(std::move(cm));
     }
-    if (c.classes.empty()) return bad("no hardware classes");
+    if (c.classes.empty()) return Bad("no hardware classes");
     return c;
+  }
+
+ private:
+  Result<ClassModel> ReadClass(const Json& cj) {
+    ClassModel cm;
+    cm.hardware = cj.at("hardware").get<std::string>();
+    where_ = fmt::format("class {}: ", Quote(cm.hardware));
+    VIGIL_ASSIGN_OR_RETURN(cm.nodes, Count(cj, "nodes"));
+    for (const Json& fj : cj.at("families")) {
+      VIGIL_ASSIGN_OR_RETURN(FamilyModel f, ReadFamily(fj));
+      cm.families.push_back(std::move(f));
+    }
+    for (const Json& vj : cj.at("components")) {
+      VIGIL_ASSIGN_OR_RETURN(ComponentModel cv, ReadComponentModel(vj));
+      cm.components.push_back(std::move(cv));
+    }
+    return cm;
+  }
+
+  Result<FamilyModel> ReadFamily(const Json& fj) {
+    FamilyModel f;
+    f.family = fj.at("family").get<std::string>();
+    const std::string dir = fj.at("direction").get<std::string>();
+    const Direction all[] = {Direction::kHigher, Direction::kLower, Direction::kZero,
+                             Direction::kEither, Direction::kClear, Direction::kInfo};
+    auto d = std::find_if(std::begin(all), std::end(all),
+                          [&](Direction x) { return DirectionName(x) == dir; });
+    if (d == std::end(all)) return Bad(fmt::format("family {}: bad direction", f.family));
+    f.direction = *d;
+    where_ = fmt::format("family {}: ", f.family);
+    for (const Json& mj : fj.at("modes")) {
+      VIGIL_ASSIGN_OR_RETURN(Mode m, ReadMode(mj));
+      f.modes.push_back(m);
+    }
+    if (f.modes.empty()) return Bad(fmt::format("{}modes: none", where_));
+    VIGIL_ASSIGN_OR_RETURN(f.quantum, Number(fj, "quantum", kQuantumBounds));
+    VIGIL_ASSIGN_OR_RETURN(f.limit, Number(fj, "limit", kLimitBounds));
+    VIGIL_ASSIGN_OR_RETURN(f.samples, Count(fj, "samples"));
+    f.members = fj.at("members").get<std::vector<std::string>>();
+    if (fj.contains("factors")) {
+      VIGIL_ASSIGN_OR_RETURN(f.factors, ReadFactors(fj, f.members));
+    }
+    if (fj.contains("balance_centre")) {
+      f.balanced = true;
+      VIGIL_ASSIGN_OR_RETURN(f.balance_centre, Number(fj, "balance_centre", kMetricValueBounds));
+      VIGIL_ASSIGN_OR_RETURN(f.balance_spread, Number(fj, "balance_spread", kSpreadBounds));
+      VIGIL_ASSIGN_OR_RETURN(f.balance_limit, Number(fj, "balance_limit", kLimitBounds));
+    }
+    return f;
+  }
+
+  Result<Mode> ReadMode(const Json& mj) {
+    Mode m;
+    VIGIL_ASSIGN_OR_RETURN(m.centre, Number(mj, "centre", kMetricValueBounds));
+    VIGIL_ASSIGN_OR_RETURN(m.spread, Number(mj, "spread", kSpreadBounds));
+    VIGIL_ASSIGN_OR_RETURN(m.node_centre, Number(mj, "node_centre", kMetricValueBounds));
+    VIGIL_ASSIGN_OR_RETURN(m.node_spread, Number(mj, "node_spread", kSpreadBounds));
+    VIGIL_ASSIGN_OR_RETURN(m.nodes, Count(mj, "nodes"));
+    return m;
+  }
+
+  // A family's factors: numbers within kFactorBounds, one per member.
+  Result<std::vector<double>> ReadFactors(const Json& fj, const std::vector<std::string>& members) {
+    std::vector<double> factors;
+    for (const Json& x : fj.at("factors")) {
+      if (!x.is_number()) return Bad(fmt::format("{}factors: expected numbers", where_));
+      if (!kFactorBounds.Contains(x.get<double>())) {
+        return Bad(
+            fmt::format("{}factors: {}", where_, DescribeOutside(x.get<double>(), kFactorBounds)));
+      }
+      factors.push_back(x.get<double>());
+    }
+    if (factors.size() != members.size()) {
+      return Bad(
+          fmt::format("{}factors: {} for {} members", where_, factors.size(), members.size()));
+    }
+    return factors;
+  }
+
+  Result<ComponentModel> ReadComponentModel(const Json& vj) {
+    ComponentModel cv;
+    cv.benchmark = vj.at("benchmark").get<std::string>();
+    if (vj.contains("part")) cv.part = vj.at("part").get<std::string>();
+    if (vj.contains("but_worst")) cv.but_worst = vj.at("but_worst").get<bool>();
+    where_ = fmt::format("component model {}: ", cv.benchmark);
+    VIGIL_ASSIGN_OR_RETURN(cv.centre, Number(vj, "centre", kMetricValueBounds));
+    VIGIL_ASSIGN_OR_RETURN(cv.spread, Number(vj, "spread", kSpreadBounds));
+    VIGIL_ASSIGN_OR_RETURN(cv.limit, Number(vj, "limit", kLimitBounds));
+    VIGIL_ASSIGN_OR_RETURN(cv.samples, Count(vj, "samples"));
+    return cv;
+  }
+
+  // A number within `bounds`, the field named after where_ in errors.
+  Result<double> Number(const Json& obj, const char* field, const Bounds& bounds) const {
+    const Json& v = obj.at(field);  // throws when missing, as the getters do
+    if (!v.is_number()) return Bad(fmt::format("{}{}: expected a number", where_, field));
+    const double d = v.get<double>();
+    if (!bounds.Contains(d)) {
+      return Bad(fmt::format("{}{}: {}", where_, field, DescribeOutside(d, bounds)));
+    }
+    return d;
+  }
+
+  // A whole number within kCountBounds.
+  Result<size_t> Count(const Json& obj, const char* field) const {
+    VIGIL_ASSIGN_OR_RETURN(const double d, Number(obj, field, kCountBounds));
+    if (d != std::floor(d)) return Bad(fmt::format("{}{}: expected a whole number", where_, field));
+    return static_cast<size_t>(d);
+  }
+
+  std::string_view source_;
+  std::string where_;  // the part being read ("family gemm-flops/fp16: "), "" at the top
+};
+
+}  // namespace
+
+Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view source) {
+  VIGIL_ASSIGN_OR_RETURN(Json j, ParseJson(text, source));
+  CriteriaReader reader(source);
+  try {
+    return reader.Read(j);
   } catch (const Json::exception& e) {
-    return bad(fmt::format("malformed criteria: {}", e.what()));
+    return reader.Bad(fmt::format("malformed criteria: {}", e.what()));
   }
 }
 

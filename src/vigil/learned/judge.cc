@@ -19,10 +19,15 @@ namespace {
 
 constexpr size_t kNodesPerThread = 64;  // below that a second thread does not pay
 
+// A finding's severity from its deviation from the fleet's centre (docs/validate.md, "Findings"):
+// critical at half the value off or more, major at a tenth.
+constexpr double kCriticalDeviation = 0.5;
+constexpr double kMajorDeviation = 0.1;
+
 Severity SeverityOf(double deviation) {
   const double a = std::fabs(deviation);
-  if (a >= 0.5) return Severity::kCritical;
-  if (a >= 0.1) return Severity::kMajor;
+  if (a >= kCriticalDeviation) return Severity::kCritical;
+  if (a >= kMajorDeviation) return Severity::kMajor;
   return Severity::kMinor;
 }
 
@@ -79,69 +84,85 @@ struct ClassIndex {
       components;
 };
 
-// A node whose values leave the modes of more than this share of its families (and at least
-// kMinClassFamilies) belongs to no class learned: one finding says so, not one per value.
-constexpr double kStrangerShare = 0.5;
-constexpr size_t kMinClassFamilies = 3;
+// What judging node i against one class reads, made once per node: its values divided by their
+// members' factors, its centres over them, and how much its own noise widens its limits.
+struct NodeView {
+  NodeView(const FleetTable& table, size_t node, const Columns& columns, const ClassIndex& index)
+      : t(table), i(node), cols(columns), ix(index) {
+    std::vector<double> scratch;
+    centres = NodeCentresOf(v, i, cols, scratch);
+    widen = NodeNoise(v, i, cols, ix.families, centres);
+  }
 
-// Judges node i against one class's models.
-NodeFindings JudgeByClass(const FleetTable& t, size_t i, const Columns& cols,
-                          const ClassIndex& ix) {
-  const ClassModel& cm = *ix.model;
-  const std::vector<const FamilyModel*>& models = ix.families;
-  const auto& components = ix.components;
-  NodeFindings nf;
-  std::vector<double> scratch;
+  const FleetTable& t;
+  const size_t i;
+  const Columns& cols;
+  const ClassIndex& ix;
   const Scaled v{t, ix.divisor};
-  const NodeCentres centres = NodeCentresOf(v, i, cols, scratch);
-  // Benchmarks that failed or did not run: one finding each, from their return code, not one
-  // per metric they did not produce. Unless the benchmark failed on some components only (it
-  // reported the others): then the components it could not measure are named as missing too.
+  NodeCentres centres;
+  double widen = 1;  // NodeNoise
+};
+
+// Benchmarks that failed or did not run: one finding each, from their return code, not one
+// per metric they did not produce. Unless the benchmark failed on some components only (it
+// reported the others): then the components it could not measure are named as missing too.
+std::set<std::string> DownBenchmarks(const NodeView& n) {
   std::set<std::string> down;
-  for (const FamilyModel& f : cm.families) {
+  for (const FamilyModel& f : n.ix.model->families) {
     if (f.direction != Direction::kZero) continue;
-    const long j = t.column(f.family);
-    if (j < 0 || std::isnan(t.at(i, static_cast<size_t>(j))) ||
-        t.at(i, static_cast<size_t>(j)) != 0) {
+    const long j = n.t.column(f.family);
+    if (j < 0 || std::isnan(n.t.at(n.i, static_cast<size_t>(j))) ||
+        n.t.at(n.i, static_cast<size_t>(j)) != 0) {
       down.insert(BenchmarkOfKey(f.family));
     }
   }
-  for (const auto& [benchmark, bcols] : cols.benchmark_cols) {
+  for (const auto& [benchmark, bcols] : n.cols.benchmark_cols) {
     if (!down.contains(benchmark)) continue;
-    const bool partial =
-        std::any_of(bcols.begin(), bcols.end(), [&](size_t j) { return !std::isnan(t.at(i, j)); });
+    const bool partial = std::any_of(bcols.begin(), bcols.end(),
+                                     [&](size_t j) { return !std::isnan(n.t.at(n.i, j)); });
     if (partial) down.erase(benchmark);
   }
-  const double widen = NodeNoise(v, i, cols, models, centres);
+  return down;
+}
 
-  size_t judged = 0, strange = 0;  // families judged by the fleet; those with a value off its mode
-  for (size_t fid = 0; fid < cols.families.size(); ++fid) {
+// Families judged by the fleet's distribution, and those of them with a value off its mode either
+// way (a node of another class may be better as well as worse): how a stranger is told.
+struct Strangeness {
+  size_t judged = 0, strange = 0;
+};
+
+// The findings of each value the node reports: a return code not 0, or a value beyond its
+// family's healthy range over the fleet or out of balance with the node's other parts.
+Strangeness JudgeValues(const NodeView& n, std::vector<Finding>& out) {
+  Strangeness s;
+  const std::vector<const FamilyModel*>& models = n.ix.families;
+  for (size_t fid = 0; fid < n.cols.families.size(); ++fid) {
     // Nothing learned, nothing to judge by (records are never judged; criteria written by hand
     // may give them no mode).
     if (models[fid] == nullptr || models[fid]->modes.empty()) continue;
     const FamilyModel& f = *models[fid];
-    const Mode& mode = NearestMode(f, centres.level[fid]);
+    const Mode& mode = NearestMode(f, n.centres.level[fid]);
     bool off = false;
-    for (size_t j : cols.family_cols[fid]) {
-      const double x = v.at(i, j), factor = ix.divisor[j];
-      if (std::isnan(x)) continue;  // judged below, from the expected members
+    for (size_t j : n.cols.family_cols[fid]) {
+      const double x = n.v.at(n.i, j), factor = n.ix.divisor[j];
+      if (std::isnan(x)) continue;  // judged by MissingFindings, from the expected members
       Finding fd;
-      fd.component = ParseComponent(cols.anatomy[j].component);
-      fd.metric = t.metrics()[j];
-      fd.value = t.at(i, j);
+      fd.component = ParseComponent(n.cols.anatomy[j].component);
+      fd.metric = n.t.metrics()[j];
+      fd.value = n.t.at(n.i, j);
       if (!IsLearned(f.direction)) {  // a return code; health readings are HealthRules'
         if (x == 0 || f.direction != Direction::kZero) continue;
         fd.test = FindingTest::kReturnCode;
         fd.sigmas = kInf;
         fd.severity = Severity::kCritical;
-        nf.findings.push_back(std::move(fd));
+        out.push_back(std::move(fd));
         continue;
       }
-      const double z_fleet = WorseSigmas(f.direction, x, mode.centre, mode.spread) / widen;
-      const double z_balance = f.balanced ? ComponentSigmas(v, i, j, f, centres, fid) / widen : 0.0;
+      const double z_fleet = WorseSigmas(f.direction, x, mode.centre, mode.spread) / n.widen;
+      const double z_balance =
+          f.balanced ? ComponentSigmas(n.v, n.i, j, f, n.centres, fid) / n.widen : 0.0;
       const bool fleet = z_fleet > f.limit, balance = f.balanced && z_balance > f.balance_limit;
-      // Off its mode either way: a node of another class may be better as well as worse.
-      off |= std::fabs(x - mode.centre) / mode.spread / widen > f.limit;
+      off |= std::fabs(x - mode.centre) / mode.spread / n.widen > f.limit;
       if (!fleet && !balance) continue;
       fd.test = fleet ? FindingTest::kFleet : FindingTest::kBalance;
       fd.sigmas = fleet ? z_fleet : z_balance;
@@ -151,45 +172,57 @@ NodeFindings JudgeByClass(const FleetTable& t, size_t i, const Columns& cols,
       fd.expected_high = high ? (mode.centre + f.limit * mode.spread) * factor : kInf;
       fd.deviation = mode.centre != 0 ? x / mode.centre - 1 : 0;
       fd.severity = SeverityOf(fd.deviation);
-      nf.findings.push_back(std::move(fd));
+      out.push_back(std::move(fd));
     }
     if (IsLearned(f.direction)) {
-      ++judged;
-      strange += off;
+      ++s.judged;
+      s.strange += off;
     }
   }
-  // Expected components that reported nothing, whether or not the table has their column.
-  for (const FamilyModel& f : cm.families) {
+  return s;
+}
+
+// Expected components that reported nothing, whether or not the table has their column; those
+// of a benchmark that is down are its return code's finding instead.
+void MissingFindings(const NodeView& n, const std::set<std::string>& down,
+                     std::vector<Finding>& out) {
+  for (const FamilyModel& f : n.ix.model->families) {
     if (f.direction == Direction::kInfo) continue;  // never judged, even when absent
     if (down.contains(BenchmarkOfKey(f.family)) && f.direction != Direction::kZero) continue;
     for (size_t m = 0; m < f.members.size(); ++m) {
       const std::string& key = f.members[m];
-      const long j = t.column(key);
-      if (j >= 0 && !std::isnan(t.at(i, static_cast<size_t>(j)))) continue;
+      const long j = n.t.column(key);
+      if (j >= 0 && !std::isnan(n.t.at(n.i, static_cast<size_t>(j)))) continue;
       const double centre = f.modes.empty()
                                 ? std::nan("")
                                 : f.modes.front().centre * (f.factors.empty() ? 1.0 : f.factors[m]);
-      nf.findings.push_back(Finding{ParseComponent(Anatomize(key).component), key,
-                                    FindingTest::kMissing, std::nan(""), centre, centre, -1, kInf,
-                                    Severity::kCritical});
+      out.push_back(Finding{ParseComponent(Anatomize(key).component), key, FindingTest::kMissing,
+                            std::nan(""), centre, centre, -1, kInf, Severity::kCritical});
     }
   }
-  for (const Pool& pool : cols.pools) {
-    auto it = components.find({pool.part, pool.benchmark});
-    if (it == components.end() ||
+}
+
+// Components whose metrics in one pool lie together beyond healthy (ComponentModel), in the pools
+// whose benchmarks all ran.
+void ComponentFindings(const NodeView& n, const std::set<std::string>& down,
+                       std::vector<Finding>& out) {
+  for (const Pool& pool : n.cols.pools) {
+    auto it = n.ix.components.find({pool.part, pool.benchmark});
+    if (it == n.ix.components.end() ||
         std::any_of(pool.benchmarks.begin(), pool.benchmarks.end(),
                     [&](const std::string& b) { return down.contains(b); })) {
       continue;
     }
     const auto& [mean, but_worst] = it->second;
-    for (const auto& [component, d] : ComponentDistances(v, i, pool.cols, cols, models, centres)) {
+    for (const auto& [component, d] :
+         ComponentDistances(n.v, n.i, pool.cols, n.cols, n.ix.families, n.centres)) {
       // The way that lies further beyond its limit, of those that apply.
       const ComponentModel* worst = nullptr;
       double value = 0, z = 0;
       for (const ComponentModel* cv : {mean, but_worst}) {
         if (cv == nullptr || (cv->but_worst && d.metrics > kFewMetrics)) continue;
         const double distance = cv->but_worst ? d.but_worst : d.mean;
-        const double zv = (distance / widen - cv->centre) / cv->spread;
+        const double zv = (distance / n.widen - cv->centre) / cv->spread;
         if (zv > cv->limit && (worst == nullptr || zv / cv->limit > z / worst->limit)) {
           worst = cv;
           value = distance;
@@ -200,22 +233,44 @@ NodeFindings JudgeByClass(const FleetTable& t, size_t i, const Columns& cols,
       const std::string key =
           pool.benchmark + "/*" +
           (d.index.empty() || !pool.part.empty() ? "" : ":" + std::string(d.index));
-      nf.findings.push_back(Finding{ParseComponent(component), key, FindingTest::kComponent, value,
-                                    -kInf, worst->centre + worst->limit * worst->spread, 0, z,
-                                    Severity::kMinor});
+      out.push_back(Finding{ParseComponent(component), key, FindingTest::kComponent, value, -kInf,
+                            worst->centre + worst->limit * worst->spread, 0, z, Severity::kMinor});
     }
   }
-  if (judged >= kMinClassFamilies &&
-      static_cast<double>(strange) > kStrangerShare * static_cast<double>(judged)) {
-    std::erase_if(nf.findings, [](const Finding& f) {
-      return f.test == FindingTest::kFleet || f.test == FindingTest::kBalance ||
-             f.test == FindingTest::kComponent;
-    });
-    nf.findings.push_back(Finding{ComponentId{"node", std::nullopt},
-                                  fmt::format("{} of {} families", strange, judged),
-                                  FindingTest::kClass, static_cast<double>(strange) / judged, 0, 0,
-                                  0, kInf, Severity::kCritical});
+}
+
+// A node whose values leave the modes of more than this share of its families (and at least
+// kMinClassFamilies) belongs to no class learned: one finding says so, not one per value.
+constexpr double kStrangerShare = 0.5;
+constexpr size_t kMinClassFamilies = 3;
+
+// When the node is a stranger to the class (Strangeness), its findings of the fleet's tests are
+// replaced by one "class" finding.
+void JudgeStranger(const Strangeness& s, std::vector<Finding>& findings) {
+  if (s.judged < kMinClassFamilies ||
+      !(static_cast<double>(s.strange) > kStrangerShare * static_cast<double>(s.judged))) {
+    return;
   }
+  std::erase_if(findings, [](const Finding& f) {
+    return f.test == FindingTest::kFleet || f.test == FindingTest::kBalance ||
+           f.test == FindingTest::kComponent;
+  });
+  findings.push_back(Finding{ComponentId{"node", std::nullopt},
+                             fmt::format("{} of {} families", s.strange, s.judged),
+                             FindingTest::kClass, static_cast<double>(s.strange) / s.judged, 0, 0,
+                             0, kInf, Severity::kCritical});
+}
+
+// Judges node i against one class's models.
+NodeFindings JudgeByClass(const FleetTable& t, size_t i, const Columns& cols,
+                          const ClassIndex& ix) {
+  const NodeView n(t, i, cols, ix);
+  const std::set<std::string> down = DownBenchmarks(n);
+  NodeFindings nf;
+  const Strangeness strangeness = JudgeValues(n, nf.findings);
+  MissingFindings(n, down, nf.findings);
+  ComponentFindings(n, down, nf.findings);
+  JudgeStranger(strangeness, nf.findings);
   nf.defective = !nf.findings.empty();
   return nf;
 }

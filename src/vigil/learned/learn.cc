@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <span>
 
 #include "vigil/core/stats.h"
@@ -53,6 +54,10 @@ int DecimalsOf(double v) {
   return kMaxDecimals + 1;
 }
 
+// The share of a family's values that must be printed rounded (or sit on one whole number) for
+// QuantumOf to read a step (or a state) in them: a few values of another origin do not hide it.
+constexpr double kRoundedShare = 0.99;
+
 // The step in which a family's values are printed (SuperBench rounds bandwidths to 2 decimals):
 // 10^-d for the most decimals any of them has, when 99% of them have at most kMaxDecimals (0.1
 // and 0.09 are both printed to 2 decimals); 0 when they are not rounded. Whole numbers that 99%
@@ -68,10 +73,10 @@ double QuantumOf(const std::vector<double>& xs) {
     ++rounded;
     most = std::max(most, d);
   }
-  if (static_cast<double>(rounded) < 0.99 * static_cast<double>(xs.size())) return 0;
+  if (static_cast<double>(rounded) < kRoundedShare * static_cast<double>(xs.size())) return 0;
   if (most == 0) {
     const auto same = std::count(xs.begin(), xs.end(), Median(xs));
-    if (static_cast<double>(same) >= 0.99 * static_cast<double>(xs.size())) return 0;
+    if (static_cast<double>(same) >= kRoundedShare * static_cast<double>(xs.size())) return 0;
   }
   return std::pow(10.0, -most);
 }
@@ -264,6 +269,260 @@ std::vector<std::pair<std::string, std::vector<size_t>>> NodesByHardware(const F
   return out;
 }
 
+namespace {
+
+// What learning one class reads, made once per class: its nodes, each value divided by its
+// member's factor (Scaled), each node's centres over those values and its own noise.
+struct ClassData {
+  ClassData(const FleetTable& table, const Columns& columns, const std::vector<size_t>& class_nodes)
+      : t(table), cols(columns), nodes(class_nodes), divisor(cols.anatomy.size(), 1.0) {}
+  ClassData(const ClassData&) = delete;
+  ClassData& operator=(const ClassData&) = delete;
+
+  const FleetTable& t;
+  const Columns& cols;
+  const std::vector<size_t>& nodes;
+  std::vector<double> divisor;       // by column: its member's factor, 1 where none
+  const Scaled v{t, divisor};        // the values divided by their members' factors
+  std::vector<NodeCentres> centres;  // by position in `nodes`
+  std::vector<double> noise;         // by position in `nodes` (NodeNoise); set with the limits
+};
+
+// Each family's members (the columns that at least kExpectedShare of the class's nodes report),
+// by family id, and where its parts differ by design their factors, read from the raw values
+// (MemberFactors); the factors go into d.divisor, and the nodes' centres are taken again over the
+// values divided by them.
+struct Members {
+  std::vector<std::vector<size_t>> cols;     // by family id
+  std::vector<std::vector<double>> factors;  // by family id, parallel to cols; empty: all 1
+};
+
+Members LearnMembers(ClassData& d, double resolution, std::vector<double>& scratch) {
+  const Columns& cols = d.cols;
+  for (size_t i : d.nodes) d.centres.push_back(NodeCentresOf(d.v, i, cols, scratch));
+  Members m{std::vector<std::vector<size_t>>(cols.families.size()),
+            std::vector<std::vector<double>>(cols.families.size())};
+  bool scaled = false;
+  for (size_t fid = 0; fid < cols.families.size(); ++fid) {
+    for (size_t j : cols.family_cols[fid]) {
+      size_t present = 0;
+      for (size_t i : d.nodes) present += !std::isnan(d.t.at(i, j));
+      if (static_cast<double>(present) >= kExpectedShare * static_cast<double>(d.nodes.size())) {
+        m.cols[fid].push_back(j);
+      }
+    }
+    if (!IsLearned(cols.anatomy[cols.family_cols[fid][0]].direction)) continue;
+    m.factors[fid] = MemberFactors(d.v, d.nodes, m.cols[fid], d.centres, fid, resolution);
+    for (size_t k = 0; k < m.factors[fid].size(); ++k) {
+      d.divisor[m.cols[fid][k]] = m.factors[fid][k];
+    }
+    scaled = scaled || !m.factors[fid].empty();
+  }
+  if (scaled) {
+    for (size_t k = 0; k < d.nodes.size(); ++k) {
+      d.centres[k] = NodeCentresOf(d.v, d.nodes[k], cols, scratch);
+    }
+  }
+  return m;
+}
+
+// The balance inside the node of family `fid` (FamilyModel::balanced), for a family of
+// kMinBalanceParts or more parts judged by the fleet's distribution: the robust centre and spread
+// of each value's ratio to its node's median, minus 1. `xs` is scratch.
+void LearnBalance(const ClassData& d, size_t fid, double resolution, FamilyModel& f,
+                  std::vector<double>& xs) {
+  const std::vector<size_t>& fcols = d.cols.family_cols[fid];
+  if (fcols.size() < kMinBalanceParts || !IsLearned(f.direction)) return;
+  xs.clear();
+  for (size_t k = 0; k < d.nodes.size(); ++k) {
+    const double m = d.centres[k].balance[fid];
+    if (std::isnan(m) || m == 0) continue;
+    for (size_t j : fcols) {
+      if (!std::isnan(d.v.at(d.nodes[k], j))) xs.push_back(d.v.at(d.nodes[k], j) / m - 1);
+    }
+  }
+  if (xs.empty()) return;
+  const double centre = std::fabs(f.modes.front().centre);
+  const Robust b = RobustOf(xs, std::max(resolution, centre > 0 ? f.quantum / centre : 0.0));
+  f.balanced = true;
+  f.balance_centre = b.centre;
+  f.balance_spread = b.spread;
+}
+
+// The model of family `fid` over the class (its limits are set later, SetFamilyLimits); nullopt
+// when it is never judged (kInfo) or the class never reports it.
+std::optional<FamilyModel> LearnFamily(const ClassData& d, const Members& members, size_t fid,
+                                       size_t min_count, double resolution,
+                                       std::vector<double>& xs) {
+  const std::vector<size_t>& fcols = d.cols.family_cols[fid];
+  FamilyModel f;
+  f.family = d.cols.families[fid];
+  f.direction = d.cols.anatomy[fcols[0]].direction;
+  if (f.direction == Direction::kInfo) return std::nullopt;  // never judged: nothing to learn
+  xs.clear();
+  for (size_t j : fcols) {
+    for (size_t i : d.nodes) {
+      if (!std::isnan(d.t.at(i, j))) xs.push_back(d.t.at(i, j));
+    }
+  }
+  if (xs.empty()) return std::nullopt;  // this class never reports it
+  for (size_t j : members.cols[fid]) f.members.push_back(d.t.metrics()[j]);
+  f.factors = members.factors[fid];
+  f.samples = xs.size();
+  f.quantum = QuantumOf(xs);  // of the values as printed
+  LearnModes(d.v, d.nodes, fcols, d.centres, fid, min_count, resolution, f, xs);
+  LearnBalance(d, fid, resolution, f, xs);
+  return f;
+}
+
+// The limits of the tests of single values (fleet and balance), each family's, and each node's
+// own noise into d.noise. Half the budget of false findings per healthy node goes to these tests,
+// two (fleet and balance) per value a node reports; each test's share is read from the tail of
+// the fleet's own values. `family_ids`: the family id of each of cm.families.
+void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& family_ids,
+                     ClassModel& cm) {
+  double tests = 0;
+  for (const FamilyModel& f : cm.families) {
+    if (IsLearned(f.direction)) tests += 2 * static_cast<double>(f.members.size());
+  }
+  const double p = budget / 2 / std::max(1.0, tests);
+  // Each node's own noise divides its deviations here as it will when the node is judged, so
+  // that the tails below are those of the tests as they are made.
+  // (cm.families is complete: the models' addresses stay; only their limits are set below.)
+  const std::vector<const FamilyModel*> models = ModelsById(d.cols, cm);
+  for (size_t k = 0; k < d.nodes.size(); ++k) {
+    d.noise.push_back(NodeNoise(d.v, d.nodes[k], d.cols, models, d.centres[k]));
+  }
+  for (size_t m = 0; m < cm.families.size(); ++m) {
+    FamilyModel& f = cm.families[m];
+    if (!IsLearned(f.direction)) continue;
+    const size_t fid = family_ids[m];
+    std::vector<double> fleet, balance;
+    for (size_t k = 0; k < d.nodes.size(); ++k) {
+      const NodeCentres& c = d.centres[k];
+      const Mode& mode = NearestMode(f, c.level[fid]);
+      for (size_t j : d.cols.family_cols[fid]) {
+        const double x = d.v.at(d.nodes[k], j);
+        if (std::isnan(x)) continue;
+        fleet.push_back(WorseSigmas(f.direction, x, mode.centre, mode.spread) / d.noise[k]);
+        if (f.balanced && !std::isnan(c.balance[fid]) && c.balance[fid] != 0) {
+          balance.push_back(ComponentSigmas(d.v, d.nodes[k], j, f, c, fid) / d.noise[k]);
+        }
+      }
+    }
+    // A family measured on several parts of every node: a defective part is one value of many.
+    const bool far = f.members.size() >= kManyParts;
+    const Tail tail = far ? Tail::kFarthest : Tail::kBody;
+    f.limit = TailLimit(fleet, p, tail, d.nodes.size());
+    if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, d.nodes.size());
+  }
+}
+
+// A twentieth of a sigma: the floor of a component model's spread, the resolution of a mean of
+// sigmas.
+constexpr double kComponentSpreadFloor = 0.05;
+
+// The component models (ComponentModel) of each pool, into cm.components, with the other half of
+// the budget: the tests that find the defects of a few percent. Each pool's distances are read
+// both ways (ComponentDistance); the second way only for a pool where some component has few
+// metrics, since elsewhere it is the first. REQUIRES: SetFamilyLimits ran (d.noise, the limits).
+void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
+  const Columns& cols = d.cols;
+  const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
+  std::vector<std::vector<double>> means(cols.pools.size()), but_worsts(cols.pools.size());
+  std::vector<bool> few(cols.pools.size(), false);
+  for (size_t k = 0; k < d.nodes.size(); ++k) {
+    for (size_t b = 0; b < cols.pools.size(); ++b) {
+      for (const auto& [component, c] :
+           ComponentDistances(d.v, d.nodes[k], cols.pools[b].cols, cols, models, d.centres[k])) {
+        means[b].push_back(c.mean / d.noise[k]);
+        but_worsts[b].push_back(c.but_worst / d.noise[k]);
+        few[b] = few[b] || c.metrics <= kFewMetrics;
+      }
+    }
+  }
+  double pool_tests = 0;  // per node
+  for (size_t b = 0; b < cols.pools.size(); ++b) {
+    pool_tests += static_cast<double>(means[b].size() * (few[b] ? 2 : 1)) /
+                  static_cast<double>(d.nodes.size());
+  }
+  const double pooled_p = budget / 2 / std::max(1.0, pool_tests);
+  const size_t class_nodes = d.nodes.size();
+  const auto model = [&](const Pool& pool, std::vector<double>& ds, bool but_worst) {
+    ComponentModel c;
+    c.benchmark = pool.benchmark;
+    c.part = pool.part;
+    c.but_worst = but_worst;
+    c.samples = ds.size();
+    const Robust r = RobustOf(ds, kComponentSpreadFloor);
+    c.centre = r.centre;
+    c.spread = r.spread;
+    for (double& x : ds) x = (x - c.centre) / c.spread;
+    // Not the farthest tail: these are the tests that find defects of a few percent, and at
+    // 99.9% they would read the defective parts' own distances (a thousandth of the parts
+    // defective is enough) and widen their limits past them.
+    c.limit =
+        TailLimit(ds, pooled_p, ds.size() >= kManyParts * class_nodes ? Tail::kFar : Tail::kBody,
+                  class_nodes);
+    cm.components.push_back(std::move(c));
+  };
+  for (size_t b = 0; b < cols.pools.size(); ++b) {
+    if (means[b].empty()) continue;
+    model(cols.pools[b], means[b], false);
+    if (few[b]) model(cols.pools[b], but_worsts[b], true);
+  }
+}
+
+// One class's criteria: its families' members and factors, their models, their limits, then the
+// components' pooled models.
+ClassModel LearnClass(const FleetTable& t, const Columns& cols, const std::string& hardware,
+                      const std::vector<size_t>& nodes, const LearnOptions& o) {
+  ClassModel cm;
+  cm.hardware = hardware;
+  cm.nodes = nodes.size();
+  ClassData d(t, cols, nodes);
+  std::vector<double> xs;
+  const Members members = LearnMembers(d, o.resolution, xs);
+  const size_t min_count = std::max(
+      o.min_nodes,
+      static_cast<size_t>(std::ceil(o.min_mode_share * static_cast<double>(nodes.size()))));
+  std::vector<size_t> family_ids;  // of cm.families, in order
+  for (size_t fid = 0; fid < cols.families.size(); ++fid) {
+    std::optional<FamilyModel> f = LearnFamily(d, members, fid, min_count, o.resolution, xs);
+    if (!f) continue;
+    cm.families.push_back(std::move(*f));
+    family_ids.push_back(fid);
+  }
+  SetFamilyLimits(d, o.budget, family_ids, cm);
+  LearnComponentModels(d, o.budget, cm);
+  return cm;
+}
+
+// "N nodes, fewer than the M needed to learn from": why a class is too small.
+std::string TooFewReason(size_t nodes, size_t min_nodes) {
+  return fmt::format("{} node{}, fewer than the {} needed to learn from", nodes,
+                     nodes == 1 ? "" : "s", min_nodes);
+}
+
+// The error when no class was learned: no nodes at all, or every class (those appended to
+// *left_out from `left_before` on) too small.
+Status NothingLearned(const std::vector<LeftOutClass>* left_out, size_t left_before,
+                      size_t min_nodes) {
+  if (left_out == nullptr || left_out->size() == left_before) {
+    return Status::InvalidArgument("no nodes to learn from");
+  }
+  std::vector<std::string> classes;
+  for (size_t k = left_before; k < left_out->size(); ++k) {
+    classes.push_back(
+        fmt::format("{} ({})", Quote((*left_out)[k].hardware), (*left_out)[k].nodes.size()));
+  }
+  return Status::InvalidArgument(
+      fmt::format("no hardware class has the {} nodes needed to learn from: {}", min_nodes,
+                  fmt::join(classes, ", ")));
+}
+
+}  // namespace
+
 Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
                               std::vector<LeftOutClass>* left_out) {
   const size_t left_before = left_out != nullptr ? left_out->size() : 0;
@@ -271,11 +530,9 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
   out.budget = o.budget;
   out.resolution = o.resolution;
   const Columns cols(t.metrics());
-  std::vector<double> xs, scratch;
   for (const auto& [hardware, nodes] : NodesByHardware(t)) {
     if (nodes.size() < o.min_nodes) {
-      std::string reason = fmt::format("{} node{}, fewer than the {} needed to learn from",
-                                       nodes.size(), nodes.size() == 1 ? "" : "s", o.min_nodes);
+      std::string reason = TooFewReason(nodes.size(), o.min_nodes);
       if (left_out == nullptr) {
         return Status::InvalidArgument(
             fmt::format("hardware class {} has {}", Quote(hardware), reason));
@@ -286,178 +543,9 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
       l.reason = std::move(reason);
       continue;
     }
-    ClassModel cm;
-    cm.hardware = hardware;
-    cm.nodes = nodes.size();
-    // Each family's members (the columns that nearly every node reports) and, where its parts
-    // differ by design, their factors, read from the raw values; every value is then read divided
-    // by its member's factor, and the nodes' centres taken again.
-    std::vector<double> divisor(cols.anatomy.size(), 1.0);
-    const Scaled v{t, divisor};
-    std::vector<NodeCentres> centres;  // by position in `nodes`
-    for (size_t i : nodes) centres.push_back(NodeCentresOf(v, i, cols, scratch));
-    std::vector<std::vector<size_t>> members(cols.families.size());  // columns, by family id
-    std::vector<std::vector<double>> factors(cols.families.size());
-    bool scaled = false;
-    for (size_t fid = 0; fid < cols.families.size(); ++fid) {
-      for (size_t j : cols.family_cols[fid]) {
-        size_t present = 0;
-        for (size_t i : nodes) present += !std::isnan(t.at(i, j));
-        if (static_cast<double>(present) >= kExpectedShare * static_cast<double>(nodes.size())) {
-          members[fid].push_back(j);
-        }
-      }
-      if (!IsLearned(cols.anatomy[cols.family_cols[fid][0]].direction)) continue;
-      factors[fid] = MemberFactors(v, nodes, members[fid], centres, fid, o.resolution);
-      for (size_t m = 0; m < factors[fid].size(); ++m) divisor[members[fid][m]] = factors[fid][m];
-      scaled = scaled || !factors[fid].empty();
-    }
-    if (scaled) {
-      for (size_t k = 0; k < nodes.size(); ++k)
-        centres[k] = NodeCentresOf(v, nodes[k], cols, scratch);
-    }
-    const size_t min_count = std::max(
-        o.min_nodes,
-        static_cast<size_t>(std::ceil(o.min_mode_share * static_cast<double>(nodes.size()))));
-    std::vector<size_t> family_ids;  // of cm.families, in order
-    for (size_t fid = 0; fid < cols.families.size(); ++fid) {
-      const std::vector<size_t>& fcols = cols.family_cols[fid];
-      FamilyModel f;
-      f.family = cols.families[fid];
-      f.direction = cols.anatomy[fcols[0]].direction;
-      if (f.direction == Direction::kInfo) continue;  // never judged: nothing to learn
-      xs.clear();
-      for (size_t j : fcols) {
-        for (size_t i : nodes) {
-          if (!std::isnan(t.at(i, j))) xs.push_back(t.at(i, j));
-        }
-      }
-      if (xs.empty()) continue;  // this class never reports it
-      for (size_t j : members[fid]) f.members.push_back(t.metrics()[j]);
-      f.factors = factors[fid];
-      f.samples = xs.size();
-      f.quantum = QuantumOf(xs);  // of the values as printed
-      LearnModes(v, nodes, fcols, centres, fid, min_count, o.resolution, f, xs);
-      if (fcols.size() >= kMinBalanceParts && IsLearned(f.direction)) {
-        xs.clear();
-        for (size_t k = 0; k < nodes.size(); ++k) {
-          const double m = centres[k].balance[fid];
-          if (std::isnan(m) || m == 0) continue;
-          for (size_t j : fcols) {
-            if (!std::isnan(v.at(nodes[k], j))) xs.push_back(v.at(nodes[k], j) / m - 1);
-          }
-        }
-        if (!xs.empty()) {
-          const double centre = std::fabs(f.modes.front().centre);
-          const Robust b =
-              RobustOf(xs, std::max(o.resolution, centre > 0 ? f.quantum / centre : 0.0));
-          f.balanced = true;
-          f.balance_centre = b.centre;
-          f.balance_spread = b.spread;
-        }
-      }
-      cm.families.push_back(std::move(f));
-      family_ids.push_back(fid);
-    }
-    // The limits: each test's share of the budget of false findings per healthy node, read from
-    // the tail of the fleet's own values. Half the budget goes to the tests of single values,
-    // two (fleet and balance) per value a node reports, half to the components' pooled tests,
-    // which find the defects of a few percent (below).
-    double tests = 0;
-    for (const FamilyModel& f : cm.families) {
-      if (IsLearned(f.direction)) tests += 2 * static_cast<double>(f.members.size());
-    }
-    const double p = o.budget / 2 / std::max(1.0, tests);
-    // Each node's own noise divides its deviations here as it will when the node is judged, so
-    // that the tails below are those of the tests as they are made.
-    // (cm.families is complete: the models' addresses stay; only their limits are set below.)
-    const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
-    std::vector<double> noise;
-    for (size_t k = 0; k < nodes.size(); ++k) {
-      noise.push_back(NodeNoise(v, nodes[k], cols, models, centres[k]));
-    }
-    for (size_t m = 0; m < cm.families.size(); ++m) {
-      FamilyModel& f = cm.families[m];
-      if (!IsLearned(f.direction)) continue;
-      const size_t fid = family_ids[m];
-      std::vector<double> fleet, balance;
-      for (size_t k = 0; k < nodes.size(); ++k) {
-        const NodeCentres& c = centres[k];
-        const Mode& mode = NearestMode(f, c.level[fid]);
-        for (size_t j : cols.family_cols[fid]) {
-          const double x = v.at(nodes[k], j);
-          if (std::isnan(x)) continue;
-          fleet.push_back(WorseSigmas(f.direction, x, mode.centre, mode.spread) / noise[k]);
-          if (f.balanced && !std::isnan(c.balance[fid]) && c.balance[fid] != 0) {
-            balance.push_back(ComponentSigmas(v, nodes[k], j, f, c, fid) / noise[k]);
-          }
-        }
-      }
-      // A family measured on several parts of every node: a defective part is one value of many.
-      const bool far = f.members.size() >= kManyParts;
-      const Tail tail = far ? Tail::kFarthest : Tail::kBody;
-      f.limit = TailLimit(fleet, p, tail, nodes.size());
-      if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, nodes.size());
-    }
-    // Each pool's distances, both ways (ComponentDistance); the second way only for a pool where
-    // some component has few metrics, since elsewhere it is the first.
-    std::vector<std::vector<double>> means(cols.pools.size()), but_worsts(cols.pools.size());
-    std::vector<bool> few(cols.pools.size(), false);
-    for (size_t k = 0; k < nodes.size(); ++k) {
-      for (size_t b = 0; b < cols.pools.size(); ++b) {
-        for (const auto& [component, d] :
-             ComponentDistances(v, nodes[k], cols.pools[b].cols, cols, models, centres[k])) {
-          means[b].push_back(d.mean / noise[k]);
-          but_worsts[b].push_back(d.but_worst / noise[k]);
-          few[b] = few[b] || d.metrics <= kFewMetrics;
-        }
-      }
-    }
-    double pool_tests = 0;  // per node
-    for (size_t b = 0; b < cols.pools.size(); ++b) {
-      pool_tests += static_cast<double>(means[b].size() * (few[b] ? 2 : 1)) /
-                    static_cast<double>(nodes.size());
-    }
-    const double pooled_p = o.budget / 2 / std::max(1.0, pool_tests);
-    const size_t class_nodes = nodes.size();  // clang before 16 captures no structured binding
-    const auto model = [&](const Pool& pool, std::vector<double>& ds, bool but_worst) {
-      ComponentModel c;
-      c.benchmark = pool.benchmark;
-      c.part = pool.part;
-      c.but_worst = but_worst;
-      c.samples = ds.size();
-      const Robust r = RobustOf(ds, 0.05);  // a twentieth of a sigma: the resolution of a mean
-      c.centre = r.centre;
-      c.spread = r.spread;
-      for (double& d : ds) d = (d - c.centre) / c.spread;
-      // Not the farthest tail: these are the tests that find defects of a few percent, and at
-      // 99.9% they would read the defective parts' own distances (a thousandth of the parts
-      // defective is enough) and widen their limits past them.
-      c.limit =
-          TailLimit(ds, pooled_p, ds.size() >= kManyParts * class_nodes ? Tail::kFar : Tail::kBody,
-                    class_nodes);
-      cm.components.push_back(std::move(c));
-    };
-    for (size_t b = 0; b < cols.pools.size(); ++b) {
-      if (means[b].empty()) continue;
-      model(cols.pools[b], means[b], false);
-      if (few[b]) model(cols.pools[b], but_worsts[b], true);
-    }
-    out.classes.push_back(std::move(cm));
+    out.classes.push_back(LearnClass(t, cols, hardware, nodes, o));
   }
-  if (out.classes.empty()) {
-    if (left_out == nullptr || left_out->size() == left_before) {
-      return Status::InvalidArgument("no nodes to learn from");
-    }
-    std::vector<std::string> classes;
-    for (size_t k = left_before; k < left_out->size(); ++k) {
-      classes.push_back(
-          fmt::format("{} ({})", Quote((*left_out)[k].hardware), (*left_out)[k].nodes.size()));
-    }
-    return Status::InvalidArgument(
-        fmt::format("no hardware class has the {} nodes needed to learn from: {}", o.min_nodes,
-                    fmt::join(classes, ", ")));
-  }
+  if (out.classes.empty()) return NothingLearned(left_out, left_before, o.min_nodes);
   return out;
 }
 
