@@ -225,6 +225,11 @@ Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view
   }
 }
 
+Result<LearnedCriteria> ReadCriteria(const std::string& path, Env& env) {
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, env.ReadFile(path));
+  return CriteriaFromJson(text, path);
+}
+
 LearnedCriteria RestrictToBenchmarks(LearnedCriteria c,
                                      const std::vector<std::string>& benchmarks) {
   const auto kept = [&](std::string_view benchmark) {

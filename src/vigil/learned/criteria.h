@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/core/env.h"
 #include "vigil/core/json.h"
 #include "vigil/core/status.h"
 #include "vigil/results/anatomy.h"
@@ -79,6 +80,9 @@ struct LearnedCriteria {
 Json CriteriaToJson(const LearnedCriteria& criteria);
 // InvalidArgument "<source>: ..." for another schema or version, or a malformed file.
 Result<LearnedCriteria> CriteriaFromJson(std::string_view text, std::string_view source);
+// Reads and parses the criteria file `path` through `env`: the read's error (NotFound naming the
+// file when it is not there), else CriteriaFromJson's with the path as its source.
+Result<LearnedCriteria> ReadCriteria(const std::string& path, Env& env = Env::Default());
 
 // The criteria of these benchmarks only (families and component models whose benchmark, the
 // key's text before its last '/', is in the set): to judge a node that ran part of a suite.
