@@ -4,7 +4,8 @@
 #include <string>
 
 #include "vigil/eval/fleet_gen.h"
-#include "vigil/learned/learn.h"
+#include "vigil/learned/criteria.h"
+#include "vigil/learned/judge.h"
 #include "vigil/results/summary.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

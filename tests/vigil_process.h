@@ -6,28 +6,25 @@
 #include <string>
 #include <vector>
 
+#include "vigil/testing/child.h"
+
 namespace vigil::testing {
 
-struct ProcessResult {
-  int exit_code = -1;  // -1 when killed by a signal
-  std::string out;
-  std::string err;
-};
+// How a process ended, and its output.
+using ProcessResult = ChildResult;
 
-// A started `vigil` process (or another program) whose output is collected by Wait().
+// A started `vigil` process (or another program) whose output is collected by Wait(); killed
+// (SIGKILL) when it goes out of scope still running.
 class VigilProcess {
  public:
   explicit VigilProcess(const std::vector<std::string>& args,
                         const std::string& program = VIGIL_BINARY);
-  ~VigilProcess();
-  pid_t pid() const { return pid_; }
-  void Signal(int sig) const;
-  ProcessResult Wait();
+  pid_t pid() const { return child_.pid(); }
+  void Signal(int sig) const { child_.Signal(sig); }
+  ProcessResult Wait() { return child_.Wait(); }
 
  private:
-  pid_t pid_ = -1;
-  int out_fd_ = -1;
-  int err_fd_ = -1;
+  Child child_;
 };
 
 // Starts vigil with `args`, waits for it, and returns its exit code and output.

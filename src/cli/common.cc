@@ -1,9 +1,7 @@
 #include "cli/common.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <signal.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
@@ -93,20 +91,6 @@ std::string Table::ToString() const {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths) {
-  FleetTable all;
-  for (const std::string& p : paths) {
-    VIGIL_ASSIGN_OR_RETURN(FleetTable t, ReadFleetTable(p));
-    VIGIL_RETURN_IF_ERROR(all.Append(std::move(t)));
-  }
-  for (const std::string& w : all.warnings()) spdlog::warn("warning: {}", w);
-  if (all.node_count() == 0) {
-    return Status::InvalidArgument(fmt::format("{}: no nodes in the file{}", fmt::join(paths, ", "),
-                                               paths.size() == 1 ? "" : "s"));
-  }
-  return all;
 }
 
 CLI::Validator InBounds(const Bounds& bounds) {

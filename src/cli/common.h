@@ -14,7 +14,6 @@
 #include "vigil/core/figure.h"  // FormatFigure, which every table uses
 #include "vigil/core/status.h"
 #include "vigil/core/time_zone.h"
-#include "vigil/results/summary.h"
 #include "vigil/telemetry/http_client.h"
 
 namespace vigil::cli {
@@ -101,10 +100,6 @@ Result<int64_t> WholeJobNodes(const JobSizeFlags& flags);
 
 // Seconds since `start` on the steady clock, for "... in 1.23 s" lines.
 double SecondsSince(std::chrono::steady_clock::time_point start);
-
-// Reads fleet summary files into one table (ReadFleetTable, FleetTable::Append); InvalidArgument
-// when they hold no node at all.
-Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths);
 
 // "HOST:PORT" (port 0 to 65535) from a flag such as --listen; InvalidArgument naming the flag.
 // --ca-file, --client-cert and --client-key: how a command trusts an https:// server it sends to

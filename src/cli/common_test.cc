@@ -4,8 +4,6 @@
 
 #include <cmath>
 
-#include "vigil/testing/temp_dir.h"
-
 namespace vigil::cli {
 namespace {
 
@@ -33,20 +31,6 @@ TEST(CommonTest, TableAlignsColumns) {
   Table t({"A", "LONGER"});
   t.Add({"wide cell", "x"});
   EXPECT_EQ(t.ToString(), "A          LONGER\nwide cell  x\n");
-}
-
-TEST(CommonTest, ReadFleetFilesAppendsAndRefusesAnEmptyFleet) {
-  vigil::testing::TempDir dir;
-  dir.Write("a.jsonl", "{\"node\": \"a\", \"m/x\": 1}\n");
-  dir.Write("b.jsonl", "{\"node\": \"b\", \"m/y\": 2}\n");
-  dir.Write("empty.jsonl", "\n");
-  Result<FleetTable> t = ReadFleetFiles({dir.File("a.jsonl"), dir.File("b.jsonl")});
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
-  EXPECT_EQ(t->node_count(), 2u);
-  EXPECT_EQ(t->metric_count(), 2u);
-  Result<FleetTable> empty = ReadFleetFiles({dir.File("empty.jsonl")});
-  ASSERT_FALSE(empty.ok());
-  EXPECT_EQ(empty.status().message(), dir.File("empty.jsonl") + ": no nodes in the file");
 }
 
 // What CLI11 says for `args` given to an app with --gpus (int64) and --rate (double) checked by

@@ -1,14 +1,12 @@
 #include "cli/diagnose.h"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <filesystem>
 
-#include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/superbench/diagnose.h"
+#include "vigil/superbench/diagnose_files.h"
 #include "vigil/superbench/superbench_report.h"
 
 namespace vigil::cli {
@@ -48,40 +46,25 @@ CLI::App* SetupDiagnose(CLI::App& app, DiagnoseCliOptions& o) {
 }
 
 CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
-  VIGIL_ASSIGN_OR_RETURN(superbench::ReportFormat format, superbench::ParseReportFormat(o.format));
-  VIGIL_RETURN_IF_ERROR(CreateDirectories(o.output_dir));  // as SuperBench does
-  const std::string out = (std::filesystem::path(o.output_dir) /
-                           fmt::format("diagnosis_summary.{}", superbench::ReportExtension(format)))
-                              .string();
-  VIGIL_RETURN_IF_ERROR(CheckWritable(out));
+  superbench::DiagnoseRequest request;
+  request.data = o.data;
+  request.rules = o.rules;
+  request.baseline = o.baseline;
+  request.output_dir = o.output_dir;
+  VIGIL_ASSIGN_OR_RETURN(request.report.format, superbench::ParseReportFormat(o.format));
+  request.report.output_all = o.output_all;
+  request.report.decimals = o.decimals;
+  request.options.strict_missing = o.strict_missing;
+  request.options.strict = o.strict;
   const auto start = std::chrono::steady_clock::now();
-  VIGIL_ASSIGN_OR_RETURN(std::vector<superbench::Rule> rules, superbench::ReadRules(o.rules));
-  superbench::Baseline baseline;
-  if (!o.baseline.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(baseline, superbench::ReadBaseline(o.baseline));
-  }
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles({o.data}));
-  superbench::DiagnoseOptions options;
-  options.strict_missing = o.strict_missing;
-  options.strict = o.strict;
-  Result<superbench::Diagnosis> diagnosis = superbench::Diagnose(table, rules, baseline, options);
-  if (!diagnosis.ok()) {
-    return Status::InvalidArgument(fmt::format("{}: {}", o.rules, diagnosis.status().message()));
-  }
-  for (const std::string& w : diagnosis->warnings) spdlog::warn("warning: {}: {}", o.rules, w);
-  superbench::ReportOptions report;
-  report.format = format;
-  report.output_all = o.output_all;
-  report.decimals = o.decimals;
-  VIGIL_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(out));
-  VIGIL_RETURN_IF_ERROR(superbench::WriteDiagnosisReport(
-      table, *diagnosis, report, [&](std::string_view piece) { return file.Append(piece); }));
-  VIGIL_RETURN_IF_ERROR(file.Commit());
-  const size_t defective = diagnosis->defective_order.size();
+  VIGIL_ASSIGN_OR_RETURN(const superbench::DiagnosedFiles d, superbench::DiagnoseFiles(request));
+  const FleetTable& table = d.table;
+  const superbench::Diagnosis& diagnosis = d.diagnosis;
+  const size_t defective = diagnosis.defective_order.size();
   if (o.json) {
     Json nodes = Json::array();
-    for (size_t i : diagnosis->defective_order) {
-      const superbench::NodeVerdict& v = diagnosis->nodes[i];
+    for (size_t i : diagnosis.defective_order) {
+      const superbench::NodeVerdict& v = diagnosis.nodes[i];
       nodes.push_back(Json{{"node", table.node(i)},
                            {"category", v.categories},
                            {"issue_num", v.issue_count},
@@ -90,18 +73,18 @@ CommandResult RunDiagnose(const DiagnoseCliOptions& o) {
     fmt::print("{}\n", DumpJson(Json{{"nodes", table.node_count()},
                                      {"metrics", table.metric_count()},
                                      {"defective", defective},
-                                     {"output", out},
-                                     {"warnings", diagnosis->warnings},
+                                     {"output", d.out},
+                                     {"warnings", diagnosis.warnings},
                                      {"defective_nodes", std::move(nodes)}}));
   } else {
     Table t({"NODE", "CATEGORY", "ISSUES"});
-    for (size_t i : diagnosis->defective_order) {
-      const superbench::NodeVerdict& v = diagnosis->nodes[i];
+    for (size_t i : diagnosis.defective_order) {
+      const superbench::NodeVerdict& v = diagnosis.nodes[i];
       t.Add({table.node(i), v.categories, std::to_string(v.issue_count)});
     }
     if (defective > 0) fmt::print("{}", t.ToString());
     fmt::print("{} of {} nodes defective ({} metrics, {} rules, {:.2f} s); wrote {}\n", defective,
-               table.node_count(), table.metric_count(), rules.size(), SecondsSince(start), out);
+               table.node_count(), table.metric_count(), d.rules, SecondsSince(start), d.out);
   }
   return defective > 0 ? ExitCode::kDefect : ExitCode::kHealthy;
 }
@@ -123,19 +106,12 @@ CLI::App* SetupBaseline(CLI::App& app, BaselineCliOptions& o) {
 }
 
 CommandResult RunBaseline(const BaselineCliOptions& o) {
-  VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
-  std::vector<superbench::Rule> rules;
-  if (!o.rules.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(rules, superbench::ReadRules(o.rules));
-  }
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles({o.data}));
-  Result<superbench::BaselineResult> b =
-      superbench::GenerateBaseline(table, o.rules.empty() ? nullptr : &rules);
-  if (!b.ok()) return Status::InvalidArgument(fmt::format("{}: {}", o.rules, b.status().message()));
-  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, superbench::FormatBaseline(b->baseline, o.digits)));
+  VIGIL_ASSIGN_OR_RETURN(const superbench::BaselineFromFiles b,
+                         superbench::BaselineFiles(
+                             {.data = o.data, .rules = o.rules, .out = o.out, .digits = o.digits}));
   int dropped = 0;
-  for (const auto& [metric, n] : b->dropped) dropped += n;
-  fmt::print("baseline of {} metrics from {} nodes", b->baseline.size(), table.node_count());
+  for (const auto& [metric, n] : b.result.dropped) dropped += n;
+  fmt::print("baseline of {} metrics from {} nodes", b.result.baseline.size(), b.nodes);
   if (!o.rules.empty()) fmt::print(" ({} outlying values left out)", dropped);
   fmt::print("; wrote {}\n", o.out);
   return ExitCode::kHealthy;

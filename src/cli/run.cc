@@ -10,7 +10,7 @@
 #include "cli/version.h"
 #include "vigil/core/clock.h"
 #include "vigil/core/json.h"
-#include "vigil/learned/learn.h"
+#include "vigil/learned/judge.h"
 #include "vigil/results/verdict.h"
 
 namespace vigil::cli {

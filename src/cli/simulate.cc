@@ -7,8 +7,8 @@
 
 #include "vigil/core/clock.h"
 #include "vigil/core/duration.h"
-#include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/eval/fleet_files.h"
 #include "vigil/eval/fleet_gen.h"
 #include "vigil/server/telemetry_exporter.h"
 #include "vigil/sim/cluster_files.h"
@@ -246,9 +246,10 @@ CLI::App* SetupSimulateFleet(CLI::App& simulate, SimulateFleetOptions& o) {
 }
 
 CommandResult RunSimulateFleet(const SimulateFleetOptions& o) {
-  VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
-  if (!o.truth.empty()) VIGIL_RETURN_IF_ERROR(CheckWritable(o.truth));
-  eval::FleetGenOptions g;
+  eval::FleetFilesRequest request;
+  request.out = o.out;
+  request.truth = o.truth;
+  eval::FleetGenOptions& g = request.fleet;
   g.nodes = o.nodes;
   g.defect_rate = o.defect_rate;
   g.noisy_rate = o.noisy_rate;
@@ -256,13 +257,9 @@ CommandResult RunSimulateFleet(const SimulateFleetOptions& o) {
   g.second_class = o.second_class;
   g.sweep_points = o.sweep_points;
   g.seed = o.seed;
-  VIGIL_ASSIGN_OR_RETURN(eval::GeneratedFleet fleet, eval::GenerateFleet(g));
-  VIGIL_RETURN_IF_ERROR(WriteFleetSummary(o.out, fleet.rows));
-  if (!o.truth.empty()) {
-    VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.truth, eval::FormatTruth(fleet.truth)));
-  }
-  fmt::print("{} nodes, {} planted defects; wrote {}{}\n", fleet.rows.size(), fleet.truth.size(),
-             o.out, o.truth.empty() ? "" : " and " + o.truth);
+  VIGIL_ASSIGN_OR_RETURN(const eval::FleetFilesWritten fleet, eval::GenerateFleetFiles(request));
+  fmt::print("{} nodes, {} planted defects; wrote {}{}\n", fleet.nodes, fleet.defects, o.out,
+             o.truth.empty() ? "" : " and " + o.truth);
   return ExitCode::kHealthy;
 }
 

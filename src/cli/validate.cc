@@ -4,11 +4,15 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <vector>
 
-#include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/eval/evaluation.h"
-#include "vigil/learned/learn.h"
+#include "vigil/eval/validate_files.h"
+#include "vigil/learned/criteria.h"
+#include "vigil/learned/judge.h"
+#include "vigil/learned/learn_files.h"
 #include "vigil/learned/reason.h"
 
 namespace vigil::cli {
@@ -81,16 +85,15 @@ CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& o) {
 }
 
 CommandResult RunLearn(const LearnCliOptions& o) {
-  VIGIL_RETURN_IF_ERROR(CheckWritable(o.out));
   const auto start = std::chrono::steady_clock::now();
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles(o.data));
-  learned::LearnOptions options;
-  options.budget = o.budget;
-  VIGIL_ASSIGN_OR_RETURN(learned::LearnedCriteria criteria, learned::Learn(table, options));
-  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.out, DumpJson(learned::CriteriaToJson(criteria), 1)));
+  learned::LearnRequest request;
+  request.data = o.data;
+  request.out = o.out;
+  request.options.budget = o.budget;
+  VIGIL_ASSIGN_OR_RETURN(const learned::LearnedFromFiles learned, learned::LearnFromFiles(request));
   Json classes = Json::array();
   Table t({"HARDWARE", "NODES", "FAMILIES", "COMPONENT MODELS"});
-  for (const learned::ClassModel& c : criteria.classes) {
+  for (const learned::ClassModel& c : learned.criteria.classes) {
     classes.push_back(Json{{"hardware", c.hardware},
                            {"nodes", c.nodes},
                            {"families", c.families.size()},
@@ -99,13 +102,13 @@ CommandResult RunLearn(const LearnCliOptions& o) {
            std::to_string(c.families.size()), std::to_string(c.components.size())});
   }
   if (o.json) {
-    fmt::print("{}\n", DumpJson(Json{{"nodes", table.node_count()},
-                                     {"metrics", table.metric_count()},
+    fmt::print("{}\n", DumpJson(Json{{"nodes", learned.nodes},
+                                     {"metrics", learned.metrics},
                                      {"classes", classes},
                                      {"out", o.out}}));
   } else {
     fmt::print("{}learned from {} nodes x {} metrics in {:.2f} s; wrote {}\n", t.ToString(),
-               table.node_count(), table.metric_count(), SecondsSince(start), o.out);
+               learned.nodes, learned.metrics, SecondsSince(start), o.out);
   }
   return ExitCode::kHealthy;
 }
@@ -124,23 +127,14 @@ CLI::App* SetupValidate(CLI::App& app, ValidateCliOptions& o) {
 
 CommandResult RunValidate(const ValidateCliOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(o.criteria));
-  VIGIL_ASSIGN_OR_RETURN(learned::LearnedCriteria criteria,
-                         learned::CriteriaFromJson(text, o.criteria));
-  std::vector<eval::PlantedDefect> truth;
-  if (!o.truth.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(std::string t, ReadFile(o.truth));
-    VIGIL_ASSIGN_OR_RETURN(truth, eval::ParseTruth(t, o.truth));
-  }
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ReadFleetFiles(o.data));
-  const std::vector<NodeFindings> verdicts = learned::Judge(table, criteria);
-  size_t defective = 0;
-  for (const NodeFindings& v : verdicts) defective += v.defective ? 1 : 0;
-  std::optional<eval::Score> learned, superbench;
-  if (!o.truth.empty()) {
-    learned = eval::ScoreFindings(eval::FoundByLearned(table, verdicts), truth);
-    superbench = eval::ScoreFindings(eval::FoundBySuperBenchStyle(table), truth);
-  }
+  VIGIL_ASSIGN_OR_RETURN(
+      const eval::Validation v,
+      eval::ValidateFiles({.data = o.data, .criteria = o.criteria, .truth = o.truth}));
+  const FleetTable& table = v.table;
+  const std::vector<NodeFindings>& verdicts = v.verdicts;
+  const size_t defective = v.defective;
+  const std::optional<eval::Score>& learned = v.learned;
+  const std::optional<eval::Score>& superbench = v.superbench;
   if (o.json) {
     Json nodes = Json::array();
     for (size_t i = 0; i < verdicts.size(); ++i) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli/common.h"
-#include "vigil/learned/learn.h"
+#include "vigil/learned/judge.h"
 #include "vigil/results/summary.h"
 
 namespace vigil::cli {

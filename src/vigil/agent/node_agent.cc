@@ -17,6 +17,7 @@
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
+#include "vigil/learned/criteria.h"
 #include "vigil/learned/reason.h"
 #include "vigil/results/verdict.h"
 #include "vigil/server/client.h"
@@ -73,7 +74,6 @@ Status CheckScratch(const std::string& dir) {
   }
   return Status::Ok();
 }
-
 
 // The GPUs a list from `source` (--gpus, CUDA_VISIBLE_DEVICES) names, once each is found on this
 // node; errors name the source.
@@ -141,8 +141,7 @@ Result<Prepared> Prepare(const NodeAgentOptions& options, const Registry& regist
     if (!summary_ok.ok()) return summary_ok.WithContext("--summary");
   }
   if (!options.criteria.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.criteria));
-    VIGIL_ASSIGN_OR_RETURN(p.criteria, learned::CriteriaFromJson(text, options.criteria));
+    VIGIL_ASSIGN_OR_RETURN(p.criteria, learned::ReadCriteria(options.criteria));
   }
   // A health check must not hang on the service: it has seconds in all.
   VIGIL_ASSIGN_OR_RETURN(
@@ -159,7 +158,6 @@ Result<Prepared> Prepare(const NodeAgentOptions& options, const Registry& regist
   }
   return p;
 }
-
 
 // Uploads the document and logs the service's verdict, which it returns; kUnjudged when the
 // server could not be reached: the document then waits in --spool.
@@ -204,7 +202,6 @@ std::string ServiceLine(server::ReportClient& reporter, const std::string& url,
   return fmt::format("{} {} defective at the fleet service's latest validation",
                      cluster::kVigilReasonPrefix, v->failing.empty() ? "node" : v->failing.front());
 }
-
 
 }  // namespace
 
@@ -257,8 +254,8 @@ Result<NodeAgentResult> RunNodeAgent(const NodeAgentOptions& options, const RunE
     // A validation passed: every benchmark of its suite ran, none failed, and criteria judged it.
     const bool passed =
         !health && options.benchmarks.empty() && !r.failed && verdict == Verdict::kHealthy;
-    Result<cluster::NodeOutcome> outcome = cluster::ApplyNodeCheck(
-        *p.slurm, {doc.node, r.line, passed}, options.max_drained_share);
+    Result<cluster::NodeOutcome> outcome =
+        cluster::ApplyNodeCheck(*p.slurm, {doc.node, r.line, passed}, options.max_drained_share);
     if (outcome.ok()) {
       r.slurm = *std::move(outcome);
     } else {

@@ -15,7 +15,7 @@
 #include "vigil/core/bounds.h"
 #include "vigil/core/clock.h"
 #include "vigil/core/status.h"
-#include "vigil/learned/learn.h"
+#include "vigil/learned/judge.h"
 #include "vigil/results/document.h"
 #include "vigil/results/summary.h"
 #include "vigil/telemetry/http_client.h"
@@ -26,11 +26,11 @@ namespace vigil::agent {
 struct NodeAgentOptions {
   std::string suite = "quick";          // health, quick or full
   std::vector<std::string> benchmarks;  // only these (default: the suite's)
-  std::string out;  // the node results document; "": vigil-results.json, none for health
-  std::string summary;                // a fleet JSONL file to append this node's line to
-  std::string gpus;                   // "0,2-3": only these GPUs (default: every one)
-  std::string node;                   // "": $SLURMD_NODENAME, else the host name
-  std::string scratch;                // where the disk benchmark writes; "": $TMPDIR or /tmp
+  std::string out;      // the node results document; "": vigil-results.json, none for health
+  std::string summary;  // a fleet JSONL file to append this node's line to
+  std::string gpus;     // "0,2-3": only these GPUs (default: every one)
+  std::string node;     // "": $SLURMD_NODENAME, else the host name
+  std::string scratch;  // where the disk benchmark writes; "": $TMPDIR or /tmp
   std::vector<std::string> set;       // benchmark parameters, "<benchmark>.<name>=<value>"
   std::string criteria;               // learned criteria to judge this node by (`vigil learn`)
   std::string report;                 // a fleet service (`vigil serve`)
@@ -41,7 +41,7 @@ struct NodeAgentOptions {
   bool slurm = false;                 // drain on a fault, resume after a passed validation
   std::string slurm_conf;             // SLURM_CONF for scontrol; "": the environment's
   double max_drained_share = cluster::kDefaultMaxDrainedShare;  // the circuit breaker
-  std::string vigil_version;          // the document's vigil_version
+  std::string vigil_version;                                    // the document's vigil_version
 };
 
 // --max-drained-share: a share of the nodes, and more than none.

@@ -52,7 +52,8 @@ TEST(NodeAgentTest, BadOptionsNameTheirFlagBeforeAnythingRuns) {
   testing::TempDir dir;
   NodeAgentOptions o = Health(dir);
   o.scratch = dir.File("missing");
-  EXPECT_EQ(RunAgent(o).status().message(), "--scratch " + dir.File("missing") + ": no such directory");
+  EXPECT_EQ(RunAgent(o).status().message(),
+            "--scratch " + dir.File("missing") + ": no such directory");
   o = Health(dir);
   o.set = {"nodot"};
   EXPECT_EQ(RunAgent(o).status().code(), StatusCode::kInvalidArgument);

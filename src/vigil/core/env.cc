@@ -37,6 +37,7 @@ class PosixEnv final : public Env {
 
   // Written whole under a name of this process's own beside `path`, then linked to `path`:
   // link() never replaces a file, where rename() would.
+  Status CheckWritable(const std::string& path) override { return vigil::CheckWritable(path); }
   Result<bool> WriteNewFile(const std::string& path, std::string_view content) override {
     static std::atomic<int64_t> staged_count{0};
     const std::filesystem::path target(path);

@@ -40,6 +40,10 @@ class Env {
   virtual Result<std::string> ReadFile(const std::string& path) = 0;
   // Writes `content` so that `path` is either complete or untouched (core's WriteFileAtomic).
   virtual Status WriteFileAtomic(const std::string& path, std::string_view content) = 0;
+  // Checks, without leaving anything behind, that WriteFileAtomic(path, ...) can succeed (core's
+  // CheckWritable): the directory exists and `path` is not a directory. InvalidArgument naming the
+  // path otherwise, so that a command refuses before its work rather than after it.
+  virtual Status CheckWritable(const std::string& path) = 0;
   // Creates `path` holding `content`, complete or absent, unless the name is taken: then it
   // writes nothing and returns false. An existing file is never replaced, even by a caller on
   // another thread or process that writes the same name at the same instant.

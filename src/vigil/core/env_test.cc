@@ -60,6 +60,13 @@ TEST_P(EnvTest, MissingFilesAndDirectoriesWhereFilesMustBeAreErrorsOfTheirKind) 
   EXPECT_EQ(env_->WriteNewFile(Path("no/such/dir/f"), "x").status().code(), StatusCode::kIoError);
 }
 
+TEST_P(EnvTest, CheckWritableLeavesNothingBehind) {
+  EXPECT_TRUE(env_->CheckWritable(Path("f")).ok());
+  EXPECT_EQ(env_->CheckWritable(root_).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(env_->CheckWritable(Path("no/such/dir/f")).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(env_->ListDirectory(root_)->empty());
+}
+
 TEST_P(EnvTest, WriteNewFileNeverReplacesAFile) {
   EXPECT_TRUE(*env_->WriteNewFile(Path("spooled.json"), "first"));
   EXPECT_FALSE(*env_->WriteNewFile(Path("spooled.json"), "second"));

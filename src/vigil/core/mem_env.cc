@@ -26,7 +26,7 @@ Status NoSuchFile(std::string_view what, const std::string& path) {
 
 }  // namespace
 
-Status MemEnv::CheckWritable(const std::string& p) const {
+Status MemEnv::CheckWritableLocked(const std::string& p) const {
   if (directories_.contains(p)) {
     return Status::InvalidArgument(fmt::format("{} is a directory, not a file", p));
   }
@@ -53,22 +53,36 @@ Result<std::string> MemEnv::ReadFile(const std::string& path) {
 Status MemEnv::WriteFileAtomic(const std::string& path, std::string_view content) {
   const std::string p = Normal(path);
   MutexLock lock(mu_);
-  VIGIL_RETURN_IF_ERROR(CheckWritable(p));
+  VIGIL_RETURN_IF_ERROR(CheckWritableLocked(p));
   files_[p] = std::string(content);
+  return Status::Ok();
+}
+
+Status MemEnv::CheckWritable(const std::string& path) {
+  const std::string p = Normal(path);
+  MutexLock lock(mu_);
+  if (directories_.contains(p)) {
+    return Status::InvalidArgument(fmt::format("{} is a directory, not a file", p));
+  }
+  const std::string dir = Parent(p);
+  if (!directories_.contains(dir)) {
+    return Status::InvalidArgument(
+        fmt::format("cannot write {}: directory {} does not exist", p, dir));
+  }
   return Status::Ok();
 }
 
 Result<bool> MemEnv::WriteNewFile(const std::string& path, std::string_view content) {
   const std::string p = Normal(path);
   MutexLock lock(mu_);
-  VIGIL_RETURN_IF_ERROR(CheckWritable(p));
+  VIGIL_RETURN_IF_ERROR(CheckWritableLocked(p));
   return files_.emplace(p, std::string(content)).second;
 }
 
 Status MemEnv::AppendToFile(const std::string& path, std::string_view content) {
   const std::string p = Normal(path);
   MutexLock lock(mu_);
-  VIGIL_RETURN_IF_ERROR(CheckWritable(p));
+  VIGIL_RETURN_IF_ERROR(CheckWritableLocked(p));
   files_[p].append(content);
   return Status::Ok();
 }
@@ -144,7 +158,7 @@ Status MemEnv::RenameFile(const std::string& from, const std::string& to) {
     }
     return NoSuchFile(fmt::format("cannot rename {} to", f), t);
   }
-  VIGIL_RETURN_IF_ERROR(CheckWritable(t));
+  VIGIL_RETURN_IF_ERROR(CheckWritableLocked(t));
   std::string content = std::move(it->second);
   files_.erase(it);
   files_[t] = std::move(content);

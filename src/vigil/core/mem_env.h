@@ -22,6 +22,7 @@ class MemEnv final : public Env {
  public:
   Result<std::string> ReadFile(const std::string& path) override EXCLUDES(mu_);
   Status WriteFileAtomic(const std::string& path, std::string_view content) override EXCLUDES(mu_);
+  Status CheckWritable(const std::string& path) override EXCLUDES(mu_);
   Result<bool> WriteNewFile(const std::string& path, std::string_view content) override
       EXCLUDES(mu_);
   Status AppendToFile(const std::string& path, std::string_view content) override EXCLUDES(mu_);
@@ -38,7 +39,7 @@ class MemEnv final : public Env {
  private:
   // OK when a file can be written at `path` (normalised): InvalidArgument when it is a
   // directory, IoError when its directory does not exist (as the machine's writes fail).
-  Status CheckWritable(const std::string& path) const REQUIRES(mu_);
+  Status CheckWritableLocked(const std::string& path) const REQUIRES(mu_);
 
   mutable Mutex mu_;
   std::map<std::string, std::string> files_ GUARDED_BY(mu_);  // normalised path -> contents

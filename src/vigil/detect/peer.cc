@@ -43,6 +43,41 @@ constexpr double kSpreadRiseHalfLife = 10;
 constexpr double kPlaceEvery = 10;
 // The centre goes into a feature's level history this often.
 constexpr double kLevelEvery = 10;
+// How fast a machine's sampling interval follows the gaps between its fresh samples (the gain of
+// an exponential average per sample).
+constexpr float kIntervalGain = 0.2f;
+// A machine's value is current while it reports (held or fresh) within this many of its own
+// intervals, and within kCurrentMinSeconds at least.
+constexpr double kCurrentIntervals = 3;
+constexpr double kCurrentMinSeconds = 5;
+// Over the warm-up its last minutes weigh most: its averages take the warm-up over this as their
+// half-life (a job's first iterations may be anything).
+constexpr double kWarmupHalfLives = 5;
+// The half-life of a feature's slow centre (Peers::slow_centre), seconds.
+constexpr double kSlowCentreHalfLife = 30;
+// The centre is moving while it lies more than this share of the level off its slow average.
+constexpr double kMovingShare = 0.2;
+// The floor of the noise scale: relative to the level, and absolute (a feature at 0 everywhere).
+constexpr double kRelativeSpreadFloor = 1e-6;
+constexpr double kAbsoluteSpreadFloor = 1e-12;
+// The effect of a deviation is relative to the expected value, or to this share of the machine's
+// level where the expected value is smaller (a feature that swings through 0).
+constexpr double kEffectLevelShare = 0.5;
+// Evidence grows at full rate from this many times the threshold (z_min noise scales).
+constexpr double kFullStrengthThresholds = 2;
+// A run ends when no deviating sample came for this many of the machine's intervals (at least 1 s).
+constexpr float kRunGapIntervals = 3;
+// Without corroboration from the machine's other features, a run needs this many times the
+// persistence time (a signal that states its own persistence needs none).
+constexpr double kUncorroboratedPersistence = 2;
+
+// The machine's placement factor on a feature: its usual level over the centre, 1 unless placed.
+float Factor(bool placed, float log_a) { return placed ? std::exp(log_a) : 1.0f; }
+
+// Machine m's group: group_of's, 0 where it says none.
+uint32_t GroupOf(std::span<const uint32_t> group_of, uint32_t m) {
+  return m < group_of.size() ? group_of[m] : 0;
+}
 
 }  // namespace
 
@@ -52,30 +87,49 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   scored_.clear();
   stalls_.clear();
   shared_.clear();
-  const uint32_t features = static_cast<uint32_t>(signals.size()) * kStats;
-  if (frame.machines > machines_ || features > features_) {
-    const uint32_t m = std::max(frame.machines, machines_);
-    const uint32_t f = std::max(features, features_);
-    ResizeRowMajor(tracks_, machines_, features_, m, f);
-    machines_ = m;
-    features_ = f;
-    for (auto& g : peers_) g.resize(f);
-  }
+  Grow(frame.machines, static_cast<uint32_t>(signals.size()) * kStats);
   fresh_.assign(static_cast<size_t>(machines_) * features_, 0);
-  const auto group = [&](uint32_t m) { return m < group_of.size() ? group_of[m] : 0; };
-  const double now = frame.time;
+  GroupMembers(group_of);
+  SmoothSamples(frame, group_of, signals);
+  for (uint32_t g = 0; g < members_.size(); ++g) {
+    if (members_[g].size() < static_cast<size_t>(o_.min_peers)) continue;
+    for (uint32_t f = 0; f < features_; ++f) {
+      const uint32_t s = SignalOfFeature(f);
+      if (s >= signals.size() || signals[s].role != telemetry::SignalRole::kPeer) continue;
+      const bool any = std::any_of(members_[g].begin(), members_[g].end(), [&](uint32_t m) {
+        return fresh_[static_cast<size_t>(m) * features_ + f] != 0;
+      });
+      if (any) Judge(g, f, frame.time, signals[s]);
+    }
+  }
+  std::sort(triggered_.begin(), triggered_.end());
+  triggered_.erase(std::unique(triggered_.begin(), triggered_.end()), triggered_.end());
+  FollowStalls(frame.time);
+}
 
-  // The groups' members, and per group and feature the peers' state.
+void PeerModel::Grow(uint32_t machines, uint32_t features) {
+  if (machines <= machines_ && features <= features_) return;
+  const uint32_t m = std::max(machines, machines_);
+  const uint32_t f = std::max(features, features_);
+  ResizeRowMajor(tracks_, machines_, features_, m, f);
+  machines_ = m;
+  features_ = f;
+  for (auto& g : peers_) g.resize(f);
+}
+
+void PeerModel::GroupMembers(std::span<const uint32_t> group_of) {
   for (auto& members : members_) members.clear();
   for (uint32_t m = 0; m < machines_; ++m) {
-    const uint32_t g = group(m);
+    const uint32_t g = GroupOf(group_of, m);
     if (g >= members_.size()) members_.resize(g + 1);
     if (g >= peers_.size()) peers_.resize(g + 1, std::vector<Peers>(features_));
     members_[g].push_back(m);
   }
+}
 
-  // Each machine's new samples: smoothed over its own fresh ones; a held one only says that
-  // the series still reports.
+void PeerModel::SmoothSamples(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
+                              std::span<const telemetry::SignalInfo> signals) {
+  const double now = frame.time;
   const uint32_t nsignals =
       std::min<uint32_t>(frame.signals, static_cast<uint32_t>(signals.size()));
   for (uint32_t m = 0; m < frame.machines; ++m) {
@@ -88,45 +142,34 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
         Track& t = TrackOf(m, f);
         t.seen = now;
         if (c.fresh == 0) continue;
-        const double raw = st == 0 ? c.mean() : st == 1 ? c.min : c.max;
         fresh_[static_cast<size_t>(m) * features_ + f] = 1;
-        t.raw = static_cast<float>(raw);
-        if (t.fresh < 0) {
-          t.first = t.fresh = now;
-          t.smooth = static_cast<float>(raw);
-          t.samples = 1;
-          continue;
-        }
-        const float gap = std::min(static_cast<float>(now - t.fresh), kLongestGap);
-        t.interval = t.samples == 1 ? gap : t.interval + 0.2f * (gap - t.interval);
-        const double tau = std::max(o_.smooth_s, static_cast<double>(t.interval));
-        const double step = raw - t.smooth;
-        if (step != 0) {
-          float& q = peers_[group(m)][f].quantum;
-          const auto d = static_cast<float>(std::fabs(step));
-          q = q == 0 ? d : std::min(q, d);
-        }
-        t.smooth = static_cast<float>(t.smooth + (1 - std::exp(-gap / tau)) * step);
-        t.fresh = now;
-        if (t.samples < UINT16_MAX) ++t.samples;
+        const double raw = st == 0 ? c.mean() : st == 1 ? c.min : c.max;
+        SmoothSample(t, peers_[GroupOf(group_of, m)][f], raw, now);
       }
     }
   }
+}
 
-  for (uint32_t g = 0; g < members_.size(); ++g) {
-    if (members_[g].size() < static_cast<size_t>(o_.min_peers)) continue;
-    for (uint32_t f = 0; f < features_; ++f) {
-      const uint32_t s = SignalOfFeature(f);
-      if (s >= signals.size() || signals[s].role != telemetry::SignalRole::kPeer) continue;
-      const bool any = std::any_of(members_[g].begin(), members_[g].end(), [&](uint32_t m) {
-        return fresh_[static_cast<size_t>(m) * features_ + f] != 0;
-      });
-      if (any) Judge(g, f, now, signals[s]);
-    }
+void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) const {
+  t.raw = static_cast<float>(raw);
+  if (t.fresh < 0) {
+    t.first = t.fresh = now;
+    t.smooth = static_cast<float>(raw);
+    t.samples = 1;
+    return;
   }
-  std::sort(triggered_.begin(), triggered_.end());
-  triggered_.erase(std::unique(triggered_.begin(), triggered_.end()), triggered_.end());
-  FollowStalls(now);
+  const float gap = std::min(static_cast<float>(now - t.fresh), kLongestGap);
+  t.interval = t.samples == 1 ? gap : t.interval + kIntervalGain * (gap - t.interval);
+  const double tau = std::max(o_.smooth_s, static_cast<double>(t.interval));
+  const double step = raw - t.smooth;
+  if (step != 0) {
+    float& q = p.quantum;
+    const auto d = static_cast<float>(std::fabs(step));
+    q = q == 0 ? d : std::min(q, d);
+  }
+  t.smooth = static_cast<float>(t.smooth + (1 - std::exp(-gap / tau)) * step);
+  t.fresh = now;
+  if (t.samples < UINT16_MAX) ++t.samples;
 }
 
 void PeerModel::FollowStalls(double now) {
@@ -157,136 +200,40 @@ void PeerModel::FollowStalls(double now) {
 }
 
 void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::SignalInfo& signal) {
-  const telemetry::Worse worse = signal.worse;
-  const double persistence = signal.persistence > 0 ? signal.persistence : o_.persistence_s;
-  // The machines whose value is current: they report (held or fresh) within three of their
-  // own intervals.
-  valid_.clear();
-  for (uint32_t m : members_[group]) {
-    const Track& t = TrackOf(m, f);
-    if (t.fresh < 0) continue;
-    if (now - t.seen > std::max(3.0 * t.interval, 5.0)) continue;
-    valid_.push_back(m);
-  }
+  CollectCurrent(group, f, now);
   if (valid_.size() < static_cast<size_t>(o_.min_peers)) return;
-  const auto factor = [&](const Track& t) { return t.placed ? std::exp(t.log_a) : 1.0f; };
-  values_.clear();
-  for (uint32_t m : valid_) {
-    const Track& t = TrackOf(m, f);
-    values_.push_back(t.smooth / factor(t));
-  }
-  const double centre = MedianOf(values_);
-  values_.clear();
-  for (uint32_t m : valid_) {
-    const Track& t = TrackOf(m, f);
-    values_.push_back(std::fabs(t.smooth - factor(t) * centre));
-  }
-  const double frame_spread = stats::kMadToSigma * MedianOf(values_);
-
+  const auto [centre, frame_spread] = CentreAndSpread(f);
   Peers& p = peers_[group][f];
   const double dt = p.updated < 0 ? 0 : now - p.updated;
   if (p.since < 0) p.since = now;
   const bool learning = now - p.since < o_.warmup_s;
   FollowLevel(p, centre, now, learning);
-  // The spread rises within seconds (the peers scatter: a disturbance of the whole job, long
-  // iterations sampled at chance phases, machines crossing a job-wide transition at different
-  // moments) and falls over minutes (a job-wide stall does not shrink it). Over the warm-up,
-  // whose first minutes may be anything (machines ending a first iteration many times longer
-  // at different moments), it follows the last minute both ways.
-  const double spread_half_life = learning                  ? o_.warmup_s / 5
-                                  : frame_spread > p.spread ? kSpreadRiseHalfLife
-                                                            : o_.spread_half_life_s;
-  p.spread =
-      p.updated < 0
-          ? static_cast<float>(frame_spread)
-          : static_cast<float>(p.spread + Weight(dt, spread_half_life) * (frame_spread - p.spread));
+  FollowSpread(p, frame_spread, dt, learning);
   p.updated = now;
-  const double floor = std::max({static_cast<double>(p.quantum), 1e-6 * p.level, 1e-12});
-  const double spread = std::max(static_cast<double>(p.spread), floor);
+  const double floor = std::max(
+      {static_cast<double>(p.quantum), kRelativeSpreadFloor * p.level, kAbsoluteSpreadFloor});
   const bool stalled = p.stalled_since >= 0;
-  p.slow_centre =
-      p.since == now
-          ? static_cast<float>(centre)
-          : static_cast<float>(p.slow_centre + Weight(dt, 30) * (centre - p.slow_centre));
-  if (std::fabs(centre - p.slow_centre) > 0.2 * p.level) p.moving = now;
-  const bool judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s);
-
+  p.slow_centre = p.since == now
+                      ? static_cast<float>(centre)
+                      : static_cast<float>(p.slow_centre + Weight(dt, kSlowCentreHalfLife) *
+                                                               (centre - p.slow_centre));
+  if (std::fabs(centre - p.slow_centre) > kMovingShare * p.level) p.moving = now;
+  const FeatureFrame frame{
+      .group = group,
+      .f = f,
+      .now = now,
+      .signal = signal,
+      .persistence = signal.persistence > 0 ? signal.persistence : o_.persistence_s,
+      .centre = centre,
+      .floor = floor,
+      .spread = std::max(static_cast<double>(p.spread), floor),
+      .learning = learning,
+      .stalled = stalled,
+      .judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s),
+  };
   for (uint32_t m : valid_) {
     if (!fresh_[static_cast<size_t>(m) * features_ + f]) continue;
-    Track& t = TrackOf(m, f);
-    const double a = factor(t);
-    const double expected = a * centre;
-    const double residual = t.smooth - expected;
-    const double scale = std::max({std::fabs(expected), 0.5 * a * p.level, floor});
-    // The noise scale: the peers' spread, or the machine's own scatter where that is larger (a
-    // signal that swings with the training step, sampled at a scrape's chance phase).
-    const double noise = std::max(spread, kMeanDeviationToSigma * t.noise);
-    t.expected = static_cast<float>(expected);
-    t.z = static_cast<float>(residual / noise);
-    t.effect = static_cast<float>(residual / scale);
-    scored_.push_back({m, f, t.z});
-    const auto way = [&](double r) {
-      return worse == telemetry::Worse::kEither ||
-             (worse == telemetry::Worse::kHigher ? r > 0 : r < 0);
-    };
-    const auto passes = [&](double r) {
-      return way(r) && std::fabs(r) >= o_.z_min * noise && std::fabs(r) >= o_.effect_min * scale;
-    };
-    // A run lasts while the smoothed value deviates; its evidence grows between its samples
-    // whose own value deviates too (so that neither the smoothing's tail after a short event
-    // nor a gap in the data lengthens it), at full rate from twice the threshold in noise
-    // scales, at half rate at the threshold.
-    const double raw_residual = t.raw - expected;
-    if (!judging || !passes(residual)) {
-      t.run = 0;
-      t.shared = false;
-      t.evidence = 0;
-      t.start = -1;
-    } else if (passes(raw_residual)) {
-      const double gap = now - t.last_deviating;
-      if (t.run == 0 || gap > 3 * std::max(t.interval, 1.0f)) {
-        t.run = 0;
-        t.start = now;
-        t.evidence = 0;
-      } else {
-        const double strength = std::min(1.0, std::fabs(raw_residual) / (2 * o_.z_min * noise));
-        t.evidence += static_cast<float>(gap * strength);
-      }
-      if (t.run < UINT16_MAX) ++t.run;
-      t.last_deviating = now;
-      if (!t.shared && t.evidence >= persistence && t.run >= o_.min_samples &&
-          (signal.persistence > 0 || t.evidence >= 2 * persistence || Corroborated(m, f))) {
-        Trigger(p, group, f, m, persistence);
-      }
-    }
-    if (learning || t.run == 0) {
-      // Over the warm-up the last minute weighs most, as for the spread.
-      const double w = learning ? std::max(1.0 / t.samples, Weight(t.interval, o_.warmup_s / 5))
-                                : Weight(t.interval, o_.spread_half_life_s);
-      t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
-    }
-    // Placement: the machine's level against the centre, its mean over the group's first
-    // minutes, then learned slowly and only while it does not deviate; never during a stall.
-    if (stalled || centre <= 0 || t.smooth <= 0) continue;
-    // A deviation is no level to learn: after the warm-up never, during it only once it has
-    // lasted the persistence time (a start far from the machine's level, not a short event).
-    if (passes(residual)) {
-      if (!learning) continue;
-      if (t.odd_since < 0) t.odd_since = now;
-      // (the general persistence time: a signal's own, 5 minutes for a temperature, would keep a
-      // machine in a warmer rack position from being learned over the whole warm-up)
-      if (now - t.odd_since < o_.persistence_s) continue;
-    } else {
-      t.odd_since = -1;
-    }
-    const double target = std::log(t.smooth / centre);
-    if (t.learned < UINT16_MAX) ++t.learned;
-    // Over the warm-up, from the group's typical level (a job's first iterations are anything),
-    // the recent minutes weighing most; a machine that joins later starts at its first level.
-    const double w = learning         ? Weight(t.interval, o_.warmup_s / 5)
-                     : t.learned == 1 ? 1.0
-                                      : Weight(t.interval, o_.placement_half_life_s);
-    t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));
+    JudgeMachine(frame, p, m);
   }
   if (p.shared && std::none_of(valid_.begin(), valid_.end(),
                                [&](uint32_t m) { return TrackOf(m, f).run > 0; })) {
@@ -296,6 +243,136 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     p.placed_at = now;
     Place(valid_, f);
   }
+}
+
+void PeerModel::CollectCurrent(uint32_t group, uint32_t f, double now) {
+  valid_.clear();
+  for (uint32_t m : members_[group]) {
+    const Track& t = TrackOf(m, f);
+    if (t.fresh < 0) continue;
+    if (now - t.seen > std::max(kCurrentIntervals * t.interval, kCurrentMinSeconds)) continue;
+    valid_.push_back(m);
+  }
+}
+
+std::pair<double, double> PeerModel::CentreAndSpread(uint32_t f) {
+  values_.clear();
+  for (uint32_t m : valid_) {
+    const Track& t = TrackOf(m, f);
+    values_.push_back(t.smooth / Factor(t.placed, t.log_a));
+  }
+  const double centre = MedianOf(values_);
+  values_.clear();
+  for (uint32_t m : valid_) {
+    const Track& t = TrackOf(m, f);
+    values_.push_back(std::fabs(t.smooth - Factor(t.placed, t.log_a) * centre));
+  }
+  return {centre, stats::kMadToSigma * MedianOf(values_)};
+}
+
+void PeerModel::FollowSpread(Peers& p, double frame_spread, double dt, bool learning) const {
+  // The spread rises within seconds (the peers scatter: a disturbance of the whole job, long
+  // iterations sampled at chance phases, machines crossing a job-wide transition at different
+  // moments) and falls over minutes (a job-wide stall does not shrink it). Over the warm-up,
+  // whose first minutes may be anything (machines ending a first iteration many times longer
+  // at different moments), it follows the last minute both ways.
+  const double spread_half_life = learning                  ? o_.warmup_s / kWarmupHalfLives
+                                  : frame_spread > p.spread ? kSpreadRiseHalfLife
+                                                            : o_.spread_half_life_s;
+  p.spread =
+      p.updated < 0
+          ? static_cast<float>(frame_spread)
+          : static_cast<float>(p.spread + Weight(dt, spread_half_life) * (frame_spread - p.spread));
+}
+
+void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
+  Track& t = TrackOf(m, ff.f);
+  const double a = Factor(t.placed, t.log_a);
+  const double expected = a * ff.centre;
+  const double residual = t.smooth - expected;
+  const double scale = std::max({std::fabs(expected), kEffectLevelShare * a * p.level, ff.floor});
+  // The noise scale: the peers' spread, or the machine's own scatter where that is larger (a
+  // signal that swings with the training step, sampled at a scrape's chance phase).
+  const double noise = std::max(ff.spread, kMeanDeviationToSigma * t.noise);
+  t.expected = static_cast<float>(expected);
+  t.z = static_cast<float>(residual / noise);
+  t.effect = static_cast<float>(residual / scale);
+  scored_.push_back({m, ff.f, t.z});
+  const telemetry::Worse worse = ff.signal.worse;
+  const auto passes = [&](double r) {
+    const bool way =
+        worse == telemetry::Worse::kEither || (worse == telemetry::Worse::kHigher ? r > 0 : r < 0);
+    return way && std::fabs(r) >= o_.z_min * noise && std::fabs(r) >= o_.effect_min * scale;
+  };
+  const bool deviates = passes(residual);
+  FollowRun(ff, p, m, t, deviates, passes(t.raw - expected), t.raw - expected, noise);
+  if (ff.learning || t.run == 0) {
+    // Over the warm-up the last minute weighs most, as for the spread.
+    const double w =
+        ff.learning ? std::max(1.0 / t.samples, Weight(t.interval, o_.warmup_s / kWarmupHalfLives))
+                    : Weight(t.interval, o_.spread_half_life_s);
+    t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
+  }
+  LearnPlacement(ff, t, deviates);
+}
+
+void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t, bool deviates,
+                          bool raw_deviates, double raw_residual, double noise) {
+  // A run lasts while the smoothed value deviates; its evidence grows between its samples
+  // whose own value deviates too (so that neither the smoothing's tail after a short event
+  // nor a gap in the data lengthens it), at full rate from twice the threshold in noise
+  // scales, at half rate at the threshold.
+  if (!ff.judging || !deviates) {
+    t.run = 0;
+    t.shared = false;
+    t.evidence = 0;
+    t.start = -1;
+    return;
+  }
+  if (!raw_deviates) return;
+  const double now = ff.now;
+  const double gap = now - t.last_deviating;
+  if (t.run == 0 || gap > kRunGapIntervals * std::max(t.interval, 1.0f)) {
+    t.run = 0;
+    t.start = now;
+    t.evidence = 0;
+  } else {
+    const double strength =
+        std::min(1.0, std::fabs(raw_residual) / (kFullStrengthThresholds * o_.z_min * noise));
+    t.evidence += static_cast<float>(gap * strength);
+  }
+  if (t.run < UINT16_MAX) ++t.run;
+  t.last_deviating = now;
+  if (!t.shared && t.evidence >= ff.persistence && t.run >= o_.min_samples &&
+      (ff.signal.persistence > 0 || t.evidence >= kUncorroboratedPersistence * ff.persistence ||
+       Corroborated(m, ff.f))) {
+    Trigger(p, ff.group, ff.f, m, ff.persistence);
+  }
+}
+
+void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, bool deviates) const {
+  // Placement: the machine's level against the centre, its mean over the group's first
+  // minutes, then learned slowly and only while it does not deviate; never during a stall.
+  if (ff.stalled || ff.centre <= 0 || t.smooth <= 0) return;
+  // A deviation is no level to learn: after the warm-up never, during it only once it has
+  // lasted the persistence time (a start far from the machine's level, not a short event).
+  if (deviates) {
+    if (!ff.learning) return;
+    if (t.odd_since < 0) t.odd_since = ff.now;
+    // (the general persistence time: a signal's own, 5 minutes for a temperature, would keep a
+    // machine in a warmer rack position from being learned over the whole warm-up)
+    if (ff.now - t.odd_since < o_.persistence_s) return;
+  } else {
+    t.odd_since = -1;
+  }
+  const double target = std::log(t.smooth / ff.centre);
+  if (t.learned < UINT16_MAX) ++t.learned;
+  // Over the warm-up, from the group's typical level (a job's first iterations are anything),
+  // the recent minutes weighing most; a machine that joins later starts at its first level.
+  const double w = ff.learning      ? Weight(t.interval, o_.warmup_s / kWarmupHalfLives)
+                   : t.learned == 1 ? 1.0
+                                    : Weight(t.interval, o_.placement_half_life_s);
+  t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));
 }
 
 void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence) {

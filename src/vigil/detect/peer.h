@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vigil/telemetry/frame.h"
@@ -160,7 +161,48 @@ class PeerModel {
   // shared deviation).
   void Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence);
 
+  // One feature of one group in this frame, as Judge reads it for each of its machines.
+  struct FeatureFrame {
+    uint32_t group = 0, f = 0;
+    double now = 0;
+    const telemetry::SignalInfo& signal;
+    double persistence = 0;  // seconds of evidence a run needs (the signal's, else the options')
+    double centre = 0;       // the current machines' median, placement factors divided out
+    double floor = 0;        // of the noise scale and the effect's scale
+    double spread = 0;       // the peers' spread, at least `floor`
+    bool learning = false;   // within the group's warm-up
+    bool stalled = false;    // the feature stalls (FollowLevel): no placement is learned
+    bool judging = false;    // after the warm-up, and the centre has settled
+  };
+
+  // Grows tracks_ and peers_ to `machines` x `features` (never shrinks them).
+  void Grow(uint32_t machines, uint32_t features);
+  // members_: each group's machines in this frame; peers_ gets a row for each new group.
+  void GroupMembers(std::span<const uint32_t> group_of);
+  // Each machine's new samples: smoothed over its own fresh ones (fresh_ marks them); a held
+  // one only says that the series still reports.
+  void SmoothSamples(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
+                     std::span<const telemetry::SignalInfo> signals);
+  // One fresh sample `raw` of a machine's track, its group's peers `p` learning its quantum.
+  void SmoothSample(Track& t, Peers& p, double raw, double now) const;
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
+  // valid_: the machines of `group` whose value of `f` is current: they report (held or fresh)
+  // within three of their own intervals.
+  void CollectCurrent(uint32_t group, uint32_t f, double now);
+  // The centre of valid_'s values of `f` (placement factors divided out) and their robust spread
+  // about it.
+  std::pair<double, double> CentreAndSpread(uint32_t f);
+  // Follows this frame's spread of the peers into p.spread (REQUIRES: p.updated not yet now).
+  void FollowSpread(Peers& p, double frame_spread, double dt, bool learning) const;
+  // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
+  // its placement.
+  void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
+  // Machine m's run on the feature: ended when its smoothed value does not deviate, its evidence
+  // grown when its raw value deviates too, and Trigger when the evidence is enough.
+  void FollowRun(const FeatureFrame& frame, Peers& p, uint32_t m, Track& t, bool deviates,
+                 bool raw_deviates, double raw_residual, double noise);
+  // Machine m's placement (Track::log_a) learned from its level against the centre.
+  void LearnPlacement(const FeatureFrame& frame, Track& t, bool deviates) const;
   void Place(std::span<const uint32_t> members, uint32_t feature);
   bool Corroborated(uint32_t m, uint32_t f) const;
   // Machine m's deviation on feature f as it stands.

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <map>
 
+#include "vigil/learned/criteria.h"
+#include "vigil/learned/judge.h"
+#include "vigil/learned/learn.h"
 #include "vigil/results/anatomy.h"
 
 namespace vigil::eval {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "vigil/eval/fleet_gen.h"
-#include "vigil/learned/learn.h"
+#include "vigil/learned/judge.h"
 #include "vigil/results/summary.h"
 
 namespace vigil::eval {

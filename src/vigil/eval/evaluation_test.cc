@@ -5,6 +5,8 @@
 #include <string>
 
 #include "vigil/eval/fleet_gen.h"
+#include "vigil/learned/criteria.h"
+#include "vigil/learned/judge.h"
 #include "vigil/learned/learn.h"
 
 namespace vigil::eval {

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "vigil/core/lines.h"
 #include "vigil/core/random.h"
@@ -97,156 +98,248 @@ Result<DefectKind> ParseDefectKind(std::string_view text) {
       "expected gpu, pcie, nic, nic-large, nvlink, fail or missing, got {}", Quote(text)));
 }
 
-Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
-  if (o.nodes < 1 || o.nodes > 10'000'000) {
+namespace {
+
+// The ranges of the options (fleet_gen.h).
+constexpr int64_t kMaxNodes = 10'000'000;
+constexpr int kMaxSweepPoints = 1000;
+// Metrics per node: 9 per sweep point (8 NICs' ib-loopback and one nccl-bw), and 114 others
+// (8 GPUs x (9 GEMM + 2 mem-bw + 2 kernel-launch), 2 GPT throughputs, 6 return codes, less none).
+constexpr double kMetricsPerSweepPoint = 9;
+constexpr double kOtherMetrics = 114;
+
+// The sweeps' message sizes, bytes: ib-loopback's (4 KiB to 8 MiB) and nccl-bw's (1 MiB to 8 GiB),
+// as SuperBench's defaults run them.
+constexpr double kIbSmallest = 4096, kIbLargest = 8388608;
+constexpr double kNcclSmallest = 1 << 20, kNcclLargest = 8589934592.0;
+// ib-loopback is latency-bound below about 16 KiB (its bandwidth's half point), and runs vary
+// more below 64 KiB (kIbSmallJitter) than above (kIbLargeJitter); a link trained at a lower rate
+// is slow from 64 KiB on.
+constexpr double kIbHalfPoint = 16384, kIbLarge = 65536;
+constexpr double kIbSmallJitter = 0.015, kIbLargeJitter = 0.003;
+// nccl-bw reaches half its bus bandwidth at 64 MiB, bandwidth-bound (where an NVLink defect shows)
+// from there.
+constexpr double kNcclHalfPoint = 67108864.0;
+constexpr double kNcclJitter = 0.005, kGptJitter = 0.01;
+
+// Healthy variation: a node-wide offset (cooling, CPU, firmware) within about a percent (its
+// relative standard deviation, doubled on a noisy node, as every jitter is), and each GPU's silicon
+// within the node.
+constexpr double kNodeOffset = 0.003, kNoisyNodeOffset = 0.006;
+constexpr double kNoisyJitterScale = 2.0;
+constexpr double kGpuSilicon = 0.002;
+
+// The sizes of planted defects (the share of performance lost), and their kinds.
+constexpr double kDefectSizes[] = {0.03, 0.05, 0.10, 0.20, 0.50};
+constexpr DefectKind kPlantedKinds[] = {DefectKind::kGpu,    DefectKind::kPcie,
+                                        DefectKind::kNic,    DefectKind::kNicLarge,
+                                        DefectKind::kNvlink, DefectKind::kFail};
+
+Status CheckFleetGenOptions(const FleetGenOptions& o) {
+  if (o.nodes < 1 || o.nodes > kMaxNodes) {
     return Status::InvalidArgument("--nodes must be between 1 and 10,000,000");
   }
   for (double r : {o.defect_rate, o.noisy_rate, o.missing_rate, o.second_class}) {
     if (!(r >= 0 && r <= 1)) return Status::InvalidArgument("rates must be between 0 and 1");
   }
-  if (o.sweep_points < 1 || o.sweep_points > 1000) {
+  if (o.sweep_points < 1 || o.sweep_points > kMaxSweepPoints) {
     return Status::InvalidArgument("--sweep-points must be between 1 and 1000");
   }
-  const double values = static_cast<double>(o.nodes) * (9.0 * o.sweep_points + 114);
+  const double values =
+      static_cast<double>(o.nodes) * (kMetricsPerSweepPoint * o.sweep_points + kOtherMetrics);
   if (values > kMaxFleetValues) {
     return Status::InvalidArgument(fmt::format(
         "--nodes x metrics per node (9 x --sweep-points + 114) is {:.3g} values, more than the "
         "{:.0e} one generated fleet may hold",
         values, kMaxFleetValues));
   }
-  const std::vector<double> ib_sizes = Sizes(o.sweep_points, 4096, 8388608);
-  const std::vector<double> nccl_sizes = Sizes(o.sweep_points, 1 << 20, 8589934592.0);
-  static constexpr double kSizes[] = {0.03, 0.05, 0.10, 0.20, 0.50};
-  static constexpr DefectKind kKinds[] = {DefectKind::kGpu,    DefectKind::kPcie,
-                                          DefectKind::kNic,    DefectKind::kNicLarge,
-                                          DefectKind::kNvlink, DefectKind::kFail};
+  return Status::Ok();
+}
 
-  GeneratedFleet out;
-  const int width = static_cast<int>(std::to_string(o.nodes).size());
-  for (int64_t n = 0; n < o.nodes; ++n) {
-    Rng rng(o.seed, static_cast<uint64_t>(n));
-    const std::string node = fmt::format("node-{:0{}}", n, width);
-    const Class& cls = kClasses[rng.Bernoulli(o.second_class) ? 1 : 0];
-    const bool noisy = rng.Bernoulli(o.noisy_rate);
-    const double jitter_scale = noisy ? 2.0 : 1.0;
-    // A node-wide offset (cooling, CPU, firmware): healthy, within about a percent.
-    const double node_factor = 1 + rng.Normal(0, noisy ? 0.006 : 0.003);
-    std::vector<Defect> defects;
-    if (rng.Bernoulli(o.defect_rate)) {
+// One node being generated: its class, its healthy variation and its planted defects, drawn from
+// its own random stream in a fixed order (so that a node's values do not depend on the others').
+class NodeGen {
+ public:
+  NodeGen(const FleetGenOptions& o, int64_t n) : rng_(o.seed, static_cast<uint64_t>(n)) {
+    cls_ = &kClasses[rng_.Bernoulli(o.second_class) ? 1 : 0];
+    const bool noisy = rng_.Bernoulli(o.noisy_rate);
+    jitter_scale_ = noisy ? kNoisyJitterScale : 1.0;
+    node_factor_ = 1 + rng_.Normal(0, noisy ? kNoisyNodeOffset : kNodeOffset);
+    PlantDefects(o);
+  }
+
+  const Class& cls() const { return *cls_; }
+  const std::vector<Defect>& defects() const { return defects_; }
+
+  // The node's row: each benchmark's metrics, in SuperBench's order.
+  FleetRow Row(std::string node, const std::vector<double>& ib_sizes,
+               const std::vector<double>& nccl_sizes) {
+    row_ = FleetRow{};
+    row_.node = std::move(node);
+    row_.hardware = cls_->hardware;
+    Emit("gemm-flops", Gemm());
+    Emit("mem-bw", PerGpu(kMemBw, cls_->pcie, DefectKind::kPcie));
+    Emit("kernel-launch", PerGpu(kLaunch, cls_->launch, std::nullopt));
+    Emit("ib-loopback", IbLoopback(ib_sizes));
+    Emit("nccl-bw", NcclBw(nccl_sizes));
+    Emit("gpt_models/pytorch-gpt2-large", Gpt());
+    return std::move(row_);
+  }
+
+ private:
+  using Metrics = std::vector<std::pair<std::string, double>>;
+
+  void PlantDefects(const FleetGenOptions& o) {
+    if (rng_.Bernoulli(o.defect_rate)) {
       Defect d;
-      d.kind = kKinds[rng.Below(std::size(kKinds))];
-      d.part = static_cast<int>(rng.Below(kGpus));
-      d.size = d.kind == DefectKind::kFail ? 1.0 : kSizes[rng.Below(std::size(kSizes))];
-      if (d.kind == DefectKind::kFail) d.benchmark = kBenchmarks[rng.Below(std::size(kBenchmarks))];
-      defects.push_back(d);
-    }
-    if (rng.Bernoulli(o.missing_rate)) {
-      Defect d{DefectKind::kMissing, 0, 1.0, kBenchmarks[rng.Below(std::size(kBenchmarks))]};
-      if (defects.empty() || defects[0].benchmark != d.benchmark) defects.push_back(d);
-    }
-    const auto loss = [&](DefectKind kind, int part) {
-      double f = 1;
-      for (const Defect& d : defects) {
-        if (d.kind == kind && (part < 0 || d.part == part)) f *= 1 - d.size;
+      d.kind = kPlantedKinds[rng_.Below(std::size(kPlantedKinds))];
+      d.part = static_cast<int>(rng_.Below(kGpus));
+      d.size =
+          d.kind == DefectKind::kFail ? 1.0 : kDefectSizes[rng_.Below(std::size(kDefectSizes))];
+      if (d.kind == DefectKind::kFail) {
+        d.benchmark = kBenchmarks[rng_.Below(std::size(kBenchmarks))];
       }
-      return f;
-    };
-    const auto down = [&](std::string_view benchmark) {
-      for (const Defect& d : defects) {
-        if (d.benchmark == benchmark) return &d;
-      }
-      return static_cast<const Defect*>(nullptr);
-    };
-    const auto noise = [&](double rel) { return 1 + rng.Normal(0, rel * jitter_scale); };
+      defects_.push_back(d);
+    }
+    if (rng_.Bernoulli(o.missing_rate)) {
+      Defect d{DefectKind::kMissing, 0, 1.0, kBenchmarks[rng_.Below(std::size(kBenchmarks))]};
+      if (defects_.empty() || defects_[0].benchmark != d.benchmark) defects_.push_back(d);
+    }
+  }
 
-    FleetRow row;
-    row.node = node;
-    row.hardware = cls.hardware;
-    const auto emit = [&](std::string_view benchmark,
-                          std::vector<std::pair<std::string, double>> m) {
-      const Defect* d = down(benchmark);
-      if (d != nullptr && d->kind == DefectKind::kMissing) return;
-      if (d == nullptr) {
-        for (auto& kv : m) row.values.push_back(std::move(kv));
-      }
-      row.values.emplace_back(fmt::format("{}/return_code", benchmark), d == nullptr ? 0 : 1);
-    };
-    std::vector<std::pair<std::string, double>> m;
+  // The share of performance that defects of `kind` on `part` (any part: -1) leave.
+  double Loss(DefectKind kind, int part) const {
+    double f = 1;
+    for (const Defect& d : defects_) {
+      if (d.kind == kind && (part < 0 || d.part == part)) f *= 1 - d.size;
+    }
+    return f;
+  }
+
+  // The defect that keeps `benchmark` from running (failed or missing), or null.
+  const Defect* Down(std::string_view benchmark) const {
+    for (const Defect& d : defects_) {
+      if (d.benchmark == benchmark) return &d;
+    }
+    return nullptr;
+  }
+
+  // One run's factor: 1 off by a normal of relative standard deviation `rel` (doubled when noisy).
+  double Noise(double rel) { return 1 + rng_.Normal(0, rel * jitter_scale_); }
+
+  // A benchmark's metrics and its return code into the row: none when missing, only the return
+  // code (1) when failed.
+  void Emit(std::string_view benchmark, Metrics m) {
+    const Defect* d = Down(benchmark);
+    if (d != nullptr && d->kind == DefectKind::kMissing) return;
+    if (d == nullptr) {
+      for (auto& kv : m) row_.values.push_back(std::move(kv));
+    }
+    row_.values.emplace_back(fmt::format("{}/return_code", benchmark), d == nullptr ? 0 : 1);
+  }
+
+  Metrics Gemm() {
+    Metrics m;
     for (int g = 0; g < kGpus; ++g) {
-      const double part = 1 + rng.Normal(0, 0.002);  // this GPU's silicon, within the node
+      const double part = 1 + rng_.Normal(0, kGpuSilicon);  // this GPU's silicon, within the node
       for (const Figure& f : kGemm) {
         m.emplace_back(fmt::format("{}/{}:{}", f.benchmark, f.name, g),
-                       f.mean * cls.compute * node_factor * part * noise(f.jitter) *
-                           loss(DefectKind::kGpu, g));
+                       f.mean * cls_->compute * node_factor_ * part * Noise(f.jitter) *
+                           Loss(DefectKind::kGpu, g));
       }
     }
-    emit("gemm-flops", std::move(m));
-    m.clear();
+    return m;
+  }
+
+  // Per-GPU figures times the class's `scale`, each GPU slowed by its defects of `kind` if any.
+  template <size_t N>
+  Metrics PerGpu(const Figure (&figures)[N], double scale, std::optional<DefectKind> kind) {
+    Metrics m;
     for (int g = 0; g < kGpus; ++g) {
-      for (const Figure& f : kMemBw) {
+      for (const Figure& f : figures) {
+        const double v = f.mean * scale * Noise(f.jitter);
         m.emplace_back(fmt::format("{}/{}:{}", f.benchmark, f.name, g),
-                       f.mean * cls.pcie * noise(f.jitter) * loss(DefectKind::kPcie, g));
+                       kind ? v * Loss(*kind, g) : v);
       }
     }
-    emit("mem-bw", std::move(m));
-    m.clear();
-    for (int g = 0; g < kGpus; ++g) {
-      for (const Figure& f : kLaunch) {
-        m.emplace_back(fmt::format("{}/{}:{}", f.benchmark, f.name, g),
-                       f.mean * cls.launch * noise(f.jitter));
-      }
-    }
-    emit("kernel-launch", std::move(m));
-    m.clear();
+    return m;
+  }
+
+  Metrics IbLoopback(const std::vector<double>& sizes) {
+    Metrics m;
     for (int nic = 0; nic < kNics; ++nic) {
-      for (double s : ib_sizes) {
-        // Latency-bound below about 16 KiB, where runs also vary more.
-        const double shape = s / (s + 16384.0) / (8388608.0 / (8388608.0 + 16384.0));
-        const double jitter = s < 65536 ? 0.015 : 0.003;
-        double v = kIbPeak * cls.network * shape * noise(jitter) * loss(DefectKind::kNic, nic);
-        if (s >= 65536) v *= loss(DefectKind::kNicLarge, nic);  // a link trained at a lower rate
+      for (double s : sizes) {
+        const double shape = s / (s + kIbHalfPoint) / (kIbLargest / (kIbLargest + kIbHalfPoint));
+        const double jitter = s < kIbLarge ? kIbSmallJitter : kIbLargeJitter;
+        double v = kIbPeak * cls_->network * shape * Noise(jitter) * Loss(DefectKind::kNic, nic);
+        if (s >= kIbLarge) v *= Loss(DefectKind::kNicLarge, nic);
         m.emplace_back(fmt::format("ib-loopback/ib_write_{}_bw:{}", s, nic), v);
       }
     }
-    emit("ib-loopback", std::move(m));
-    m.clear();
-    for (double s : nccl_sizes) {
-      const double shape = s / (s + 67108864.0) / (8589934592.0 / (8589934592.0 + 67108864.0));
-      double v = kNcclPeak * cls.network * shape * node_factor * noise(0.005);
-      if (s >= 67108864.0) v *= loss(DefectKind::kNvlink, -1);  // bandwidth-bound sizes only
+    return m;
+  }
+
+  Metrics NcclBw(const std::vector<double>& sizes) {
+    Metrics m;
+    for (double s : sizes) {
+      const double shape =
+          s / (s + kNcclHalfPoint) / (kNcclLargest / (kNcclLargest + kNcclHalfPoint));
+      double v = kNcclPeak * cls_->network * shape * node_factor_ * Noise(kNcclJitter);
+      if (s >= kNcclHalfPoint) v *= Loss(DefectKind::kNvlink, -1);  // bandwidth-bound sizes only
       m.emplace_back(fmt::format("nccl-bw/allreduce_{}_busbw", s), v);
     }
-    emit("nccl-bw", std::move(m));
-    m.clear();
-    m.emplace_back("gpt_models/pytorch-gpt2-large/fp16_train_throughput",
-                   kGpt[0] * cls.compute * node_factor * noise(0.01));
-    m.emplace_back("gpt_models/pytorch-gpt2-large/fp32_train_throughput",
-                   kGpt[1] * cls.compute * node_factor * noise(0.01));
-    emit("gpt_models/pytorch-gpt2-large", std::move(m));
-    out.rows.push_back(std::move(row));
+    return m;
+  }
 
-    for (const Defect& d : defects) {
-      std::string component;
-      switch (d.kind) {
-        case DefectKind::kGpu:
-          component = fmt::format("GPU {}", d.part);
-          break;
-        case DefectKind::kPcie:
-          component = fmt::format("PCIe {}", d.part);
-          break;
-        case DefectKind::kNic:
-        case DefectKind::kNicLarge:
-          component = fmt::format("NIC {}", d.part);
-          break;
-        case DefectKind::kNvlink:
-          component = "NVLink";
-          break;
-        case DefectKind::kFail:
-        case DefectKind::kMissing:
-          component = Anatomize(d.benchmark + "/return_code").component;
-          break;
-      }
-      out.truth.push_back(PlantedDefect{node, component, d.kind, d.size});
+  Metrics Gpt() {
+    Metrics m;
+    m.emplace_back("gpt_models/pytorch-gpt2-large/fp16_train_throughput",
+                   kGpt[0] * cls_->compute * node_factor_ * Noise(kGptJitter));
+    m.emplace_back("gpt_models/pytorch-gpt2-large/fp32_train_throughput",
+                   kGpt[1] * cls_->compute * node_factor_ * Noise(kGptJitter));
+    return m;
+  }
+
+  Rng rng_;
+  const Class* cls_ = nullptr;
+  double jitter_scale_ = 1, node_factor_ = 1;
+  std::vector<Defect> defects_;
+  FleetRow row_;
+};
+
+// The component a planted defect is found in, as Anatomize names it.
+std::string DefectComponent(const Defect& d) {
+  switch (d.kind) {
+    case DefectKind::kGpu:
+      return fmt::format("GPU {}", d.part);
+    case DefectKind::kPcie:
+      return fmt::format("PCIe {}", d.part);
+    case DefectKind::kNic:
+    case DefectKind::kNicLarge:
+      return fmt::format("NIC {}", d.part);
+    case DefectKind::kNvlink:
+      return "NVLink";
+    case DefectKind::kFail:
+    case DefectKind::kMissing:
+      return Anatomize(d.benchmark + "/return_code").component;
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<GeneratedFleet> GenerateFleet(const FleetGenOptions& o) {
+  VIGIL_RETURN_IF_ERROR(CheckFleetGenOptions(o));
+  const std::vector<double> ib_sizes = Sizes(o.sweep_points, kIbSmallest, kIbLargest);
+  const std::vector<double> nccl_sizes = Sizes(o.sweep_points, kNcclSmallest, kNcclLargest);
+  GeneratedFleet out;
+  const int width = static_cast<int>(std::to_string(o.nodes).size());
+  for (int64_t n = 0; n < o.nodes; ++n) {
+    NodeGen gen(o, n);
+    const std::string node = fmt::format("node-{:0{}}", n, width);
+    out.rows.push_back(gen.Row(node, ib_sizes, nccl_sizes));
+    for (const Defect& d : gen.defects()) {
+      out.truth.push_back(PlantedDefect{node, DefectComponent(d), d.kind, d.size});
     }
   }
   return out;

@@ -11,7 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "vigil/learned/learn.h"
+#include "vigil/learned/judge.h"
+#include "vigil/results/anatomy.h"
+#include "vigil/results/component.h"
 #include "vigil/results/summary.h"
 
 namespace vigil::learned {

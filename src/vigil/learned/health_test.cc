@@ -4,6 +4,9 @@
 
 #include <cmath>
 
+#include "vigil/learned/criteria.h"
+#include "vigil/learned/judge.h"
+
 namespace vigil::learned {
 namespace {
 

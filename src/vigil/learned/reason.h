@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "vigil/learned/learn.h"
+#include "vigil/learned/judge.h"
 #include "vigil/results/document.h"
 
 namespace vigil::learned {

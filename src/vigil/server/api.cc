@@ -8,6 +8,8 @@
 
 #include "vigil/core/clock.h"
 #include "vigil/core/json.h"
+#include "vigil/learned/criteria.h"
+#include "vigil/learned/learn.h"
 #include "vigil/server/dashboard.h"
 #include "vigil/server/upload.h"
 #include "vigil/telemetry/readers.h"

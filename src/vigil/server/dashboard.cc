@@ -9,6 +9,7 @@
 #include "vigil/core/clock.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
+#include "vigil/learned/criteria.h"
 #include "vigil/results/anatomy.h"
 #include "vigil/results/summary.h"
 

@@ -13,7 +13,10 @@
 #include "vigil/core/parallel.h"
 #include "vigil/core/text.h"
 #include "vigil/detect/detector.h"
+#include "vigil/learned/criteria.h"
 #include "vigil/learned/health.h"
+#include "vigil/learned/judge.h"
+#include "vigil/learned/learn.h"
 #include "vigil/results/summary.h"
 #include "vigil/server/upload.h"
 

@@ -14,6 +14,8 @@
 #include "vigil/core/clock.h"
 #include "vigil/core/mutex.h"
 #include "vigil/core/status.h"
+#include "vigil/learned/criteria.h"
+#include "vigil/learned/judge.h"
 #include "vigil/learned/learn.h"
 #include "vigil/server/fleet_state.h"
 #include "vigil/store/store.h"

@@ -7,6 +7,9 @@
 
 #include "vigil/core/json.h"
 #include "vigil/eval/fleet_gen.h"
+#include "vigil/learned/criteria.h"
+#include "vigil/learned/judge.h"
+#include "vigil/learned/learn.h"
 #include "vigil/store/sqlite_store.h"
 #include "vigil/testing/healthy_fleet.h"
 #include "vigil/testing/temp_dir.h"

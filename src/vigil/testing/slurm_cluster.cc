@@ -1,21 +1,24 @@
 #include "vigil/testing/slurm_cluster.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "vigil/testing/free_port.h"
 
 namespace vigil::testing {
 namespace {
+
+// How long the daemons have to stop after SIGTERM before SIGKILL.
+constexpr std::chrono::seconds kStopGrace{5};
 
 bool OnPath(const std::string& program) {
   const char* path = std::getenv("PATH");
@@ -34,23 +37,18 @@ std::string ShortHostName() {
   return name.substr(0, name.find('.'));
 }
 
-// Starts `argv` with SLURM_CONF=conf in the background, its output to `log`; -1 when it cannot.
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& conf, const std::string& log) {
-  const pid_t pid = fork();
-  if (pid != 0) return pid;
-  setpgid(0, 0);
-  const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd >= 0) {
-    dup2(fd, STDOUT_FILENO);
-    dup2(fd, STDERR_FILENO);
-    close(fd);
-  }
-  setenv("SLURM_CONF", conf.c_str(), 1);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execvp(args[0], args.data());
-  _exit(127);
+// How a Slurm daemon runs here: `argv` with SLURM_CONF=conf in the background, in a process group
+// of its own (stopped with what it starts), its output appended to `log`.
+ChildOptions Daemon(std::vector<std::string> argv, const std::string& conf,
+                    const std::string& log) {
+  ChildOptions o;
+  o.argv = std::move(argv);
+  o.env = {{"SLURM_CONF", conf}};
+  o.log = log;
+  o.append_log = true;
+  o.own_group = true;
+  o.grace = kStopGrace;
+  return o;
 }
 
 // Runs `command` (a shell line) with SLURM_CONF=conf; its output.
@@ -123,13 +121,13 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
   conf += "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
   std::ofstream(c->conf_) << conf;
 
-  const pid_t ctld = Spawn({"slurmctld", "-D", "-i"}, c->conf_, dir + "/log/slurmctld.out");
-  if (ctld < 0) return Status::Unavailable("cannot start slurmctld");
-  c->daemons_.push_back(ctld);
+  c->daemons_.push_back(std::make_unique<Child>(
+      Daemon({"slurmctld", "-D", "-i"}, c->conf_, dir + "/log/slurmctld.out")));
+  if (!c->daemons_.back()->started()) return Status::Unavailable("cannot start slurmctld");
   for (const std::string& node : c->nodes_) {
-    const pid_t d = Spawn({"slurmd", "-D", "-N", node}, c->conf_, dir + "/log/" + node + ".out");
-    if (d < 0) return Status::Unavailable("cannot start slurmd");
-    c->daemons_.push_back(d);
+    c->daemons_.push_back(std::make_unique<Child>(
+        Daemon({"slurmd", "-D", "-N", node}, c->conf_, dir + "/log/" + node + ".out")));
+    if (!c->daemons_.back()->started()) return Status::Unavailable("cannot start slurmd");
   }
   // The controller up and every slurmd node registered: no longer UNKNOWN or NOT_RESPONDING ("*").
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -146,9 +144,8 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
         Output("scontrol ping", c->conf_).find("is UP") != std::string::npos) {
       return c;
     }
-    for (pid_t pid : c->daemons_) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) {
+    for (const std::unique_ptr<Child>& d : c->daemons_) {
+      if (!d->Alive()) {
         return Status::Unavailable(
             fmt::format("a Slurm daemon exited at start: {}", c->ControllerLog()));
       }
@@ -160,19 +157,10 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(const std::string& dir
 }
 
 SlurmCluster::~SlurmCluster() {
-  for (pid_t pid : daemons_) kill(-pid, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  for (pid_t pid : daemons_) {
-    int status = 0;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(-pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
+  // All asked to stop at once, then each given what is left of one grace.
+  for (const std::unique_ptr<Child>& d : daemons_) d->Signal(SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + kStopGrace;
+  for (const std::unique_ptr<Child>& d : daemons_) d->Stop(deadline);
 }
 
 std::string SlurmCluster::ControllerLog() const {

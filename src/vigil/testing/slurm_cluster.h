@@ -3,13 +3,12 @@
 // munge daemon is needed; the daemons run as root (tests that need it skip otherwise).
 #pragma once
 
-#include <sys/types.h>
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/testing/child.h"
 
 namespace vigil::testing {
 
@@ -43,7 +42,7 @@ class SlurmCluster {
   std::string conf_;
   std::vector<std::string> nodes_;
   std::vector<std::string> idle_nodes_;
-  std::vector<pid_t> daemons_;
+  std::vector<std::unique_ptr<Child>> daemons_;  // slurmctld, then each slurmd
 };
 
 }  // namespace vigil::testing

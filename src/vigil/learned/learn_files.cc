@@ -1,0 +1,23 @@
+#include "vigil/learned/learn_files.h"
+
+#include <utility>
+
+#include "vigil/core/json.h"
+#include "vigil/results/fleet_files.h"
+#include "vigil/results/summary.h"
+
+namespace vigil::learned {
+
+Result<LearnedFromFiles> LearnFromFiles(const LearnRequest& request, Env& env) {
+  VIGIL_RETURN_IF_ERROR(env.CheckWritable(request.out));
+  VIGIL_ASSIGN_OR_RETURN(const FleetTable table, ReadFleetFiles(request.data, env));
+  LearnedFromFiles out;
+  VIGIL_ASSIGN_OR_RETURN(out.criteria, Learn(table, request.options));
+  VIGIL_RETURN_IF_ERROR(
+      env.WriteFileAtomic(request.out, DumpJson(CriteriaToJson(out.criteria), 1)));
+  out.nodes = table.node_count();
+  out.metrics = table.metric_count();
+  return out;
+}
+
+}  // namespace vigil::learned

@@ -1,0 +1,183 @@
+#include "vigil/learned/measures.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <utility>
+
+#include "vigil/core/stats.h"
+
+namespace vigil::learned {
+namespace {
+
+using stats::kMadToSigma;
+using stats::Mad;
+using stats::Median;
+
+// The median of node i's values in `cols`; NaN with fewer than `least`.
+double NodeMedian(const Scaled& t, size_t i, const std::vector<size_t>& cols, size_t least,
+                  std::vector<double>& scratch) {
+  scratch.clear();
+  for (size_t j : cols) {
+    if (!std::isnan(t.at(i, j))) scratch.push_back(t.at(i, j));
+  }
+  return scratch.size() < least || scratch.empty() ? std::nan("") : Median(scratch);
+}
+
+// A component's metrics within one pool, pooled: the mean of their sigmas after a quarter of them
+// is set aside at each end, so that one metric's noise does not move it, while a component that
+// is slow on half of a sweep (a NIC slow at large messages only) still does.
+constexpr double kComponentTrim = 0.25;
+
+// The pooled sigmas of one component (sorted here), both ways of ComponentDistance: the trimmed
+// mean, and the same with at least the worst metric set aside (a quarter of two or three metrics
+// is none).
+std::pair<double, double> PooledSigmas(std::vector<double>& zs) {
+  std::sort(zs.begin(), zs.end());
+  const size_t n = zs.size();
+  const auto cut = static_cast<size_t>(std::floor(static_cast<double>(n) * kComponentTrim));
+  const auto mean_of = [&](size_t top) {
+    double sum = 0;
+    for (size_t k = cut; k + top < n; ++k) sum += zs[k];
+    return sum / static_cast<double>(n - cut - top);
+  };
+  return {mean_of(cut), mean_of(std::max<size_t>(cut, 1))};
+}
+
+}  // namespace
+
+double WorseSigmas(Direction d, double v, double centre, double spread) {
+  switch (d) {
+    case Direction::kHigher:
+      return (centre - v) / spread;
+    case Direction::kLower:
+      return (v - centre) / spread;
+    case Direction::kEither:
+      return std::fabs(v - centre) / spread;
+    case Direction::kZero:
+    case Direction::kClear:
+      return v != 0 ? kInf : 0;
+    case Direction::kInfo:
+      return 0;
+  }
+  return 0;
+}
+
+Columns::Columns(const std::vector<std::string>& metrics) {
+  std::unordered_map<std::string, int> ids;
+  for (size_t j = 0; j < metrics.size(); ++j) {
+    anatomy.push_back(Anatomize(metrics[j]));
+    const MetricAnatomy& a = anatomy.back();
+    auto [it, added] = ids.try_emplace(a.family, static_cast<int>(families.size()));
+    if (added) {
+      families.push_back(a.family);
+      family_cols.emplace_back();
+    }
+    family_of.push_back(it->second);
+    family_cols[static_cast<size_t>(it->second)].push_back(j);
+    if (IsLearned(a.direction)) benchmark_cols[BenchmarkOfKey(a.family)].push_back(j);
+  }
+  std::map<std::string, Pool> parts;
+  for (const auto& [benchmark, bcols] : benchmark_cols) {
+    pools.push_back(Pool{benchmark, "", {benchmark}, {}});
+    for (size_t j : bcols) {
+      pools.back().cols.push_back(j);
+      const std::string& component = anatomy[j].component;
+      const size_t space = component.find(' ');
+      if (space == std::string::npos) continue;
+      Pool& part = parts[component.substr(0, space)];
+      if (part.benchmarks.empty() || part.benchmarks.back() != benchmark) {
+        part.benchmarks.push_back(benchmark);
+      }
+      part.cols.push_back(j);
+    }
+  }
+  for (auto& [name, part] : parts) {
+    if (part.benchmarks.size() < 2) continue;  // the benchmark's own pool is the same
+    part.part = name;
+    part.benchmark = fmt::format("{}", fmt::join(part.benchmarks, "+"));
+    pools.push_back(std::move(part));
+  }
+}
+
+NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
+                          std::vector<double>& scratch) {
+  NodeCentres m{std::vector<double>(c.families.size(), std::nan("")),
+                std::vector<double>(c.families.size(), std::nan(""))};
+  for (size_t f = 0; f < c.families.size(); ++f) {
+    const std::vector<size_t>& cols = c.family_cols[f];
+    if (!IsLearned(c.anatomy[cols[0]].direction)) continue;
+    m.level[f] = NodeMedian(t, i, cols, 1, scratch);
+    if (cols.size() >= kMinBalanceParts) {
+      m.balance[f] = NodeMedian(t, i, cols, kMinBalanceParts, scratch);
+    }
+  }
+  return m;
+}
+
+double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f,
+                       const NodeCentres& m, size_t fid) {
+  const double v = t.at(i, j);
+  const double median = m.balance[fid];
+  if (f.balanced && !std::isnan(median) && median != 0) {
+    return WorseSigmas(f.direction, v / median - 1, f.balance_centre, f.balance_spread);
+  }
+  const Mode& mode = NearestMode(f, m.level[fid]);
+  return WorseSigmas(f.direction, v, mode.centre, mode.spread);
+}
+
+std::map<std::string_view, ComponentDistance> ComponentDistances(
+    const Scaled& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
+    const std::vector<const FamilyModel*>& models, const NodeCentres& m) {
+  std::map<std::string_view, std::pair<std::vector<double>, std::string_view>> sigmas;
+  for (size_t j : cols) {
+    const auto f = static_cast<size_t>(c.family_of[j]);
+    if (std::isnan(t.at(i, j)) || models[f] == nullptr) continue;
+    auto& [zs, index] = sigmas[c.anatomy[j].component];
+    zs.push_back(ComponentSigmas(t, i, j, *models[f], m, f));
+    index = c.anatomy[j].index;
+  }
+  std::map<std::string_view, ComponentDistance> d;
+  for (auto& [component, group] : sigmas) {
+    std::vector<double>& zs = group.first;
+    if (zs.size() < 2) continue;
+    const auto [mean, but_worst] = PooledSigmas(zs);
+    d[component] = {mean, but_worst, zs.size(), group.second};
+  }
+  return d;
+}
+
+// Family models by family id, for one class (null where the class learned none).
+std::vector<const FamilyModel*> ModelsById(const Columns& c, const ClassModel& cm) {
+  std::unordered_map<std::string_view, const FamilyModel*> by_name;
+  for (const FamilyModel& f : cm.families) by_name[f.family] = &f;
+  std::vector<const FamilyModel*> out(c.families.size(), nullptr);
+  for (size_t f = 0; f < c.families.size(); ++f) {
+    auto it = by_name.find(c.families[f]);
+    if (it != by_name.end()) out[f] = it->second;
+  }
+  return out;
+}
+
+// The node's own noise: the robust spread of its balance deviations, pooled over all its
+// families, in their spreads; at least 1. A node that is noisy everywhere (healthy, but jittery)
+// gets its limits widened by that factor; one bad component among many does not move it.
+double NodeNoise(const Scaled& t, size_t i, const Columns& cols,
+                 const std::vector<const FamilyModel*>& models, const NodeCentres& centres) {
+  std::vector<double> own;
+  for (size_t f = 0; f < cols.families.size(); ++f) {
+    const FamilyModel* m = models[f];
+    const double median = centres.balance[f];
+    if (m == nullptr || !m->balanced || std::isnan(median) || median == 0) continue;
+    for (size_t j : cols.family_cols[f]) {
+      const double v = t.at(i, j);
+      if (!std::isnan(v)) own.push_back((v / median - 1 - m->balance_centre) / m->balance_spread);
+    }
+  }
+  return own.size() >= kMinNoiseSamples ? std::max(1.0, Mad(own) * kMadToSigma) : 1.0;
+}
+
+}  // namespace vigil::learned

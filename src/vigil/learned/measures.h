@@ -1,0 +1,114 @@
+// How learning (learn.h) and judging (judge.h) read a fleet table, shared by both so that the
+// limits Learn sets are those of the tests as Judge makes them: the table's columns grouped by
+// family, benchmark and pool, one class's view of the values (divided by its members' factors),
+// and the measures of one node that both take (its centres, each value's sigmas, each
+// component's pooled distance, the node's own noise). Internal to the `learned` module.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/learned/criteria.h"
+#include "vigil/results/anatomy.h"
+#include "vigil/results/summary.h"
+
+namespace vigil::learned {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr size_t kMinNoiseSamples = 16;  // values needed to estimate one node's own noise
+// A family judged by the balance inside the node has at least this many parts: the median of
+// fewer moves with the value judged (of four, it is the mean of the middle two, whose ratios to it
+// are then plus and minus half their gap, the extremes' larger: a mixture whose tail a robust
+// spread underestimates; on eval/fleetgen's four disks a node's balance found fewer slow disks
+// than the fleet alone).
+inline constexpr size_t kMinBalanceParts = 5;
+
+// A component with at most this many metrics in a pool is also judged without its worst one
+// (ComponentDistance::but_worst).
+inline constexpr size_t kFewMetrics = 3;
+
+// How far beyond the centre a value lies in the worse direction, in spreads.
+double WorseSigmas(Direction d, double v, double centre, double spread);
+
+// The metrics whose evidence is pooled per component (ComponentDistances): those of one benchmark
+// (`part` empty), or those of one kind of part (HBM, PCIe...) that two or more benchmarks measure.
+struct Pool {
+  std::string benchmark;                // the benchmark's name, or the part's benchmarks joined
+  std::string part;                     // "HBM", "PCIe", "GPU"...; "" for a benchmark's pool
+  std::vector<std::string> benchmarks;  // those it pools, sorted
+  std::vector<size_t> cols;
+};
+
+// The table's columns, parsed once and grouped: by family (one population) and by benchmark
+// (the metrics the fleet's distribution judges only), with small integer ids so that the per-node
+// loops do no string work.
+struct Columns {
+  std::vector<MetricAnatomy> anatomy;
+  std::vector<int> family_of;                    // column -> family id
+  std::vector<std::string> families;             // family id -> name
+  std::vector<std::vector<size_t>> family_cols;  // family id -> columns
+  std::map<std::string, std::vector<size_t>> benchmark_cols;
+  std::vector<Pool> pools;  // each benchmark's, then each part's across benchmarks
+  explicit Columns(const std::vector<std::string>& metrics);
+};
+
+// One class's view of the table: each value divided by its member's factor (FamilyModel::factors),
+// so that the parts of a family that differ by design (a pair of GPUs on one NVLink bridge, a GPU
+// whose host link is slower) are one population. `divisor` is by column, 1 where none applies.
+struct Scaled {
+  const FleetTable& t;
+  const std::vector<double>& divisor;
+  double at(size_t i, size_t j) const { return t.at(i, j) / divisor[j]; }
+};
+
+// Node i's medians of the families the fleet's distribution judges, by family id (NaN elsewhere):
+// `balance`, the reference of the balance inside the node, where the node has kMinBalanceParts or
+// more of the family's values; `level`, which picks the family's mode, where it has one or more.
+struct NodeCentres {
+  std::vector<double> balance, level;
+};
+
+NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
+                          std::vector<double>& scratch);
+
+// How far node i's value in column j lies beyond healthy, in robust sigmas: from the node's
+// balance where the family has one (it leaves the node's own offset out), else from the mode of
+// the fleet that the node's level picks.
+double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f,
+                       const NodeCentres& m, size_t fid);
+
+// One component's pooled distance within one pool, two ways, each judged against a limit of its
+// own. `mean`: PooledSigmas. `but_worst`: the same with the worst metric set aside, which differs
+// from it for a component of two or three metrics only (HBM's device copy and self copy; a kernel
+// launch's event and wall time): there one metric's wild value (heavy-tailed noise) moves the
+// mean as far as a slow component does, and the mean's limit must then lie far out. Where the
+// noise is near normal the mean finds more, where it is heavy-tailed the other: it needs both
+// metrics to agree.
+struct ComponentDistance {
+  double mean = 0, but_worst = 0;
+  size_t metrics = 0;
+  std::string_view index;  // the index its keys carry
+};
+
+// For each component of node i with two or more metrics in `cols` (one pool), by the component's
+// name (mem-bw measures PCIe 3 and HBM 3 apart, though both carry index 3): how far it lies beyond
+// healthy, pooled over its metrics. Over a sweep this is the distance of the component's curve
+// from the fleet's.
+std::map<std::string_view, ComponentDistance> ComponentDistances(
+    const Scaled& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
+    const std::vector<const FamilyModel*>& models, const NodeCentres& m);
+
+// Family models by family id, for one class (null where the class learned none).
+std::vector<const FamilyModel*> ModelsById(const Columns& c, const ClassModel& cm);
+
+// The node's own noise: the robust spread of its balance deviations, pooled over all its
+// families, in their spreads; at least 1. A node that is noisy everywhere (healthy, but jittery)
+// gets its limits widened by that factor; one bad component among many does not move it.
+double NodeNoise(const Scaled& t, size_t i, const Columns& cols,
+                 const std::vector<const FamilyModel*>& models, const NodeCentres& centres);
+
+}  // namespace vigil::learned
