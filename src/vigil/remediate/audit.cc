@@ -11,7 +11,8 @@ namespace vigil::remediate {
 namespace {
 
 template <class E, size_t N>
-Result<E> ParseName(std::string_view text, const std::array<std::pair<E, std::string_view>, N>& names,
+Result<E> ParseName(std::string_view text,
+                    const std::array<std::pair<E, std::string_view>, N>& names,
                     std::string_view what) {
   std::string all;
   for (const auto& [e, name] : names) {
@@ -19,7 +20,8 @@ Result<E> ParseName(std::string_view text, const std::array<std::pair<E, std::st
     all += all.empty() ? "" : ", ";
     all += name;
   }
-  return Status::InvalidArgument(fmt::format("{}: expected one of {}, got {}", what, all, Quote(text)));
+  return Status::InvalidArgument(
+      fmt::format("{}: expected one of {}, got {}", what, all, Quote(text)));
 }
 
 template <class E, size_t N>

@@ -62,23 +62,23 @@ bool IsFinal(Outcome outcome);
 
 // One line of the audit log.
 struct AuditRecord {
-  int64_t id = 0;      // assigned by the log, increasing
-  double time = 0;     // Unix seconds
-  std::string node;    // "" for a breaker record without a node
+  int64_t id = 0;    // assigned by the log, increasing
+  double time = 0;   // Unix seconds
+  std::string node;  // "" for a breaker record without a node
   Action action = Action::kDrain;
   Trigger trigger = Trigger::kDefective;
   Outcome outcome = Outcome::kQueued;
   // The drain reason ("vigil: GPU 3 ..."), or what a breaker record or a refusal says.
   std::string reason;
-  int attempt = 0;       // 1, 2, ... for a run of the backend; 0 for a decision without one
-  std::string command;   // what the attempt ran (one command line per line); "" for none
-  std::string output;    // what it printed, or its error; "" for none
+  int attempt = 0;      // 1, 2, ... for a run of the backend; 0 for a decision without one
+  std::string command;  // what the attempt ran (one command line per line); "" for none
+  std::string output;   // what it printed, or its error; "" for none
 };
 
 struct AuditFilter {
-  std::string node;     // "" for any
-  size_t limit = 100;   // the newest this many
-  int64_t before = 0;   // only records with an id below this (paging); 0: from the newest
+  std::string node;    // "" for any
+  size_t limit = 100;  // the newest this many
+  int64_t before = 0;  // only records with an id below this (paging); 0: from the newest
 };
 
 // Where the records go: the fleet service's store, or memory in tests.

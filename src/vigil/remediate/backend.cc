@@ -20,9 +20,10 @@ std::string Substitute(std::string_view arg, std::string_view action, std::strin
     arg.remove_prefix(open);
     std::string_view with;
     size_t used = 0;
-    for (const auto& [name, value] : {std::pair<std::string_view, std::string_view>{"{action}", action},
-                                      {"{node}", node},
-                                      {"{reason}", reason}}) {
+    for (const auto& [name, value] :
+         {std::pair<std::string_view, std::string_view>{"{action}", action},
+          {"{node}", node},
+          {"{reason}", reason}}) {
       if (arg.rfind(name, 0) == 0) {
         with = value;
         used = name.size();
@@ -122,9 +123,7 @@ class SlurmBackend : public Backend {
     return Finish(recording_, slurm_.DrainWithinLimit(node, reason, share_));
   }
 
-  Attempt Resume(std::string_view node) override {
-    return Finish(recording_, slurm_.Resume(node));
-  }
+  Attempt Resume(std::string_view node) override { return Finish(recording_, slurm_.Resume(node)); }
 
   Result<std::optional<BackendView>> View() override {
     Result<std::vector<cluster::SlurmNode>> nodes = slurm_.Nodes();

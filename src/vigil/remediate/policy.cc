@@ -130,8 +130,9 @@ class Reader {
 Result<Policy> Parse(const YAML::Node& doc, const Reader& r) {
   Policy p;
   if (doc.IsNull()) return p;  // an empty file: every default
-  VIGIL_RETURN_IF_ERROR(r.Map(doc, "", {"mode", "backend", "slurm", "command", "on", "lemon",
-                                        "breaker", "rate_limit", "dedupe", "retry"}));
+  VIGIL_RETURN_IF_ERROR(r.Map(doc, "",
+                              {"mode", "backend", "slurm", "command", "on", "lemon", "breaker",
+                               "rate_limit", "dedupe", "retry"}));
   if (const YAML::Node n = doc["mode"]) {
     VIGIL_ASSIGN_OR_RETURN(const std::string m, r.Choice(n, "mode", {"dry-run", "enforce"}));
     p.mode = m == "enforce" ? Mode::kEnforce : Mode::kDryRun;
@@ -160,8 +161,7 @@ Result<Policy> Parse(const YAML::Node& doc, const Reader& r) {
         return r.Error(n, "command.argv", "expected a list of the program and its arguments");
       }
       for (size_t i = 0; i < n.size(); ++i) {
-        VIGIL_ASSIGN_OR_RETURN(std::string arg,
-                               r.Text(n[i], fmt::format("command.argv[{}]", i)));
+        VIGIL_ASSIGN_OR_RETURN(std::string arg, r.Text(n[i], fmt::format("command.argv[{}]", i)));
         p.command.argv.push_back(std::move(arg));
       }
       if (p.command.argv.front().empty()) return r.Error(n, "command.argv[0]", "empty");
@@ -199,9 +199,9 @@ Result<Policy> Parse(const YAML::Node& doc, const Reader& r) {
       VIGIL_ASSIGN_OR_RETURN(p.lemon_defective, r.Whole(n, "lemon.defective", 1, kMaxLemonUploads));
     }
     if (p.lemon_defective > p.lemon_uploads) {
-      return r.Error(l["defective"] ? l["defective"] : l, "lemon.defective",
-                     fmt::format("{} is more than lemon.uploads ({})", p.lemon_defective,
-                                 p.lemon_uploads));
+      return r.Error(
+          l["defective"] ? l["defective"] : l, "lemon.defective",
+          fmt::format("{} is more than lemon.uploads ({})", p.lemon_defective, p.lemon_uploads));
     }
   }
   if (const YAML::Node b = doc["breaker"]) {
@@ -236,8 +236,7 @@ Result<Policy> Parse(const YAML::Node& doc, const Reader& r) {
     if (p.retry_max_s < p.retry_initial_s) {
       return r.Error(rt["max"] ? rt["max"] : rt, "retry.max",
                      fmt::format("{} is shorter than retry.initial ({})",
-                                 FormatDuration(p.retry_max_s),
-                                 FormatDuration(p.retry_initial_s)));
+                                 FormatDuration(p.retry_max_s), FormatDuration(p.retry_initial_s)));
     }
   }
   return p;

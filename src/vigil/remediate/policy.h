@@ -44,8 +44,8 @@ struct Policy {
   // Drains for the first three, resume for passing validations.
   std::array<std::optional<Action>, 4> on = {Action::kDrain, std::nullopt, std::nullopt,
                                              Action::kResume};
-  int lemon_defective = 3;  // a lemon: defective in at least this many ...
-  int lemon_uploads = 5;    // ... of its latest this many uploads
+  int lemon_defective = 3;          // a lemon: defective in at least this many ...
+  int lemon_uploads = 5;            // ... of its latest this many uploads
   double max_drained_share = 0.05;  // the breaker: cluster::DrainLimit of the fleet's nodes
   int rate_actions = 10;            // at most this many actions (queued or dry-run) ...
   double rate_per_s = 3600;         // ... in any window of this many seconds

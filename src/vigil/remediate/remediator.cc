@@ -24,7 +24,8 @@ constexpr size_t kRestorePage = 10000;
 // A reason Slurm takes: one line, with Vigil's prefix, not too long.
 std::string CleanReason(std::string_view reason) {
   std::string out(Trim(reason));
-  std::replace_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   if (out.rfind(cluster::kVigilReasonPrefix, 0) != 0) {
     out = fmt::format("{} {}", cluster::kVigilReasonPrefix, out);
   }
@@ -61,8 +62,8 @@ std::optional<Event> UploadEvent(const Policy& policy, const UploadFacts& upload
   return std::nullopt;
 }
 
-Remediator::Remediator(Policy policy, std::unique_ptr<Backend> backend, AuditLog& log,
-                       Clock& clock, std::function<size_t()> fleet_nodes)
+Remediator::Remediator(Policy policy, std::unique_ptr<Backend> backend, AuditLog& log, Clock& clock,
+                       std::function<size_t()> fleet_nodes)
     : policy_(std::move(policy)),
       backend_(std::move(backend)),
       log_(log),
@@ -79,8 +80,7 @@ Status Remediator::Restore() {
     if (got.empty()) break;
     page.before = got.back().id;
     const bool last = got.size() < kRestorePage;
-    all.insert(all.end(), std::make_move_iterator(got.begin()),
-               std::make_move_iterator(got.end()));
+    all.insert(all.end(), std::make_move_iterator(got.begin()), std::make_move_iterator(got.end()));
     if (last) break;
   }
   const bool enforce = policy_.mode == Mode::kEnforce;
@@ -95,9 +95,8 @@ Status Remediator::Restore() {
       }
       const bool done = enforce ? r.outcome == Outcome::kActed : r.outcome == Outcome::kDryRun;
       if (r.action == Action::kDrain && done) drained_.insert(r.node);
-      if (r.action == Action::kResume &&
-          (done || (enforce && (r.outcome == Outcome::kNotVigils ||
-                                r.outcome == Outcome::kAlready)))) {
+      if (r.action == Action::kResume && (done || (enforce && (r.outcome == Outcome::kNotVigils ||
+                                                               r.outcome == Outcome::kAlready)))) {
         drained_.erase(r.node);
       }
     }
@@ -131,8 +130,7 @@ size_t Remediator::Limit() const {
 void Remediator::Record(AuditRecord record) {
   if (Status s = log_.Append(record); !s.ok()) {
     spdlog::error("remediation: cannot write the audit log ({} {} {}): {}",
-                  ActionName(record.action), record.node, OutcomeName(record.outcome),
-                  s.message());
+                  ActionName(record.action), record.node, OutcomeName(record.outcome), s.message());
   }
 }
 
@@ -163,8 +161,9 @@ std::optional<Outcome> Remediator::Decide(const Event& event) {
   });
   if (!drain && !drained_.contains(event.node) && !queued_drain) return std::nullopt;
   const double now = clock_.MonotonicSeconds();
-  AuditRecord r{0, clock_.WallSeconds(), event.node, *action, event.trigger, Outcome::kQueued,
-                reason, 0, "", ""};
+  AuditRecord r{
+      0, clock_.WallSeconds(), event.node, *action, event.trigger, Outcome::kQueued, reason, 0, "",
+      ""};
   const auto decided = [&](Outcome o) {
     r.outcome = o;
     Count(*action, o);
@@ -180,9 +179,9 @@ std::optional<Outcome> Remediator::Decide(const Event& event) {
   if (drain) {
     if (breaker_open_) return decided(Outcome::kBreakerOpen);
     const size_t held =
-        drained_.size() + static_cast<size_t>(std::count_if(
-                              queue_.begin(), queue_.end(),
-                              [](const Job& j) { return j.action == Action::kDrain; }));
+        drained_.size() +
+        static_cast<size_t>(std::count_if(queue_.begin(), queue_.end(),
+                                          [](const Job& j) { return j.action == Action::kDrain; }));
     const size_t limit = Limit();
     if (held >= limit) {
       OpenBreaker(event, held, limit);
@@ -237,17 +236,18 @@ std::optional<Remediator::Job> Remediator::TakeDue(double now) {
 void Remediator::Run(Job job) {
   const Attempt a = job.action == Action::kDrain ? backend_->Drain(job.node, job.reason)
                                                  : backend_->Resume(job.node);
-  AuditRecord r{0,          clock_.WallSeconds(), job.node,  job.action, job.trigger,
-                Outcome::kActed, job.reason,       job.attempt, a.command, a.output};
+  AuditRecord r{
+      0,          clock_.WallSeconds(), job.node,  job.action, job.trigger, Outcome::kActed,
+      job.reason, job.attempt,          a.command, a.output};
   bool changed = false;
   {
     MutexLock lock(mu_);
     if (!a.status.ok()) {
       r.output = a.status.message();
       if (job.attempt < policy_.retry_attempts) {
-        const double wait = std::min(
-            policy_.retry_initial_s * std::pow(2.0, static_cast<double>(job.attempt - 1)),
-            policy_.retry_max_s);
+        const double wait =
+            std::min(policy_.retry_initial_s * std::pow(2.0, static_cast<double>(job.attempt - 1)),
+                     policy_.retry_max_s);
         r.outcome = Outcome::kRetrying;
         spdlog::warn("remediation: {} {} failed (attempt {} of {}), again in {}: {}",
                      ActionName(job.action), job.node, job.attempt, policy_.retry_attempts,
@@ -353,7 +353,8 @@ size_t Remediator::RunDueForTest() {
 RemediationStatus Remediator::Snapshot() const {
   RemediationStatus s;
   s.mode = policy_.mode;
-  s.backend = backend_ ? std::string(backend_->name()) : std::string(BackendKindName(policy_.backend));
+  s.backend =
+      backend_ ? std::string(backend_->name()) : std::string(BackendKindName(policy_.backend));
   MutexLock lock(mu_);
   s.breaker_open = breaker_open_;
   s.drained.assign(drained_.begin(), drained_.end());

@@ -29,8 +29,8 @@ class RemediatorTest : public ::testing::Test {
   void Make(Policy policy, size_t nodes = 40, bool knows_drains = true) {
     auto backend = std::make_unique<FakeBackend>(nodes, knows_drains);
     backend_ = backend.get();
-    remediator_ = std::make_unique<Remediator>(std::move(policy), std::move(backend), log_,
-                                               clock_, [nodes] { return nodes; });
+    remediator_ = std::make_unique<Remediator>(std::move(policy), std::move(backend), log_, clock_,
+                                               [nodes] { return nodes; });
   }
 
   std::vector<std::string> Outcomes() const {
@@ -154,8 +154,7 @@ TEST_F(RemediatorTest, TheSameActionOnTheSameNodeWithinTheDedupeWindowIsADuplica
   EXPECT_EQ(remediator_->Decide(Defective("n1")), Outcome::kDuplicate);
   clock_.Advance(1801);
   EXPECT_EQ(remediator_->Decide(Defective("n1")), Outcome::kQueued);
-  EXPECT_EQ(backend_->calls(),
-            (std::vector<std::string>{"drain n1", "resume n1"}));
+  EXPECT_EQ(backend_->calls(), (std::vector<std::string>{"drain n1", "resume n1"}));
 }
 
 TEST_F(RemediatorTest, AFailingActionIsRetriedWithExponentialBackOffEachAttemptRecorded) {
@@ -198,7 +197,7 @@ TEST_F(RemediatorTest, AnActionThatSucceedsOnARetryIsActed) {
   clock_.Advance(30);
   remediator_->RunDueForTest();
   EXPECT_EQ(Outcomes(), (std::vector<std::string>{"drain n1 queued", "drain n1 retrying #1",
-                                                   "drain n1 acted #2"}));
+                                                  "drain n1 acted #2"}));
 }
 
 TEST_F(RemediatorTest, AResumeOfANodeSomeoneElseDrainedIsRefused) {
@@ -264,7 +263,10 @@ TEST(UploadEventTest, ALemonIsDefectiveInEnoughOfItsLatestUploads) {
   p.lemon_defective = 3;
   p.lemon_uploads = 5;
   using V = Verdict;
-  UploadFacts u{"n1", V::kDefective, true, "vigil: GPU 3 hbm",
+  UploadFacts u{"n1",
+                V::kDefective,
+                true,
+                "vigil: GPU 3 hbm",
                 {V::kDefective, V::kHealthy, V::kDefective, V::kHealthy, V::kHealthy}};
   EXPECT_EQ(UploadEvent(p, u), std::nullopt);  // 2 of 5, and defective alone does nothing
   u.recent = {V::kDefective, V::kHealthy, V::kDefective, V::kHealthy, V::kDefective};
