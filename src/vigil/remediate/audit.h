@@ -60,6 +60,10 @@ Result<Outcome> ParseOutcome(std::string_view text);
 // records follow, and not the breaker's own kOpened and kReset.
 bool IsFinal(Outcome outcome);
 
+// What an attempt's record keeps of the commands' output; the rest is cut (a command may print
+// a megabyte).
+inline constexpr size_t kMaxAuditOutput = 4096;
+
 // One line of the audit log.
 struct AuditRecord {
   int64_t id = 0;    // assigned by the log, increasing

@@ -239,11 +239,15 @@ void Remediator::Run(Job job) {
   AuditRecord r{
       0,          clock_.WallSeconds(), job.node,  job.action, job.trigger, Outcome::kActed,
       job.reason, job.attempt,          a.command, a.output};
+  if (!a.status.ok()) r.output = a.status.message();
+  if (r.output.size() > kMaxAuditOutput) {
+    r.output.resize(kMaxAuditOutput);
+    r.output += " [cut]";
+  }
   bool changed = false;
   {
     MutexLock lock(mu_);
     if (!a.status.ok()) {
-      r.output = a.status.message();
       if (job.attempt < policy_.retry_attempts) {
         const double wait =
             std::min(policy_.retry_initial_s * std::pow(2.0, static_cast<double>(job.attempt - 1)),

@@ -189,6 +189,24 @@ TEST_F(RemediatorTest, AFailingActionIsRetriedWithExponentialBackOffEachAttemptR
   EXPECT_EQ((remediator_->Snapshot().decisions.at({Action::kDrain, Outcome::kFailed})), 1);
 }
 
+TEST_F(RemediatorTest, AnAttemptKeepsAtMostSomeKilobytesOfOutput) {
+  // A backend whose command printed a megabyte.
+  class Chatty : public FakeBackend {
+   public:
+    Attempt Drain(std::string_view node, std::string_view reason) override {
+      Attempt a = FakeBackend::Drain(node, reason);
+      a.output = std::string(1 << 20, 'x');
+      return a;
+    }
+  };
+  auto backend = std::make_unique<Chatty>();
+  remediator_ = std::make_unique<Remediator>(Enforcing(), std::move(backend), log_, clock_,
+                                             [] { return size_t{40}; });
+  remediator_->Decide(Defective("n1"));
+  remediator_->RunDueForTest();
+  EXPECT_LE(log_.All().back().output.size(), kMaxAuditOutput + 10);
+}
+
 TEST_F(RemediatorTest, AnActionThatSucceedsOnARetryIsActed) {
   Make(Enforcing());
   backend_->FailNext(1);
