@@ -163,6 +163,25 @@ TEST_F(RemediationTest, TheUploadIsAnsweredWhileTheBackendHangs) {
   EXPECT_TRUE(WaitForDrained(2));
 }
 
+TEST_F(RemediationTest, ANodeDefectiveInEnoughOfItsLatestUploadsIsALemon) {
+  remediate::Policy p;
+  p.on = {std::nullopt, std::nullopt, remediate::Action::kDrain, std::nullopt};  // lemons only
+  p.lemon_defective = 2;
+  p.lemon_uploads = 3;
+  ASSERT_TRUE(service_->EnableRemediation(p, nullptr).ok());
+  FleetRow row = LostGpu("n1");
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines({row})).status, 201);
+  EXPECT_EQ(Body(Call("GET", "/api/v1/remediation"))["count"], 0);  // once is not a lemon
+  row.values.back().second = 0.5;  // the next validation: other figures, defective again
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines({row})).status, 201);
+  const Json r = Body(Call("GET", "/api/v1/remediation"));
+  ASSERT_EQ(r["count"], 1) << r.dump();
+  EXPECT_EQ(r["records"][0]["trigger"], "lemon");
+  EXPECT_EQ(r["records"][0]["outcome"], "dry-run");
+  EXPECT_EQ(r["records"][0]["reason"],
+            "vigil: GPU 3 gpu-presence/missing:3 = 1 (lemon: 2 of the last 2 uploads defective)");
+}
+
 TEST_F(RemediationTest, TheListIsPagedNewestFirst) {
   Enable(remediate::Mode::kDryRun, 1000);
   std::vector<FleetRow> lost;
