@@ -79,8 +79,7 @@ TEST(ServeRemediationE2eTest, DrainsUpToTheBreakerAndResumesOnAPassingValidation
   ASSERT_TRUE(drained_by_hand.ok());
   ASSERT_EQ(drained_by_hand->exit_code, 0) << drained_by_hand->err;
 
-  ASSERT_TRUE(WriteFileAtomic(dir.File("policy.yaml"),
-                              fmt::format(R"(mode: enforce
+  ASSERT_TRUE(WriteFileAtomic(dir.File("policy.yaml"), fmt::format(R"(mode: enforce
 backend: slurm
 slurm: {{conf: {}, timeout: 10s}}
 on: {{defective: drain, passing_validation: resume}}
@@ -88,7 +87,7 @@ breaker: {{max_drained_share: 0.34}}
 rate_limit: {{actions: 100, per: 1h}}
 retry: {{initial: 1s, max: 2s, attempts: 3}}
 )",
-                                          (*cluster)->conf()))
+                                                                   (*cluster)->conf()))
                   .ok());
   testing::ServeProcess server(dir, dir.File("fleet.db"),
                                {"--remediation", dir.File("policy.yaml")});
@@ -132,8 +131,7 @@ retry: {{initial: 1s, max: 2s, attempts: 3}}
   const Json n0 = GetJson(server.port(), "/api/v1/remediation?node=" + nodes[0]);
   ASSERT_GE(n0["count"].get<int>(), 2) << n0.dump();
   EXPECT_EQ(n0["records"][0]["outcome"], "acted") << n0.dump();
-  EXPECT_NE(n0["records"][0]["command"].get<std::string>().find("State=DRAIN"),
-            std::string::npos)
+  EXPECT_NE(n0["records"][0]["command"].get<std::string>().find("State=DRAIN"), std::string::npos)
       << n0.dump();
 
   // Criteria from a healthy fleet, then a healthy quick-suite upload of a drained node resumes
@@ -166,9 +164,9 @@ retry: {{initial: 1s, max: 2s, attempts: 3}}
 TEST(ServeRemediationE2eTest, ABadPolicyExitsTwoBeforeListening) {
   TempDir dir;
   ASSERT_TRUE(WriteFileAtomic(dir.File("policy.yaml"), "mode: dry-run\nbackend: slurmm\n").ok());
-  const testing::ProcessResult r =
-      testing::RunVigil({"serve", "--db", dir.File("fleet.db"), "--listen", "127.0.0.1:0",
-                         "--port-file", dir.File("port"), "--remediation", dir.File("policy.yaml")});
+  const testing::ProcessResult r = testing::RunVigil(
+      {"serve", "--db", dir.File("fleet.db"), "--listen", "127.0.0.1:0", "--port-file",
+       dir.File("port"), "--remediation", dir.File("policy.yaml")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("policy.yaml:2: backend: \"slurmm\" is not one of slurm, command"),
             std::string::npos)

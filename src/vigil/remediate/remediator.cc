@@ -165,6 +165,7 @@ std::optional<Outcome> Remediator::Decide(const Event& event) {
       0, clock_.WallSeconds(), event.node, *action, event.trigger, Outcome::kQueued, reason, 0, "",
       ""};
   const auto decided = [&](Outcome o) {
+    mu_.AssertHeld();  // called below, under the lock
     r.outcome = o;
     Count(*action, o);
     Record(r);
