@@ -11,8 +11,10 @@ PACKAGES=(
   libboost-dev                            # Boost.Math: gamma, Poisson, chi-squared; Beast/Asio: HTTP
   libssl-dev openssl                      # TLS of `vigil serve` and its clients, SHA-256 idempotency keys; test certs
   libsimdjson-dev libre2-dev              # fleet JSONL at GB/s; linear-time regexes of rule files
+  libhowardhinnant-date-dev tzdata        # time zones: sacct prints the cluster's local time
   libgtest-dev libgmock-dev libbenchmark-dev
   mbw fio                                 # reference tools for docs/benchmarks.md
+  python3-yaml shellcheck                 # the Kubernetes manifests' and contrib scripts' checks
   prometheus                              # the real Prometheus of the detector's end-to-end test
   slurmctld slurmd slurm-client           # the real Slurm of the drain and resume tests (auth/none, loopback)
   chromium-headless-shell                 # loads the dashboard in the fleet service's end-to-end test

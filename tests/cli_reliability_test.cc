@@ -155,6 +155,33 @@ TEST(FleetStatsCliTest, BrokenLinesNameFileLineAndField) {
   EXPECT_EQ(RunVigil({"fleet", "stats", "--sacct", sacct, "--window", "-5m"}).exit_code, 2);
 }
 
+// A log written in the cluster's zone and read in it gives what UTC gives; read in another zone,
+// the times shift; a zone the database does not know is exit 2 naming the flag.
+TEST(FleetStatsCliTest, TimesAreReadInTheClustersZone) {
+  TempDir dir;
+  const auto simulate = [&](const std::string& zone, const std::string& out) {
+    return RunVigil({"simulate", "cluster", "--nodes", "64", "--days", "10", "--seed", "4",
+                     "--out-sacct", out, "--time-zone", zone});
+  };
+  ASSERT_EQ(simulate("UTC", dir.File("utc.txt")).exit_code, 0);
+  ASSERT_EQ(simulate("America/Chicago", dir.File("chicago.txt")).exit_code, 0);
+  EXPECT_NE(*ReadFile(dir.File("utc.txt")), *ReadFile(dir.File("chicago.txt")));
+  // 2026-01-01T00:00:00Z, the span's start, is 2025-12-31T18:00:00 in Chicago.
+  EXPECT_NE(ReadFile(dir.File("chicago.txt"))->find("|2025-12-31T18:"), std::string::npos);
+  const ProcessResult utc =
+      RunVigil({"fleet", "stats", "--sacct", dir.File("utc.txt"), "--time-zone", "UTC", "--json"});
+  const ProcessResult chicago = RunVigil({"fleet", "stats", "--sacct", dir.File("chicago.txt"),
+                                          "--time-zone", "America/Chicago", "--json"});
+  ASSERT_EQ(utc.exit_code, chicago.exit_code) << chicago.err;
+  EXPECT_EQ(utc.out, chicago.out);
+  const ProcessResult bad =
+      RunVigil({"fleet", "stats", "--sacct", dir.File("utc.txt"), "--time-zone", "Mars/Base"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--time-zone: time zone \"Mars/Base\": not in the tz database"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST(SimulateClusterCliTest, UnwritableOutputLeavesNothing) {
   TempDir dir;
   const ProcessResult r = RunVigil({"simulate", "cluster", "--out-sacct", dir.File("s.txt"),

@@ -50,11 +50,63 @@ TEST(CliTest, BenchListJson) {
   std::vector<std::string> names;
   for (const Json& b : list) names.push_back(b["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"cpu-stream", "cpu-latency", "cpu-flops", "disk",
-                                             "gpu-health", "gpu-gemm", "gpu-stress", "gpu-membw",
-                                             "gpu-memtest", "gpu-launch", "gpu-copy", "nccl"}));
+                                             "host-health", "gpu-health", "gpu-gemm", "gpu-stress",
+                                             "gpu-membw", "gpu-memtest", "gpu-launch", "gpu-copy",
+                                             "nccl"}));
+  // The health suite: what reads a fault in seconds.
+  for (const Json& b : list) {
+    const bool health =
+        b["name"] == "host-health" || b["name"] == "gpu-health" || b["name"] == "gpu-gemm";
+    EXPECT_EQ(b["health"], health) << b["name"];
+  }
   EXPECT_FALSE(list[3]["params"].empty());
   r = RunVigil({"bench", "list"});
   EXPECT_NE(r.out.find("disk.file_size"), std::string::npos);
+  EXPECT_NE(r.out.find("health,quick,full"), std::string::npos);
+}
+
+TEST(CliTest, TheHealthSuiteSaysOneLine) {
+  TempDir dir;
+  ProcessResult r = RunVigil({"run", "--suite", "health", "--scratch", dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "OK\n");
+  // No document unless asked: it runs every few minutes on every node.
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+
+  // A filesystem with less free than the minimum: the line names it, exit 1.
+  const std::string out = dir.File("health.json");
+  r = RunVigil({"run", "--suite", "health", "--scratch", dir.path(), "--set",
+                "host-health.min_free=16T", "--out", out});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "vigil: filesystem / root_full=1 (+1 more)\n");
+  Result<NodeResults> doc = ParseNodeResults(*ReadFile(out), out);
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_EQ(doc->suite, "health");
+  EXPECT_EQ(doc->benchmarks[0].name, "host-health");
+
+  r = RunVigil({"run", "--suite", "health", "--scratch", dir.path(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ((*ParseJson(r.out, "stdout"))["validation"]["line"], "OK");
+}
+
+TEST(CliTest, RunNamesTheNodeAsSlurmDoes) {
+  TempDir dir;
+  const std::string out = dir.File("r.json");
+  setenv("SLURMD_NODENAME", "gpu-017", 1);
+  ProcessResult r = RunVigil({"run", "--suite", "health", "--scratch", dir.path(), "--out", out});
+  unsetenv("SLURMD_NODENAME");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseNodeResults(*ReadFile(out), out)->node, "gpu-017");
+  // --slurm with a Slurm that cannot be reached (no slurm.conf): the line is printed, then the
+  // error, exit 3.
+  r = RunVigil({"run", "--suite", "health", "--scratch", dir.path(), "--slurm", "--set",
+                "host-health.min_free=16T", "--node", "n1", "--max-drained-share", "0.5"});
+  EXPECT_EQ(r.out.rfind("vigil: filesystem /", 0), 0u) << r.out;
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 1) << r.err;
+  r = RunVigil({"run", "--suite", "health", "--slurm", "--max-drained-share", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--max-drained-share"), std::string::npos) << r.err;
 }
 
 TEST(CliTest, UnknownBenchmarkListsValidNames) {
@@ -146,18 +198,18 @@ TEST(CliTest, QuickSuiteJson) {
   EXPECT_EQ(doc->node, "node-7");
   EXPECT_EQ(doc->suite, "quick");
   EXPECT_GT(doc->inventory.threads, 0);
-  // The suite's 12, and on a node with NVIDIA GPUs on PCI the run's own gpu-presence record.
-  ASSERT_GE(doc->benchmarks.size(), 12u);
-  ASSERT_EQ(doc->benchmarks.size(), doc->inventory.pci_gpus.empty() ? 12u : 13u);
+  // The suite's 13, and on a node with NVIDIA GPUs on PCI the run's own gpu-presence record.
+  ASSERT_GE(doc->benchmarks.size(), 13u);
+  ASSERT_EQ(doc->benchmarks.size(), doc->inventory.pci_gpus.empty() ? 13u : 14u);
   EXPECT_EQ(doc->benchmarks[0].name, "cpu-stream");
   ExpectPositiveFigures(*doc);
   // A node without an NVIDIA driver skips the GPU benchmarks, with the reason, and still passes.
-  for (size_t i = 4; i < 12; ++i) {
+  for (size_t i = 5; i < 13; ++i) {
     if (doc->benchmarks[i].status != BenchStatus::kSkipped) continue;
     EXPECT_FALSE(doc->benchmarks[i].error.empty()) << doc->benchmarks[i].name;
   }
   // Progress went to stderr, one line per start and finish.
-  EXPECT_NE(r.err.find("[4/12] disk"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[4/13] disk"), std::string::npos) << r.err;
 
   // The file holds the same document; the summary got one line for this node.
   Result<NodeResults> file = ReadNodeResults(out);

@@ -90,6 +90,50 @@ TEST(ServeE2eTest, RunReportsItsResultsAndTheSpoolKeepsThemWhileTheServerIsDown)
   EXPECT_NE(r.err.find("wrong token"), std::string::npos) << r.err;
 }
 
+// A health check with --report asks the service for the node's latest verdict: a node found
+// defective there fails its check though nothing local is wrong; an unknown node or a service
+// that cannot be reached leaves the check to what it read.
+TEST(ServeE2eTest, TheHealthCheckAsksTheServiceForTheNodesVerdict) {
+  TempDir dir;
+  ASSERT_TRUE(WriteFileAtomic(dir.File("token"), kToken).ok());
+  Server server(dir, dir.File("fleet.db"));
+  ASSERT_GT(server.port(), 0);
+  // n2's last validation found its root filesystem full (a fixed rule: no criteria needed).
+  ProcessResult r =
+      RunVigil({"run", "--suite", "health", "--set", "host-health.min_free=16T", "--node", "n2",
+                "--scratch", dir.path(), "--out", dir.File("n2.json")});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  r = RunVigil(
+      {"report", dir.File("n2.json"), "--report", server.url(), "--token-file", dir.File("token")});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, "n2: defective (failing: filesystem /, filesystem scratch)\n");
+
+  const auto health = [&](const std::string& node, const std::string& url) {
+    return RunVigil({"run", "--suite", "health", "--node", node, "--scratch", dir.path(),
+                     "--report", url, "--token-file", dir.File("token")});
+  };
+  r = health("n2", server.url());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "vigil: filesystem / defective at the fleet service's latest validation\n");
+  r = health("n3", server.url());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "OK\n");
+  r = health("n2", "http://127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "OK\n");
+  EXPECT_NE(r.err.find("the node's latest verdict is not known"), std::string::npos) << r.err;
+  // Passing checks uploaded nothing: the node's history is its one validation.
+  EXPECT_EQ(GetJson(server.port(), "/api/v1/nodes/n3")["uploads"], nullptr);
+  EXPECT_EQ(GetJson(server.port(), "/api/v1/nodes/n2")["uploads"], 1);
+  // A check that finds a fault sends its document: the service judges the node by it.
+  r = RunVigil({"run", "--suite", "health", "--set", "host-health.min_free=16T", "--node", "n4",
+                "--scratch", dir.path(), "--report", server.url(), "--token-file",
+                dir.File("token")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "vigil: filesystem / root_full=1 (+1 more)\n");
+  EXPECT_EQ(GetJson(server.port(), "/api/v1/nodes/n4")["verdict"], "defective");
+}
+
 // vigil detect --report posts its alerts to the fleet service; a server that cannot be reached
 // leaves them in --out and fails the command (exit 3), a wrong token is refused (exit 2).
 TEST(ServeE2eTest, DetectPostsItsAlertsToTheServer) {

@@ -41,12 +41,14 @@ CommandResult RunBenchList(const BenchListOptions& options) {
                               {"kind", KindName(p.kind)},
                               {"quick_default", p.quick_default},
                               {"full_default", p.full_default},
+                              {"health_default", p.Default(Suite::kHealth)},
                               {"help", p.help}});
       }
       out.push_back(Json{{"name", b->name()},
                          {"component", b->component()},
                          {"description", b->description()},
                          {"quick", b->in_quick_suite()},
+                         {"health", b->in_health_suite()},
                          {"params", std::move(params)}});
     }
     fmt::print("{}\n", DumpJson(out, 2));
@@ -54,16 +56,20 @@ CommandResult RunBenchList(const BenchListOptions& options) {
   }
   Table table({"NAME", "COMPONENT", "SUITES", "DESCRIPTION"});
   for (const Benchmark* b : registry.All()) {
-    table.Add({std::string(b->name()), std::string(b->component()),
-               b->in_quick_suite() ? "quick,full" : "full", std::string(b->description())});
+    std::string suites = b->in_health_suite() ? "health," : "";
+    suites += b->in_quick_suite() ? "quick,full" : "full";
+    table.Add({std::string(b->name()), std::string(b->component()), suites,
+               std::string(b->description())});
   }
   fmt::print("{}", table.ToString());
-  fmt::print("\nParameters (set with --set <benchmark>.<name>=<value>; quick/full defaults):\n");
-  Table params({"  PARAMETER", "KIND", "QUICK", "FULL", "MEANING"});
+  fmt::print(
+      "\nParameters (set with --set <benchmark>.<name>=<value>; health/quick/full defaults):\n");
+  Table params({"  PARAMETER", "KIND", "HEALTH", "QUICK", "FULL", "MEANING"});
   for (const Benchmark* b : registry.All()) {
     for (const ParamSpec& p : b->params()) {
       params.Add({fmt::format("  {}.{}", b->name(), p.name), std::string(KindName(p.kind)),
-                  p.quick_default, p.full_default, p.help});
+                  b->in_health_suite() ? p.Default(Suite::kHealth) : "-", p.quick_default,
+                  p.full_default, p.help});
     }
   }
   fmt::print("{}", params.ToString());

@@ -169,6 +169,19 @@ Result<int64_t> WholeJobNodes(const JobSizeFlags& flags) {
   return static_cast<int64_t>(nodes);
 }
 
+void AddTimeZoneFlag(CLI::App& cmd, std::string& zone) {
+  cmd.add_option("--time-zone", zone,
+                 "Time zone of the log's times without a Z (sacct prints the local time of the "
+                 "host it ran on): a tz database name such as Europe/Berlin, or local")
+      ->capture_default_str();
+}
+
+Result<TimeZone> TimeZoneFlag(const std::string& zone) {
+  Result<TimeZone> z = TimeZone::Find(zone);
+  if (!z.ok()) return z.status().WithContext("--time-zone");
+  return z;
+}
+
 Result<std::pair<std::string, int>> ParseHostPort(std::string_view flag, std::string_view text) {
   const size_t colon = text.rfind(':');
   int port = -1;

@@ -13,6 +13,7 @@
 #include "vigil/core/bounds.h"
 #include "vigil/core/figure.h"  // FormatFigure, which every table uses
 #include "vigil/core/status.h"
+#include "vigil/core/time_zone.h"
 #include "vigil/results/summary.h"
 #include "vigil/telemetry/http_client.h"
 
@@ -109,6 +110,12 @@ Result<FleetTable> ReadFleetFiles(const std::vector<std::string>& paths);
 // --ca-file, --client-cert and --client-key: how a command trusts an https:// server it sends to
 // (`url_flag` names that server's flag in the help).
 void AddTlsClientFlags(CLI::App& cmd, std::string_view url_flag, telemetry::TlsClientOptions& tls);
+
+// --time-zone: the zone a Slurm log's local times are in (sacct prints the time of the host it
+// ran on); "local" (the default) is this machine's.
+void AddTimeZoneFlag(CLI::App& cmd, std::string& zone);
+// The zone --time-zone names; InvalidArgument naming the flag.
+Result<TimeZone> TimeZoneFlag(const std::string& zone);
 
 Result<std::pair<std::string, int>> ParseHostPort(std::string_view flag, std::string_view text);
 

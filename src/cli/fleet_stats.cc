@@ -171,6 +171,7 @@ CLI::App* SetupFleetStats(CLI::App& fleet, FleetStatsCliOptions& o) {
   cmd->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (default: from the log)")
       ->check(InBounds(kGpusPerNodeOrLogBounds));
   cmd->add_flag("--lenient", o.lenient, "Skip and count broken lines instead of failing");
+  AddTimeZoneFlag(*cmd, o.time_zone);
   cmd->add_option("--truth", o.truth, "Planted lemons (CSV node,kind) to score the findings");
   cmd->add_flag("--json", o.json, "Print JSON");
   return cmd;
@@ -183,10 +184,14 @@ CommandResult RunFleetStats(const FleetStatsCliOptions& o) {
   options.fdr = o.fdr;
   options.confidence = o.confidence;
   options.gpus_per_node = o.gpus_per_node;
-  VIGIL_ASSIGN_OR_RETURN(
-      const reliability::FleetReport report,
-      reliability::AnalyzeFleetFiles(
-          {.sacct = o.sacct, .events = o.events, .truth = o.truth, .lenient = o.lenient}, options));
+  VIGIL_ASSIGN_OR_RETURN(const TimeZone zone, TimeZoneFlag(o.time_zone));
+  VIGIL_ASSIGN_OR_RETURN(const reliability::FleetReport report,
+                         reliability::AnalyzeFleetFiles({.sacct = o.sacct,
+                                                         .events = o.events,
+                                                         .truth = o.truth,
+                                                         .lenient = o.lenient,
+                                                         .time_zone = zone},
+                                                        options));
   WarnSkipped(report.sacct_skipped, o.sacct);
   WarnSkipped(report.events_skipped, o.events);
   const FleetStats& stats = report.stats;

@@ -9,14 +9,15 @@
 namespace vigil::cli {
 
 struct FleetStatsCliOptions {
-  std::string sacct;           // sacct --parsable2 output (required)
-  std::string events;          // node events CSV
-  std::string window = "10m";  // events this long before a failed job's end blame the nodes
-  double fdr = 0.05;           // false discovery rate of lemon nodes
-  double confidence = 0.95;    // of the failure-rate interval
-  int gpus_per_node = 0;       // 0: inferred from the log
-  bool lenient = false;        // skip and count broken lines
-  std::string truth;           // planted lemons to score against (from `vigil simulate cluster`)
+  std::string sacct;                // sacct --parsable2 output (required)
+  std::string events;               // node events CSV
+  std::string window = "10m";       // events this long before a failed job's end blame the nodes
+  double fdr = 0.05;                // false discovery rate of lemon nodes
+  double confidence = 0.95;         // of the failure-rate interval
+  int gpus_per_node = 0;            // 0: inferred from the log
+  bool lenient = false;             // skip and count broken lines
+  std::string time_zone = "local";  // of the log's times
+  std::string truth;  // planted lemons to score against (from `vigil simulate cluster`)
   bool json = false;
 };
 

@@ -23,6 +23,7 @@
 #include "vigil/core/text.h"
 #include "vigil/learned/health.h"
 #include "vigil/learned/learn.h"
+#include "vigil/learned/reason.h"
 #include "vigil/results/summary.h"
 #include "vigil/results/verdict.h"
 #include "vigil/server/client.h"
@@ -30,10 +31,30 @@
 namespace vigil::cli {
 namespace {
 
-std::string HostName() {
+// How long the fleet service may take to answer: a health check has seconds in all.
+constexpr double kServiceTimeout = 30;
+constexpr double kHealthServiceTimeout = 5;
+// --max-drained-share: a share of the nodes, and more than none.
+constexpr Bounds kDrainedShareBounds{.lo = 0, .hi = 1, .lo_open = true};
+
+// The node's name: --node, else Slurm's name for it (slurmd sets SLURMD_NODENAME for its health
+// check, prolog, epilog and jobs), else the host name.
+std::string NodeName(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (std::optional<std::string> slurm = Env::Default().GetVariable("SLURMD_NODENAME");
+      slurm && !slurm->empty()) {
+    return *slurm;
+  }
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
   return buf;
+}
+
+// What --out means: the path given, else vigil-results.json, except for the health suite, which
+// writes a document only where asked (it runs every few minutes on every node).
+std::string OutPath(const std::string& flag, Suite suite) {
+  if (!flag.empty() || suite == Suite::kHealth) return flag;
+  return "vigil-results.json";
 }
 
 // "cpu-stream.threads=1" into options.params["cpu-stream"]["threads"] = "1".
@@ -131,9 +152,13 @@ Status TakeCudaVisibleDevices(bool gpus_chosen, RunnerOptions& runner) {
 // What a run needs before its first benchmark, every flag checked.
 struct Prepared {
   RunnerOptions runner;
+  std::string out;                         // the results document's path; "": none
+  std::string node;                        // the node's name
   std::vector<const Benchmark*> selected;  // from the registry RunRun holds
   std::optional<learned::LearnedCriteria> criteria;
-  std::unique_ptr<server::ReportClient> reporter;  // null without --report
+  std::unique_ptr<server::ReportClient> reporter;    // null without --report
+  std::unique_ptr<cluster::CommandRunner> commands;  // scontrol's, with --slurm
+  std::optional<cluster::Slurm> slurm;               // with --slurm
 };
 
 Result<Prepared> Prepare(const RunOptions& options, const Registry& registry) {
@@ -149,8 +174,10 @@ Result<Prepared> Prepare(const RunOptions& options, const Registry& registry) {
   VIGIL_RETURN_IF_ERROR(TakeCudaVisibleDevices(!options.gpus.empty(), runner));
   VIGIL_ASSIGN_OR_RETURN(p.selected, registry.Select(runner.suite, options.benchmarks));
   VIGIL_RETURN_IF_ERROR(ValidateParams(p.selected, runner));
-  {
-    const Status out_ok = CheckWritable(options.out);
+  p.out = OutPath(options.out, runner.suite);
+  p.node = NodeName(options.node);
+  if (!p.out.empty()) {
+    const Status out_ok = CheckWritable(p.out);
     if (!out_ok.ok()) return out_ok.WithContext("--out");
   }
   if (!options.summary.empty()) {
@@ -161,8 +188,19 @@ Result<Prepared> Prepare(const RunOptions& options, const Registry& registry) {
     VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.criteria));
     VIGIL_ASSIGN_OR_RETURN(p.criteria, learned::CriteriaFromJson(text, options.criteria));
   }
-  VIGIL_ASSIGN_OR_RETURN(p.reporter,
-                         server::ReporterOf(options.report, options.token_file, options.tls));
+  // A health check must not hang on the service: it has seconds in all.
+  VIGIL_ASSIGN_OR_RETURN(
+      p.reporter,
+      server::ReporterOf(options.report, options.token_file, options.tls,
+                         runner.suite == Suite::kHealth ? kHealthServiceTimeout : kServiceTimeout));
+  if (options.slurm) {
+    VIGIL_RETURN_IF_ERROR(
+        CheckBounds("--max-drained-share", options.max_drained_share, kDrainedShareBounds));
+    p.commands = cluster::MakeProcessRunner();
+    cluster::SlurmOptions slurm;
+    slurm.conf = options.slurm_conf;
+    p.slurm.emplace(*p.commands, slurm);
+  }
   return p;
 }
 
@@ -182,31 +220,53 @@ RunEvents LoggedEvents() {
   return events;
 }
 
-// Uploads the document written to --out and logs the service's verdicts; true when it found
-// the node defective. A server that cannot be reached leaves the document in --spool.
-Result<bool> Report(const RunOptions& options, server::ReportClient& reporter,
-                    const std::string& node, Clock& clock) {
-  VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(options.out));
+// Uploads the document and logs the service's verdict, which it returns; kUnjudged when the
+// server could not be reached: the document then waits in --spool.
+Result<Verdict> Report(const RunOptions& options, server::ReportClient& reporter,
+                       const NodeResults& doc, Clock& clock) {
+  const std::string text = DumpJson(ToJson(doc), 2) + "\n";  // as --out holds it
+  const std::string& node = doc.node;
   Result<Json> answer = reporter.Upload(text);
   if (answer.ok()) {
-    bool defective = false;
+    Verdict verdict = Verdict::kUnjudged;
     for (const server::UploadVerdict& v : server::VerdictsOf(*answer)) {
-      defective |= v.verdict == VerdictName(Verdict::kDefective);
+      if (v.verdict == VerdictName(Verdict::kDefective)) verdict = Verdict::kDefective;
+      if (v.verdict == VerdictName(Verdict::kHealthy) && verdict == Verdict::kUnjudged) {
+        verdict = Verdict::kHealthy;
+      }
       spdlog::info("{}: verdict {} (criteria version {})", options.report, v.verdict,
                    v.criteria_version);
     }
-    return defective;
+    return verdict;
   }
   if (answer.status().code() != StatusCode::kUnavailable) return answer.status();
   VIGIL_ASSIGN_OR_RETURN(std::string kept,
                          server::SpoolDocument(options.spool, node, clock.WallSeconds(), text));
   spdlog::warn("{}; results kept in {}: send them with `vigil report --spool {} --report {}`",
                answer.status().message(), kept, options.spool, options.report);
-  return false;
+  return Verdict::kUnjudged;
 }
 
-void Print(const RunOptions& options, const NodeResults& doc, const FleetTable& row,
-           const learned::NodeJudgement& judged, bool with_criteria) {
+// The fault line of a health check that found nothing itself, from the service's latest
+// verdict of the node: a defective one names its first failing component. "OK" when the service
+// found it healthy, has no verdict, or cannot be reached (the check then rests on what it read).
+std::string ServiceLine(server::ReportClient& reporter, const std::string& url,
+                        const std::string& node) {
+  const Result<server::UploadVerdict> v = reporter.NodeVerdict(node);
+  if (!v.ok()) {
+    if (v.status().code() != StatusCode::kNotFound) {
+      spdlog::warn("{}: the node's latest verdict is not known: {}", url, v.status().message());
+    }
+    return "OK";
+  }
+  if (v->verdict != VerdictName(Verdict::kDefective)) return "OK";
+  return fmt::format("{} {} defective at the fleet service's latest validation",
+                     cluster::kVigilReasonPrefix, v->failing.empty() ? "node" : v->failing.front());
+}
+
+void Print(const RunOptions& options, const std::string& out_path, const NodeResults& doc,
+           const FleetTable& row, const learned::NodeJudgement& judged, bool with_criteria,
+           const std::string& line) {
   // Without criteria the rules alone judge: what they do not find at fault is reported healthy.
   const Verdict verdict = judged.findings.defective ? Verdict::kDefective : Verdict::kHealthy;
   if (options.json) {
@@ -215,11 +275,13 @@ void Print(const RunOptions& options, const NodeResults& doc, const FleetTable& 
     for (const auto& f : judged.findings.findings) findings.push_back(learned::FindingToJson(f));
     out["validation"] = Json{{"criteria", with_criteria ? Json(options.criteria) : Json(nullptr)},
                              {"verdict", VerdictName(verdict)},
-                             {"findings", std::move(findings)}};
+                             {"findings", std::move(findings)},
+                             {"line", line}};
     fmt::print("{}\n", DumpJson(out, 2));
     return;
   }
-  fmt::print("{}\nResults: {}\n", RenderTable(doc), options.out);
+  fmt::print("{}\nResults: {}\n", RenderTable(doc),
+             out_path.empty() ? std::string("not written (no --out)") : out_path);
   if (!options.summary.empty()) fmt::print("Summary line appended to {}\n", options.summary);
   if (with_criteria || judged.findings.defective) {
     const std::string judged_by = with_criteria ? options.criteria : "the rules that need no fleet";
@@ -233,19 +295,24 @@ void Print(const RunOptions& options, const NodeResults& doc, const FleetTable& 
 CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
   CLI::App* cmd = parent.add_subcommand(
       "run", "Benchmark this node and write its results document (exit 1 if a benchmark failed)");
-  cmd->add_option("--suite", options.suite, "quick (about a minute) or full")
-      ->check(CLI::IsMember({"quick", "full"}))
+  cmd->add_option("--suite", options.suite,
+                  "health (seconds, for a scheduler's health check: prints one line, OK or "
+                  "\"vigil: <component> <finding>\"), quick (about a minute) or full")
+      ->check(CLI::IsMember({"health", "quick", "full"}))
       ->capture_default_str();
   cmd->add_option("--bench", options.benchmarks, "Only these benchmarks, comma-separated")
       ->delimiter(',');
   cmd->add_option("--gpus", options.gpus,
                   "Only these GPUs, by NVML's (nvidia-smi's) index: 0,2-3 (default: those "
                   "CUDA_VISIBLE_DEVICES lists, or every one)");
-  cmd->add_option("--out", options.out, "Where to write the results document (JSON)")
-      ->capture_default_str();
+  cmd->add_option("--out", options.out,
+                  "Where to write the results document (JSON; default: vigil-results.json, "
+                  "none with --suite health)");
   cmd->add_option("--summary", options.summary,
                   "Append this node's flat line to a fleet summary JSONL file");
-  cmd->add_option("--node", options.node, "The node's name in the results (default: host name)");
+  cmd->add_option("--node", options.node,
+                  "The node's name in the results and in Slurm (default: $SLURMD_NODENAME, "
+                  "else the host name)");
   cmd->add_option("--scratch", options.scratch,
                   "Directory for the disk benchmark's file (default: $TMPDIR or /tmp)");
   cmd->add_option("--set", options.set,
@@ -265,6 +332,17 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
   cmd->add_option("--host-root", options.host_root,
                   "Read the host's /sys, /proc and /dev below this directory (a container that "
                   "mounts the host's there)");
+  cmd->add_flag("--slurm", options.slurm,
+                "Act on this node in Slurm: drain it on a fault (the reason is the fault line), "
+                "resume it after a validation passes (quick or full suite, judged healthy by "
+                "--criteria or --report), only when Vigil drained it (docs/slurm.md)");
+  cmd->add_option("--slurm-conf", options.slurm_conf,
+                  "--slurm: the slurm.conf scontrol reads (default: its own, or $SLURM_CONF)");
+  cmd->add_option("--max-drained-share", options.max_drained_share,
+                  "--slurm: the circuit breaker: Vigil drains no node while it holds this share "
+                  "of the nodes drained (at least one node)")
+      ->check(InBounds(kDrainedShareBounds))
+      ->capture_default_str();
   cmd->add_flag("--json", options.json, "Print the results document as JSON instead of a table");
   return cmd;
 }
@@ -272,12 +350,12 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
 CommandResult RunRun(const RunOptions& options) {
   // Everything the user gave is checked before the first benchmark runs.
   const Registry registry = BuiltinRegistry();
-  VIGIL_ASSIGN_OR_RETURN(const Prepared p, Prepare(options, registry));
+  VIGIL_ASSIGN_OR_RETURN(Prepared p, Prepare(options, registry));
+  const bool health = p.runner.suite == Suite::kHealth;
 
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
   Clock& clock = SystemClock();
-  const NodeRunOptions node{options.node.empty() ? HostName() : options.node,
-                            std::string(VigilVersion()), options.host_root};
+  const NodeRunOptions node{p.node, std::string(VigilVersion()), options.host_root};
   Result<NodeResults> ran = RunNode(p.selected, p.runner, node, LoggedEvents(), interrupted, clock);
   if (!ran.ok()) {
     if (ran.status().code() == StatusCode::kCancelled) {
@@ -286,7 +364,7 @@ CommandResult RunRun(const RunOptions& options) {
     return ran.status();
   }
   const NodeResults& doc = *ran;
-  VIGIL_RETURN_IF_ERROR(WriteNodeResults(options.out, doc));
+  if (!p.out.empty()) VIGIL_RETURN_IF_ERROR(WriteNodeResults(p.out, doc));
   if (!options.summary.empty()) {
     VIGIL_RETURN_IF_ERROR(AppendToFile(options.summary, FormatFleetRow(FleetRowOf(doc))));
   }
@@ -301,11 +379,46 @@ CommandResult RunRun(const RunOptions& options) {
   const learned::NodeJudgement judged =
       learned::JudgeNode(row, ran_criteria ? &*ran_criteria : nullptr);
   failed |= judged.findings.defective;
-  if (p.reporter) {
-    VIGIL_ASSIGN_OR_RETURN(const bool defective, Report(options, *p.reporter, doc.node, clock));
-    failed |= defective;
+  std::string line = learned::HealthLine(doc, judged.findings);
+  // A validation's verdict: the criteria's, or the fleet service's for the upload.
+  Verdict verdict = p.criteria ? judged.verdict : Verdict::kUnjudged;
+  // A health check that passes asks the service for the node's latest verdict; one that found a
+  // fault sends its document, so that the service (and its remediation) knows. A passing one
+  // sends nothing: its few readings must not replace the node's last validation.
+  if (p.reporter && health && line == "OK") {
+    line = ServiceLine(*p.reporter, options.report, doc.node);
+  } else if (p.reporter) {
+    VIGIL_ASSIGN_OR_RETURN(const Verdict service, Report(options, *p.reporter, doc, clock));
+    if (service == Verdict::kDefective) {
+      failed = true;
+      if (line == "OK") {
+        line = fmt::format("{} node defective at the fleet service", cluster::kVigilReasonPrefix);
+      }
+    }
+    if (service != Verdict::kUnjudged && verdict != Verdict::kDefective) verdict = service;
   }
-  Print(options, doc, row, judged, p.criteria.has_value());
+  failed |= line != "OK";
+
+  if (health && !options.json) {
+    fmt::print("{}\n", line);
+  } else {
+    Print(options, p.out, doc, row, judged, p.criteria.has_value(), line);
+  }
+  if (p.slurm) {
+    // A validation passed: every benchmark of its suite ran, none failed, and criteria judged it.
+    const bool passed =
+        !health && options.benchmarks.empty() && !failed && verdict == Verdict::kHealthy;
+    VIGIL_ASSIGN_OR_RETURN(
+        const cluster::NodeOutcome outcome,
+        cluster::ApplyNodeCheck(*p.slurm, {doc.node, line, passed}, options.max_drained_share));
+    if (!outcome.text.empty()) spdlog::warn("slurm: {}", outcome.text);
+    if (!health && !failed && !passed) {
+      spdlog::info("slurm: a drain by Vigil stays: {}",
+                   options.benchmarks.empty()
+                       ? "no criteria judged this run (give --criteria or --report)"
+                       : "--bench ran part of the suite");
+    }
+  }
   return failed ? ExitCode::kDefect : ExitCode::kHealthy;
 }
 

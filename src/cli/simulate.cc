@@ -183,12 +183,14 @@ CLI::App* SetupSimulateCluster(CLI::App& simulate, SimulateClusterOptions& o) {
   c->add_option("--out-sacct", o.out_sacct, "Where to write the sacct --parsable2 log")->required();
   c->add_option("--out-events", o.out_events, "Where to write the node events CSV");
   c->add_option("--truth", o.truth, "Where to write the planted lemons (CSV)");
+  AddTimeZoneFlag(*c, o.time_zone);
   c->add_flag("--json", o.json, "Print a JSON summary");
   return c;
 }
 
 CommandResult RunSimulateCluster(const SimulateClusterOptions& o) {
   sim::ClusterSimOptions s;
+  VIGIL_ASSIGN_OR_RETURN(s.time_zone, TimeZoneFlag(o.time_zone));
   s.nodes = o.nodes;
   s.days = o.days;
   s.lemons = o.lemons;

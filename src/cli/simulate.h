@@ -39,9 +39,10 @@ struct SimulateClusterOptions {
   int gpus_per_node = 8;
   double rate = 6.5;
   double lemon_factor = 100;
-  std::string out_sacct;   // required
-  std::string out_events;  // optional
-  std::string truth;       // optional
+  std::string out_sacct;            // required
+  std::string out_events;           // optional
+  std::string truth;                // optional
+  std::string time_zone = "local";  // the log's times are written in it
   bool json = false;
 };
 

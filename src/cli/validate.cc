@@ -9,6 +9,7 @@
 #include "vigil/core/json.h"
 #include "vigil/eval/evaluation.h"
 #include "vigil/learned/learn.h"
+#include "vigil/learned/reason.h"
 
 namespace vigil::cli {
 namespace {
@@ -21,17 +22,6 @@ using learned::NodeFindings;
 // False findings expected per healthy node: from one in 10^100 (criteria that judge little but
 // failures and missing data) to one per node.
 constexpr Bounds kLearnBudgetBounds{.lo = 1e-100, .hi = 1};
-
-std::string Range(const Finding& f) {
-  using learned::FindingTest;
-  if (f.test == FindingTest::kReturnCode || f.test == FindingTest::kHealth) return "0";
-  if (f.test == FindingTest::kMissing) return "present";
-  const std::string lo = std::isfinite(f.expected_low) ? FormatFigure(f.expected_low) : "";
-  const std::string hi = std::isfinite(f.expected_high) ? FormatFigure(f.expected_high) : "";
-  if (lo.empty()) return "<= " + hi;
-  if (hi.empty()) return ">= " + lo;
-  return lo + ".." + hi;
-}
 
 Json ScoreJson(const eval::Score& s) {
   Json rows = Json::array();
@@ -57,7 +47,7 @@ std::string RenderFindings(const FleetTable& table,
     for (const Finding& f : verdicts[i].findings) {
       if (++rows > kMaxRows) continue;
       t.Add({table.node(i), ComponentName(f.component), f.metric,
-             std::isnan(f.value) ? "-" : FormatFigure(f.value), Range(f),
+             std::isnan(f.value) ? "-" : FormatFigure(f.value), learned::ExpectedRange(f),
              // Only the fleet and balance tests measure a deviation from the fleet's centre
              // (none from a centre of 0).
              (f.test == learned::FindingTest::kFleet || f.test == learned::FindingTest::kBalance) &&

@@ -27,13 +27,36 @@ std::vector<int> BenchContext::Gpus(int count) const {
   return all;
 }
 
-std::string_view SuiteName(Suite suite) { return suite == Suite::kQuick ? "quick" : "full"; }
+std::string_view SuiteName(Suite suite) {
+  switch (suite) {
+    case Suite::kHealth:
+      return "health";
+    case Suite::kQuick:
+      return "quick";
+    case Suite::kFull:
+      return "full";
+  }
+  return "unknown";
+}
 
 Result<Suite> ParseSuite(std::string_view name) {
-  if (name == "quick") return Suite::kQuick;
-  if (name == "full") return Suite::kFull;
+  for (const Suite s : {Suite::kHealth, Suite::kQuick, Suite::kFull}) {
+    if (name == SuiteName(s)) return s;
+  }
   return Status::InvalidArgument(
-      fmt::format("unknown suite {} (expected quick or full)", Quote(name)));
+      fmt::format("unknown suite {} (expected health, quick or full)", Quote(name)));
+}
+
+const std::string& ParamSpec::Default(Suite suite) const {
+  switch (suite) {
+    case Suite::kHealth:
+      return health_default.empty() ? quick_default : health_default;
+    case Suite::kQuick:
+      return quick_default;
+    case Suite::kFull:
+      return full_default;
+  }
+  return quick_default;
 }
 
 Result<double> ParseParamValue(ParamKind kind, std::string_view value) {

@@ -14,8 +14,10 @@
 namespace vigil {
 
 enum class Suite {
-  kQuick,  // minutes at most; what `vigil run` does by default
-  kFull,   // longer and more thorough: larger sizes, sweeps, more repetitions
+  kHealth,  // seconds: a scheduler's health check, prolog or epilog (the driver's readings, a
+            // short checked product per GPU, host memory and disk space)
+  kQuick,   // minutes at most; what `vigil run` does by default
+  kFull,    // longer and more thorough: larger sizes, sweeps, more repetitions
 };
 
 std::string_view SuiteName(Suite suite);
@@ -35,6 +37,9 @@ struct ParamSpec {
   std::string quick_default;  // the value in the quick suite
   std::string full_default;   // the value in the full suite
   std::string help;
+  std::string health_default = "";  // the value in the health suite; "": the quick suite's
+
+  const std::string& Default(Suite suite) const;  // the value in `suite`
 };
 
 // Parses a value of the given kind. InvalidArgument naming the value when it does not parse or
@@ -74,6 +79,8 @@ class Benchmark {
   virtual std::string_view description() const = 0;
   // Whether the quick suite includes it (the full suite includes every benchmark).
   virtual bool in_quick_suite() const { return true; }
+  // Whether the health suite includes it: only what takes seconds and reads a fault directly.
+  virtual bool in_health_suite() const { return false; }
   virtual std::vector<ParamSpec> params() const { return {}; }
   // How long a run may take before the runner kills it.
   virtual double time_limit_s(Suite suite) const = 0;

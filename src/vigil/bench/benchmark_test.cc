@@ -10,6 +10,19 @@ TEST(BenchmarkTest, ParsesSuites) {
   EXPECT_EQ(*ParseSuite("full"), Suite::kFull);
   EXPECT_EQ(ParseSuite("fast").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(SuiteName(Suite::kFull), "full");
+  EXPECT_EQ(*ParseSuite("health"), Suite::kHealth);
+  EXPECT_EQ(SuiteName(Suite::kHealth), "health");
+  EXPECT_EQ(ParseSuite("fast").status().message(),
+            "unknown suite \"fast\" (expected health, quick or full)");
+}
+
+TEST(BenchmarkTest, TheHealthSuiteHasItsOwnDefaultsOrTheQuickOnes) {
+  const ParamSpec own{"size", ParamKind::kInt, "8192", "16384", "m = n = k", "2048"};
+  EXPECT_EQ(own.Default(Suite::kHealth), "2048");
+  EXPECT_EQ(own.Default(Suite::kQuick), "8192");
+  EXPECT_EQ(own.Default(Suite::kFull), "16384");
+  const ParamSpec quick{"reps", ParamKind::kInt, "10", "30", "timed runs"};
+  EXPECT_EQ(quick.Default(Suite::kHealth), "10");
 }
 
 TEST(BenchmarkTest, ParsesParamValues) {

@@ -8,6 +8,7 @@
 #include "vigil/bench/cpu/cpu_benchmarks.h"
 #include "vigil/bench/cuda/gpu_benchmarks.h"
 #include "vigil/bench/disk/disk_benchmark.h"
+#include "vigil/bench/host/host_health.h"
 #include "vigil/core/text.h"
 
 namespace vigil {
@@ -34,7 +35,9 @@ Result<std::vector<const Benchmark*>> Registry::Select(
   std::vector<const Benchmark*> out;
   if (names.empty()) {
     for (const auto& b : benchmarks_) {
-      if (suite == Suite::kFull || b->in_quick_suite()) out.push_back(b.get());
+      const bool in = suite == Suite::kFull || (suite == Suite::kQuick && b->in_quick_suite()) ||
+                      (suite == Suite::kHealth && b->in_health_suite());
+      if (in) out.push_back(b.get());
     }
     return out;
   }
@@ -58,6 +61,7 @@ Registry BuiltinRegistry() {
   r.Add(MakeCpuLatencyBenchmark());
   r.Add(MakeCpuFlopsBenchmark());
   r.Add(MakeDiskBenchmark());
+  r.Add(MakeHostHealthBenchmark());
   r.Add(MakeGpuHealthBenchmark());
   r.Add(MakeGpuGemmBenchmark());
   r.Add(MakeGpuStressBenchmark());

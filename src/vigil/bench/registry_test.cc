@@ -7,11 +7,13 @@ namespace {
 
 class Named : public Benchmark {
  public:
-  Named(std::string name, bool quick) : name_(std::move(name)), quick_(quick) {}
+  Named(std::string name, bool quick, bool health = false)
+      : name_(std::move(name)), quick_(quick), health_(health) {}
   std::string_view name() const override { return name_; }
   std::string_view component() const override { return "cpu"; }
   std::string_view description() const override { return "test"; }
   bool in_quick_suite() const override { return quick_; }
+  bool in_health_suite() const override { return health_; }
   double time_limit_s(Suite) const override { return 1; }
   Status Available(const BenchContext&) const override { return Status::Ok(); }
   Result<std::vector<Metric>> Run(const BenchContext&) const override {
@@ -21,13 +23,14 @@ class Named : public Benchmark {
  private:
   std::string name_;
   bool quick_;
+  bool health_;
 };
 
 Registry ThreeBenchmarks() {
   Registry r;
   r.Add(std::make_unique<Named>("a", true));
   r.Add(std::make_unique<Named>("b", false));
-  r.Add(std::make_unique<Named>("c", true));
+  r.Add(std::make_unique<Named>("c", true, true));
   return r;
 }
 
@@ -41,6 +44,7 @@ TEST(RegistryTest, SuitesSelect) {
   Registry r = ThreeBenchmarks();
   EXPECT_EQ(Names(*r.Select(Suite::kQuick, {})), (std::vector<std::string_view>{"a", "c"}));
   EXPECT_EQ(Names(*r.Select(Suite::kFull, {})), (std::vector<std::string_view>{"a", "b", "c"}));
+  EXPECT_EQ(Names(*r.Select(Suite::kHealth, {})), (std::vector<std::string_view>{"c"}));
 }
 
 TEST(RegistryTest, NamesSelectInRegistryOrder) {

@@ -177,7 +177,7 @@ BenchContext MakeContext(const Benchmark& benchmark, const RunnerOptions& option
   ctx.gpus = options.gpus;
   const auto user = options.params.find(std::string(benchmark.name()));
   for (const ParamSpec& p : benchmark.params()) {
-    std::string text = options.suite == Suite::kQuick ? p.quick_default : p.full_default;
+    std::string text = p.Default(options.suite);
     if (user != options.params.end()) {
       const auto it = user->second.find(p.name);
       if (it != user->second.end()) text = it->second;

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
 #include <thread>
 
+#include "vigil/cluster/scripted_runner.h"
 #include "vigil/testing/slurm_cluster.h"
 #include "vigil/testing/temp_dir.h"
 
@@ -66,20 +66,6 @@ TEST(SlurmTest, ANodeLineIsReadWithItsWholeReason) {
             "scontrol show node n1: no State= field");
   EXPECT_FALSE(ParseScontrolNode("").ok());
 }
-
-// Answers each call with the next scripted output and keeps what it was asked.
-class ScriptedRunner final : public CommandRunner {
- public:
-  std::deque<Result<CommandOutput>> answers;
-  std::vector<CommandSpec> calls;
-  Result<CommandOutput> Run(const CommandSpec& spec) override {
-    calls.push_back(spec);
-    if (answers.empty()) return Status::Internal("unscripted call");
-    Result<CommandOutput> next = std::move(answers.front());
-    answers.pop_front();
-    return next;
-  }
-};
 
 CommandOutput Printed(std::string out, int exit_code = 0, std::string err = "") {
   return CommandOutput{exit_code, std::move(out), std::move(err)};

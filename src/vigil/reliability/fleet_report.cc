@@ -15,10 +15,12 @@ Result<FleetReport> AnalyzeFleetFiles(const FleetFiles& files, const FleetStatsO
     VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(files.truth));
     VIGIL_ASSIGN_OR_RETURN(truth, ParseLemonTruth(text, files.truth));
   }
-  VIGIL_ASSIGN_OR_RETURN(const SacctLog log, ReadSacct(files.sacct, {.lenient = files.lenient}));
+  VIGIL_ASSIGN_OR_RETURN(
+      const SacctLog log,
+      ReadSacct(files.sacct, {.lenient = files.lenient, .time_zone = files.time_zone}));
   NodeEventLog events;
   if (!files.events.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(events, ReadNodeEvents(files.events, files.lenient));
+    VIGIL_ASSIGN_OR_RETURN(events, ReadNodeEvents(files.events, files.lenient, files.time_zone));
   }
   FleetReport report;
   VIGIL_ASSIGN_OR_RETURN(report.stats, ComputeFleetStats(log, events.events, options));

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "vigil/core/status.h"
+#include "vigil/core/time_zone.h"
 #include "vigil/reliability/fleet_stats.h"
 
 namespace vigil::reliability {
@@ -17,6 +18,7 @@ struct FleetFiles {
   std::string events;    // node events CSV (ReadNodeEvents); "": none
   std::string truth;     // planted lemons CSV (ParseLemonTruth); "": no score
   bool lenient = false;  // skip and count broken lines of the log and the events
+  TimeZone time_zone{};  // the zone of the log's and the events' local times (SacctOptions)
 };
 
 // Lines a lenient read skipped in one file.

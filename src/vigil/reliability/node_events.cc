@@ -14,9 +14,10 @@
 namespace vigil::reliability {
 namespace {
 
-// ISO 8601 or Unix seconds, within kUnixTimeBounds (years 1970 to 2200).
-std::optional<int64_t> ParseTimestamp(std::string_view s) {
-  if (std::optional<int64_t> iso = ParseIsoSeconds(s)) {
+// ISO 8601 (in `zone` unless it ends in Z) or Unix seconds, within kUnixTimeBounds (years 1970
+// to 2200).
+std::optional<int64_t> ParseTimestamp(std::string_view s, const TimeZone& zone) {
+  if (std::optional<int64_t> iso = ParseZonedIsoSeconds(s, zone)) {
     if (!kUnixTimeBounds.Contains(static_cast<double>(*iso))) return std::nullopt;
     return iso;
   }
@@ -29,7 +30,8 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
   return static_cast<int64_t>(std::floor(v));
 }
 
-Result<NodeEvent> ParseLine(std::string_view line, std::string_view source, int64_t line_no) {
+Result<NodeEvent> ParseLine(std::string_view line, std::string_view source, int64_t line_no,
+                            const TimeZone& zone) {
   const auto error = [&](std::string_view field, std::string_view what) {
     return Status::InvalidArgument(
         fmt::format("{}:{}: field {}: {}", source, line_no, field, what));
@@ -43,7 +45,7 @@ Result<NodeEvent> ParseLine(std::string_view line, std::string_view source, int6
   const size_t c3 = line.find(',', c2 + 1);
   NodeEvent e;
   const std::string_view ts = Trim(line.substr(0, c1));
-  const std::optional<int64_t> t = ParseTimestamp(ts);
+  const std::optional<int64_t> t = ParseTimestamp(ts, zone);
   if (!t) {
     return error("timestamp", fmt::format("bad time {} (ISO 8601 or Unix seconds, years 1970 to "
                                           "2200)",
@@ -62,7 +64,8 @@ Result<NodeEvent> ParseLine(std::string_view line, std::string_view source, int6
 
 }  // namespace
 
-Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view source, bool lenient) {
+Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view source, bool lenient,
+                                     const TimeZone& zone) {
   NodeEventLog log;
   bool have_header = false;
   LineReader lines(text);
@@ -80,7 +83,7 @@ Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view sou
       have_header = true;
       continue;
     }
-    Result<NodeEvent> e = ParseLine(line, source, line_no);
+    Result<NodeEvent> e = ParseLine(line, source, line_no, zone);
     if (e.ok()) {
       log.events.push_back(std::move(e).value());
     } else if (!lenient) {
@@ -96,9 +99,9 @@ Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view sou
   return log;
 }
 
-Result<NodeEventLog> ReadNodeEvents(const std::string& path, bool lenient) {
+Result<NodeEventLog> ReadNodeEvents(const std::string& path, bool lenient, const TimeZone& zone) {
   VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
-  return ParseNodeEvents(text, path, lenient);
+  return ParseNodeEvents(text, path, lenient, zone);
 }
 
 }  // namespace vigil::reliability

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/core/time_zone.h"
 
 namespace vigil::reliability {
 
@@ -29,9 +30,12 @@ struct NodeEventLog {
 // and kind must not be empty; everything after the third comma is the detail. Errors are
 // InvalidArgument "<source>:<line>: field <name>: <what>"; with `lenient` broken lines are
 // skipped and counted instead.
-Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view source, bool lenient);
+// ISO 8601 times without a trailing Z are read in `zone` (the cluster's, as sacct's).
+Result<NodeEventLog> ParseNodeEvents(std::string_view text, std::string_view source, bool lenient,
+                                     const TimeZone& zone = TimeZone());
 
 // ReadFile + ParseNodeEvents.
-Result<NodeEventLog> ReadNodeEvents(const std::string& path, bool lenient);
+Result<NodeEventLog> ReadNodeEvents(const std::string& path, bool lenient,
+                                    const TimeZone& zone = TimeZone());
 
 }  // namespace vigil::reliability

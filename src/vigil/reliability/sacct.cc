@@ -85,13 +85,13 @@ std::optional<int32_t> GpusOf(std::string_view tres) {
   return static_cast<int32_t>(untyped >= 0 ? untyped : typed);
 }
 
-// A Start or End time; "Unknown", "None" and empty are kNoTime. False if unreadable.
-bool ParseTime(std::string_view s, int64_t& out) {
+// A Start or End time in `zone`; "Unknown", "None" and empty are kNoTime. False if unreadable.
+bool ParseTime(std::string_view s, const TimeZone& zone, int64_t& out) {
   if (s == "Unknown" || s == "None" || s.empty()) {
     out = kNoTime;
     return true;
   }
-  const std::optional<int64_t> t = ParseIsoSeconds(s);
+  const std::optional<int64_t> t = ParseZonedIsoSeconds(s, zone);
   if (!t || !kUnixTimeBounds.Contains(static_cast<double>(*t))) return false;
   out = *t;
   return true;
@@ -177,11 +177,11 @@ class Parser {
       return Error(line_no, kState, fmt::format("unknown job state {}", Quote(Get(kState))));
     }
     job.state = *state;
-    if (!ParseTime(Get(kStart), job.start)) {
+    if (!ParseTime(Get(kStart), options_.time_zone, job.start)) {
       return Error(line_no, kStart,
                    fmt::format("bad time {} (ISO 8601, years 1970 to 2200)", Quote(Get(kStart))));
     }
-    if (!ParseTime(Get(kEnd), job.end)) {
+    if (!ParseTime(Get(kEnd), options_.time_zone, job.end)) {
       return Error(line_no, kEnd,
                    fmt::format("bad time {} (ISO 8601, years 1970 to 2200)", Quote(Get(kEnd))));
     }

@@ -14,6 +14,7 @@
 
 #include "vigil/core/status.h"
 #include "vigil/core/text.h"
+#include "vigil/core/time_zone.h"
 
 namespace vigil::reliability {
 
@@ -52,7 +53,7 @@ struct SacctJob {
   JobState state = JobState::kCompleted;
   int32_t nnodes = 0;       // NNodes, or the node count of NodeList without that field
   int32_t gpus = 0;         // gres/gpu in AllocTRES; 0 when absent
-  int64_t start = kNoTime;  // Unix seconds, read as UTC
+  int64_t start = kNoTime;  // Unix seconds (the log read in SacctOptions::time_zone)
   int64_t end = kNoTime;
   uint32_t nodes_begin = 0;  // the job's nodes: SacctLog::node_refs[begin, end)
   uint32_t nodes_end = 0;
@@ -83,6 +84,9 @@ struct SacctLog {
 
 struct SacctOptions {
   bool lenient = false;  // skip and count broken lines instead of failing on the first
+  // The zone sacct printed its times in: the zone of the host it ran on (its TZ), which the log
+  // does not say. A time with a trailing Z is UTC whatever this says.
+  TimeZone time_zone{};
 };
 
 // Parses the text of `sacct --parsable2` (or --parsable, with its trailing '|'). Required fields:

@@ -13,6 +13,22 @@ Result<SacctLog> Parse(std::string_view body, bool lenient = false) {
   return ParseSacct(std::string(kHeader) + std::string(body), "t.sacct", SacctOptions{lenient});
 }
 
+TEST(SacctTest, TimesAreReadInTheLogsZone) {
+  // The night clocks went back in Chicago: a job from 00:30 to 03:30 local ran four hours.
+  const std::string body =
+      "7|COMPLETED|1|gres/gpu=8|2026-11-01T00:30:00|2026-11-01T03:30:00|n1|0:0\n";
+  SacctOptions chicago;
+  chicago.time_zone = *TimeZone::Find("America/Chicago");
+  const auto log = ParseSacct(std::string(kHeader) + body, "t.sacct", chicago);
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  EXPECT_EQ(log->jobs[0].end - log->jobs[0].start, 4 * 3600);
+  EXPECT_EQ(FormatIsoSeconds(log->jobs[0].start), "2026-11-01T05:30:00");
+  // Read as UTC, the same line is a three-hour job.
+  const auto utc = Parse(body);
+  ASSERT_TRUE(utc.ok());
+  EXPECT_EQ(utc->jobs[0].end - utc->jobs[0].start, 3 * 3600);
+}
+
 TEST(SacctTest, ReadsAllocationsAndSkipsSteps) {
   const auto log = Parse(
       "100|COMPLETED|2|billing=16,cpu=192,gres/gpu=16,mem=2T,node=2|2026-01-01T00:00:00|"

@@ -48,7 +48,7 @@ Direction DirectionOf(std::string_view name) {
   return Direction::kEither;
 }
 
-// The readings of the GPU benchmarks with a fixed meaning (docs/run.md): gpu-health's and
+// The readings with a fixed meaning (docs/run.md): gpu-health's and
 // gpu-stress's from NVML, gpu-presence's from PCI, gpu-memtest's; judged by what they mean rather
 // than by their name's words; kEither (not one of them) otherwise.
 Direction HealthDirection(std::string_view benchmark, std::string_view name) {
@@ -87,10 +87,16 @@ Direction HealthDirection(std::string_view benchmark, std::string_view name) {
       {"missing", Direction::kClear}, {"pcie_lanes_missing", Direction::kClear}};
   static constexpr std::pair<std::string_view, Direction> kMemtest[] = {
       {"errors", Direction::kClear}, {"tested_gib", Direction::kInfo}};
+  // Vigil's host-health: the memory a node has, against its peers'; a filesystem nearly full.
+  static constexpr std::pair<std::string_view, Direction> kHost[] = {
+      {"memory_total_gib", Direction::kHigher}, {"memory_available_gib", Direction::kInfo},
+      {"root_free_gib", Direction::kInfo},      {"scratch_free_gib", Direction::kInfo},
+      {"root_full", Direction::kClear},         {"scratch_full", Direction::kClear}};
   if (benchmark == "gpu-health") return find(kHealth);
   if (benchmark == "gpu-stress") return find(kStress);
   if (benchmark == "gpu-presence") return find(kPresence);
   if (benchmark == "gpu-memtest") return find(kMemtest);
+  if (benchmark == "host-health") return find(kHost);
   return Direction::kEither;
 }
 
@@ -251,6 +257,9 @@ std::string ComponentOf(std::string_view benchmark, std::string_view name, std::
     return std::string(benchmark);
   } else if (benchmark == "disk-benchmark") {
     if (std::string_view disk = DiskOf(name); !disk.empty()) return numbered("disk", disk);
+  } else if (benchmark == "host-health") {
+    if (name.starts_with("memory")) return "memory";
+    return name.starts_with("root") ? "filesystem /" : "filesystem scratch";
   } else if (benchmark == "gpu-burn") {
     // "gpu_3_pass"
     if (name.starts_with("gpu_")) {

@@ -247,6 +247,14 @@ TEST(AnatomyTest, FamilyComponentDirectionAndSweep) {
   EXPECT_EQ(Anatomize("gpu-stress/peak_temperature_c:1").direction, Direction::kLower);
   EXPECT_EQ(Anatomize("gpu-stress/pcie_gen:1").direction, Direction::kHigher);
   EXPECT_EQ(Anatomize("gpu-stress/min_tflops:1").direction, Direction::kHigher);
+  // host-health: the memory against the fleet's, a full filesystem by itself.
+  EXPECT_EQ(Anatomize("host-health/memory_total_gib").direction, Direction::kHigher);
+  EXPECT_EQ(Anatomize("host-health/memory_total_gib").component, "memory");
+  EXPECT_EQ(Anatomize("host-health/memory_available_gib").direction, Direction::kInfo);
+  EXPECT_EQ(Anatomize("host-health/root_full").direction, Direction::kClear);
+  EXPECT_EQ(Anatomize("host-health/root_full").component, "filesystem /");
+  EXPECT_EQ(Anatomize("host-health/scratch_full").component, "filesystem scratch");
+  EXPECT_EQ(Anatomize("host-health/scratch_free_gib").direction, Direction::kInfo);
   // Only those benchmarks' readings: another benchmark's power_w is judged by its name.
   EXPECT_EQ(Anatomize("other/power_w:1").direction, Direction::kEither);
   EXPECT_TRUE(IsLearned(Direction::kEither));

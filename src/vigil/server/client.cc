@@ -12,6 +12,38 @@
 #include "vigil/telemetry/http_client.h"
 
 namespace vigil::server {
+namespace {
+
+// The bearer token, when there is one.
+httplib::Headers AuthHeaders(const std::string& token) {
+  httplib::Headers headers;
+  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+  return headers;
+}
+
+// The answer's JSON, or the error its status says (ReportClient::Upload's).
+Result<Json> Answer(const httplib::Result& res, const std::string& url, std::string_view what) {
+  if (!res) {
+    return Status::Unavailable(
+        fmt::format("{}: cannot reach the server: {}", url, httplib::to_string(res.error())));
+  }
+  Result<Json> answer = ParseJson(res->body, url);
+  std::string message = answer.ok() && answer->is_object() && answer->contains("error") &&
+                                (*answer)["error"].is_string()
+                            ? (*answer)["error"].get<std::string>()
+                            : res->body.substr(0, 200);
+  if (res->status >= 500) {
+    return Status::Unavailable(fmt::format("{}: server error {}: {}", url, res->status, message));
+  }
+  if (res->status >= 400) {
+    return Status::InvalidArgument(
+        fmt::format("{}: {} refused ({}): {}", url, what, res->status, message));
+  }
+  if (!answer.ok()) return answer.status();
+  return answer;
+}
+
+}  // namespace
 
 ReportClient::ReportClient(std::string url, std::string prefix, std::string token,
                            std::unique_ptr<httplib::Client> client)
@@ -41,28 +73,35 @@ Result<Json> ReportClient::PostAlerts(std::string_view body) {
 
 Result<Json> ReportClient::Post(std::string_view endpoint, std::string_view what,
                                 std::string_view body) {
-  httplib::Headers headers;
-  if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
   const std::string path = prefix_ + std::string(endpoint);
-  httplib::Result res = client_->Post(path, headers, body.data(), body.size(), "application/json");
-  if (!res) {
-    return Status::Unavailable(
-        fmt::format("{}: cannot reach the server: {}", url_, httplib::to_string(res.error())));
+  return Answer(
+      client_->Post(path, AuthHeaders(token_), body.data(), body.size(), "application/json"), url_,
+      what);
+}
+
+Result<UploadVerdict> ReportClient::NodeVerdict(std::string_view node) {
+  std::string escaped;
+  for (const char c : node) {
+    const bool plain =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~';
+    escaped += plain ? std::string(1, c) : fmt::format("%{:02X}", static_cast<unsigned char>(c));
   }
-  Result<Json> answer = ParseJson(res->body, url_);
-  std::string message = answer.ok() && answer->is_object() && answer->contains("error") &&
-                                (*answer)["error"].is_string()
-                            ? (*answer)["error"].get<std::string>()
-                            : res->body.substr(0, 200);
-  if (res->status >= 500) {
-    return Status::Unavailable(fmt::format("{}: server error {}: {}", url_, res->status, message));
+  httplib::Result res =
+      client_->Get(prefix_ + "/api/v1/nodes/" + escaped + "?limit=1", AuthHeaders(token_));
+  if (res && res->status == 404) {
+    return Status::NotFound(fmt::format("{}: no upload of node {}", url_, Quote(node)));
   }
-  if (res->status >= 400) {
-    return Status::InvalidArgument(
-        fmt::format("{}: {} refused ({}): {}", url_, what, res->status, message));
+  VIGIL_ASSIGN_OR_RETURN(const Json answer, Answer(res, url_, "node"));
+  UploadVerdict v;
+  v.node = std::string(node);
+  if (answer.is_object()) {
+    v.verdict = answer.value("verdict", "");
+    v.criteria_version = answer.value("criteria_version", int64_t{0});
+    for (const Json& f : answer.value("failing", Json::array())) {
+      if (f.is_string()) v.failing.push_back(f.get<std::string>());
+    }
   }
-  if (!answer.ok()) return answer.status();
-  return answer;
+  return v;
 }
 
 std::vector<UploadVerdict> VerdictsOf(const Json& answer) {
@@ -97,13 +136,14 @@ Result<std::string> ReadToken(const std::string& path, Env& env) {
 
 Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
                                                  const std::string& token_file,
-                                                 const telemetry::TlsClientOptions& tls) {
+                                                 const telemetry::TlsClientOptions& tls,
+                                                 double timeout_s) {
   if (url.empty()) return std::unique_ptr<ReportClient>();
   std::string token;
   if (!token_file.empty()) {
     VIGIL_ASSIGN_OR_RETURN(token, ReadToken(token_file));
   }
-  return ReportClient::Create(url, std::move(token), 30, tls);
+  return ReportClient::Create(url, std::move(token), timeout_s, tls);
 }
 
 Result<std::string> SpoolDocument(const std::string& dir, std::string_view node, double now,

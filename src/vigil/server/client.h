@@ -35,6 +35,14 @@ class Reporter {
   virtual Result<Json> PostAlerts(std::string_view body) = 0;
 };
 
+// One node's verdict in the server's answer to an upload.
+struct UploadVerdict {
+  std::string node;
+  std::string verdict;  // healthy, defective or unjudged
+  std::vector<std::string> failing;
+  int64_t criteria_version = 0;
+};
+
 // The Reporter of a `vigil serve` at a URL. Not thread-safe (one connection).
 class ReportClient final : public Reporter {
  public:
@@ -49,6 +57,9 @@ class ReportClient final : public Reporter {
   Result<Json> Upload(std::string_view body) override;
   // POSTs to /api/v1/alerts; errors as Upload's.
   Result<Json> PostAlerts(std::string_view body) override;
+  // The latest verdict of `node` (GET /api/v1/nodes/{node}). NotFound when the service holds no
+  // upload of it; otherwise errors as Upload's.
+  Result<UploadVerdict> NodeVerdict(std::string_view node);
 
  private:
   ReportClient(std::string url, std::string prefix, std::string token,
@@ -56,14 +67,6 @@ class ReportClient final : public Reporter {
   Result<Json> Post(std::string_view endpoint, std::string_view what, std::string_view body);
   std::string url_, prefix_, token_;
   std::unique_ptr<httplib::Client> client_;
-};
-
-// One node's verdict in the server's answer to an upload.
-struct UploadVerdict {
-  std::string node;
-  std::string verdict;  // healthy, defective or unjudged
-  std::vector<std::string> failing;
-  int64_t criteria_version = 0;
 };
 
 // The verdicts of an answer of POST /api/v1/results (fields it lacks stay empty).
@@ -77,7 +80,8 @@ Result<std::string> ReadToken(const std::string& path, Env& env = Env::Default()
 // when `url` is empty.
 Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
                                                  const std::string& token_file,
-                                                 const telemetry::TlsClientOptions& tls = {});
+                                                 const telemetry::TlsClientOptions& tls = {},
+                                                 double timeout_s = 30);
 
 // Keeps a document in the spool directory (made if missing) under a name that sorts by time:
 // "<stamp>-<node>.json", or "<stamp>-<node>-<n>.json" (n = 2, 3, ...) when that is taken: a

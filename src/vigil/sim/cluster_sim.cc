@@ -245,13 +245,14 @@ void AddNoiseEvents(const ClusterSimOptions& o, uint32_t nodes, double horizon, 
 
 // The node events CSV, in time order.
 std::string EventsCsv(std::vector<Event>& events, const std::vector<std::string>& names,
-                      int64_t start_unix) {
+                      int64_t start_unix, const TimeZone& zone) {
   std::sort(events.begin(), events.end(),
             [](const Event& a, const Event& b) { return a.time < b.time; });
   std::string csv = "timestamp,node,kind,detail\n";
   for (const Event& e : events) {
-    fmt::format_to(std::back_inserter(csv), "{},{},{},{}\n", FormatIsoSeconds(start_unix + e.time),
-                   names[e.node], e.kind, e.detail);
+    fmt::format_to(std::back_inserter(csv), "{},{},{},{}\n",
+                   FormatZonedIsoSeconds(start_unix + e.time, zone), names[e.node], e.kind,
+                   e.detail);
   }
   return csv;
 }
@@ -300,16 +301,18 @@ Result<ClusterSimOutput> SimulateCluster(const ClusterSimOptions& o) {
     if (!running && fate.infra) ++out.infra_failures;
     if (!running && fate.failure_event) events.push_back(*fate.failure_event);
     const auto start_unix = o.start_unix + static_cast<int64_t>(start);
-    fmt::format_to(std::back_inserter(out.sacct),
-                   "{}|{}|{}|billing={},cpu={},gres/gpu={},node={}|{}|{}|{}|{}\n", ++job_id,
-                   running ? "RUNNING" : fate.state, job.size, job.gpus, job.gpus * kCpusPerGpu,
-                   job.gpus, job.size, FormatIsoSeconds(start_unix),
-                   running ? "Unknown" : FormatIsoSeconds(o.start_unix + static_cast<int64_t>(end)),
-                   reliability::CompressHostlist(job_names), running ? "0:0" : fate.exit_code);
+    fmt::format_to(
+        std::back_inserter(out.sacct),
+        "{}|{}|{}|billing={},cpu={},gres/gpu={},node={}|{}|{}|{}|{}\n", ++job_id,
+        running ? "RUNNING" : fate.state, job.size, job.gpus, job.gpus * kCpusPerGpu, job.gpus,
+        job.size, FormatZonedIsoSeconds(start_unix, o.time_zone),
+        running ? "Unknown"
+                : FormatZonedIsoSeconds(o.start_unix + static_cast<int64_t>(end), o.time_zone),
+        reliability::CompressHostlist(job_names), running ? "0:0" : fate.exit_code);
     ++out.jobs;
   }
   AddNoiseEvents(o, n, horizon, rng, events);
-  out.events = EventsCsv(events, names, o.start_unix);
+  out.events = EventsCsv(events, names, o.start_unix, o.time_zone);
   return out;
 }
 

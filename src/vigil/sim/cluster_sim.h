@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/core/time_zone.h"
 
 namespace vigil::sim {
 
@@ -20,6 +21,7 @@ struct ClusterSimOptions {
   double lemon_factor = 100;                 // how many times more often a lemon fails
   double time_limit_s = 3 * 86400.0;         // jobs planned longer end in TIMEOUT
   int64_t start_unix = 1767225600;           // 2026-01-01T00:00:00Z
+  TimeZone time_zone{};  // the log's and the events' times are written in it, as sacct would
 };
 
 // The log is built in memory, about 130 bytes for each of the ~0.9 jobs per node-day: nodes x

@@ -117,11 +117,13 @@ class GpuGemm : public Benchmark {
     return "cuBLASLt matrix multiply per GPU: fp64, tf32, fp16, bf16, fp8, checked (TFLOP/s)";
   }
   std::vector<ParamSpec> params() const override {
-    return {{"size", ParamKind::kInt, "8192", "8192", "m = n = k of the timed products"},
+    // The health suite's product is a check that the GPU computes right, timed briefly.
+    return {{"size", ParamKind::kInt, "8192", "8192", "m = n = k of the timed products", "2048"},
             {"check_size", ParamKind::kInt, "1024", "2048", "m = n = k of the checked product"},
-            {"repetitions", ParamKind::kInt, "10", "30", "timed products of each type"}};
+            {"repetitions", ParamKind::kInt, "10", "30", "timed products of each type", "3"}};
   }
-  double time_limit_s(Suite) const override { return 600; }
+  bool in_health_suite() const override { return true; }
+  double time_limit_s(Suite suite) const override { return suite == Suite::kHealth ? 30 : 600; }
   Status Available(const BenchContext&) const override { return CudaGpus().status(); }
 
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {

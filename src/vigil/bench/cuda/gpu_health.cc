@@ -23,7 +23,8 @@ class GpuHealth : public Benchmark {
     return "NVML health per GPU: ECC errors, row remapping, PCIe link, power, temperature, "
            "throttling";
   }
-  double time_limit_s(Suite) const override { return 60; }
+  bool in_health_suite() const override { return true; }
+  double time_limit_s(Suite suite) const override { return suite == Suite::kHealth ? 15 : 60; }
 
   Status Available(const BenchContext&) const override { return nvml::VisibleGpus().status(); }
 
