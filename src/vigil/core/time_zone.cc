@@ -38,9 +38,9 @@ Result<TimeZone> TimeZone::Find(std::string_view name) {
   try {
     z.zone_ = name == "local" ? LocalZone() : date::locate_zone(name);
   } catch (const std::exception&) {
-    return Status::InvalidArgument(fmt::format(
-        "time zone {}: not in the tz database (a name such as Europe/Berlin, or local)",
-        Quote(name)));
+    return Status::InvalidArgument(
+        fmt::format("time zone {}: not in the tz database (a name such as Europe/Berlin, or local)",
+                    Quote(name)));
   }
   if (z.zone_ != nullptr) z.name_ = std::string(z.zone_->name());
   if (z.name_ == "Etc/UTC") z.zone_ = nullptr;  // no transitions to look up

@@ -29,13 +29,13 @@ TEST(TimeZoneTest, ALocalTimeIsReadInItsZone) {
 TEST(TimeZoneTest, TheHoursClocksSkipAndRepeat) {
   const TimeZone chicago = *TimeZone::Find("America/Chicago");
   // 2026-03-08: 02:00 CST jumps to 03:00 CDT; 02:30 never happens and reads as 03:00 CDT (08:00Z).
-  EXPECT_EQ(FormatZonedIsoSeconds(*ParseZonedIsoSeconds("2026-03-08T02:30:00", chicago),
-                                  TimeZone()),
-            "2026-03-08T08:00:00");
+  EXPECT_EQ(
+      FormatZonedIsoSeconds(*ParseZonedIsoSeconds("2026-03-08T02:30:00", chicago), TimeZone()),
+      "2026-03-08T08:00:00");
   // 2026-11-01: 01:30 happens twice; the first, in CDT (06:30Z).
-  EXPECT_EQ(FormatZonedIsoSeconds(*ParseZonedIsoSeconds("2026-11-01T01:30:00", chicago),
-                                  TimeZone()),
-            "2026-11-01T06:30:00");
+  EXPECT_EQ(
+      FormatZonedIsoSeconds(*ParseZonedIsoSeconds("2026-11-01T01:30:00", chicago), TimeZone()),
+      "2026-11-01T06:30:00");
   // A job from 00:30 to 03:30 local that night ran four hours.
   EXPECT_EQ(*ParseZonedIsoSeconds("2026-11-01T03:30:00", chicago) -
                 *ParseZonedIsoSeconds("2026-11-01T00:30:00", chicago),
