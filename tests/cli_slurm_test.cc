@@ -100,7 +100,7 @@ struct Site {
     // Each node's criteria in a file of its own, so that a test can fail one node.
     Write(dir.path() + "/slurm.env",
           fmt::format("VIGIL={}\nVIGIL_STATE={}/state\nSLURM_CONF={}/slurm.conf\n"
-                      "VIGIL_MAX_DRAINED_SHARE={}\n"
+                      "VIGIL_MAX_DRAINED_SHARE={}\nVIGIL_DRAIN_JITTER=2s\n"
                       "VIGIL_CRITERIA={}/criteria-$SLURMD_NODENAME.json\n",
                       VIGIL_BINARY, dir.path(), dir.path(), max_drained_share, dir.path()));
     Write(dir.path() + "/health-check",

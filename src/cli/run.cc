@@ -152,6 +152,11 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
                   "of the nodes drained (at least one node)")
       ->check(InBounds(agent::kDrainedShareBounds))
       ->capture_default_str();
+  cmd->add_option("--drain-jitter", options.drain_jitter,
+                  "--slurm: a drain first waits a random time up to this (slurmd starts every "
+                  "node's health check at once; spread out, racing drains do not all undo "
+                  "themselves at the breaker)")
+      ->capture_default_str();
   cmd->add_flag("--json", options.json, "Print the results document as JSON instead of a table");
   return cmd;
 }
@@ -159,6 +164,8 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
 CommandResult RunRun(const RunOptions& options) {
   agent::NodeAgentOptions a = options.agent;
   a.vigil_version = std::string(VigilVersion());
+  VIGIL_ASSIGN_OR_RETURN(a.drain_jitter_s, ParseDurationFlag("--drain-jitter", options.drain_jitter,
+                                                             agent::kDrainJitterBounds));
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
   Result<agent::NodeAgentResult> ran =
       agent::RunNodeAgent(a, LoggedEvents(), interrupted, SystemClock());

@@ -11,8 +11,9 @@
 namespace vigil::cli {
 
 struct RunOptions {
-  agent::NodeAgentOptions agent;  // everything but how to print
-  bool json = false;              // print the document as JSON instead of the table
+  agent::NodeAgentOptions agent;     // everything but how to print
+  bool json = false;                 // print the document as JSON instead of the table
+  std::string drain_jitter = "10s";  // agent.drain_jitter_s, as the flag gives it
 };
 
 CLI::App* SetupRun(CLI::App& parent, RunOptions& options);

@@ -6,12 +6,15 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/log.h"
+#include "vigil/remediate/backend.h"
+#include "vigil/remediate/policy.h"
 #include "vigil/results/verdict.h"
 #include "vigil/server/api.h"
 #include "vigil/server/client.h"
@@ -84,11 +87,23 @@ CLI::App* SetupServe(CLI::App& parent, ServeOptions& o) {
       ->check(CLI::IsMember({"full", "normal"}))
       ->capture_default_str();
   c->add_option("--port-file", o.port_file, "Write the port bound here once listening");
+  c->add_option("--remediation", o.remediation,
+                "Remediation policy (YAML): drain and resume nodes through Slurm or a command "
+                "(dry-run unless it says enforce; docs/serve.md)");
   return c;
 }
 
 CommandResult RunServe(const ServeOptions& o) {
   VIGIL_ASSIGN_OR_RETURN(const auto host_port, ParseHostPort("--listen", o.listen));
+  std::optional<remediate::Policy> policy;
+  if (!o.remediation.empty()) {
+    Result<remediate::Policy> read = remediate::ReadPolicy(o.remediation);
+    // Any policy that cannot be read is bad input (exit 2), found before anything starts.
+    if (!read.ok()) {
+      return Status::InvalidArgument(fmt::format("--remediation: {}", read.status().message()));
+    }
+    policy = std::move(read).value();
+  }
   if (!o.error_log.empty()) VIGIL_RETURN_IF_ERROR(LogToFile(o.error_log));
   server::ApiOptions api_options;
   api_options.allow_insecure_writes = o.insecure_allow_writes;
@@ -112,6 +127,13 @@ CommandResult RunServe(const ServeOptions& o) {
                          store::OpenSqliteStore(o.db, {.sync_full = o.sync == "full"}));
   server::FleetService service(*store, SystemClock(), learned::LearnOptions{});
   VIGIL_RETURN_IF_ERROR(service.Start());
+  if (policy) {
+    const remediate::Policy& p = *policy;
+    spdlog::info("remediation: {} through {} ({}; breaker at {} of the fleet)",
+                 remediate::ModeName(p.mode), remediate::BackendKindName(p.backend), o.remediation,
+                 p.max_drained_share);
+    VIGIL_RETURN_IF_ERROR(service.EnableRemediation(p, remediate::MakeBackend(p)));
+  }
   server::Api api(service, api_options);
   server::HttpOptions http_options{.host = host_port.first,
                                    .port = host_port.second,

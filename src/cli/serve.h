@@ -19,6 +19,7 @@ struct ServeOptions {
   double max_body_mb = 64;
   std::string sync = "full";
   std::string port_file;
+  std::string remediation;  // the remediation policy (YAML); "" for none
   bool token_for_reads = false;
   std::vector<std::string> allowed_hosts;
   std::string tls_cert, tls_key, tls_client_ca;

@@ -16,6 +16,7 @@
 #include "vigil/core/env.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/random.h"
 #include "vigil/core/text.h"
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/reason.h"
@@ -151,6 +152,8 @@ Result<Prepared> Prepare(const NodeAgentOptions& options, const Registry& regist
   if (options.slurm) {
     VIGIL_RETURN_IF_ERROR(
         CheckBounds("--max-drained-share", options.max_drained_share, kDrainedShareBounds));
+    VIGIL_RETURN_IF_ERROR(
+        CheckBounds("--drain-jitter", options.drain_jitter_s, kDrainJitterBounds));
     p.commands = cluster::MakeProcessRunner();
     cluster::SlurmOptions slurm;
     slurm.conf = options.slurm_conf;
@@ -254,8 +257,13 @@ Result<NodeAgentResult> RunNodeAgent(const NodeAgentOptions& options, const RunE
     // A validation passed: every benchmark of its suite ran, none failed, and criteria judged it.
     const bool passed =
         !health && options.benchmarks.empty() && !r.failed && verdict == Verdict::kHealthy;
+    // Each node draws its own delay: the health checks of all nodes start at the same moment.
+    Rng rng(std::hash<std::string>{}(doc.node) ^ static_cast<uint64_t>(clock.WallSeconds() * 1e6),
+            getpid());
+    const cluster::NodeCheck check{doc.node, r.line, passed,
+                                   rng.Uniform() * options.drain_jitter_s};
     Result<cluster::NodeOutcome> outcome =
-        cluster::ApplyNodeCheck(*p.slurm, {doc.node, r.line, passed}, options.max_drained_share);
+        cluster::ApplyNodeCheck(*p.slurm, check, options.max_drained_share, clock);
     if (outcome.ok()) {
       r.slurm = *std::move(outcome);
     } else {

@@ -41,11 +41,14 @@ struct NodeAgentOptions {
   bool slurm = false;                 // drain on a fault, resume after a passed validation
   std::string slurm_conf;             // SLURM_CONF for scontrol; "": the environment's
   double max_drained_share = cluster::kDefaultMaxDrainedShare;  // the circuit breaker
+  double drain_jitter_s = cluster::kDefaultDrainJitter;         // a drain waits a random part of it
   std::string vigil_version;                                    // the document's vigil_version
 };
 
 // --max-drained-share: a share of the nodes, and more than none.
 inline constexpr Bounds kDrainedShareBounds{.lo = 0, .hi = 1, .lo_open = true};
+// --drain-jitter: inside a health check's 60 s with the suite's 20 s.
+inline constexpr Bounds kDrainJitterBounds{.lo = 0, .hi = 30, .seconds = true};
 
 struct NodeAgentResult {
   NodeResults doc;

@@ -6,13 +6,15 @@
 
 namespace vigil::cluster {
 
-Result<NodeOutcome> ApplyNodeCheck(Slurm& slurm, const NodeCheck& check, double max_share) {
+Result<NodeOutcome> ApplyNodeCheck(Slurm& slurm, const NodeCheck& check, double max_share,
+                                   Clock& clock) {
   NodeOutcome out;
   if (check.line != "OK") {
     if (!check.line.starts_with(kVigilReasonPrefix)) {
       return Status::InvalidArgument(
           fmt::format("check line {}: neither OK nor a fault line", Quote(check.line)));
     }
+    if (check.drain_delay_s > 0) clock.SleepFor(check.drain_delay_s, nullptr);
     VIGIL_ASSIGN_OR_RETURN(const SlurmAction a,
                            slurm.DrainWithinLimit(check.node, check.line, max_share));
     switch (a) {

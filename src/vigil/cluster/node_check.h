@@ -9,6 +9,7 @@
 #include <string>
 
 #include "vigil/cluster/slurm.h"
+#include "vigil/core/clock.h"
 
 namespace vigil::cluster {
 
@@ -22,7 +23,15 @@ struct NodeCheck {
   // A validation that judged the node healthy: every benchmark of the quick or full suite ran,
   // none failed, and criteria (learned, or the fleet service's) found nothing.
   bool passed_validation = false;
+  // How long to wait before a drain's count of the breaker (the caller draws it at random, up to
+  // kDefaultDrainJitter): slurmd starts the health checks of every node at the same moment, and
+  // checks that count and drain at the same instant all find the limit passed and all undo their
+  // drains (slurm.h), interval after interval. Spread out, they drain one after another.
+  double drain_delay_s = 0;
 };
+
+// The spread of the drain delays: well inside Slurm's 60 s for a health check.
+inline constexpr double kDefaultDrainJitter = 10;
 
 // What the check did to the node.
 struct NodeOutcome {
@@ -33,9 +42,11 @@ struct NodeOutcome {
   std::string text;
 };
 
-// Acts on `check` through `slurm`: drains on a fault line (DrainWithinLimit with `max_share`),
-// resumes after a passed validation (Resume), nothing otherwise. Errors are Slurm's (the command
-// and what it printed); InvalidArgument for a line that is neither "OK" nor a fault line.
-Result<NodeOutcome> ApplyNodeCheck(Slurm& slurm, const NodeCheck& check, double max_share);
+// Acts on `check` through `slurm`: drains on a fault line (after check.drain_delay_s on `clock`,
+// DrainWithinLimit with `max_share`), resumes after a passed validation (Resume), nothing
+// otherwise. Errors are Slurm's (the command and what it printed); InvalidArgument for a line
+// that is neither "OK" nor a fault line.
+Result<NodeOutcome> ApplyNodeCheck(Slurm& slurm, const NodeCheck& check, double max_share,
+                                   Clock& clock);
 
 }  // namespace vigil::cluster

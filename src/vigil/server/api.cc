@@ -161,7 +161,56 @@ void AppendUploadJson(std::string& out, const store::Upload& u) {
   fmt::format_to(std::back_inserter(out), ",\"repeated\":{}}}", u.repeated);
 }
 
+// Remediation's series (docs/serve.md): decisions by action and final outcome (every pair, 0
+// included, so that a rate over them starts from the service's start), the breaker, the nodes
+// held drained.
+void AppendRemediationMetrics(const remediate::Remediator& r, std::string* out) {
+  using remediate::Action;
+  using remediate::Outcome;
+  const remediate::RemediationStatus st = r.Snapshot();
+  *out +=
+      "# HELP vigil_remediation_decisions_total Remediation decisions by action and outcome.\n"
+      "# TYPE vigil_remediation_decisions_total counter\n";
+  for (const Action a : {Action::kDrain, Action::kResume}) {
+    for (const Outcome o :
+         {Outcome::kActed, Outcome::kDryRun, Outcome::kDuplicate, Outcome::kRateLimited,
+          Outcome::kBreakerOpen, Outcome::kNotVigils, Outcome::kAlready, Outcome::kFailed}) {
+      if (a == Action::kResume && o == Outcome::kBreakerOpen) continue;
+      if (a == Action::kDrain && o == Outcome::kNotVigils) continue;
+      const auto it = st.decisions.find({a, o});
+      telemetry::AppendExpositionLine(
+          "vigil_remediation_decisions_total",
+          {{"action", std::string(remediate::ActionName(a))},
+           {"outcome", std::string(remediate::OutcomeName(o))}},
+          it == st.decisions.end() ? 0.0 : static_cast<double>(it->second), out);
+    }
+  }
+  *out +=
+      "# HELP vigil_remediation_breaker_open 1 while the circuit breaker refuses drains.\n"
+      "# TYPE vigil_remediation_breaker_open gauge\n";
+  telemetry::AppendExpositionLine("vigil_remediation_breaker_open", {}, st.breaker_open ? 1 : 0,
+                                  out);
+  *out +=
+      "# HELP vigil_remediation_drained_nodes Nodes Vigil holds drained.\n"
+      "# TYPE vigil_remediation_drained_nodes gauge\n";
+  telemetry::AppendExpositionLine("vigil_remediation_drained_nodes", {},
+                                  static_cast<double>(st.drained.size()), out);
+}
+
 }  // namespace
+
+Json AuditRecordJson(const remediate::AuditRecord& a) {
+  return Json{{"id", a.id},
+              {"time", FormatUtc(a.time)},
+              {"node", a.node},
+              {"action", remediate::ActionName(a.action)},
+              {"trigger", remediate::TriggerName(a.trigger)},
+              {"outcome", remediate::OutcomeName(a.outcome)},
+              {"reason", a.reason},
+              {"attempt", a.attempt},
+              {"command", a.command},
+              {"output", a.output}};
+}
 
 Api::Api(FleetService& service, ApiOptions options)
     : service_(service), options_(std::move(options)) {}
@@ -274,6 +323,14 @@ Response Api::Route(const Request& req, std::string& route) {
   if (rest == "criteria/learn") {
     route = "/api/v1/criteria/learn";
     return write([&] { return Learn(); });
+  }
+  if (rest == "remediation") {
+    route = "/api/v1/remediation";
+    return get ? GetRemediation(req) : MethodNotAllowed("GET");
+  }
+  if (rest == "remediation/reset") {
+    route = "/api/v1/remediation/reset";
+    return write([&] { return ResetRemediation(); });
   }
   if (rest == "alerts") {
     route = "/api/v1/alerts";
@@ -440,6 +497,50 @@ Response Api::GetAlerts(const Request& req) {
   return r;
 }
 
+Response Api::GetRemediation(const Request& req) {
+  Result<size_t> limit = LimitParam(req, 100, 10000);
+  if (!limit.ok()) return StatusResponse(limit.status());
+  int64_t before = 0;
+  if (const std::string b = Param(req, "before"); !b.empty()) {
+    const auto [p, ec] = std::from_chars(b.data(), b.data() + b.size(), before);
+    if (ec != std::errc() || p != b.data() + b.size() || before <= 0) {
+      return ErrorResponse(400, fmt::format("before: expected a record id, got {}", Quote(b)));
+    }
+  }
+  Result<std::vector<remediate::AuditRecord>> records =
+      service_.store().Remediations({Param(req, "node"), *limit, before});
+  if (!records.ok()) return StatusResponse(records.status());
+  Json state = nullptr;
+  if (remediate::Remediator* r = service_.remediator()) {
+    const remediate::RemediationStatus st = r->Snapshot();
+    state = Json{{"mode", remediate::ModeName(st.mode)},
+                 {"backend", st.backend},
+                 {"breaker_open", st.breaker_open},
+                 {"drained", st.drained},
+                 {"limit", st.limit},
+                 {"queued", st.queued}};
+  }
+  Json list = Json::array();
+  for (const remediate::AuditRecord& a : *records) list.push_back(AuditRecordJson(a));
+  return JsonResponse(Json{{"enabled", state != nullptr},
+                           {"state", std::move(state)},
+                           {"count", list.size()},
+                           {"records", std::move(list)}});
+}
+
+Response Api::ResetRemediation() {
+  remediate::Remediator* r = service_.remediator();
+  if (r == nullptr) {
+    return ErrorResponse(409, "remediation is off: start vigil serve with --remediation POLICY");
+  }
+  const bool was_open = r->ResetBreaker();
+  const remediate::RemediationStatus st = r->Snapshot();
+  return JsonResponse(Json{{"reset", was_open},
+                           {"breaker_open", st.breaker_open},
+                           {"drained", st.drained},
+                           {"limit", st.limit}});
+}
+
 Response Api::Healthz() {
   if (Status s = service_.store().Health(); !s.ok()) return ErrorResponse(503, s.message());
   Result<store::StoreCounts> counts = service_.store().Counts();
@@ -497,6 +598,7 @@ Response Api::Metrics() {
     fmt::format_to(std::back_inserter(out), "# TYPE {} counter\n", name);
     AppendExpositionLine(name, {}, static_cast<double>(value->load()), &out);
   }
+  if (remediate::Remediator* r = service_.remediator()) AppendRemediationMetrics(*r, &out);
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
   out +=
       "# HELP vigil_criteria_version The criteria uploads are judged by (0: none).\n"
@@ -550,6 +652,12 @@ Response Api::FleetPage(const Request& req) {
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
   page.criteria_version = active ? active->version : 0;
   page.now = service_.clock().WallSeconds();
+  if (remediate::Remediator* r = service_.remediator()) {
+    page.remediation = r->Snapshot();
+    Result<std::vector<remediate::AuditRecord>> actions =
+        service_.store().Remediations({"", 20, 0});
+    if (actions.ok()) page.actions = std::move(actions).value();
+  }
   return HtmlPage(RenderFleetPage(page));
 }
 
@@ -559,7 +667,11 @@ Response Api::NodePage(std::string_view node) {
   Result<std::vector<store::Upload>> history = service_.store().History(node, 100, false);
   if (!history.ok()) return StatusResponse(history.status());
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
-  return HtmlPage(RenderNodePage(*state, *history, active.get(), service_.clock().WallSeconds()));
+  Result<std::vector<remediate::AuditRecord>> actions =
+      service_.store().Remediations({std::string(node), 50, 0});
+  if (!actions.ok()) return StatusResponse(actions.status());
+  return HtmlPage(
+      RenderNodePage(*state, *history, active.get(), service_.clock().WallSeconds(), *actions));
 }
 
 }  // namespace vigil::server

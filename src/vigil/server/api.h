@@ -10,6 +10,9 @@
 //   GET  /api/v1/criteria        the current criteria and every version
 //   POST /api/v1/alerts          detector alerts (JSONL or an array)
 //   GET  /api/v1/alerts          the newest alerts (?machine=, ?limit=)
+//   GET  /api/v1/remediation     remediation's state and audit log, newest first (?node=,
+//                                ?limit=, ?before=)
+//   POST /api/v1/remediation/reset   a person closes the circuit breaker
 //   GET  /metrics                Prometheus exposition
 //   GET  /healthz                liveness, and the store's database file and readability
 //   GET  /  and  /nodes/{node}   the dashboard (HTML)
@@ -60,6 +63,9 @@ struct ConnectionCounters {
   std::atomic<int64_t> timed_out{0};  // closed for a slow head, body or TLS handshake, or idle
 };
 
+// One audit record as the API writes it.
+Json AuditRecordJson(const remediate::AuditRecord& record);
+
 // A JSON error response: {"error": message, "status": status}.
 Response ErrorResponse(int status, std::string_view message);
 
@@ -90,6 +96,8 @@ class Api {
   Response GetCriteria();
   Response PostAlerts(const Request& request);
   Response GetAlerts(const Request& request);
+  Response GetRemediation(const Request& request);
+  Response ResetRemediation();
   Response Metrics();
   Response Healthz();
   Response FleetPage(const Request& request);

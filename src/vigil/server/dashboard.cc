@@ -206,6 +206,32 @@ void AddBands(std::vector<Series>& series, const std::string& hardware,
   }
 }
 
+// Remediation's records, newest first: when, the node, what, why, and what came of it.
+std::string ActionsTable(const std::vector<remediate::AuditRecord>& actions, bool with_node) {
+  std::string body = fmt::format(
+      "<table id=\"remediation\"><thead><tr><th>Time</th>{}<th>Action</th><th>Trigger</th>"
+      "<th>Outcome</th><th>Reason</th><th>Attempt</th></tr></thead><tbody>",
+      with_node ? "<th>Node</th>" : "");
+  for (const remediate::AuditRecord& a : actions) {
+    std::string node;
+    if (with_node) {
+      node = a.node.empty() ? "<td>-</td>"
+                            : fmt::format("<td><a href=\"/nodes/{}\">{}</a></td>",
+                                          UrlEscape(a.node), HtmlEscape(a.node));
+    }
+    const std::string detail = a.output.empty() ? a.command : a.command + "\n" + a.output;
+    fmt::format_to(std::back_inserter(body),
+                   "<tr><td>{}</td>{}<td>{}</td><td>{}</td><td class=\"outcome {}\" "
+                   "title=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
+                   FormatUtc(a.time), node, remediate::ActionName(a.action),
+                   remediate::TriggerName(a.trigger), remediate::OutcomeName(a.outcome),
+                   HtmlEscape(detail), remediate::OutcomeName(a.outcome), HtmlEscape(a.reason),
+                   a.attempt > 0 ? std::to_string(a.attempt) : "-");
+  }
+  body += "</tbody></table>";
+  return body;
+}
+
 }  // namespace
 
 std::string RenderFleetPage(const FleetPage& p) {
@@ -251,11 +277,25 @@ std::string RenderFleetPage(const FleetPage& p) {
     }
     body += "</tbody></table>";
   }
+  if (p.remediation) {
+    const remediate::RemediationStatus& r = *p.remediation;
+    fmt::format_to(
+        std::back_inserter(body),
+        "<h2>Remediation</h2><div class=\"tiles\" id=\"breaker\"><span>{}</span>"
+        "<span>backend: {}</span><span class=\"{}\">circuit breaker {}</span>"
+        "<span>{} of at most {} nodes drained by Vigil</span><span>{} queued</span></div>",
+        remediate::ModeName(r.mode), HtmlEscape(r.backend),
+        r.breaker_open ? "defective" : "healthy",
+        r.breaker_open ? "OPEN: no drains until reset (POST /api/v1/remediation/reset)" : "closed",
+        r.drained.size(), r.limit, r.queued);
+    if (!p.actions.empty()) body += ActionsTable(p.actions, true);
+  }
   return Page("Vigil fleet", body);
 }
 
 std::string RenderNodePage(const store::NodeState& node, const std::vector<store::Upload>& history,
-                           const ActiveCriteria* criteria, double now) {
+                           const ActiveCriteria* criteria, double now,
+                           const std::vector<remediate::AuditRecord>& actions) {
   std::string body = fmt::format(
       "<p><a href=\"/\">&larr; Fleet</a></p><h1>{}</h1><div class=\"tiles\"><span class=\"{}\">"
       "{}</span><span>{}</span><span>last validated {}</span><span>{} uploads</span></div>",
@@ -294,6 +334,7 @@ std::string RenderNodePage(const store::NodeState& node, const std::vector<store
                    HtmlEscape(Joined(u.failing)));
   }
   body += "</tbody></table>";
+  if (!actions.empty()) body += "<h2>Remediation</h2>" + ActionsTable(actions, false);
   return Page(fmt::format("{} - Vigil", node.node), body);
 }
 

@@ -19,6 +19,9 @@ struct FleetPage {
   std::string hardware;                    // "" for any
   int64_t criteria_version = 0;            // 0: none learned yet
   double now = 0;
+  // Remediation's state and its newest records; none when remediation is off.
+  std::optional<remediate::RemediationStatus> remediation;
+  std::vector<remediate::AuditRecord> actions;
 };
 
 // Nodes by verdict and hardware class, when each was last validated, its failing components.
@@ -26,8 +29,10 @@ std::string RenderFleetPage(const FleetPage& page);
 
 // A node's verdict history and plots of its key metrics over time (the components named in its
 // latest findings first), each against the healthy range learned for its hardware class.
-// `history` is newest first.
+// `history` is newest first; so are `actions`, remediation's records of the node (none shown
+// when empty).
 std::string RenderNodePage(const store::NodeState& node, const std::vector<store::Upload>& history,
-                           const ActiveCriteria* criteria, double now);
+                           const ActiveCriteria* criteria, double now,
+                           const std::vector<remediate::AuditRecord>& actions = {});
 
 }  // namespace vigil::server

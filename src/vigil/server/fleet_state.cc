@@ -80,4 +80,11 @@ FleetSnapshot FleetState::Snapshot(const store::NodeFilter& filter) const {
   return out;
 }
 
+size_t FleetState::InFleet() const {
+  MutexLock lock(mu_);
+  int64_t n = 0;
+  for (const int64_t count : gauges_.by_verdict) n += count;
+  return static_cast<size_t>(n);
+}
+
 }  // namespace vigil::server

@@ -53,6 +53,9 @@ class FleetState {
   void Retired(std::string_view node, double when);
   void Renamed(std::string_view from, std::string_view to);
 
+  // How many nodes the fleet has (retired ones left out).
+  size_t InFleet() const;
+
   // The nodes that pass `filter`, ordered by node as the store orders them, and the gauges.
   FleetSnapshot Snapshot(const store::NodeFilter& filter) const;
 

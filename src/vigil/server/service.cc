@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
 #include <utility>
 
@@ -24,6 +25,20 @@ namespace vigil::server {
 
 FleetService::FleetService(store::Store& store, Clock& clock, learned::LearnOptions learn)
     : store_(store), clock_(clock), learn_(learn) {}
+
+FleetService::~FleetService() {
+  if (remediator_) remediator_->Stop();
+}
+
+Status FleetService::EnableRemediation(remediate::Policy policy,
+                                       std::unique_ptr<remediate::Backend> backend) {
+  auto r = std::make_unique<remediate::Remediator>(std::move(policy), std::move(backend), audit_,
+                                                   clock_, [this] { return fleet_.InFleet(); });
+  VIGIL_RETURN_IF_ERROR(r->Restore());
+  r->Start();
+  remediator_ = std::move(r);
+  return Status::Ok();
+}
 
 Status FleetService::Start() {
   VIGIL_ASSIGN_OR_RETURN(std::vector<store::NodeState> nodes, store_.Nodes({}));
@@ -87,11 +102,47 @@ std::shared_ptr<const ActiveCriteria> FleetService::criteria() const {
 
 namespace {
 
+// What a finding found, in a few words: "gpu-gemm/fp16 31% below the fleet".
+std::string FindingText(const learned::Finding& f) {
+  const bool moved = std::isfinite(f.deviation) && f.deviation != 0;
+  switch (f.test) {
+    case learned::FindingTest::kFleet:
+    case learned::FindingTest::kBalance:
+      if (moved) {
+        return fmt::format("{} {:.0f}% {} {}", f.metric, std::fabs(f.deviation) * 100,
+                           f.deviation < 0 ? "below" : "above",
+                           f.test == learned::FindingTest::kFleet ? "the fleet" : "its peers");
+      }
+      break;
+    case learned::FindingTest::kReturnCode:
+      return fmt::format("{} return code {:g}", f.metric, f.value);
+    case learned::FindingTest::kMissing:
+      return fmt::format("{} missing", f.metric);
+    case learned::FindingTest::kHealth:
+      return fmt::format("{} = {:g}", f.metric, f.value);
+    default:
+      break;
+  }
+  return fmt::format("{} {}", f.metric, learned::FindingTestName(f.test));
+}
+
+// The drain reason of a verdict: "vigil: <component> <finding>" from its first critical
+// finding (its first finding when none is critical); "" without findings.
+std::string DrainReasonOf(const std::vector<learned::Finding>& findings) {
+  if (findings.empty()) return "";
+  const auto critical = std::find_if(findings.begin(), findings.end(), [](const auto& f) {
+    return f.severity == learned::Severity::kCritical;
+  });
+  const learned::Finding& f = critical != findings.end() ? *critical : findings.front();
+  return remediate::DrainReason(ComponentName(f.component), FindingText(f));
+}
+
 // Judges one node (learned::JudgeNode) by the criteria of the benchmarks it ran and the rules
 // that need no fleet; without criteria, or when none learned applies to its hardware class (a
 // new class, until the next learn includes it), by the rules alone. The upload id is left 0.
 store::VerdictUpdate Judged(const ActiveCriteria* active, const FleetRow& row,
-                            const std::vector<std::string>& benchmarks) {
+                            const std::vector<std::string>& benchmarks,
+                            std::string* reason = nullptr) {
   const FleetTable one = TableOfRows({row}, row.node);
   std::shared_ptr<const learned::Judgement> criteria;
   store::VerdictUpdate v;
@@ -109,6 +160,7 @@ store::VerdictUpdate Judged(const ActiveCriteria* active, const FleetRow& row,
     }
   }
   v.findings = DumpJson(findings);
+  if (reason != nullptr) *reason = DrainReasonOf(judged.findings.findings);
   return v;
 }
 
@@ -160,13 +212,16 @@ Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
   const double now = clock_.WallSeconds();
   std::vector<store::Upload> uploads;
   uploads.reserve(parsed->size());
+  std::vector<std::string> reasons;  // the drain reason of each upload, for remediation
+  std::vector<bool> validations;     // whether each came from a validation suite
   for (ParsedUpload& p : *parsed) {
     store::Upload u;
     u.node = p.row.node;
     u.hardware = p.row.hardware;
     u.received = now;
     u.start_time = p.start_time;
-    store::VerdictUpdate v = Judged(active.get(), p.row, p.benchmarks);
+    store::VerdictUpdate v = Judged(active.get(), p.row, p.benchmarks, &reasons.emplace_back());
+    validations.push_back(p.suite != kHealthSuite);
     u.verdict = std::move(v.verdict);
     u.criteria_version = v.criteria_version;
     u.failing = std::move(v.failing);
@@ -194,7 +249,33 @@ Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
                               std::memory_order_relaxed);
   counters_.repeated.fetch_add(repeated, std::memory_order_relaxed);
   counters_.upload_bytes.fetch_add(static_cast<int64_t>(body.size()), std::memory_order_relaxed);
+  if (remediator_) {
+    for (size_t i = 0; i < uploads.size(); ++i) {
+      if (!uploads[i].repeated) Remediate(uploads[i], reasons[i], validations[i]);
+    }
+  }
   return uploads;
+}
+
+void FleetService::Remediate(const store::Upload& upload, const std::string& reason,
+                             bool validation) {
+  const remediate::Policy& policy = remediator_->policy();
+  remediate::UploadFacts facts{upload.node, upload.verdict, validation, reason, {upload.verdict}};
+  if (upload.verdict == Verdict::kDefective && policy.ActionFor(remediate::Trigger::kLemon)) {
+    // The node's latest uploads, this one among them (stored above).
+    Result<std::vector<store::Upload>> history =
+        store_.History(upload.node, static_cast<size_t>(policy.lemon_uploads), false);
+    if (history.ok()) {
+      facts.recent.clear();
+      for (const store::Upload& u : *history) facts.recent.push_back(u.verdict);
+    } else {
+      spdlog::warn("remediation: cannot read {}'s history for the lemon rule: {}", upload.node,
+                   history.status().message());
+    }
+  }
+  if (const std::optional<remediate::Event> e = remediate::UploadEvent(policy, facts)) {
+    remediator_->Decide(*e);
+  }
 }
 
 Result<LearnReport> FleetService::Learn() {
@@ -260,6 +341,10 @@ Status FleetService::Rename(std::string_view from, std::string_view to) {
   return Status::Ok();
 }
 
+bool IsCriticalAlert(const detect::Alert& alert) {
+  return alert.kind == detect::AlertKind::kRule && alert.machine != "*" && !alert.machine.empty();
+}
+
 Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_view body,
                                                                    std::string_view source) {
   VIGIL_ASSIGN_OR_RETURN(const std::vector<detect::Alert> parsed,
@@ -276,6 +361,14 @@ Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_v
   }
   VIGIL_RETURN_IF_ERROR(store_.PutAlerts(alerts));
   counters_.alerts.fetch_add(static_cast<int64_t>(alerts.size()), std::memory_order_relaxed);
+  if (remediator_) {
+    for (const detect::Alert& a : parsed) {
+      if (!IsCriticalAlert(a)) continue;
+      remediator_->Decide(remediate::Event{
+          remediate::Trigger::kCriticalAlert, a.machine,
+          remediate::DrainReason(a.component.empty() ? "node" : a.component, a.rule)});
+    }
+  }
   return alerts;
 }
 

@@ -14,9 +14,11 @@
 #include "vigil/core/clock.h"
 #include "vigil/core/mutex.h"
 #include "vigil/core/status.h"
+#include "vigil/detect/detector.h"
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/judge.h"
 #include "vigil/learned/learn.h"
+#include "vigil/remediate/remediator.h"
 #include "vigil/server/fleet_state.h"
 #include "vigil/store/store.h"
 
@@ -60,9 +62,33 @@ struct LearnReport {
   int64_t changed = 0;   // of those, how many got another verdict
 };
 
+// Remediation's audit log in the store.
+class StoreAuditLog : public remediate::AuditLog {
+ public:
+  explicit StoreAuditLog(store::Store& store) : store_(store) {}
+  Status Append(remediate::AuditRecord& record) override { return store_.PutRemediation(record); }
+  Result<std::vector<remediate::AuditRecord>> Records(
+      const remediate::AuditFilter& filter) override {
+    return store_.Remediations(filter);
+  }
+
+ private:
+  store::Store& store_;
+};
+
+// The suite of `vigil run --suite health` (a node-local check): its healthy uploads resume
+// nothing, since only a validation suite proves a drained node good again.
+inline constexpr std::string_view kHealthSuite = "health";
+
+// A detector alert that remediation treats as critical (policy trigger critical_alert): a
+// fast-path rule (an XID, an uncorrectable ECC error, a link down) on one machine. Divergences
+// and silences are statistical, and job alerts name no one machine.
+bool IsCriticalAlert(const detect::Alert& alert);
+
 class FleetService {
  public:
   FleetService(store::Store& store, Clock& clock, learned::LearnOptions learn);
+  ~FleetService();
 
   // Loads every node's latest state (fleet()) and the newest criteria from the store. Criteria
   // that do not parse (learned by an older vigil, of another schema) are learned again from the
@@ -96,6 +122,14 @@ class FleetService {
   Result<std::vector<store::StoredAlert>> IngestAlerts(std::string_view body,
                                                        std::string_view source);
 
+  // Turns remediation on (`vigil serve --remediation`): from now on stored uploads and alerts
+  // are events for a remediate::Remediator under `policy` through `backend` (null in dry-run is
+  // fine), with its audit log in the store. Reads the log back (Remediator::Restore) and starts
+  // its worker. Errors: the store's. Call once, after Start and before serving.
+  Status EnableRemediation(remediate::Policy policy, std::unique_ptr<remediate::Backend> backend);
+  // nullptr without remediation.
+  remediate::Remediator* remediator() { return remediator_.get(); }
+
   // nullptr until criteria are learned.
   std::shared_ptr<const ActiveCriteria> criteria() const;
   store::Store& store() { return store_; }
@@ -106,6 +140,9 @@ class FleetService {
   Clock& clock() { return clock_; }
 
  private:
+  // Decides what a stored upload does under the remediation policy.
+  void Remediate(const store::Upload& upload, const std::string& reason, bool validation);
+
   store::Store& store_;
   Clock& clock_;
   const learned::LearnOptions learn_;
@@ -114,6 +151,9 @@ class FleetService {
   Mutex learn_mu_;  // one learning at a time
   IngestCounters counters_;
   FleetState fleet_;
+  StoreAuditLog audit_{store_};
+  // Last: its worker reads fleet_ and writes through audit_, so it goes first.
+  std::unique_ptr<remediate::Remediator> remediator_;
 };
 
 }  // namespace vigil::server

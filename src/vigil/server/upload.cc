@@ -55,6 +55,7 @@ Result<ParsedUpload> FromDocument(const NodeResults& doc, std::string_view body,
   }
   u.benchmarks = BenchmarksRun(doc);
   u.start_time = doc.start_time;
+  u.suite = doc.suite;
   u.document = std::string(body);
   return u;
 }

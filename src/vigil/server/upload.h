@@ -16,6 +16,7 @@ struct ParsedUpload {
   FleetRow row;                         // the node's flat metrics, as the validator reads them
   std::vector<std::string> benchmarks;  // the benchmarks it ran: the criteria that apply
   std::string start_time;               // from a document; "" for a summary line
+  std::string suite;                    // the document's suite ("quick", "health"); "" for a line
   std::string document;                 // the document's text as uploaded; "" for a summary line
 };
 

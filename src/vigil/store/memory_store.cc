@@ -197,6 +197,25 @@ class MemoryStore final : public Store {
     return out;
   }
 
+  Status PutRemediation(remediate::AuditRecord& record) override EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    record.id = static_cast<int64_t>(remediations_.size()) + 1;
+    remediations_.push_back(record);
+    return Status::Ok();
+  }
+
+  Result<std::vector<remediate::AuditRecord>> Remediations(
+      const remediate::AuditFilter& filter) override EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    std::vector<remediate::AuditRecord> out;
+    for (auto it = remediations_.rbegin(); it != remediations_.rend() && out.size() < filter.limit;
+         ++it) {
+      if (filter.before > 0 && it->id >= filter.before) continue;
+      if (filter.node.empty() || it->node == filter.node) out.push_back(*it);
+    }
+    return out;
+  }
+
   Result<StoreCounts> Counts() override EXCLUDES(mu_) {
     MutexLock lock(mu_);
     const auto in_fleet = std::count_if(nodes_.begin(), nodes_.end(),
@@ -216,6 +235,7 @@ class MemoryStore final : public Store {
   std::map<std::string, NodeState> nodes_ GUARDED_BY(mu_);  // by node name
   std::vector<CriteriaVersion> criteria_ GUARDED_BY(mu_);   // version i at [i - 1]
   std::vector<StoredAlert> alerts_ GUARDED_BY(mu_);         // alert i at [i - 1]
+  std::vector<remediate::AuditRecord> remediations_ GUARDED_BY(mu_);  // record i at [i - 1]
 };
 
 }  // namespace

@@ -35,7 +35,7 @@ constexpr int kApplicationId = 0x5647494C;
 
 // Migration i takes the schema from version i to i + 1. Append only: a released migration
 // never changes, a new version adds one.
-constexpr std::array<std::string_view, 4> kMigrations = {
+constexpr std::array<std::string_view, 5> kMigrations = {
     R"sql(
 CREATE TABLE uploads(
   id INTEGER PRIMARY KEY,
@@ -88,6 +88,21 @@ ALTER TABLE nodes ADD COLUMN retired REAL NOT NULL DEFAULT 0;
     // their summary line (row) is ''. Earlier versions' rows keep their line and no row_values.
     R"sql(
 ALTER TABLE uploads ADD COLUMN row_values BLOB;
+)sql",
+    // Version 5: remediation's audit log (remediate/audit.h), every decision and attempt.
+    R"sql(
+CREATE TABLE remediation(
+  id INTEGER PRIMARY KEY,
+  time REAL NOT NULL,
+  node TEXT NOT NULL,
+  action TEXT NOT NULL,
+  cause TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  command TEXT NOT NULL,
+  output TEXT NOT NULL);
+CREATE INDEX remediation_by_node ON remediation(node, id);
 )sql",
 };
 
@@ -630,6 +645,65 @@ class SqliteStore final : public Store {
     return out;
   }
 
+  Status PutRemediation(remediate::AuditRecord& r) override {
+    return Write([&]() -> Status {
+      insert_remediation_.Bind(1, r.time)
+          .Bind(2, r.node)
+          .Bind(3, remediate::ActionName(r.action))
+          .Bind(4, remediate::TriggerName(r.trigger))
+          .Bind(5, remediate::OutcomeName(r.outcome))
+          .Bind(6, r.reason)
+          .Bind(7, static_cast<int64_t>(r.attempt))
+          .Bind(8, r.command)
+          .Bind(9, r.output);
+      VIGIL_RETURN_IF_ERROR(writer_->Run(insert_remediation_, "insert remediation record"));
+      r.id = sqlite3_last_insert_rowid(writer_->db());
+      return Status::Ok();
+    });
+  }
+
+  Result<std::vector<remediate::AuditRecord>> Remediations(
+      const remediate::AuditFilter& filter) override {
+    std::vector<remediate::AuditRecord> out;
+    Status bad = Status::Ok();
+    VIGIL_RETURN_IF_ERROR(Query(
+        "SELECT id, time, node, action, cause, outcome, reason, attempt, command, output FROM "
+        "remediation WHERE (?1 = '' OR node = ?1) AND (?2 = 0 OR id < ?2) ORDER BY id DESC "
+        "LIMIT ?3",
+        "list remediation records",
+        [&](Statement& st) {
+          st.Bind(1, filter.node)
+              .Bind(2, filter.before)
+              .Bind(3, static_cast<int64_t>(filter.limit));
+        },
+        [&](const Statement& st) {
+          remediate::AuditRecord r;
+          r.id = st.Int(0);
+          r.time = st.Double(1);
+          r.node = st.Text(2);
+          Result<remediate::Action> action = remediate::ParseAction(st.Text(3));
+          Result<remediate::Trigger> trigger = remediate::ParseTrigger(st.Text(4));
+          Result<remediate::Outcome> outcome = remediate::ParseOutcome(st.Text(5));
+          if (!action.ok() || !trigger.ok() || !outcome.ok()) {
+            const Status& s = !action.ok() ? action.status()
+                                           : (!trigger.ok() ? trigger.status() : outcome.status());
+            bad = Status::IoError(
+                fmt::format("{}: remediation record {} is damaged: {}", path_, r.id, s.message()));
+            return;
+          }
+          r.action = *action;
+          r.trigger = *trigger;
+          r.outcome = *outcome;
+          r.reason = st.Text(6);
+          r.attempt = static_cast<int>(st.Int(7));
+          r.command = st.Text(8);
+          r.output = st.Text(9);
+          out.push_back(std::move(r));
+        }));
+    VIGIL_RETURN_IF_ERROR(bad);
+    return out;
+  }
+
   Result<StoreCounts> Counts() override {
     StoreCounts out;
     VIGIL_RETURN_IF_ERROR(Query(
@@ -753,6 +827,10 @@ class SqliteStore final : public Store {
     VIGIL_RETURN_IF_ERROR(w.Prepare(
         insert_alert_,
         "INSERT INTO alerts(received, machine, kind, detected, body) VALUES(?1, ?2, ?3, ?4, ?5)"));
+    VIGIL_RETURN_IF_ERROR(w.Prepare(
+        insert_remediation_,
+        "INSERT INTO remediation(time, node, action, cause, outcome, reason, attempt, command, "
+        "output) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
     return Status::Ok();
   }
 
@@ -981,7 +1059,8 @@ class SqliteStore final : public Store {
   const std::string path_;
   const int lock_fd_;
   std::unique_ptr<Connection> writer_;
-  Statement find_upload_, insert_upload_, upsert_node_, insert_criteria_, insert_alert_;
+  Statement find_upload_, insert_upload_, upsert_node_, insert_criteria_, insert_alert_,
+      insert_remediation_;
   Mutex mu_;
   std::deque<Writer*> queue_ GUARDED_BY(mu_);  // callers of Write, the group's leader first
 

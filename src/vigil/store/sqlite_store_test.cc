@@ -60,7 +60,7 @@ TEST(SqliteStoreTest, DataSurvivesReopeningAndMigrationsRunOnce) {
   }
   auto store = MustOpen(path);
   EXPECT_EQ(store->Counts()->uploads, 1);
-  EXPECT_EQ(SqliteSchemaVersion(), 4);
+  EXPECT_EQ(SqliteSchemaVersion(), 5);
 }
 
 TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsStillRead) {
@@ -88,9 +88,11 @@ TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsSti
   sqlite3_close(db);
 
   // The file as version 1 left it: no codec column, the document as plain text, the row as a
-  // summary line (and none of version 3's keys and retirements or version 4's typed rows).
+  // summary line (and none of version 3's keys and retirements, version 4's typed rows or version
+  // 5's remediation records).
   ExecRaw(path,
-          "DROP INDEX uploads_by_key; ALTER TABLE uploads DROP COLUMN idempotency_key; ALTER "
+          "DROP TABLE remediation; DROP INDEX uploads_by_key; ALTER TABLE uploads DROP COLUMN "
+          "idempotency_key; ALTER "
           "TABLE nodes DROP COLUMN retired; ALTER TABLE uploads DROP COLUMN document_codec; "
           "ALTER TABLE uploads DROP COLUMN row_values; UPDATE uploads SET document = 'plain "
           "text', row = '{\"node\": \"n1\", \"cpu-stream/triad_gbps\": 1}'; PRAGMA "
@@ -119,7 +121,8 @@ TEST(SqliteStoreTest, VersionThreeRowsStillReadAndNewRowsAreTyped) {
   ExecRaw(path,
           "UPDATE uploads SET row = '{\"node\":\"old\",\"hardware\":\"8x H100\","
           "\"cpu-stream/triad_gbps\":1.5,\"gpu/x:0\":null}'; "
-          "ALTER TABLE uploads DROP COLUMN row_values; PRAGMA user_version=3");
+          "ALTER TABLE uploads DROP COLUMN row_values; DROP TABLE remediation; PRAGMA "
+          "user_version=3");
   auto store = MustOpen(path);
   std::vector<Upload> u = {MakeUpload("new", "healthy", 2)};
   ASSERT_TRUE(store->PutUploads(u).ok());

@@ -1,6 +1,7 @@
 // Persistence of the fleet service (`vigil serve`): node uploads with their verdicts, learned
-// criteria in versions, and detector alerts. Store is the interface; SQLite (sqlite_store.h) is
-// the implementation Vigil ships, and a PostgreSQL one can take its place behind the same calls.
+// criteria in versions, detector alerts, and remediation's audit log. Store is the interface;
+// SQLite (sqlite_store.h) is the implementation Vigil ships, and a PostgreSQL one can take its
+// place behind the same calls.
 //
 // Contract of every implementation: a write that returned OK is durable (it survives a crash of
 // the process at any later instant), and every method may be called from many threads at once.
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/remediate/audit.h"
 #include "vigil/results/component.h"
 #include "vigil/results/summary.h"
 #include "vigil/results/verdict.h"
@@ -167,6 +169,12 @@ class Store {
   virtual Status PutAlerts(std::vector<StoredAlert>& alerts) = 0;
   // The newest alerts that pass the filter, newest first.
   virtual Result<std::vector<StoredAlert>> Alerts(const AlertFilter& filter) = 0;
+
+  // Remediation's audit log (remediate/audit.h): stores one record durably and assigns its id.
+  virtual Status PutRemediation(remediate::AuditRecord& record) = 0;
+  // The newest records that pass the filter, newest first.
+  virtual Result<std::vector<remediate::AuditRecord>> Remediations(
+      const remediate::AuditFilter& filter) = 0;
 
   // Nodes counts those in the fleet (not retired).
   virtual Result<StoreCounts> Counts() = 0;

@@ -136,6 +136,41 @@ TEST_P(StoreTest, AlertsNewestFirstAndFiltered) {
   EXPECT_EQ(store->Alerts({"", 1})->size(), 1u);
 }
 
+TEST_P(StoreTest, RemediationRecordsNewestFirstByNodeAndPaged) {
+  auto store = Open();
+  using remediate::Action;
+  using remediate::Outcome;
+  using remediate::Trigger;
+  EXPECT_TRUE(store->Remediations({})->empty());
+  std::vector<remediate::AuditRecord> records = {
+      {0, 1, "n1", Action::kDrain, Trigger::kDefective, Outcome::kQueued, "vigil: GPU 3 hbm", 0, "",
+       ""},
+      {0, 2, "n1", Action::kDrain, Trigger::kDefective, Outcome::kRetrying, "vigil: GPU 3 hbm", 1,
+       "scontrol update NodeName=n1 State=DRAIN 'Reason=vigil: GPU 3 hbm'",
+       "exit 1: slurm_update error: Invalid node name specified"},
+      {0, 3, "n2", Action::kResume, Trigger::kPassingValidation, Outcome::kNotVigils, "", 1, "",
+       ""},
+      {0, 4, "", Action::kBreaker, Trigger::kPerson, Outcome::kReset, "reset", 0, "", ""}};
+  for (remediate::AuditRecord& r : records) ASSERT_TRUE(store->PutRemediation(r).ok());
+  EXPECT_EQ(records[3].id, records[0].id + 3);
+  const std::vector<remediate::AuditRecord> all = *store->Remediations({});
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].action, Action::kBreaker);
+  EXPECT_EQ(all[0].trigger, Trigger::kPerson);
+  EXPECT_EQ(all[0].outcome, Outcome::kReset);
+  EXPECT_EQ(all[2].attempt, 1);
+  EXPECT_EQ(all[2].command, records[1].command);
+  EXPECT_EQ(all[2].output, records[1].output);
+  EXPECT_DOUBLE_EQ(all[2].time, 2);
+  const std::vector<remediate::AuditRecord> n1 = *store->Remediations({"n1", 10, 0});
+  ASSERT_EQ(n1.size(), 2u);
+  EXPECT_EQ(n1[0].outcome, Outcome::kRetrying);
+  const std::vector<remediate::AuditRecord> page = *store->Remediations({"", 2, all[1].id});
+  ASSERT_EQ(page.size(), 2u);
+  EXPECT_EQ(page[0].id, all[2].id);
+  EXPECT_EQ(page[1].id, all[3].id);
+}
+
 TEST_P(StoreTest, ConcurrentWritersAreAllCommittedWithDistinctIds) {
   auto store = Open();
   constexpr int kThreads = 8, kEach = 50;
