@@ -7,6 +7,7 @@
 
 #include "vigil/core/json.h"
 #include "vigil/eval/fleet_gen.h"
+#include "vigil/server/api_fixture.h"
 #include "vigil/server/dashboard.h"
 #include "vigil/store/sqlite_store.h"
 #include "vigil/testing/healthy_fleet.h"
@@ -15,48 +16,13 @@
 namespace vigil::server {
 namespace {
 
-constexpr char kToken[] = "s3cret";
-
-class ApiTest : public ::testing::Test {
+class ApiTest : public ApiFixture {
  protected:
-  void SetUp() override { Open(); }
-
-  void Open() {
-    api_.reset();
-    service_.reset();
-    store_.reset();
-    Result<std::unique_ptr<store::Store>> s =
-        store::OpenSqliteStore(dir_.File("fleet.db"), {.sync_full = false});
-    ASSERT_TRUE(s.ok()) << s.status().message();
-    store_ = std::move(s).value();
-    service_ = std::make_unique<FleetService>(*store_, clock_, learned::LearnOptions{});
-    ASSERT_TRUE(service_->Start().ok());
-    api_ = std::make_unique<Api>(*service_, ApiOptions{.token = kToken, .max_body = 1 << 20});
-  }
-
-  Response Call(const std::string& method, const std::string& path, const std::string& body = "",
-                std::map<std::string, std::string> query = {}, bool auth = true) {
-    Request r{method, path, std::move(query), auth ? std::string("Bearer ") + kToken : "", body};
-    return api_->Handle(r);
-  }
-
-  static Json Body(const Response& r) {
-    Result<Json> j = ParseJson(r.body, "response");
-    EXPECT_TRUE(j.ok()) << r.body;
-    return j.ok() ? *j : Json();
-  }
-
   // The node's next validation: other figures (the same ones again are the same upload).
   static FleetRow NextRun(FleetRow row) {
     row.values.front().second *= 1.001;
     return row;
   }
-
-  testing::TempDir dir_;
-  FakeClock clock_{1.8e9};
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<FleetService> service_;
-  std::unique_ptr<Api> api_;
 };
 
 TEST_F(ApiTest, UploadsAreJudgedByLearnedCriteriaThatNameTheComponent) {

@@ -7,15 +7,13 @@
 
 #include "vigil/core/json.h"
 #include "vigil/remediate/fake_backend.h"
-#include "vigil/server/api.h"
+#include "vigil/server/api_fixture.h"
 #include "vigil/store/sqlite_store.h"
 #include "vigil/testing/healthy_fleet.h"
 #include "vigil/testing/temp_dir.h"
 
 namespace vigil::server {
 namespace {
-
-constexpr char kToken[] = "s3cret";
 
 // A node whose driver lost GPU 3: defective by the fixed rules, without criteria.
 FleetRow LostGpu(const std::string& node) {
@@ -24,18 +22,8 @@ FleetRow LostGpu(const std::string& node) {
                   "7x NVIDIA H100 80GB HBM3"};
 }
 
-class RemediationTest : public ::testing::Test {
+class RemediationTest : public ApiFixture {
  protected:
-  void SetUp() override {
-    Result<std::unique_ptr<store::Store>> s =
-        store::OpenSqliteStore(dir_.File("fleet.db"), {.sync_full = false});
-    ASSERT_TRUE(s.ok()) << s.status().message();
-    store_ = std::move(s).value();
-    service_ = std::make_unique<FleetService>(*store_, clock_, learned::LearnOptions{});
-    ASSERT_TRUE(service_->Start().ok());
-    api_ = std::make_unique<Api>(*service_, ApiOptions{.token = kToken, .max_body = 1 << 20});
-  }
-
   void Enable(remediate::Mode mode, size_t backend_nodes = 40) {
     remediate::Policy p;
     p.mode = mode;
@@ -43,18 +31,6 @@ class RemediationTest : public ::testing::Test {
     auto backend = std::make_unique<remediate::FakeBackend>(backend_nodes);
     backend_ = backend.get();
     ASSERT_TRUE(service_->EnableRemediation(p, std::move(backend)).ok());
-  }
-
-  Response Call(const std::string& method, const std::string& path, const std::string& body = "",
-                std::map<std::string, std::string> query = {}, bool auth = true) {
-    Request r{method, path, std::move(query), auth ? std::string("Bearer ") + kToken : "", body};
-    return api_->Handle(r);
-  }
-
-  static Json Body(const Response& r) {
-    Result<Json> j = ParseJson(r.body, "response");
-    EXPECT_TRUE(j.ok()) << r.body;
-    return j.ok() ? *j : Json();
   }
 
   // Waits (up to 5 s) until the fake backend holds `n` nodes drained.
@@ -66,11 +42,6 @@ class RemediationTest : public ::testing::Test {
     return false;
   }
 
-  testing::TempDir dir_;
-  FakeClock clock_{1.8e9};
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<FleetService> service_;
-  std::unique_ptr<Api> api_;
   remediate::FakeBackend* backend_ = nullptr;
 };
 
