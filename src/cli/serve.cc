@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <chrono>
 #include <optional>
@@ -12,15 +11,8 @@
 #include "vigil/core/clock.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
-#include "vigil/core/log.h"
-#include "vigil/remediate/backend.h"
-#include "vigil/remediate/policy.h"
 #include "vigil/results/verdict.h"
-#include "vigil/server/api.h"
 #include "vigil/server/client.h"
-#include "vigil/server/http.h"
-#include "vigil/server/service.h"
-#include "vigil/store/sqlite_store.h"
 
 namespace vigil::cli {
 namespace {
@@ -40,54 +32,56 @@ CLI::App* SetupServe(CLI::App& parent, ServeOptions& o) {
       "serve",
       "Run the fleet service: nodes upload results, it judges and keeps them (HTTP API, "
       "dashboard, /metrics)");
-  c->add_option("--db", o.db, "SQLite database file (created if absent)")->capture_default_str();
+  c->add_option("--db", o.service.db, "SQLite database file (created if absent)")
+      ->capture_default_str();
   c->add_option("--listen", o.listen, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
-  c->add_option("--token-file", o.token_file,
+  c->add_option("--token-file", o.service.token_file,
                 "File holding the bearer token that writes (uploads, learning, alerts) need");
-  c->add_flag("--insecure-allow-writes", o.insecure_allow_writes,
+  c->add_flag("--insecure-allow-writes", o.service.insecure_allow_writes,
               "Accept writes without a token (without --token-file the server is read-only)");
-  c->add_flag("--token-for-reads", o.token_for_reads,
+  c->add_flag("--token-for-reads", o.service.token_for_reads,
               "Reads (API, dashboard, /metrics) need the token too; /healthz stays open");
-  c->add_option("--allowed-host", o.allowed_hosts,
+  c->add_option("--allowed-host", o.service.allowed_hosts,
                 "A name clients reach this server by (repeatable); IP literals, localhost and "
                 "this machine's names are accepted without it, other Host headers get 421");
-  c->add_option("--tls-cert", o.tls_cert, "PEM certificate chain: serve HTTPS")
+  c->add_option("--tls-cert", o.service.tls_cert, "PEM certificate chain: serve HTTPS")
       ->check(CLI::ExistingFile);
-  c->add_option("--tls-key", o.tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
-  c->add_option("--tls-client-ca", o.tls_client_ca,
+  c->add_option("--tls-key", o.service.tls_key, "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
+  c->add_option("--tls-client-ca", o.service.tls_client_ca,
                 "PEM CA bundle: clients must present a certificate it signed (mutual TLS)")
       ->check(CLI::ExistingFile);
-  c->add_option("--threads", o.threads,
+  c->add_option("--threads", o.service.threads,
                 "Requests handled at once (connections themselves need no thread)")
       ->check(InBounds(kThreadsBounds))
       ->capture_default_str();
-  c->add_option("--max-connections", o.max_connections,
+  c->add_option("--max-connections", o.service.max_connections,
                 "Connections open at once; more are answered 503")
       ->check(InBounds(kMaxConnectionsBounds))
       ->capture_default_str();
-  c->add_option("--header-timeout", o.header_timeout_s,
+  c->add_option("--header-timeout", o.service.header_timeout_s,
                 "Seconds a client has for the TLS handshake and each request head")
       ->check(InBounds(kHeaderTimeoutBounds))
       ->capture_default_str();
-  c->add_option("--idle-timeout", o.idle_timeout_s,
+  c->add_option("--idle-timeout", o.service.idle_timeout_s,
                 "Seconds a kept-alive connection may wait for its next request")
       ->check(InBounds(kIdleTimeoutBounds))
       ->capture_default_str();
-  c->add_option("--access-log", o.access_log,
+  c->add_option("--access-log", o.service.access_log,
                 "Append one JSON line per request here ('-': standard output); reopened on SIGHUP");
-  c->add_option("--error-log", o.error_log,
+  c->add_option("--error-log", o.service.error_log,
                 "Write warnings and errors here instead of standard error; reopened on SIGHUP");
-  c->add_option("--max-body-mb", o.max_body_mb, "Largest request body accepted, in MiB")
+  c->add_option("--max-body-mb", o.service.max_body_mb, "Largest request body accepted, in MiB")
       ->check(InBounds(kMaxBodyMbBounds))
       ->capture_default_str();
-  c->add_option("--sync", o.sync,
+  c->add_option("--sync", o.service.sync,
                 "full: an acknowledged upload survives power loss; normal: a crash of the "
                 "process only")
       ->check(CLI::IsMember({"full", "normal"}))
       ->capture_default_str();
-  c->add_option("--port-file", o.port_file, "Write the port bound here once listening");
-  c->add_option("--remediation", o.remediation,
+  c->add_option("--port-file", o.service.port_file, "Write the port bound here once listening");
+  c->add_option("--remediation", o.service.remediation,
                 "Remediation policy (YAML): drain and resume nodes through Slurm or a command "
                 "(dry-run unless it says enforce; docs/serve.md)");
   return c;
@@ -95,92 +89,12 @@ CLI::App* SetupServe(CLI::App& parent, ServeOptions& o) {
 
 CommandResult RunServe(const ServeOptions& o) {
   VIGIL_ASSIGN_OR_RETURN(const auto host_port, ParseHostPort("--listen", o.listen));
-  std::optional<remediate::Policy> policy;
-  if (!o.remediation.empty()) {
-    Result<remediate::Policy> read = remediate::ReadPolicy(o.remediation);
-    // Any policy that cannot be read is bad input (exit 2), found before anything starts.
-    if (!read.ok()) {
-      return Status::InvalidArgument(fmt::format("--remediation: {}", read.status().message()));
-    }
-    policy = std::move(read).value();
-  }
-  if (!o.error_log.empty()) VIGIL_RETURN_IF_ERROR(LogToFile(o.error_log));
-  server::ApiOptions api_options;
-  api_options.allow_insecure_writes = o.insecure_allow_writes;
-  api_options.max_body = static_cast<size_t>(o.max_body_mb * (1 << 20));
-  api_options.token_for_reads = o.token_for_reads;
-  if (!o.token_file.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(api_options.token, server::ReadToken(o.token_file));
-    struct stat st {};
-    if (stat(o.token_file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
-      spdlog::warn("{}: the token file is readable by others (chmod 600 it)", o.token_file);
-    }
-  }
-  if (o.token_for_reads && api_options.token.empty()) {
-    return Status::InvalidArgument("--token-for-reads needs --token-file");
-  }
-  std::unique_ptr<server::AccessLog> access_log;
-  if (!o.access_log.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(access_log, server::AccessLog::Open(o.access_log));
-  }
-  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
-                         store::OpenSqliteStore(o.db, {.sync_full = o.sync == "full"}));
-  server::FleetService service(*store, SystemClock(), learned::LearnOptions{});
-  VIGIL_RETURN_IF_ERROR(service.Start());
-  if (policy) {
-    const remediate::Policy& p = *policy;
-    spdlog::info("remediation: {} through {} ({}; breaker at {} of the fleet)",
-                 remediate::ModeName(p.mode), remediate::BackendKindName(p.backend), o.remediation,
-                 p.max_drained_share);
-    VIGIL_RETURN_IF_ERROR(service.EnableRemediation(p, remediate::MakeBackend(p)));
-  }
-  server::Api api(service, api_options);
-  server::HttpOptions http_options{.host = host_port.first,
-                                   .port = host_port.second,
-                                   .threads = o.threads,
-                                   .max_body = api_options.max_body,
-                                   .max_connections = static_cast<size_t>(o.max_connections),
-                                   .header_timeout_s = o.header_timeout_s,
-                                   .idle_timeout_s = o.idle_timeout_s,
-                                   .allowed_hosts = server::DefaultAllowedHosts(host_port.first),
-                                   .tls = {o.tls_cert, o.tls_key, o.tls_client_ca},
-                                   .access_log = access_log.get()};
-  for (const std::string& h : o.allowed_hosts) http_options.allowed_hosts.push_back(h);
-  server::HttpServer http(api, http_options);
-  VIGIL_ASSIGN_OR_RETURN(const int port, http.Bind());
-  if (!o.port_file.empty()) {
-    VIGIL_RETURN_IF_ERROR(WriteFileAtomic(o.port_file, fmt::format("{}\n", port)));
-  }
-  const bool tls = !o.tls_cert.empty();
-  const char* writes = !api_options.token.empty() ? "writes need the token"
-                       : o.insecure_allow_writes  ? "writes allowed WITHOUT a token"
-                                                  : "read-only (no --token-file)";
-  if (!tls && !api_options.token.empty() && !server::IsLoopback(host_port.first)) {
-    spdlog::warn(
-        "listening on {} without TLS: the token crosses the network in cleartext (give "
-        "--tls-cert and --tls-key)",
-        host_port.first);
-  }
-  const std::shared_ptr<const server::ActiveCriteria> active = service.criteria();
-  spdlog::info("serving {} at {}://{}:{}/ ({}{}; criteria {})", o.db, tls ? "https" : "http",
-               host_port.first, port, writes, o.token_for_reads ? ", reads too" : "",
-               active ? fmt::format("version {}", active->version) : "not learned yet");
-  std::thread listener([&] { http.Serve(); });
+  server::FleetServiceOptions service = o.service;
+  service.host = host_port.first;
+  service.port = host_port.second;
   const std::atomic<bool>& interrupted = InstallInterruptFlag();
   std::atomic<bool>& hangup = InstallHangupFlag();
-  while (!interrupted.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!hangup.exchange(false)) continue;
-    if (access_log) {
-      if (Status s = access_log->Reopen(); !s.ok()) spdlog::error("{}", s.message());
-    }
-    if (!o.error_log.empty()) {
-      if (Status s = LogToFile(o.error_log); !s.ok()) spdlog::error("{}", s.message());
-    }
-  }
-  spdlog::info("stopping");
-  http.Stop();
-  listener.join();
+  VIGIL_RETURN_IF_ERROR(server::RunFleetService(service, interrupted, hangup));
   return ExitCode::kHealthy;
 }
 

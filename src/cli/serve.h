@@ -7,27 +7,13 @@
 #include <vector>
 
 #include "cli/common.h"
+#include "vigil/server/fleet_main.h"
 
 namespace vigil::cli {
 
 struct ServeOptions {
-  std::string db = "vigil.db";
+  server::FleetServiceOptions service;  // all but --listen, as the flags give them
   std::string listen = "127.0.0.1:8080";
-  std::string token_file;
-  bool insecure_allow_writes = false;
-  int threads = 32;
-  double max_body_mb = 64;
-  std::string sync = "full";
-  std::string port_file;
-  std::string remediation;  // the remediation policy (YAML); "" for none
-  bool token_for_reads = false;
-  std::vector<std::string> allowed_hosts;
-  std::string tls_cert, tls_key, tls_client_ca;
-  int max_connections = 4096;
-  double header_timeout_s = 10;
-  double idle_timeout_s = 30;
-  std::string access_log;
-  std::string error_log;
 };
 
 CLI::App* SetupServe(CLI::App& parent, ServeOptions& options);

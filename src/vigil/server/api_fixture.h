@@ -1,5 +1,6 @@
-// Test support for the API's tests: a fleet service over a SQLite store in a temporary
-// directory, on a fake clock, and its Api called directly (no HTTP). Header-only; tests only.
+// Test support for the API's tests: a fleet service over a SQLite store, on a fake clock, and its
+// Api called directly (no HTTP). Each test class says where the database lives (DbFile: a
+// temporary directory of its own). Header-only; tests only.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,7 +14,6 @@
 #include "vigil/server/api.h"
 #include "vigil/server/service.h"
 #include "vigil/store/sqlite_store.h"
-#include "vigil/testing/temp_dir.h"
 
 namespace vigil::server {
 
@@ -22,6 +22,14 @@ class ApiFixture : public ::testing::Test {
   static constexpr char kToken[] = "s3cret";
 
   void SetUp() override { Open(); }
+  // Closed before the test class's members (its directory) go.
+  void TearDown() override {
+    api_.reset();
+    service_.reset();
+    store_.reset();
+  }
+  // The database file. Called from SetUp, once the test class is whole.
+  virtual std::string DbFile() const = 0;
 
   // Opens (again) the store, the service and the API on the same database file.
   void Open() {
@@ -29,7 +37,7 @@ class ApiFixture : public ::testing::Test {
     service_.reset();
     store_.reset();
     Result<std::unique_ptr<store::Store>> s =
-        store::OpenSqliteStore(dir_.File("fleet.db"), {.sync_full = false});
+        store::OpenSqliteStore(DbFile(), {.sync_full = false});
     ASSERT_TRUE(s.ok()) << s.status().message();
     store_ = std::move(s).value();
     service_ = std::make_unique<FleetService>(*store_, clock_, learned::LearnOptions{});
@@ -49,7 +57,6 @@ class ApiFixture : public ::testing::Test {
     return j.ok() ? *j : Json();
   }
 
-  testing::TempDir dir_;
   FakeClock clock_{1.8e9};
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<FleetService> service_;

@@ -18,6 +18,8 @@ namespace {
 
 class ApiTest : public ApiFixture {
  protected:
+  std::string DbFile() const override { return dir_.File("fleet.db"); }
+  testing::TempDir dir_;
   // The node's next validation: other figures (the same ones again are the same upload).
   static FleetRow NextRun(FleetRow row) {
     row.values.front().second *= 1.001;

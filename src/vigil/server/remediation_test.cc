@@ -24,6 +24,8 @@ FleetRow LostGpu(const std::string& node) {
 
 class RemediationTest : public ApiFixture {
  protected:
+  std::string DbFile() const override { return dir_.File("fleet.db"); }
+  testing::TempDir dir_;
   void Enable(remediate::Mode mode, size_t backend_nodes = 40) {
     remediate::Policy p;
     p.mode = mode;
