@@ -66,15 +66,15 @@ Status RunFleetService(const FleetServiceOptions& o, const std::atomic<bool>& st
   }
   Api api(service, api_options);
   HttpOptions http_options{.host = o.host,
-                                   .port = o.port,
-                                   .threads = o.threads,
-                                   .max_body = api_options.max_body,
-                                   .max_connections = static_cast<size_t>(o.max_connections),
-                                   .header_timeout_s = o.header_timeout_s,
-                                   .idle_timeout_s = o.idle_timeout_s,
-                                   .allowed_hosts = DefaultAllowedHosts(o.host),
-                                   .tls = {o.tls_cert, o.tls_key, o.tls_client_ca},
-                                   .access_log = access_log.get()};
+                           .port = o.port,
+                           .threads = o.threads,
+                           .max_body = api_options.max_body,
+                           .max_connections = static_cast<size_t>(o.max_connections),
+                           .header_timeout_s = o.header_timeout_s,
+                           .idle_timeout_s = o.idle_timeout_s,
+                           .allowed_hosts = DefaultAllowedHosts(o.host),
+                           .tls = {o.tls_cert, o.tls_key, o.tls_client_ca},
+                           .access_log = access_log.get()};
   for (const std::string& h : o.allowed_hosts) http_options.allowed_hosts.push_back(h);
   HttpServer http(api, http_options);
   VIGIL_ASSIGN_OR_RETURN(const int port, http.Bind());

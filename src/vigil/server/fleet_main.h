@@ -14,7 +14,7 @@ namespace vigil::server {
 struct FleetServiceOptions {
   std::string db = "vigil.db";
   std::string host = "127.0.0.1";  // --listen's host
-  int port = 8080;                  // --listen's port; 0: any free port
+  int port = 8080;                 // --listen's port; 0: any free port
   std::string token_file;
   bool insecure_allow_writes = false;
   int threads = 32;
