@@ -438,7 +438,8 @@ TEST_F(ApiTest, TheFleetInMemoryIsWhatTheStoreHoldsAfterEveryKindOfWrite) {
       200);
   const auto fleet_lines = [&] {
     std::string out;
-    for (std::string_view rest = Call("GET", "/metrics", "", {}, false).body; !rest.empty();) {
+    const std::string body = Call("GET", "/metrics", "", {}, false).body;
+    for (std::string_view rest = body; !rest.empty();) {
       const size_t eol = rest.find('\n');
       const std::string_view line = rest.substr(0, eol);
       if (line.starts_with("vigil_node") || line.starts_with("vigil_failing")) {
