@@ -11,7 +11,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +20,7 @@
 #include <random>
 #include <thread>
 
+#include "vigil/bench/host/host_health.h"
 #include "vigil/core/file.h"
 
 namespace vigil {
@@ -150,9 +150,9 @@ class Disk : public Benchmark {
     }
     const uint64_t size = blocks * block;
 
-    struct statvfs vfs {};
-    if (statvfs(ctx.scratch_dir.c_str(), &vfs) == 0) {
-      const double avail = static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize);
+    // A filesystem that cannot say how full it is gets its chance: the writes will tell.
+    if (const Result<double> free = FreeBytes(ctx.scratch_dir); free.ok()) {
+      const double avail = *free;
       if (avail < static_cast<double>(size)) {
         return Status::IoError(
             fmt::format("not enough free space in {}: {:.0f} MiB available, {:.0f} MiB needed "

@@ -17,14 +17,6 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr std::string_view kName = "host-health";
 
-Result<double> FreeBytes(const std::string& path) {
-  struct statvfs st {};
-  if (statvfs(path.c_str(), &st) != 0) {
-    return Status::IoError(fmt::format("statvfs {}: {}", path, std::strerror(errno)));
-  }
-  return static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
-}
-
 Metric Reading(std::string_view metric, double value, std::string_view unit, bool higher) {
   return MedianMetric(MetricKey{std::string(kName), std::string(metric), std::nullopt}, unit,
                       higher, {value});
@@ -53,6 +45,14 @@ class HostHealth : public Benchmark {
 };
 
 }  // namespace
+
+Result<double> FreeBytes(const std::string& path) {
+  struct statvfs st {};
+  if (statvfs(path.c_str(), &st) != 0) {
+    return Status::IoError(fmt::format("statvfs {}: {}", path, std::strerror(errno)));
+  }
+  return static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
+}
 
 Status ParseMeminfo(std::string_view meminfo, HostReading& reading) {
   bool total = false, available = false;

@@ -22,6 +22,10 @@ struct HostReading {
   double scratch_free_bytes = 0;  // on the filesystem of the run's scratch directory
 };
 
+// The bytes an unprivileged user may still write on the filesystem of `path` (statvfs: f_bavail
+// blocks of f_frsize). IoError naming the path when it cannot be asked.
+Result<double> FreeBytes(const std::string& path);
+
 // MemTotal and MemAvailable from `meminfo` (/proc/meminfo's text). InvalidArgument naming the
 // field when one is missing or not a number of kB.
 Status ParseMeminfo(std::string_view meminfo, HostReading& reading);
