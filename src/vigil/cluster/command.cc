@@ -115,36 +115,51 @@ class ProcessRunner final : public CommandRunner {
     out.CloseEnd(1);
     err.CloseEnd(1);
     CommandOutput result;
-    const bool finished = Drain(out.fd[0], err.fd[0], spec.timeout_s, result);
-    if (!finished) kill(-pid, SIGKILL);
+    const Ending ending = Drain(out.fd[0], err.fd[0], spec, pid, result);
+    if (ending != Ending::kFinished) kill(-pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (!finished) {
+    if (ending == Ending::kTimedOut) {
       return Status::DeadlineExceeded(
           fmt::format("{}: still running after {:g} s, killed", text, spec.timeout_s));
+    }
+    if (ending == Ending::kCancelled) {
+      return Status::Cancelled(fmt::format("{}: stopped on request", text));
     }
     result.exit_code = ExitCodeOf(status);
     return result;
   }
 
  private:
-  // Reads both streams until both close (true) or the deadline passes (false).
-  static bool Drain(int out_fd, int err_fd, double timeout_s, CommandOutput& result) {
+  enum class Ending { kFinished, kTimedOut, kCancelled };
+
+  // Reads both streams until both close, the deadline passes, or the caller cancels (then the
+  // group gets SIGTERM, and the streams kTerminateGrace more to close).
+  static Ending Drain(int out_fd, int err_fd, const CommandSpec& spec, pid_t pid,
+                      CommandOutput& result) {
     using Clock = std::chrono::steady_clock;
-    const Clock::time_point deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(std::max(0.0, timeout_s)));
+    const auto after = [](double seconds) {
+      return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(std::max(0.0, seconds)));
+    };
+    Clock::time_point deadline = after(spec.timeout_s);
+    bool cancelled = false;
     std::array<pollfd, 2> fds{pollfd{out_fd, POLLIN, 0}, pollfd{err_fd, POLLIN, 0}};
     std::array<std::string*, 2> sinks{&result.out, &result.err};
     int open = 2;
     std::array<char, 65536> buf{};
     while (open > 0) {
+      if (!cancelled && spec.cancel != nullptr && spec.cancel->load()) {
+        cancelled = true;
+        kill(-pid, SIGTERM);
+        deadline = std::min(deadline, after(kTerminateGrace));
+      }
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return false;
-      const int n = poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(left, 1000)));
-      if (n < 0 && errno != EINTR) return false;
+      if (left <= 0) return cancelled ? Ending::kCancelled : Ending::kTimedOut;
+      const int n = poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(left, 200)));
+      if (n < 0 && errno != EINTR) return cancelled ? Ending::kCancelled : Ending::kTimedOut;
       for (size_t i = 0; i < fds.size(); ++i) {
         if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
         const ssize_t got = read(fds[i].fd, buf.data(), buf.size());
@@ -158,7 +173,7 @@ class ProcessRunner final : public CommandRunner {
         }
       }
     }
-    return true;
+    return cancelled ? Ending::kCancelled : Ending::kFinished;
   }
 };
 

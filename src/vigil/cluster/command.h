@@ -3,6 +3,7 @@
 // passed as they are, so a node name or a reason cannot inject anything.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,7 +25,13 @@ struct CommandSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it holds a '/'
   std::vector<std::string> env;  // NAME=VALUE added to (or replacing in) this process's environment
   double timeout_s = 10;         // then its process group is killed (SIGKILL)
+  // When set (by another thread) while the program runs, its process group gets SIGTERM, and
+  // SIGKILL kTerminateGrace later if it still runs; Run then returns Cancelled. Null: never.
+  const std::atomic<bool>* cancel = nullptr;
 };
+
+// How long a cancelled program has between SIGTERM and SIGKILL (mpirun tears its daemons down).
+inline constexpr double kTerminateGrace = 5;
 
 // The text of `argv` for messages: the words joined by spaces, each quoted when it needs it.
 std::string CommandText(const std::vector<std::string>& argv);
@@ -36,8 +43,8 @@ class CommandRunner {
   // Runs `spec` to its end and returns its exit code and output; a non-zero exit is not an error
   // here (the caller knows what it means). Errors: InvalidArgument for an empty argv;
   // NotFound when the program does not exist or cannot be executed; DeadlineExceeded when it ran
-  // past spec.timeout_s (it was killed); IoError when pipes or processes cannot be made.
-  // Thread-safe in the real implementation.
+  // past spec.timeout_s (it was killed); Cancelled when spec.cancel was set; IoError when pipes or
+  // processes cannot be made. Thread-safe in the real implementation.
   virtual Result<CommandOutput> Run(const CommandSpec& spec) = 0;
 };
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 namespace vigil::cluster {
 namespace {
@@ -64,6 +66,25 @@ TEST(CommandTest, ARunawayIsKilledWithItsChildrenAtTheDeadline) {
   EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(r.status().message().find("still running after 0.3 s, killed"), std::string::npos);
   EXPECT_LT(took, 5);
+}
+
+TEST(CommandTest, CancellingTerminatesTheGroupAndSaysSo) {
+  std::atomic<bool> cancel{false};
+  CommandSpec spec;
+  // The trap shows the group got SIGTERM first (a launcher tears its daemons down on it).
+  spec.argv = {"sh", "-c", "trap 'echo terminated; exit 0' TERM; sleep 30 & wait"};
+  spec.timeout_s = 60;
+  spec.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const Result<CommandOutput> r = MakeProcessRunner()->Run(spec);
+  canceller.join();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+            kTerminateGrace + 3);
+  EXPECT_EQ(r.status().code(), StatusCode::kCancelled) << r.status().ToString();
 }
 
 TEST(CommandTest, OutputBeyondTheCapIsReadAndDropped) {

@@ -1,0 +1,172 @@
+#include "vigil/cluster/fleet_rank.h"
+
+#include <httplib.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <fmt/format.h>
+#include <thread>
+
+#include "vigil/cluster/net_pair.h"
+
+namespace vigil::cluster {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// A task's answer: {"ok": true, "result": ...} or {"ok": false, "error": ...}.
+nlohmann::json Answer(const std::string& node, int64_t id, const Status& status,
+                      nlohmann::json result) {
+  nlohmann::json body = {{"node", node}, {"id", id}, {"ok", status.ok()}};
+  if (status.ok()) {
+    body["result"] = std::move(result);
+  } else {
+    body["error"] = status.message();
+  }
+  return body;
+}
+
+double Number(const nlohmann::json& task, const char* key, double fallback) {
+  const auto it = task.find(key);
+  return it != task.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+// Does one task; returns its answer's result or the error.
+Result<nlohmann::json> Perform(const nlohmann::json& task, const SuiteTaskRunner& run_suite) {
+  const std::string kind = task.value("kind", std::string());
+  if (kind == "suite") {
+    VIGIL_ASSIGN_OR_RETURN(const std::string document, run_suite(task));
+    nlohmann::json parsed = nlohmann::json::parse(document, nullptr, false);
+    if (parsed.is_discarded()) return Status::Internal("the suite's document is not JSON");
+    return nlohmann::json{{"document", std::move(parsed)}};
+  }
+  const std::string address = task.value("address", std::string());
+  const int port = static_cast<int>(Number(task, "port", 0));
+  if (kind == "net-bandwidth") {
+    BandwidthOptions o;
+    o.seconds = Number(task, "seconds", o.seconds);
+    VIGIL_ASSIGN_OR_RETURN(const double gbps, MeasureBandwidthGbps(address, port, o));
+    return nlohmann::json{{"gbps", gbps}};
+  }
+  if (kind == "net-latency") {
+    LatencyOptions o;
+    o.round_trips = static_cast<int>(Number(task, "round_trips", o.round_trips));
+    VIGIL_ASSIGN_OR_RETURN(const double us, MeasureLatencyUs(address, port, o));
+    return nlohmann::json{{"us", us}};
+  }
+  return Status::InvalidArgument(fmt::format("unknown task kind \"{}\"", kind));
+}
+
+class CoordinatorLink {
+ public:
+  explicit CoordinatorLink(const FleetRankOptions& o) : o_(o), client_(o.coordinator) {
+    client_.set_connection_timeout(5);
+    client_.set_read_timeout(30);
+    client_.set_write_timeout(30);
+    client_.set_bearer_token_auth(o.token);
+  }
+
+  // Posts `body` to `path` until it is taken, or the coordinator has been unreachable too long.
+  Result<nlohmann::json> Post(const std::string& path, const nlohmann::json& body,
+                              const std::atomic<bool>& interrupted) {
+    return Retry(interrupted, [&] {
+      return client_.Post(path, body.dump(), "application/json");
+    });
+  }
+
+  Result<nlohmann::json> NextTask(const std::atomic<bool>& interrupted) {
+    const std::string path = "/v1/task?node=" + httplib::detail::encode_query_param(o_.node);
+    return Retry(interrupted, [&] { return client_.Get(path); });
+  }
+
+ private:
+  template <typename Call>
+  Result<nlohmann::json> Retry(const std::atomic<bool>& interrupted, const Call& call) {
+    const auto start = SteadyClock::now();
+    std::string why;
+    while (!interrupted) {
+      const httplib::Result res = call();
+      if (res && res->status < 500) {
+        if (res->status >= 400) {
+          return Status::InvalidArgument(
+              fmt::format("coordinator {} refused: {} {}", o_.coordinator, res->status, res->body));
+        }
+        nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
+        if (body.is_discarded()) return Status::Internal("the coordinator's answer is not JSON");
+        return body;
+      }
+      why = res ? fmt::format("HTTP {}", res->status) : httplib::to_string(res.error());
+      if (std::chrono::duration<double>(SteadyClock::now() - start).count() >
+          o_.coordinator_timeout_s) {
+        return Status::Unavailable(fmt::format("coordinator {} unreachable for {:g} s: {}",
+                                               o_.coordinator, o_.coordinator_timeout_s, why));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return Status::Cancelled("interrupted");
+  }
+
+  const FleetRankOptions& o_;
+  httplib::Client client_;
+};
+
+}  // namespace
+
+Status RunFleetRank(const FleetRankOptions& options, const SuiteTaskRunner& run_suite,
+                    const std::atomic<bool>& interrupted) {
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<PairListener> listener,
+                         PairListener::Start(options.bind_address));
+  CoordinatorLink link(options);
+  VIGIL_RETURN_IF_ERROR(link.Post("/v1/register",
+                                  {{"node", options.node},
+                                   {"rank", options.rank},
+                                   {"data_port", listener->port()}},
+                                  interrupted));
+  for (;;) {
+    VIGIL_ASSIGN_OR_RETURN(const nlohmann::json task, link.NextTask(interrupted));
+    const std::string kind = task.value("kind", std::string());
+    if (kind == "exit") return Status::Ok();
+    if (kind == "wait") continue;
+    const int64_t id = task.value("id", int64_t{0});
+    Result<nlohmann::json> result = Perform(task, run_suite);
+    const nlohmann::json answer =
+        Answer(options.node, id, result.status(), result.ok() ? *result : nlohmann::json());
+    VIGIL_RETURN_IF_ERROR(link.Post("/v1/result", answer, interrupted));
+  }
+}
+
+int LauncherRank(const std::function<std::string(const char*)>& get) {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"}) {
+    const std::string text = get(name);
+    int rank = -1;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), rank);
+    if (!text.empty() && ec == std::errc() && end == text.data() + text.size() && rank >= 0) {
+      return rank;
+    }
+  }
+  return -1;
+}
+
+std::string RankNodeName(const std::string& flag,
+                         const std::function<std::string(const char*)>& get) {
+  if (!flag.empty()) return flag;
+  const std::string hosts = get("VIGIL_FLEET_HOSTS");
+  const std::string mpi_rank = get("OMPI_COMM_WORLD_RANK");
+  if (!hosts.empty() && !mpi_rank.empty()) {
+    const int rank = LauncherRank(get);
+    size_t start = 0;
+    for (int i = 0; start <= hosts.size(); ++i) {
+      size_t end = hosts.find(',', start);
+      if (end == std::string::npos) end = hosts.size();
+      if (i == rank) return hosts.substr(start, end - start);
+      start = end + 1;
+    }
+  }
+  if (std::string slurm = get("SLURMD_NODENAME"); !slurm.empty()) return slurm;
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+}  // namespace vigil::cluster

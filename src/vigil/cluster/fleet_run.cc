@@ -1,0 +1,279 @@
+#include "vigil/cluster/fleet_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "vigil/cluster/fleet_coordinator.h"
+#include "vigil/core/file.h"
+#include "vigil/core/text.h"
+
+namespace vigil::cluster {
+namespace {
+
+// How long the launcher has to end by itself once every rank was told to exit.
+constexpr double kLauncherGrace = 30;
+// The launcher's own limit: far beyond any run; the run stops it itself (cancel).
+constexpr double kLauncherLimit = 7 * 24 * 3600;
+
+std::string NewToken() {
+  std::random_device device;
+  return fmt::format("{:08x}{:08x}{:08x}{:08x}", device(), device(), device(), device());
+}
+
+std::string Joined(const std::vector<FleetHost>& hosts, char sep) {
+  std::string out;
+  for (const FleetHost& h : hosts) {
+    if (!out.empty()) out += sep;
+    out += h.name;
+  }
+  return out;
+}
+
+std::string Tail(const std::string& text, size_t n) {
+  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+// The launcher, run on a thread of its own until it ends or is cancelled.
+class LauncherThread {
+ public:
+  LauncherThread(CommandRunner& runner, CommandSpec spec) : spec_(std::move(spec)) {
+    spec_.cancel = &cancel_;
+    thread_ = std::thread([this, &runner] {
+      result_ = std::make_unique<Result<CommandOutput>>(runner.Run(spec_));
+      done_ = true;
+    });
+  }
+  ~LauncherThread() { Stop(0); }
+  bool done() const { return done_; }
+
+  // Waits up to grace_s for the launcher to end, then stops it; fills the outcome's launcher fields.
+  void Stop(double grace_s, FleetRunOutcome* outcome = nullptr) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+    while (!done_ && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    cancel_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (outcome == nullptr) return;
+    const Result<CommandOutput>& r = *result_;
+    if (!r.ok()) {
+      outcome->launcher_error = r.status().message();
+      return;
+    }
+    outcome->launcher_exit = r->exit_code;
+    if (r->exit_code != 0) {
+      outcome->launcher_error = fmt::format("{} exited with {}: {}", spec_.argv[0], r->exit_code,
+                                            Tail(r->err.empty() ? r->out : r->err, 2000));
+    }
+  }
+
+ private:
+  CommandSpec spec_;
+  std::atomic<bool> cancel_{false};
+  std::atomic<bool> done_{false};
+  std::unique_ptr<Result<CommandOutput>> result_;
+  std::thread thread_;
+};
+
+Result<std::string> AdvertiseAddress(const FleetRunOptions& o) {
+  if (!o.advertise_address.empty()) return o.advertise_address;
+  std::string toward;
+  if (!o.hosts.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(toward, ResolveHost(o.hosts[0].name, "the first host"));
+  } else {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    VIGIL_ASSIGN_OR_RETURN(toward, ResolveHost(name, "this machine"));
+  }
+  return LocalAddressToward(toward);
+}
+
+// The nodes of the run: every host named, then every other node that registered.
+std::vector<FleetNodeOutcome> NodesOf(const FleetRunOptions& o, const std::vector<RankInfo>& ranks,
+                                 bool launcher_ended) {
+  std::map<std::string, const RankInfo*> by_name;
+  for (const RankInfo& r : ranks) by_name[r.node] = &r;
+  std::vector<FleetNodeOutcome> nodes;
+  for (const FleetHost& h : o.hosts) {
+    FleetNodeOutcome n{h, by_name.erase(h.name) > 0, "", ""};
+    if (!n.answered) {
+      n.error = launcher_ended
+                    ? "did not register: the launcher ended first"
+                    : fmt::format("did not register within {:g} s", o.start_timeout_s);
+    }
+    nodes.push_back(std::move(n));
+  }
+  for (const RankInfo& r : ranks) {
+    if (by_name.count(r.node) > 0) nodes.push_back({{r.node, "", 0}, true, "", ""});
+  }
+  return nodes;
+}
+
+class Conductor {
+ public:
+  Conductor(const FleetRunOptions& o, FleetCoordinator& c, const FleetRunEvents& e,
+            std::function<bool()> give_up)
+      : o_(o), c_(c), e_(e), give_up_(std::move(give_up)) {}
+
+  void Suites(std::vector<FleetNodeOutcome>& nodes) {
+    std::vector<std::pair<std::string, nlohmann::json>> tasks;
+    std::vector<FleetNodeOutcome*> whose;
+    for (FleetNodeOutcome& n : nodes) {
+      if (!n.answered) continue;
+      tasks.push_back({n.host.name,
+                       {{"kind", "suite"}, {"suite", o_.suite}, {"args", o_.suite_args},
+                        {"timeout_s", o_.suite_timeout_s}}});
+      whose.push_back(&n);
+    }
+    Say(fmt::format("suite {} on {} nodes", o_.suite, tasks.size()));
+    const std::vector<TaskOutcome> done = c_.Run(tasks, o_.suite_timeout_s, give_up_);
+    for (size_t i = 0; i < done.size(); ++i) {
+      if (done[i].ok && done[i].result.contains("document")) {
+        whose[i]->document = done[i].result["document"].dump();
+      } else {
+        whose[i]->error = "suite: " + (done[i].ok ? "no document in the answer" : done[i].error);
+      }
+    }
+  }
+
+  Result<std::vector<FleetPairOutcome>> Network(const std::vector<FleetNodeOutcome>& nodes, int& rounds) {
+    std::vector<FleetHost> hosts;
+    for (const FleetNodeOutcome& n : nodes) {
+      if (n.answered && n.error.empty()) hosts.push_back(n.host);
+    }
+    std::map<std::string, RankInfo> ranks;
+    for (const RankInfo& r : c_.Ranks()) ranks[r.node] = r;
+    std::vector<FleetPairOutcome> pairs;
+    if (hosts.size() < 2) return pairs;
+    VIGIL_ASSIGN_OR_RETURN(const std::vector<PairRound> schedule, o_.schedule(hosts));
+    rounds = static_cast<int>(schedule.size());
+    for (size_t r = 0; r < schedule.size(); ++r) {
+      Say(fmt::format("network round {}/{}: {} pairs", r + 1, schedule.size(), schedule[r].size()));
+      for (const bool forward : {true, false}) {
+        std::vector<std::pair<int, int>> directed;
+        for (const auto& [a, b] : schedule[r]) directed.push_back(forward ? std::pair{a, b} : std::pair{b, a});
+        Measure(hosts, ranks, directed, pairs);
+      }
+    }
+    return pairs;
+  }
+
+ private:
+  // Both tests of every directed pair (from, to) at once: bandwidth, then latency.
+  void Measure(const std::vector<FleetHost>& hosts, const std::map<std::string, RankInfo>& ranks,
+               const std::vector<std::pair<int, int>>& directed, std::vector<FleetPairOutcome>& pairs) {
+    const size_t first = pairs.size();
+    for (const auto& [a, b] : directed) pairs.push_back({hosts[a].name, hosts[b].name, -1, -1, ""});
+    for (const char* kind : {"net-bandwidth", "net-latency"}) {
+      std::vector<std::pair<std::string, nlohmann::json>> tasks;
+      for (const auto& [a, b] : directed) {
+        const RankInfo& to = ranks.at(hosts[b].name);
+        nlohmann::json task = {{"kind", kind}, {"address", to.address}, {"port", to.data_port}};
+        task["seconds"] = o_.transfer_seconds;
+        task["round_trips"] = o_.latency_round_trips;
+        tasks.push_back({hosts[a].name, std::move(task)});
+      }
+      const std::vector<TaskOutcome> done = c_.Run(tasks, o_.pair_timeout_s, give_up_);
+      for (size_t i = 0; i < done.size(); ++i) {
+        FleetPairOutcome& p = pairs[first + i];
+        if (!done[i].ok) {
+          if (p.error.empty()) p.error = fmt::format("{}: {}", kind, done[i].error);
+        } else if (std::string_view(kind) == "net-bandwidth") {
+          p.gbps = done[i].result.value("gbps", -1.0);
+        } else {
+          p.us = done[i].result.value("us", -1.0);
+        }
+      }
+    }
+  }
+
+  void Say(const std::string& line) const {
+    if (e_.progress) e_.progress(line);
+  }
+
+  const FleetRunOptions& o_;
+  FleetCoordinator& c_;
+  const FleetRunEvents& e_;
+  std::function<bool()> give_up_;
+};
+
+}  // namespace
+
+Result<Launcher> ParseLauncher(std::string_view text) {
+  if (text == "mpirun") return Launcher::kMpirun;
+  if (text == "srun") return Launcher::kSrun;
+  return Status::InvalidArgument(fmt::format("--launcher: {} is not one of mpirun, srun", Quote(text)));
+}
+
+std::vector<std::string> LauncherArgv(const FleetRunOptions& o, const std::string& url,
+                                      const std::string& hostfile) {
+  std::vector<std::string> argv;
+  const bool mpirun = o.launcher == Launcher::kMpirun;
+  argv.push_back(!o.launcher_program.empty() ? o.launcher_program : mpirun ? "mpirun" : "srun");
+  if (mpirun) {
+    const std::string n = std::to_string(o.hosts.size());
+    argv.insert(argv.end(), {"--hostfile", hostfile, "-np", n, "--map-by", "node", "-x",
+                             "VIGIL_FLEET_TOKEN", "-x", "VIGIL_FLEET_HOSTS"});
+  } else {
+    const int n = o.hosts.empty() ? o.nodes : static_cast<int>(o.hosts.size());
+    if (n > 0) {
+      argv.insert(argv.end(), {"--nodes", std::to_string(n), "--ntasks", std::to_string(n)});
+    }
+    argv.emplace_back("--ntasks-per-node=1");
+    if (!o.hosts.empty()) argv.push_back("--nodelist=" + Joined(o.hosts, ','));
+  }
+  argv.insert(argv.end(), o.launcher_args.begin(), o.launcher_args.end());
+  argv.insert(argv.end(), {o.vigil_path, "fleet", "rank", "--coordinator", url});
+  return argv;
+}
+
+Result<FleetRunOutcome> RunFleet(const FleetRunOptions& o, CommandRunner& runner,
+                                 const FleetRunEvents& events,
+                                 const std::atomic<bool>& interrupted) {
+  if (o.launcher == Launcher::kMpirun && o.hosts.empty()) {
+    return Status::InvalidArgument("--launcher mpirun needs --hosts (the host file)");
+  }
+  if (o.vigil_path.empty()) return Status::InvalidArgument("no vigil path for the nodes");
+  VIGIL_ASSIGN_OR_RETURN(const std::string address, AdvertiseAddress(o));
+  const std::string token = NewToken();
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<FleetCoordinator> coordinator,
+                         FleetCoordinator::Start(o.bind_address, 0, token));
+  const std::string url = fmt::format("http://{}:{}", address, coordinator->port());
+  const std::string hostfile = o.work_dir + "/mpirun-hosts";
+  if (o.launcher == Launcher::kMpirun) {
+    std::string text;
+    for (const FleetHost& h : o.hosts) text += h.name + " slots=1\n";
+    VIGIL_RETURN_IF_ERROR(WriteFileAtomic(hostfile, text));
+  }
+  CommandSpec spec{LauncherArgv(o, url, hostfile), o.launcher_env, kLauncherLimit};
+  spec.env.push_back("VIGIL_FLEET_TOKEN=" + token);
+  spec.env.push_back("VIGIL_FLEET_HOSTS=" + Joined(o.hosts, ','));
+  if (events.progress) events.progress("launching: " + CommandText(spec.argv));
+  LauncherThread launcher(runner, std::move(spec));
+  const auto give_up = [&] { return launcher.done() || interrupted.load(); };
+
+  const size_t expected = o.hosts.empty() ? static_cast<size_t>(std::max(o.nodes, 1)) : o.hosts.size();
+  coordinator->WaitForRanks(expected, o.start_timeout_s, give_up);
+  FleetRunOutcome outcome;
+  outcome.nodes = NodesOf(o, coordinator->Ranks(), launcher.done());
+  Conductor conductor(o, *coordinator, events, give_up);
+  if (!o.suite.empty()) conductor.Suites(outcome.nodes);
+  if (o.schedule) {
+    Result<std::vector<FleetPairOutcome>> pairs = conductor.Network(outcome.nodes, outcome.rounds);
+    if (!pairs.ok()) return pairs.status();
+    outcome.pairs = std::move(*pairs);
+  }
+  coordinator->Release();
+  launcher.Stop(kLauncherGrace, &outcome);
+  outcome.problems = coordinator->Problems();
+  return outcome;
+}
+
+}  // namespace vigil::cluster

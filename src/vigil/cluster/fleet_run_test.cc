@@ -1,0 +1,222 @@
+#include "vigil/cluster/fleet_run.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "vigil/cluster/fleet_rank.h"
+#include "vigil/testing/temp_dir.h"
+
+namespace vigil::cluster {
+namespace {
+
+// A launcher in this process: each node a thread running the rank, as `vigil fleet rank` would.
+// Nodes in `absent` never start; `suite_delay_s` is how long each suite takes.
+class ThreadLauncher final : public CommandRunner {
+ public:
+  std::vector<std::string> nodes;
+  std::vector<std::string> absent;
+  double suite_delay_s = 0;
+  std::string slow_suite_node;  // its suite takes suite_delay_s; the others' none
+  CommandSpec seen;
+
+  Result<CommandOutput> Run(const CommandSpec& spec) override {
+    seen = spec;
+    const auto at = std::find(spec.argv.begin(), spec.argv.end(), "--coordinator");
+    if (at == spec.argv.end() || at + 1 == spec.argv.end()) return Status::Internal("no url");
+    std::string token;
+    for (const std::string& e : spec.env) {
+      if (e.rfind("VIGIL_FLEET_TOKEN=", 0) == 0) token = e.substr(18);
+    }
+    std::vector<std::thread> ranks;
+    std::atomic<bool> stop{false};
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (std::count(absent.begin(), absent.end(), nodes[i]) > 0) continue;
+      FleetRankOptions o{*(at + 1), token, nodes[i], static_cast<int>(i), "127.0.0.1", 5};
+      const double delay = nodes[i] == slow_suite_node ? suite_delay_s : 0;
+      ranks.emplace_back([o, delay, &stop] {
+        const auto suite = [&](const nlohmann::json& task) -> Result<std::string> {
+          std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+          return nlohmann::json{{"schema", "vigil.results/1"},
+                                {"node", o.node},
+                                {"suite", task.value("suite", "")}}
+              .dump();
+        };
+        (void)RunFleetRank(o, suite, stop);
+      });
+    }
+    for (std::thread& t : ranks) t.join();
+    return CommandOutput{0, "", ""};
+  }
+};
+
+// Every pair of the hosts, one pair per round.
+Result<std::vector<PairRound>> EveryPair(const std::vector<FleetHost>& hosts) {
+  std::vector<PairRound> rounds;
+  for (int a = 0; a < static_cast<int>(hosts.size()); ++a) {
+    for (int b = a + 1; b < static_cast<int>(hosts.size()); ++b) rounds.push_back({{a, b}});
+  }
+  return rounds;
+}
+
+class FleetRunTest : public ::testing::Test {
+ protected:
+  FleetRunOptions Options(const std::vector<std::string>& names) {
+    FleetRunOptions o;
+    for (const std::string& n : names) o.hosts.push_back({n, "", 0});
+    o.vigil_path = "/usr/bin/vigil";
+    o.bind_address = "127.0.0.1";
+    o.advertise_address = "127.0.0.1";
+    o.work_dir = dir_.path();
+    o.schedule = EveryPair;
+    o.transfer_seconds = 0.02;
+    o.latency_round_trips = 20;
+    o.start_timeout_s = 3;
+    o.pair_timeout_s = 10;
+    launcher_.nodes = names;
+    return o;
+  }
+
+  testing::TempDir dir_;
+  ThreadLauncher launcher_;
+  std::atomic<bool> interrupted_{false};
+};
+
+TEST_F(FleetRunTest, EveryNodeRunsItsSuiteAndEveryPairIsMeasuredBothWays) {
+  FleetRunOptions o = Options({"n0", "n1", "n2"});
+  o.suite = "quick";
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->nodes.size(), 3u);
+  for (const FleetNodeOutcome& n : r->nodes) {
+    EXPECT_TRUE(n.answered) << n.host.name;
+    EXPECT_EQ(n.error, "") << n.host.name;
+    EXPECT_NE(n.document.find("\"node\":\"" + n.host.name + "\""), std::string::npos);
+  }
+  EXPECT_EQ(r->rounds, 3);
+  ASSERT_EQ(r->pairs.size(), 6u);
+  for (const FleetPairOutcome& p : r->pairs) {
+    EXPECT_GT(p.gbps, 0) << p.from << "->" << p.to << ": " << p.error;
+    EXPECT_GT(p.us, 0) << p.from << "->" << p.to;
+  }
+  EXPECT_EQ(r->launcher_exit, 0);
+  EXPECT_EQ(r->launcher_error, "");
+  // The token reaches the ranks through the environment, never the command line.
+  for (const std::string& e : launcher_.seen.env) {
+    if (e.rfind("VIGIL_FLEET_TOKEN=", 0) != 0) continue;
+    for (const std::string& a : launcher_.seen.argv) EXPECT_EQ(a.find(e.substr(18)), std::string::npos);
+  }
+}
+
+TEST_F(FleetRunTest, ANodeThatNeverStartsIsNamedAndTheOthersAreMeasured) {
+  FleetRunOptions o = Options({"n0", "n1", "n2"});
+  o.start_timeout_s = 1;
+  launcher_.absent = {"n1"};
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->nodes[1].answered);
+  EXPECT_EQ(r->nodes[1].error, "did not register within 1 s");
+  ASSERT_EQ(r->pairs.size(), 2u);
+  EXPECT_EQ(r->pairs[0].from, "n0");
+  EXPECT_EQ(r->pairs[0].to, "n2");
+  EXPECT_GT(r->pairs[0].gbps, 0);
+}
+
+TEST_F(FleetRunTest, ASuiteOverItsTimeLosesItsNodeAndKeepsTheOthers) {
+  FleetRunOptions o = Options({"n0", "n1", "n2"});
+  o.suite = "quick";
+  o.suite_timeout_s = 0.3;
+  launcher_.slow_suite_node = "n2";
+  launcher_.suite_delay_s = 1.5;
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->nodes[2].error, "suite: did not answer within 0.3 s");
+  EXPECT_EQ(r->nodes[2].document, "");
+  EXPECT_NE(r->nodes[0].document, "");
+  ASSERT_EQ(r->pairs.size(), 2u);  // n0 and n1 only
+}
+
+TEST_F(FleetRunTest, ALauncherThatCannotStartIsReportedAtOnce) {
+  FleetRunOptions o = Options({"n0", "n1"});
+  o.start_timeout_s = 60;
+  o.launcher_program = "/nonexistent/mpirun";
+  const std::unique_ptr<CommandRunner> real = MakeProcessRunner();
+  const auto start = std::chrono::steady_clock::now();
+  const Result<FleetRunOutcome> r = RunFleet(o, *real, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
+  EXPECT_FALSE(r->nodes[0].answered);
+  EXPECT_EQ(r->nodes[0].error, "did not register: the launcher ended first");
+  EXPECT_NE(r->launcher_error.find("/nonexistent/mpirun"), std::string::npos) << r->launcher_error;
+}
+
+TEST_F(FleetRunTest, TwoRanksWithOneNameAreAProblem) {
+  FleetRunOptions o = Options({"n0", "n1"});
+  o.start_timeout_s = 1;
+  launcher_.nodes = {"n0", "n0", "n1"};
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->problems.size(), 1u);
+  EXPECT_NE(r->problems[0].find("node n0 registered twice"), std::string::npos) << r->problems[0];
+}
+
+TEST_F(FleetRunTest, MpirunWithoutHostsIsBadUsage) {
+  FleetRunOptions o = Options({});
+  EXPECT_EQ(RunFleet(o, launcher_, {}, interrupted_).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(LauncherArgvTest, MpirunOneRankPerHostAndTheTokenByEnvironment) {
+  FleetRunOptions o;
+  o.hosts = {{"a", "", 1}, {"b", "", 2}};
+  o.vigil_path = "/opt/vigil";
+  o.launcher_args = {"--mca", "btl", "tcp,self"};
+  EXPECT_EQ(LauncherArgv(o, "http://10.0.0.1:5000", "/tmp/h"),
+            (std::vector<std::string>{"mpirun", "--hostfile", "/tmp/h", "-np", "2", "--map-by",
+                                      "node", "-x", "VIGIL_FLEET_TOKEN", "-x",
+                                      "VIGIL_FLEET_HOSTS", "--mca", "btl", "tcp,self",
+                                      "/opt/vigil", "fleet", "rank", "--coordinator",
+                                      "http://10.0.0.1:5000"}));
+}
+
+TEST(LauncherArgvTest, SrunOneTaskPerNode) {
+  FleetRunOptions o;
+  o.launcher = Launcher::kSrun;
+  o.nodes = 4;
+  o.vigil_path = "vigil";
+  EXPECT_EQ(LauncherArgv(o, "http://h:1", ""),
+            (std::vector<std::string>{"srun", "--nodes", "4", "--ntasks", "4",
+                                      "--ntasks-per-node=1", "vigil", "fleet", "rank",
+                                      "--coordinator", "http://h:1"}));
+  o.hosts = {{"x", "", 1}, {"y", "", 2}};
+  EXPECT_EQ(LauncherArgv(o, "http://h:1", "")[5], "--ntasks-per-node=1");
+  EXPECT_EQ(LauncherArgv(o, "http://h:1", "")[6], "--nodelist=x,y");
+}
+
+TEST(LauncherArgvTest, ParseLauncher) {
+  EXPECT_EQ(*ParseLauncher("srun"), Launcher::kSrun);
+  EXPECT_EQ(ParseLauncher("ssh").status().message(),
+            "--launcher: \"ssh\" is not one of mpirun, srun");
+}
+
+TEST(FleetRankTest, TheNodeNameComesFromTheRunsHostListUnderMpirun) {
+  const auto env = [](std::map<std::string, std::string> vars) {
+    return [vars](const char* name) {
+      const auto it = vars.find(name);
+      return it == vars.end() ? std::string() : it->second;
+    };
+  };
+  EXPECT_EQ(RankNodeName("given", env({})), "given");
+  EXPECT_EQ(RankNodeName("", env({{"VIGIL_FLEET_HOSTS", "a,b,c"}, {"OMPI_COMM_WORLD_RANK", "2"}})),
+            "c");
+  EXPECT_EQ(RankNodeName("", env({{"SLURMD_NODENAME", "gpu7"}, {"SLURM_PROCID", "0"}})), "gpu7");
+  EXPECT_FALSE(RankNodeName("", env({})).empty());  // the host name
+  EXPECT_EQ(LauncherRank(env({{"SLURM_PROCID", "5"}})), 5);
+  EXPECT_EQ(LauncherRank(env({{"PMI_RANK", "x"}})), -1);
+}
+
+}  // namespace
+}  // namespace vigil::cluster
