@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "cli/detect.h"
 #include "cli/diagnose.h"
+#include "cli/fleet_run.h"
 #include "cli/fleet_stats.h"
 #include "cli/model_checkpoint.h"
 #include "cli/model_ettr.h"
@@ -54,8 +55,11 @@ int main(int argc, char** argv) {
   commands.Add(simulate, SetupSimulateCluster, RunSimulateCluster);
   commands.Add(simulate, SetupSimulateFleet, RunSimulateFleet);
   commands.Add(simulate, SetupSimulateTelemetry, RunSimulateTelemetry);
-  CLI::App& fleet = commands.Group("fleet", "Fleet-wide analytics");
+  CLI::App& fleet =
+      commands.Group("fleet", "Fleet-wide analytics, and runs on many nodes through the launcher");
   commands.Add(fleet, SetupFleetStats, RunFleetStats);
+  commands.Add(fleet, SetupFleetRun, RunFleetRun);
+  commands.Add(fleet, SetupFleetRank, RunFleetRank);
   commands.Add(app, SetupDiagnose, RunDiagnose);
   commands.Add(app, SetupBaseline, RunBaseline);
   commands.Add(app, SetupLearn, RunLearn);

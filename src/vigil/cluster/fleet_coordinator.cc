@@ -2,16 +2,18 @@
 
 #include <httplib.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
-#include <fmt/format.h>
 
 namespace vigil::cluster {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-double Now() { return std::chrono::duration<double>(SteadyClock::now().time_since_epoch()).count(); }
+double Now() {
+  return std::chrono::duration<double>(SteadyClock::now().time_since_epoch()).count();
+}
 
 SteadyClock::time_point At(double mono) {
   return SteadyClock::time_point(
@@ -39,9 +41,8 @@ Result<std::unique_ptr<FleetCoordinator>> FleetCoordinator::Start(const std::str
   FleetCoordinator* self = c.get();
   httplib::Server& server = *c->server_;
   server.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
-  server.Post("/v1/register", [self](const httplib::Request& q, httplib::Response& r) {
-    self->Register(q, r);
-  });
+  server.Post("/v1/register",
+              [self](const httplib::Request& q, httplib::Response& r) { self->Register(q, r); });
   server.Get("/v1/task",
              [self](const httplib::Request& q, httplib::Response& r) { self->NextTask(q, r); });
   server.Post("/v1/result",
@@ -196,7 +197,9 @@ TaskOutcome FleetCoordinator::Await(const std::string& node, int64_t id, double 
     if (out_of_time || give_up()) {
       state.lost = true;
       state.queue.clear();
-      return {node, false, {},
+      return {node,
+              false,
+              {},
               out_of_time ? fmt::format("did not answer within {:g} s", timeout_s)
                           : "the launcher ended before the node answered"};
     }

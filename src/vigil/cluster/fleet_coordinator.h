@@ -4,8 +4,8 @@
 // answers, or stops answering, is known by name and the others' results are kept.
 //
 // Protocol (JSON bodies, the run's token in "Authorization: Bearer <token>"):
-//   POST /v1/register {"node", "rank", "data_port"}      -> {"ok": true} (409 for a name seen twice)
-//   GET  /v1/task?node=N  waits up to 2 s                -> a task {"id", "kind", ...},
+//   POST /v1/register {"node", "rank", "data_port"}      -> {"ok": true} (409 for a name seen
+//   twice) GET  /v1/task?node=N  waits up to 2 s                -> a task {"id", "kind", ...},
 //                                                           {"kind": "wait"} or {"kind": "exit"}
 //   POST /v1/result {"node", "id", "ok", "result" | "error"}
 #pragma once
@@ -46,8 +46,8 @@ struct TaskOutcome {
 class FleetCoordinator {
  public:
   // Listens on bind_address (port 0: a free one). IoError when it cannot.
-  static Result<std::unique_ptr<FleetCoordinator>> Start(const std::string& bind_address,
-                                                         int port, std::string token);
+  static Result<std::unique_ptr<FleetCoordinator>> Start(const std::string& bind_address, int port,
+                                                         std::string token);
   ~FleetCoordinator();
   FleetCoordinator(const FleetCoordinator&) = delete;
   FleetCoordinator& operator=(const FleetCoordinator&) = delete;

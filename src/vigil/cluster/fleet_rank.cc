@@ -3,9 +3,9 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <charconv>
 #include <chrono>
-#include <fmt/format.h>
 #include <thread>
 
 #include "vigil/cluster/net_pair.h"
@@ -70,9 +70,7 @@ class CoordinatorLink {
   // Posts `body` to `path` until it is taken, or the coordinator has been unreachable too long.
   Result<nlohmann::json> Post(const std::string& path, const nlohmann::json& body,
                               const std::atomic<bool>& interrupted) {
-    return Retry(interrupted, [&] {
-      return client_.Post(path, body.dump(), "application/json");
-    });
+    return Retry(interrupted, [&] { return client_.Post(path, body.dump(), "application/json"); });
   }
 
   Result<nlohmann::json> NextTask(const std::atomic<bool>& interrupted) {
@@ -118,11 +116,10 @@ Status RunFleetRank(const FleetRankOptions& options, const SuiteTaskRunner& run_
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<PairListener> listener,
                          PairListener::Start(options.bind_address));
   CoordinatorLink link(options);
-  VIGIL_RETURN_IF_ERROR(link.Post("/v1/register",
-                                  {{"node", options.node},
-                                   {"rank", options.rank},
-                                   {"data_port", listener->port()}},
-                                  interrupted));
+  VIGIL_RETURN_IF_ERROR(
+      link.Post("/v1/register",
+                {{"node", options.node}, {"rank", options.rank}, {"data_port", listener->port()}},
+                interrupted));
   for (;;) {
     VIGIL_ASSIGN_OR_RETURN(const nlohmann::json task, link.NextTask(interrupted));
     const std::string kind = task.value("kind", std::string());

@@ -15,8 +15,8 @@ namespace vigil::cluster {
 struct FleetRankOptions {
   std::string coordinator;  // "http://host:port"
   std::string token;
-  std::string node;  // this node's name
-  int rank = -1;     // the launcher's rank, -1 when none
+  std::string node;                      // this node's name
+  int rank = -1;                         // the launcher's rank, -1 when none
   std::string bind_address = "0.0.0.0";  // the pair listener's
   // Give up when the coordinator cannot be reached for this long (it is gone; never hang).
   double coordinator_timeout_s = 60;

@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
-#include <fmt/format.h>
 #include <map>
 #include <memory>
 #include <random>
@@ -53,7 +53,8 @@ class LauncherThread {
   ~LauncherThread() { Stop(0); }
   bool done() const { return done_; }
 
-  // Waits up to grace_s for the launcher to end, then stops it; fills the outcome's launcher fields.
+  // Waits up to grace_s for the launcher to end, then stops it; fills the outcome's launcher
+  // fields.
   void Stop(double grace_s, FleetRunOutcome* outcome = nullptr) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
     while (!done_ && std::chrono::steady_clock::now() < until) {
@@ -97,16 +98,15 @@ Result<std::string> AdvertiseAddress(const FleetRunOptions& o) {
 
 // The nodes of the run: every host named, then every other node that registered.
 std::vector<FleetNodeOutcome> NodesOf(const FleetRunOptions& o, const std::vector<RankInfo>& ranks,
-                                 bool launcher_ended) {
+                                      bool launcher_ended) {
   std::map<std::string, const RankInfo*> by_name;
   for (const RankInfo& r : ranks) by_name[r.node] = &r;
   std::vector<FleetNodeOutcome> nodes;
   for (const FleetHost& h : o.hosts) {
     FleetNodeOutcome n{h, by_name.erase(h.name) > 0, "", ""};
     if (!n.answered) {
-      n.error = launcher_ended
-                    ? "did not register: the launcher ended first"
-                    : fmt::format("did not register within {:g} s", o.start_timeout_s);
+      n.error = launcher_ended ? "did not register: the launcher ended first"
+                               : fmt::format("did not register within {:g} s", o.start_timeout_s);
     }
     nodes.push_back(std::move(n));
   }
@@ -128,7 +128,9 @@ class Conductor {
     for (FleetNodeOutcome& n : nodes) {
       if (!n.answered) continue;
       tasks.push_back({n.host.name,
-                       {{"kind", "suite"}, {"suite", o_.suite}, {"args", o_.suite_args},
+                       {{"kind", "suite"},
+                        {"suite", o_.suite},
+                        {"args", o_.suite_args},
                         {"timeout_s", o_.suite_timeout_s}}});
       whose.push_back(&n);
     }
@@ -143,7 +145,8 @@ class Conductor {
     }
   }
 
-  Result<std::vector<FleetPairOutcome>> Network(const std::vector<FleetNodeOutcome>& nodes, int& rounds) {
+  Result<std::vector<FleetPairOutcome>> Network(const std::vector<FleetNodeOutcome>& nodes,
+                                                int& rounds) {
     std::vector<FleetHost> hosts;
     for (const FleetNodeOutcome& n : nodes) {
       if (n.answered && n.error.empty()) hosts.push_back(n.host);
@@ -158,7 +161,8 @@ class Conductor {
       Say(fmt::format("network round {}/{}: {} pairs", r + 1, schedule.size(), schedule[r].size()));
       for (const bool forward : {true, false}) {
         std::vector<std::pair<int, int>> directed;
-        for (const auto& [a, b] : schedule[r]) directed.push_back(forward ? std::pair{a, b} : std::pair{b, a});
+        for (const auto& [a, b] : schedule[r])
+          directed.push_back(forward ? std::pair{a, b} : std::pair{b, a});
         Measure(hosts, ranks, directed, pairs);
       }
     }
@@ -168,10 +172,12 @@ class Conductor {
  private:
   // Both tests of every directed pair (from, to) at once: bandwidth, then latency.
   void Measure(const std::vector<FleetHost>& hosts, const std::map<std::string, RankInfo>& ranks,
-               const std::vector<std::pair<int, int>>& directed, std::vector<FleetPairOutcome>& pairs) {
+               const std::vector<std::pair<int, int>>& directed,
+               std::vector<FleetPairOutcome>& pairs) {
     const size_t first = pairs.size();
     for (const auto& [a, b] : directed) pairs.push_back({hosts[a].name, hosts[b].name, -1, -1, ""});
     for (const char* kind : {"net-bandwidth", "net-latency"}) {
+      if (!(std::string_view(kind) == "net-bandwidth" ? o_.bandwidth : o_.latency)) continue;
       std::vector<std::pair<std::string, nlohmann::json>> tasks;
       for (const auto& [a, b] : directed) {
         const RankInfo& to = ranks.at(hosts[b].name);
@@ -209,7 +215,8 @@ class Conductor {
 Result<Launcher> ParseLauncher(std::string_view text) {
   if (text == "mpirun") return Launcher::kMpirun;
   if (text == "srun") return Launcher::kSrun;
-  return Status::InvalidArgument(fmt::format("--launcher: {} is not one of mpirun, srun", Quote(text)));
+  return Status::InvalidArgument(
+      fmt::format("--launcher: {} is not one of mpirun, srun", Quote(text)));
 }
 
 std::vector<std::string> LauncherArgv(const FleetRunOptions& o, const std::string& url,
@@ -259,7 +266,8 @@ Result<FleetRunOutcome> RunFleet(const FleetRunOptions& o, CommandRunner& runner
   LauncherThread launcher(runner, std::move(spec));
   const auto give_up = [&] { return launcher.done() || interrupted.load(); };
 
-  const size_t expected = o.hosts.empty() ? static_cast<size_t>(std::max(o.nodes, 1)) : o.hosts.size();
+  const size_t expected =
+      o.hosts.empty() ? static_cast<size_t>(std::max(o.nodes, 1)) : o.hosts.size();
   coordinator->WaitForRanks(expected, o.start_timeout_s, give_up);
   FleetRunOutcome outcome;
   outcome.nodes = NodesOf(o, coordinator->Ranks(), launcher.done());

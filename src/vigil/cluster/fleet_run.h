@@ -33,19 +33,21 @@ struct FleetRunOptions {
   // mpirun: the hosts, one rank each (required). srun: empty (the allocation's nodes, `nodes` of
   // them) or the nodes to run on (--nodelist).
   std::vector<FleetHost> hosts;
-  int nodes = 0;                          // srun without hosts: how many (0: the allocation's)
-  std::string launcher_program;           // "" : "mpirun" or "srun" from PATH
+  int nodes = 0;                           // srun without hosts: how many (0: the allocation's)
+  std::string launcher_program;            // "" : "mpirun" or "srun" from PATH
   std::vector<std::string> launcher_args;  // passed to the launcher before the program
   std::vector<std::string> launcher_env;   // NAME=VALUE for the launcher's environment
-  std::string vigil_path;  // the vigil each node runs (the same path on every node)
-  std::string bind_address = "0.0.0.0";  // the coordinator's
-  std::string advertise_address;  // what ranks reach the coordinator at; "" : the local
-                                  // address toward the first host
-  std::string work_dir;           // where the mpirun host file is written
+  std::string vigil_path;                  // the vigil each node runs (the same path on every node)
+  std::string bind_address = "0.0.0.0";    // the coordinator's
+  std::string advertise_address;           // what ranks reach the coordinator at; "" : the local
+                                           // address toward the first host
+  std::string work_dir;                    // where the mpirun host file is written
   // The suite task each node runs ("" : none): passed to the rank as it is (agent fills it).
   std::string suite;
   std::vector<std::string> suite_args;
   PairSchedule schedule;  // null: no network tests
+  bool bandwidth = true;  // measure each pair's bandwidth
+  bool latency = true;    // and its latency
   double transfer_seconds = 1;
   int latency_round_trips = 1000;
   double start_timeout_s = 60;   // for every rank to register
@@ -76,8 +78,8 @@ struct FleetRunOutcome {
   std::vector<FleetNodeOutcome> nodes;  // every host named or registered, in host-list order
   std::vector<FleetPairOutcome> pairs;
   int rounds = 0;
-  int launcher_exit = -1;      // -1: still running when the run ended (then stopped)
-  std::string launcher_error;  // why the launcher failed, with the end of its output
+  int launcher_exit = -1;             // -1: still running when the run ended (then stopped)
+  std::string launcher_error;         // why the launcher failed, with the end of its output
   std::vector<std::string> problems;  // the coordinator's (a node name seen twice)
 };
 

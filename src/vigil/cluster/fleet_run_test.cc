@@ -40,9 +40,8 @@ class ThreadLauncher final : public CommandRunner {
       ranks.emplace_back([o, delay, &stop] {
         const auto suite = [&](const nlohmann::json& task) -> Result<std::string> {
           std::this_thread::sleep_for(std::chrono::duration<double>(delay));
-          return nlohmann::json{{"schema", "vigil.results/1"},
-                                {"node", o.node},
-                                {"suite", task.value("suite", "")}}
+          return nlohmann::json{
+              {"schema", "vigil.results/1"}, {"node", o.node}, {"suite", task.value("suite", "")}}
               .dump();
         };
         (void)RunFleetRank(o, suite, stop);
@@ -107,7 +106,8 @@ TEST_F(FleetRunTest, EveryNodeRunsItsSuiteAndEveryPairIsMeasuredBothWays) {
   // The token reaches the ranks through the environment, never the command line.
   for (const std::string& e : launcher_.seen.env) {
     if (e.rfind("VIGIL_FLEET_TOKEN=", 0) != 0) continue;
-    for (const std::string& a : launcher_.seen.argv) EXPECT_EQ(a.find(e.substr(18)), std::string::npos);
+    for (const std::string& a : launcher_.seen.argv)
+      EXPECT_EQ(a.find(e.substr(18)), std::string::npos);
   }
 }
 
@@ -165,8 +165,7 @@ TEST_F(FleetRunTest, TwoRanksWithOneNameAreAProblem) {
 
 TEST_F(FleetRunTest, MpirunWithoutHostsIsBadUsage) {
   FleetRunOptions o = Options({});
-  EXPECT_EQ(RunFleet(o, launcher_, {}, interrupted_).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunFleet(o, launcher_, {}, interrupted_).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(LauncherArgvTest, MpirunOneRankPerHostAndTheTokenByEnvironment) {
@@ -176,10 +175,9 @@ TEST(LauncherArgvTest, MpirunOneRankPerHostAndTheTokenByEnvironment) {
   o.launcher_args = {"--mca", "btl", "tcp,self"};
   EXPECT_EQ(LauncherArgv(o, "http://10.0.0.1:5000", "/tmp/h"),
             (std::vector<std::string>{"mpirun", "--hostfile", "/tmp/h", "-np", "2", "--map-by",
-                                      "node", "-x", "VIGIL_FLEET_TOKEN", "-x",
-                                      "VIGIL_FLEET_HOSTS", "--mca", "btl", "tcp,self",
-                                      "/opt/vigil", "fleet", "rank", "--coordinator",
-                                      "http://10.0.0.1:5000"}));
+                                      "node", "-x", "VIGIL_FLEET_TOKEN", "-x", "VIGIL_FLEET_HOSTS",
+                                      "--mca", "btl", "tcp,self", "/opt/vigil", "fleet", "rank",
+                                      "--coordinator", "http://10.0.0.1:5000"}));
 }
 
 TEST(LauncherArgvTest, SrunOneTaskPerNode) {
@@ -187,10 +185,10 @@ TEST(LauncherArgvTest, SrunOneTaskPerNode) {
   o.launcher = Launcher::kSrun;
   o.nodes = 4;
   o.vigil_path = "vigil";
-  EXPECT_EQ(LauncherArgv(o, "http://h:1", ""),
-            (std::vector<std::string>{"srun", "--nodes", "4", "--ntasks", "4",
-                                      "--ntasks-per-node=1", "vigil", "fleet", "rank",
-                                      "--coordinator", "http://h:1"}));
+  EXPECT_EQ(
+      LauncherArgv(o, "http://h:1", ""),
+      (std::vector<std::string>{"srun", "--nodes", "4", "--ntasks", "4", "--ntasks-per-node=1",
+                                "vigil", "fleet", "rank", "--coordinator", "http://h:1"}));
   o.hosts = {{"x", "", 1}, {"y", "", 2}};
   EXPECT_EQ(LauncherArgv(o, "http://h:1", "")[5], "--ntasks-per-node=1");
   EXPECT_EQ(LauncherArgv(o, "http://h:1", "")[6], "--nodelist=x,y");

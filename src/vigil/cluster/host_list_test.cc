@@ -23,7 +23,8 @@ TEST(HostListTest, BadLinesNameFileLineAndField) {
   const auto error = [](const std::string& text) {
     return ParseHostList(text, "h.txt").status().message();
   };
-  EXPECT_EQ(error("a\nb zone=1\n"), "h.txt:2: \"zone\": unknown key (known: rack, slots, max_slots)");
+  EXPECT_EQ(error("a\nb zone=1\n"),
+            "h.txt:2: \"zone\": unknown key (known: rack, slots, max_slots)");
   EXPECT_EQ(error("a rack=\n"), "h.txt:1: rack: empty value");
   EXPECT_EQ(error("a\nb\na\n"), "h.txt:3: host: \"a\" is listed twice");
   EXPECT_EQ(error("a r01\n"),

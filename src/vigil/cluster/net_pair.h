@@ -60,7 +60,8 @@ struct LatencyOptions {
   double timeout_s = 10;   // connecting, and each round trip
 };
 
-// Half the median round trip of 8-byte messages to the listener at address:port, in microseconds.
+// Half the 5th percentile of the round trips of 8-byte messages to the listener at address:port, in
+// microseconds: the path's own delay, without what a busy host adds (net_pair.cc says why).
 Result<double> MeasureLatencyUs(const std::string& address, int port,
                                 const LatencyOptions& options);
 

@@ -1,0 +1,407 @@
+#include "vigil/agent/fleet_run.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+#include "vigil/cluster/command.h"
+#include "vigil/cluster/fleet_rank.h"
+#include "vigil/cluster/host_list.h"
+#include "vigil/cluster/patterns.h"
+#include "vigil/core/env.h"
+#include "vigil/core/file.h"
+#include "vigil/core/text.h"
+#include "vigil/results/document.h"
+#include "vigil/server/client.h"
+
+namespace vigil::agent {
+namespace {
+
+// The benchmark that holds a node's side of the network tests in its results document.
+constexpr std::string_view kNetPair = "net-pair";
+
+std::string SelfPath() {
+  char path[4096] = {};
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "vigil";
+}
+
+Result<std::vector<cluster::FleetHost>> ReadHosts(const std::string& path) {
+  if (path.empty()) return std::vector<cluster::FleetHost>{};
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, Env::Default().ReadFile(path));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::FleetHost> hosts,
+                         cluster::ParseHostList(text, path));
+  for (const cluster::FleetHost& h : hosts) {
+    VIGIL_RETURN_IF_ERROR(cluster::ResolveHost(h.name, fmt::format("{}:{}", path, h.line)));
+  }
+  return hosts;
+}
+
+// The network schedule of --pattern: pairs only (the TCP test measures a pair at a time).
+Result<cluster::PairSchedule> ScheduleOf(const std::string& name) {
+  if (name == "none") return cluster::PairSchedule();
+  VIGIL_ASSIGN_OR_RETURN(const cluster::Pattern pattern, cluster::ParsePattern(name));
+  if (pattern == cluster::Pattern::kAllNodes || pattern == cluster::Pattern::kKBatch) {
+    return Status::InvalidArgument(fmt::format(
+        "--pattern: {} runs collectives over groups of nodes; the network test measures pairs "
+        "(pair-wise, ring, topology)",
+        name));
+  }
+  return cluster::PairSchedule([pattern](const std::vector<cluster::FleetHost>& hosts)
+                                   -> Result<std::vector<cluster::PairRound>> {
+    std::vector<cluster::PatternHost> named;
+    for (const cluster::FleetHost& h : hosts) named.push_back({h.name, h.rack});
+    VIGIL_ASSIGN_OR_RETURN(const std::vector<cluster::Round> rounds,
+                           cluster::Schedule(pattern, named, {}));
+    std::vector<cluster::PairRound> pairs;
+    for (const cluster::Round& round : rounds) {
+      cluster::PairRound& out = pairs.emplace_back();
+      for (const std::vector<int>& group : round) {
+        if (group.size() == 2) out.emplace_back(group[0], group[1]);
+      }
+    }
+    return pairs;
+  });
+}
+
+// The nodes of the Slurm allocation this runs in ($SLURM_JOB_NUM_NODES).
+Result<int> AllocationNodes() {
+  const std::string text = Env::Default().GetVariable("SLURM_JOB_NUM_NODES").value_or("");
+  int nodes = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), nodes);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || nodes < 1) {
+    return Status::InvalidArgument(
+        "--launcher srun outside a Slurm allocation needs --nodes or --hosts (no "
+        "$SLURM_JOB_NUM_NODES)");
+  }
+  return nodes;
+}
+
+Status CheckOptions(const FleetCommandOptions& o) {
+  if (o.transfer_s <= 0 || !std::isfinite(o.transfer_s)) {
+    return Status::InvalidArgument("--transfer: must be a positive duration");
+  }
+  if (o.measure != "bandwidth" && o.measure != "latency" && o.measure != "both") {
+    return Status::InvalidArgument(
+        fmt::format("--measure: {} is not one of bandwidth, latency, both", Quote(o.measure)));
+  }
+  if (o.round_trips < 1) return Status::InvalidArgument("--round-trips: must be at least 1");
+  for (const double t : {o.start_timeout_s, o.suite_timeout_s, o.pair_timeout_s}) {
+    if (t <= 0 || !std::isfinite(t)) {
+      return Status::InvalidArgument("--start-timeout, --suite-timeout, --pair-timeout: positive");
+    }
+  }
+  if (o.nodes < 0) return Status::InvalidArgument("--nodes: must not be negative");
+  return Status::Ok();
+}
+
+// A directory of its own under $TMPDIR for the mpirun host file; removed with the object.
+class WorkDir {
+ public:
+  static Result<WorkDir> Make() {
+    std::string path = Env::Default().TempDirectory() + "/vigil-fleet-XXXXXX";
+    if (mkdtemp(path.data()) == nullptr) {
+      return Status::IoError(fmt::format("{}: cannot make a directory", path));
+    }
+    return WorkDir(std::move(path));
+  }
+  WorkDir(WorkDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  WorkDir& operator=(WorkDir&&) = delete;
+  ~WorkDir() {
+    if (path_.empty()) return;
+    unlink((path_ + "/mpirun-hosts").c_str());
+    rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit WorkDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// The network pairs of one node, as metrics of a "net-pair" record: the node sent, the key's
+// suffix names the pair (`net-pair/bw_gbps:<node>-<peer>`).
+BenchmarkRecord NetPairRecord(const std::string& node,
+                              const std::vector<cluster::FleetPairOutcome>& pairs) {
+  BenchmarkRecord record{std::string(kNetPair), "network", BenchStatus::kOk, return_code::kOk,
+                         "", 0, {}};
+  for (const cluster::FleetPairOutcome& p : pairs) {
+    if (p.from != node) continue;
+    const std::string pair = fmt::format("{}-{}", p.from, p.to);
+    if (p.gbps >= 0) {
+      record.metrics.push_back(
+          {MetricKey{record.name, "bw_gbps:" + pair, {}}, p.gbps, "Gbit/s", true, {p.gbps}});
+    }
+    if (p.us >= 0) {
+      record.metrics.push_back(
+          {MetricKey{record.name, "lat_us:" + pair, {}}, p.us, "us", false, {p.us}});
+    }
+    if (!p.error.empty() && record.error.empty()) {
+      record.status = BenchStatus::kFailed;
+      record.return_code = return_code::kFailed;
+      record.error = fmt::format("{}: {}", pair, p.error);
+    }
+  }
+  return record;
+}
+
+// Each node's results document: its suite's, or a new one, with its network pairs added.
+std::map<std::string, NodeResults> Documents(const cluster::FleetRunOutcome& run,
+                                             const std::string& version,
+                                             std::vector<std::string>& problems) {
+  std::map<std::string, NodeResults> docs;
+  for (const cluster::FleetNodeOutcome& n : run.nodes) {
+    if (!n.answered) continue;
+    NodeResults doc;
+    if (!n.document.empty()) {
+      Result<NodeResults> parsed = ParseNodeResults(n.document, n.host.name);
+      if (!parsed.ok()) {
+        problems.push_back(fmt::format("{}: {}", n.host.name, parsed.status().message()));
+      } else {
+        doc = std::move(*parsed);
+      }
+    }
+    if (doc.node.empty()) {
+      doc.node = n.host.name;
+      doc.vigil_version = version;
+      doc.suite = "network";
+    }
+    BenchmarkRecord record = NetPairRecord(n.host.name, run.pairs);
+    if (!record.metrics.empty() || !record.error.empty()) doc.benchmarks.push_back(record);
+    docs[n.host.name] = std::move(doc);
+  }
+  return docs;
+}
+
+Result<std::vector<FleetCulprit>> Locate(const cluster::FleetRunOutcome& run) {
+  std::vector<FleetCulprit> culprits;
+  std::map<std::string, int> index;
+  cluster::PairSet bw, lat;
+  for (const cluster::FleetNodeOutcome& n : run.nodes) {
+    if (!n.answered) continue;
+    index[n.host.name] = static_cast<int>(bw.nodes.size());
+    bw.nodes.push_back(n.host.name);
+    bw.racks.push_back(n.host.rack);
+  }
+  const bool racks = std::all_of(bw.racks.begin(), bw.racks.end(),
+                                 [](const std::string& r) { return !r.empty(); });
+  if (!racks) bw.racks.clear();
+  lat.nodes = bw.nodes;
+  lat.racks = bw.racks;
+  lat.higher_is_better = false;
+  for (const cluster::FleetPairOutcome& p : run.pairs) {
+    const int a = index.at(p.from), b = index.at(p.to);
+    if (p.gbps >= 0) bw.pairs.push_back({a, b, p.gbps});
+    if (p.us >= 0) lat.pairs.push_back({a, b, p.us});
+  }
+  for (const cluster::PairSet* set : {&bw, &lat}) {
+    VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::Culprit> found, cluster::Localise(*set, {}));
+    for (cluster::Culprit& c : found) {
+      culprits.push_back({set == &bw ? "bandwidth" : "latency", std::move(c)});
+    }
+  }
+  return culprits;
+}
+
+std::string FileName(const std::string& node) {
+  std::string name = node;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return name + ".json";
+}
+
+Status WriteOutputs(const std::string& dir, const std::map<std::string, NodeResults>& docs,
+                    const FleetCommandResult& result) {
+  for (const auto& [node, doc] : docs) {
+    VIGIL_RETURN_IF_ERROR(WriteNodeResults(dir + "/" + FileName(node), doc));
+  }
+  std::string pairs;
+  for (const cluster::FleetPairOutcome& p : result.run.pairs) {
+    Json line = {{"from", p.from}, {"to", p.to}};
+    line["bw_gbps"] = p.gbps >= 0 ? Json(p.gbps) : Json();
+    line["lat_us"] = p.us >= 0 ? Json(p.us) : Json();
+    if (!p.error.empty()) line["error"] = p.error;
+    pairs += line.dump() + "\n";
+  }
+  VIGIL_RETURN_IF_ERROR(WriteFileAtomic(dir + "/net-pairs.jsonl", pairs));
+  return WriteFileAtomic(dir + "/fleet-run.json", FleetResultJson(result).dump(2) + "\n");
+}
+
+void Upload(const FleetCommandOptions& o, const std::map<std::string, NodeResults>& docs,
+            FleetCommandResult& result) {
+  Result<std::unique_ptr<server::ReportClient>> client =
+      server::ReporterOf(o.report, o.token_file, o.tls);
+  for (const auto& [node, doc] : docs) {
+    if (!client.ok()) {
+      result.uploads_failed.push_back(fmt::format("{}: {}", node, client.status().message()));
+      continue;
+    }
+    const Result<Json> answer = (*client)->Upload(ToJson(doc).dump());
+    if (!answer.ok()) {
+      result.uploads_failed.push_back(fmt::format("{}: {}", node, answer.status().message()));
+    }
+  }
+}
+
+int ExitCode(const FleetCommandResult& r) {
+  const bool any = std::any_of(r.run.nodes.begin(), r.run.nodes.end(),
+                               [](const cluster::FleetNodeOutcome& n) { return n.answered; });
+  if (!any) return 3;
+  const bool failed = std::any_of(r.run.nodes.begin(), r.run.nodes.end(),
+                                  [](const cluster::FleetNodeOutcome& n) { return !n.error.empty(); });
+  const bool pair_failed = std::any_of(r.run.pairs.begin(), r.run.pairs.end(),
+                                       [](const cluster::FleetPairOutcome& p) { return !p.error.empty(); });
+  return failed || pair_failed || !r.culprits.empty() || !r.run.problems.empty() ? 1 : 0;
+}
+
+}  // namespace
+
+Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& o,
+                                           const cluster::FleetRunEvents& events,
+                                           const std::atomic<bool>& interrupted) {
+  VIGIL_RETURN_IF_ERROR(CheckOptions(o));
+  cluster::FleetRunOptions run;
+  VIGIL_ASSIGN_OR_RETURN(run.launcher, cluster::ParseLauncher(o.launcher));
+  VIGIL_ASSIGN_OR_RETURN(run.hosts, ReadHosts(o.hosts));
+  VIGIL_ASSIGN_OR_RETURN(run.schedule, ScheduleOf(o.pattern));
+  if (!o.out.empty()) {
+    VIGIL_RETURN_IF_ERROR(Env::Default().CreateDirectories(o.out));
+    VIGIL_RETURN_IF_ERROR(Env::Default().CheckWritable(o.out + "/fleet-run.json"));
+  }
+  VIGIL_ASSIGN_OR_RETURN(WorkDir work, WorkDir::Make());
+  run.nodes = o.nodes;
+  if (run.launcher == cluster::Launcher::kSrun && run.hosts.empty() && run.nodes == 0) {
+    VIGIL_ASSIGN_OR_RETURN(run.nodes, AllocationNodes());
+  }
+  run.launcher_program = o.launcher_program;
+  run.launcher_args = o.launcher_args;
+  run.vigil_path = o.vigil_path.empty() ? SelfPath() : o.vigil_path;
+  run.bind_address = o.bind;
+  run.advertise_address = o.advertise;
+  run.work_dir = work.path();
+  run.suite = o.suite;
+  run.suite_args = o.suite_args;
+  run.bandwidth = o.measure != "latency";
+  run.latency = o.measure != "bandwidth";
+  run.transfer_seconds = o.transfer_s;
+  run.latency_round_trips = o.round_trips;
+  run.start_timeout_s = o.start_timeout_s;
+  run.suite_timeout_s = o.suite_timeout_s;
+  run.pair_timeout_s = o.pair_timeout_s;
+  const std::unique_ptr<cluster::CommandRunner> runner = cluster::MakeProcessRunner();
+  FleetCommandResult result;
+  VIGIL_ASSIGN_OR_RETURN(result.run, cluster::RunFleet(run, *runner, events, interrupted));
+  const std::map<std::string, NodeResults> docs =
+      Documents(result.run, o.vigil_version, result.run.problems);
+  VIGIL_ASSIGN_OR_RETURN(result.culprits, Locate(result.run));
+  if (!o.report.empty()) Upload(o, docs, result);
+  result.exit_code = ExitCode(result);
+  if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(WriteOutputs(o.out, docs, result));
+  return result;
+}
+
+std::string FleetResultText(const FleetCommandResult& r) {
+  std::string out;
+  for (const cluster::FleetNodeOutcome& n : r.run.nodes) {
+    std::vector<double> sent;
+    for (const cluster::FleetPairOutcome& p : r.run.pairs) {
+      if (p.from == n.host.name && p.gbps >= 0) sent.push_back(p.gbps);
+    }
+    std::sort(sent.begin(), sent.end());
+    const std::string bw =
+        sent.empty() ? "-" : fmt::format("{:.3g} Gbit/s", sent[sent.size() / 2]);
+    out += fmt::format("{:<24} {:<10} {:<16} {}\n", n.host.name,
+                       n.answered ? "answered" : "no answer", bw,
+                       n.error.empty() ? (n.document.empty() ? "" : "suite done") : n.error);
+  }
+  for (const auto& [measure, c] : r.culprits) {
+    const char* kind = c.kind == cluster::CulpritKind::kNode   ? "node"
+                       : c.kind == cluster::CulpritKind::kLink ? "link"
+                                                                : "switch";
+    out += fmt::format("culprit: {} {} ({}, {}): {}\n", kind, c.subject, c.direction, measure,
+                       c.evidence);
+  }
+  for (const std::string& p : r.run.problems) out += "problem: " + p + "\n";
+  if (!r.run.launcher_error.empty()) out += "launcher: " + r.run.launcher_error + "\n";
+  for (const std::string& u : r.uploads_failed) out += "upload failed: " + u + "\n";
+  const size_t answered = std::count_if(r.run.nodes.begin(), r.run.nodes.end(),
+                                        [](const cluster::FleetNodeOutcome& n) { return n.answered; });
+  out += fmt::format("{} of {} nodes answered, {} pairs in {} rounds, {} culprit{}\n", answered,
+                     r.run.nodes.size(), r.run.pairs.size(), r.run.rounds, r.culprits.size(),
+                     r.culprits.size() == 1 ? "" : "s");
+  return out;
+}
+
+Json FleetResultJson(const FleetCommandResult& r) {
+  Json nodes = Json::array();
+  for (const cluster::FleetNodeOutcome& n : r.run.nodes) {
+    nodes.push_back({{"node", n.host.name},
+                     {"rack", n.host.rack},
+                     {"answered", n.answered},
+                     {"suite_document", !n.document.empty()},
+                     {"error", n.error}});
+  }
+  Json culprits = Json::array();
+  for (const auto& [measure, c] : r.culprits) {
+    culprits.push_back({{"measure", measure},
+                        {"kind", c.kind == cluster::CulpritKind::kNode   ? "node"
+                                 : c.kind == cluster::CulpritKind::kLink ? "link"
+                                                                          : "switch"},
+                        {"subject", c.subject},
+                        {"direction", c.direction},
+                        {"ratio", c.ratio},
+                        {"slow_pairs", c.slow_pairs},
+                        {"pairs", c.pairs},
+                        {"evidence", c.evidence}});
+  }
+  return {{"nodes", nodes},
+          {"pairs", r.run.pairs.size()},
+          {"rounds", r.run.rounds},
+          {"culprits", culprits},
+          {"problems", r.run.problems},
+          {"launcher_exit", r.run.launcher_exit},
+          {"launcher_error", r.run.launcher_error},
+          {"uploads_failed", r.uploads_failed},
+          {"exit_code", r.exit_code}};
+}
+
+Status RunFleetRankCommand(const FleetRankCommandOptions& o,
+                           const std::atomic<bool>& interrupted) {
+  const auto get = [](const char* name) {
+    const std::optional<std::string> v = Env::Default().GetVariable(name);
+    return v.value_or("");
+  };
+  cluster::FleetRankOptions rank;
+  rank.coordinator = o.coordinator;
+  rank.token = get("VIGIL_FLEET_TOKEN");
+  rank.node = cluster::RankNodeName(o.node, get);
+  rank.rank = cluster::LauncherRank(get);
+  rank.bind_address = o.bind;
+  const std::string self = o.vigil_path.empty() ? SelfPath() : o.vigil_path;
+  const std::string dir = o.work_dir.empty() ? Env::Default().TempDirectory() : o.work_dir;
+  const std::unique_ptr<cluster::CommandRunner> runner = cluster::MakeProcessRunner();
+  const auto run_suite = [&](const nlohmann::json& task) -> Result<std::string> {
+    const std::string out = fmt::format("{}/vigil-fleet-{}-{}.json", dir, rank.node, getpid());
+    cluster::CommandSpec spec;
+    spec.argv = {self, "run", "--suite", task.value("suite", std::string("quick")), "--node",
+                 rank.node, "--out", out};
+    for (const auto& a : task.value("args", nlohmann::json::array())) {
+      if (a.is_string()) spec.argv.push_back(a.get<std::string>());
+    }
+    spec.timeout_s = task.value("timeout_s", 3600.0);
+    VIGIL_ASSIGN_OR_RETURN(const cluster::CommandOutput ran, runner->Run(spec));
+    if (ran.exit_code != 0 && ran.exit_code != 1) {
+      return Status::IoError(fmt::format("vigil run exited with {}: {}", ran.exit_code, ran.err));
+    }
+    Result<std::string> text = Env::Default().ReadFile(out);
+    (void)Env::Default().RemoveFile(out);
+    return text;
+  };
+  return cluster::RunFleetRank(rank, run_suite, interrupted);
+}
+
+}  // namespace vigil::agent

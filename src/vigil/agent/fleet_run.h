@@ -1,0 +1,81 @@
+// `vigil fleet run` between its flags and its printing (docs/multinode.md): the host list read and
+// every host resolved before anything starts, the run through the launcher (cluster/fleet_run.h),
+// each node's results document with its network pairs, the culprits named from the pair matrix
+// (cluster/localise.h), the files written and the fleet service told. And `vigil fleet rank`, the
+// part each node runs.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "vigil/cluster/fleet_run.h"
+#include "vigil/cluster/localise.h"
+#include "vigil/core/json.h"
+#include "vigil/core/status.h"
+#include "vigil/telemetry/http_client.h"
+
+namespace vigil::agent {
+
+struct FleetCommandOptions {
+  std::string launcher = "mpirun";  // mpirun or srun
+  std::string hosts;                // the host list file (mpirun: required)
+  int nodes = 0;                    // srun without --hosts: how many nodes (0: the allocation's)
+  std::string launcher_program;     // "" : the launcher's name from PATH
+  std::vector<std::string> launcher_args;
+  std::string vigil_path;  // the vigil the nodes run; "" : this program's own path
+  std::string bind = "0.0.0.0";
+  std::string advertise;  // the coordinator's address as the nodes reach it; "" : found
+  std::string suite;      // "" : no suite, only the network tests
+  std::vector<std::string> suite_args;  // more `vigil run` flags for each node
+  std::string pattern = "pair-wise";    // a pair pattern, or "none" for no network test
+  std::string measure = "both";        // bandwidth, latency or both
+  double transfer_s = 1;
+  int round_trips = 1000;
+  double start_timeout_s = 60;
+  double suite_timeout_s = 900;
+  double pair_timeout_s = 60;
+  std::string out;     // a directory for the documents and the run's report ("" : none)
+  std::string report;  // a fleet service to upload each node's document to
+  std::string token_file;
+  telemetry::TlsClientOptions tls;
+  std::string vigil_version;
+};
+
+// A culprit and the measure that named it.
+struct FleetCulprit {
+  std::string measure;  // "bandwidth" or "latency"
+  cluster::Culprit culprit;
+};
+
+struct FleetCommandResult {
+  cluster::FleetRunOutcome run;
+  std::vector<FleetCulprit> culprits;  // from bandwidth, then from latency
+  std::vector<std::string> uploads_failed;  // "<node>: why"
+  int exit_code = 0;  // 0 healthy, 1 a culprit or a node that failed, 3 nothing ran
+};
+
+// Runs it. Errors before anything is launched: InvalidArgument (exit 2) naming the flag, or the
+// host list's file, line and field; IoError when --out cannot be written.
+Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& options,
+                                           const cluster::FleetRunEvents& events,
+                                           const std::atomic<bool>& interrupted);
+
+// The run as a person reads it: one line per node, then the culprits.
+std::string FleetResultText(const FleetCommandResult& result);
+// The run as `--json` prints it and --out keeps it (fleet-run.json).
+Json FleetResultJson(const FleetCommandResult& result);
+
+struct FleetRankCommandOptions {
+  std::string coordinator;  // http://host:port
+  std::string node;         // "" : from the launcher's environment (cluster::RankNodeName)
+  std::string bind = "0.0.0.0";
+  std::string vigil_path;  // this program, for the suite's `vigil run`; "" : /proc/self/exe
+  std::string work_dir;    // where a suite's document is written before it is sent; "" : $TMPDIR
+};
+
+// Serves the coordinator (cluster::RunFleetRank); a suite task runs `vigil run --suite S --out F`.
+Status RunFleetRankCommand(const FleetRankCommandOptions& options,
+                           const std::atomic<bool>& interrupted);
+
+}  // namespace vigil::agent

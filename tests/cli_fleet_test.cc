@@ -1,0 +1,227 @@
+// `vigil fleet run` on real launchers. Several hosts are network namespaces joined by veth pairs to
+// a bridge; Debian's OpenMPI mpirun starts `vigil fleet rank` in each (its rsh agent is `ip netns
+// exec`, and the host names resolve through an /etc/hosts of the test's own, bind-mounted in a
+// mount namespace of `vigil fleet run`'s). tc throttles one host's link, or one direction of one
+// pair, and the pair-wise pattern must name exactly that. Root is needed (CI runs as root); the
+// tests skip, saying why, where namespaces or mpirun are missing.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "vigil/core/file.h"
+#include "vigil/core/json.h"
+#include "vigil/testing/temp_dir.h"
+#include "vigil_process.h"
+
+namespace vigil::testing {
+namespace {
+
+constexpr int kHosts = 4;
+// Every link's wire speed: a NIC's limit, as real links have, so that a healthy pair measures the
+// link and not how busy this machine's two cores are (veth alone is CPU-bound and noisy).
+constexpr const char* kWire = "tbf rate 400mbit burst 64kbit latency 20ms";
+// A bad link: 20x slower. (tbf and htb: the kernel this was written on has no prio or netem.)
+constexpr const char* kSlow = "tbf rate 20mbit burst 32kbit latency 50ms";
+
+ProcessResult Sh(const std::string& script) { return RunProgram("/bin/sh", {"-c", script}); }
+
+// Hosts vh1..vhN in namespaces of their own, on 10.213.<x>.0/24 with the bridge at .1.
+class Namespaces {
+ public:
+  explicit Namespaces(const TempDir& dir) : dir_(dir) {
+    static int made = 0;  // names of its own for each test of this process
+    const int id = static_cast<int>((getpid() * 7 + made) % 200) + 20;
+    prefix_ = fmt::format("vf{}{}", getpid() % 100000, made++ % 10);
+    subnet_ = fmt::format("10.213.{}", id);
+    std::string script = fmt::format(
+        "set -e\nip link add {0}br type bridge\nip addr add {1}.1/24 dev {0}br\n"
+        "ip link set {0}br up\n",
+        prefix_, subnet_);
+    std::string hosts = "127.0.0.1 localhost\n";
+    for (int i = 1; i <= kHosts; ++i) {
+      script += fmt::format(
+          "ip netns add {0}h{1}\nip link add {0}v{1} type veth peer name eth0 netns {0}h{1}\n"
+          "ip link set {0}v{1} master {0}br up\nip -n {0}h{1} addr add {2}.{3}/24 dev eth0\n"
+          "ip -n {0}h{1} link set eth0 up\nip -n {0}h{1} link set lo up\n"
+          "ip netns exec {0}h{1} tc qdisc add dev eth0 root {4}\n"
+          "tc qdisc add dev {0}v{1} root {4}\n",
+          prefix_, i, subnet_, i + 1, kWire);
+      hosts += fmt::format("{}.{} {}\n", subnet_, i + 1, Host(i));
+    }
+    const ProcessResult r = Sh(script);
+    ok_ = r.exit_code == 0;
+    why_ = r.err;
+    std::ofstream(dir_.File("hosts")) << hosts;
+    std::string list;
+    for (int i = 1; i <= kHosts; ++i) list += Host(i) + "\n";
+    std::ofstream(dir_.File("hosts.txt")) << list;
+    // OpenMPI's rsh agent: `<agent> <host> <command...>`; the host's namespace is its name.
+    std::ofstream(dir_.File("rsh")) << fmt::format(
+        "#!/bin/sh\nhost=$1; shift\nexec ip netns exec {}h\"${{host#vh}}\" /bin/sh -c \"$*\"\n",
+        prefix_);
+    chmod(dir_.File("rsh").c_str(), 0755);
+  }
+  ~Namespaces() {
+    // The root side of each veth first: deleting it removes the pair at once, where a namespace's
+    // devices go in the kernel's own time.
+    std::string script = fmt::format("ip link del {}br 2>/dev/null\n", prefix_);
+    for (int i = 1; i <= kHosts; ++i) {
+      script += fmt::format("ip link del {0}v{1} 2>/dev/null; ip netns del {0}h{1} 2>/dev/null\n",
+                            prefix_, i);
+    }
+    Sh(script);
+  }
+
+  bool ok() const { return ok_; }
+  const std::string& why() const { return why_; }
+  static std::string Host(int i) { return fmt::format("vh{}", i); }
+  std::string Address(int i) const { return fmt::format("{}.{}", subnet_, i + 1); }
+  std::string Namespace(int i) const { return fmt::format("{}h{}", prefix_, i); }
+  std::string BridgePort(int i) const { return fmt::format("{}v{}", prefix_, i); }
+
+  // `vigil fleet run` through mpirun over the namespaces, with the test's /etc/hosts.
+  ProcessResult FleetRun(const std::vector<std::string>& extra) const {
+    std::string command = fmt::format(
+        "mount --bind {0}/hosts /etc/hosts && "
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+        "OMPI_MCA_plm_rsh_agent={0}/rsh OMPI_MCA_plm_rsh_no_tree_spawn=1 "
+        "OMPI_MCA_oob_tcp_if_include={1}.0/24 OMPI_MCA_btl_tcp_if_include={1}.0/24 "
+        "exec {2} fleet run --launcher mpirun --hosts {0}/hosts.txt",
+        dir_.path(), subnet_, VIGIL_BINARY);
+    for (const std::string& e : extra) command += " " + e;
+    return RunProgram("/usr/bin/unshare", {"--mount", "--", "/bin/sh", "-c", command});
+  }
+
+ private:
+  const TempDir& dir_;
+  std::string prefix_, subnet_;
+  bool ok_ = false;
+  std::string why_;
+};
+
+class FleetRunE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+    if (access("/usr/bin/mpirun", X_OK) != 0) GTEST_SKIP() << "no mpirun (Debian's openmpi-bin)";
+    ns_ = std::make_unique<Namespaces>(dir_);
+    if (!ns_->ok()) GTEST_SKIP() << "cannot make network namespaces here: " << ns_->why();
+  }
+
+  // Slows what leaves `dev` in namespace `ns` ("" : the root namespace) to kSlow: for one
+  // destination address, or for all when `to` is "". What tc said when it could not ("" : done).
+  std::string Throttle(const std::string& ns, const std::string& dev, const std::string& to) {
+    const std::string tc = ns.empty() ? "tc" : "ip netns exec " + ns + " tc";
+    std::string script;
+    if (to.empty()) {
+      script = fmt::format("{} qdisc replace dev {} root {}", tc, dev, kSlow);
+    } else {
+      // An htb whose default class keeps the wire speed; `to` goes to a slow class.
+      script = fmt::format(
+          "set -e\n{0} qdisc replace dev {1} root handle 1: htb default 10\n"
+          "{0} class add dev {1} parent 1: classid 1:10 htb rate 400mbit\n"
+          "{0} class add dev {1} parent 1: classid 1:30 htb rate 20mbit ceil 20mbit\n"
+          "{0} filter add dev {1} protocol ip parent 1: prio 1 u32 match ip dst {2}/32 "
+          "flowid 1:30\n",
+          tc, dev, to);
+    }
+    const ProcessResult r = Sh(script);
+    return r.exit_code == 0 ? "" : r.err + " (" + script + ")";
+  }
+
+  Json Report(const ProcessResult& r) {
+    const Result<std::string> text = ReadFile(dir_.File("out/fleet-run.json"));
+    EXPECT_TRUE(text.ok()) << r.err;
+    return text.ok() ? *ParseJson(*text, "fleet-run.json") : Json();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Namespaces> ns_;
+};
+
+// The faults planted here are bandwidth (tc has no netem on this kernel to plant a delay), and
+// the hosts share this machine's cores, so latency would measure its scheduler: the localisation
+// tests measure bandwidth, one test checks that latency is measured.
+const std::vector<std::string> kQuick = {"--transfer", "0.3s", "--measure", "bandwidth"};
+
+std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(FleetRunE2eTest, AThrottledHostIsNamedAndNothingElse) {
+  // Both ways: what vh2 sends, and what the bridge sends to it.
+  for (const std::string& e :
+       {Throttle(ns_->Namespace(2), "eth0", ""), Throttle("", ns_->BridgePort(2), "")}) {
+    if (!e.empty()) GTEST_SKIP() << "tc cannot shape traffic here: " << e;
+  }
+  const ProcessResult r = ns_->FleetRun(With(kQuick, {"--out", dir_.File("out")}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const Json report = Report(r);
+  EXPECT_EQ(report["rounds"], kHosts - 1);
+  EXPECT_EQ(report["pairs"], kHosts * (kHosts - 1));
+  ASSERT_EQ(report["culprits"].size(), 1u) << report.dump(2);
+  EXPECT_EQ(report["culprits"][0]["kind"], "node");
+  EXPECT_EQ(report["culprits"][0]["subject"], "vh2");
+  EXPECT_EQ(report["culprits"][0]["direction"], "both");
+  EXPECT_NE(r.out.find("culprit: node vh2 (both, bandwidth)"), std::string::npos) << r.out;
+  // Each node's document holds the pairs it sent, keyed by pair.
+  const Result<std::string> doc = ReadFile(dir_.File("out/vh1.json"));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_NE(doc->find("bw_gbps:vh1-vh2"), std::string::npos);
+  EXPECT_EQ(doc->find("lat_us:"), std::string::npos);
+}
+
+TEST_F(FleetRunE2eTest, LatencyIsMeasuredForEveryPairWhenAsked) {
+  const ProcessResult r = ns_->FleetRun(
+      {"--measure", "latency", "--round-trips", "200", "--out", dir_.File("out")});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const Result<std::string> pairs = ReadFile(dir_.File("out/net-pairs.jsonl"));
+  ASSERT_TRUE(pairs.ok()) << r.err;
+  int lines = 0;
+  for (size_t at = 0; (at = pairs->find('\n', at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, kHosts * (kHosts - 1));
+  EXPECT_EQ(pairs->find("\"lat_us\":null"), std::string::npos) << *pairs;
+  EXPECT_NE(pairs->find("\"bw_gbps\":null"), std::string::npos);
+}
+
+TEST_F(FleetRunE2eTest, OneThrottledDirectionOfOnePairIsNamedAsThatLink) {
+  if (const std::string e = Throttle(ns_->Namespace(1), "eth0", ns_->Address(3)); !e.empty()) {
+    GTEST_SKIP() << "tc cannot shape traffic here: " << e;
+  }
+  const ProcessResult r = ns_->FleetRun(With(kQuick, {"--out", dir_.File("out"), "--json"}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const Json report = Report(r);
+  ASSERT_EQ(report["culprits"].size(), 1u) << report.dump(2);
+  EXPECT_EQ(report["culprits"][0]["kind"], "link");
+  EXPECT_EQ(report["culprits"][0]["direction"], "vh1->vh3");
+}
+
+TEST_F(FleetRunE2eTest, AHealthyFabricNamesNothingAndExitsZero) {
+  const ProcessResult r = ns_->FleetRun(With(kQuick, {"--out", dir_.File("out")}));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(Report(r)["culprits"].size(), 0u);
+}
+
+TEST_F(FleetRunE2eTest, AHostThatDoesNotResolveIsBadInputNamingItsLine) {
+  std::ofstream(dir_.File("hosts.txt"), std::ios::app) << "vh9\n";
+  const ProcessResult r = ns_->FleetRun(kQuick);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("hosts.txt:5: host: \"vh9\" is not a known host"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(FleetRunE2eTest, AHostTheLauncherCannotReachFailsTheRunNamingTheLauncher) {
+  // vh4 resolves, but its namespace is gone: mpirun cannot start its daemon there.
+  Sh("ip netns del " + ns_->Namespace(4));
+  const ProcessResult r = ns_->FleetRun(With(kQuick, {"--start-timeout", "30s"}));
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("launcher: mpirun exited with"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vh4"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace vigil::testing
