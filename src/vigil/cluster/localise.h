@@ -73,7 +73,7 @@ struct LocaliseOptions {
 // when nothing is slow. The expected value is the median of the pairs of the same kind: inside a
 // rack and across racks apart when racks are given (uplinks are often oversubscribed).
 // Order: switches, nodes, links; each by ratio (slowest first), then subject.
-// Time O(pairs x (1 + culprits named)); memory about 6 bytes a pair beyond the input.
+// Time O(pairs x (1 + culprits named)); memory about 5 bytes a pair beyond the input.
 // Errors: InvalidArgument for a pair index out of range or a pair from a node to itself, a value
 // that is NaN, infinite or negative, racks not one per node, or options out of range.
 Result<std::vector<Culprit>> Localise(const PairSet& set, const LocaliseOptions& o);

@@ -3,8 +3,8 @@
 // healthy cross-rack pairs slower than pairs inside a rack (an oversubscribed uplink), and bad
 // nodes, links and switches chosen at random with a slowdown factor each.
 //
-// Header-only and pure (the randomness comes from the seed); not thread-safe only in that each
-// call owns its generator.
+// Header-only and pure: the randomness comes from the seed, and each call owns its generator, so
+// calls are thread-safe.
 #pragma once
 
 #include <fmt/format.h>
