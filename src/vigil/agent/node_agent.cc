@@ -22,6 +22,7 @@
 #include "vigil/learned/reason.h"
 #include "vigil/results/verdict.h"
 #include "vigil/server/client.h"
+#include "vigil/agent/textfile.h"
 
 namespace vigil::agent {
 namespace {
@@ -141,6 +142,7 @@ Result<Prepared> Prepare(const NodeAgentOptions& options, const Registry& regist
     const Status summary_ok = CheckWritable(options.summary);
     if (!summary_ok.ok()) return summary_ok.WithContext("--summary");
   }
+  if (!options.textfile.empty()) VIGIL_RETURN_IF_ERROR(CheckTextfileDir(options.textfile));
   if (!options.criteria.empty()) {
     VIGIL_ASSIGN_OR_RETURN(p.criteria, learned::ReadCriteria(options.criteria));
   }
@@ -277,6 +279,10 @@ Result<NodeAgentResult> RunNodeAgent(const NodeAgentOptions& options, const RunE
     }
   }
   r.doc = std::move(doc);
+  if (!options.textfile.empty()) {
+    VIGIL_RETURN_IF_ERROR(WriteTextfile(options.textfile, FormatTextfile(r)));
+    r.textfile = TextfilePath(options.textfile);
+  }
   return r;
 }
 
