@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "vigil/agent/textfile.h"
 #include "vigil/bench/cpu/topology.h"
 #include "vigil/bench/cuda/nvml.h"
 #include "vigil/bench/node_run.h"
@@ -22,7 +23,6 @@
 #include "vigil/learned/reason.h"
 #include "vigil/results/verdict.h"
 #include "vigil/server/client.h"
-#include "vigil/agent/textfile.h"
 
 namespace vigil::agent {
 namespace {

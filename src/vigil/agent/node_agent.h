@@ -26,12 +26,12 @@ namespace vigil::agent {
 struct NodeAgentOptions {
   std::string suite = "quick";          // health, quick or full
   std::vector<std::string> benchmarks;  // only these (default: the suite's)
-  std::string out;      // the node results document; "": vigil-results.json, none for health
-  std::string summary;  // a fleet JSONL file to append this node's line to
+  std::string out;       // the node results document; "": vigil-results.json, none for health
+  std::string summary;   // a fleet JSONL file to append this node's line to
   std::string textfile;  // a directory for node-exporter's textfile collector; "": none
-  std::string gpus;     // "0,2-3": only these GPUs (default: every one)
-  std::string node;     // "": $SLURMD_NODENAME, else the host name
-  std::string scratch;  // where the disk benchmark writes; "": $TMPDIR or /tmp
+  std::string gpus;      // "0,2-3": only these GPUs (default: every one)
+  std::string node;      // "": $SLURMD_NODENAME, else the host name
+  std::string scratch;   // where the disk benchmark writes; "": $TMPDIR or /tmp
   std::vector<std::string> set;       // benchmark parameters, "<benchmark>.<name>=<value>"
   std::string criteria;               // learned criteria to judge this node by (`vigil learn`)
   std::string report;                 // a fleet service (`vigil serve`)
@@ -55,7 +55,7 @@ struct NodeAgentResult {
   NodeResults doc;
   std::string out;       // where the document was written; "": nowhere
   std::string textfile;  // where --textfile's vigil.prom was written; "": nowhere
-  FleetTable row;   // the node's flat row, as it was judged
+  FleetTable row;        // the node's flat row, as it was judged
   learned::NodeJudgement judged;
   bool with_criteria = false;  // judged by --criteria (not by the rules alone)
   std::string line;            // "OK", or "vigil: <component> <finding>" (learned/reason.h)

@@ -52,20 +52,19 @@ void AppendCounts(const NodeAgentResult& run, std::string* out) {
        {learned::Severity::kMinor, learned::Severity::kMajor, learned::Severity::kCritical}) {
     int count = 0;
     for (const learned::Finding& f : run.judged.findings.findings) count += f.severity == s;
-    AppendExpositionLine("vigil_run_findings",
-                         {{"node", doc.node},
-                          {"suite", doc.suite},
-                          {"severity", learned::SeverityName(s)}},
-                         count, out);
+    AppendExpositionLine(
+        "vigil_run_findings",
+        {{"node", doc.node}, {"suite", doc.suite}, {"severity", learned::SeverityName(s)}}, count,
+        out);
   }
   AppendGaugeHead("vigil_run_benchmarks", "Benchmarks of the node's latest vigil run by status.",
                   out);
   for (const BenchStatus s : {BenchStatus::kOk, BenchStatus::kFailed, BenchStatus::kSkipped}) {
     int count = 0;
     for (const BenchmarkRecord& b : doc.benchmarks) count += b.status == s;
-    AppendExpositionLine(
-        "vigil_run_benchmarks",
-        {{"node", doc.node}, {"suite", doc.suite}, {"status", BenchStatusName(s)}}, count, out);
+    AppendExpositionLine("vigil_run_benchmarks",
+                         {{"node", doc.node}, {"suite", doc.suite}, {"status", BenchStatusName(s)}},
+                         count, out);
   }
 }
 

@@ -12,6 +12,14 @@
 namespace vigil::agent {
 namespace {
 
+BenchmarkRecord Record(std::string name, std::string component, BenchStatus status) {
+  BenchmarkRecord r;
+  r.name = std::move(name);
+  r.component = std::move(component);
+  r.status = status;
+  return r;
+}
+
 Metric Figure(std::string_view key, double value, std::string unit) {
   Metric m;
   m.key = *MetricKey::Parse(key);
@@ -27,13 +35,13 @@ NodeAgentResult FaultyRun() {
   r.doc.node = "gpu-\"7\"";  // a quote, escaped in the label
   r.doc.suite = "health";
   r.doc.end_time = "2026-11-24T09:30:00.250Z";
-  BenchmarkRecord ok{.name = "host-health", .component = "node"};
+  BenchmarkRecord ok = Record("host-health", "node", BenchStatus::kOk);
   ok.metrics = {Figure("host-health/root_full", 1, ""), Figure("host-health/temp_c:3", 71.5, "C"),
                 Figure("host-health/p2p_gbps:0-3", 50, "GB/s"),
                 Figure("host-health/fan_rpm", std::nan(""), "rpm")};
-  BenchmarkRecord failed{.name = "gpu-health", .component = "gpu", .status = BenchStatus::kFailed};
+  BenchmarkRecord failed = Record("gpu-health", "gpu", BenchStatus::kFailed);
   failed.metrics = {Figure("gpu-health/ecc_dbe:0", 2, "")};  // a failed run's figures are not read
-  BenchmarkRecord skipped{.name = "gpu-gemm", .component = "gpu", .status = BenchStatus::kSkipped};
+  BenchmarkRecord skipped = Record("gpu-gemm", "gpu", BenchStatus::kSkipped);
   r.doc.benchmarks = {ok, failed, skipped};
   learned::Finding f;
   f.severity = learned::Severity::kCritical;
@@ -43,8 +51,9 @@ NodeAgentResult FaultyRun() {
 }
 
 TEST(TextfileTest, AFaultyRunIsDefectiveWithItsCountsAndFigures) {
-  EXPECT_EQ(FormatTextfile(FaultyRun()),
-            R"(# HELP vigil_node_verdict The verdict of the node's latest vigil run: 1 on the verdict it got, 0 on the other (defective: the run exited 1).
+  EXPECT_EQ(
+      FormatTextfile(FaultyRun()),
+      R"(# HELP vigil_node_verdict The verdict of the node's latest vigil run: 1 on the verdict it got, 0 on the other (defective: the run exited 1).
 # TYPE vigil_node_verdict gauge
 vigil_node_verdict{node="gpu-\"7\"",suite="health",verdict="healthy"} 0
 vigil_node_verdict{node="gpu-\"7\"",suite="health",verdict="defective"} 1
@@ -83,7 +92,7 @@ TEST(TextfileTest, APassingRunIsHealthyAndAnUnreadableEndTimeHasNoLine) {
 
 TEST(TextfileTest, FiguresStopAtTheCapAndTheRestAreCounted) {
   NodeAgentResult r = FaultyRun();
-  BenchmarkRecord many{.name = "gpu-gemm", .component = "gpu"};
+  BenchmarkRecord many = Record("gpu-gemm", "gpu", BenchStatus::kOk);
   for (size_t i = 0; i < kMaxTextfileFigures + 10; ++i) {
     many.metrics.push_back(Figure("gpu-gemm/tflops:" + std::to_string(i), 1, "TFLOP/s"));
   }
