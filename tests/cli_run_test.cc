@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -87,6 +89,64 @@ TEST(CliTest, TheHealthSuiteSaysOneLine) {
   r = RunVigil({"run", "--suite", "health", "--scratch", dir.path(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ((*ParseJson(r.out, "stdout"))["validation"]["line"], "OK");
+}
+
+// `promtool check metrics` on `file` (Prometheus' own parser and linter); the output of a
+// failure. Empty when it passes, or when promtool is not installed (then the check is skipped).
+std::string PromtoolCheckMetrics(const std::string& file) {
+  if (access("/usr/bin/promtool", X_OK) != 0) return "";
+  const ProcessResult r =
+      RunProgram("/bin/sh", {"-c", "/usr/bin/promtool check metrics < \"$0\"", file});
+  return r.exit_code == 0 ? "" : r.out + r.err;
+}
+
+TEST(CliTest, TextfileHoldsTheVerdictAndFiguresForNodeExporter) {
+  TempDir dir;
+  const std::string prom = dir.File("vigil.prom");
+  // A directory that is not there: exit 2 before any benchmark (no document either).
+  ProcessResult r = RunVigil({"run", "--suite", "health", "--scratch", dir.path(), "--out",
+                              dir.File("r.json"), "--textfile", dir.File("missing")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--textfile " + dir.File("missing") + ": no such directory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("[1/"), std::string::npos) << "a benchmark started: " << r.err;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+
+  const double before = static_cast<double>(std::time(nullptr));
+  r = RunVigil({"run", "--suite", "health", "--scratch", dir.path(), "--node", "n1", "--textfile",
+                dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "OK\n");
+  Result<std::string> text = ReadFile(prom);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_EQ(PromtoolCheckMetrics(prom), "");
+  EXPECT_NE(text->find("vigil_node_verdict{node=\"n1\",suite=\"health\",verdict=\"healthy\"} 1\n"),
+            std::string::npos)
+      << *text;
+  EXPECT_NE(text->find("vigil_run_benchmarks{node=\"n1\",suite=\"health\",status=\"failed\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(text->find("benchmark=\"host-health\",component=\"memory\",metric=\"root_full\","
+                       "index=\"\",unit=\"\"} 0\n"),
+            std::string::npos);
+  const std::string end = "vigil_run_end_time_seconds{node=\"n1\",suite=\"health\"} ";
+  const size_t at = text->find(end);
+  ASSERT_NE(at, std::string::npos);
+  const double end_time = std::stod(text->substr(at + end.size()));
+  EXPECT_GE(end_time, before - 1);
+  EXPECT_LE(end_time, static_cast<double>(std::time(nullptr)));
+
+  // A fault replaces the file whole: defective, its finding counted, nothing left beside it.
+  r = RunVigil({"run", "--suite", "health", "--scratch", dir.path(), "--node", "n1", "--set",
+                "host-health.min_free=16T", "--textfile", dir.path()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  text = ReadFile(prom);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(PromtoolCheckMetrics(prom), "");
+  EXPECT_NE(text->find("verdict=\"defective\"} 1\n"), std::string::npos) << *text;
+  EXPECT_NE(text->find("metric=\"root_full\",index=\"\",unit=\"\"} 1\n"), std::string::npos);
+  EXPECT_EQ(text->find("severity=\"critical\"} 0\n"), std::string::npos) << *text;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
 }
 
 TEST(CliTest, RunNamesTheNodeAsSlurmDoes) {

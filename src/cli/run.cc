@@ -90,6 +90,7 @@ void Print(const RunOptions& options, const agent::NodeAgentResult& r) {
   if (!options.agent.summary.empty()) {
     fmt::print("Summary line appended to {}\n", options.agent.summary);
   }
+  if (!r.textfile.empty()) fmt::print("Metrics for node-exporter written to {}\n", r.textfile);
   if (r.with_criteria || judged.findings.defective) {
     const std::string judged_by =
         r.with_criteria ? options.agent.criteria : "the rules that need no fleet";
@@ -118,6 +119,10 @@ CLI::App* SetupRun(CLI::App& parent, RunOptions& options) {
                   "none with --suite health)");
   cmd->add_option("--summary", options.agent.summary,
                   "Append this node's flat line to a fleet summary JSONL file");
+  cmd->add_option("--textfile", options.agent.textfile,
+                  "Write the verdict and key figures to DIR/vigil.prom for node-exporter's "
+                  "textfile collector (--collector.textfile.directory; docs/prometheus.md)")
+      ->type_name("DIR");
   cmd->add_option("--node", options.agent.node,
                   "The node's name in the results and in Slurm (default: $SLURMD_NODENAME, "
                   "else the host name)");

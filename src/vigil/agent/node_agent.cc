@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "vigil/agent/textfile.h"
 #include "vigil/bench/cpu/topology.h"
 #include "vigil/bench/cuda/nvml.h"
 #include "vigil/bench/node_run.h"
@@ -141,6 +142,7 @@ Result<Prepared> Prepare(const NodeAgentOptions& options, const Registry& regist
     const Status summary_ok = CheckWritable(options.summary);
     if (!summary_ok.ok()) return summary_ok.WithContext("--summary");
   }
+  if (!options.textfile.empty()) VIGIL_RETURN_IF_ERROR(CheckTextfileDir(options.textfile));
   if (!options.criteria.empty()) {
     VIGIL_ASSIGN_OR_RETURN(p.criteria, learned::ReadCriteria(options.criteria));
   }
@@ -277,6 +279,10 @@ Result<NodeAgentResult> RunNodeAgent(const NodeAgentOptions& options, const RunE
     }
   }
   r.doc = std::move(doc);
+  if (!options.textfile.empty()) {
+    VIGIL_RETURN_IF_ERROR(WriteTextfile(options.textfile, FormatTextfile(r)));
+    r.textfile = TextfilePath(options.textfile);
+  }
   return r;
 }
 

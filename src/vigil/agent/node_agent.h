@@ -26,11 +26,12 @@ namespace vigil::agent {
 struct NodeAgentOptions {
   std::string suite = "quick";          // health, quick or full
   std::vector<std::string> benchmarks;  // only these (default: the suite's)
-  std::string out;      // the node results document; "": vigil-results.json, none for health
-  std::string summary;  // a fleet JSONL file to append this node's line to
-  std::string gpus;     // "0,2-3": only these GPUs (default: every one)
-  std::string node;     // "": $SLURMD_NODENAME, else the host name
-  std::string scratch;  // where the disk benchmark writes; "": $TMPDIR or /tmp
+  std::string out;       // the node results document; "": vigil-results.json, none for health
+  std::string summary;   // a fleet JSONL file to append this node's line to
+  std::string textfile;  // a directory for node-exporter's textfile collector; "": none
+  std::string gpus;      // "0,2-3": only these GPUs (default: every one)
+  std::string node;      // "": $SLURMD_NODENAME, else the host name
+  std::string scratch;   // where the disk benchmark writes; "": $TMPDIR or /tmp
   std::vector<std::string> set;       // benchmark parameters, "<benchmark>.<name>=<value>"
   std::string criteria;               // learned criteria to judge this node by (`vigil learn`)
   std::string report;                 // a fleet service (`vigil serve`)
@@ -52,8 +53,9 @@ inline constexpr Bounds kDrainJitterBounds{.lo = 0, .hi = 30, .seconds = true};
 
 struct NodeAgentResult {
   NodeResults doc;
-  std::string out;  // where the document was written; "": nowhere
-  FleetTable row;   // the node's flat row, as it was judged
+  std::string out;       // where the document was written; "": nowhere
+  std::string textfile;  // where --textfile's vigil.prom was written; "": nowhere
+  FleetTable row;        // the node's flat row, as it was judged
   learned::NodeJudgement judged;
   bool with_criteria = false;  // judged by --criteria (not by the rules alone)
   std::string line;            // "OK", or "vigil: <component> <finding>" (learned/reason.h)
@@ -66,9 +68,10 @@ struct NodeAgentResult {
 
 // Runs the node's suite and acts on it. Errors, before anything runs: InvalidArgument naming the
 // flag for a bad option (an unknown benchmark or parameter, a GPU the node lacks, an unwritable
-// --out, a missing --scratch, a malformed criteria file); what the runner returns after
-// (Cancelled when `interrupted` was set: no document is written); IoError for a document that
-// cannot be written; the service's refusal of an upload.
+// --out or --textfile, a missing --scratch, a malformed criteria file); what the runner returns
+// after (Cancelled when `interrupted` was set: no document is written); IoError for a document
+// or a --textfile that cannot be written; the service's refusal of an upload. --textfile's file
+// (textfile.h) is written last, with the run's final verdict (the service's and Slurm's included).
 Result<NodeAgentResult> RunNodeAgent(const NodeAgentOptions& options, const RunEvents& events,
                                      const std::atomic<bool>& interrupted, Clock& clock);
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "vigil/agent/textfile.h"
 #include "vigil/core/file.h"
 #include "vigil/testing/temp_dir.h"
 
@@ -48,6 +49,23 @@ TEST(NodeAgentTest, AFaultIsTheLineAndWritesTheDocumentAsked) {
   EXPECT_TRUE(ReadNodeResults(o.out).ok());
 }
 
+TEST(NodeAgentTest, TheTextfileHoldsTheRunsFinalVerdict) {
+  testing::TempDir dir;
+  NodeAgentOptions o = Health(dir);
+  o.set = {"host-health.min_free=16T"};
+  o.textfile = dir.path();
+  const Result<NodeAgentResult> r = RunAgent(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->textfile, dir.File("vigil.prom"));
+  const Result<std::string> text = ReadFile(r->textfile);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, FormatTextfile(*r));
+  EXPECT_NE(text->find("vigil_node_verdict{node=\"n1\",suite=\"health\",verdict=\"defective\"} 1"),
+            std::string::npos)
+      << *text;
+  EXPECT_EQ(dir.EntryCount(), 1);
+}
+
 TEST(NodeAgentTest, BadOptionsNameTheirFlagBeforeAnythingRuns) {
   testing::TempDir dir;
   NodeAgentOptions o = Health(dir);
@@ -61,6 +79,10 @@ TEST(NodeAgentTest, BadOptionsNameTheirFlagBeforeAnythingRuns) {
   o.slurm = true;
   o.max_drained_share = 0;
   EXPECT_NE(RunAgent(o).status().message().find("--max-drained-share"), std::string::npos);
+  o = Health(dir);
+  o.textfile = dir.File("missing");
+  EXPECT_EQ(RunAgent(o).status().message(),
+            "--textfile " + dir.File("missing") + ": no such directory");
   o = Health(dir);
   o.suite = "fast";
   EXPECT_EQ(RunAgent(o).status().code(), StatusCode::kInvalidArgument);
