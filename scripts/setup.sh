@@ -17,6 +17,7 @@ PACKAGES=(
   python3-yaml shellcheck                 # the Kubernetes manifests' and contrib scripts' checks
   prometheus                              # the real Prometheus of the detector's end-to-end test
   slurmctld slurmd slurm-client           # the real Slurm of the drain and resume tests (auth/none, loopback)
+  openmpi-bin iproute2                    # mpirun of `vigil fleet run`; its test's namespaces, veth and tc
   chromium-headless-shell                 # loads the dashboard in the fleet service's end-to-end test
 )
 

@@ -3,7 +3,8 @@
 // exec`, and the host names resolve through an /etc/hosts of the test's own, bind-mounted in a
 // mount namespace of `vigil fleet run`'s). tc throttles one host's link, or one direction of one
 // pair, and the pair-wise pattern must name exactly that. Root is needed (CI runs as root); the
-// tests skip, saying why, where namespaces or mpirun are missing.
+// tests skip, saying why, where namespaces or mpirun are missing. And srun on a real Slurm
+// (Debian's slurmctld and three slurmds on loopback) runs a suite and the pair tests on its nodes.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/testing/slurm_cluster.h"
 #include "vigil/testing/temp_dir.h"
 #include "vigil_process.h"
 
@@ -176,8 +178,8 @@ TEST_F(FleetRunE2eTest, AThrottledHostIsNamedAndNothingElse) {
 }
 
 TEST_F(FleetRunE2eTest, LatencyIsMeasuredForEveryPairWhenAsked) {
-  const ProcessResult r = ns_->FleetRun(
-      {"--measure", "latency", "--round-trips", "200", "--out", dir_.File("out")});
+  const ProcessResult r =
+      ns_->FleetRun({"--measure", "latency", "--round-trips", "200", "--out", dir_.File("out")});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   const Result<std::string> pairs = ReadFile(dir_.File("out/net-pairs.jsonl"));
   ASSERT_TRUE(pairs.ok()) << r.err;
@@ -221,6 +223,53 @@ TEST_F(FleetRunE2eTest, AHostTheLauncherCannotReachFailsTheRunNamingTheLauncher)
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("launcher: mpirun exited with"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("vh4"), std::string::npos) << r.out;
+}
+
+TEST(FleetRunSrunTest, SrunRunsTheSuiteAndThePairsOnEveryNodeOfTheAllocation) {
+  TempDir dir;
+  SlurmClusterOptions options;
+  options.nodes = 3;
+  const Result<std::unique_ptr<SlurmCluster>> started = SlurmCluster::Start(dir.path(), options);
+  if (!started.ok()) GTEST_SKIP() << "Slurm cannot start here: " << started.status().message();
+  const SlurmCluster& cluster = **started;
+  // The three nodes share this machine's loopback, so their bandwidths say nothing about links:
+  // the test checks that every node ran and every pair was measured, not what was named.
+  const ProcessResult r = RunProgram("/usr/bin/env", {"SLURM_CONF=" + cluster.conf(),
+                                                      VIGIL_BINARY,
+                                                      "fleet",
+                                                      "run",
+                                                      "--launcher",
+                                                      "srun",
+                                                      "--nodes",
+                                                      "3",
+                                                      "--bind",
+                                                      "127.0.0.1",
+                                                      "--advertise",
+                                                      "127.0.0.1",
+                                                      "--suite",
+                                                      "health",
+                                                      "--transfer",
+                                                      "0.1s",
+                                                      "--round-trips",
+                                                      "50",
+                                                      "--out",
+                                                      dir.File("out")});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out << r.err << cluster.ControllerLog();
+  const Result<std::string> text = ReadFile(dir.File("out/fleet-run.json"));
+  ASSERT_TRUE(text.ok()) << r.out << r.err;
+  const Json report = *ParseJson(*text, "fleet-run.json");
+  ASSERT_EQ(report["nodes"].size(), 3u) << report.dump(2);
+  for (const Json& node : report["nodes"]) {
+    EXPECT_TRUE(node["answered"].get<bool>()) << node.dump();
+    EXPECT_TRUE(node["suite_document"].get<bool>()) << node.dump();
+  }
+  EXPECT_EQ(report["pairs"], 6);
+  for (const std::string& node : cluster.nodes()) {
+    const Result<std::string> doc = ReadFile(dir.File("out/" + node + ".json"));
+    ASSERT_TRUE(doc.ok()) << node;
+    EXPECT_NE(doc->find("host-health"), std::string::npos) << node;            // the suite's
+    EXPECT_NE(doc->find("bw_gbps:" + node + "-"), std::string::npos) << node;  // its pairs
+  }
 }
 
 }  // namespace
