@@ -80,11 +80,9 @@ CommandResult RunFleetRun(const FleetRunCliOptions& o) {
   agent::FleetCommandOptions run = o.run;
   VIGIL_ASSIGN_OR_RETURN(run.transfer_s,
                          ParseDurationFlag("--transfer", o.transfer, kFleetDurationBounds));
-  VIGIL_ASSIGN_OR_RETURN(run.start_timeout_s, ParseDurationFlag("--start-timeout",
-                                                                o.start_timeout,
+  VIGIL_ASSIGN_OR_RETURN(run.start_timeout_s, ParseDurationFlag("--start-timeout", o.start_timeout,
                                                                 kFleetDurationBounds));
-  VIGIL_ASSIGN_OR_RETURN(run.suite_timeout_s, ParseDurationFlag("--suite-timeout",
-                                                                o.suite_timeout,
+  VIGIL_ASSIGN_OR_RETURN(run.suite_timeout_s, ParseDurationFlag("--suite-timeout", o.suite_timeout,
                                                                 kFleetDurationBounds));
   VIGIL_ASSIGN_OR_RETURN(run.pair_timeout_s,
                          ParseDurationFlag("--pair-timeout", o.pair_timeout, kFleetDurationBounds));

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fmt/format.h>
 #include <map>
 
 #include "vigil/cluster/command.h"
@@ -34,8 +34,7 @@ std::string SelfPath() {
 Result<std::vector<cluster::FleetHost>> ReadHosts(const std::string& path) {
   if (path.empty()) return std::vector<cluster::FleetHost>{};
   VIGIL_ASSIGN_OR_RETURN(const std::string text, Env::Default().ReadFile(path));
-  VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::FleetHost> hosts,
-                         cluster::ParseHostList(text, path));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::FleetHost> hosts, cluster::ParseHostList(text, path));
   for (const cluster::FleetHost& h : hosts) {
     VIGIL_RETURN_IF_ERROR(cluster::ResolveHost(h.name, fmt::format("{}:{}", path, h.line)));
   }
@@ -128,8 +127,8 @@ class WorkDir {
 // suffix names the pair (`net-pair/bw_gbps:<node>-<peer>`).
 BenchmarkRecord NetPairRecord(const std::string& node,
                               const std::vector<cluster::FleetPairOutcome>& pairs) {
-  BenchmarkRecord record{std::string(kNetPair), "network", BenchStatus::kOk, return_code::kOk,
-                         "", 0, {}};
+  BenchmarkRecord record{
+      std::string(kNetPair), "network", BenchStatus::kOk, return_code::kOk, "", 0, {}};
   for (const cluster::FleetPairOutcome& p : pairs) {
     if (p.from != node) continue;
     const std::string pair = fmt::format("{}-{}", p.from, p.to);
@@ -251,10 +250,12 @@ int ExitCode(const FleetCommandResult& r) {
   const bool any = std::any_of(r.run.nodes.begin(), r.run.nodes.end(),
                                [](const cluster::FleetNodeOutcome& n) { return n.answered; });
   if (!any) return 3;
-  const bool failed = std::any_of(r.run.nodes.begin(), r.run.nodes.end(),
-                                  [](const cluster::FleetNodeOutcome& n) { return !n.error.empty(); });
-  const bool pair_failed = std::any_of(r.run.pairs.begin(), r.run.pairs.end(),
-                                       [](const cluster::FleetPairOutcome& p) { return !p.error.empty(); });
+  const bool failed =
+      std::any_of(r.run.nodes.begin(), r.run.nodes.end(),
+                  [](const cluster::FleetNodeOutcome& n) { return !n.error.empty(); });
+  const bool pair_failed =
+      std::any_of(r.run.pairs.begin(), r.run.pairs.end(),
+                  [](const cluster::FleetPairOutcome& p) { return !p.error.empty(); });
   return failed || pair_failed || !r.culprits.empty() || !r.run.problems.empty() ? 1 : 0;
 }
 
@@ -312,24 +313,24 @@ std::string FleetResultText(const FleetCommandResult& r) {
       if (p.from == n.host.name && p.gbps >= 0) sent.push_back(p.gbps);
     }
     std::sort(sent.begin(), sent.end());
-    const std::string bw =
-        sent.empty() ? "-" : fmt::format("{:.3g} Gbit/s", sent[sent.size() / 2]);
-    out += fmt::format("{:<24} {:<10} {:<16} {}\n", n.host.name,
-                       n.answered ? "answered" : "no answer", bw,
-                       n.error.empty() ? (n.document.empty() ? "" : "suite done") : n.error);
+    const std::string bw = sent.empty() ? "-" : fmt::format("{:.3g} Gbit/s", sent[sent.size() / 2]);
+    out +=
+        fmt::format("{:<24} {:<10} {:<16} {}\n", n.host.name, n.answered ? "answered" : "no answer",
+                    bw, n.error.empty() ? (n.document.empty() ? "" : "suite done") : n.error);
   }
   for (const auto& [measure, c] : r.culprits) {
     const char* kind = c.kind == cluster::CulpritKind::kNode   ? "node"
                        : c.kind == cluster::CulpritKind::kLink ? "link"
-                                                                : "switch";
+                                                               : "switch";
     out += fmt::format("culprit: {} {} ({}, {}): {}\n", kind, c.subject, c.direction, measure,
                        c.evidence);
   }
   for (const std::string& p : r.run.problems) out += "problem: " + p + "\n";
   if (!r.run.launcher_error.empty()) out += "launcher: " + r.run.launcher_error + "\n";
   for (const std::string& u : r.uploads_failed) out += "upload failed: " + u + "\n";
-  const size_t answered = std::count_if(r.run.nodes.begin(), r.run.nodes.end(),
-                                        [](const cluster::FleetNodeOutcome& n) { return n.answered; });
+  const size_t answered =
+      std::count_if(r.run.nodes.begin(), r.run.nodes.end(),
+                    [](const cluster::FleetNodeOutcome& n) { return n.answered; });
   out += fmt::format("{} of {} nodes answered, {} pairs in {} rounds, {} culprit{}\n", answered,
                      r.run.nodes.size(), r.run.pairs.size(), r.run.rounds, r.culprits.size(),
                      r.culprits.size() == 1 ? "" : "s");
@@ -350,7 +351,7 @@ Json FleetResultJson(const FleetCommandResult& r) {
     culprits.push_back({{"measure", measure},
                         {"kind", c.kind == cluster::CulpritKind::kNode   ? "node"
                                  : c.kind == cluster::CulpritKind::kLink ? "link"
-                                                                          : "switch"},
+                                                                         : "switch"},
                         {"subject", c.subject},
                         {"direction", c.direction},
                         {"ratio", c.ratio},
@@ -369,8 +370,7 @@ Json FleetResultJson(const FleetCommandResult& r) {
           {"exit_code", r.exit_code}};
 }
 
-Status RunFleetRankCommand(const FleetRankCommandOptions& o,
-                           const std::atomic<bool>& interrupted) {
+Status RunFleetRankCommand(const FleetRankCommandOptions& o, const std::atomic<bool>& interrupted) {
   const auto get = [](const char* name) {
     const std::optional<std::string> v = Env::Default().GetVariable(name);
     return v.value_or("");
@@ -387,8 +387,8 @@ Status RunFleetRankCommand(const FleetRankCommandOptions& o,
   const auto run_suite = [&](const nlohmann::json& task) -> Result<std::string> {
     const std::string out = fmt::format("{}/vigil-fleet-{}-{}.json", dir, rank.node, getpid());
     cluster::CommandSpec spec;
-    spec.argv = {self, "run", "--suite", task.value("suite", std::string("quick")), "--node",
-                 rank.node, "--out", out};
+    spec.argv = {self,     "run",     "--suite", task.value("suite", std::string("quick")),
+                 "--node", rank.node, "--out",   out};
     for (const auto& a : task.value("args", nlohmann::json::array())) {
       if (a.is_string()) spec.argv.push_back(a.get<std::string>());
     }

@@ -29,7 +29,7 @@ struct FleetCommandOptions {
   std::string suite;      // "" : no suite, only the network tests
   std::vector<std::string> suite_args;  // more `vigil run` flags for each node
   std::string pattern = "pair-wise";    // a pair pattern, or "none" for no network test
-  std::string measure = "both";        // bandwidth, latency or both
+  std::string measure = "both";         // bandwidth, latency or both
   double transfer_s = 1;
   int round_trips = 1000;
   double start_timeout_s = 60;
@@ -50,7 +50,7 @@ struct FleetCulprit {
 
 struct FleetCommandResult {
   cluster::FleetRunOutcome run;
-  std::vector<FleetCulprit> culprits;  // from bandwidth, then from latency
+  std::vector<FleetCulprit> culprits;       // from bandwidth, then from latency
   std::vector<std::string> uploads_failed;  // "<node>: why"
   int exit_code = 0;  // 0 healthy, 1 a culprit or a node that failed, 3 nothing ran
 };

@@ -123,10 +123,10 @@ class ProcessRunner final : public CommandRunner {
     // What it said last goes with the error: why a launcher or a scheduler command hung.
     const std::string& said = result.err.empty() ? result.out : result.err;
     const std::string tail =
-        said.empty() ? ""
-                     : "; its last output: " +
-                           std::string(Trim(std::string_view(said).substr(
-                               said.size() - std::min<size_t>(said.size(), 2000))));
+        said.empty()
+            ? ""
+            : "; its last output: " + std::string(Trim(std::string_view(said).substr(
+                                          said.size() - std::min<size_t>(said.size(), 2000))));
     if (ending == Ending::kTimedOut) {
       return Status::DeadlineExceeded(
           fmt::format("{}: still running after {:g} s, killed{}", text, spec.timeout_s, tail));

@@ -71,6 +71,15 @@ std::vector<RankInfo> FleetCoordinator::Ranks() const {
   return ranks;
 }
 
+std::vector<std::string> FleetCoordinator::Lost() const {
+  MutexLock lock(mu_);
+  std::vector<std::string> lost;
+  for (const std::string& node : order_) {
+    if (nodes_.at(node).lost) lost.push_back(node);
+  }
+  return lost;
+}
+
 std::vector<std::string> FleetCoordinator::Problems() const {
   MutexLock lock(mu_);
   return problems_;

@@ -55,6 +55,8 @@ class FleetCoordinator {
   int port() const { return port_; }
   // The ranks registered so far, in the order they registered.
   std::vector<RankInfo> Ranks() const;
+  // The nodes that stopped answering (a task past its time, or the launcher ended), by name.
+  std::vector<std::string> Lost() const;
   // What went wrong outside any task (a node name registered twice), in order.
   std::vector<std::string> Problems() const;
 

@@ -116,6 +116,15 @@ std::vector<FleetNodeOutcome> NodesOf(const FleetRunOptions& o, const std::vecto
   return nodes;
 }
 
+// A node lost during the network tests says so (one lost in its suite already does).
+void MarkLost(const std::vector<std::string>& lost, std::vector<FleetNodeOutcome>& nodes) {
+  for (FleetNodeOutcome& n : nodes) {
+    if (n.error.empty() && std::count(lost.begin(), lost.end(), n.host.name) > 0) {
+      n.error = "stopped answering during the network tests";
+    }
+  }
+}
+
 class Conductor {
  public:
   Conductor(const FleetRunOptions& o, FleetCoordinator& c, const FleetRunEvents& e,
@@ -278,6 +287,7 @@ Result<FleetRunOutcome> RunFleet(const FleetRunOptions& o, CommandRunner& runner
     if (!pairs.ok()) return pairs.status();
     outcome.pairs = std::move(*pairs);
   }
+  MarkLost(coordinator->Lost(), outcome.nodes);
   coordinator->Release();
   launcher.Stop(kLauncherGrace, &outcome);
   outcome.problems = coordinator->Problems();
