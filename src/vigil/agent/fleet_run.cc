@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -12,6 +13,7 @@
 #include "vigil/cluster/command.h"
 #include "vigil/cluster/fleet_rank.h"
 #include "vigil/cluster/host_list.h"
+#include "vigil/cluster/json_fields.h"
 #include "vigil/cluster/patterns.h"
 #include "vigil/core/env.h"
 #include "vigil/core/file.h"
@@ -207,9 +209,14 @@ Result<std::vector<FleetCulprit>> Locate(const cluster::FleetRunOutcome& run) {
   return culprits;
 }
 
+// A node's document's file name: its name with anything but letters, digits, '.', '-' and '_'
+// as '_' (a name comes from a rank: it must not reach outside the directory).
 std::string FileName(const std::string& node) {
   std::string name = node;
-  std::replace(name.begin(), name.end(), '/', '_');
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  if (name.empty() || name == "." || name == "..") name = "_" + name;
   return name + ".json";
 }
 
@@ -224,10 +231,10 @@ Status WriteOutputs(const std::string& dir, const std::map<std::string, NodeResu
     line["bw_gbps"] = p.gbps >= 0 ? Json(p.gbps) : Json();
     line["lat_us"] = p.us >= 0 ? Json(p.us) : Json();
     if (!p.error.empty()) line["error"] = p.error;
-    pairs += line.dump() + "\n";
+    pairs += DumpJson(line) + "\n";
   }
   VIGIL_RETURN_IF_ERROR(WriteFileAtomic(dir + "/net-pairs.jsonl", pairs));
-  return WriteFileAtomic(dir + "/fleet-run.json", FleetResultJson(result).dump(2) + "\n");
+  return WriteFileAtomic(dir + "/fleet-run.json", DumpJson(FleetResultJson(result), 2) + "\n");
 }
 
 void Upload(const FleetCommandOptions& o, const std::map<std::string, NodeResults>& docs,
@@ -239,7 +246,7 @@ void Upload(const FleetCommandOptions& o, const std::map<std::string, NodeResult
       result.uploads_failed.push_back(fmt::format("{}: {}", node, client.status().message()));
       continue;
     }
-    const Result<Json> answer = (*client)->Upload(ToJson(doc).dump());
+    const Result<Json> answer = (*client)->Upload(DumpJson(ToJson(doc)));
     if (!answer.ok()) {
       result.uploads_failed.push_back(fmt::format("{}: {}", node, answer.status().message()));
     }
@@ -389,10 +396,12 @@ Status RunFleetRankCommand(const FleetRankCommandOptions& o, const std::atomic<b
     cluster::CommandSpec spec;
     spec.argv = {self,     "run",     "--suite", task.value("suite", std::string("quick")),
                  "--node", rank.node, "--out",   out};
-    for (const auto& a : task.value("args", nlohmann::json::array())) {
-      if (a.is_string()) spec.argv.push_back(a.get<std::string>());
+    if (const auto args = task.find("args"); args != task.end() && args->is_array()) {
+      for (const auto& a : *args) {
+        if (a.is_string()) spec.argv.push_back(a.get<std::string>());
+      }
     }
-    spec.timeout_s = task.value("timeout_s", 3600.0);
+    spec.timeout_s = cluster::NumberField(task, "timeout_s", 3600);
     VIGIL_ASSIGN_OR_RETURN(const cluster::CommandOutput ran, runner->Run(spec));
     if (ran.exit_code != 0 && ran.exit_code != 1) {
       return Status::IoError(fmt::format("vigil run exited with {}: {}", ran.exit_code, ran.err));

@@ -3,8 +3,12 @@
 #include <httplib.h>
 
 #include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cstdint>
+#include "vigil/core/json.h"
 
 namespace vigil::cluster {
 namespace {
@@ -27,10 +31,63 @@ constexpr size_t kWorkers = 256;
 
 void Reply(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(DumpJson(body), "application/json");
+}
+
+// `body[key]` when it is there with the type `ok` accepts.
+template <typename Check>
+const nlohmann::json* Field(const nlohmann::json& body, const char* key, Check ok) {
+  const auto it = body.find(key);
+  return it != body.end() && ok(*it) ? &*it : nullptr;
+}
+
+Status Missing(const char* what) {
+  return Status::InvalidArgument(fmt::format("expected {}", what));
 }
 
 }  // namespace
+
+Result<RankInfo> ParseRegistration(std::string_view body, const std::string& address) {
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (!j.is_object()) return Missing("a JSON object");
+  const auto* node = Field(j, "node", [](const auto& v) { return v.is_string(); });
+  const auto* port = Field(j, "data_port", [](const auto& v) {
+    return v.is_number_integer() && v.template get<int64_t>() > 0 &&
+           v.template get<int64_t>() < 65536;
+  });
+  const auto* rank = Field(j, "rank", [](const auto& v) {
+    return v.is_number_integer() && v.template get<int64_t>() >= -1 &&
+           v.template get<int64_t>() <= INT32_MAX;
+  });
+  if (node == nullptr || node->get_ref<const std::string&>().empty()) {
+    return Missing("\"node\": a name");
+  }
+  if (port == nullptr) return Missing("\"data_port\": a port number");
+  return RankInfo{node->get<std::string>(), address, port->get<int>(),
+                  rank == nullptr ? -1 : rank->get<int>()};
+}
+
+Result<RankAnswer> ParseRankAnswer(std::string_view body) {
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (!j.is_object()) return Missing("a JSON object");
+  const auto* node = Field(j, "node", [](const auto& v) { return v.is_string(); });
+  const auto* id = Field(j, "id", [](const auto& v) { return v.is_number_integer(); });
+  const auto* ok = Field(j, "ok", [](const auto& v) { return v.is_boolean(); });
+  if (node == nullptr || id == nullptr || ok == nullptr) {
+    return Missing("\"node\" (string), \"id\" (integer) and \"ok\" (boolean)");
+  }
+  RankAnswer a{node->get<std::string>(), id->get<int64_t>(), {}};
+  a.outcome.node = a.node;
+  a.outcome.ok = ok->get<bool>();
+  if (const auto* result = Field(j, "result", [](const auto&) { return true; })) {
+    a.outcome.result = *result;
+  }
+  if (const auto* error = Field(j, "error", [](const auto& v) { return v.is_string(); })) {
+    a.outcome.error = error->get<std::string>();
+  }
+  if (!a.outcome.ok && a.outcome.error.empty()) a.outcome.error = "failed, saying nothing";
+  return a;
+}
 
 FleetCoordinator::FleetCoordinator(std::string token)
     : token_(std::move(token)), server_(std::make_unique<httplib::Server>()) {}
@@ -91,22 +148,17 @@ bool FleetCoordinator::Authorised(const httplib::Request& req) const {
 
 void FleetCoordinator::Register(const httplib::Request& req, httplib::Response& res) {
   if (!Authorised(req)) return Reply(res, 401, {{"error", "wrong token"}});
-  const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-  if (!body.is_object() || !body.contains("node") || !body["node"].is_string() ||
-      !body.contains("data_port") || !body["data_port"].is_number_integer()) {
-    return Reply(res, 400, {{"error", "expected {\"node\": string, \"data_port\": integer}"}});
-  }
-  RankInfo info{body["node"].get<std::string>(), req.remote_addr, body["data_port"].get<int>(),
-                body.value("rank", -1)};
+  Result<RankInfo> info = ParseRegistration(req.body, req.remote_addr);
+  if (!info.ok()) return Reply(res, 400, {{"error", info.status().message()}});
   MutexLock lock(mu_);
-  if (const auto it = nodes_.find(info.node); it != nodes_.end()) {
+  if (const auto it = nodes_.find(info->node); it != nodes_.end()) {
     problems_.push_back(fmt::format(
         "node {} registered twice (ranks {} and {}): the launcher started two ranks on one node",
-        info.node, it->second.info.rank, info.rank));
+        info->node, it->second.info.rank, info->rank));
     return Reply(res, 409, {{"error", "this node has registered already"}});
   }
-  order_.push_back(info.node);
-  nodes_[info.node].info = std::move(info);
+  order_.push_back(info->node);
+  nodes_[info->node].info = std::move(*info);
   changed_.NotifyAll();
   Reply(res, 200, {{"ok", true}});
 }
@@ -135,25 +187,18 @@ void FleetCoordinator::NextTask(const httplib::Request& req, httplib::Response& 
 
 void FleetCoordinator::Answer(const httplib::Request& req, httplib::Response& res) {
   if (!Authorised(req)) return Reply(res, 401, {{"error", "wrong token"}});
-  const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-  if (!body.is_object() || !body.contains("node") || !body["node"].is_string() ||
-      !body.contains("id") || !body["id"].is_number_integer() || !body.contains("ok") ||
-      !body["ok"].is_boolean()) {
-    return Reply(res, 400, {{"error", "expected {\"node\", \"id\", \"ok\"}"}});
-  }
-  const std::string node = body["node"].get<std::string>();
-  const int64_t id = body["id"].get<int64_t>();
+  Result<RankAnswer> answer = ParseRankAnswer(req.body);
+  if (!answer.ok()) return Reply(res, 400, {{"error", answer.status().message()}});
   MutexLock lock(mu_);
-  const auto it = nodes_.find(node);
+  const auto it = nodes_.find(answer->node);
   if (it == nodes_.end()) return Reply(res, 404, {{"error", "unknown node"}});
   std::vector<Pending>& queue = it->second.queue;
+  const int64_t id = answer->id;
   const auto p = std::find_if(queue.begin(), queue.end(),
                               [id](const Pending& x) { return x.id == id && x.handed; });
   if (p == queue.end()) return Reply(res, 200, {{"ok", false}});  // late: given up on
   queue.erase(p);
-  TaskOutcome outcome{node, body["ok"].get<bool>(), body.value("result", nlohmann::json()),
-                      body.value("error", std::string())};
-  it->second.answers[id] = std::move(outcome);
+  it->second.answers[id] = std::move(answer->outcome);
   changed_.NotifyAll();
   Reply(res, 200, {{"ok", true}});
 }

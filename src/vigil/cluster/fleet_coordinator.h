@@ -15,6 +15,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -42,6 +43,18 @@ struct TaskOutcome {
   nlohmann::json result;  // the task's answer when ok
   std::string error;      // why not, when !ok
 };
+
+// A rank's registration, from its body: InvalidArgument naming the field that is missing or of the
+// wrong type. `address` is where it came from.
+Result<RankInfo> ParseRegistration(std::string_view body, const std::string& address);
+
+// A rank's answer to a task, from its body ({"node", "id", "ok", "result" | "error"}).
+struct RankAnswer {
+  std::string node;
+  int64_t id = 0;
+  TaskOutcome outcome;
+};
+Result<RankAnswer> ParseRankAnswer(std::string_view body);
 
 class FleetCoordinator {
  public:

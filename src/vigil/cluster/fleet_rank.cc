@@ -8,7 +8,9 @@
 #include <chrono>
 #include <thread>
 
+#include "vigil/cluster/json_fields.h"
 #include "vigil/cluster/net_pair.h"
+#include "vigil/core/json.h"
 
 namespace vigil::cluster {
 namespace {
@@ -27,31 +29,26 @@ nlohmann::json Answer(const std::string& node, int64_t id, const Status& status,
   return body;
 }
 
-double Number(const nlohmann::json& task, const char* key, double fallback) {
-  const auto it = task.find(key);
-  return it != task.end() && it->is_number() ? it->get<double>() : fallback;
-}
-
 // Does one task; returns its answer's result or the error.
 Result<nlohmann::json> Perform(const nlohmann::json& task, const SuiteTaskRunner& run_suite) {
-  const std::string kind = task.value("kind", std::string());
+  const std::string kind = TextField(task, "kind");
   if (kind == "suite") {
     VIGIL_ASSIGN_OR_RETURN(const std::string document, run_suite(task));
     nlohmann::json parsed = nlohmann::json::parse(document, nullptr, false);
     if (parsed.is_discarded()) return Status::Internal("the suite's document is not JSON");
     return nlohmann::json{{"document", std::move(parsed)}};
   }
-  const std::string address = task.value("address", std::string());
-  const int port = static_cast<int>(Number(task, "port", 0));
+  const std::string address = TextField(task, "address");
+  const int port = static_cast<int>(NumberField(task, "port", 0));
   if (kind == "net-bandwidth") {
     BandwidthOptions o;
-    o.seconds = Number(task, "seconds", o.seconds);
+    o.seconds = NumberField(task, "seconds", o.seconds);
     VIGIL_ASSIGN_OR_RETURN(const double gbps, MeasureBandwidthGbps(address, port, o));
     return nlohmann::json{{"gbps", gbps}};
   }
   if (kind == "net-latency") {
     LatencyOptions o;
-    o.round_trips = static_cast<int>(Number(task, "round_trips", o.round_trips));
+    o.round_trips = static_cast<int>(NumberField(task, "round_trips", o.round_trips));
     VIGIL_ASSIGN_OR_RETURN(const double us, MeasureLatencyUs(address, port, o));
     return nlohmann::json{{"us", us}};
   }
@@ -70,7 +67,8 @@ class CoordinatorLink {
   // Posts `body` to `path` until it is taken, or the coordinator has been unreachable too long.
   Result<nlohmann::json> Post(const std::string& path, const nlohmann::json& body,
                               const std::atomic<bool>& interrupted) {
-    return Retry(interrupted, [&] { return client_.Post(path, body.dump(), "application/json"); });
+    return Retry(interrupted,
+                 [&] { return client_.Post(path, DumpJson(body), "application/json"); });
   }
 
   Result<nlohmann::json> NextTask(const std::atomic<bool>& interrupted) {
@@ -122,10 +120,10 @@ Status RunFleetRank(const FleetRankOptions& options, const SuiteTaskRunner& run_
                 interrupted));
   for (;;) {
     VIGIL_ASSIGN_OR_RETURN(const nlohmann::json task, link.NextTask(interrupted));
-    const std::string kind = task.value("kind", std::string());
+    const std::string kind = TextField(task, "kind");
     if (kind == "exit") return Status::Ok();
     if (kind == "wait") continue;
-    const int64_t id = task.value("id", int64_t{0});
+    const auto id = static_cast<int64_t>(NumberField(task, "id", 0));
     Result<nlohmann::json> result = Perform(task, run_suite);
     const nlohmann::json answer =
         Answer(options.node, id, result.status(), result.ok() ? *result : nlohmann::json());

@@ -11,7 +11,9 @@
 #include <thread>
 
 #include "vigil/cluster/fleet_coordinator.h"
+#include "vigil/cluster/json_fields.h"
 #include "vigil/core/file.h"
+#include "vigil/core/json.h"
 #include "vigil/core/text.h"
 
 namespace vigil::cluster {
@@ -146,8 +148,8 @@ class Conductor {
     Say(fmt::format("suite {} on {} nodes", o_.suite, tasks.size()));
     const std::vector<TaskOutcome> done = c_.Run(tasks, o_.suite_timeout_s, give_up_);
     for (size_t i = 0; i < done.size(); ++i) {
-      if (done[i].ok && done[i].result.contains("document")) {
-        whose[i]->document = done[i].result["document"].dump();
+      if (done[i].ok && done[i].result.is_object() && done[i].result.contains("document")) {
+        whose[i]->document = DumpJson(done[i].result["document"]);
       } else {
         whose[i]->error = "suite: " + (done[i].ok ? "no document in the answer" : done[i].error);
       }
@@ -201,9 +203,9 @@ class Conductor {
         if (!done[i].ok) {
           if (p.error.empty()) p.error = fmt::format("{}: {}", kind, done[i].error);
         } else if (std::string_view(kind) == "net-bandwidth") {
-          p.gbps = done[i].result.value("gbps", -1.0);
+          p.gbps = NumberField(done[i].result, "gbps", -1);
         } else {
-          p.us = done[i].result.value("us", -1.0);
+          p.us = NumberField(done[i].result, "us", -1);
         }
       }
     }
