@@ -15,9 +15,10 @@ TEST(FleetCoordinatorTest, ARegistrationNeedsANameAndAPort) {
   EXPECT_EQ(ok->data_port, 40001);
   EXPECT_EQ(ok->rank, 3);
   EXPECT_EQ(ParseRegistration(R"({"node": "a", "data_port": 1})", "x")->rank, -1);
-  for (const char* bad : {"", "[]", R"({"node": 1, "data_port": 2})", R"({"node": "", "data_port": 2})",
-                          R"({"node": "a"})", R"({"node": "a", "data_port": 70000})",
-                          R"({"node": "a", "data_port": "80"})"}) {
+  for (const char* bad :
+       {"", "[]", R"({"node": 1, "data_port": 2})", R"({"node": "", "data_port": 2})",
+        R"({"node": "a"})", R"({"node": "a", "data_port": 70000})",
+        R"({"node": "a", "data_port": "80"})"}) {
     EXPECT_EQ(ParseRegistration(bad, "x").status().code(), StatusCode::kInvalidArgument) << bad;
   }
   // A rank of another type is not trusted: it reads as none.
