@@ -1,0 +1,114 @@
+#include "vigil/agent/fleet_run.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+
+#include "vigil/testing/temp_dir.h"
+
+namespace vigil::agent {
+namespace {
+
+Status RunWith(const FleetCommandOptions& o) {
+  std::atomic<bool> interrupted{false};
+  return RunFleetCommand(o, {}, interrupted).status();
+}
+
+TEST(FleetCommandTest, BadOptionsAreRefusedBeforeAnythingStarts) {
+  testing::TempDir dir;
+  std::ofstream(dir.File("hosts")) << "localhost\n";
+  FleetCommandOptions o;
+  o.hosts = dir.File("hosts");
+  o.launcher_program = "/nonexistent/launcher";  // never reached
+  o.pattern = "all-nodes";
+  EXPECT_EQ(RunWith(o).message(),
+            "--pattern: all-nodes runs collectives over groups of nodes; the network test "
+            "measures pairs (pair-wise, ring, topology)");
+  o.pattern = "star";
+  EXPECT_EQ(RunWith(o).code(), StatusCode::kInvalidArgument);
+  o.pattern = "pair-wise";
+  o.measure = "jitter";
+  EXPECT_EQ(RunWith(o).message(), "--measure: \"jitter\" is not one of bandwidth, latency, both");
+  o.measure = "both";
+  o.transfer_s = 0;
+  EXPECT_EQ(RunWith(o).message(), "--transfer: must be a positive duration");
+  o.transfer_s = 1;
+  o.launcher = "ssh";
+  EXPECT_EQ(RunWith(o).message(), "--launcher: \"ssh\" is not one of mpirun, srun");
+}
+
+TEST(FleetCommandTest, AHostListLineThatDoesNotResolveIsNamed) {
+  testing::TempDir dir;
+  std::ofstream(dir.File("hosts")) << "localhost rack=a\n\nno-such-host.invalid rack=b\n";
+  FleetCommandOptions o;
+  o.hosts = dir.File("hosts");
+  const Status s = RunWith(o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message().rfind(dir.File("hosts") + ":3: host: \"no-such-host.invalid\"", 0), 0u)
+      << s.message();
+}
+
+TEST(FleetCommandTest, SrunOutsideAnAllocationNeedsToKnowHowManyNodes) {
+  unsetenv("SLURM_JOB_NUM_NODES");
+  FleetCommandOptions o;
+  o.launcher = "srun";
+  EXPECT_EQ(RunWith(o).message(),
+            "--launcher srun outside a Slurm allocation needs --nodes or --hosts (no "
+            "$SLURM_JOB_NUM_NODES)");
+}
+
+TEST(FleetCommandTest, AnOutDirectoryThatCannotBeMadeIsRefusedFirst) {
+  testing::TempDir dir;
+  std::ofstream(dir.File("hosts")) << "localhost\n";
+  std::ofstream(dir.File("file")) << "x";
+  FleetCommandOptions o;
+  o.hosts = dir.File("hosts");
+  o.out = dir.File("file") + "/out";
+  EXPECT_FALSE(RunWith(o).ok());
+}
+
+FleetCommandResult TwoNodesOneSlow() {
+  FleetCommandResult r;
+  r.run.nodes = {{{"a", "", 1}, true, "", "{}"}, {{"b", "", 2}, false, "did not register", ""}};
+  r.run.pairs = {{"a", "c", 9.5, 12, ""}, {"c", "a", 0.4, 12, ""}};
+  r.run.rounds = 1;
+  cluster::Culprit c;
+  c.kind = cluster::CulpritKind::kLink;
+  c.subject = "c-a";
+  c.direction = "c->a";
+  c.ratio = 0.04;
+  c.slow_pairs = 1;
+  c.pairs = 1;
+  c.evidence = "slow from c to a";
+  r.culprits = {{"bandwidth", c}};
+  r.exit_code = 1;
+  return r;
+}
+
+TEST(FleetCommandTest, TheTextSaysEachNodeThenTheCulpritsThenTheCount) {
+  const std::string text = FleetResultText(TwoNodesOneSlow());
+  EXPECT_NE(text.find("a                        answered   9.5 Gbit/s       suite done"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("b                        no answer  -                did not register"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("culprit: link c-a (c->a, bandwidth): slow from c to a"), std::string::npos);
+  EXPECT_NE(text.find("1 of 2 nodes answered, 2 pairs in 1 rounds, 1 culprit\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(FleetCommandTest, TheJsonHoldsNodesCulpritsAndTheExitCode) {
+  const Json j = FleetResultJson(TwoNodesOneSlow());
+  EXPECT_EQ(j["nodes"][1]["error"], "did not register");
+  EXPECT_EQ(j["culprits"][0]["measure"], "bandwidth");
+  EXPECT_EQ(j["culprits"][0]["kind"], "link");
+  EXPECT_EQ(j["culprits"][0]["direction"], "c->a");
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["pairs"], 2);
+}
+
+}  // namespace
+}  // namespace vigil::agent
