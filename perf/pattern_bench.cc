@@ -108,15 +108,8 @@ size_t PlantedFound(const SyntheticPairs& data, const std::vector<Culprit>& culp
 void BM_Localise(benchmark::State& state) {
   const Pattern pattern = PatternOf(state.range(0));
   const SyntheticShape shape = ShapeOf(static_cast<int>(state.range(1)));
-  const SyntheticPlan plan{.nodes_send = 2,
-                           .nodes_receive = 2,
-                           .nodes_both = 2,
-                           .links_one_way = 2,
-                           .links_both = 2,
-                           .switches_send = 1,
-                           .switches_receive = 1,
-                           .switches_both = 1};
-  const SyntheticPairs data = MakeSyntheticPairs(shape, plan, MeasuredPairs(pattern, shape));
+  const SyntheticPairs data =
+      MakeSyntheticPairs(shape, kEveryKindPlan, MeasuredPairs(pattern, shape));
   size_t named = 0;
   for (auto _ : state) {
     auto culprits = Localise(data.set, {});

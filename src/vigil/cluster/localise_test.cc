@@ -74,16 +74,9 @@ TEST_P(LocalisePlantedTest, NamesEveryPlantedCulpritAndNothingElse) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     SyntheticShape shape{.nodes = 1024, .racks = 32, .noise_sd = param.noise_sd, .seed = seed};
-    SyntheticPlan plan{.nodes_send = 2,
-                       .nodes_receive = 2,
-                       .nodes_both = 2,
-                       .links_one_way = 2,
-                       .links_both = 2,
-                       .switches_send = 1,
-                       .switches_receive = 1,
-                       .switches_both = 1,
-                       .max_factor = noisy ? 0.3 : 0.4,
-                       .max_link_factor = noisy ? 0.15 : 0.4};
+    SyntheticPlan plan = kEveryKindPlan;
+    plan.max_factor = noisy ? 0.3 : 0.4;
+    plan.max_link_factor = noisy ? 0.15 : 0.4;
     auto rounds = Schedule(param.pattern, SyntheticHosts(shape), {});
     ASSERT_TRUE(rounds.ok());
     const SyntheticPairs data = MakeSyntheticPairs(shape, plan, PairsOf(*rounds));

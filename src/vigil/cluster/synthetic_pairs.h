@@ -46,6 +46,17 @@ struct SyntheticPlan {
   double max_link_factor = 0.4;
 };
 
+// Every kind of culprit at once, 13 in all: two bad nodes of each direction, two one-way and two
+// two-way links, a bad switch of each direction (the tests' and the benchmark's plan).
+inline constexpr SyntheticPlan kEveryKindPlan{.nodes_send = 2,
+                                              .nodes_receive = 2,
+                                              .nodes_both = 2,
+                                              .links_one_way = 2,
+                                              .links_both = 2,
+                                              .switches_send = 1,
+                                              .switches_receive = 1,
+                                              .switches_both = 1};
+
 // A planted culprit as Localise should name it (a link slow both ways: subject "a-b" with the
 // smaller index first; Localise may give the names in either order).
 struct PlantedCulprit {
