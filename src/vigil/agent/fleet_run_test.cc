@@ -95,8 +95,7 @@ TEST(FleetCommandTest, TheTextSaysEachNodeThenTheCulpritsThenTheCount) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("culprit: link c-a (c->a, bandwidth): slow from c to a"), std::string::npos);
-  EXPECT_NE(text.find("1 of 2 nodes answered, 2 pairs in 1 rounds, 1 culprit\n"),
-            std::string::npos)
+  EXPECT_NE(text.find("1 of 2 nodes answered, 2 pairs in 1 rounds, 1 culprit\n"), std::string::npos)
       << text;
 }
 
