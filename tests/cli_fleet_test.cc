@@ -15,6 +15,7 @@
 #include <functional>
 #include <thread>
 
+#include "serve_process.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/testing/slurm_cluster.h"
@@ -209,6 +210,24 @@ TEST_F(FleetRunE2eTest, LatencyIsMeasuredForEveryPairWhenAsked) {
   EXPECT_EQ(lines, kHosts * (kHosts - 1));
   EXPECT_EQ(pairs->find("\"lat_us\":null"), std::string::npos) << *pairs;
   EXPECT_NE(pairs->find("\"bw_gbps\":null"), std::string::npos);
+}
+
+TEST_F(FleetRunE2eTest, TheFleetServiceNamesTheSameHostFromTheUploadedPairs) {
+  ServeProcess serve(dir_, dir_.File("fleet.db"));
+  ASSERT_GT(serve.port(), 0);
+  for (const std::string& e :
+       {Throttle(ns_->Namespace(2), "eth0", ""), Throttle("", ns_->BridgePort(2), "")}) {
+    if (!e.empty()) GTEST_SKIP() << "tc cannot shape traffic here: " << e;
+  }
+  const ProcessResult r =
+      ns_->FleetRun(With(kQuick, {"--report", serve.url(), "--token-file", dir_.File("token")}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const Json network = GetJson(serve.port(), "/api/v1/network");
+  EXPECT_EQ(network["nodes"], kHosts) << network.dump(2);
+  EXPECT_EQ(network["pairs"]["bandwidth"], kHosts * (kHosts - 1));
+  ASSERT_EQ(network["culprits"].size(), 1u) << network.dump(2);
+  EXPECT_EQ(network["culprits"][0]["subject"], "vh2");
+  EXPECT_EQ(network["culprits"][0]["direction"], "both");
 }
 
 TEST_F(FleetRunE2eTest, OneThrottledDirectionOfOnePairIsNamedAsThatLink) {

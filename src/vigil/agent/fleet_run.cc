@@ -326,11 +326,8 @@ std::string FleetResultText(const FleetCommandResult& r) {
                     bw, n.error.empty() ? (n.document.empty() ? "" : "suite done") : n.error);
   }
   for (const auto& [measure, c] : r.culprits) {
-    const char* kind = c.kind == cluster::CulpritKind::kNode   ? "node"
-                       : c.kind == cluster::CulpritKind::kLink ? "link"
-                                                               : "switch";
-    out += fmt::format("culprit: {} {} ({}, {}): {}\n", kind, c.subject, c.direction, measure,
-                       c.evidence);
+    out += fmt::format("culprit: {} {} ({}, {}): {}\n", cluster::CulpritKindName(c.kind), c.subject,
+                       c.direction, measure, c.evidence);
   }
   for (const std::string& p : r.run.problems) out += "problem: " + p + "\n";
   if (!r.run.launcher_error.empty()) out += "launcher: " + r.run.launcher_error + "\n";
@@ -354,18 +351,7 @@ Json FleetResultJson(const FleetCommandResult& r) {
                      {"error", n.error}});
   }
   Json culprits = Json::array();
-  for (const auto& [measure, c] : r.culprits) {
-    culprits.push_back({{"measure", measure},
-                        {"kind", c.kind == cluster::CulpritKind::kNode   ? "node"
-                                 : c.kind == cluster::CulpritKind::kLink ? "link"
-                                                                         : "switch"},
-                        {"subject", c.subject},
-                        {"direction", c.direction},
-                        {"ratio", c.ratio},
-                        {"slow_pairs", c.slow_pairs},
-                        {"pairs", c.pairs},
-                        {"evidence", c.evidence}});
-  }
+  for (const auto& [measure, c] : r.culprits) culprits.push_back(cluster::CulpritJson(c, measure));
   return {{"nodes", nodes},
           {"pairs", r.run.pairs.size()},
           {"rounds", r.run.rounds},

@@ -352,4 +352,23 @@ Result<std::vector<Culprit>> Localise(const PairSet& set, const LocaliseOptions&
   return out;
 }
 
+std::string_view CulpritKindName(CulpritKind kind) {
+  switch (kind) {
+    case CulpritKind::kNode:
+      return "node";
+    case CulpritKind::kLink:
+      return "link";
+    case CulpritKind::kSwitch:
+      return "switch";
+  }
+  return "node";
+}
+
+Json CulpritJson(const Culprit& c, std::string_view measure) {
+  return {{"measure", measure},   {"kind", CulpritKindName(c.kind)},
+          {"subject", c.subject}, {"direction", c.direction},
+          {"ratio", c.ratio},     {"slow_pairs", c.slow_pairs},
+          {"pairs", c.pairs},     {"evidence", c.evidence}};
+}
+
 }  // namespace vigil::cluster

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "vigil/core/json.h"
 #include "vigil/core/status.h"
 
 namespace vigil::cluster {
@@ -77,5 +79,13 @@ struct LocaliseOptions {
 // Errors: InvalidArgument for a pair index out of range or a pair from a node to itself, a value
 // that is NaN, infinite or negative, racks not one per node, or options out of range.
 Result<std::vector<Culprit>> Localise(const PairSet& set, const LocaliseOptions& o);
+
+// "node", "link" or "switch".
+std::string_view CulpritKindName(CulpritKind kind);
+
+// A culprit as the reports of `vigil fleet run` and the fleet service give it: `measure` (what
+// named it: "bandwidth" or "latency"), kind, subject, direction, ratio, slow_pairs, pairs,
+// evidence.
+Json CulpritJson(const Culprit& c, std::string_view measure);
 
 }  // namespace vigil::cluster

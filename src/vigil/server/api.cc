@@ -11,6 +11,7 @@
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/learn.h"
 #include "vigil/server/dashboard.h"
+#include "vigil/server/network.h"
 #include "vigil/server/upload.h"
 #include "vigil/telemetry/readers.h"
 
@@ -332,6 +333,10 @@ Response Api::Route(const Request& req, std::string& route) {
     route = "/api/v1/remediation/reset";
     return write([&] { return ResetRemediation(); });
   }
+  if (rest == "network") {
+    route = "/api/v1/network";
+    return get ? GetNetwork() : MethodNotAllowed("GET");
+  }
   if (rest == "alerts") {
     route = "/api/v1/alerts";
     if (get) return GetAlerts(req);
@@ -469,6 +474,16 @@ Response Api::PostAlerts(const Request& req) {
   Json ids = Json::array();
   for (const store::StoredAlert& a : *stored) ids.push_back(a.id);
   return JsonResponse(Json{{"stored", stored->size()}, {"ids", std::move(ids)}}, 201);
+}
+
+Response Api::GetNetwork() {
+  Result<std::vector<store::Upload>> latest = service_.store().LatestUploads();
+  if (!latest.ok()) return StatusResponse(latest.status());
+  Result<Json> verdict = NetworkVerdict(*latest);
+  if (!verdict.ok()) return StatusResponse(verdict.status());
+  Response r;
+  r.body = DumpJson(*verdict);
+  return r;
 }
 
 Response Api::GetAlerts(const Request& req) {

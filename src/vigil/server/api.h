@@ -96,6 +96,7 @@ class Api {
   Response GetCriteria();
   Response PostAlerts(const Request& request);
   Response GetAlerts(const Request& request);
+  Response GetNetwork();
   Response GetRemediation(const Request& request);
   Response ResetRemediation();
   Response Metrics();

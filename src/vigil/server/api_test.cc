@@ -1,6 +1,7 @@
 #include "vigil/server/api.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -460,6 +461,24 @@ TEST_F(ApiTest, TheFleetInMemoryIsWhatTheStoreHoldsAfterEveryKindOfWrite) {
   Open();  // a restart: the fleet is read from the store
   EXPECT_EQ(fleet_lines(), metrics);
   EXPECT_EQ(Call("GET", "/", "", {}, false).body, page);
+}
+
+TEST_F(ApiTest, TheNetworkEndpointLocalisesTheUploadedPairs) {
+  std::string lines;
+  for (int a = 0; a < 4; ++a) {
+    Json row = {{"node", fmt::format("n{}", a)}};
+    for (int b = 0; b < 4; ++b) {
+      if (a != b) row[fmt::format("net-pair/bw_gbps:n{}-n{}", a, b)] = a == 3 || b == 3 ? 0.4 : 9.9;
+    }
+    lines += DumpJson(row) + "\n";
+  }
+  ASSERT_EQ(Call("POST", "/api/v1/results", lines).status, 201);
+  const Response r = Call("GET", "/api/v1/network", "", {}, false);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["pairs"]["bandwidth"], 12);
+  ASSERT_EQ(Body(r)["culprits"].size(), 1u) << r.body;
+  EXPECT_EQ(Body(r)["culprits"][0]["subject"], "n3");
+  EXPECT_EQ(Call("POST", "/api/v1/network").status, 405);
 }
 
 }  // namespace

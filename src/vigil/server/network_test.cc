@@ -1,0 +1,67 @@
+#include "vigil/server/network.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace vigil::server {
+namespace {
+
+// Nodes n0..n<count-1>, every pair measured both ways at 10 Gbit/s and 5 us, except what `slow`
+// sends or receives at 0.5 Gbit/s.
+std::vector<store::Upload> Fleet(int count, const std::string& slow) {
+  std::vector<store::Upload> latest;
+  for (int a = 0; a < count; ++a) {
+    store::Upload u;
+    u.node = fmt::format("n{}", a);
+    u.row.node = u.node;
+    for (int b = 0; b < count; ++b) {
+      if (a == b) continue;
+      const std::string peer = fmt::format("n{}", b);
+      const bool bad = u.node == slow || peer == slow;
+      u.row.values.emplace_back(fmt::format("net-pair/bw_gbps:{}-{}", u.node, peer),
+                                bad ? 0.5 : 10.0 * (1 + 0.01 * ((a + b) % 3)));
+      u.row.values.emplace_back(fmt::format("net-pair/lat_us:{}-{}", u.node, peer), 5.0);
+    }
+    u.row.values.emplace_back("cpu-stream/triad_gbps", 100);  // not a pair: not read
+    latest.push_back(std::move(u));
+  }
+  return latest;
+}
+
+TEST(NetworkTest, TheLatestPairsOfEveryNodeNameTheSlowNode) {
+  const Result<Json> v = NetworkVerdict(Fleet(5, "n2"));
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ((*v)["nodes"], 5);
+  EXPECT_EQ((*v)["pairs"]["bandwidth"], 20);
+  EXPECT_EQ((*v)["pairs"]["latency"], 20);
+  ASSERT_EQ((*v)["culprits"].size(), 1u) << v->dump(2);
+  EXPECT_EQ((*v)["culprits"][0]["measure"], "bandwidth");
+  EXPECT_EQ((*v)["culprits"][0]["kind"], "node");
+  EXPECT_EQ((*v)["culprits"][0]["subject"], "n2");
+  EXPECT_EQ((*v)["culprits"][0]["direction"], "both");
+}
+
+TEST(NetworkTest, PairsWithNodesOutsideTheFleetAndMissingValuesAreLeftOut) {
+  std::vector<store::Upload> latest = Fleet(4, "");
+  latest[0].row.values.emplace_back("net-pair/bw_gbps:n0-gone", 0.01);  // peer not in the fleet
+  latest[0].row.values.emplace_back("net-pair/bw_gbps:n1-n2", 0.01);    // not n0's to send
+  latest[0].row.values.emplace_back("net-pair/bw_gbps:n0-n0", 0.01);    // itself
+  latest[1].row.values.emplace_back("net-pair/lat_us:n1-n3", std::nan(""));
+  const Result<Json> v = NetworkVerdict(latest);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ((*v)["pairs"]["bandwidth"], 12);
+  EXPECT_EQ((*v)["pairs"]["latency"], 12);
+  EXPECT_EQ((*v)["culprits"].size(), 0u) << v->dump(2);
+}
+
+TEST(NetworkTest, AFleetWithoutPairsNamesNothing) {
+  const Result<Json> v = NetworkVerdict({});
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ((*v)["pairs"]["bandwidth"], 0);
+  EXPECT_EQ((*v)["culprits"].size(), 0u);
+}
+
+}  // namespace
+}  // namespace vigil::server
