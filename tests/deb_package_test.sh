@@ -78,10 +78,14 @@ if [ "$mode" = contents ]; then
   want -rwxr-xr-x usr/share/vigil/contrib/kubernetes/vigil-k8s-node-action
   want -rw-r--r-- usr/share/vigil/contrib/prometheus/vigil-rules.yml
   want -rw-r--r-- usr/share/vigil/contrib/grafana/vigil-fleet.json
+  for script in slurm/vigil-slurm-check kubernetes/vigil-k8s-node-action; do
+    echo "$contents" | grep -qF "./usr/lib/vigil/$script -> ../../../share/vigil/contrib/$script" ||
+      fail "usr/lib/vigil/$script is not a link to usr/share/vigil/contrib/$script"
+  done
   unwanted=$(echo "$contents" | awk '{print $6}' |
     grep -E 'fake_nvml|_test|\.a$|\.so|/include/|microbench|/perf/|/eval/' || true)
   [ -z "$unwanted" ] || fail "test or build artefacts in the package: $unwanted"
-  outside=$(echo "$contents" | awk '{print $6}' | grep -vE '^\./(usr/?|usr/(bin|share)(/.*)?)?$' || true)
+  outside=$(echo "$contents" | awk '{print $6}' | grep -vE '^\./(usr/?|usr/(bin|share|lib/vigil)(/.*)?|usr/lib/)?$' || true)
   [ -z "$outside" ] || fail "files outside usr/bin and usr/share: $outside"
   echo "PASS: contents and Depends of $(basename "$deb")"
   exit 0
@@ -104,5 +108,6 @@ chroot "$root" env DEBIAN_FRONTEND=noninteractive sh -c \
 echo "apt-get install: $(($(date +%s) - start)) s; $(grep -E '^[0-9]+ upgraded' "$work/apt.log")"
 chroot "$root" vigil version || fail "vigil version failed in the clean root"
 chroot "$root" vigil model mttf --help >/dev/null || fail "vigil model mttf --help failed in the clean root"
-[ -x "$root/usr/share/vigil/contrib/slurm/vigil-slurm-check" ] || fail "the Slurm health check is not executable"
+chroot "$root" test -x /usr/lib/vigil/slurm/vigil-slurm-check ||
+  fail "the Slurm health check is not executable at /usr/lib/vigil/slurm/vigil-slurm-check"
 echo "PASS: $(basename "$deb") installs in a clean $suite root and vigil runs there"
