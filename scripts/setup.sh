@@ -21,7 +21,7 @@ usage() {
 RUNTIME=(
   libstdc++6 libfmt9 libspdlog1.10 libyaml-cpp0.7 libsqlite3-0 libzstd1 libcpp-httplib0.11
   libssl3                                 # TLS of `vigil serve` and its clients; SHA-256 keys
-  libsimdjson14 libre2-9
+  libsimdjson14 libre2-9 libdate-tz3
   tzdata                                  # time zones: sacct prints the cluster's local time
 )
 BUILD=(

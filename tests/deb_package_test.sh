@@ -66,6 +66,21 @@ if [ "$mode" = contents ]; then
   bad=$(echo "$names" | grep -E -- '-dev$|^(gcc|g\+\+|clang|cmake|ninja-build|make|chromium.*|prometheus|slurm.*|openmpi.*|libgtest.*|libgmock.*|libbenchmark.*)$' || true)
   [ -z "$bad" ] || fail "Depends names build or test packages: $bad"
 
+  # scripts/setup.sh --runtime installs the package of every library the binary links (libc6 and
+  # libgcc-s1 are in every Debian).
+  runtime=" libc6 libgcc-s1 $(sed -n '/^RUNTIME=(/,/^)/p' "$(dirname "$0")/../scripts/setup.sh" |
+    sed 's/#.*//; s/RUNTIME=(//; s/)//' | tr -s ' \n' '  ') "
+  libs=$(ldd "$build_dir/vigil")
+  for so in $(readelf -d "$build_dir/vigil" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    path=$(echo "$libs" | awk -v so="$so" '$1 == so && $3 ~ /^\// {print $3}')
+    [ -n "$path" ] || continue # the dynamic loader
+    # dpkg knows a library by the path its package ships, before or after /lib -> usr/lib.
+    pkg=$( (dpkg -S "$path" 2>/dev/null || dpkg -S "$(realpath "$path")" 2>/dev/null || true) |
+      cut -d: -f1 | head -1)
+    [ -n "$pkg" ] || fail "no Debian package holds $path ($so)"
+    [[ "$runtime" == *" $pkg "* ]] || fail "$so ($pkg) is not in scripts/setup.sh's RUNTIME list"
+  done
+
   contents=$(dpkg-deb --contents "$deb")
   want() { # PERMISSIONS PATH: the path is in the package, with those permissions
     echo "$contents" | awk -v m="$1" -v p="./$2" '$1 == m && $6 == p {found = 1} END {exit !found}' ||
