@@ -1,19 +1,30 @@
 # The two commands: `make run` and `make test`. Both install what is missing first.
-# Other targets: build, bench, asan, fuzz, format, check-format, clean.
+# Other targets: build, package, bench, asan, fuzz, format, check-format, clean.
+# `make run`, `make build` and `make package` install the build set of scripts/setup.sh (toolchain
+# and libraries); the others install the development set too (docs/install.md).
 
 ARGS ?=
 FUZZ_SECONDS ?= 5
 
-.PHONY: all setup build run test bench asan fuzz format check-format clean
+.PHONY: all setup setup-build build package run test bench asan fuzz format check-format clean
 
 all: build
 
 setup:
-	@scripts/setup.sh
+	@scripts/setup.sh --dev
 
-build: setup
+setup-build:
+	@scripts/setup.sh --build
+
+build: setup-build
 	@cmake --preset release >/dev/null
 	@cmake --build --preset release
+
+# build/release/vigil_<version>_<arch>.deb: the binary, docs and contrib/ (docs/install.md).
+package: setup-build
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release --target vigil
+	@cpack --config build/release/CPackConfig.cmake
 
 run: build
 	./build/release/vigil run $(ARGS)
