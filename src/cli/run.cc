@@ -11,6 +11,7 @@
 #include "vigil/agent/run_table.h"
 #include "vigil/core/clock.h"
 #include "vigil/core/json.h"
+#include "vigil/learned/findings_text.h"
 #include "vigil/learned/judge.h"
 #include "vigil/results/verdict.h"
 
@@ -60,7 +61,7 @@ void Print(const RunOptions& options, const agent::NodeAgentResult& r) {
   if (r.with_criteria || judged.findings.defective) {
     const std::string judged_by =
         r.with_criteria ? options.agent.criteria : "the rules that need no fleet";
-    fmt::print("\n{}Verdict by {}: {}\n", RenderFindings(r.row, {judged.findings}), judged_by,
+    fmt::print("\n{}Verdict by {}: {}\n", learned::RenderFindings(r.row, {judged.findings}), judged_by,
                VerdictName(verdict));
   }
 }
