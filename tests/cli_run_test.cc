@@ -313,8 +313,9 @@ TEST(CliTest, TableRowsSayWhatTheirFigureIsReadAgainst) {
 // +-2%), the last column is each row's verdict against the learned range.
 TEST(CliTest, TableRowsWithCriteriaSayTheirVerdict) {
   TempDir dir;
-  const std::vector<std::string> run = {"run", "--bench", "cpu-latency", "--set",
-                                        "cpu-latency.buffer_size=8M", "--out", dir.File("r.json")};
+  const std::vector<std::string> run = {
+      "run",   "--bench",         "cpu-latency", "--set", "cpu-latency.buffer_size=8M",
+      "--out", dir.File("r.json")};
   std::vector<std::string> args = run;
   args.insert(args.end(), {"--summary", dir.File("one.jsonl")});
   ProcessResult r = RunVigil(args);

@@ -70,9 +70,8 @@ TEST(ServeE2eTest, RunReportsItsResultsAndTheSpoolKeepsThemWhileTheServerIsDown)
                 dir.File("token")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The verdict, then the line `vigil report` ends with: what was sent, refused and kept.
-  EXPECT_EQ(r.out,
-            "n1: unjudged\nSent 1 document (0 nodes defective); 0 refused; 0 kept in " +
-                dir.File("spool") + ".\n");
+  EXPECT_EQ(r.out, "n1: unjudged\nSent 1 document (0 nodes defective); 0 refused; 0 kept in " +
+                       dir.File("spool") + ".\n");
   EXPECT_TRUE(std::filesystem::is_empty(dir.File("spool")) ||
               !std::filesystem::exists(dir.File("spool") + "/x.json"));
 

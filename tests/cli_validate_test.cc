@@ -269,9 +269,9 @@ TEST(CliValidateTest, ANodeOfNoLearnedClassIsToldSoInASentence) {
   TempDir dir;
   std::string fleet;
   for (int n = 0; n < 20; ++n) {
-    fleet += fmt::format(
-        "{{\"node\": \"n{}\", \"hardware\": \"{}\", \"gpu-gemm/bf16_tflops:0\": {}}}\n", n,
-        n < 10 ? "2xH100" : "2xA100", (n < 10 ? 700 : 300) + n % 5);
+    fleet +=
+        fmt::format("{{\"node\": \"n{}\", \"hardware\": \"{}\", \"gpu-gemm/bf16_tflops:0\": {}}}\n",
+                    n, n < 10 ? "2xH100" : "2xA100", (n < 10 ? 700 : 300) + n % 5);
   }
   dir.Write("fleet.jsonl", fleet);
   ProcessResult r =
@@ -279,7 +279,8 @@ TEST(CliValidateTest, ANodeOfNoLearnedClassIsToldSoInASentence) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   dir.Write("new.jsonl",
             "{\"node\": \"b1\", \"hardware\": \"8xB200\", \"gpu-gemm/bf16_tflops:0\": 2000}\n");
-  r = RunVigil({"validate", "--data", dir.File("new.jsonl"), "--criteria", dir.File("criteria.json")});
+  r = RunVigil(
+      {"validate", "--data", dir.File("new.jsonl"), "--criteria", dir.File("criteria.json")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(Contains(r.out,
                        "b1: no criteria were learned for its hardware class \"8xB200\": judged "

@@ -61,8 +61,8 @@ void Print(const RunOptions& options, const agent::NodeAgentResult& r) {
   if (r.with_criteria || judged.findings.defective) {
     const std::string judged_by =
         r.with_criteria ? options.agent.criteria : "the rules that need no fleet";
-    fmt::print("\n{}Verdict by {}: {}\n", learned::RenderFindings(r.row, {judged.findings}), judged_by,
-               VerdictName(verdict));
+    fmt::print("\n{}Verdict by {}: {}\n", learned::RenderFindings(r.row, {judged.findings}),
+               judged_by, VerdictName(verdict));
   }
 }
 

@@ -37,12 +37,10 @@ Finding RangeOf(const FamilyModel& f, const std::string& key, double value, doub
   const learned::Mode& m = learned::NearestMode(f, level);
   Finding range;
   range.value = value;
-  range.expected_low = f.direction == Direction::kLower
-                           ? -INFINITY
-                           : (m.centre - f.limit * m.spread) * factor;
-  range.expected_high = f.direction == Direction::kHigher
-                            ? INFINITY
-                            : (m.centre + f.limit * m.spread) * factor;
+  range.expected_low =
+      f.direction == Direction::kLower ? -INFINITY : (m.centre - f.limit * m.spread) * factor;
+  range.expected_high =
+      f.direction == Direction::kHigher ? INFINITY : (m.centre + f.limit * m.spread) * factor;
   return range;
 }
 
@@ -139,8 +137,8 @@ std::string RenderRunTable(const NodeResults& doc, const learned::NodeFindings& 
       const std::string key = m.key.ToString();
       const auto level = levels.find(Anatomize(key).family);
       t.Add({r.name, "ran", metric, FormatFigure(m.value), m.unit,
-             MetricReading(key, m.value, level == levels.end() ? NAN : level->second, judged,
-                           model, criteria != nullptr)});
+             MetricReading(key, m.value, level == levels.end() ? NAN : level->second, judged, model,
+                           criteria != nullptr)});
     }
   }
   std::string out = t.ToString();

@@ -17,9 +17,9 @@ namespace vigil::agent {
 // knows its hardware's datasheet peak today (bench/cuda measures, it does not look figures up).
 inline constexpr std::string_view kNoReference = "no reference";
 
-// The table of `doc`'s benchmarks. `criteria`, when given, is what the node was judged by (restricted
-// to the benchmarks it ran) and `judged` its findings: each row's last column, VERDICT, says
-// "within 700..820", "below 700..820" or "above 700..820" (the healthy range learned for the
+// The table of `doc`'s benchmarks. `criteria`, when given, is what the node was judged by
+// (restricted to the benchmarks it ran) and `judged` its findings: each row's last column, VERDICT,
+// says "within 700..820", "below 700..820" or "above 700..820" (the healthy range learned for the
 // family of the metric, for the node's class, of the mode nearest the node's level; "above floor
 // 700" or "below ceiling 3.5" where only one side is worse), "fault: below 700..820" where the
 // judgement found the value at fault, or "no learned range". Without

@@ -83,8 +83,8 @@ std::string RenderFindings(const FleetTable& table, const std::vector<NodeFindin
   }
   std::string out = rows == 0 ? "" : t.ToString();
   if (rows > kMaxFindingRows) {
-    out += fmt::format("... and {} more findings (--json lists them all)\n",
-                       rows - kMaxFindingRows);
+    out +=
+        fmt::format("... and {} more findings (--json lists them all)\n", rows - kMaxFindingRows);
   }
   if (!out.empty() && !sentences.empty()) out += "\n";
   return out + sentences;

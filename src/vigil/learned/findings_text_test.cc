@@ -14,8 +14,15 @@ FleetTable TwoNodes() {
 }
 
 Finding ClassFinding(std::string metric, double value) {
-  return Finding{ComponentId{"node", std::nullopt}, std::move(metric), FindingTest::kClass,
-                 value, 0, 0, 0, INFINITY, Severity::kCritical};
+  return Finding{ComponentId{"node", std::nullopt},
+                 std::move(metric),
+                 FindingTest::kClass,
+                 value,
+                 0,
+                 0,
+                 0,
+                 INFINITY,
+                 Severity::kCritical};
 }
 
 // The class findings read as sentences, not "node  0  0..0  critical".
@@ -33,8 +40,9 @@ TEST(FindingsTextTest, ClassFindingsAreSentences) {
 }
 
 TEST(FindingsTextTest, ComponentFindingsAreSentences) {
-  Finding f{ParseComponent("GPU 3"), "gpu-gemm/*:3", FindingTest::kComponent, 5.25, -INFINITY,
-            3.1, 0, 7, Severity::kMinor};
+  Finding f{
+      ParseComponent("GPU 3"), "gpu-gemm/*:3", FindingTest::kComponent, 5.25, -INFINITY, 3.1, 0, 7,
+      Severity::kMinor};
   EXPECT_EQ(FindingSentence(f),
             "GPU 3: its gpu-gemm metrics together lie 5.25 robust sigmas on the worse side of the "
             "fleet's (healthy components reach 3.1) (minor)");

@@ -212,7 +212,9 @@ Result<DrainReport> DrainSpool(const std::string& dir, Reporter& client, Env& en
 }
 
 std::string ReportSummaryLine(const ReportTally& t) {
-  const auto documents = [](size_t n) { return fmt::format("{} document{}", n, n == 1 ? "" : "s"); };
+  const auto documents = [](size_t n) {
+    return fmt::format("{} document{}", n, n == 1 ? "" : "s");
+  };
   std::string line = fmt::format("Sent {} ({} node{} defective)", documents(t.sent), t.defective,
                                  t.defective == 1 ? "" : "s");
   if (!t.spool.empty()) {

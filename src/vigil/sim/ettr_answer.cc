@@ -28,8 +28,8 @@ Result<double> SimulatedEttr(const EttrParams& p, const EttrAnswerOptions& optio
   o.interval_s = p.interval_s;
   o.write_s = p.write_s;
   o.seed = options.seed;
-  const double per_second = static_cast<double>(o.nodes) *
-                            reliability::PerNodeSecondRate(p.failures_per_1000_node_days);
+  const double per_second =
+      static_cast<double>(o.nodes) * reliability::PerNodeSecondRate(p.failures_per_1000_node_days);
   o.duration_s = std::min(options.duration_s, kMaxAnswerFailures / per_second);
   o.runs = static_cast<int>(std::clamp(kMaxAnswerFailures / (per_second * o.duration_s), 1.0,
                                        static_cast<double>(options.runs)));
@@ -78,7 +78,8 @@ std::string EttrSweepTable(const std::vector<EttrAnswer>& rows, int gpus_per_nod
     std::string from = "formula";
     if (a.simulated) from = fmt::format("simulation (formula: {})", FormatFigure(e.ettr));
     if (a.simulated_at_optimal) {
-      from += fmt::format("; at optimum, simulation (formula: {})", FormatFigure(e.ettr_at_optimal));
+      from +=
+          fmt::format("; at optimum, simulation (formula: {})", FormatFigure(e.ettr_at_optimal));
     }
     table.Add({FormatFigure(a.row.params.nodes * gpus_per_node), FormatFigure(a.row.params.nodes),
                FormatDuration(a.row.mttf_s), FormatFigure(a.Ettr()), FormatFigure(e.failure_loss),
@@ -110,8 +111,8 @@ std::string EttrTable(const EttrAnswer& a) {
     table.Add({"expected ETTR", FormatFigure(e.ettr), "(1 - loss) / (1 + overhead)"});
   }
   if (a.row.params.write_s > 0) {
-    table.Add({"optimal interval", FormatDuration(e.optimal_interval_s),
-               "dt* = sqrt(2 w_cp / (N r_f))"});
+    table.Add(
+        {"optimal interval", FormatDuration(e.optimal_interval_s), "dt* = sqrt(2 w_cp / (N r_f))"});
     table.Add({"ETTR at optimum", FormatFigure(a.EttrAtOptimal()),
                a.simulated_at_optimal
                    ? fmt::format("simulated (the formula, outside its domain: {})",

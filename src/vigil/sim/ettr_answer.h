@@ -36,7 +36,9 @@ struct EttrAnswer {
   // The answer: the simulated ETTR where there is one, else the formula's. Never negative.
   double Ettr() const { return simulated.value_or(row.estimate.ettr); }
   // The same at dt* (NaN when there is no dt*: no checkpoint write time).
-  double EttrAtOptimal() const { return simulated_at_optimal.value_or(row.estimate.ettr_at_optimal); }
+  double EttrAtOptimal() const {
+    return simulated_at_optimal.value_or(row.estimate.ettr_at_optimal);
+  }
 };
 
 // The answer for a job of `params` with each node count in `nodes` (a job on a fraction of a node
