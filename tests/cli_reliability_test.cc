@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
@@ -102,6 +103,34 @@ TEST(ModelCliTest, EttrSweepTableNeverNegative) {
     at = end;
   }
   EXPECT_EQ(rows, 8u) << r.out;
+}
+
+// --plot draws the sweep as SVG: a well-formed document (Python's XML parser reads it) with a
+// point per size, the simulated ones included.
+TEST(ModelCliTest, EttrSweepPlotIsAWellFormedSvgWithEveryPoint) {
+  TempDir dir;
+  const std::string svg_path = dir.File("ettr.svg");
+  ProcessResult r = RunVigil({"model", "ettr", "--sweep", "gpus=1024..131072", "--plot", svg_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Plot written to " + svg_path), std::string::npos) << r.out;
+  Result<std::string> svg = ReadFile(svg_path);
+  ASSERT_TRUE(svg.ok());
+  EXPECT_EQ(svg->rfind("<?xml", 0), 0u);
+  EXPECT_NE(svg->find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
+  const size_t line = svg->find("<polyline points=\"");
+  ASSERT_NE(line, std::string::npos) << *svg;
+  const std::string points = svg->substr(line, svg->find("/>", line) - line);
+  EXPECT_EQ(std::count(points.begin(), points.end(), ','), 8) << points;
+  for (const char* gpus : {"<title>1024, ", "<title>131072, "}) {
+    EXPECT_NE(svg->find(gpus), std::string::npos) << gpus;
+  }
+  const std::string parse =
+      "python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' " + svg_path;
+  if (std::system("python3 -c '' 2>/dev/null") == 0) EXPECT_EQ(std::system(parse.c_str()), 0);
+  // --plot draws a sweep only.
+  r = RunVigil({"model", "ettr", "--gpus", "1024", "--plot", svg_path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--plot draws a --sweep"), std::string::npos) << r.err;
 }
 
 TEST(ModelCliTest, BadInputIsExitTwoWithTheFlag) {

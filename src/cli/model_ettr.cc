@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "vigil/core/duration.h"
+#include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
 #include "vigil/reliability/models.h"
@@ -111,16 +112,25 @@ Result<std::vector<double>> NodesOf(const ModelEttrOptions& o) {
 
 CommandResult PrintSweep(const ModelEttrOptions& o, const std::vector<sim::EttrAnswer>& rows) {
   if (o.json) {
+    if (!o.plot.empty()) {
+      VIGIL_RETURN_IF_ERROR(WriteFileAtomic(
+          o.plot, sim::EttrSweepPlot(rows, o.size.gpus_per_node,
+                                     fmt::format("r_f = {} per 1000 node-days", o.rate))));
+    }
     Json out = Json::array();
     for (const sim::EttrAnswer& a : rows) out.push_back(EttrJson(o.size.gpus_per_node, a));
     fmt::print("{}\n", DumpJson(out, 2));
     return ExitCode::kHealthy;
   }
-  fmt::print(
-      "Expected ETTR by job size at r_f = {} per 1000 node-days; u0 {}, q {}, dt {}, "
-      "w_cp {}\n\n{}",
-      o.rate, o.restart, o.queue, o.interval, o.write,
-      sim::EttrSweepTable(rows, o.size.gpus_per_node));
+  const std::string job = fmt::format("r_f = {} per 1000 node-days; u0 {}, q {}, dt {}, w_cp {}",
+                                      o.rate, o.restart, o.queue, o.interval, o.write);
+  fmt::print("Expected ETTR by job size at {}\n\n{}", job,
+             sim::EttrSweepTable(rows, o.size.gpus_per_node));
+  if (!o.plot.empty()) {
+    VIGIL_RETURN_IF_ERROR(
+        WriteFileAtomic(o.plot, sim::EttrSweepPlot(rows, o.size.gpus_per_node, job)));
+    fmt::print("\nPlot written to {}\n", o.plot);
+  }
   return ExitCode::kHealthy;
 }
 
@@ -156,11 +166,17 @@ CLI::App* SetupModelEttr(CLI::App& model, ModelEttrOptions& o) {
   e->add_option("--sweep", o.sweep,
                 "gpus=A..B or nodes=A..B: a table of sizes doubling from A to B (instead of "
                 "--gpus/--nodes)");
+  e->add_option("--plot", o.plot,
+                "--sweep: also write ETTR against GPUs to this SVG file (a picture of the table)")
+      ->type_name("FILE.svg");
   e->add_flag("--json", o.json, "Print JSON");
   return e;
 }
 
 CommandResult RunModelEttr(const ModelEttrOptions& o) {
+  if (!o.plot.empty() && o.sweep.empty()) {
+    return Status::InvalidArgument("--plot draws a --sweep: give --sweep gpus=A..B");
+  }
   VIGIL_ASSIGN_OR_RETURN(const EttrParams params, EttrParamsOf(o));
   VIGIL_ASSIGN_OR_RETURN(const std::vector<double> nodes, NodesOf(o));
   VIGIL_ASSIGN_OR_RETURN(const std::vector<sim::EttrAnswer> rows,

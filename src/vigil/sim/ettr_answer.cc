@@ -7,6 +7,7 @@
 
 #include "vigil/core/duration.h"
 #include "vigil/core/figure.h"
+#include "vigil/core/svg_plot.h"
 #include "vigil/core/text_table.h"
 #include "vigil/sim/job_sim.h"
 
@@ -94,6 +95,22 @@ std::string EttrSweepTable(const std::vector<EttrAnswer>& rows, int gpus_per_nod
         reliability::kEttrDomainLimit * 100);
   }
   return out;
+}
+
+std::string EttrSweepPlot(const std::vector<EttrAnswer>& rows, int gpus_per_node,
+                          const std::string& subtitle) {
+  PlotSeries ettr{"expected ETTR", {}}, optimal{"ETTR at optimal interval", {}};
+  for (const EttrAnswer& a : rows) {
+    const double gpus = a.row.params.nodes * gpus_per_node;
+    ettr.points.emplace_back(gpus, a.Ettr());
+    optimal.points.emplace_back(gpus, a.EttrAtOptimal());  // NaN without a write time: left out
+  }
+  PlotOptions o;
+  o.title = "Expected ETTR by job size (" + subtitle + ")";
+  o.x_label = "GPUs in the job";
+  o.y_label = "ETTR";
+  o.log_x = true;
+  return LinePlotSvg(o, {ettr, optimal});
 }
 
 std::string EttrTable(const EttrAnswer& a) {

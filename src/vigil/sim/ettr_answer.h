@@ -53,6 +53,12 @@ Result<std::vector<EttrAnswer>> AnswerEttrBySize(const reliability::EttrParams& 
 // where the formula left its domain), then a note under it when a row was simulated.
 std::string EttrSweepTable(const std::vector<EttrAnswer>& rows, int gpus_per_node);
 
+// `vigil model ettr --sweep --plot FILE.svg`: ETTR against GPUs (a log-2 axis: the sizes double),
+// the answer and the answer at the optimal interval, as an SVG document (core/svg_plot.h); the
+// title says the rate and intervals it was made for, `subtitle`.
+std::string EttrSweepPlot(const std::vector<EttrAnswer>& rows, int gpus_per_node,
+                          const std::string& subtitle);
+
 // `vigil model ettr`'s table for one job: QUANTITY, VALUE and MEANING; outside the domain the
 // formula's ETTR is marked as such and the simulated one follows it.
 std::string EttrTable(const EttrAnswer& answer);

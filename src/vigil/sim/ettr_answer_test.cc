@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -78,6 +79,22 @@ TEST(EttrAnswerTest, SweepTableSaysWhereTheSimulationAnswered) {
   EXPECT_NE(one.find("ETTR by the formula"), std::string::npos) << one;
   EXPECT_NE(one.find("not trusted"), std::string::npos) << one;
   EXPECT_NE(one.find("expected ETTR        0.1"), std::string::npos) << one;
+}
+
+// The plot holds a point per size for the answer, beside the answer at the optimal interval.
+TEST(EttrAnswerTest, SweepPlotHoldsEveryRow) {
+  const auto rows = AnswerEttrBySize(EttrParams{}, {128, 256, 512, 1024, 2048});
+  ASSERT_TRUE(rows.ok());
+  const std::string svg = EttrSweepPlot(*rows, 8, "r_f = 6.5");
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  EXPECT_NE(svg.find("Expected ETTR by job size (r_f = 6.5)"), std::string::npos);
+  EXPECT_NE(svg.find(">expected ETTR</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">ETTR at optimal interval</text>"), std::string::npos);
+  const size_t line = svg.find("<polyline points=\"");
+  ASSERT_NE(line, std::string::npos);
+  const std::string points = svg.substr(line, svg.find("/>", line) - line);
+  EXPECT_EQ(std::count(points.begin(), points.end(), ','), 5) << points;
+  EXPECT_NE(svg.find("<title>16384, "), std::string::npos) << svg;  // 2,048 nodes of 8 GPUs
 }
 
 }  // namespace
