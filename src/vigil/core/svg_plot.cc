@@ -79,7 +79,7 @@ std::string Axes(const PlotOptions& o, const Scale& s) {
   if (s.log_x) {
     // Powers of 2, every k-th so that at most about 9 are labelled.
     const int first = static_cast<int>(std::ceil(s.x0 - 1e-9)),
-              last = static_cast<int>(s.x1 + 1e-9);
+              last = static_cast<int>(std::floor(s.x1 + 1e-9));
     const int step = std::max(1, (last - first) / 8 + 1);
     for (int e = first; e <= last; e += step) xt.push_back(std::exp2(e));
   } else {
