@@ -168,7 +168,8 @@ CommandResult RunReport(const ReportOptions& o) {
   }
   VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> client,
                          server::ReporterOf(o.url, o.token_file, o.tls));  // --report is required
-  server::ReportTally tally{.spool = o.spool};
+  server::ReportTally tally;
+  tally.spool = o.spool;
   const Status sent = SendAll(o, *client, tally);
   PrintSummary(tally, o.json);
   VIGIL_RETURN_IF_ERROR(sent);

@@ -13,6 +13,13 @@ using learned::FamilyModel;
 using learned::LearnedCriteria;
 using learned::NodeFindings;
 
+BenchmarkRecord Record(std::string name, std::string component) {
+  BenchmarkRecord r;
+  r.name = std::move(name);
+  r.component = std::move(component);
+  return r;
+}
+
 Metric Figure(std::string_view key, double value, std::string unit) {
   Metric m;
   m.key = *MetricKey::Parse(key);
@@ -25,7 +32,11 @@ FamilyModel Family(std::string family, Direction d, double centre, double spread
   FamilyModel f;
   f.family = std::move(family);
   f.direction = d;
-  f.modes = {learned::Mode{.centre = centre, .spread = spread, .nodes = 10}};
+  learned::Mode m;
+  m.centre = centre;
+  m.spread = spread;
+  m.nodes = 10;
+  f.modes = {m};
   f.limit = limit;
   return f;
 }
@@ -45,14 +56,14 @@ LearnedCriteria Criteria() {
 NodeResults Doc() {
   NodeResults doc;
   doc.node = "n1";
-  BenchmarkRecord stream{.name = "cpu-stream", .component = "memory"};
+  BenchmarkRecord stream = Record("cpu-stream", "memory");
   stream.metrics = {Figure("cpu-stream/triad_gbps", 95, "GB/s")};
-  BenchmarkRecord latency{.name = "cpu-latency", .component = "memory"};
+  BenchmarkRecord latency = Record("cpu-latency", "memory");
   latency.metrics = {Figure("cpu-latency/load_ns", 120, "ns")};
-  BenchmarkRecord gemm{.name = "gpu-gemm", .component = "gpu"};
+  BenchmarkRecord gemm = Record("gpu-gemm", "gpu");
   gemm.status = BenchStatus::kSkipped;
   gemm.error = "no NVIDIA driver";
-  BenchmarkRecord nccl{.name = "nccl", .component = "network"};
+  BenchmarkRecord nccl = Record("nccl", "network");
   nccl.status = BenchStatus::kSkipped;
   nccl.error = "no NVIDIA driver";
   doc.benchmarks = {stream, latency, gemm, nccl};

@@ -8,9 +8,12 @@ namespace vigil::learned {
 namespace {
 
 FleetTable TwoNodes() {
-  return TableOfRows({FleetRow{.node = "n1", .values = {{"gpu-gemm/bf16_tflops:3", 700}}},
-                      FleetRow{.node = "n2", .values = {{"gpu-gemm/bf16_tflops:3", 800}}}},
-                     "test");
+  FleetRow n1, n2;
+  n1.node = "n1";
+  n1.values = {{"gpu-gemm/bf16_tflops:3", 700}};
+  n2.node = "n2";
+  n2.values = {{"gpu-gemm/bf16_tflops:3", 800}};
+  return TableOfRows({n1, n2}, "test");
 }
 
 Finding ClassFinding(std::string metric, double value) {

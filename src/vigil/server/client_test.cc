@@ -157,10 +157,18 @@ TEST(ClientTest, ADrainStoppedByAServerErrorKeepsTheDocument) {
 // The line `vigil report` ends with: documents sent and nodes found defective; with a spool, how
 // many the server refused (and where they went) and how many wait for next time.
 TEST(ClientTest, TheReportSummaryLineCountsEveryDocument) {
-  EXPECT_EQ(ReportSummaryLine({.sent = 1}), "Sent 1 document (0 nodes defective).");
-  EXPECT_EQ(ReportSummaryLine({.sent = 3, .defective = 1, .spool = "sp"}),
-            "Sent 3 documents (1 node defective); 0 refused; 0 kept in sp.");
-  EXPECT_EQ(ReportSummaryLine({.sent = 2, .defective = 2, .refused = 1, .kept = 4, .spool = "sp"}),
+  ReportTally t;
+  t.sent = 1;
+  EXPECT_EQ(ReportSummaryLine(t), "Sent 1 document (0 nodes defective).");
+  t.sent = 3;
+  t.defective = 1;
+  t.spool = "sp";
+  EXPECT_EQ(ReportSummaryLine(t), "Sent 3 documents (1 node defective); 0 refused; 0 kept in sp.");
+  t.sent = 2;
+  t.defective = 2;
+  t.refused = 1;
+  t.kept = 4;
+  EXPECT_EQ(ReportSummaryLine(t),
             "Sent 2 documents (2 nodes defective); 1 refused (moved to sp/rejected); 4 kept in sp "
             "(the server stopped answering).");
 }

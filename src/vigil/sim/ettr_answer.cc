@@ -55,7 +55,8 @@ Result<std::vector<EttrAnswer>> AnswerEttrBySize(const EttrParams& params,
                          reliability::ExpectedEttrBySize(params, nodes));
   std::vector<EttrAnswer> out;
   for (const reliability::EttrRow& row : rows) {
-    EttrAnswer a{.row = row};
+    EttrAnswer a;
+    a.row = row;
     if (!row.estimate.in_domain) {
       VIGIL_ASSIGN_OR_RETURN(a.simulated, SimulatedEttr(row.params, options));
     }
