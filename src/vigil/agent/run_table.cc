@@ -77,7 +77,7 @@ std::map<std::string, double> FamilyLevels(const NodeResults& doc, const ClassMo
     }
   }
   std::map<std::string, double> levels;
-  for (auto& [family, v] : values) levels[family] = Median(v);
+  for (auto& [family, v] : values) levels[family] = stats::Median(v);
   return levels;
 }
 
