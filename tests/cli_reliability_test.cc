@@ -126,7 +126,9 @@ TEST(ModelCliTest, EttrSweepPlotIsAWellFormedSvgWithEveryPoint) {
   }
   const std::string parse =
       "python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' " + svg_path;
-  if (std::system("python3 -c '' 2>/dev/null") == 0) EXPECT_EQ(std::system(parse.c_str()), 0);
+  if (std::system("python3 -c '' 2>/dev/null") == 0) {
+    EXPECT_EQ(std::system(parse.c_str()), 0);
+  }
   // --plot draws a sweep only.
   r = RunVigil({"model", "ettr", "--gpus", "1024", "--plot", svg_path});
   EXPECT_EQ(r.exit_code, 2);
