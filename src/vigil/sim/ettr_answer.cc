@@ -46,6 +46,21 @@ bool OptimumOutsideDomain(const EttrParams& p, const EttrEstimate& e) {
          reliability::kEttrDomainLimit;
 }
 
+// The sweep's ETTR_FROM: what answered the row, and the formula's value where it did not.
+std::string EttrFrom(const EttrAnswer& a) {
+  const EttrEstimate& e = a.row.estimate;
+  if (a.simulated && a.simulated_at_optimal) {
+    return fmt::format("simulation (formula: {}; at optimum: {})", FormatFigure(e.ettr),
+                       FormatFigure(e.ettr_at_optimal));
+  }
+  if (a.simulated) return fmt::format("simulation (formula: {})", FormatFigure(e.ettr));
+  if (a.simulated_at_optimal) {
+    return fmt::format("formula; at optimum, simulation (formula: {})",
+                       FormatFigure(e.ettr_at_optimal));
+  }
+  return "formula";
+}
+
 }  // namespace
 
 Result<std::vector<EttrAnswer>> AnswerEttrBySize(const EttrParams& params,
@@ -77,12 +92,7 @@ std::string EttrSweepTable(const std::vector<EttrAnswer>& rows, int gpus_per_nod
   for (const EttrAnswer& a : rows) {
     const EttrEstimate& e = a.row.estimate;
     any_simulated |= a.simulated.has_value() || a.simulated_at_optimal.has_value();
-    std::string from = "formula";
-    if (a.simulated) from = fmt::format("simulation (formula: {})", FormatFigure(e.ettr));
-    if (a.simulated_at_optimal) {
-      from +=
-          fmt::format("; at optimum, simulation (formula: {})", FormatFigure(e.ettr_at_optimal));
-    }
+    const std::string from = EttrFrom(a);
     table.Add({FormatFigure(a.row.params.nodes * gpus_per_node), FormatFigure(a.row.params.nodes),
                FormatDuration(a.row.mttf_s), FormatFigure(a.Ettr()), FormatFigure(e.failure_loss),
                FormatDuration(e.optimal_interval_s), FormatFigure(a.EttrAtOptimal()), from});
@@ -91,8 +101,8 @@ std::string EttrSweepTable(const std::vector<EttrAnswer>& rows, int gpus_per_nod
   if (any_simulated) {
     out += fmt::format(
         "\nWhere failures cost more than {:.0f}% of the time the first-order formula is not "
-        "trusted (it underestimates ETTR, below 0 past a loss of 1): ETTR there is the simulated "
-        "job's mean (`vigil simulate job`), the formula's value beside it.\n",
+        "trusted\n(it underestimates ETTR, below 0 past a loss of 1): ETTR there is the simulated "
+        "job's mean\n(`vigil simulate job`), the formula's value beside it.\n",
         reliability::kEttrDomainLimit * 100);
   }
   return out;

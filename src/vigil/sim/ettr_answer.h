@@ -50,7 +50,8 @@ Result<std::vector<EttrAnswer>> AnswerEttrBySize(const reliability::EttrParams& 
 
 // `vigil model ettr --sweep`'s table: GPUS, NODES, MTTF, ETTR (the answer), FAILURE_LOSS,
 // OPTIMAL_INTERVAL, ETTR_AT_OPTIMAL and ETTR_FROM ("formula", or "simulation (formula: -0.47)"
-// where the formula left its domain), then a note under it when a row was simulated.
+// where the formula left its domain, "simulation (formula: -0.47; at optimum: 0.43)" where it
+// left it at the optimal interval too), then a note under it when a row was simulated.
 std::string EttrSweepTable(const std::vector<EttrAnswer>& rows, int gpus_per_node);
 
 // `vigil model ettr --sweep --plot FILE.svg`: ETTR against GPUs (a log-2 axis: the sizes double),
