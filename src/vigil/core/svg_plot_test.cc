@@ -97,7 +97,7 @@ TEST(SvgPlotTest, APlotIsWellFormedAndHoldsEveryPoint) {
   ASSERT_NE(line, std::string::npos) << svg;
   const std::string points = svg.substr(line + 18, svg.find('"', line + 18) - line - 18);
   EXPECT_EQ(std::count(points.begin(), points.end(), ','), 4) << points;
-  for (const char* tip : {"<title>1024, 0.96</title>", "<title>8192, 0.7</title>"}) {
+  for (const char* tip : {"<title>1024, 0.960</title>", "<title>8192, 0.700</title>"}) {
     EXPECT_NE(svg.find(tip), std::string::npos) << tip;
   }
   // x doubles: the points are evenly spaced on the log axis; y falls, so the pixels go down.

@@ -42,10 +42,9 @@ std::string ClassSentence(const Finding& f) {
 
 std::string ComponentSentence(const Finding& f) {
   return fmt::format(
-      "{}: its {} metrics together lie {} robust sigmas on the worse side of the fleet's "
-      "(healthy components reach {})",
-      ComponentName(f.component), PoolOf(f.metric), FormatFigure(f.value),
-      FormatFigure(f.expected_high));
+      "{}: its {} metrics together lie {:.1f} robust sigmas on the worse side of the fleet's "
+      "(healthy components reach {:.1f})",
+      ComponentName(f.component), PoolOf(f.metric), f.value, f.expected_high);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ inline constexpr size_t kMaxFindingRows = 200;
 // One finding of the "class" or "component" test as a sentence, without its node:
 //   no criteria were learned for its hardware class "8x H100" (judged by the fixed rules only)
 //   its values leave the healthy modes of 7 of 12 families: not the hardware class it says
-//   GPU 3: its gpu-gemm metrics together lie 5.2 robust sigmas on the worse side of the fleet's
+//   GPU 3: its gpu-gemm metrics together lie 5.3 robust sigmas on the worse side of the fleet's
 //     (healthy components reach 3.1)
 // ends with the severity in parentheses. "" for a finding of another test.
 std::string FindingSentence(const Finding& finding);

@@ -44,10 +44,10 @@ TEST(FindingsTextTest, ClassFindingsAreSentences) {
 
 TEST(FindingsTextTest, ComponentFindingsAreSentences) {
   Finding f{
-      ParseComponent("GPU 3"), "gpu-gemm/*:3", FindingTest::kComponent, 5.25, -INFINITY, 3.1, 0, 7,
+      ParseComponent("GPU 3"), "gpu-gemm/*:3", FindingTest::kComponent, 5.26, -INFINITY, 3.1, 0, 7,
       Severity::kMinor};
   EXPECT_EQ(FindingSentence(f),
-            "GPU 3: its gpu-gemm metrics together lie 5.25 robust sigmas on the worse side of the "
+            "GPU 3: its gpu-gemm metrics together lie 5.3 robust sigmas on the worse side of the "
             "fleet's (healthy components reach 3.1) (minor)");
   f.metric = "gpu-copy+gpu-membw/*";
   EXPECT_NE(FindingSentence(f).find("its gpu-copy and gpu-membw metrics"), std::string::npos);
