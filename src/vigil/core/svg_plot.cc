@@ -14,7 +14,7 @@ namespace vigil {
 namespace {
 
 // Room around the plot area for the ticks' labels, the axis labels and the title.
-constexpr double kLeft = 70, kRight = 170, kTop = 40, kBottom = 55;
+constexpr double kLeft = 70, kRight = 190, kTop = 56, kBottom = 55;
 constexpr std::array<const char*, 6> kColours = {"#1f77b4", "#d62728", "#2ca02c",
                                                  "#9467bd", "#ff7f0e", "#8c564b"};
 
@@ -40,6 +40,12 @@ struct Scale {
     return height - kBottom - (y - y0) / (y1 - y0) * (height - kTop - kBottom);
   }
 };
+
+// A tick's label: whole numbers in full (131072, not 1.31e+05), others as short as they go (0.8).
+std::string TickLabel(double v) {
+  if (v == std::round(v) && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:g}", v);
+}
 
 bool Drawn(double x, double y, bool log_x) {
   return std::isfinite(x) && std::isfinite(y) && (!log_x || x > 0);
@@ -91,7 +97,7 @@ std::string Axes(const PlotOptions& o, const Scale& s) {
     out += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#333\"/>"
         "<text x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
-        px, bottom, bottom + 5, bottom + 18, HtmlEscape(FormatFigure(v)));
+        px, bottom, bottom + 5, bottom + 18, HtmlEscape(TickLabel(v)));
   }
   for (const double v : NiceTicks(s.y0, s.y1)) {
     const double py = s.Y(v);
@@ -99,7 +105,7 @@ std::string Axes(const PlotOptions& o, const Scale& s) {
     out += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
         "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-        left, py, right, left - 6, py + 4, HtmlEscape(FormatFigure(v)));
+        left, py, right, left - 6, py + 4, HtmlEscape(TickLabel(v)));
   }
   out += fmt::format(
       "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n"
@@ -161,8 +167,9 @@ std::string LinePlotSvg(const PlotOptions& o, const std::vector<PlotSeries>& ser
       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" height=\"{1}\" "
       "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{2:.1f}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{3}</text>\n",
-      o.width, o.height, (kLeft + o.width - kRight) / 2, HtmlEscape(o.title));
+      "<text x=\"{2:.1f}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{3}</text>\n"
+      "<text x=\"{2:.1f}\" y=\"40\" text-anchor=\"middle\" font-size=\"11\">{4}</text>\n",
+      o.width, o.height, o.width / 2.0, HtmlEscape(o.title), HtmlEscape(o.subtitle));
   out += Axes(o, s);
   for (size_t i = 0; i < series.size(); ++i) out += Series(series[i], i, s);
   return out + "</svg>\n";

@@ -17,6 +17,7 @@ struct PlotSeries {
 
 struct PlotOptions {
   std::string title;        // above the plot
+  std::string subtitle;     // under the title, smaller (what the plot was made for); "": none
   std::string x_label;      // under the x axis
   std::string y_label;      // beside the y axis
   bool log_x = false;       // x on a base-2 log scale (job sizes that double); REQUIRES x > 0

@@ -84,6 +84,7 @@ TEST(SvgPlotTest, NiceTicksAreRoundAndCoverTheRange) {
 TEST(SvgPlotTest, APlotIsWellFormedAndHoldsEveryPoint) {
   PlotOptions o;
   o.title = "ETTR <by> size & more";
+  o.subtitle = "r_f & co";
   o.x_label = "GPUs";
   o.y_label = "ETTR";
   o.log_x = true;
@@ -93,6 +94,11 @@ TEST(SvgPlotTest, APlotIsWellFormedAndHoldsEveryPoint) {
   EXPECT_EQ(NotWellFormed(svg), "") << svg;
   EXPECT_NE(svg.find("ETTR &lt;by&gt; size &amp; more"), std::string::npos);
   EXPECT_EQ(svg.find("size & more"), std::string::npos);
+  EXPECT_NE(svg.find(">r_f &amp; co</text>"), std::string::npos);
+  // Ticks are labelled in full: 1024 to 8192 on x, 0.2 steps on y.
+  for (const char* tick : {">1024</text>", ">8192</text>", ">0.8</text>", ">0</text>"}) {
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  }
   const size_t line = svg.find("<polyline points=\"");
   ASSERT_NE(line, std::string::npos) << svg;
   const std::string points = svg.substr(line + 18, svg.find('"', line + 18) - line - 18);

@@ -110,14 +110,15 @@ std::string EttrSweepTable(const std::vector<EttrAnswer>& rows, int gpus_per_nod
 
 std::string EttrSweepPlot(const std::vector<EttrAnswer>& rows, int gpus_per_node,
                           const std::string& subtitle) {
-  PlotSeries ettr{"expected ETTR", {}}, optimal{"ETTR at optimal interval", {}};
+  PlotSeries ettr{"expected ETTR", {}}, optimal{"ETTR at optimal dt", {}};
   for (const EttrAnswer& a : rows) {
     const double gpus = a.row.params.nodes * gpus_per_node;
     ettr.points.emplace_back(gpus, a.Ettr());
     optimal.points.emplace_back(gpus, a.EttrAtOptimal());  // NaN without a write time: left out
   }
   PlotOptions o;
-  o.title = "Expected ETTR by job size (" + subtitle + ")";
+  o.title = "Expected ETTR by job size";
+  o.subtitle = subtitle;
   o.x_label = "GPUs in the job";
   o.y_label = "ETTR";
   o.log_x = true;

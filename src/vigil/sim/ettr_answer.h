@@ -56,7 +56,7 @@ std::string EttrSweepTable(const std::vector<EttrAnswer>& rows, int gpus_per_nod
 
 // `vigil model ettr --sweep --plot FILE.svg`: ETTR against GPUs (a log-2 axis: the sizes double),
 // the answer and the answer at the optimal interval, as an SVG document (core/svg_plot.h); the
-// title says the rate and intervals it was made for, `subtitle`.
+// subtitle, `subtitle`, says the rate and intervals it was made for.
 std::string EttrSweepPlot(const std::vector<EttrAnswer>& rows, int gpus_per_node,
                           const std::string& subtitle);
 

@@ -87,9 +87,10 @@ TEST(EttrAnswerTest, SweepPlotHoldsEveryRow) {
   ASSERT_TRUE(rows.ok());
   const std::string svg = EttrSweepPlot(*rows, 8, "r_f = 6.5");
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
-  EXPECT_NE(svg.find("Expected ETTR by job size (r_f = 6.5)"), std::string::npos);
+  EXPECT_NE(svg.find(">Expected ETTR by job size</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">r_f = 6.5</text>"), std::string::npos);
   EXPECT_NE(svg.find(">expected ETTR</text>"), std::string::npos);
-  EXPECT_NE(svg.find(">ETTR at optimal interval</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">ETTR at optimal dt</text>"), std::string::npos);
   const size_t line = svg.find("<polyline points=\"");
   ASSERT_NE(line, std::string::npos);
   const std::string points = svg.substr(line, svg.find("/>", line) - line);
