@@ -294,6 +294,64 @@ TEST(CliTest, TableAndResultsPath) {
   EXPECT_NE(r.out.find("Results: " + dir.File("r.json")), std::string::npos) << r.out;
 }
 
+// Each row of the table says what its figure is read against, never a bare "ok" that reads as
+// "healthy": without criteria the last column is the row's reference and STATUS is RUN ("ran").
+TEST(CliTest, TableRowsSayWhatTheirFigureIsReadAgainst) {
+  TempDir dir;
+  ProcessResult r = RunVigil({"run", "--bench", "cpu-latency", "--set",
+                              "cpu-latency.buffer_size=8M", "--out", dir.File("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string header = r.out.substr(0, r.out.find('\n'));
+  EXPECT_EQ(header.rfind("BENCHMARK    RUN  METRIC", 0), 0u) << r.out;
+  EXPECT_NE(header.find("REFERENCE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu-latency  ran  idle_latency_ns"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no reference"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" ok "), std::string::npos) << r.out;
+}
+
+// With criteria learned from a fleet (here, this node's line copied to 30 nodes with a spread of
+// +-2%), the last column is each row's verdict against the learned range.
+TEST(CliTest, TableRowsWithCriteriaSayTheirVerdict) {
+  TempDir dir;
+  const std::vector<std::string> run = {
+      "run",   "--bench",         "cpu-latency", "--set", "cpu-latency.buffer_size=8M",
+      "--out", dir.File("r.json")};
+  std::vector<std::string> args = run;
+  args.insert(args.end(), {"--summary", dir.File("one.jsonl")});
+  ProcessResult r = RunVigil(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result<std::string> line = ReadFile(dir.File("one.jsonl"));
+  ASSERT_TRUE(line.ok());
+  const Json row = *ParseJson(*line, "one.jsonl");
+  std::string fleet;
+  for (int i = 0; i < 30; ++i) {
+    Json copy = row;
+    copy["node"] = fmt::format("n{}", i);
+    for (auto& [key, value] : copy.items()) {
+      if (value.is_number() && key.find("return_code") == std::string::npos) {
+        value = value.get<double>() * (1 + 0.01 * (i % 5 - 2));
+      }
+    }
+    fleet += copy.dump() + "\n";
+  }
+  ASSERT_TRUE(WriteFileAtomic(dir.File("fleet.jsonl"), fleet).ok());
+  r = RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("c.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  args = run;
+  args.insert(args.end(), {"--criteria", dir.File("c.json")});
+  r = RunVigil(args);
+  ASSERT_LE(r.exit_code, 1) << r.err;
+  const std::string header = r.out.substr(0, r.out.find('\n'));
+  EXPECT_NE(header.find("VERDICT"), std::string::npos) << r.out;
+  const size_t at = r.out.find("idle_latency_ns");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string row_text = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_TRUE(row_text.find("within ") != std::string::npos ||
+              row_text.find("ceiling ") != std::string::npos ||
+              row_text.find("floor ") != std::string::npos)
+      << row_text;
+}
+
 // Benchmarks skipped for one reason share one line under the table, which a long reason does
 // not widen.
 TEST(CliTest, SkippedBenchmarksShareOneLineOfReason) {

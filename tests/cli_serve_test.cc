@@ -69,7 +69,9 @@ TEST(ServeE2eTest, RunReportsItsResultsAndTheSpoolKeepsThemWhileTheServerIsDown)
   r = RunVigil({"report", "--spool", dir.File("spool"), "--report", server.url(), "--token-file",
                 dir.File("token")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "n1: unjudged\n");
+  // The verdict, then the line `vigil report` ends with: what was sent, refused and kept.
+  EXPECT_EQ(r.out, "n1: unjudged\nSent 1 document (0 nodes defective); 0 refused; 0 kept in " +
+                       dir.File("spool") + ".\n");
   EXPECT_TRUE(std::filesystem::is_empty(dir.File("spool")) ||
               !std::filesystem::exists(dir.File("spool") + "/x.json"));
 
@@ -106,7 +108,9 @@ TEST(ServeE2eTest, TheHealthCheckAsksTheServiceForTheNodesVerdict) {
   r = RunVigil(
       {"report", dir.File("n2.json"), "--report", server.url(), "--token-file", dir.File("token")});
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_EQ(r.out, "n2: defective (failing: filesystem /, filesystem scratch)\n");
+  EXPECT_EQ(r.out,
+            "n2: defective (failing: filesystem /, filesystem scratch)\n"
+            "Sent 1 document (1 node defective).\n");
 
   const auto health = [&](const std::string& node, const std::string& url) {
     return RunVigil({"run", "--suite", "health", "--node", node, "--scratch", dir.path(),

@@ -240,6 +240,11 @@ TEST(CliValidateTest, SimulateLearnValidate) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(Contains(r.out, "COMPONENT")) << r.out;
   EXPECT_TRUE(Contains(r.out, "SUPERBENCH RECALL")) << r.out;
+  // Findings of the class and component tests read as sentences under the table, not as rows.
+  EXPECT_TRUE(Contains(r.out, "metrics together lie")) << r.out;
+  for (const char* test : {"  component\n", "  class\n"}) {
+    EXPECT_FALSE(Contains(r.out, test)) << test << " in " << r.out;
+  }
   r = RunVigil({"validate", "--data", dir.File("fleet.jsonl"), "--criteria",
                 dir.File("criteria.json"), "--truth", dir.File("truth.csv"), "--json"});
   Result<Json> j = ParseJson(r.out, "stdout");
@@ -256,6 +261,33 @@ TEST(CliValidateTest, SimulateLearnValidate) {
                 dir.File("criteria.json"), "--truth", dir.File("fleet.jsonl")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(Contains(r.err, "fleet.jsonl:1: expected the header")) << r.err;
+}
+
+// A node of a hardware class the criteria did not learn is told so in a sentence, not as a table
+// row "node  8xB200  0  0..0  -  critical  class".
+TEST(CliValidateTest, ANodeOfNoLearnedClassIsToldSoInASentence) {
+  TempDir dir;
+  std::string fleet;
+  for (int n = 0; n < 20; ++n) {
+    fleet +=
+        fmt::format("{{\"node\": \"n{}\", \"hardware\": \"{}\", \"gpu-gemm/bf16_tflops:0\": {}}}\n",
+                    n, n < 10 ? "2xH100" : "2xA100", (n < 10 ? 700 : 300) + n % 5);
+  }
+  dir.Write("fleet.jsonl", fleet);
+  ProcessResult r =
+      RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("criteria.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  dir.Write("new.jsonl",
+            "{\"node\": \"b1\", \"hardware\": \"8xB200\", \"gpu-gemm/bf16_tflops:0\": 2000}\n");
+  r = RunVigil(
+      {"validate", "--data", dir.File("new.jsonl"), "--criteria", dir.File("criteria.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(Contains(r.out,
+                       "b1: no criteria were learned for its hardware class \"8xB200\": judged "
+                       "by the fixed rules only (critical)\n"))
+      << r.out;
+  EXPECT_FALSE(Contains(r.out, "0..0")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "NODE")) << r.out;  // no table of one empty row
 }
 
 // A GPU with an uncorrectable ECC error is named by its health counter, which must be clear: the

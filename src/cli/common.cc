@@ -71,24 +71,6 @@ const std::atomic<bool>& InstallInterruptFlag() {
   return g_interrupted;
 }
 
-std::string Table::ToString() const {
-  std::vector<size_t> width;
-  for (const auto& row : rows_) {
-    width.resize(std::max(width.size(), row.size()));
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : rows_) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
-    }
-    out += line + "\n";
-  }
-  return out;
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -13,6 +13,7 @@
 #include "vigil/core/bounds.h"
 #include "vigil/core/figure.h"  // FormatFigure, which every table uses
 #include "vigil/core/status.h"
+#include "vigil/core/text_table.h"  // Table, which the subcommands print
 #include "vigil/core/time_zone.h"
 #include "vigil/telemetry/http_client.h"
 
@@ -40,17 +41,6 @@ const std::atomic<bool>& InstallInterruptFlag();
 // Installs a SIGHUP handler that sets the returned flag (log files are to be opened again, after
 // rotation); the caller clears it.
 std::atomic<bool>& InstallHangupFlag();
-
-// A plain text table with left-aligned columns separated by two spaces.
-class Table {
- public:
-  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string ToString() const;
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
 
 // Ranges of the flags that several subcommands share (docs/formats.md, "Ranges"). A real cluster
 // needs far less; the limits keep absurd values (a typo, 1e12) from running for hours, overflowing

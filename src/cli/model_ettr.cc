@@ -6,16 +6,17 @@
 #include <vector>
 
 #include "vigil/core/duration.h"
+#include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
 #include "vigil/reliability/models.h"
+#include "vigil/sim/ettr_answer.h"
 
 namespace vigil::cli {
 namespace {
 
 using reliability::EttrEstimate;
 using reliability::EttrParams;
-using reliability::EttrRow;
 
 // "gpus=1024..131072": the sizes from A doubling up to B (and B itself), in GPUs or nodes.
 struct Sweep {
@@ -48,21 +49,28 @@ Result<Sweep> ParseSweep(std::string_view text) {
   return s;
 }
 
-Json EttrJson(int gpus_per_node, const EttrParams& p, double mttf_s, const EttrEstimate& e) {
+// "ettr" is the answer (the simulated job's where the formula leaves its domain, never negative),
+// "formula_ettr" the formula's whatever its domain.
+Json EttrJson(int gpus_per_node, const sim::EttrAnswer& a) {
+  const EttrParams& p = a.row.params;
+  const EttrEstimate& e = a.row.estimate;
   return Json{{"nodes", p.nodes},
               {"gpus", p.nodes * gpus_per_node},
               {"failures_per_1000_node_days", p.failures_per_1000_node_days},
-              {"mttf_s", mttf_s},
+              {"mttf_s", a.row.mttf_s},
               {"restart_s", p.restart_s},
               {"queue_s", p.queue_s},
               {"interval_s", p.interval_s},
               {"write_s", p.write_s},
-              {"ettr", e.ettr},
+              {"ettr", a.Ettr()},
+              {"ettr_from", a.simulated ? "simulation" : "formula"},
+              {"formula_ettr", e.ettr},
               {"failure_loss", e.failure_loss},
               {"checkpoint_overhead", e.checkpoint_overhead},
               {"in_domain", e.in_domain},
               {"optimal_interval_s", e.optimal_interval_s},
-              {"ettr_at_optimal", e.ettr_at_optimal}};
+              {"ettr_at_optimal", a.EttrAtOptimal()},
+              {"formula_ettr_at_optimal", e.ettr_at_optimal}};
 }
 
 std::string SimulateCommand(const EttrParams& p, const ModelEttrOptions& o) {
@@ -102,66 +110,42 @@ Result<std::vector<double>> NodesOf(const ModelEttrOptions& o) {
   return nodes;
 }
 
-CommandResult PrintSweep(const ModelEttrOptions& o, const std::vector<EttrRow>& rows) {
-  const int gpn = o.size.gpus_per_node;
+CommandResult PrintSweep(const ModelEttrOptions& o, const std::vector<sim::EttrAnswer>& rows) {
   if (o.json) {
+    if (!o.plot.empty()) {
+      VIGIL_RETURN_IF_ERROR(WriteFileAtomic(
+          o.plot, sim::EttrSweepPlot(rows, o.size.gpus_per_node,
+                                     fmt::format("r_f = {} per 1000 node-days", o.rate))));
+    }
     Json out = Json::array();
-    for (const EttrRow& r : rows) out.push_back(EttrJson(gpn, r.params, r.mttf_s, r.estimate));
+    for (const sim::EttrAnswer& a : rows) out.push_back(EttrJson(o.size.gpus_per_node, a));
     fmt::print("{}\n", DumpJson(out, 2));
     return ExitCode::kHealthy;
   }
-  Table table({"GPUS", "NODES", "MTTF", "ETTR", "FAILURE_LOSS", "OPTIMAL_INTERVAL",
-               "ETTR_AT_OPTIMAL", "FORMULA"});
-  bool any_outside = false;
-  for (const EttrRow& r : rows) {
-    const EttrEstimate& e = r.estimate;
-    any_outside |= !e.in_domain;
-    table.Add({FormatFigure(r.params.nodes * gpn), FormatFigure(r.params.nodes),
-               FormatDuration(r.mttf_s), FormatFigure(e.ettr), FormatFigure(e.failure_loss),
-               FormatDuration(e.optimal_interval_s), FormatFigure(e.ettr_at_optimal),
-               e.in_domain ? "ok" : "outside: simulate"});
-  }
-  fmt::print(
-      "Expected ETTR by job size at r_f = {} per 1000 node-days; u0 {}, q {}, dt {}, "
-      "w_cp {}\n\n{}",
-      o.rate, o.restart, o.queue, o.interval, o.write, table.ToString());
-  if (any_outside) {
-    fmt::print(
-        "\nRows marked \"outside\" lose more than {:.0f}% of the time to failures, where "
-        "the first-order formula is not trusted: use `vigil simulate job` there.\n",
-        reliability::kEttrDomainLimit * 100);
+  const std::string job = fmt::format("r_f = {} per 1000 node-days; u0 {}, q {}, dt {}, w_cp {}",
+                                      o.rate, o.restart, o.queue, o.interval, o.write);
+  fmt::print("Expected ETTR by job size at {}\n\n{}", job,
+             sim::EttrSweepTable(rows, o.size.gpus_per_node));
+  if (!o.plot.empty()) {
+    VIGIL_RETURN_IF_ERROR(
+        WriteFileAtomic(o.plot, sim::EttrSweepPlot(rows, o.size.gpus_per_node, job)));
+    fmt::print("\nPlot written to {}\n", o.plot);
   }
   return ExitCode::kHealthy;
 }
 
-CommandResult PrintOne(const ModelEttrOptions& o, const EttrRow& r) {
-  const EttrParams& p = r.params;
-  const EttrEstimate& e = r.estimate;
+CommandResult PrintOne(const ModelEttrOptions& o, const sim::EttrAnswer& a) {
+  const EttrParams& p = a.row.params;
   const int gpn = o.size.gpus_per_node;
-  if (!e.in_domain) {
-    return Status::InvalidArgument(fmt::format(
-        "the ETTR formula is outside its domain here: failures cost {:.1f}% of the time "
-        "(N r_f (u0 + q + dt/2) = {:.3f} > {}), where its first-order error is no longer small "
-        "(it would say {:.3f}). Simulate instead:\n  {}",
-        e.failure_loss * 100, e.failure_loss, reliability::kEttrDomainLimit, e.ettr,
-        SimulateCommand(p, o)));
-  }
   if (o.json) {
-    fmt::print("{}\n", DumpJson(EttrJson(gpn, p, r.mttf_s, e), 2));
+    fmt::print("{}\n", DumpJson(EttrJson(gpn, a), 2));
     return ExitCode::kHealthy;
   }
-  Table table({"QUANTITY", "VALUE", "MEANING"});
-  table.Add({"job MTTF", FormatDuration(r.mttf_s), "1 / (N_nodes r_f)"});
-  table.Add({"failure loss", FormatFigure(e.failure_loss), "N r_f (u0 + q + dt/2)"});
-  table.Add({"checkpoint overhead", FormatFigure(e.checkpoint_overhead), "w_cp / dt"});
-  table.Add({"expected ETTR", FormatFigure(e.ettr), "(1 - loss) / (1 + overhead)"});
-  if (p.write_s > 0) {
-    table.Add(
-        {"optimal interval", FormatDuration(e.optimal_interval_s), "dt* = sqrt(2 w_cp / (N r_f))"});
-    table.Add({"ETTR at optimum", FormatFigure(e.ettr_at_optimal), ""});
-  }
   fmt::print("ETTR of a job on {} nodes ({} GPUs) at r_f = {} per 1000 node-days\n\n{}",
-             FormatFigure(p.nodes), FormatFigure(p.nodes * gpn), o.rate, table.ToString());
+             FormatFigure(p.nodes), FormatFigure(p.nodes * gpn), o.rate, sim::EttrTable(a));
+  if (a.simulated) {
+    fmt::print("\nThe distribution, and where the time goes:\n  {}\n", SimulateCommand(p, o));
+  }
   return ExitCode::kHealthy;
 }
 
@@ -182,15 +166,21 @@ CLI::App* SetupModelEttr(CLI::App& model, ModelEttrOptions& o) {
   e->add_option("--sweep", o.sweep,
                 "gpus=A..B or nodes=A..B: a table of sizes doubling from A to B (instead of "
                 "--gpus/--nodes)");
+  e->add_option("--plot", o.plot,
+                "--sweep: also write ETTR against GPUs to this SVG file (a picture of the table)")
+      ->type_name("FILE.svg");
   e->add_flag("--json", o.json, "Print JSON");
   return e;
 }
 
 CommandResult RunModelEttr(const ModelEttrOptions& o) {
+  if (!o.plot.empty() && o.sweep.empty()) {
+    return Status::InvalidArgument("--plot draws a --sweep: give --sweep gpus=A..B");
+  }
   VIGIL_ASSIGN_OR_RETURN(const EttrParams params, EttrParamsOf(o));
   VIGIL_ASSIGN_OR_RETURN(const std::vector<double> nodes, NodesOf(o));
-  VIGIL_ASSIGN_OR_RETURN(const std::vector<EttrRow> rows,
-                         reliability::ExpectedEttrBySize(params, nodes));
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<sim::EttrAnswer> rows,
+                         sim::AnswerEttrBySize(params, nodes));
   return o.sweep.empty() ? PrintOne(o, rows.front()) : PrintSweep(o, rows);
 }
 

@@ -17,6 +17,7 @@ struct ModelEttrOptions {
   std::string interval = "1h";  // dt
   std::string write = "1m";     // w_cp
   std::string sweep;            // "gpus=A..B" or "nodes=A..B": sizes doubling from A to B
+  std::string plot;             // --sweep: an SVG file of ETTR against GPUs; "": none
   bool json = false;
 };
 

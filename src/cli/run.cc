@@ -8,49 +8,15 @@
 
 #include "cli/validate.h"
 #include "cli/version.h"
+#include "vigil/agent/run_table.h"
 #include "vigil/core/clock.h"
 #include "vigil/core/json.h"
+#include "vigil/learned/findings_text.h"
 #include "vigil/learned/judge.h"
 #include "vigil/results/verdict.h"
 
 namespace vigil::cli {
 namespace {
-
-// The metrics as a table, then why benchmarks were skipped or failed, one line per reason
-// ("skipped gpu-gemm, gpu-stress, nccl: no NVIDIA driver: ..."), so that a long reason does not
-// widen the table.
-std::string RenderTable(const NodeResults& doc) {
-  struct Reason {
-    BenchStatus status;
-    std::string error;
-    std::vector<std::string> benchmarks;
-  };
-  Table t({"BENCHMARK", "STATUS", "METRIC", "VALUE", "UNIT"});
-  std::vector<Reason> reasons;  // in order of first appearance
-  for (const BenchmarkRecord& r : doc.benchmarks) {
-    if (r.status != BenchStatus::kOk) {
-      t.Add({r.name, std::string(BenchStatusName(r.status)), "-", "", ""});
-      auto it = std::find_if(reasons.begin(), reasons.end(), [&](const Reason& x) {
-        return x.status == r.status && x.error == r.error;
-      });
-      if (it == reasons.end()) it = reasons.insert(reasons.end(), Reason{r.status, r.error, {}});
-      it->benchmarks.push_back(r.name);
-      continue;
-    }
-    for (const Metric& m : r.metrics) {
-      std::string metric = m.key.metric;
-      if (m.key.index) metric += ":" + m.key.index->ToString();
-      t.Add({r.name, "ok", metric, FormatFigure(m.value), m.unit});
-    }
-  }
-  std::string out = t.ToString();
-  if (!reasons.empty()) out += "\n";
-  for (const Reason& r : reasons) {
-    out += fmt::format("{} {}: {}\n", BenchStatusName(r.status), fmt::join(r.benchmarks, ", "),
-                       r.error);
-  }
-  return out;
-}
 
 // Each benchmark's start and end, logged.
 RunEvents LoggedEvents() {
@@ -85,7 +51,8 @@ void Print(const RunOptions& options, const agent::NodeAgentResult& r) {
     fmt::print("{}\n", DumpJson(out, 2));
     return;
   }
-  fmt::print("{}\nResults: {}\n", RenderTable(doc),
+  fmt::print("{}\nResults: {}\n",
+             agent::RenderRunTable(doc, judged.findings, r.criteria ? &*r.criteria : nullptr),
              r.out.empty() ? std::string("not written (no --out)") : r.out);
   if (!options.agent.summary.empty()) {
     fmt::print("Summary line appended to {}\n", options.agent.summary);
@@ -94,8 +61,8 @@ void Print(const RunOptions& options, const agent::NodeAgentResult& r) {
   if (r.with_criteria || judged.findings.defective) {
     const std::string judged_by =
         r.with_criteria ? options.agent.criteria : "the rules that need no fleet";
-    fmt::print("\n{}Verdict by {}: {}\n", RenderFindings(r.row, {judged.findings}), judged_by,
-               VerdictName(verdict));
+    fmt::print("\n{}Verdict by {}: {}\n", learned::RenderFindings(r.row, {judged.findings}),
+               judged_by, VerdictName(verdict));
   }
 }
 

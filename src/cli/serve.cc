@@ -114,17 +114,50 @@ CLI::App* SetupReport(CLI::App& parent, ReportOptions& o) {
 
 namespace {
 
-// "node: verdict (failing: GPU 3, NIC 5)" per result of one answer; true if any is defective.
-bool PrintAnswer(const Json& answer, bool json) {
+// "node: verdict (failing: GPU 3, NIC 5)" per result of one answer; how many are defective.
+size_t PrintAnswer(const Json& answer, bool json) {
   if (json) fmt::print("{}\n", DumpJson(answer));
-  bool defective = false;
+  size_t defective = 0;
   for (const server::UploadVerdict& v : server::VerdictsOf(answer)) {
-    defective |= v.verdict == VerdictName(Verdict::kDefective);
+    defective += v.verdict == VerdictName(Verdict::kDefective) ? 1 : 0;
     if (json) continue;
     fmt::print("{}: {}{}\n", v.node, v.verdict,
                v.failing.empty() ? "" : fmt::format(" (failing: {})", fmt::join(v.failing, ", ")));
   }
   return defective;
+}
+
+// The line `vigil report` ends with, whatever stopped it: on stdout, or with --json (whose stdout
+// is the server's answers, one JSON line each) on stderr.
+void PrintSummary(const server::ReportTally& tally, bool json) {
+  if (json) {
+    spdlog::info("{}", server::ReportSummaryLine(tally));
+  } else {
+    fmt::print("{}\n", server::ReportSummaryLine(tally));
+  }
+}
+
+// Sends the files given, then the spool; stops at the first error, with what was done so far.
+Status SendAll(const ReportOptions& o, server::ReportClient& client, server::ReportTally& tally) {
+  for (const std::string& f : o.files) {
+    VIGIL_ASSIGN_OR_RETURN(std::string body, ReadFile(f));
+    Result<Json> answer = client.Upload(body);
+    if (!answer.ok()) return answer.status().WithContext(f);
+    ++tally.sent;
+    tally.defective += PrintAnswer(*answer, o.json);
+  }
+  if (o.spool.empty()) return Status::Ok();
+  VIGIL_ASSIGN_OR_RETURN(server::DrainReport report, server::DrainSpool(o.spool, client));
+  for (const Json& a : report.answers) tally.defective += PrintAnswer(a, o.json);
+  tally.sent += report.sent.size();
+  tally.refused = report.rejected.size();
+  tally.kept = report.kept.size();
+  if (!report.stopped.ok()) return report.stopped.WithContext("stopped; the rest stays spooled");
+  if (!report.rejected.empty()) {
+    return Status::InvalidArgument(
+        fmt::format("{} spooled file(s) refused by the server", report.rejected.size()));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -135,25 +168,12 @@ CommandResult RunReport(const ReportOptions& o) {
   }
   VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<server::ReportClient> client,
                          server::ReporterOf(o.url, o.token_file, o.tls));  // --report is required
-  bool defective = false;
-  for (const std::string& f : o.files) {
-    VIGIL_ASSIGN_OR_RETURN(std::string body, ReadFile(f));
-    Result<Json> answer = client->Upload(body);
-    if (!answer.ok()) return answer.status().WithContext(f);
-    defective |= PrintAnswer(*answer, o.json);
-  }
-  if (!o.spool.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(server::DrainReport report, server::DrainSpool(o.spool, *client));
-    for (const Json& a : report.answers) defective |= PrintAnswer(a, o.json);
-    spdlog::info("{}: {} sent, {} refused (moved to {}/rejected)", o.spool, report.sent.size(),
-                 report.rejected.size(), o.spool);
-    if (!report.stopped.ok()) return report.stopped.WithContext("stopped; the rest stays spooled");
-    if (!report.rejected.empty()) {
-      return Status::InvalidArgument(
-          fmt::format("{} spooled file(s) refused by the server", report.rejected.size()));
-    }
-  }
-  return defective ? ExitCode::kDefect : ExitCode::kHealthy;
+  server::ReportTally tally;
+  tally.spool = o.spool;
+  const Status sent = SendAll(o, *client, tally);
+  PrintSummary(tally, o.json);
+  VIGIL_RETURN_IF_ERROR(sent);
+  return tally.defective > 0 ? ExitCode::kDefect : ExitCode::kHealthy;
 }
 
 }  // namespace vigil::cli

@@ -11,9 +11,9 @@
 #include "vigil/eval/evaluation.h"
 #include "vigil/eval/validate_files.h"
 #include "vigil/learned/criteria.h"
+#include "vigil/learned/findings_text.h"
 #include "vigil/learned/judge.h"
 #include "vigil/learned/learn_files.h"
-#include "vigil/learned/reason.h"
 
 namespace vigil::cli {
 namespace {
@@ -41,34 +41,6 @@ Json ScoreJson(const eval::Score& s) {
 }
 
 }  // namespace
-
-std::string RenderFindings(const FleetTable& table,
-                           const std::vector<learned::NodeFindings>& verdicts) {
-  Table t({"NODE", "COMPONENT", "METRIC", "VALUE", "EXPECTED", "DEVIATION", "SEVERITY", "TEST"});
-  size_t rows = 0;
-  constexpr size_t kMaxRows = 200;
-  for (size_t i = 0; i < verdicts.size(); ++i) {
-    for (const Finding& f : verdicts[i].findings) {
-      if (++rows > kMaxRows) continue;
-      t.Add({table.node(i), ComponentName(f.component), f.metric,
-             std::isnan(f.value) ? "-" : FormatFigure(f.value), learned::ExpectedRange(f),
-             // Only the fleet and balance tests measure a deviation from the fleet's centre
-             // (none from a centre of 0).
-             (f.test == learned::FindingTest::kFleet || f.test == learned::FindingTest::kBalance) &&
-                     f.deviation != 0
-                 ? fmt::format("{:+.1f}%", f.deviation * 100)
-                 : "-",
-             std::string(learned::SeverityName(f.severity)),
-             std::string(learned::FindingTestName(f.test))});
-    }
-  }
-  if (rows == 0) return "";
-  std::string out = t.ToString();
-  if (rows > kMaxRows) {
-    out += fmt::format("... and {} more findings (--json lists them all)\n", rows - kMaxRows);
-  }
-  return out;
-}
 
 CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& o) {
   CLI::App* cmd = app.add_subcommand(
@@ -151,7 +123,7 @@ CommandResult RunValidate(const ValidateCliOptions& o) {
     }
     fmt::print("{}\n", DumpJson(out));
   } else {
-    fmt::print("{}", RenderFindings(table, verdicts));
+    fmt::print("{}", learned::RenderFindings(table, verdicts));
     fmt::print("{} of {} nodes defective ({} metrics, {:.2f} s)\n", defective, table.node_count(),
                table.metric_count(), SecondsSince(start));
     if (learned) {

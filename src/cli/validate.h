@@ -27,10 +27,6 @@ struct ValidateCliOptions {
   bool json = false;
 };
 
-// The findings of defective nodes as a table (the first 200 rows, and how many more).
-std::string RenderFindings(const FleetTable& table,
-                           const std::vector<learned::NodeFindings>& verdicts);
-
 CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& options);
 CommandResult RunLearn(const LearnCliOptions& options);
 

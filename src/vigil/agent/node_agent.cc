@@ -230,9 +230,8 @@ Result<NodeAgentResult> RunNodeAgent(const NodeAgentOptions& options, const RunE
   // Judge what ran, as the fleet's files hold it (the node's flat row): by the fleet's criteria
   // where given, and always by the readings whose meaning needs no fleet (learned/health.h).
   r.row = TableOfRows({FleetRowOf(doc)}, "this node");
-  std::optional<learned::LearnedCriteria> ran_criteria;
-  if (p.criteria) ran_criteria = learned::RestrictToBenchmarks(*p.criteria, BenchmarksRun(doc));
-  r.judged = learned::JudgeNode(r.row, ran_criteria ? &*ran_criteria : nullptr);
+  if (p.criteria) r.criteria = learned::RestrictToBenchmarks(*p.criteria, BenchmarksRun(doc));
+  r.judged = learned::JudgeNode(r.row, r.criteria ? &*r.criteria : nullptr);
   r.with_criteria = p.criteria.has_value();
   r.failed |= r.judged.findings.defective;
   r.line = learned::HealthLine(doc, r.judged.findings);

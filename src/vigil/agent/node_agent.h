@@ -58,8 +58,11 @@ struct NodeAgentResult {
   FleetTable row;        // the node's flat row, as it was judged
   learned::NodeJudgement judged;
   bool with_criteria = false;  // judged by --criteria (not by the rules alone)
-  std::string line;            // "OK", or "vigil: <component> <finding>" (learned/reason.h)
-  bool failed = false;         // a benchmark failed or the node was found at fault: exit 1
+  // With --criteria: what judged the node, restricted to the benchmarks it ran (the run table's
+  // learned ranges, run_table.h).
+  std::optional<learned::LearnedCriteria> criteria;
+  std::string line;     // "OK", or "vigil: <component> <finding>" (learned/reason.h)
+  bool failed = false;  // a benchmark failed or the node was found at fault: exit 1
   // With --slurm: what the run did to the node's state, or why Slurm could not be told (the
   // rest of the run stands: the document is written and the line is known).
   std::optional<cluster::NodeOutcome> slurm;

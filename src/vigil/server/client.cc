@@ -182,7 +182,8 @@ Result<DrainReport> DrainSpool(const std::string& dir, Reporter& client, Env& en
     if (info.ok() && info->type == FileType::kRegular) files.push_back(path);
   }
   DrainReport report;
-  for (const std::string& f : files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& f = files[i];
     VIGIL_ASSIGN_OR_RETURN(std::string body, env.ReadFile(f));
     Result<Json> answer = client.Upload(body);
     if (answer.ok()) {
@@ -195,6 +196,7 @@ Result<DrainReport> DrainSpool(const std::string& dir, Reporter& client, Env& en
     }
     if (answer.status().code() != StatusCode::kInvalidArgument) {
       report.stopped = answer.status();
+      report.kept.assign(files.begin() + static_cast<std::ptrdiff_t>(i), files.end());
       break;
     }
     spdlog::warn("{}: {}", f, answer.status().message());
@@ -207,6 +209,21 @@ Result<DrainReport> DrainSpool(const std::string& dir, Reporter& client, Env& en
     report.rejected.push_back(f);
   }
   return report;
+}
+
+std::string ReportSummaryLine(const ReportTally& t) {
+  const auto documents = [](size_t n) {
+    return fmt::format("{} document{}", n, n == 1 ? "" : "s");
+  };
+  std::string line = fmt::format("Sent {} ({} node{} defective)", documents(t.sent), t.defective,
+                                 t.defective == 1 ? "" : "s");
+  if (!t.spool.empty()) {
+    line += fmt::format("; {} refused", t.refused);
+    if (t.refused > 0) line += fmt::format(" (moved to {}/rejected)", t.spool);
+    line += fmt::format("; {} kept in {}", t.kept, t.spool);
+    if (t.kept > 0) line += " (the server stopped answering)";
+  }
+  return line + ".";
 }
 
 }  // namespace vigil::server

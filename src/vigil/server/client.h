@@ -95,11 +95,26 @@ struct DrainReport {
   std::vector<std::string> rejected;  // files the server refused, moved to <dir>/rejected/
   std::vector<Json> answers;          // the server's answer for each sent file
   Status stopped;                     // why draining stopped early (server unreachable), or OK
+  std::vector<std::string> kept;      // files left in the spool because draining stopped early
 };
+
+// What `vigil report` did, for the line it ends with.
+struct ReportTally {
+  size_t sent = 0;       // documents the server took (files given and spooled ones)
+  size_t defective = 0;  // nodes it judged defective in its answers
+  size_t refused = 0;    // spooled documents it refused, moved to <spool>/rejected
+  size_t kept = 0;       // spooled documents left for next time (the server stopped answering)
+  std::string spool;     // --spool; "": none
+};
+
+// "Sent 3 documents (1 node defective); 1 refused (moved to vigil-spool/rejected); 2 kept in
+// vigil-spool (the server stopped answering)." — the refused and kept parts only with a spool.
+std::string ReportSummaryLine(const ReportTally& tally);
 
 // Uploads every *.json file of the spool, oldest name first: sent files are removed, refused
 // ones moved aside (with the server's message logged), and the first unreachable-server error
-// stops the drain, leaving the rest for next time. IoError when the directory cannot be read.
+// stops the drain, leaving the rest for next time (`kept`). IoError when the directory cannot be
+// read.
 Result<DrainReport> DrainSpool(const std::string& dir, Reporter& client, Env& env = Env::Default());
 
 }  // namespace vigil::server

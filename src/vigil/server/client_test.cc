@@ -150,7 +150,27 @@ TEST(ClientTest, ADrainStoppedByAServerErrorKeepsTheDocument) {
   EXPECT_EQ(report->stopped.code(), StatusCode::kUnavailable);
   EXPECT_NE(report->stopped.message().find("database is damaged"), std::string::npos);
   EXPECT_TRUE(report->rejected.empty());
+  EXPECT_EQ(report->kept, std::vector<std::string>{*kept});
   EXPECT_TRUE(env.Stat(*kept).ok());
+}
+
+// The line `vigil report` ends with: documents sent and nodes found defective; with a spool, how
+// many the server refused (and where they went) and how many wait for next time.
+TEST(ClientTest, TheReportSummaryLineCountsEveryDocument) {
+  ReportTally t;
+  t.sent = 1;
+  EXPECT_EQ(ReportSummaryLine(t), "Sent 1 document (0 nodes defective).");
+  t.sent = 3;
+  t.defective = 1;
+  t.spool = "sp";
+  EXPECT_EQ(ReportSummaryLine(t), "Sent 3 documents (1 node defective); 0 refused; 0 kept in sp.");
+  t.sent = 2;
+  t.defective = 2;
+  t.refused = 1;
+  t.kept = 4;
+  EXPECT_EQ(ReportSummaryLine(t),
+            "Sent 2 documents (2 nodes defective); 1 refused (moved to sp/rejected); 4 kept in sp "
+            "(the server stopped answering).");
 }
 
 // Oldest name first: sent files are removed with their answers kept, a refused one goes to
