@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "vigil/testing/document_parts.h"
+
 namespace vigil::agent {
 namespace {
 
@@ -13,20 +15,8 @@ using learned::FamilyModel;
 using learned::LearnedCriteria;
 using learned::NodeFindings;
 
-BenchmarkRecord Record(std::string name, std::string component) {
-  BenchmarkRecord r;
-  r.name = std::move(name);
-  r.component = std::move(component);
-  return r;
-}
-
-Metric Figure(std::string_view key, double value, std::string unit) {
-  Metric m;
-  m.key = *MetricKey::Parse(key);
-  m.value = value;
-  m.unit = std::move(unit);
-  return m;
-}
+using testing::Figure;
+using testing::Record;
 
 FamilyModel Family(std::string family, Direction d, double centre, double spread, double limit) {
   FamilyModel f;

@@ -7,26 +7,14 @@
 #include <filesystem>
 
 #include "vigil/core/file.h"
+#include "vigil/testing/document_parts.h"
 #include "vigil/testing/temp_dir.h"
 
 namespace vigil::agent {
 namespace {
 
-BenchmarkRecord Record(std::string name, std::string component, BenchStatus status) {
-  BenchmarkRecord r;
-  r.name = std::move(name);
-  r.component = std::move(component);
-  r.status = status;
-  return r;
-}
-
-Metric Figure(std::string_view key, double value, std::string unit) {
-  Metric m;
-  m.key = *MetricKey::Parse(key);
-  m.value = value;
-  m.unit = std::move(unit);
-  return m;
-}
+using testing::Figure;
+using testing::Record;
 
 // A health run that found a fault: one benchmark ok with a node figure, a GPU's figure, a link's
 // and a missing one; one failed; one skipped; one critical finding.
