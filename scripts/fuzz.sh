@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (preset `fuzz`, clang), replays each corpus in fuzz/corpus/, then
 # fuzzes each target for N seconds (default 5). New inputs go to a temporary directory; a crash
 # leaves its input in build/fuzz/crashes/ and fails the script: add it to fuzz/corpus/<target>/
-# and fix the bug (docs/testing.md).
+# and fix the bug (docs/development.md, "Fuzzing by hand").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-5}"
