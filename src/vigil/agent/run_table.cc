@@ -133,7 +133,8 @@ std::string RenderRunTable(const NodeResults& doc, const learned::NodeFindings& 
     }
     for (const Metric& m : r.metrics) {
       std::string metric = m.key.metric;
-      if (m.key.index) metric += ":" + m.key.index->ToString();
+      // fmt, not ":" + string: gcc 12's -Wrestrict misreads that at -O3 (bug 105329).
+      if (m.key.index) metric += fmt::format(":{}", m.key.index->ToString());
       const std::string key = m.key.ToString();
       const auto level = levels.find(Anatomize(key).family);
       t.Add({r.name, "ran", metric, FormatFigure(m.value), m.unit,

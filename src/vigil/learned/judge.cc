@@ -230,9 +230,10 @@ void ComponentFindings(const NodeView& n, const std::set<std::string>& down,
         }
       }
       if (worst == nullptr) continue;
-      const std::string key =
-          pool.benchmark + "/*" +
-          (d.index.empty() || !pool.part.empty() ? "" : ":" + std::string(d.index));
+      // fmt, not ":" + string: gcc 12's -Wrestrict misreads that at -O3 (bug 105329).
+      const bool indexed = !d.index.empty() && pool.part.empty();
+      const std::string key = indexed ? fmt::format("{}/*:{}", pool.benchmark, d.index)
+                                      : fmt::format("{}/*", pool.benchmark);
       out.push_back(Finding{ParseComponent(component), key, FindingTest::kComponent, value, -kInf,
                             worst->centre + worst->limit * worst->spread, 0, z, Severity::kMinor});
     }

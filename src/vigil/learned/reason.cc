@@ -36,7 +36,8 @@ std::string Describe(const Finding& f) {
     case FindingTest::kComponent:
       break;
   }
-  const std::string value = std::isnan(f.value) ? "" : " " + FormatFigure(f.value);
+  // fmt, not " " + string: gcc 12's -Wrestrict misreads that concatenation at -O3 (bug 105329).
+  const std::string value = std::isnan(f.value) ? "" : fmt::format(" {}", FormatFigure(f.value));
   return fmt::format("{} {}{} (expected {})", component, f.metric, value, ExpectedRange(f));
 }
 
