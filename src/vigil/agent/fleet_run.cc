@@ -24,9 +24,6 @@
 namespace vigil::agent {
 namespace {
 
-// The benchmark that holds a node's side of the network tests in its results document.
-constexpr std::string_view kNetPair = "net-pair";
-
 std::string SelfPath() {
   char path[4096] = {};
   const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
@@ -129,18 +126,31 @@ class WorkDir {
 // suffix names the pair (`net-pair/bw_gbps:<node>-<peer>`).
 BenchmarkRecord NetPairRecord(const std::string& node,
                               const std::vector<cluster::FleetPairOutcome>& pairs) {
-  BenchmarkRecord record{
-      std::string(kNetPair), "network", BenchStatus::kOk, return_code::kOk, "", 0, {}};
+  BenchmarkRecord record{std::string(cluster::kNetPairBenchmark),
+                         "network",
+                         BenchStatus::kOk,
+                         return_code::kOk,
+                         "",
+                         0,
+                         {}};
   for (const cluster::FleetPairOutcome& p : pairs) {
     if (p.from != node) continue;
     const std::string pair = fmt::format("{}-{}", p.from, p.to);
     if (p.gbps >= 0) {
       record.metrics.push_back(
-          {MetricKey{record.name, "bw_gbps:" + pair, {}}, p.gbps, "Gbit/s", true, {p.gbps}});
+          {MetricKey{record.name, fmt::format("{}:{}", cluster::kPairBandwidthMetric, pair), {}},
+           p.gbps,
+           "Gbit/s",
+           true,
+           {p.gbps}});
     }
     if (p.us >= 0) {
       record.metrics.push_back(
-          {MetricKey{record.name, "lat_us:" + pair, {}}, p.us, "us", false, {p.us}});
+          {MetricKey{record.name, fmt::format("{}:{}", cluster::kPairLatencyMetric, pair), {}},
+           p.us,
+           "us",
+           false,
+           {p.us}});
     }
     if (!p.error.empty() && record.error.empty()) {
       record.status = BenchStatus::kFailed;
@@ -179,34 +189,24 @@ std::map<std::string, NodeResults> Documents(const cluster::FleetRunOutcome& run
   return docs;
 }
 
-Result<std::vector<FleetCulprit>> Locate(const cluster::FleetRunOutcome& run) {
-  std::vector<FleetCulprit> culprits;
+Result<std::vector<cluster::NamedCulprit>> Locate(const cluster::FleetRunOutcome& run) {
   std::map<std::string, int> index;
-  cluster::PairSet bw, lat;
+  cluster::NetworkPairs pairs;
   for (const cluster::FleetNodeOutcome& n : run.nodes) {
     if (!n.answered) continue;
-    index[n.host.name] = static_cast<int>(bw.nodes.size());
-    bw.nodes.push_back(n.host.name);
-    bw.racks.push_back(n.host.rack);
+    index[n.host.name] = static_cast<int>(pairs.nodes.size());
+    pairs.nodes.push_back(n.host.name);
+    pairs.racks.push_back(n.host.rack);
   }
-  const bool racks = std::all_of(bw.racks.begin(), bw.racks.end(),
+  const bool racks = std::all_of(pairs.racks.begin(), pairs.racks.end(),
                                  [](const std::string& r) { return !r.empty(); });
-  if (!racks) bw.racks.clear();
-  lat.nodes = bw.nodes;
-  lat.racks = bw.racks;
-  lat.higher_is_better = false;
+  if (!racks) pairs.racks.clear();
   for (const cluster::FleetPairOutcome& p : run.pairs) {
     const int a = index.at(p.from), b = index.at(p.to);
-    if (p.gbps >= 0) bw.pairs.push_back({a, b, p.gbps});
-    if (p.us >= 0) lat.pairs.push_back({a, b, p.us});
+    if (p.gbps >= 0) pairs.bandwidth.push_back({a, b, p.gbps});
+    if (p.us >= 0) pairs.latency.push_back({a, b, p.us});
   }
-  for (const cluster::PairSet* set : {&bw, &lat}) {
-    VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::Culprit> found, cluster::Localise(*set, {}));
-    for (cluster::Culprit& c : found) {
-      culprits.push_back({set == &bw ? "bandwidth" : "latency", std::move(c)});
-    }
-  }
-  return culprits;
+  return cluster::LocaliseNetwork(pairs);
 }
 
 // A node's document's file name: its name with anything but letters, digits, '.', '-' and '_'
@@ -351,7 +351,7 @@ Json FleetResultJson(const FleetCommandResult& r) {
                      {"error", n.error}});
   }
   Json culprits = Json::array();
-  for (const auto& [measure, c] : r.culprits) culprits.push_back(cluster::CulpritJson(c, measure));
+  for (const cluster::NamedCulprit& c : r.culprits) culprits.push_back(cluster::CulpritJson(c));
   return {{"nodes", nodes},
           {"pairs", r.run.pairs.size()},
           {"rounds", r.run.rounds},

@@ -42,16 +42,10 @@ struct FleetCommandOptions {
   std::string vigil_version;
 };
 
-// A culprit and the measure that named it.
-struct FleetCulprit {
-  std::string measure;  // "bandwidth" or "latency"
-  cluster::Culprit culprit;
-};
-
 struct FleetCommandResult {
   cluster::FleetRunOutcome run;
-  std::vector<FleetCulprit> culprits;       // from bandwidth, then from latency
-  std::vector<std::string> uploads_failed;  // "<node>: why"
+  std::vector<cluster::NamedCulprit> culprits;  // from bandwidth, then from latency
+  std::vector<std::string> uploads_failed;      // "<node>: why"
   int exit_code = 0;  // 0 healthy, 1 a culprit or a node that failed, 3 nothing ran
 };
 

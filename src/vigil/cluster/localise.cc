@@ -364,11 +364,24 @@ std::string_view CulpritKindName(CulpritKind kind) {
   return "node";
 }
 
-Json CulpritJson(const Culprit& c, std::string_view measure) {
-  return {{"measure", measure},   {"kind", CulpritKindName(c.kind)},
-          {"subject", c.subject}, {"direction", c.direction},
-          {"ratio", c.ratio},     {"slow_pairs", c.slow_pairs},
-          {"pairs", c.pairs},     {"evidence", c.evidence}};
+Result<std::vector<NamedCulprit>> LocaliseNetwork(const NetworkPairs& pairs,
+                                                  const LocaliseOptions& o) {
+  std::vector<NamedCulprit> named;
+  for (const bool bandwidth : {true, false}) {
+    const PairSet set{pairs.nodes, pairs.racks, bandwidth ? pairs.bandwidth : pairs.latency,
+                      bandwidth};
+    VIGIL_ASSIGN_OR_RETURN(std::vector<Culprit> found, Localise(set, o));
+    for (Culprit& c : found) named.push_back({bandwidth ? "bandwidth" : "latency", std::move(c)});
+  }
+  return named;
+}
+
+Json CulpritJson(const NamedCulprit& named) {
+  const Culprit& c = named.culprit;
+  return {{"measure", named.measure}, {"kind", CulpritKindName(c.kind)},
+          {"subject", c.subject},     {"direction", c.direction},
+          {"ratio", c.ratio},         {"slow_pairs", c.slow_pairs},
+          {"pairs", c.pairs},         {"evidence", c.evidence}};
 }
 
 }  // namespace vigil::cluster

@@ -83,9 +83,32 @@ Result<std::vector<Culprit>> Localise(const PairSet& set, const LocaliseOptions&
 // "node", "link" or "switch".
 std::string_view CulpritKindName(CulpritKind kind);
 
-// A culprit as the reports of `vigil fleet run` and the fleet service give it: `measure` (what
-// named it: "bandwidth" or "latency"), kind, subject, direction, ratio, slow_pairs, pairs,
-// evidence.
-Json CulpritJson(const Culprit& c, std::string_view measure);
+// The network test's two measures over one set of nodes, as `vigil fleet run` measures them and
+// its documents key them: `net-pair/bw_gbps:<from>-<to>` (Gbit/s, higher is better) and
+// `net-pair/lat_us:<from>-<to>` (microseconds, lower is better), in the sender's document.
+inline constexpr std::string_view kNetPairBenchmark = "net-pair";
+inline constexpr std::string_view kPairBandwidthMetric = "bw_gbps";
+inline constexpr std::string_view kPairLatencyMetric = "lat_us";
+
+struct NetworkPairs {
+  std::vector<std::string> nodes;  // index -> node name
+  std::vector<std::string> racks;  // empty, or one rack label per node
+  std::vector<PairMeasure> bandwidth;
+  std::vector<PairMeasure> latency;
+};
+
+// A culprit and the measure that named it ("bandwidth" or "latency").
+struct NamedCulprit {
+  std::string measure;
+  Culprit culprit;
+};
+
+// Localise on each measure apart: bandwidth's culprits, then latency's. Errors: Localise's.
+Result<std::vector<NamedCulprit>> LocaliseNetwork(const NetworkPairs& pairs,
+                                                  const LocaliseOptions& o = {});
+
+// A culprit as the reports of `vigil fleet run` and the fleet service give it: measure, kind,
+// subject, direction, ratio, slow_pairs, pairs, evidence.
+Json CulpritJson(const NamedCulprit& c);
 
 }  // namespace vigil::cluster

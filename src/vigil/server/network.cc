@@ -1,5 +1,7 @@
 #include "vigil/server/network.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <string>
 #include <string_view>
@@ -9,8 +11,11 @@
 namespace vigil::server {
 namespace {
 
-constexpr std::string_view kBandwidth = "net-pair/bw_gbps:";
-constexpr std::string_view kLatency = "net-pair/lat_us:";
+// "net-pair/bw_gbps:" and "net-pair/lat_us:": what precedes "<from>-<to>".
+const std::string kBandwidth =
+    fmt::format("{}/{}:", cluster::kNetPairBenchmark, cluster::kPairBandwidthMetric);
+const std::string kLatency =
+    fmt::format("{}/{}:", cluster::kNetPairBenchmark, cluster::kPairLatencyMetric);
 
 // The peer of `node` in a pair key's suffix "<node>-<peer>"; "" when the suffix is not that.
 std::string_view PeerOf(std::string_view suffix, std::string_view node) {
@@ -25,13 +30,11 @@ std::string_view PeerOf(std::string_view suffix, std::string_view node) {
 
 Result<Json> NetworkVerdict(const std::vector<store::Upload>& latest) {
   std::map<std::string, int, std::less<>> index;
-  cluster::PairSet bandwidth, latency;
+  cluster::NetworkPairs pairs;
   for (const store::Upload& u : latest) {
-    index.emplace(u.node, static_cast<int>(bandwidth.nodes.size()));
-    bandwidth.nodes.push_back(u.node);
+    index.emplace(u.node, static_cast<int>(pairs.nodes.size()));
+    pairs.nodes.push_back(u.node);
   }
-  latency.nodes = bandwidth.nodes;
-  latency.higher_is_better = false;
   for (const store::Upload& u : latest) {
     const int from = index.at(u.node);
     for (const auto& [key, value] : u.row.values) {
@@ -41,18 +44,15 @@ Result<Json> NetworkVerdict(const std::vector<store::Upload>& latest) {
           std::string_view(key).substr(bw ? kBandwidth.size() : kLatency.size());
       const auto to = index.find(PeerOf(suffix, u.node));
       if (to == index.end() || to->second == from) continue;
-      (bw ? bandwidth : latency).pairs.push_back({from, to->second, value});
+      (bw ? pairs.bandwidth : pairs.latency).push_back({from, to->second, value});
     }
   }
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<cluster::NamedCulprit> found,
+                         cluster::LocaliseNetwork(pairs));
   Json culprits = Json::array();
-  for (const auto* set : {&bandwidth, &latency}) {
-    VIGIL_ASSIGN_OR_RETURN(const std::vector<cluster::Culprit> found, cluster::Localise(*set, {}));
-    for (const cluster::Culprit& c : found) {
-      culprits.push_back(cluster::CulpritJson(c, set == &bandwidth ? "bandwidth" : "latency"));
-    }
-  }
+  for (const cluster::NamedCulprit& c : found) culprits.push_back(cluster::CulpritJson(c));
   return Json{{"nodes", latest.size()},
-              {"pairs", {{"bandwidth", bandwidth.pairs.size()}, {"latency", latency.pairs.size()}}},
+              {"pairs", {{"bandwidth", pairs.bandwidth.size()}, {"latency", pairs.latency.size()}}},
               {"culprits", std::move(culprits)}};
 }
 
