@@ -14,6 +14,7 @@
 #include "vigil/bench/cuda/nvml.h"
 #include "vigil/bench/node_run.h"
 #include "vigil/bench/registry.h"
+#include "vigil/cluster/host_list.h"
 #include "vigil/core/env.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
@@ -30,19 +31,6 @@ namespace {
 // How long the fleet service may take to answer: a health check has seconds in all.
 constexpr double kServiceTimeout = 30;
 constexpr double kHealthServiceTimeout = 5;
-
-// The node's name: --node, else Slurm's name for it (slurmd sets SLURMD_NODENAME for its health
-// check, prolog, epilog and jobs), else the host name.
-std::string NodeName(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (std::optional<std::string> slurm = Env::Default().GetVariable("SLURMD_NODENAME");
-      slurm && !slurm->empty()) {
-    return *slurm;
-  }
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
-  return buf;
-}
 
 // What --out means: the path given, else vigil-results.json, except for the health suite, which
 // writes a document only where asked (it runs every few minutes on every node).
@@ -133,7 +121,8 @@ Result<Prepared> Prepare(const NodeAgentOptions& options, const Registry& regist
   VIGIL_ASSIGN_OR_RETURN(p.selected, registry.Select(runner.suite, options.benchmarks));
   VIGIL_RETURN_IF_ERROR(ValidateParams(p.selected, runner));
   p.out = OutPath(options.out, runner.suite);
-  p.node = NodeName(options.node);
+  p.node = cluster::NodeName(
+      options.node, [](const char* name) { return Env::Default().GetVariable(name).value_or(""); });
   if (!p.out.empty()) {
     const Status out_ok = CheckWritable(p.out);
     if (!out_ok.ok()) return out_ok.WithContext("--out");

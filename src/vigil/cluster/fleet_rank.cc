@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "vigil/cluster/host_list.h"
 #include "vigil/cluster/json_fields.h"
 #include "vigil/cluster/net_pair.h"
 #include "vigil/core/json.h"
@@ -158,10 +159,7 @@ std::string RankNodeName(const std::string& flag,
       start = end + 1;
     }
   }
-  if (std::string slurm = get("SLURMD_NODENAME"); !slurm.empty()) return slurm;
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return name;
+  return NodeName("", get);
 }
 
 }  // namespace vigil::cluster

@@ -91,9 +91,7 @@ Result<std::string> AdvertiseAddress(const FleetRunOptions& o) {
   if (!o.hosts.empty()) {
     VIGIL_ASSIGN_OR_RETURN(toward, ResolveHost(o.hosts[0].name, "the first host"));
   } else {
-    char name[256] = {};
-    gethostname(name, sizeof name - 1);
-    VIGIL_ASSIGN_OR_RETURN(toward, ResolveHost(name, "this machine"));
+    VIGIL_ASSIGN_OR_RETURN(toward, ResolveHost(HostName(), "this machine"));
   }
   return LocalAddressToward(toward);
 }

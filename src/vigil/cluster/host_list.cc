@@ -119,4 +119,16 @@ Result<std::string> LocalAddressToward(const std::string& address) {
   return std::string(text);
 }
 
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+std::string NodeName(const std::string& flag, const std::function<std::string(const char*)>& get) {
+  if (!flag.empty()) return flag;
+  if (std::string slurm = get("SLURMD_NODENAME"); !slurm.empty()) return slurm;
+  return HostName();
+}
+
 }  // namespace vigil::cluster

@@ -6,6 +6,7 @@
 //   gpu-002 slots=8 rack=r01     (slots= and max_slots= are OpenMPI's: accepted and not used)
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,14 @@ Result<std::vector<FleetHost>> ParseHostList(std::string_view text, const std::s
 // The IPv4 address `name` resolves to (the first getaddrinfo gives). InvalidArgument naming
 // `where` ("hosts.txt:3") and the host when it does not resolve.
 Result<std::string> ResolveHost(const std::string& name, const std::string& where);
+
+// This machine's host name; "localhost" when it has none.
+std::string HostName();
+
+// A node's name as its scheduler knows it: `flag` when given, else $SLURMD_NODENAME (slurmd sets it
+// for its health check, prolog, epilog and jobs), else the host name. `get` reads an environment
+// variable ("" when unset).
+std::string NodeName(const std::string& flag, const std::function<std::string(const char*)>& get);
 
 // The local address this machine would use to reach `address` (a UDP socket's route; no packet is
 // sent): what ranks on that network can reach the coordinator at.
