@@ -1,0 +1,37 @@
+// A node type's hardware profile: the figures the performance models of `vigil plan` price work
+// with. This file holds the profile and the built-in datasheet table (peaks, for when nothing was
+// measured); profiles from Vigil's own measurements extend it (docs/plan.md).
+//
+// Units: TFLOP/s are dense (no structured sparsity), per GPU; bandwidths are GB/s (1e9 bytes per
+// second) in one direction, per GPU; memory is GB (1e9 bytes) per GPU, as the datasheets state it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/core/status.h"
+
+namespace vigil::plan {
+
+struct HardwareProfile {
+  std::string gpu;                 // "h100", "a100", "h200", "b200", or the measured node type
+  std::string source;              // where the figures come from: "datasheet", or the measurements
+  double bf16_tflops = 0;          // dense BF16 tensor-core peak (or measured GEMM throughput)
+  double fp8_tflops = 0;           // dense FP8 peak; 0 where the GPU has no FP8 tensor cores
+  double hbm_gbps = 0;             // HBM bandwidth
+  double memory_gb = 0;            // HBM capacity
+  double intra_node_gbps = 0;      // GPU to GPU inside a node (NVLink), one direction
+  double inter_node_gbps = 0;      // GPU to GPU across nodes (the GPU's NIC), one direction
+  double host_to_device_gbps = 0;  // PCIe, host to device
+  int gpus_per_node = 8;
+};
+
+// The names DatasheetProfile knows, in the order `--help` lists them.
+const std::vector<std::string_view>& DatasheetGpus();
+
+// The datasheet profile of an SXM part in an 8-GPU HGX board: "a100" (80 GB), "h100", "h200",
+// "b200"; case-insensitive. InvalidArgument naming the known GPUs otherwise.
+Result<HardwareProfile> DatasheetProfile(std::string_view gpu);
+
+}  // namespace vigil::plan
