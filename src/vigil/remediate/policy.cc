@@ -1,7 +1,6 @@
 #include "vigil/remediate/policy.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <initializer_list>
@@ -9,6 +8,7 @@
 #include "vigil/core/duration.h"
 #include "vigil/core/file.h"
 #include "vigil/core/text.h"
+#include "vigil/core/yaml_fields.h"
 
 namespace vigil::remediate {
 
@@ -33,101 +33,7 @@ constexpr int kMaxLemonUploads = 1000;
 constexpr int kMaxAttempts = 100;
 constexpr double kMaxWindowS = 365 * kSecondsPerDay;
 
-// Reads one policy file; every error names the source, the line and the field.
-class Reader {
- public:
-  explicit Reader(std::string_view source) : source_(source) {}
-
-  Status Error(const YAML::Node& at, std::string_view field, std::string_view problem) const {
-    const int line = at.Mark().line;
-    return Status::InvalidArgument(
-        fmt::format("{}:{}: {}: {}", source_, line < 0 ? 1 : line + 1, field, problem));
-  }
-
-  // A mapping whose keys are all among `known`; `field` is its dotted path ("" for the top).
-  Status Map(const YAML::Node& node, std::string_view field,
-             std::initializer_list<std::string_view> known) const {
-    if (!node.IsMap()) {
-      return Error(node, field.empty() ? "policy" : field, "expected a mapping of keys to values");
-    }
-    for (const auto& kv : node) {
-      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
-      bool ok = false;
-      std::string names;
-      for (std::string_view k : known) {
-        ok |= k == key;
-        names += names.empty() ? "" : ", ";
-        names += k;
-      }
-      if (!ok) {
-        return Error(kv.first, Path(field, key),
-                     fmt::format("unknown key (expected one of {})", names));
-      }
-    }
-    return Status::Ok();
-  }
-
-  static std::string Path(std::string_view parent, std::string_view key) {
-    return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
-  }
-
-  Result<std::string> Text(const YAML::Node& node, std::string_view field) const {
-    if (!node.IsScalar()) return Error(node, field, "expected a text");
-    return node.Scalar();
-  }
-
-  // One of `choices`.
-  Result<std::string> Choice(const YAML::Node& node, std::string_view field,
-                             std::initializer_list<std::string_view> choices) const {
-    VIGIL_ASSIGN_OR_RETURN(std::string text, Text(node, field));
-    std::string names;
-    for (std::string_view c : choices) {
-      if (c == text) return text;
-      names += names.empty() ? "" : ", ";
-      names += c;
-    }
-    return Error(node, field, fmt::format("{} is not one of {}", Quote(text), names));
-  }
-
-  Result<double> Seconds(const YAML::Node& node, std::string_view field, double lo,
-                         double hi) const {
-    VIGIL_ASSIGN_OR_RETURN(const std::string text, Text(node, field));
-    Result<double> s = ParseDuration(text);
-    if (!s.ok()) return Error(node, field, s.status().message());
-    if (*s < lo || *s > hi) {
-      return Error(node, field,
-                   fmt::format("{} is out of range ({} to {})", Quote(text), FormatDuration(lo),
-                               FormatDuration(hi)));
-    }
-    return *s;
-  }
-
-  Result<double> Number(const YAML::Node& node, std::string_view field, double lo,
-                        double hi) const {
-    VIGIL_ASSIGN_OR_RETURN(const std::string text, Text(node, field));
-    double v = 0;
-    if (!YAML::convert<double>::decode(node, v) || !std::isfinite(v)) {
-      return Error(node, field, fmt::format("expected a number, got {}", Quote(text)));
-    }
-    if (v < lo || v > hi) {
-      return Error(node, field, fmt::format("{} is out of range ({} to {})", text, lo, hi));
-    }
-    return v;
-  }
-
-  Result<int> Whole(const YAML::Node& node, std::string_view field, int lo, int hi) const {
-    VIGIL_ASSIGN_OR_RETURN(const double v, Number(node, field, lo, hi));
-    if (v != std::floor(v)) {
-      return Error(node, field, fmt::format("expected a whole number, got {}", node.Scalar()));
-    }
-    return static_cast<int>(v);
-  }
-
- private:
-  std::string source_;
-};
-
-Result<Policy> Parse(const YAML::Node& doc, const Reader& r) {
+Result<Policy> Parse(const YAML::Node& doc, const YamlFields& r) {
   Policy p;
   if (doc.IsNull()) return p;  // an empty file: every default
   VIGIL_RETURN_IF_ERROR(r.Map(doc, "",
@@ -184,7 +90,7 @@ Result<Policy> Parse(const YAML::Node& doc, const Reader& r) {
       const YAML::Node n = on[std::string(TriggerName(t))];
       if (!n) continue;
       const bool resume = t == Trigger::kPassingValidation;
-      const std::string field = Reader::Path("on", TriggerName(t));
+      const std::string field = YamlFields::Path("on", TriggerName(t));
       VIGIL_ASSIGN_OR_RETURN(const std::string a,
                              r.Choice(n, field, {resume ? "resume" : "drain", "none"}));
       if (a != "none") p.on[i] = resume ? Action::kResume : Action::kDrain;
@@ -245,14 +151,8 @@ Result<Policy> Parse(const YAML::Node& doc, const Reader& r) {
 }  // namespace
 
 Result<Policy> ParsePolicy(std::string_view text, std::string_view source) {
-  const Reader r(source);
-  try {
-    const YAML::Node doc = YAML::Load(std::string(text));
-    return Parse(doc, r);
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(fmt::format("{}:{}: not valid YAML: {}", source,
-                                               e.mark.line < 0 ? 1 : e.mark.line + 1, e.msg));
-  }
+  VIGIL_ASSIGN_OR_RETURN(const YAML::Node doc, LoadYaml(text, source));
+  return Parse(doc, YamlFields(source, "policy"));
 }
 
 Result<Policy> ReadPolicy(const std::string& path) {

@@ -15,6 +15,7 @@
 #include "vigil/core/json.h"
 #include "vigil/core/parallel.h"
 #include "vigil/core/text.h"
+#include "vigil/core/yaml_fields.h"
 #include "vigil/results/anatomy.h"
 
 namespace vigil::superbench {
@@ -378,13 +379,7 @@ class NodeJudge {
 }  // namespace
 
 Result<std::vector<Rule>> ParseRules(std::string_view text, std::string_view source) {
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(
-        fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
-  }
+  VIGIL_ASSIGN_OR_RETURN(YAML::Node doc, LoadYaml(text, source));
   const YAML::Node rules =
       doc.IsMap() && doc["superbench"].IsMap() ? doc["superbench"]["rules"] : YAML::Node();
   if (!rules || !rules.IsMap()) {

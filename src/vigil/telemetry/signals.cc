@@ -11,6 +11,7 @@
 #include "vigil/core/bounds.h"
 #include "vigil/core/duration.h"
 #include "vigil/core/file.h"
+#include "vigil/core/yaml_fields.h"
 
 namespace vigil::telemetry {
 namespace {
@@ -174,13 +175,7 @@ const SignalMapping* SignalMap::Find(std::string_view metric, const Labels& labe
 bool SignalMap::Knows(std::string_view metric) const { return by_metric_.contains(metric); }
 
 Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(
-        fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
-  }
+  VIGIL_ASSIGN_OR_RETURN(YAML::Node doc, LoadYaml(text, source));
   const YAML::Node list = doc.IsMap() ? doc["signals"] : YAML::Node();
   if (!list || !list.IsSequence()) {
     return Status::InvalidArgument(

@@ -1,0 +1,88 @@
+#include "vigil/plan/model_spec.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <limits>
+#include <utility>
+
+#include "vigil/core/file.h"
+#include "vigil/core/yaml_fields.h"
+
+namespace vigil::plan {
+namespace {
+
+// Far above any model built (GPT-4-class widths are ~2^14-2^15), far below int64 overflow of the
+// products the models take (layers x hidden^2 x seq_len stays under 2^63 at these bounds).
+constexpr int64_t kMaxDimension = int64_t{1} << 24;
+constexpr int64_t kMaxLayers = 100000;
+
+struct Dimension {
+  std::string_view key;
+  int64_t ModelSpec::*field;
+  int64_t max;
+};
+
+constexpr std::array<Dimension, 7> kRequired = {{
+    {"layers", &ModelSpec::layers, kMaxLayers},
+    {"hidden", &ModelSpec::hidden, kMaxDimension},
+    {"heads", &ModelSpec::heads, kMaxDimension},
+    {"kv_heads", &ModelSpec::kv_heads, kMaxDimension},
+    {"ffn_hidden", &ModelSpec::ffn_hidden, kMaxDimension},
+    {"vocab", &ModelSpec::vocab, kMaxDimension},
+    {"seq_len", &ModelSpec::seq_len, kMaxDimension},
+}};
+
+// The shape's own constraints, each named by the key that breaks it.
+Status CheckShape(const ModelSpec& m, const YAML::Node& doc, const YamlFields& f) {
+  if (m.hidden % m.heads != 0) {
+    return f.Error(doc["hidden"], "hidden",
+                   fmt::format("{} is not a multiple of heads ({})", m.hidden, m.heads));
+  }
+  if (m.heads % m.kv_heads != 0) {
+    return f.Error(doc["kv_heads"], "kv_heads",
+                   fmt::format("heads ({}) is not a multiple of {}", m.heads, m.kv_heads));
+  }
+  if (m.top_k > m.experts) {
+    return f.Error(doc["top_k"], "top_k",
+                   fmt::format("{} is above experts ({})", m.top_k, m.experts));
+  }
+  return Status::Ok();
+}
+
+Result<ModelSpec> Parse(const YAML::Node& doc, const YamlFields& f) {
+  VIGIL_RETURN_IF_ERROR(f.Map(doc, "",
+                              {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
+                               "vocab", "seq_len", "experts", "top_k"}));
+  ModelSpec m;
+  if (const YAML::Node n = doc["name"]) {
+    VIGIL_ASSIGN_OR_RETURN(m.name, f.Text(n, "name"));
+  }
+  for (const Dimension& d : kRequired) {
+    const YAML::Node n = doc[std::string(d.key)];
+    if (!n) return f.Error(doc, d.key, "missing (a positive whole number)");
+    VIGIL_ASSIGN_OR_RETURN(m.*d.field, f.Whole(n, d.key, 1, d.max));
+  }
+  if (const YAML::Node n = doc["experts"]) {
+    VIGIL_ASSIGN_OR_RETURN(m.experts, f.Whole(n, "experts", 1, kMaxDimension));
+  }
+  if (const YAML::Node n = doc["top_k"]) {
+    VIGIL_ASSIGN_OR_RETURN(m.top_k, f.Whole(n, "top_k", 1, kMaxDimension));
+  }
+  VIGIL_RETURN_IF_ERROR(CheckShape(m, doc, f));
+  return m;
+}
+
+}  // namespace
+
+Result<ModelSpec> ParseModelSpec(std::string_view text, std::string_view source) {
+  VIGIL_ASSIGN_OR_RETURN(const YAML::Node doc, LoadYaml(text, source));
+  return Parse(doc, YamlFields(source, "model"));
+}
+
+Result<ModelSpec> ReadModelSpec(const std::string& path) {
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  return ParseModelSpec(text, path);
+}
+
+}  // namespace vigil::plan

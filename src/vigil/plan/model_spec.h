@@ -1,0 +1,36 @@
+// A transformer model as `vigil plan` takes it: the shape of a decoder-only GPT-style model
+// (optionally mixture-of-experts), read from a small YAML or JSON file (docs/plan.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "vigil/core/status.h"
+
+namespace vigil::plan {
+
+struct ModelSpec {
+  std::string name;        // the file's `name`, or empty
+  int64_t layers = 0;      // transformer blocks
+  int64_t hidden = 0;      // model width h
+  int64_t heads = 0;       // attention heads a
+  int64_t kv_heads = 0;    // key/value heads (grouped-query attention); = heads for multi-head
+  int64_t ffn_hidden = 0;  // the MLP's inner width (4h for GPT-3; per expert for MoE)
+  int64_t vocab = 0;       // vocabulary size V
+  int64_t seq_len = 0;     // sequence length s
+  int64_t experts = 1;     // MoE experts per layer; 1 for a dense model
+  int64_t top_k = 1;       // experts each token is routed to
+};
+
+// The model in `text` (YAML, or JSON): the keys layers, hidden, heads, kv_heads, ffn_hidden,
+// vocab and seq_len, each a positive whole number, and optionally name, experts and top_k.
+// InvalidArgument "SOURCE:LINE: FIELD: PROBLEM" for a missing, unknown or malformed key, or one
+// that breaks the shape (hidden not a multiple of heads, heads not a multiple of kv_heads, top_k
+// above experts).
+Result<ModelSpec> ParseModelSpec(std::string_view text, std::string_view source);
+
+// ParseModelSpec of the file at `path` (its errors name the path).
+Result<ModelSpec> ReadModelSpec(const std::string& path);
+
+}  // namespace vigil::plan
