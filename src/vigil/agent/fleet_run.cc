@@ -390,7 +390,8 @@ Status RunFleetRankCommand(const FleetRankCommandOptions& o, const std::atomic<b
     spec.timeout_s = cluster::NumberField(task, "timeout_s", 3600);
     VIGIL_ASSIGN_OR_RETURN(const cluster::CommandOutput ran, runner->Run(spec));
     if (ran.exit_code != 0 && ran.exit_code != 1) {
-      return Status::IoError(fmt::format("vigil run exited with {}: {}", ran.exit_code, ran.err));
+      return Status::IoError(
+          fmt::format("vigil run exited with {}: {}", ran.exit_code, cluster::LastOutput(ran)));
     }
     Result<std::string> text = Env::Default().ReadFile(out);
     (void)Env::Default().RemoveFile(out);

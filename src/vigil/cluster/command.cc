@@ -121,12 +121,8 @@ class ProcessRunner final : public CommandRunner {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     // What it said last goes with the error: why a launcher or a scheduler command hung.
-    const std::string& said = result.err.empty() ? result.out : result.err;
-    const std::string tail =
-        said.empty()
-            ? ""
-            : "; its last output: " + std::string(Trim(std::string_view(said).substr(
-                                          said.size() - std::min<size_t>(said.size(), 2000))));
+    const std::string said = LastOutput(result);
+    const std::string tail = said.empty() ? "" : "; its last output: " + said;
     if (ending == Ending::kTimedOut) {
       return Status::DeadlineExceeded(
           fmt::format("{}: still running after {:g} s, killed{}", text, spec.timeout_s, tail));
@@ -185,6 +181,12 @@ class ProcessRunner final : public CommandRunner {
 };
 
 }  // namespace
+
+std::string LastOutput(const CommandOutput& output, size_t bytes) {
+  const std::string_view said = output.err.empty() ? output.out : output.err;
+  if (said.size() <= bytes) return std::string(Trim(said));
+  return "..." + std::string(Trim(said.substr(said.size() - bytes)));
+}
 
 std::string CommandText(const std::vector<std::string>& argv) {
   std::string out;

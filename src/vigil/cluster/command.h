@@ -21,6 +21,10 @@ struct CommandOutput {
 // What is kept of each stream; the rest is read and dropped, so a chatty program cannot block.
 inline constexpr size_t kMaxCommandOutput = 1 << 20;
 
+// What a program said last, for an error about it: the last `bytes` of its standard error (of its
+// standard output when it wrote no error), trimmed; "..." before it when more came first.
+std::string LastOutput(const CommandOutput& output, size_t bytes = 2000);
+
 struct CommandSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it holds a '/'
   std::vector<std::string> env;  // NAME=VALUE added to (or replacing in) this process's environment

@@ -26,6 +26,13 @@ TEST(CommandTest, BothStreamsAndTheExitCodeComeBack) {
   EXPECT_EQ(r->err, "err\n");
 }
 
+TEST(CommandTest, LastOutputIsTheEndOfStandardErrorOrElseOutput) {
+  EXPECT_EQ(LastOutput({.exit_code = 1, .out = "out\n", .err = " err\n"}), "err");
+  EXPECT_EQ(LastOutput({.exit_code = 1, .out = "out\n", .err = ""}), "out");
+  EXPECT_EQ(LastOutput({.exit_code = 1, .out = "", .err = "0123456789"}, 4), "...6789");
+  EXPECT_EQ(LastOutput({}), "");
+}
+
 TEST(CommandTest, ArgumentsReachTheProgramAsTheyAre) {
   // No shell between: what would be a command substitution or a second command is only text.
   const Result<CommandOutput> r = RunArgs({"printf", "%s", "vigil: GPU 3; $(reboot) `x` | y"});

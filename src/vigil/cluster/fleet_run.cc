@@ -38,10 +38,6 @@ std::string Joined(const std::vector<FleetHost>& hosts, char sep) {
   return out;
 }
 
-std::string Tail(const std::string& text, size_t n) {
-  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
-}
-
 // The launcher, run on a thread of its own until it ends or is cancelled.
 class LauncherThread {
  public:
@@ -72,8 +68,8 @@ class LauncherThread {
     }
     outcome->launcher_exit = r->exit_code;
     if (r->exit_code != 0) {
-      outcome->launcher_error = fmt::format("{} exited with {}: {}", spec_.argv[0], r->exit_code,
-                                            Tail(r->err.empty() ? r->out : r->err, 2000));
+      outcome->launcher_error =
+          fmt::format("{} exited with {}: {}", spec_.argv[0], r->exit_code, LastOutput(*r));
     }
   }
 
