@@ -523,7 +523,8 @@ std::string UnitOfMetric(std::string_view key) {
   if (const size_t colon = name.rfind(':'); colon != std::string::npos) name.resize(colon);
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const auto ends = [&](std::string_view suffix) { return name.ends_with(suffix); };
-  // SuperBench's metric tables (docs/user-tutorial/benchmarks): GEMM in GFLOPS and GIOPS, copy
+  // SuperBench's metric tables (microsoft.github.io/superbenchmark/docs/user-tutorial/benchmarks/
+  // micro-benchmarks and model-benchmarks): GEMM in GFLOPS and GIOPS, copy
   // and network bandwidths in GB/s, kernel launch in ms, models' step time in ms and throughput
   // in samples/s. Vigil's own names carry their unit (tflops, gbps).
   if (ends("tflops")) return "TFLOPS";
