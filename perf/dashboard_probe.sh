@@ -12,7 +12,11 @@ start_serve "$build"
 trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 "$build/vigil" simulate fleet --nodes "$nodes" --second-class 0 --out "$work/fleet.jsonl" \
   --truth "$work/truth.csv" >/dev/null
-"$build/vigil" report "$work/fleet.jsonl" --report "$url" --token-file "$work/tok" >/dev/null || true
+# In parts of 1,000 lines: one request per file, under the server's 64 MB body limit.
+split -l 1000 "$work/fleet.jsonl" "$work/part."
+for part in "$work"/part.*; do
+  "$build/vigil" report "$part" --report "$url" --token-file "$work/tok" >/dev/null || true
+done
 curl -sf -X POST -H "Authorization: Bearer t" "$url/api/v1/criteria/learn" >/dev/null
 # Median of 9 requests of each page, and its size.
 probe() {

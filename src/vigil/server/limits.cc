@@ -33,9 +33,17 @@ LimitIndex::LimitIndex(const learned::LearnedCriteria& criteria) : criteria_(cri
     Families& families = classes_[&c];
     for (const learned::FamilyModel& f : c.families) {
       const bool zero = f.direction == Direction::kZero;
-      if (zero || (IsLearned(f.direction) && !f.modes.empty())) families.emplace(f.family, &f);
+      if (!zero && !(IsLearned(f.direction) && !f.modes.empty())) continue;
+      families.by_family.emplace(f.family, &f);
+      for (const std::string& key : f.members) families.by_member.emplace(key, &f);
     }
   }
+}
+
+const learned::FamilyModel* LimitIndex::Families::Find(std::string_view key) const {
+  if (const auto it = by_member.find(key); it != by_member.end()) return it->second;
+  const auto it = by_family.find(Anatomize(key).family);
+  return it == by_family.end() ? nullptr : it->second;
 }
 
 const LimitIndex::Families* LimitIndex::FamiliesOf(std::string_view hardware) const {
@@ -51,9 +59,9 @@ NearestLimit LimitIndex::Nearest(const FleetRow& row) const {
   if (families == nullptr) return out;
   for (const auto& [key, value] : row.values) {
     if (std::isnan(value)) continue;
-    const auto it = families->find(Anatomize(key).family);
-    if (it == families->end()) continue;
-    const learned::FamilyModel& f = *it->second;
+    const learned::FamilyModel* model = families->Find(key);
+    if (model == nullptr) continue;
+    const learned::FamilyModel& f = *model;
     // A benchmark that failed is as far from healthy as a node gets.
     const double used = f.direction == Direction::kZero ? (value == 0 ? 0.0 : INFINITY)
                                                         : UsedOfBand(BandOf(f, key, value), value);
@@ -66,9 +74,9 @@ std::optional<Band> LimitIndex::BandFor(std::string_view hardware, std::string_v
                                         double value) const {
   const Families* families = FamiliesOf(hardware);
   if (families == nullptr) return std::nullopt;
-  const auto it = families->find(Anatomize(metric).family);
-  if (it == families->end() || it->second->direction == Direction::kZero) return std::nullopt;
-  return BandOf(*it->second, metric, value);
+  const learned::FamilyModel* f = families->Find(metric);
+  if (f == nullptr || f->direction == Direction::kZero) return std::nullopt;
+  return BandOf(*f, metric, value);
 }
 
 }  // namespace vigil::server

@@ -59,7 +59,12 @@ class LimitIndex {
                               double value) const;
 
  private:
-  using Families = std::unordered_map<std::string_view, const learned::FamilyModel*>;
+  // One class's families judged by value, by family and by member key: most keys of a row are
+  // members, found without parsing their anatomy (which was most of the cost of ranking a fleet).
+  struct Families {
+    std::unordered_map<std::string_view, const learned::FamilyModel*> by_family, by_member;
+    const learned::FamilyModel* Find(std::string_view key) const;
+  };
   const Families* FamiliesOf(std::string_view hardware) const;
 
   const learned::LearnedCriteria& criteria_;

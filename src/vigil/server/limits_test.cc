@@ -95,6 +95,18 @@ TEST(LimitsTest, TheNearestValueIsTheOneUsingMostOfItsBand) {
   EXPECT_FALSE(index.Nearest(row).known());
 }
 
+TEST(LimitsTest, MembersAndOtherKeysOfAFamilyAreFoundAlike) {
+  learned::LearnedCriteria c = Criteria();
+  c.classes[0].families[0].members = {"gemm-flops/fp16_flops:0"};
+  const LimitIndex index(c);
+  const FleetRow row{
+      "n1", {{"gemm-flops/fp16_flops:0", 97}, {"gemm-flops/fp16_flops:9", 96}}, "8x H100"};
+  const NearestLimit n = index.Nearest(row);  // :9 is no member, and still judged
+  EXPECT_EQ(n.metric, "gemm-flops/fp16_flops:9");
+  EXPECT_NEAR(n.used, 0.8, 1e-9);
+  EXPECT_EQ(index.BandFor("8x H100", "gemm-flops/fp16_flops:0", 97)->low, 95);
+}
+
 TEST(LimitsTest, BandsAreFoundForLearnedMetricsOnly) {
   const learned::LearnedCriteria c = Criteria();
   const LimitIndex index(c);
