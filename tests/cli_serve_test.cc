@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -360,59 +362,200 @@ TEST(ServeE2eTest, AStopIsQuickAndADamagedDatabaseIsRefusedAtStartUp) {
   EXPECT_NE(r.err.find("damaged"), std::string::npos) << r.err;
 }
 
-// Debian's headless Chromium loads the dashboard: the fleet page lists the nodes with their
-// verdicts, and a screenshot is saved beside the test (dashboard.png in the build tree).
-TEST(ServeE2eTest, HeadlessBrowserSeesTheFleetPage) {
+// Debian's headless Chromium (scripts/setup.sh installs it); "" when there is none.
+std::string HeadlessBrowser() {
   std::string browser;
   for (const char* b : {"/usr/bin/chromium-headless-shell", "/usr/bin/chromium"}) {
     if (access(b, X_OK) == 0) browser = b;
   }
-  if (browser.empty()) GTEST_SKIP() << "no chromium (scripts/setup.sh installs it)";
-  TempDir dir;
-  Server server(dir, dir.File("fleet.db"));
-  ASSERT_GT(server.port(), 0);
-  ProcessResult r = RunVigil({"simulate", "fleet", "--nodes", "20", "--second-class", "0", "--out",
-                              dir.File("fleet.jsonl"), "--truth", dir.File("truth.csv")});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = RunVigil({"report", dir.File("fleet.jsonl"), "--report", server.url(), "--token-file",
-                dir.File("token")});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  {
-    httplib::Client c("127.0.0.1", server.port());
-    auto res = c.Post("/api/v1/criteria/learn",
-                      {{"Authorization", std::string("Bearer ") + kToken}}, "", "text/plain");
-    ASSERT_TRUE(res);
-    ASSERT_EQ(res->status, 201) << res->body;
-  }
-  r = RunVigil({"report", dir.File("fleet.jsonl"), "--report", server.url(), "--token-file",
-                dir.File("token")});
-  ASSERT_LE(r.exit_code, 1) << r.err;
+  return browser;
+}
 
-  const std::vector<std::string> common = {"--headless", "--no-sandbox", "--disable-gpu",
-                                           "--user-data-dir=" + dir.File("profile"),
-                                           "--window-size=1280,900"};
-  std::vector<std::string> dump = common;
-  dump.push_back("--dump-dom");
-  dump.push_back(server.url() + "/");
-  r = testing::RunProgram(browser, dump);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("Vigil fleet"), std::string::npos);
-  size_t rows = 0;
-  for (size_t at = 0; (at = r.out.find("<tr data-node=", at)) != std::string::npos; ++at) ++rows;
-  EXPECT_EQ(rows, 20u) << r.out.substr(0, 3000);
-  EXPECT_NE(r.out.find("class=\"verdict healthy\">healthy<"), std::string::npos);
+// The browser's flags for one page, `action` being --dump-dom or --screenshot=FILE.
+ProcessResult LoadInBrowser(const std::string& browser, const TempDir& dir, const std::string& url,
+                            const std::string& action) {
+  return testing::RunProgram(
+      browser, {"--headless", "--no-sandbox", "--disable-gpu",
+                "--user-data-dir=" + dir.File("profile"), "--window-size=1280,900", action, url});
+}
 
-  const std::string shot = std::filesystem::absolute("dashboard.png").string();
+// The page's DOM once the browser has loaded it; empty (with a test failure) when it could not.
+std::string DomOf(const std::string& browser, const TempDir& dir, const std::string& url) {
+  ProcessResult r = LoadInBrowser(browser, dir, url, "--dump-dom");
+  EXPECT_EQ(r.exit_code, 0) << url << ": " << r.err;
+  return r.exit_code == 0 ? r.out : std::string();
+}
+
+// A screenshot of the page, kept in the build tree as `name` for a person to look at; checks that
+// it is a PNG of some substance.
+void ExpectScreenshot(const std::string& browser, const TempDir& dir, const std::string& url,
+                      const std::string& name) {
+  const std::string shot = std::filesystem::absolute(name).string();
   std::filesystem::remove(shot);
-  std::vector<std::string> screenshot = common;
-  screenshot.push_back("--screenshot=" + shot);
-  screenshot.push_back(server.url() + "/");
-  r = testing::RunProgram(browser, screenshot);
+  ProcessResult r = LoadInBrowser(browser, dir, url, "--screenshot=" + shot);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Result<std::string> png = ReadFile(shot);
   ASSERT_TRUE(png.ok()) << r.err;
   EXPECT_EQ(png->substr(0, 8), "\x89PNG\r\n\x1a\n");
   EXPECT_GT(png->size(), 10000u);
+}
+
+// How often `part` occurs in `text`.
+size_t Occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(part, at)) != std::string::npos; at += part.size()) ++n;
+  return n;
+}
+
+// Uploads `dir`/fleet.jsonl, a simulated fleet of `nodes` nodes, learns criteria from it, and
+// judges it again by them.
+void UploadAndLearn(const TempDir& dir, const Server& server, int nodes) {
+  SimulateFleet(dir, nodes, dir.File("fleet.jsonl"));
+  ProcessResult r = RunVigil({"report", dir.File("fleet.jsonl"), "--report", server.url(),
+                              "--token-file", dir.File("token")});
+  ASSERT_LE(r.exit_code, 1) << r.err;
+  httplib::Client c("127.0.0.1", server.port());
+  auto res = c.Post("/api/v1/criteria/learn", Auth(), "", "text/plain");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+}
+
+// Debian's headless Chromium loads the dashboard: the fleet page lists the nodes with their
+// verdicts, and a screenshot is saved beside the test (dashboard.png in the build tree).
+TEST(ServeE2eTest, HeadlessBrowserSeesTheFleetPage) {
+  const std::string browser = HeadlessBrowser();
+  if (browser.empty()) GTEST_SKIP() << "no chromium (scripts/setup.sh installs it)";
+  TempDir dir;
+  Server server(dir, dir.File("fleet.db"));
+  ASSERT_GT(server.port(), 0);
+  UploadAndLearn(dir, server, 20);
+  const std::string dom = DomOf(browser, dir, server.url() + "/");
+  EXPECT_NE(dom.find("Vigil fleet"), std::string::npos);
+  EXPECT_EQ(Occurrences(dom, "<tr data-node="), 20u) << dom.substr(0, 3000);
+  EXPECT_NE(dom.find("class=\"verdict healthy\">healthy<"), std::string::npos);
+  ExpectScreenshot(browser, dir, server.url() + "/", "dashboard.png");
+}
+
+// The rows of the fleet page's node table, in order: (node as the page shows it, verdict, the
+// share of its band its nearest value uses, as printed).
+struct PageRow {
+  std::string node, verdict, used;
+};
+
+std::vector<PageRow> RowsOf(const std::string& dom) {
+  std::vector<PageRow> rows;
+  const auto cell = [&](size_t from, const std::string& open) {
+    const size_t b = dom.find(open, from);
+    if (b == std::string::npos) return std::string();
+    const size_t e = dom.find('<', b + open.size());
+    return dom.substr(b + open.size(), e - b - open.size());
+  };
+  for (size_t at = 0; (at = dom.find("<tr data-node=\"", at)) != std::string::npos; ++at) {
+    const size_t name = at + 15;
+    PageRow r{dom.substr(name, dom.find('"', name) - name), cell(at, "class=\"verdict "), ""};
+    r.verdict = r.verdict.substr(r.verdict.find('>') + 1);
+    const std::string nearest = cell(at, "class=\"nearest\"");
+    r.used = nearest.substr(nearest.find('>') + 1);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// The dashboard as an operator uses it, in a real browser: a simulated fleet with criteria
+// learned, one node uploaded with GPU 3's GEMM 40% down and a name made of HTML, a detector alert
+// on it. The fleet page shows the alert first with its evidence, then the defective nodes before
+// the healthy ones, those nearest their limits first; search and paging answer what they are
+// asked; the node's page shows its finding with its figures and units, and its plots by component.
+TEST(ServeE2eTest, TheDashboardShowsTheWorstFirstAndWhy) {
+  const std::string browser = HeadlessBrowser();
+  if (browser.empty()) GTEST_SKIP() << "no chromium (scripts/setup.sh installs it)";
+  TempDir dir;
+  Server server(dir, dir.File("fleet.db"));
+  ASSERT_GT(server.port(), 0);
+  UploadAndLearn(dir, server, 30);
+
+  // A healthy node's line, with GPU 3's fp16 GEMM 40% down, under a name that is HTML.
+  Result<std::string> lines = ReadFile(dir.File("fleet.jsonl"));
+  ASSERT_TRUE(lines.ok());
+  Result<Json> line = ParseJson(lines->substr(0, lines->find('\n')), "fleet.jsonl");
+  ASSERT_TRUE(line.ok());
+  const std::string evil = "zz\"><img src=x onerror=alert(1)>";
+  const std::string metric = "gemm-flops/fp16_flops:3";
+  ASSERT_TRUE((*line)[metric].is_number()) << line->dump();
+  (*line)["node"] = evil;
+  (*line)[metric] = (*line)[metric].get<double>() * 0.6;
+  httplib::Client c("127.0.0.1", server.port());
+  auto res = c.Post("/api/v1/results", Auth(), line->dump() + "\n", "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  const std::string alert =
+      R"({"machine": "gpu-node-7", "kind": "rule", "rule": "xid 79", "component": "gpu3", )"
+      R"("detected": 1800000000, "evidence": [{"signal": "xid", "stat": "gpu3", "value": 79, )"
+      R"("peer_median": 0, "deviation": 0, "effect": 0}]})";
+  res = c.Post("/api/v1/alerts", Auth(), alert, "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+
+  std::string dom = DomOf(browser, dir, server.url() + "/");
+  // Escaped: the name is text on the page, never an element.
+  EXPECT_EQ(dom.find("<img"), std::string::npos);
+  const size_t alerts = dom.find("id=\"alerts\"");
+  ASSERT_NE(alerts, std::string::npos) << dom.substr(0, 3000);
+  EXPECT_LT(alerts, dom.find("id=\"nodes\""));
+  EXPECT_NE(dom.find("<td>gpu-node-7</td><td>rule: xid 79</td><td>gpu3</td><td><div>xid gpu3 = "
+                     "79</div></td>"),
+            std::string::npos)
+      << dom.substr(alerts, 1500);
+  const std::vector<PageRow> rows = RowsOf(dom);
+  ASSERT_EQ(rows.size(), 31u);
+  EXPECT_EQ(rows[0].verdict, "defective");
+  bool evil_found = false;
+  size_t defective = 0;
+  for (const PageRow& r : rows) {
+    if (r.verdict == "defective") ++defective;
+    evil_found |= r.node.find("zz&quot;&gt;&lt;img") == 0 && r.verdict == "defective";
+  }
+  EXPECT_TRUE(evil_found);
+  // Every defective node before every healthy one, and the healthy ones by band used, most first.
+  double previous = INFINITY;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].verdict, i < defective ? "defective" : "healthy") << i;
+    if (i < defective) continue;
+    EXPECT_NE(rows[i].used.find("% "), std::string::npos) << rows[i].node;  // "63% · metric"
+    const double used = std::strtod(rows[i].used.c_str(), nullptr);
+    EXPECT_LE(used, previous) << rows[i].node;
+    previous = used;
+  }
+  ExpectScreenshot(browser, dir, server.url() + "/", "dashboard-fleet.png");
+
+  // Search and paging, answered by the server.
+  dom = DomOf(browser, dir, server.url() + "/?q=ZZ%22");
+  std::vector<PageRow> found = RowsOf(dom);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].verdict, "defective");
+  dom = DomOf(browser, dir, server.url() + "/?per_page=7&page=2");
+  found = RowsOf(dom);
+  ASSERT_EQ(found.size(), 7u);
+  EXPECT_EQ(found[0].node, rows[7].node);
+  EXPECT_EQ(found[6].node, rows[13].node);
+  EXPECT_NE(dom.find("Nodes 8-14 of 31, worst first."), std::string::npos);
+  EXPECT_NE(dom.find("page 2 of 5"), std::string::npos);
+
+  // The node's page: its finding with value, expected range and unit, and GPU 3's plot.
+  const std::string node_url =
+      server.url() + "/nodes/zz%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E";
+  dom = DomOf(browser, dir, node_url);
+  EXPECT_EQ(dom.find("<img"), std::string::npos);
+  const size_t finding = dom.find("<td>" + metric + "</td>");
+  ASSERT_NE(finding, std::string::npos) << dom.substr(0, 4000);
+  const std::string row = dom.substr(finding, dom.find("</tr>", finding) - finding);
+  EXPECT_NE(row.find("GFLOPS</td><td class=\"expected\">at least "), std::string::npos) << row;
+  EXPECT_NE(row.find("% from the fleet's centre"), std::string::npos) << row;
+  EXPECT_NE(dom.find("<td class=\"major\">major</td><td>GPU 3</td>"), std::string::npos) << row;
+  EXPECT_NE(dom.find("<h3>GPU 3</h3>"), std::string::npos);
+  EXPECT_NE(dom.find(metric + " (GFLOPS)"), std::string::npos);
+  EXPECT_NE(dom.find("class=\"band\""), std::string::npos);
+  ExpectScreenshot(browser, dir, node_url, "dashboard-node.png");
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <cstdint>
 #include <exception>
 
 #include "vigil/core/clock.h"
 #include "vigil/core/json.h"
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/learn.h"
+#include "vigil/results/document.h"
 #include "vigil/server/dashboard.h"
 #include "vigil/server/network.h"
 #include "vigil/server/upload.h"
@@ -52,14 +54,15 @@ Response StatusResponse(const Status& s) {
 }
 
 // A dashboard page, with the headers that keep a browser from running or framing anything it did
-// not come with: the pages are self-contained (inline style and SVG, no script, no form).
+// not come with: the pages are self-contained (inline style and SVG, no script), and their one
+// form (the fleet page's search) goes to the server itself.
 Response HtmlPage(std::string body) {
   Response r;
   r.content_type = "text/html; charset=utf-8";
   r.body = std::move(body);
   r.headers.emplace_back("Content-Security-Policy",
                          "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-                         "frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+                         "frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
   r.headers.emplace_back("X-Frame-Options", "DENY");
   r.headers.emplace_back("Referrer-Policy", "no-referrer");
   return r;
@@ -80,16 +83,22 @@ bool SameSecret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-Result<size_t> LimitParam(const Request& req, size_t fallback, size_t max) {
-  auto it = req.query.find("limit");
+// ?name=: a whole number from min to max; `fallback` when absent.
+Result<size_t> NumberParam(const Request& req, const std::string& name, size_t fallback, size_t min,
+                           size_t max) {
+  auto it = req.query.find(name);
   if (it == req.query.end()) return fallback;
   size_t v = 0;
   const auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-  if (ec != std::errc() || p != it->second.data() + it->second.size() || v == 0 || v > max) {
-    return Status::InvalidArgument(
-        fmt::format("limit: expected a whole number from 1 to {}, got {}", max, Quote(it->second)));
+  if (ec != std::errc() || p != it->second.data() + it->second.size() || v < min || v > max) {
+    return Status::InvalidArgument(fmt::format("{}: expected a whole number from {} to {}, got {}",
+                                               name, min, max, Quote(it->second)));
   }
   return v;
+}
+
+Result<size_t> LimitParam(const Request& req, size_t fallback, size_t max) {
+  return NumberParam(req, "limit", fallback, 1, max);
 }
 
 std::string Param(const Request& req, const std::string& name) {
@@ -655,13 +664,25 @@ Response Api::Metrics() {
   return r;
 }
 
+// The fleet page's parameters (docs/serve.md, "Dashboard"): ?verdict=, ?hardware=, ?q= (search),
+// ?page= (from 1), ?per_page= (up to 1,000), ?refresh= (seconds, 0 for none).
 Response Api::FleetPage(const Request& req) {
+  constexpr size_t kMaxPerPage = 1000, kMaxRefresh = 86400;
   server::FleetPage page;
   Result<std::optional<Verdict>> verdict = VerdictParam(req);
   if (!verdict.ok()) return StatusResponse(verdict.status());
-  page.verdict = *verdict;
-  page.hardware = Param(req, "hardware");
-  page.nodes = service_.fleet().Snapshot({page.verdict, page.hardware}).nodes;
+  Result<size_t> number = NumberParam(req, "page", 1, 1, SIZE_MAX);
+  Result<size_t> per_page = NumberParam(req, "per_page", FleetQuery{}.per_page, 1, kMaxPerPage);
+  Result<size_t> refresh = NumberParam(req, "refresh", 30, 0, kMaxRefresh);
+  for (const Result<size_t>* r : {&number, &per_page, &refresh}) {
+    if (!r->ok()) return StatusResponse(r->status());
+  }
+  page.query.filter = {*verdict, Param(req, "hardware"), false};
+  page.query.search = std::string(Trim(Param(req, "q")));
+  page.query.page = *number - 1;
+  page.query.per_page = *per_page;
+  page.refresh = static_cast<int>(*refresh);
+  page.ranking = service_.fleet().Ranked(page.query);
   Result<std::vector<store::StoredAlert>> alerts = service_.store().Alerts({"", 20});
   if (alerts.ok()) page.alerts = std::move(alerts).value();
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
@@ -676,17 +697,44 @@ Response Api::FleetPage(const Request& req) {
   return HtmlPage(RenderFleetPage(page));
 }
 
+namespace {
+
+// The units the node's latest results document states, by metric key; none for a summary line
+// or a document that does not read back.
+std::map<std::string, std::string, std::less<>> StatedUnits(store::Store& store,
+                                                            std::string_view node) {
+  std::map<std::string, std::string, std::less<>> units;
+  Result<std::vector<store::Upload>> latest = store.History(node, 1, true);
+  if (!latest.ok() || latest->empty() || latest->front().document.empty()) return units;
+  Result<NodeResults> doc = ParseNodeResults(latest->front().document, "stored document");
+  if (!doc.ok()) return units;
+  for (const BenchmarkRecord& b : doc->benchmarks) {
+    for (const Metric& m : b.metrics) {
+      if (!m.unit.empty()) units.emplace(m.key.ToString(), m.unit);
+    }
+  }
+  return units;
+}
+
+}  // namespace
+
 Response Api::NodePage(std::string_view node) {
+  server::NodePage page;
   Result<store::NodeState> state = service_.store().Node(node);
   if (!state.ok()) return StatusResponse(state.status());
+  page.node = std::move(state).value();
   Result<std::vector<store::Upload>> history = service_.store().History(node, 100, false);
   if (!history.ok()) return StatusResponse(history.status());
+  page.history = std::move(history).value();
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
+  page.criteria = active.get();
   Result<std::vector<remediate::AuditRecord>> actions =
       service_.store().Remediations({std::string(node), 50, 0});
   if (!actions.ok()) return StatusResponse(actions.status());
-  return HtmlPage(
-      RenderNodePage(*state, *history, active.get(), service_.clock().WallSeconds(), *actions));
+  page.actions = std::move(actions).value();
+  page.units = StatedUnits(service_.store(), node);
+  page.now = service_.clock().WallSeconds();
+  return HtmlPage(RenderNodePage(page));
 }
 
 }  // namespace vigil::server

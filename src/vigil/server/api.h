@@ -15,7 +15,8 @@
 //   POST /api/v1/remediation/reset   a person closes the circuit breaker
 //   GET  /metrics                Prometheus exposition
 //   GET  /healthz                liveness, and the store's database file and readability
-//   GET  /  and  /nodes/{node}   the dashboard (HTML)
+//   GET  /  and  /nodes/{node}   the dashboard (HTML); / takes ?verdict=, ?hardware=, ?q=,
+//                                ?page=, ?per_page= and ?refresh=; see dashboard.h
 //
 // Writes need "Authorization: Bearer <token>"; without a configured token the API is
 // read-only unless insecure writes are allowed. With token_for_reads, every read but /healthz

@@ -420,6 +420,62 @@ TEST_F(ApiTest, ADeletedDatabaseFailsHealthAndRefusesWritesWith503) {
 // /metrics and the fleet page read the service's fleet in memory, kept up to date by each write:
 // after uploads, a learn, a retirement and a rename they show what a restarted service, which
 // loads the fleet from the store, shows.
+// The node names of the fleet page's rows, in order.
+std::vector<std::string> PageNodes(const std::string& html) {
+  std::vector<std::string> out;
+  constexpr std::string_view kRow = "<tr data-node=\"";
+  for (size_t at = 0; (at = html.find(kRow, at)) != std::string::npos; ++at) {
+    const size_t name = at + kRow.size();
+    out.push_back(html.substr(name, html.find('"', name) - name));
+  }
+  return out;
+}
+
+TEST_F(ApiTest, TheFleetPageRanksSearchesAndPagesOnTheServer) {
+  std::vector<FleetRow> rows = testing::HealthyFleet(12);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
+  FleetRow slow = NextRun(rows[7]);
+  for (auto& [key, value] : slow.values) {
+    if (key.find("gemm") != std::string::npos && key.ends_with(":5")) value *= 0.7;
+  }
+  clock_.Advance(60);
+  Response r = Call("POST", "/api/v1/results", FormatFleetRow(slow));
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_EQ(Body(r)["results"][0]["verdict"], "defective") << r.body;
+
+  r = Call("GET", "/", "", {}, false);
+  ASSERT_EQ(r.status, 200);
+  const std::vector<std::string> all = PageNodes(r.body);
+  ASSERT_EQ(all.size(), 12u);
+  EXPECT_EQ(all[0], rows[7].node);  // the defective node first, though not first by name
+  // Every healthy node has its share of the band shown, and the page reloads itself.
+  size_t ranked = 0;
+  for (size_t at = 0; (at = r.body.find("class=\"nearest\" title=", at)) != std::string::npos;
+       ++at) {
+    ++ranked;
+  }
+  EXPECT_EQ(ranked, 12u);
+  EXPECT_NE(r.body.find("<meta http-equiv=\"refresh\" content=\"30\">"), std::string::npos);
+  // The same order after a restart: the figures are computed again from the stored uploads.
+  Open();
+  EXPECT_EQ(PageNodes(Call("GET", "/", "", {}, false).body), all);
+
+  r = Call("GET", "/", "", {{"per_page", "5"}, {"page", "3"}, {"refresh", "0"}}, false);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(PageNodes(r.body), (std::vector<std::string>{all[10], all[11]}));
+  EXPECT_EQ(r.body.find("http-equiv"), std::string::npos);
+  EXPECT_NE(r.body.find("Nodes 11-12 of 12, worst first."), std::string::npos);
+  r = Call("GET", "/", "", {{"q", rows[3].node}}, false);
+  EXPECT_EQ(PageNodes(r.body), (std::vector<std::string>{rows[3].node}));
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"per_page", "0"}, {"per_page", "1001"}, {"page", "0"}, {"refresh", "x"}}) {
+    r = Call("GET", "/", "", {{name, value}}, false);
+    EXPECT_EQ(r.status, 400) << name << "=" << value;
+    EXPECT_NE(r.body.find(name + ": expected a whole number"), std::string::npos) << r.body;
+  }
+}
+
 TEST_F(ApiTest, TheFleetInMemoryIsWhatTheStoreHoldsAfterEveryKindOfWrite) {
   std::vector<FleetRow> rows = testing::HealthyFleet(10);
   ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);

@@ -19,6 +19,7 @@
 
 #include "vigil/core/mutex.h"
 #include "vigil/results/verdict.h"
+#include "vigil/server/limits.h"
 #include "vigil/store/store.h"
 
 namespace vigil::server {
@@ -29,6 +30,36 @@ struct FleetGauges {
   std::array<int64_t, 3> by_verdict{};          // indexed by Verdict
   std::map<std::string, int64_t> by_component;  // kinds with a count of 0 are left out
   int64_t Nodes(Verdict v) const { return by_verdict[static_cast<size_t>(v)]; }
+};
+
+// A node as the dashboard ranks it: its latest state and its value nearest a learned limit.
+struct RankedNode {
+  store::NodeState node;
+  NearestLimit nearest;  // not known while no criteria judge the node's class
+};
+
+// The worst first: defective, then unjudged, then healthy; within each, the node nearest its limit
+// (or furthest beyond it) first, nodes with none known last; then by name. A strict weak order.
+bool WorseFirst(const RankedNode& a, const RankedNode& b);
+
+// Whether `search` is in the node's name, its hardware class or a failing component's name,
+// ignoring ASCII case; an empty search matches every node.
+bool MatchesSearch(const store::NodeState& node, std::string_view search);
+
+// One page of the fleet, as the dashboard asks for it.
+struct FleetQuery {
+  store::NodeFilter filter;  // by verdict and hardware class; retired nodes or those in the fleet
+  std::string search;        // MatchesSearch; "" for every node
+  size_t page = 0;           // 0 for the first; past the last, the last
+  size_t per_page = 100;     // REQUIRES: > 0
+};
+
+struct FleetRanking {
+  std::vector<RankedNode> nodes;  // the page's, worst first (WorseFirst)
+  size_t matched = 0;             // nodes that passed the filter and the search, on every page
+  size_t page = 0;                // the page shown (0 for the first)
+  size_t pages = 0;               // pages in all; 0 when nothing matched
+  FleetGauges gauges;             // over the whole fleet, whatever the query
 };
 
 struct FleetSnapshot {
@@ -53,18 +84,26 @@ class FleetState {
   void Retired(std::string_view node, double when);
   void Renamed(std::string_view from, std::string_view to);
 
+  // The node's value nearest its learned limit, found in its upload `upload` (store::Upload::id):
+  // kept while that upload is the node's latest, ignored when it is not.
+  void Nearest(std::string_view node, int64_t upload, NearestLimit nearest);
+
   // How many nodes the fleet has (retired ones left out).
   size_t InFleet() const;
 
   // The nodes that pass `filter`, ordered by node as the store orders them, and the gauges.
   FleetSnapshot Snapshot(const store::NodeFilter& filter) const;
 
+  // The page `query` asks for, of the nodes that pass its filter and search ranked worst first.
+  // Orders the matching nodes up to the page shown (partial sort) and copies the page's only.
+  FleetRanking Ranked(const FleetQuery& query) const;
+
  private:
   // Adds (+1) or takes away (-1) a node's share of the gauges; none for a retired node.
   void Count(const store::NodeState& node, int sign) REQUIRES(mu_);
 
   mutable Mutex mu_;
-  std::map<std::string, store::NodeState, std::less<>> nodes_ GUARDED_BY(mu_);
+  std::map<std::string, RankedNode, std::less<>> nodes_ GUARDED_BY(mu_);
   FleetGauges gauges_ GUARDED_BY(mu_);
 };
 

@@ -23,6 +23,10 @@
 
 namespace vigil::server {
 
+namespace {
+constexpr size_t kRankGrain = 256;  // nodes per thread at least when ranking a fleet
+}  // namespace
+
 FleetService::FleetService(store::Store& store, Clock& clock, learned::LearnOptions learn)
     : store_(store), clock_(clock), learn_(learn) {}
 
@@ -63,9 +67,26 @@ Status FleetService::Start() {
     }
     return Status::Ok();
   }
-  MutexLock lock(mu_);
-  criteria_ = std::make_shared<const ActiveCriteria>(stored->version, std::move(*c));
+  const auto active = std::make_shared<const ActiveCriteria>(stored->version, std::move(*c));
+  {
+    MutexLock lock(mu_);
+    criteria_ = active;
+  }
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<store::Upload> latest, store_.LatestUploads());
+  Rank(*active, latest);
   return Status::Ok();
+}
+
+void FleetService::Rank(const ActiveCriteria& active, const std::vector<store::Upload>& latest) {
+  std::vector<NearestLimit> nearest(latest.size());
+  const size_t workers = WorkerCount(latest.size(), kRankGrain, 0);
+  RunWorkers(workers, [&](size_t w) {
+    const auto [begin, end] = ShareOf(latest.size(), w, workers);
+    for (size_t i = begin; i < end; ++i) nearest[i] = active.limits.Nearest(latest[i].row);
+  });
+  for (size_t i = 0; i < latest.size(); ++i) {
+    fleet_.Nearest(latest[i].node, latest[i].id, std::move(nearest[i]));
+  }
 }
 
 namespace {
@@ -241,7 +262,9 @@ Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
   }
   VIGIL_RETURN_IF_ERROR(store_.PutUploads(uploads));
   for (const store::Upload& u : uploads) {
-    if (!u.repeated) fleet_.Uploaded(u);
+    if (u.repeated) continue;
+    fleet_.Uploaded(u);
+    if (active) fleet_.Nearest(u.node, u.id, active->limits.Nearest(u.row));
   }
   const auto repeated = std::count_if(uploads.begin(), uploads.end(),
                                       [](const store::Upload& u) { return u.repeated; });
@@ -318,6 +341,7 @@ Result<LearnReport> FleetService::Learn() {
       report.changed += verdicts[i].verdict != latest[i].verdict;
       fleet_.Rejudged(latest[i].node, verdicts[i]);
     }
+    Rank(*active, latest);
     return Status::Ok();
   }();
   if (!again.ok()) {

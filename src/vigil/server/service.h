@@ -20,6 +20,7 @@
 #include "vigil/learned/learn.h"
 #include "vigil/remediate/remediator.h"
 #include "vigil/server/fleet_state.h"
+#include "vigil/server/limits.h"
 #include "vigil/store/store.h"
 
 namespace vigil::server {
@@ -31,6 +32,8 @@ class ActiveCriteria {
 
   const int64_t version;
   const learned::LearnedCriteria criteria;
+  // `criteria` indexed for the dashboard's ranking and bands (limits.h).
+  const LimitIndex limits{criteria};
 
   // Judging prepared for an upload that ran `benchmarks` (what one node ran) and carries `metrics`
   // (its keys, in its table's order): `criteria` restricted to those benchmarks
@@ -140,6 +143,8 @@ class FleetService {
   Clock& clock() { return clock_; }
 
  private:
+  // The dashboard's ranking (fleet_.Nearest) of every node whose latest upload is in `latest`.
+  void Rank(const ActiveCriteria& active, const std::vector<store::Upload>& latest);
   // Decides what a stored upload does under the remediation policy.
   void Remediate(const store::Upload& upload, const std::string& reason, bool validation);
 
