@@ -1,7 +1,8 @@
 // Scores `vigil plan train`'s step model on published tables (docs/plan.md, "How well"):
 // Megatron-LM's GPT weak-scaling table (Narayanan et al. 2021), MegaScale's 175B MFU (Jiang et al.
 // 2024) and ZeRO's model-state memory (Rajbhandari et al. 2020). Prints each row's prediction,
-// the published figure and the error. Usage: plan_score DIR (eval/data/plan).
+// the published figure and the error. Usage: plan_score DIR [RESULTS]: eval/data/plan, and
+// optionally a measured A100 node's results (a fleet summary or results document) as the profile.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "vigil/plan/hardware.h"
+#include "vigil/plan/profile.h"
 #include "vigil/plan/train.h"
 
 namespace {
@@ -68,7 +70,7 @@ double Error(double predicted, double published) { return (predicted - published
 // The weak-scaling table: seq 2048, vocab 51200, full recomputation, TP within a node, no ZeRO;
 // micro-batch 1 and no interleaving, which the table does not state (docs/plan.md).
 int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
-  fmt::print("Megatron-LM GPT weak scaling (Narayanan et al. 2021, Table 1), A100 datasheet\n");
+  fmt::print("Megatron-LM GPT weak scaling (Narayanan et al. 2021, Table 1), A100\n");
   fmt::print("{:>6} {:>5} {:>3} {:>3} {:>5} {:>6} {:>9} {:>9} {:>7} {:>6} {:>7}\n", "model",
              "GPUs", "TP", "PP", "DP", "batch", "predicted", "published", "error", "MFU",
              "bubble");
@@ -104,7 +106,7 @@ int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a1
 }
 
 int ScoreMegaScale(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
-  fmt::print("MegaScale 175B (Jiang et al. 2024), A100 datasheet\n");
+  fmt::print("MegaScale 175B (Jiang et al. 2024), A100\n");
   for (const auto& row : ReadCsv(dir + "/megascale_175b.csv")) {
     const ModelSpec m = Gpt(Int(row, "heads"), Int(row, "hidden"), Int(row, "layers"),
                             Int(row, "vocab"), Int(row, "seq_len"));
@@ -157,13 +159,17 @@ int ScoreZero(const std::string& dir, const vigil::plan::HardwareProfile& a100) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fmt::print(stderr, "usage: plan_score DIR (eval/data/plan)\n");
+  if (argc != 2 && argc != 3) {
+    fmt::print(stderr, "usage: plan_score DIR [RESULTS] (eval/data/plan; a measured A100 node)\n");
     return 2;
   }
-  const vigil::Result<vigil::plan::HardwareProfile> a100 =
-      vigil::plan::DatasheetProfile("a100");
-  if (!a100.ok()) return 3;
+  vigil::Result<vigil::plan::HardwareProfile> a100 = vigil::plan::DatasheetProfile("a100");
+  if (a100.ok() && argc == 3) a100 = vigil::plan::ReadMeasuredProfile({argv[2]}, *a100);
+  if (!a100.ok()) {
+    fmt::print(stderr, "plan_score: {}\n", a100.status().message());
+    return 2;
+  }
+  fmt::print("Profile: {}\n\n", a100->source);
   const std::string dir = argv[1];
   if (int rc = ScoreMegatron(dir, *a100); rc != 0) return rc;
   if (int rc = ScoreMegaScale(dir, *a100); rc != 0) return rc;
