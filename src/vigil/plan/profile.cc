@@ -203,4 +203,10 @@ Result<HardwareProfile> ReadMeasuredProfile(const std::vector<std::string>& path
   return MeasuredProfile(fleet, base, what);
 }
 
+Result<HardwareProfile> ProfileFor(std::string_view gpu, const std::vector<std::string>& hardware) {
+  VIGIL_ASSIGN_OR_RETURN(HardwareProfile sheet, DatasheetProfile(gpu));
+  if (hardware.empty()) return sheet;
+  return ReadMeasuredProfile(hardware, sheet);
+}
+
 }  // namespace vigil::plan

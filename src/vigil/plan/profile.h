@@ -34,4 +34,9 @@ Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareP
 Result<HardwareProfile> ReadMeasuredProfile(const std::vector<std::string>& paths,
                                             const HardwareProfile& base);
 
+// The profile the plan commands price with: the datasheet row of `gpu`, with what the files in
+// `hardware` measured over it (ReadMeasuredProfile) when there are any. InvalidArgument for an
+// unknown GPU or a file that cannot be read as results.
+Result<HardwareProfile> ProfileFor(std::string_view gpu, const std::vector<std::string>& hardware);
+
 }  // namespace vigil::plan

@@ -268,9 +268,11 @@ Status CheckLayout(const ModelSpec& m, const Layout& l, const HardwareProfile& h
       l.micro_batch < 1 || l.global_batch < 1 || l.zero < 0 || l.zero > 3) {
     return Bad("every parallel degree and batch must be at least 1, and ZeRO's stage 0 to 3");
   }
-  if (l.tp * l.pp * l.dp * l.cp != l.gpus) {
-    return Bad("TP x PP x DP x CP = {} x {} x {} x {} = {} is not the {} GPUs", l.tp, l.pp, l.dp,
-               l.cp, l.tp * l.pp * l.dp * l.cp, l.gpus);
+  // In doubles: the degrees come from flags, and their product may overflow an int64.
+  const double product = D(l.tp) * D(l.pp) * D(l.dp) * D(l.cp);
+  if (product != D(l.gpus)) {
+    return Bad("TP x PP x DP x CP = {} x {} x {} x {} = {:.17g} is not the {} GPUs", l.tp, l.pp,
+               l.dp, l.cp, product, l.gpus);
   }
   if (m.heads % l.tp != 0) return Bad("TP ({}) does not divide the {} heads", l.tp, m.heads);
   if (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0) {
@@ -315,6 +317,11 @@ double CollectiveSeconds(std::string_view collective, double bytes, int64_t rank
   const double n = D(ranks);
   const double factor = collective == "allreduce" ? 2 * (n - 1) / n : (n - 1) / n;
   return latency_s + bytes * factor / (busbw_gbps * kGiga);
+}
+
+double StageSeconds(const ModelSpec& m, const Layout& l, const HardwareProfile& hw,
+                    int64_t layers, const TrainAssumptions& a) {
+  return StageCostOf(m, l, hw, a, D(layers)).MicroBatch();
 }
 
 TrainPrediction PredictTrain(const ModelSpec& m, const Layout& l, const HardwareProfile& hw,

@@ -118,6 +118,12 @@ struct StageGroup {
 TrainPrediction PredictMixed(const ModelSpec& model, const Layout& layout, const StageGroup& first,
                              const StageGroup& second, const TrainAssumptions& a = {});
 
+// Seconds of one micro-batch through one pipeline stage of `layers` blocks on `hw` (forward,
+// backward, recomputation and the exposed communication inside it; the output layer counted, as
+// on the last stage). Linear in `layers`. Pure; thread-safe.
+double StageSeconds(const ModelSpec& model, const Layout& layout, const HardwareProfile& hw,
+                    int64_t layers, const TrainAssumptions& a = {});
+
 // Share of `peak` a GEMM of m x k by k x n reaches: the time to compute it at the profile's GEMM
 // rate plus the time to move its operands and result through HBM once (they overlap only in
 // part), over the compute time at the peak. One function for every GEMM, not fitted per shape.
