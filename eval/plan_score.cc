@@ -71,14 +71,12 @@ double Error(double predicted, double published) { return (predicted - published
 // micro-batch 1 and no interleaving, which the table does not state (docs/plan.md).
 int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
   fmt::print("Megatron-LM GPT weak scaling (Narayanan et al. 2021, Table 1), A100\n");
-  fmt::print("{:>6} {:>5} {:>3} {:>3} {:>5} {:>6} {:>9} {:>9} {:>7} {:>6} {:>7}\n", "model",
-             "GPUs", "TP", "PP", "DP", "batch", "predicted", "published", "error", "MFU",
-             "bubble");
+  fmt::print("{:>6} {:>5} {:>3} {:>3} {:>5} {:>6} {:>9} {:>9} {:>7} {:>6} {:>7}\n", "model", "GPUs",
+             "TP", "PP", "DP", "batch", "predicted", "published", "error", "MFU", "bubble");
   int within = 0, rows = 0;
   double worst = 0;
   for (const auto& row : ReadCsv(dir + "/megatron_gpt_weak_scaling.csv")) {
-    const ModelSpec m =
-        Gpt(Int(row, "heads"), Int(row, "hidden"), Int(row, "layers"), 51200, 2048);
+    const ModelSpec m = Gpt(Int(row, "heads"), Int(row, "hidden"), Int(row, "layers"), 51200, 2048);
     Layout l;
     l.gpus = Int(row, "gpus");
     l.tp = Int(row, "tp");
@@ -97,9 +95,10 @@ int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a1
     ++rows;
     within += std::abs(e) <= 0.10;
     worst = std::max(worst, std::abs(e));
-    fmt::print("{:>6} {:>5} {:>3} {:>3} {:>5} {:>6} {:>9.1f} {:>9.0f} {:>+6.1f}% {:>5.1f}% {:>6.1f}%\n",
-               row.at("model"), l.gpus, l.tp, l.pp, l.dp, l.global_batch, p.tflops_per_gpu,
-               published, 100 * e, 100 * p.mfu, 100 * p.bubble_fraction);
+    fmt::print(
+        "{:>6} {:>5} {:>3} {:>3} {:>5} {:>6} {:>9.1f} {:>9.0f} {:>+6.1f}% {:>5.1f}% {:>6.1f}%\n",
+        row.at("model"), l.gpus, l.tp, l.pp, l.dp, l.global_batch, p.tflops_per_gpu, published,
+        100 * e, 100 * p.mfu, 100 * p.bubble_fraction);
   }
   fmt::print("{} of {} rows within 10% (worst {:.1f}%)\n\n", within, rows, 100 * worst);
   return 0;
@@ -128,10 +127,11 @@ int ScoreMegaScale(const std::string& dir, const vigil::plan::HardwareProfile& a
     }
     const TrainPrediction p = vigil::plan::PredictTrain(m, l, a100);
     const double published = std::stod(row.at("mfu"));
-    fmt::print("{} on {} GPUs (TP {} PP {} VPP {} DP {}, batch {}): MFU predicted {:.1f}%, "
-               "published {:.1f}%, error {:+.1f}% (relative)\n\n",
-               row.at("model"), l.gpus, l.tp, l.pp, l.vpp, l.dp, l.global_batch, 100 * p.mfu,
-               100 * published, 100 * Error(p.mfu, published));
+    fmt::print(
+        "{} on {} GPUs (TP {} PP {} VPP {} DP {}, batch {}): MFU predicted {:.1f}%, "
+        "published {:.1f}%, error {:+.1f}% (relative)\n\n",
+        row.at("model"), l.gpus, l.tp, l.pp, l.vpp, l.dp, l.global_batch, 100 * p.mfu,
+        100 * published, 100 * Error(p.mfu, published));
   }
   return 0;
 }

@@ -27,13 +27,14 @@ std::vector<std::string> Train(const std::string& model, std::vector<std::string
 
 TEST(PlanCliTest, TrainPrintsTheFieldsScriptsRead) {
   const ProcessResult r = RunVigil(Train(
-      "gpt3-175b.yaml", {"--gpus", "1024", "--gpu", "h100", "--tp", "8", "--pp", "8", "--vpp",
-                         "2", "--dp", "16", "--micro-batch", "1", "--global-batch", "1024",
-                         "--recompute", "selective", "--zero", "1", "--json"}));
+      "gpt3-175b.yaml",
+      {"--gpus",      "1024",      "--gpu",  "h100", "--tp",          "8", "--pp",           "8",
+       "--vpp",       "2",         "--dp",   "16",   "--micro-batch", "1", "--global-batch", "1024",
+       "--recompute", "selective", "--zero", "1",    "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = JsonOf(r);
-  for (const char* key : {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu",
-                          "memory_gib_per_gpu"}) {
+  for (const char* key :
+       {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "memory_gib_per_gpu"}) {
     ASSERT_TRUE(j.contains(key)) << key;
     EXPECT_GT(j[key].get<double>(), 0) << key;
   }
@@ -45,20 +46,20 @@ TEST(PlanCliTest, TrainPrintsTheFieldsScriptsRead) {
   EXPECT_EQ(j["layout"]["vpp"], 2);
   EXPECT_EQ(j["profile"]["source"], "datasheet");
 
-  const ProcessResult text = RunVigil(Train(
-      "gpt3-175b.yaml", {"--gpus", "1024", "--tp", "8", "--pp", "8", "--dp", "16",
-                         "--micro-batch", "1", "--global-batch", "1024"}));
+  const ProcessResult text =
+      RunVigil(Train("gpt3-175b.yaml", {"--gpus", "1024", "--tp", "8", "--pp", "8", "--dp", "16",
+                                        "--micro-batch", "1", "--global-batch", "1024"}));
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("pipeline bubble"), std::string::npos) << text.out;
 }
 
 TEST(PlanCliTest, TrainWithMeasuredHardware) {
-  const ProcessResult r = RunVigil(Train(
-      "gpt3-175b.yaml",
-      {"--gpus", "1024", "--gpu", "a100", "--hardware",
-       std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl", "--tp", "8",
-       "--pp", "8", "--dp", "16", "--micro-batch", "1", "--global-batch", "1024", "--recompute",
-       "full", "--json"}));
+  const ProcessResult r =
+      RunVigil(Train("gpt3-175b.yaml",
+                     {"--gpus", "1024", "--gpu", "a100", "--hardware",
+                      std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl",
+                      "--tp", "8", "--pp", "8", "--dp", "16", "--micro-batch", "1",
+                      "--global-batch", "1024", "--recompute", "full", "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = JsonOf(r);
   EXPECT_TRUE(j["profile"]["source"].get<std::string>().starts_with("measured: "));
@@ -85,9 +86,9 @@ TEST(PlanCliTest, AnImpossibleLayoutExits2NamingTheConstraint) {
 }
 
 TEST(PlanCliTest, ALayoutThatDoesNotFitExits1) {
-  const ProcessResult r = RunVigil(
-      Train("gpt3-175b.yaml", {"--gpus", "8", "--tp", "8", "--pp", "1", "--dp", "1",
-                               "--micro-batch", "1", "--global-batch", "8", "--json"}));
+  const ProcessResult r =
+      RunVigil(Train("gpt3-175b.yaml", {"--gpus", "8", "--tp", "8", "--pp", "1", "--dp", "1",
+                                        "--micro-batch", "1", "--global-batch", "8", "--json"}));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_FALSE(JsonOf(r)["fits"].get<bool>());
 }
@@ -105,18 +106,18 @@ TEST(PlanCliTest, AMalformedModelFileNamesFileLineAndField) {
 
 TEST(PlanCliTest, SearchRanksLayoutsAndPlacesStagesBySpeed) {
   const ProcessResult r =
-      RunVigil({"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "256",
-                "--gpu", "h100", "--global-batch", "512", "--top", "3", "--json"});
+      RunVigil({"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "256", "--gpu",
+                "h100", "--global-batch", "512", "--top", "3", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = JsonOf(r);
   ASSERT_EQ(j["best"].size(), 3u);
   EXPECT_GT(j["layouts"].get<int64_t>(), j["fitting"].get<int64_t>());
   EXPECT_GE(j["best"][0]["tokens_per_s"].get<double>(), j["best"][1]["tokens_per_s"].get<double>());
 
-  const ProcessResult mixed = RunVigil(
-      {"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "256", "--gpu", "h100",
-       "--second-gpu", "h100", "--second-gpus", "64", "--second-speed", "0.5",
-       "--global-batch", "512", "--top", "1", "--json"});
+  const ProcessResult mixed =
+      RunVigil({"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "256", "--gpu",
+                "h100", "--second-gpu", "h100", "--second-gpus", "64", "--second-speed", "0.5",
+                "--global-batch", "512", "--top", "1", "--json"});
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
   const Json placement = JsonOf(mixed)["best"][0]["placement"];
   EXPECT_GT(placement["first"]["layers_per_stage"].get<int>(),
@@ -125,8 +126,8 @@ TEST(PlanCliTest, SearchRanksLayoutsAndPlacesStagesBySpeed) {
 }
 
 TEST(PlanCliTest, SearchSaysWhenTheModelFitsNowhere) {
-  const ProcessResult r = RunVigil({"plan", "search", "--model", kModels + "gpt-1t.yaml",
-                                    "--gpus", "8", "--gpu", "a100", "--global-batch", "8"});
+  const ProcessResult r = RunVigil({"plan", "search", "--model", kModels + "gpt-1t.yaml", "--gpus",
+                                    "8", "--gpu", "a100", "--global-batch", "8"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.err.starts_with("vigil: the model fits nowhere")) << r.err;
 }

@@ -8,8 +8,8 @@
 
 #include <map>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vigil/core/status.h"

@@ -76,8 +76,8 @@ std::optional<Reading> NicReading(std::string_view metric, double value) {
 
 std::optional<Reading> ReadingOf(const MetricKey& key, double value) {
   const std::string_view bench = key.BenchmarkName();
-  const std::string_view annotation =
-      key.benchmark.size() > bench.size() ? std::string_view(key.benchmark).substr(bench.size() + 1)
+  const std::string_view annotation = key.benchmark.size() > bench.size()
+                                          ? std::string_view(key.benchmark).substr(bench.size() + 1)
                                           : std::string_view();
   const std::string& m = key.metric;
   if (bench == "gpu-gemm" && m == "bf16_tflops") return Reading{Field::kBf16, "", 0, value};
@@ -111,9 +111,9 @@ std::map<ReadingId, double> FleetMedians(const FleetTable& table) {
   for (const std::string& name : table.metrics()) {
     Result<MetricKey> key = MetricKey::Parse(name);
     std::optional<Reading> r = key.ok() ? ReadingOf(*key, 1) : std::nullopt;
-    columns.push_back(r ? std::optional(std::pair(ReadingId{r->field, r->collective, r->bytes},
-                                                  std::move(*key)))
-                        : std::nullopt);
+    columns.push_back(
+        r ? std::optional(std::pair(ReadingId{r->field, r->collective, r->bytes}, std::move(*key)))
+          : std::nullopt);
   }
   std::map<ReadingId, std::vector<double>> over_nodes;
   for (size_t i = 0; i < table.node_count(); ++i) {

@@ -45,17 +45,16 @@ TEST(MeasuredProfileTest, TakesTheMedianOfHealthyNodes) {
 }
 
 TEST(MeasuredProfileTest, ReadsSuperBenchNamesAndUnits) {
-  const FleetTable table =
-      TableOfRows({{"sb",
-                    {{"gemm-flops/BF16_TC:0", 264965},
-                     {"gemm-flops/BF16_TC:1", 267501},
-                     {"nccl-bw/allreduce_8388608_busbw:0", 89.51},
-                     {"nccl-bw/allreduce_4294967296_busbw:0", 234.45},
-                     {"ib-loopback/IB_write_8388608_Avg_0:0", 23922.4},
-                     {"ib-loopback/IB_write_1024_Avg_0:0", 3215.97},
-                     {"mem-bw/H2D_Mem_BW:0", 26.2}},
-                    ""}},
-                  "sb.jsonl");
+  const FleetTable table = TableOfRows({{"sb",
+                                         {{"gemm-flops/BF16_TC:0", 264965},
+                                          {"gemm-flops/BF16_TC:1", 267501},
+                                          {"nccl-bw/allreduce_8388608_busbw:0", 89.51},
+                                          {"nccl-bw/allreduce_4294967296_busbw:0", 234.45},
+                                          {"ib-loopback/IB_write_8388608_Avg_0:0", 23922.4},
+                                          {"ib-loopback/IB_write_1024_Avg_0:0", 3215.97},
+                                          {"mem-bw/H2D_Mem_BW:0", 26.2}},
+                                         ""}},
+                                       "sb.jsonl");
   Result<HardwareProfile> p = MeasuredProfile(table, *DatasheetProfile("a100"), "sb.jsonl");
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_DOUBLE_EQ(p->bf16_tflops, (264.965 + 267.501) / 2);
@@ -72,8 +71,8 @@ TEST(MeasuredProfileTest, RefusesATableWithNothingToRead) {
 }
 
 TEST(ProfileForTest, ReadsTheRealSuperBenchFleet) {
-  Result<HardwareProfile> p =
-      ProfileFor("a100", {std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl"});
+  Result<HardwareProfile> p = ProfileFor(
+      "a100", {std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl"});
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_GT(p->bf16_tflops, 250);  // 8 x A100 GEMM medians near 265-277 TFLOP/s
   EXPECT_LT(p->bf16_tflops, 300);

@@ -33,10 +33,9 @@ class Ranking {
   void Offer(Candidate&& c) {
     const double rate = c.prediction.tokens_per_s;
     if (best_.size() == top_ && rate <= best_.back().prediction.tokens_per_s) return;
-    const auto at = std::ranges::upper_bound(best_, rate, std::greater<>(),
-                                             [](const Candidate& x) {
-                                               return x.prediction.tokens_per_s;
-                                             });
+    const auto at = std::ranges::upper_bound(best_, rate, std::greater<>(), [](const Candidate& x) {
+      return x.prediction.tokens_per_s;
+    });
     best_.insert(at, std::move(c));
     if (best_.size() > top_) best_.pop_back();
   }
@@ -144,9 +143,9 @@ Status CheckRequest(const SearchRequest& r) {
     return Status::InvalidArgument("fp8: a GPU of the cluster has no FP8 tensor cores");
   }
   if (r.second && (r.second_gpus < 1 || r.second_gpus >= r.gpus)) {
-    return Status::InvalidArgument(fmt::format(
-        "the second GPU type's count ({}) must be at least 1 and below all GPUs ({})",
-        r.second_gpus, r.gpus));
+    return Status::InvalidArgument(
+        fmt::format("the second GPU type's count ({}) must be at least 1 and below all GPUs ({})",
+                    r.second_gpus, r.gpus));
   }
   return Status::Ok();
 }
@@ -176,8 +175,8 @@ std::pair<StageGroup, StageGroup> BalanceStages(const ModelSpec& m, const Layout
 
 Result<SearchResult> SearchLayouts(const SearchRequest& request, const TrainAssumptions& a) {
   VIGIL_RETURN_IF_ERROR(CheckRequest(request));
-  Search search{request, a, request.hw, request.second.value_or(request.hw),
-                Ranking(request.top), {}};
+  Search search{request, a, request.hw, request.second.value_or(request.hw), Ranking(request.top),
+                {}};
   if (request.memory_limit_gb > 0) {
     search.first.memory_gb = std::min(search.first.memory_gb, request.memory_limit_gb);
     search.second.memory_gb = std::min(search.second.memory_gb, request.memory_limit_gb);

@@ -74,12 +74,14 @@ Json SearchJson(const SearchAnswer& a) {
              {"memory_gib_per_gpu", p.memory.Total() / kGib},
              {"bubble_fraction", p.bubble_fraction}};
     if (c.even) {
-      row["placement"] = {{"first", {{"gpu", c.first.hw.gpu},
-                                     {"stages", c.first.stages},
-                                     {"layers_per_stage", c.first.layers}}},
-                          {"second", {{"gpu", c.second.hw.gpu},
-                                      {"stages", c.second.stages},
-                                      {"layers_per_stage", c.second.layers}}},
+      row["placement"] = {{"first",
+                           {{"gpu", c.first.hw.gpu},
+                            {"stages", c.first.stages},
+                            {"layers_per_stage", c.first.layers}}},
+                          {"second",
+                           {{"gpu", c.second.hw.gpu},
+                            {"stages", c.second.stages},
+                            {"layers_per_stage", c.second.layers}}},
                           {"even_tokens_per_s", c.even->tokens_per_s},
                           {"even_fits", c.even->fits},
                           {"speedup_over_even", p.tokens_per_s / c.even->tokens_per_s}};
@@ -95,14 +97,14 @@ Json SearchJson(const SearchAnswer& a) {
 
 std::string SearchText(const SearchAnswer& a) {
   const SearchRequest& r = a.request;
-  std::string out = fmt::format(
-      "{} valid layouts on {} GPUs ({}{}), {} fit; searched in {:.3f} s. Best {}:\n\n",
-      a.result.layouts, r.gpus, r.hw.gpu,
-      r.second ? fmt::format(" and {} {}", r.second_gpus, r.second->gpu) : "", a.result.fitting,
-      a.seconds, a.result.best.size());
-  std::vector<std::string> header = {"#",  "TP",   "PP",   "VPP",   "DP",       "CP",
-                                     "EP", "mb",   "recompute", "ZeRO", "step s", "tokens/s",
-                                     "TFLOP/s/GPU", "MFU", "GiB/GPU"};
+  std::string out =
+      fmt::format("{} valid layouts on {} GPUs ({}{}), {} fit; searched in {:.3f} s. Best {}:\n\n",
+                  a.result.layouts, r.gpus, r.hw.gpu,
+                  r.second ? fmt::format(" and {} {}", r.second_gpus, r.second->gpu) : "",
+                  a.result.fitting, a.seconds, a.result.best.size());
+  std::vector<std::string> header = {"#",      "TP",       "PP",          "VPP",       "DP",
+                                     "CP",     "EP",       "mb",          "recompute", "ZeRO",
+                                     "step s", "tokens/s", "TFLOP/s/GPU", "MFU",       "GiB/GPU"};
   if (r.second) {
     header.push_back("stages x blocks");
     header.push_back("vs even");
@@ -112,14 +114,21 @@ std::string SearchText(const SearchAnswer& a) {
   for (const Candidate& c : a.result.best) {
     const Layout& l = c.layout;
     const TrainPrediction& p = c.prediction;
-    std::vector<std::string> row = {
-        fmt::format("{}", ++rank), fmt::format("{}", l.tp), fmt::format("{}", l.pp),
-        fmt::format("{}", l.vpp), fmt::format("{}", l.dp), fmt::format("{}", l.cp),
-        fmt::format("{}", l.ep), fmt::format("{}", l.micro_batch),
-        std::string(RecomputeName(l.recompute)), fmt::format("{}", l.zero),
-        fmt::format("{:.4g}", p.step_time_s), fmt::format("{:.4g}", p.tokens_per_s),
-        fmt::format("{:.1f}", p.tflops_per_gpu), fmt::format("{:.1f}%", 100 * p.mfu),
-        fmt::format("{:.1f}", p.memory.Total() / kGib)};
+    std::vector<std::string> row = {fmt::format("{}", ++rank),
+                                    fmt::format("{}", l.tp),
+                                    fmt::format("{}", l.pp),
+                                    fmt::format("{}", l.vpp),
+                                    fmt::format("{}", l.dp),
+                                    fmt::format("{}", l.cp),
+                                    fmt::format("{}", l.ep),
+                                    fmt::format("{}", l.micro_batch),
+                                    std::string(RecomputeName(l.recompute)),
+                                    fmt::format("{}", l.zero),
+                                    fmt::format("{:.4g}", p.step_time_s),
+                                    fmt::format("{:.4g}", p.tokens_per_s),
+                                    fmt::format("{:.1f}", p.tflops_per_gpu),
+                                    fmt::format("{:.1f}%", 100 * p.mfu),
+                                    fmt::format("{:.1f}", p.memory.Total() / kGib)};
     if (c.even) {
       row.push_back(Placement(c));
       row.push_back(fmt::format("{:.2f}x", p.tokens_per_s / c.even->tokens_per_s));

@@ -17,11 +17,11 @@ struct SearchFlags {
   std::vector<std::string> hardware;  // measured results over the datasheet; empty: none
   int64_t gpus = 0;
   int64_t global_batch = 0;
-  double memory_gb = 0;               // per GPU; 0: the GPUs' own
+  double memory_gb = 0;  // per GPU; 0: the GPUs' own
   std::string precision = "bf16";
-  std::string second_gpu;             // a second GPU type's datasheet row; empty: one type
-  int64_t second_gpus = 0;            // GPUs of the second type
-  double second_speed = 1;            // its GEMM and HBM rates scaled by this (a degraded node)
+  std::string second_gpu;   // a second GPU type's datasheet row; empty: one type
+  int64_t second_gpus = 0;  // GPUs of the second type
+  double second_speed = 1;  // its GEMM and HBM rates scaled by this (a degraded node)
   size_t top = 10;
 };
 

@@ -44,15 +44,15 @@ double IntraBus(const HardwareProfile& hw, std::string_view collective, double b
 
 // A collective among `ranks` consecutive ranks spaced `stride` apart: inside a node when they all
 // fit in one, over the NICs otherwise.
-double GroupBus(const HardwareProfile& hw, std::string_view collective, double bytes,
-                int64_t ranks, int64_t stride) {
+double GroupBus(const HardwareProfile& hw, std::string_view collective, double bytes, int64_t ranks,
+                int64_t stride) {
   if (ranks * stride <= hw.gpus_per_node) return IntraBus(hw, collective, bytes);
   return hw.inter_node_gbps * hw.bus_efficiency;
 }
 
 // The per-GPU parameters of one transformer block (with its biases and layer norms).
 struct BlockParams {
-  double dense = 0;   // attention, norms and a dense MLP: split by TP
+  double dense = 0;    // attention, norms and a dense MLP: split by TP
   double experts = 0;  // the expert MLPs this GPU holds (MoE): split by TP and EP
 };
 
@@ -77,8 +77,8 @@ BlockParams BlockParamsPerGpu(const ModelSpec& m, const Layout& l) {
 struct BlockCost {
   double gemm_s = 0;
   double memory_s = 0;
-  double forward_flops = 0;    // the forward's FLOPs (model FLOPs are 3x)
-  double hardware_flops = 0;   // forward, backward and recomputation
+  double forward_flops = 0;     // the forward's FLOPs (model FLOPs are 3x)
+  double hardware_flops = 0;    // forward, backward and recomputation
   double activation_bytes = 0;  // what the forward writes and the backward reads back
 };
 
@@ -96,10 +96,10 @@ BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   const double expert_tokens = moe ? tokens * D(m.top_k) * D(l.ep) / D(m.experts) : tokens;
   const double local_experts = moe ? D(m.experts) / D(l.ep) : 1;
   const Gemm gemms[] = {
-      {tokens, h * (1 + 2 * kv) / t, h, 1, false},                // QKV projection
-      {s / c, s, d, heads, true},                                 // scores Q K^T
-      {s / c, d, s, heads, true},                                 // scores x V
-      {tokens, h, h / t, 1, false},                               // output projection
+      {tokens, h * (1 + 2 * kv) / t, h, 1, false},                    // QKV projection
+      {s / c, s, d, heads, true},                                     // scores Q K^T
+      {s / c, d, s, heads, true},                                     // scores x V
+      {tokens, h, h / t, 1, false},                                   // output projection
       {expert_tokens, D(m.ffn_hidden) / t, h, local_experts, false},  // MLP up
       {expert_tokens, h, D(m.ffn_hidden) / t, local_experts, false},  // MLP down
   };
@@ -150,14 +150,13 @@ double ActivationBytes(const ModelSpec& m, const Layout& l, const BlockCost& blo
   return bytes;
 }
 
-
 // One pipeline stage of `layers` blocks on one GPU type: the time of one micro-batch through it
 // (forward and backward), what of it is exposed communication, and the step's once-only costs.
 struct StageCost {
-  double compute_s = 0;  // per micro-batch
+  double compute_s = 0;                           // per micro-batch
   double tp_s = 0, cp_s = 0, ep_s = 0, pp_s = 0;  // exposed, per micro-batch
-  double dp_s = 0;         // exposed, once per step
-  double optimizer_s = 0;  // once per step
+  double dp_s = 0;                                // exposed, once per step
+  double optimizer_s = 0;                         // once per step
   MemoryBreakdown memory;
   double MicroBatch() const { return compute_s + tp_s + cp_s + ep_s + pp_s; }
 };
@@ -191,8 +190,7 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   if (m.experts > 1) {
     c.ep_s = (1 - a.ep_hidden) * layers * tp_passes *
              CollectiveSeconds("alltoall", a2a_bytes, l.ep,
-                               GroupBus(hw, "alltoall", a2a_bytes, l.ep, l.tp * l.cp),
-                               a.latency_s);
+                               GroupBus(hw, "alltoall", a2a_bytes, l.ep, l.tp * l.cp), a.latency_s);
   }
   // Megatron's scatter-gather: each TP rank sends its 1/t share to the next stage, once forward
   // and once backward per model chunk.
@@ -200,8 +198,8 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   const double pp_bw = pp_across_nodes ? hw.inter_node_gbps * hw.bus_efficiency
                                        : IntraBus(hw, "allgather", act_bytes);
   if (l.pp > 1) {
-    c.pp_s = (1 - a.pp_hidden) * 2 * D(l.vpp) *
-             (a.latency_s + act_bytes / D(l.tp) / (pp_bw * kGiga));
+    c.pp_s =
+        (1 - a.pp_hidden) * 2 * D(l.vpp) * (a.latency_s + act_bytes / D(l.tp) / (pp_bw * kGiga));
   }
 
   // Parameters on the stage: its blocks, and an end stage's embedding or output layer.
@@ -213,14 +211,13 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   const double zero3 = l.zero == 3 ? 1.5 : 1;
   const int64_t expert_dp = l.dp / l.ep;
   const double dense_bytes = kBytesPerValue * dense, expert_bytes = kBytesPerValue * experts;
-  c.dp_s = (1 - a.dp_hidden) * zero3 *
-           (CollectiveSeconds("allreduce", dense_bytes, l.dp,
-                              GroupBus(hw, "allreduce", dense_bytes, l.dp, l.tp * l.cp),
-                              a.latency_s) +
-            CollectiveSeconds("allreduce", expert_bytes, expert_dp,
-                              GroupBus(hw, "allreduce", expert_bytes, expert_dp,
-                                       l.tp * l.cp * l.ep),
-                              a.latency_s));
+  c.dp_s =
+      (1 - a.dp_hidden) * zero3 *
+      (CollectiveSeconds("allreduce", dense_bytes, l.dp,
+                         GroupBus(hw, "allreduce", dense_bytes, l.dp, l.tp * l.cp), a.latency_s) +
+       CollectiveSeconds("allreduce", expert_bytes, expert_dp,
+                         GroupBus(hw, "allreduce", expert_bytes, expert_dp, l.tp * l.cp * l.ep),
+                         a.latency_s));
   const double dp = D(l.dp);
   const double optimizer_share = l.zero >= 1 ? on_gpu / dp : on_gpu;
   c.optimizer_s = optimizer_share * kOptimizerTraffic / (hw.hbm_gbps * hw.hbm_efficiency * kGiga);
@@ -264,8 +261,8 @@ Result<Precision> ParsePrecision(std::string_view text) {
 }
 
 Status CheckLayout(const ModelSpec& m, const Layout& l, const HardwareProfile& hw) {
-  if (l.tp < 1 || l.pp < 1 || l.vpp < 1 || l.dp < 1 || l.cp < 1 || l.ep < 1 ||
-      l.micro_batch < 1 || l.global_batch < 1 || l.zero < 0 || l.zero > 3) {
+  if (l.tp < 1 || l.pp < 1 || l.vpp < 1 || l.dp < 1 || l.cp < 1 || l.ep < 1 || l.micro_batch < 1 ||
+      l.global_batch < 1 || l.zero < 0 || l.zero > 3) {
     return Bad("every parallel degree and batch must be at least 1, and ZeRO's stage 0 to 3");
   }
   // In doubles: the degrees come from flags, and their product may overflow an int64.
@@ -302,8 +299,7 @@ Status CheckLayout(const ModelSpec& m, const Layout& l, const HardwareProfile& h
   return Status::Ok();
 }
 
-double GemmEfficiency(double m, double n, double k, const HardwareProfile& hw,
-                      double peak_tflops) {
+double GemmEfficiency(double m, double n, double k, const HardwareProfile& hw, double peak_tflops) {
   const double flops = 2 * m * n * k;
   const double compute_s = flops / (peak_tflops * hw.gemm_efficiency * kTera);
   const double memory_s =
@@ -319,8 +315,8 @@ double CollectiveSeconds(std::string_view collective, double bytes, int64_t rank
   return latency_s + bytes * factor / (busbw_gbps * kGiga);
 }
 
-double StageSeconds(const ModelSpec& m, const Layout& l, const HardwareProfile& hw,
-                    int64_t layers, const TrainAssumptions& a) {
+double StageSeconds(const ModelSpec& m, const Layout& l, const HardwareProfile& hw, int64_t layers,
+                    const TrainAssumptions& a) {
   return StageCostOf(m, l, hw, a, D(layers)).MicroBatch();
 }
 
@@ -339,8 +335,8 @@ TrainPrediction PredictMixed(const ModelSpec& m, const Layout& l, const StageGro
     if (g->stages > 0) stages.emplace_back(StageCostOf(m, l, g->hw, a, D(g->layers)), g);
   }
   // The pipeline runs at its slowest stage's pace; the step's once-only costs wait for the last.
-  const auto slowest = std::ranges::max_element(
-      stages, {}, [](const auto& s) { return s.first.MicroBatch(); });
+  const auto slowest =
+      std::ranges::max_element(stages, {}, [](const auto& s) { return s.first.MicroBatch(); });
   const StageCost& c = slowest->first;
   const double stage = c.MicroBatch();
   p.micro_batches = micro_batches;
@@ -376,8 +372,7 @@ TrainPrediction PredictMixed(const ModelSpec& m, const Layout& l, const StageGro
   const double logits = 2 * b * s * D(m.vocab) * h;
   const double micro_batches_all = D(l.global_batch) / b;
   p.model_flops = 3 * (block.forward_flops * share * D(m.layers) + logits) * micro_batches_all;
-  p.hardware_flops =
-      (block.hardware_flops * share * D(m.layers) + 3 * logits) * micro_batches_all;
+  p.hardware_flops = (block.hardware_flops * share * D(m.layers) + 3 * logits) * micro_batches_all;
   p.tokens_per_s = D(l.global_batch) * s / p.step_time_s;
   p.tflops_per_gpu = p.hardware_flops / p.step_time_s / D(l.gpus) / kTera;
   p.mfu = p.model_flops / p.step_time_s / peak_sum;

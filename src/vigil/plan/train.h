@@ -42,20 +42,20 @@ struct Layout {
 // The one set of assumptions of docs/plan.md ("Assumptions"), frozen before scoring. Shares of a
 // communication hidden behind compute: 0 is all exposed.
 struct TrainAssumptions {
-  double tp_hidden = 0;       // TP's all-reduce / reduce-scatter + all-gather: on the critical path
-  double cp_hidden = 0.5;     // CP's key/value exchange, overlapped with the attention of a ring
-  double pp_hidden = 0;       // PP's point-to-point sends in the 1F1B steady state
-  double dp_hidden = 0;       // DP's gradient reduction after the last micro-batch's backward
-  double ep_hidden = 0;       // EP's all-to-all dispatch and combine
-  double latency_s = 20e-6;   // the fixed cost of one collective or send (NCCL's, order of)
-  double reserve_gb = 4;      // CUDA context, workspaces and allocator fragmentation per GPU
+  double tp_hidden = 0;      // TP's all-reduce / reduce-scatter + all-gather: on the critical path
+  double cp_hidden = 0.5;    // CP's key/value exchange, overlapped with the attention of a ring
+  double pp_hidden = 0;      // PP's point-to-point sends in the 1F1B steady state
+  double dp_hidden = 0;      // DP's gradient reduction after the last micro-batch's backward
+  double ep_hidden = 0;      // EP's all-to-all dispatch and combine
+  double latency_s = 20e-6;  // the fixed cost of one collective or send (NCCL's, order of)
+  double reserve_gb = 4;     // CUDA context, workspaces and allocator fragmentation per GPU
 };
 
 // Seconds of one step, by what they are spent on. compute + the exposed communication + bubble
 // + optimizer = step.
 struct StepBreakdown {
-  double compute_s = 0;    // GEMMs and memory-bound kernels of the slowest stage, all micro-batches
-  double tp_comm_s = 0;    // exposed shares of each communication
+  double compute_s = 0;  // GEMMs and memory-bound kernels of the slowest stage, all micro-batches
+  double tp_comm_s = 0;  // exposed shares of each communication
   double cp_comm_s = 0;
   double pp_comm_s = 0;
   double dp_comm_s = 0;
@@ -76,19 +76,19 @@ struct MemoryBreakdown {
 };
 
 struct TrainPrediction {
-  double parameters = 0;             // of the whole model
-  double model_flops = 0;            // per step, forward and backward (3x the forward)
-  double hardware_flops = 0;         // per step, recomputation included
+  double parameters = 0;      // of the whole model
+  double model_flops = 0;     // per step, forward and backward (3x the forward)
+  double hardware_flops = 0;  // per step, recomputation included
   double step_time_s = 0;
   double tokens_per_s = 0;
-  double tflops_per_gpu = 0;         // hardware FLOP/s per GPU (recomputation counted), in 1e12
-  double mfu = 0;                    // model FLOP/s over the GPUs' dense peak
-  int64_t micro_batches = 0;         // per pipeline per step
-  double bubble_fraction = 0;        // (p - 1) / (v m)
+  double tflops_per_gpu = 0;   // hardware FLOP/s per GPU (recomputation counted), in 1e12
+  double mfu = 0;              // model FLOP/s over the GPUs' dense peak
+  int64_t micro_batches = 0;   // per pipeline per step
+  double bubble_fraction = 0;  // (p - 1) / (v m)
   StepBreakdown time;
   MemoryBreakdown memory;
-  double memory_limit_bytes = 0;     // the profile's memory
-  bool fits = false;                 // memory.Total() <= memory_limit_bytes
+  double memory_limit_bytes = 0;  // the profile's memory
+  bool fits = false;              // memory.Total() <= memory_limit_bytes
 };
 
 // The layout's constraints against the model and the profile, each broken one named: tp x pp x dp

@@ -121,8 +121,8 @@ std::string TrainText(const TrainAnswer& a) {
   time.Add({"PP communication (exposed)", Seconds(t.pp_comm_s, s)});
   time.Add({"DP gradient reduction (exposed)", Seconds(t.dp_comm_s, s)});
   time.Add({"EP all-to-all (exposed)", Seconds(t.ep_comm_s, s)});
-  time.Add({fmt::format("pipeline bubble ({:.1f}%)", 100 * p.bubble_fraction),
-            Seconds(t.bubble_s, s)});
+  time.Add(
+      {fmt::format("pipeline bubble ({:.1f}%)", 100 * p.bubble_fraction), Seconds(t.bubble_s, s)});
   time.Add({"optimizer step", Seconds(t.optimizer_s, s)});
   out += time.ToString();
   const MemoryBreakdown& m = p.memory;

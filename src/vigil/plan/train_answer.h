@@ -14,12 +14,12 @@
 namespace vigil::plan {
 
 struct TrainRequest {
-  std::string model_path;              // the model description file (YAML or JSON)
-  std::string gpu = "h100";            // the datasheet row
-  std::vector<std::string> hardware;   // measured results over it; empty: the datasheet alone
-  Layout layout;                       // its recompute and precision are taken from the texts below
-  std::string recompute = "none";      // none, selective, full
-  std::string precision = "bf16";      // bf16, fp8
+  std::string model_path;             // the model description file (YAML or JSON)
+  std::string gpu = "h100";           // the datasheet row
+  std::vector<std::string> hardware;  // measured results over it; empty: the datasheet alone
+  Layout layout;                      // its recompute and precision are taken from the texts below
+  std::string recompute = "none";     // none, selective, full
+  std::string precision = "bf16";     // bf16, fp8
 };
 
 struct TrainAnswer {

@@ -37,8 +37,8 @@ TEST(PredictTrainTest, CountsFlopsAsNarayananEtAl) {
   ASSERT_TRUE(CheckLayout(m, l, A100()).ok());
   const TrainPrediction p = PredictTrain(m, l, A100());
   const double B = 3072, s = 2048, L = 128, h = 25600, V = 51200;
-  EXPECT_NEAR(p.hardware_flops / (96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))),
-              1, 1e-12);
+  EXPECT_NEAR(p.hardware_flops / (96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))), 1,
+              1e-12);
   EXPECT_NEAR(p.model_flops / (72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h))), 1,
               1e-12);
   EXPECT_NEAR(p.tflops_per_gpu, p.hardware_flops / p.step_time_s / 3072 / 1e12, 1e-9);
@@ -68,9 +68,9 @@ TEST(PredictTrainTest, BubbleShrinksWithInterleaving) {
   const TrainPrediction plain = PredictTrain(m, l, A100());
   EXPECT_EQ(plain.micro_batches, 32);
   EXPECT_DOUBLE_EQ(plain.bubble_fraction, 7.0 / 32);
-  EXPECT_NEAR(plain.time.bubble_s / (plain.time.compute_s + plain.time.tp_comm_s +
-                                     plain.time.pp_comm_s),
-              7.0 / 32, 1e-9);
+  EXPECT_NEAR(
+      plain.time.bubble_s / (plain.time.compute_s + plain.time.tp_comm_s + plain.time.pp_comm_s),
+      7.0 / 32, 1e-9);
   l.vpp = 2;
   ASSERT_TRUE(CheckLayout(m, l, A100()).ok());
   const TrainPrediction interleaved = PredictTrain(m, l, A100());
