@@ -38,7 +38,9 @@ TEST(SearchLayoutsTest, RanksValidFittingLayoutsByThroughput) {
     EXPECT_TRUE(c.prediction.fits);
     const TrainPrediction again = PredictTrain(r.model, c.layout, r.hw);
     EXPECT_DOUBLE_EQ(again.tokens_per_s, c.prediction.tokens_per_s);
-    if (i > 0) EXPECT_GE(s->best[i - 1].prediction.tokens_per_s, c.prediction.tokens_per_s);
+    if (i > 0) {
+      EXPECT_GE(s->best[i - 1].prediction.tokens_per_s, c.prediction.tokens_per_s);
+    }
   }
 }
 
