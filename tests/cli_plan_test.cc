@@ -46,9 +46,9 @@ TEST(PlanCliTest, TrainPrintsTheFieldsScriptsRead) {
   EXPECT_EQ(j["layout"]["vpp"], 2);
   EXPECT_EQ(j["profile"]["source"], "datasheet");
 
-  const ProcessResult text =
-      RunVigil(Train("gpt3-175b.yaml", {"--gpus", "1024", "--tp", "8", "--pp", "8", "--dp", "16",
-                                        "--micro-batch", "1", "--global-batch", "1024"}));
+  const ProcessResult text = RunVigil(
+      Train("gpt3-175b.yaml", {"--gpus", "1024", "--tp", "8", "--pp", "8", "--dp", "16",
+                               "--micro-batch", "1", "--global-batch", "1024", "--zero", "1"}));
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("pipeline bubble"), std::string::npos) << text.out;
 }
