@@ -28,6 +28,8 @@ HardwareProfile Sheet(std::string gpu, double bf16, double fp8, double hbm, doub
   p.source = "datasheet";
   p.bf16_tflops = bf16;
   p.fp8_tflops = fp8;
+  p.peak_bf16_tflops = bf16;
+  p.peak_fp8_tflops = fp8;
   p.hbm_gbps = hbm;
   p.memory_gb = memory;
   p.intra_node_gbps = nvlink;

@@ -36,6 +36,11 @@ struct HardwareProfile {
   double hbm_efficiency = 1;   // a streaming kernel of the HBM peak
   double bus_efficiency = 1;   // a large NCCL collective's bus bandwidth of the link's peak
 
+  // The datasheet's dense peaks, which MFU is measured against whatever bf16_tflops and
+  // fp8_tflops hold (a measured profile keeps its datasheet row's); 0: bf16_tflops, fp8_tflops.
+  double peak_bf16_tflops = 0;
+  double peak_fp8_tflops = 0;
+
   // NCCL bus bandwidth inside a node measured at several message sizes, by collective
   // ("allreduce", "allgather", "reducescatter", "alltoall"): (bytes, GB/s), ascending bytes.
   // Empty: intra_node_gbps x bus_efficiency at every size.

@@ -30,6 +30,7 @@ TEST(MeasuredProfileTest, TakesTheMedianOfHealthyNodes) {
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_DOUBLE_EQ(p->bf16_tflops, (703.5 + 713.5) / 2);
   EXPECT_DOUBLE_EQ(p->gemm_efficiency, 1);
+  EXPECT_DOUBLE_EQ(p->peak_bf16_tflops, sheet.bf16_tflops);  // MFU stays against the datasheet
   EXPECT_DOUBLE_EQ(p->hbm_gbps, 3000);
   EXPECT_DOUBLE_EQ(p->hbm_efficiency, 1);
   EXPECT_DOUBLE_EQ(p->host_to_device_gbps, 50);

@@ -357,8 +357,10 @@ TrainPrediction PredictMixed(const ModelSpec& m, const Layout& l, const StageGro
       p.memory_limit_bytes = group->hw.memory_gb * kGiga;
     }
     p.fits = p.fits && cost.memory.Total() <= group->hw.memory_gb * kGiga;
-    const double peak =
-        l.precision == Precision::kFp8 ? group->hw.fp8_tflops : group->hw.bf16_tflops;
+    const HardwareProfile& hw = group->hw;
+    const double bf16 = hw.peak_bf16_tflops > 0 ? hw.peak_bf16_tflops : hw.bf16_tflops;
+    const double fp8 = hw.peak_fp8_tflops > 0 ? hw.peak_fp8_tflops : hw.fp8_tflops;
+    const double peak = l.precision == Precision::kFp8 ? fp8 : bf16;
     peak_sum += peak * kTera * D(group->stages * l.gpus / l.pp);
   }
   p.step_time_s = p.time.compute_s + p.time.tp_comm_s + p.time.cp_comm_s + p.time.ep_comm_s +

@@ -82,7 +82,7 @@ struct TrainPrediction {
   double step_time_s = 0;
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;   // hardware FLOP/s per GPU (recomputation counted), in 1e12
-  double mfu = 0;              // model FLOP/s over the GPUs' dense peak
+  double mfu = 0;              // model FLOP/s over the GPUs' datasheet dense peak
   int64_t micro_batches = 0;   // per pipeline per step
   double bubble_fraction = 0;  // (p - 1) / (v m)
   StepBreakdown time;
