@@ -16,6 +16,8 @@
 #include "cli/model_checkpoint.h"
 #include "cli/model_ettr.h"
 #include "cli/model_mttf.h"
+#include "cli/plan_search.h"
+#include "cli/plan_train.h"
 #include "cli/run.h"
 #include "cli/serve.h"
 #include "cli/simulate.h"
@@ -67,6 +69,10 @@ int main(int argc, char** argv) {
   commands.Add(app, SetupDetect, RunDetect);
   commands.Add(app, SetupServe, RunServe);
   commands.Add(app, SetupReport, RunReport);
+  CLI::App& plan = commands.Group(
+      "plan", "Performance models: training steps and parallel layouts, from measured hardware");
+  commands.Add(plan, SetupPlanTrain, RunPlanTrain);
+  commands.Add(plan, SetupPlanSearch, RunPlanSearch);
 
   try {
     app.parse(argc, argv);

@@ -6,8 +6,10 @@
 // second) in one direction, per GPU; memory is GB (1e9 bytes) per GPU, as the datasheets state it.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vigil/core/status.h"
@@ -25,6 +27,24 @@ struct HardwareProfile {
   double inter_node_gbps = 0;      // GPU to GPU across nodes (the GPU's NIC), one direction
   double host_to_device_gbps = 0;  // PCIe, host to device
   int gpus_per_node = 8;
+
+  // The shares of the figures above that real kernels reach, which the performance models apply:
+  // 1 for a figure that was measured (a measurement is already what kernels reach). The datasheet
+  // rows assume the shares in docs/plan.md ("Assumptions"), taken from a real A100 node's
+  // SuperBench results, not fitted to the tables the models are scored on.
+  double gemm_efficiency = 1;  // a large BF16/FP8 GEMM (m = n = k = 8192) of the peak
+  double hbm_efficiency = 1;   // a streaming kernel of the HBM peak
+  double bus_efficiency = 1;   // a large NCCL collective's bus bandwidth of the link's peak
+
+  // The datasheet's dense peaks, which MFU is measured against whatever bf16_tflops and
+  // fp8_tflops hold (a measured profile keeps its datasheet row's); 0: bf16_tflops, fp8_tflops.
+  double peak_bf16_tflops = 0;
+  double peak_fp8_tflops = 0;
+
+  // NCCL bus bandwidth inside a node measured at several message sizes, by collective
+  // ("allreduce", "allgather", "reducescatter", "alltoall"): (bytes, GB/s), ascending bytes.
+  // Empty: intra_node_gbps x bus_efficiency at every size.
+  std::map<std::string, std::vector<std::pair<double, double>>> intra_node_bus;
 };
 
 // The names DatasheetProfile knows, in the order `--help` lists them.

@@ -1,0 +1,177 @@
+// Scores `vigil plan train`'s step model on published tables (docs/plan.md, "How well"):
+// Megatron-LM's GPT weak-scaling table (Narayanan et al. 2021), MegaScale's 175B MFU (Jiang et al.
+// 2024) and ZeRO's model-state memory (Rajbhandari et al. 2020). Prints each row's prediction,
+// the published figure and the error. Usage: plan_score DIR [RESULTS]: eval/data/plan, and
+// optionally a measured A100 node's results (a fleet summary or results document) as the profile.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "vigil/plan/hardware.h"
+#include "vigil/plan/profile.h"
+#include "vigil/plan/train.h"
+
+namespace {
+
+using vigil::plan::Layout;
+using vigil::plan::ModelSpec;
+using vigil::plan::TrainPrediction;
+
+// A CSV file of names and numbers (no quoting) as rows of column -> text.
+std::vector<std::map<std::string, std::string>> ReadCsv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    fmt::print(stderr, "plan_score: cannot read {}\n", path);
+    std::exit(2);
+  }
+  const auto split = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream ss(line);
+    for (std::string field; std::getline(ss, field, ',');) out.push_back(field);
+    return out;
+  };
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = split(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::vector<std::string> fields = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+int64_t Int(const std::map<std::string, std::string>& row, const std::string& key) {
+  return std::stoll(row.at(key));
+}
+
+ModelSpec Gpt(int64_t heads, int64_t hidden, int64_t layers, int64_t vocab, int64_t seq) {
+  ModelSpec m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = m.kv_heads = heads;
+  m.ffn_hidden = 4 * hidden;
+  m.vocab = vocab;
+  m.seq_len = seq;
+  return m;
+}
+
+double Error(double predicted, double published) { return (predicted - published) / published; }
+
+// The weak-scaling table: seq 2048, vocab 51200, full recomputation, TP within a node, no ZeRO;
+// micro-batch 1 and no interleaving, which the table does not state (docs/plan.md).
+int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
+  fmt::print("Megatron-LM GPT weak scaling (Narayanan et al. 2021, Table 1), A100\n");
+  fmt::print("{:>6} {:>5} {:>3} {:>3} {:>5} {:>6} {:>9} {:>9} {:>7} {:>6} {:>7}\n", "model", "GPUs",
+             "TP", "PP", "DP", "batch", "predicted", "published", "error", "MFU", "bubble");
+  int within = 0, rows = 0;
+  double worst = 0;
+  for (const auto& row : ReadCsv(dir + "/megatron_gpt_weak_scaling.csv")) {
+    const ModelSpec m = Gpt(Int(row, "heads"), Int(row, "hidden"), Int(row, "layers"), 51200, 2048);
+    Layout l;
+    l.gpus = Int(row, "gpus");
+    l.tp = Int(row, "tp");
+    l.pp = Int(row, "pp");
+    l.dp = l.gpus / (l.tp * l.pp);
+    l.global_batch = Int(row, "global_batch");
+    l.micro_batch = 1;
+    l.recompute = vigil::plan::Recompute::kFull;
+    if (const vigil::Status s = vigil::plan::CheckLayout(m, l, a100); !s.ok()) {
+      fmt::print(stderr, "{}: {}\n", row.at("model"), s.message());
+      return 2;
+    }
+    const TrainPrediction p = vigil::plan::PredictTrain(m, l, a100);
+    const double published = std::stod(row.at("tflops_per_gpu"));
+    const double e = Error(p.tflops_per_gpu, published);
+    ++rows;
+    within += std::abs(e) <= 0.10;
+    worst = std::max(worst, std::abs(e));
+    fmt::print(
+        "{:>6} {:>5} {:>3} {:>3} {:>5} {:>6} {:>9.1f} {:>9.0f} {:>+6.1f}% {:>5.1f}% {:>6.1f}%\n",
+        row.at("model"), l.gpus, l.tp, l.pp, l.dp, l.global_batch, p.tflops_per_gpu, published,
+        100 * e, 100 * p.mfu, 100 * p.bubble_fraction);
+  }
+  fmt::print("{} of {} rows within 10% (worst {:.1f}%)\n\n", within, rows, 100 * worst);
+  return 0;
+}
+
+int ScoreMegaScale(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
+  fmt::print("MegaScale 175B (Jiang et al. 2024), A100\n");
+  for (const auto& row : ReadCsv(dir + "/megascale_175b.csv")) {
+    const ModelSpec m = Gpt(Int(row, "heads"), Int(row, "hidden"), Int(row, "layers"),
+                            Int(row, "vocab"), Int(row, "seq_len"));
+    Layout l;
+    l.gpus = Int(row, "gpus");
+    l.tp = Int(row, "tp");
+    l.pp = Int(row, "pp");
+    l.vpp = Int(row, "vpp");
+    l.dp = l.gpus / (l.tp * l.pp);
+    l.global_batch = Int(row, "global_batch");
+    l.micro_batch = Int(row, "micro_batch");
+    l.zero = 1;
+    vigil::Result<vigil::plan::Recompute> r = vigil::plan::ParseRecompute(row.at("recompute"));
+    if (!r.ok()) return 2;
+    l.recompute = *r;
+    if (const vigil::Status s = vigil::plan::CheckLayout(m, l, a100); !s.ok()) {
+      fmt::print(stderr, "{}: {}\n", row.at("model"), s.message());
+      return 2;
+    }
+    const TrainPrediction p = vigil::plan::PredictTrain(m, l, a100);
+    const double published = std::stod(row.at("mfu"));
+    fmt::print(
+        "{} on {} GPUs (TP {} PP {} VPP {} DP {}, batch {}): MFU predicted {:.1f}%, "
+        "published {:.1f}%, error {:+.1f}% (relative)\n\n",
+        row.at("model"), l.gpus, l.tp, l.pp, l.vpp, l.dp, l.global_batch, 100 * p.mfu,
+        100 * published, 100 * Error(p.mfu, published));
+  }
+  return 0;
+}
+
+// ZeRO's Figure 1 / Table 1 example: a 7.5B model on 64 GPUs, Adam in mixed precision; the model
+// here is the weak-scaling table's 7.5B row (7.46B parameters).
+int ScoreZero(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
+  fmt::print("ZeRO model states per GPU, 7.5B on 64 GPUs (Rajbhandari et al. 2020)\n");
+  fmt::print("{:>5} {:>10} {:>10} {:>7}\n", "ZeRO", "predicted", "published", "error");
+  const ModelSpec m = Gpt(32, 4096, 36, 51200, 2048);
+  for (const auto& row : ReadCsv(dir + "/zero_memory.csv")) {
+    Layout l;
+    l.gpus = l.dp = Int(row, "gpus");
+    l.global_batch = l.dp;
+    l.zero = static_cast<int>(Int(row, "zero"));
+    const TrainPrediction p = vigil::plan::PredictTrain(m, l, a100);
+    const double gb = p.memory.ModelStates() / 1e9;
+    const double published = std::stod(row.at("model_states_gb"));
+    fmt::print("{:>5} {:>9.2f}G {:>9.1f}G {:>+6.1f}%\n", l.zero, gb, published,
+               100 * Error(gb, published));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2 && argc != 3) {
+    fmt::print(stderr, "usage: plan_score DIR [RESULTS] (eval/data/plan; a measured A100 node)\n");
+    return 2;
+  }
+  vigil::Result<vigil::plan::HardwareProfile> a100 = vigil::plan::DatasheetProfile("a100");
+  if (a100.ok() && argc == 3) a100 = vigil::plan::ReadMeasuredProfile({argv[2]}, *a100);
+  if (!a100.ok()) {
+    fmt::print(stderr, "plan_score: {}\n", a100.status().message());
+    return 2;
+  }
+  fmt::print("Profile: {}\n\n", a100->source);
+  const std::string dir = argv[1];
+  if (int rc = ScoreMegatron(dir, *a100); rc != 0) return rc;
+  if (int rc = ScoreMegaScale(dir, *a100); rc != 0) return rc;
+  return ScoreZero(dir, *a100);
+}

@@ -1,0 +1,22 @@
+// vigil plan train: a training step's time, throughput and memory per GPU for a model and a
+// parallel layout (docs/plan.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/common.h"
+#include "vigil/plan/train_answer.h"
+
+namespace vigil::cli {
+
+struct PlanTrainOptions {
+  plan::TrainRequest request;
+  bool json = false;
+};
+
+// Adds `train` to the `plan` group.
+CLI::App* SetupPlanTrain(CLI::App& plan, PlanTrainOptions& options);
+// 0 when the layout fits in memory, 1 when it does not, 2 for an impossible layout or bad input.
+CommandResult RunPlanTrain(const PlanTrainOptions& options);
+
+}  // namespace vigil::cli

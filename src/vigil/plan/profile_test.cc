@@ -1,0 +1,84 @@
+#include "vigil/plan/profile.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace vigil::plan {
+namespace {
+
+FleetRow Node(std::string name, double gemm, double busbw, int gemm_rc = 0) {
+  FleetRow row{std::move(name), {}, ""};
+  for (int g = 0; g < 8; ++g) {
+    row.values.emplace_back("gpu-gemm/bf16_tflops:" + std::to_string(g), gemm + g);
+    row.values.emplace_back("gpu-membw/triad_gbps:" + std::to_string(g), 3000);
+    row.values.emplace_back("gpu-copy/h2d_gbps:" + std::to_string(g), 50);
+  }
+  row.values.emplace_back("gpu-gemm/return_code", gemm_rc);
+  row.values.emplace_back("nccl/allreduce_busbw", busbw);
+  row.values.emplace_back("nccl/allreduce_1048576_busbw", busbw / 4);
+  row.values.emplace_back("nccl/allreduce_268435456_busbw", busbw * 0.9);
+  return row;
+}
+
+TEST(MeasuredProfileTest, TakesTheMedianOfHealthyNodes) {
+  const HardwareProfile sheet = *DatasheetProfile("h100");
+  // GPU medians 703.5, 713.5 and 603.5 (the third node's GEMM failed, so it does not count).
+  const FleetTable table = TableOfRows(
+      {Node("a", 700, 400), Node("b", 710, 420), Node("c", 600, 100, 1)}, "fleet.jsonl");
+  Result<HardwareProfile> p = MeasuredProfile(table, sheet, "fleet.jsonl");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_DOUBLE_EQ(p->bf16_tflops, (703.5 + 713.5) / 2);
+  EXPECT_DOUBLE_EQ(p->gemm_efficiency, 1);
+  EXPECT_DOUBLE_EQ(p->peak_bf16_tflops, sheet.bf16_tflops);  // MFU stays against the datasheet
+  EXPECT_DOUBLE_EQ(p->hbm_gbps, 3000);
+  EXPECT_DOUBLE_EQ(p->hbm_efficiency, 1);
+  EXPECT_DOUBLE_EQ(p->host_to_device_gbps, 50);
+  EXPECT_DOUBLE_EQ(p->intra_node_gbps, 400);  // the median of 400, 420 and 100
+  EXPECT_DOUBLE_EQ(p->bus_efficiency, 1);
+  ASSERT_EQ(p->intra_node_bus.at("allreduce").size(), 2u);
+  EXPECT_DOUBLE_EQ(p->intra_node_bus.at("allreduce")[0].first, 1048576);
+  EXPECT_DOUBLE_EQ(p->intra_node_bus.at("allreduce")[0].second, 100);
+  // Not measured: the datasheet's.
+  EXPECT_DOUBLE_EQ(p->fp8_tflops, sheet.fp8_tflops);
+  EXPECT_DOUBLE_EQ(p->inter_node_gbps, sheet.inter_node_gbps);
+  EXPECT_EQ(p->source, "measured: fleet.jsonl (3 nodes), datasheet for the rest");
+}
+
+TEST(MeasuredProfileTest, ReadsSuperBenchNamesAndUnits) {
+  const FleetTable table = TableOfRows({{"sb",
+                                         {{"gemm-flops/BF16_TC:0", 264965},
+                                          {"gemm-flops/BF16_TC:1", 267501},
+                                          {"nccl-bw/allreduce_8388608_busbw:0", 89.51},
+                                          {"nccl-bw/allreduce_4294967296_busbw:0", 234.45},
+                                          {"ib-loopback/IB_write_8388608_Avg_0:0", 23922.4},
+                                          {"ib-loopback/IB_write_1024_Avg_0:0", 3215.97},
+                                          {"mem-bw/H2D_Mem_BW:0", 26.2}},
+                                         ""}},
+                                       "sb.jsonl");
+  Result<HardwareProfile> p = MeasuredProfile(table, *DatasheetProfile("a100"), "sb.jsonl");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_DOUBLE_EQ(p->bf16_tflops, (264.965 + 267.501) / 2);
+  EXPECT_DOUBLE_EQ(p->intra_node_gbps, 234.45);  // the largest message
+  EXPECT_NEAR(p->inter_node_gbps, 23.9224, 1e-9);
+  EXPECT_DOUBLE_EQ(p->host_to_device_gbps, 26.2);
+}
+
+TEST(MeasuredProfileTest, RefusesATableWithNothingToRead) {
+  const FleetTable table = TableOfRows({{"n", {{"cpu-stream/triad_gbps", 200}}, ""}}, "x.jsonl");
+  EXPECT_EQ(MeasuredProfile(table, *DatasheetProfile("a100"), "x.jsonl").status().message(),
+            "x.jsonl: no GEMM, HBM, host copy, NCCL or InfiniBand figure to build a hardware "
+            "profile from (docs/plan.md lists the keys read)");
+}
+
+TEST(ProfileForTest, ReadsTheRealSuperBenchFleet) {
+  Result<HardwareProfile> p = ProfileFor(
+      "a100", {std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl"});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_GT(p->bf16_tflops, 250);  // 8 x A100 GEMM medians near 265-277 TFLOP/s
+  EXPECT_LT(p->bf16_tflops, 300);
+  EXPECT_FALSE(ProfileFor("v100", {}).ok());
+}
+
+}  // namespace
+}  // namespace vigil::plan

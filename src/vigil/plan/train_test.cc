@@ -1,0 +1,172 @@
+#include "vigil/plan/train.h"
+
+#include <gtest/gtest.h>
+
+namespace vigil::plan {
+namespace {
+
+ModelSpec Gpt(int64_t layers, int64_t hidden, int64_t heads) {
+  ModelSpec m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = m.kv_heads = heads;
+  m.ffn_hidden = 4 * hidden;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  return m;
+}
+
+Layout Megatron(int64_t gpus, int64_t tp, int64_t pp, int64_t batch) {
+  Layout l;
+  l.gpus = gpus;
+  l.tp = tp;
+  l.pp = pp;
+  l.dp = gpus / (tp * pp);
+  l.global_batch = batch;
+  l.recompute = Recompute::kFull;
+  return l;
+}
+
+HardwareProfile A100() { return *DatasheetProfile("a100"); }
+
+// Narayanan et al. (2021), equation 3: 96 B s l h^2 (1 + s / 6h + V / 16 l h) with full
+// recomputation, 72 B s l h^2 (1 + s / 6h + V / 12 l h) without.
+TEST(PredictTrainTest, CountsFlopsAsNarayananEtAl) {
+  const ModelSpec m = Gpt(128, 25600, 160);
+  const Layout l = Megatron(3072, 8, 64, 3072);
+  ASSERT_TRUE(CheckLayout(m, l, A100()).ok());
+  const TrainPrediction p = PredictTrain(m, l, A100());
+  const double B = 3072, s = 2048, L = 128, h = 25600, V = 51200;
+  EXPECT_NEAR(p.hardware_flops / (96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))), 1,
+              1e-12);
+  EXPECT_NEAR(p.model_flops / (72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h))), 1,
+              1e-12);
+  EXPECT_NEAR(p.tflops_per_gpu, p.hardware_flops / p.step_time_s / 3072 / 1e12, 1e-9);
+  EXPECT_NEAR(p.tokens_per_s, 3072 * 2048 / p.step_time_s, 1e-6);
+}
+
+TEST(PredictTrainTest, StepIsTheSumOfItsParts) {
+  const ModelSpec m = Gpt(80, 12288, 96);
+  const TrainPrediction p = PredictTrain(m, Megatron(1536, 8, 8, 2304), A100());
+  const StepBreakdown& t = p.time;
+  EXPECT_NEAR(p.step_time_s,
+              t.compute_s + t.tp_comm_s + t.cp_comm_s + t.pp_comm_s + t.dp_comm_s + t.ep_comm_s +
+                  t.bubble_s + t.optimizer_s,
+              1e-12);
+  EXPECT_GT(t.tp_comm_s, 0);
+  EXPECT_GT(t.pp_comm_s, 0);
+  EXPECT_GT(t.dp_comm_s, 0);
+  EXPECT_EQ(t.ep_comm_s, 0);  // dense
+  EXPECT_EQ(t.cp_comm_s, 0);  // cp = 1
+  EXPECT_GT(p.mfu, 0.2);
+  EXPECT_LT(p.mfu, 0.85);
+}
+
+TEST(PredictTrainTest, BubbleShrinksWithInterleaving) {
+  const ModelSpec m = Gpt(96, 12288, 96);
+  Layout l = Megatron(1024, 8, 8, 512);  // dp 16: 32 micro-batches
+  const TrainPrediction plain = PredictTrain(m, l, A100());
+  EXPECT_EQ(plain.micro_batches, 32);
+  EXPECT_DOUBLE_EQ(plain.bubble_fraction, 7.0 / 32);
+  EXPECT_NEAR(
+      plain.time.bubble_s / (plain.time.compute_s + plain.time.tp_comm_s + plain.time.pp_comm_s),
+      7.0 / 32, 1e-9);
+  l.vpp = 2;
+  ASSERT_TRUE(CheckLayout(m, l, A100()).ok());
+  const TrainPrediction interleaved = PredictTrain(m, l, A100());
+  EXPECT_DOUBLE_EQ(interleaved.bubble_fraction, 7.0 / 64);
+  EXPECT_LT(interleaved.step_time_s, plain.step_time_s);
+}
+
+// Rajbhandari et al. (2020): 2 + 2 + 12 bytes per parameter, sharded stage by stage.
+TEST(PredictTrainTest, ModelStatesFollowZero) {
+  const ModelSpec m = Gpt(36, 4096, 32);
+  Layout l;
+  l.gpus = l.dp = l.global_batch = 64;
+  for (int zero = 0; zero <= 3; ++zero) {
+    l.zero = zero;
+    const TrainPrediction p = PredictTrain(m, l, A100());
+    const double psi = p.parameters;
+    const double expected[] = {16 * psi, 4 * psi + 12 * psi / 64, 2 * psi + 14 * psi / 64,
+                               16 * psi / 64};
+    EXPECT_NEAR(p.memory.ModelStates() / expected[zero], 1, 1e-12) << "ZeRO " << zero;
+  }
+}
+
+// Korthikanti et al. (2022): selective recomputation drops the 5 a s / h term; full keeps 2 s b h.
+TEST(PredictTrainTest, ActivationsFollowKorthikantiEtAl) {
+  const ModelSpec m = Gpt(96, 12288, 96);
+  Layout l = Megatron(8, 8, 1, 1);
+  auto activations = [&](Recompute r) {
+    l.recompute = r;
+    return PredictTrain(m, l, A100()).memory.activations;
+  };
+  const double none = activations(Recompute::kNone);
+  const double selective = activations(Recompute::kSelective);
+  const double full = activations(Recompute::kFull);
+  const double s = 2048, h = 12288, a = 96, t = 8, L = 96;
+  EXPECT_NEAR(none - selective, L * 5 * a * s * s / t, 1);
+  EXPECT_NEAR(selective - full, L * 32 * s * h / t - s * h * (34 + 5 * a * s / h) / t, 1);
+}
+
+TEST(CheckLayoutTest, NamesEachBrokenConstraint) {
+  const ModelSpec m = Gpt(96, 12288, 96);
+  auto error = [&](Layout l) { return CheckLayout(m, l, A100()).message(); };
+  EXPECT_EQ(error(Megatron(1000, 8, 8, 512)),
+            "TP x PP x DP x CP = 8 x 8 x 15 x 1 = 960 is not the 1000 GPUs");
+  Layout l = Megatron(1024, 8, 8, 512);
+  l.tp = 7, l.dp = 1024 / 56 + 1, l.gpus = 7 * 8 * l.dp;
+  EXPECT_EQ(error(l), "TP (7) does not divide the 96 heads");
+  EXPECT_EQ(error(Megatron(640, 8, 5, 640)), "PP x VPP (5 x 1) does not divide the 96 layers");
+  EXPECT_EQ(error(Megatron(1024, 8, 8, 500)),
+            "the global batch (500) is not a multiple of DP x micro-batch (16 x 1)");
+  l = Megatron(1024, 8, 8, 512);
+  l.ep = 2;
+  EXPECT_EQ(error(l), "EP (2) must divide the 1 experts and DP (16)");
+  l = Megatron(1024, 8, 8, 512);
+  l.precision = Precision::kFp8;
+  EXPECT_EQ(error(l), "fp8: the a100 has no FP8 tensor cores");
+  l = Megatron(64, 8, 1, 64);
+  l.vpp = 2;
+  EXPECT_EQ(error(l),
+            "interleaving (VPP 2) needs PP > 1 and micro-batches (8) a multiple of PP (1)");
+}
+
+TEST(GemmEfficiencyTest, GrowsWithTheShapeBelowTheLargeGemmShare) {
+  const HardwareProfile hw = A100();
+  const double small = GemmEfficiency(2048, 96, 2048, hw, hw.bf16_tflops);
+  const double medium = GemmEfficiency(2048, 2304, 2304, hw, hw.bf16_tflops);
+  const double large = GemmEfficiency(8192, 8192, 8192, hw, hw.bf16_tflops);
+  EXPECT_LT(small, medium);
+  EXPECT_LT(medium, large);
+  EXPECT_LT(large, hw.gemm_efficiency);
+  EXPECT_GT(large, 0.9 * hw.gemm_efficiency);
+}
+
+TEST(CollectiveSecondsTest, UsesNcclTestsBusFactors) {
+  EXPECT_EQ(CollectiveSeconds("allreduce", 1e9, 1, 100, 0), 0);
+  EXPECT_NEAR(CollectiveSeconds("allreduce", 1e9, 8, 100, 0), 2 * 7.0 / 8 * 1e9 / 100e9, 1e-15);
+  EXPECT_NEAR(CollectiveSeconds("allgather", 1e9, 8, 100, 1e-5), 7.0 / 8 * 0.01 + 1e-5, 1e-15);
+}
+
+TEST(ParseTest, NamesTheChoices) {
+  EXPECT_EQ(*ParseRecompute("selective"), Recompute::kSelective);
+  EXPECT_EQ(ParseRecompute("some").status().message(),
+            "--recompute: expected none, selective or full, got 'some'");
+  EXPECT_EQ(*ParsePrecision("fp8"), Precision::kFp8);
+  EXPECT_FALSE(ParsePrecision("fp4").ok());
+}
+
+TEST(PredictMixedTest, TheSlowerTypeSetsThePaceOfAnEvenSplit) {
+  const ModelSpec m = Gpt(96, 12288, 96);
+  const Layout l = Megatron(1024, 8, 8, 512);
+  const HardwareProfile fast = *DatasheetProfile("h100");
+  const HardwareProfile slow = A100();
+  const TrainPrediction all_slow = PredictTrain(m, l, slow);
+  const TrainPrediction even = PredictMixed(m, l, {fast, 4, 12}, {slow, 4, 12});
+  EXPECT_NEAR(even.time.compute_s, all_slow.time.compute_s, 1e-9 * all_slow.time.compute_s);
+  EXPECT_LT(even.step_time_s, all_slow.step_time_s * 1.0001);
+}
+
+}  // namespace
+}  // namespace vigil::plan

@@ -1,0 +1,136 @@
+// End-to-end tests of `vigil plan train` and `vigil plan search` through the built binary.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "vigil/core/json.h"
+#include "vigil/testing/temp_dir.h"
+#include "vigil_process.h"
+
+namespace vigil::testing {
+namespace {
+
+const std::string kModels = std::string(VIGIL_SOURCE_DIR) + "/eval/data/plan/models/";
+
+Json JsonOf(const ProcessResult& r) {
+  Result<Json> j = ParseJson(r.out, "stdout");
+  EXPECT_TRUE(j.ok()) << r.out << r.err;
+  return j.ok() ? *j : Json();
+}
+
+std::vector<std::string> Train(const std::string& model, std::vector<std::string> layout) {
+  std::vector<std::string> args = {"plan", "train", "--model", kModels + model};
+  args.insert(args.end(), layout.begin(), layout.end());
+  return args;
+}
+
+TEST(PlanCliTest, TrainPrintsTheFieldsScriptsRead) {
+  const ProcessResult r = RunVigil(Train(
+      "gpt3-175b.yaml",
+      {"--gpus",      "1024",      "--gpu",  "h100", "--tp",          "8", "--pp",           "8",
+       "--vpp",       "2",         "--dp",   "16",   "--micro-batch", "1", "--global-batch", "1024",
+       "--recompute", "selective", "--zero", "1",    "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = JsonOf(r);
+  for (const char* key :
+       {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "memory_gib_per_gpu"}) {
+    ASSERT_TRUE(j.contains(key)) << key;
+    EXPECT_GT(j[key].get<double>(), 0) << key;
+  }
+  EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 1024 * 2048, 1);
+  EXPECT_GT(j["mfu"].get<double>(), 0.2);
+  EXPECT_LT(j["mfu"].get<double>(), 0.8);
+  EXPECT_TRUE(j["fits"].get<bool>());
+  EXPECT_NEAR(j["parameters"].get<double>() / 1e9, 175, 2);
+  EXPECT_EQ(j["layout"]["vpp"], 2);
+  EXPECT_EQ(j["profile"]["source"], "datasheet");
+
+  const ProcessResult text = RunVigil(
+      Train("gpt3-175b.yaml", {"--gpus", "1024", "--tp", "8", "--pp", "8", "--dp", "16",
+                               "--micro-batch", "1", "--global-batch", "1024", "--zero", "1"}));
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("pipeline bubble"), std::string::npos) << text.out;
+}
+
+TEST(PlanCliTest, TrainWithMeasuredHardware) {
+  const ProcessResult r =
+      RunVigil(Train("gpt3-175b.yaml",
+                     {"--gpus", "1024", "--gpu", "a100", "--hardware",
+                      std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl",
+                      "--tp", "8", "--pp", "8", "--dp", "16", "--micro-batch", "1",
+                      "--global-batch", "1024", "--recompute", "full", "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = JsonOf(r);
+  EXPECT_TRUE(j["profile"]["source"].get<std::string>().starts_with("measured: "));
+  EXPECT_LT(j["profile"]["bf16_tflops"].get<double>(), 312);  // measured, below the peak
+}
+
+TEST(PlanCliTest, AnImpossibleLayoutExits2NamingTheConstraint) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--gpus", "1024", "--tp", "7", "--pp", "8", "--dp", "16"},
+       "TP x PP x DP x CP = 7 x 8 x 16 x 1 = 896 is not the 1024 GPUs"},
+      {{"--gpus", "1120", "--tp", "7", "--pp", "8", "--dp", "20"},
+       "TP (7) does not divide the 96 heads"},
+      {{"--gpus", "1280", "--tp", "8", "--pp", "10", "--dp", "16"},
+       "PP x VPP (10 x 1) does not divide the 96 layers"},
+  };
+  for (const auto& [layout, message] : cases) {
+    std::vector<std::string> flags = layout;
+    flags.insert(flags.end(), {"--micro-batch", "1", "--global-batch", "1024"});
+    const ProcessResult r = RunVigil(Train("gpt3-175b.yaml", flags));
+    EXPECT_EQ(r.exit_code, 2) << message;
+    EXPECT_EQ(r.err, "vigil: impossible layout: " + message + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(PlanCliTest, ALayoutThatDoesNotFitExits1) {
+  const ProcessResult r =
+      RunVigil(Train("gpt3-175b.yaml", {"--gpus", "8", "--tp", "8", "--pp", "1", "--dp", "1",
+                                        "--micro-batch", "1", "--global-batch", "8", "--json"}));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_FALSE(JsonOf(r)["fits"].get<bool>());
+}
+
+TEST(PlanCliTest, AMalformedModelFileNamesFileLineAndField) {
+  TempDir dir;
+  dir.Write("bad.yaml", "layers: 96\nhidden: 12288\nheads: many\n");
+  const std::string path = dir.path() + "/bad.yaml";
+  const ProcessResult r =
+      RunVigil({"plan", "train", "--model", path, "--gpus", "8", "--tp", "8", "--pp", "1", "--dp",
+                "1", "--micro-batch", "1", "--global-batch", "8"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.err.starts_with("vigil: " + path + ":3: heads: ")) << r.err;
+}
+
+TEST(PlanCliTest, SearchRanksLayoutsAndPlacesStagesBySpeed) {
+  const ProcessResult r =
+      RunVigil({"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "256", "--gpu",
+                "h100", "--global-batch", "512", "--top", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = JsonOf(r);
+  ASSERT_EQ(j["best"].size(), 3u);
+  EXPECT_GT(j["layouts"].get<int64_t>(), j["fitting"].get<int64_t>());
+  EXPECT_GE(j["best"][0]["tokens_per_s"].get<double>(), j["best"][1]["tokens_per_s"].get<double>());
+
+  const ProcessResult mixed =
+      RunVigil({"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "256", "--gpu",
+                "h100", "--second-gpu", "h100", "--second-gpus", "64", "--second-speed", "0.5",
+                "--global-batch", "512", "--top", "1", "--json"});
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  const Json placement = JsonOf(mixed)["best"][0]["placement"];
+  EXPECT_GT(placement["first"]["layers_per_stage"].get<int>(),
+            placement["second"]["layers_per_stage"].get<int>());
+  EXPECT_GT(placement["speedup_over_even"].get<double>(), 1);
+}
+
+TEST(PlanCliTest, SearchSaysWhenTheModelFitsNowhere) {
+  const ProcessResult r = RunVigil({"plan", "search", "--model", kModels + "gpt-1t.yaml", "--gpus",
+                                    "8", "--gpu", "a100", "--global-batch", "8"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.err.starts_with("vigil: the model fits nowhere")) << r.err;
+}
+
+}  // namespace
+}  // namespace vigil::testing
