@@ -16,6 +16,8 @@
 #include "cli/model_checkpoint.h"
 #include "cli/model_ettr.h"
 #include "cli/model_mttf.h"
+#include "cli/plan_infer.h"
+#include "cli/plan_reconfigure.h"
 #include "cli/run.h"
 #include "cli/serve.h"
 #include "cli/simulate.h"
@@ -50,6 +52,10 @@ int main(int argc, char** argv) {
   commands.Add(model, SetupModelMttf, RunModelMttf);
   commands.Add(model, SetupModelEttr, RunModelEttr);
   commands.Add(model, SetupModelCheckpoint, RunModelCheckpoint);
+  CLI::App& plan = commands.Group(
+      "plan", "Performance models: training and inference time, reconfiguration after failures");
+  commands.Add(plan, SetupPlanInfer, RunPlanInfer);
+  commands.Add(plan, SetupPlanReconfigure, RunPlanReconfigure);
   CLI::App& simulate = commands.Group("simulate", "Simulators: job timelines, cluster logs");
   commands.Add(simulate, SetupSimulateJob, RunSimulateJob);
   commands.Add(simulate, SetupSimulateCluster, RunSimulateCluster);

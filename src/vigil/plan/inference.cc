@@ -17,11 +17,11 @@ constexpr double kAllReducesPerLayer = 2;
 
 // The model's matrices, in parameters.
 struct Shape {
-  double attention = 0;    // Q, K, V and O projections of one layer
-  double expert_mlp = 0;   // one expert's MLP (the only MLP of a dense model)
-  double router = 0;       // the MoE gate of one layer
-  double head = 0;         // the output projection to the vocabulary
-  double embedding = 0;    // the input embedding (a lookup: read a row per token, no FLOPs)
+  double attention = 0;   // Q, K, V and O projections of one layer
+  double expert_mlp = 0;  // one expert's MLP (the only MLP of a dense model)
+  double router = 0;      // the MoE gate of one layer
+  double head = 0;        // the output projection to the vocabulary
+  double embedding = 0;   // the input embedding (a lookup: read a row per token, no FLOPs)
   double head_dim = 0;
 };
 
@@ -111,9 +111,9 @@ Status CheckRequest(const ModelSpec& m, const HardwareProfile& hw, const InferRe
         fmt::format("--precision fp8: the {} has no FP8 tensor cores", hw.gpu));
   }
   if (r.prompt + r.output > m.seq_len) {
-    return Status::InvalidArgument(fmt::format(
-        "--prompt {} + --output {} is above the model's seq_len ({})", r.prompt, r.output,
-        m.seq_len));
+    return Status::InvalidArgument(
+        fmt::format("--prompt {} + --output {} is above the model's seq_len ({})", r.prompt,
+                    r.output, m.seq_len));
   }
   return Status::Ok();
 }
@@ -152,8 +152,7 @@ Result<InferEstimate> EstimateInference(const ModelSpec& model, const HardwarePr
   // Prefill: every prompt token through the active weights (logits for the last token only),
   // causal attention over half the prompt on average; reads every weight and writes the cache.
   const double prompt_tokens = batch * prompt;
-  const double prefill_flops = 2 * prompt_tokens * (e.active_params - s.head) +
-                               2 * batch * s.head +
+  const double prefill_flops = 2 * prompt_tokens * (e.active_params - s.head) + 2 * batch * s.head +
                                AttentionFlops(model, prompt_tokens, prompt / 2);
   const double prefill_bytes =
       ParamsRead(model, s, prompt_tokens) * bytes / g + prompt_tokens * kv_token;
@@ -162,10 +161,8 @@ Result<InferEstimate> EstimateInference(const ModelSpec& model, const HardwarePr
 
   // Decode: one token per sequence, at the mean context of the output's steps.
   const double context = prompt + output / 2;
-  const double decode_flops =
-      2 * batch * e.active_params + AttentionFlops(model, batch, context);
-  const double decode_bytes =
-      ParamsRead(model, s, batch) * bytes / g + batch * context * kv_token;
+  const double decode_flops = 2 * batch * e.active_params + AttentionFlops(model, batch, context);
+  const double decode_bytes = ParamsRead(model, s, batch) * bytes / g + batch * context * kv_token;
   e.decode = Roofline(decode_flops / g, decode_bytes, AllReduceSeconds(model, hardware, r, batch),
                       hardware, r);
 

@@ -24,7 +24,7 @@ namespace vigil::plan {
 struct InferEfficiency {
   double compute = 0.6;  // share of the tensor-core peak that prefill's GEMMs reach
   double hbm = 0.8;      // share of the HBM bandwidth that decode's streaming reads reach
-  double link = 0.7;     // share of the link bandwidth that a ring all-reduce's bus bandwidth reaches
+  double link = 0.7;  // share of the link bandwidth that a ring all-reduce's bus bandwidth reaches
   double allreduce_latency_s = 10e-6;  // fixed cost of one all-reduce (launch and handshakes)
   double usable_memory = 0.9;  // share of HBM the runtime can fill with weights and KV cache
 };
@@ -40,25 +40,25 @@ struct InferRequest {
 
 // One phase's time and what bounds it.
 struct PhaseTime {
-  double seconds = 0;        // max(compute, memory) + communication
-  double compute_s = 0;      // FLOPs / achieved tensor throughput
-  double memory_s = 0;       // bytes read / achieved HBM bandwidth
-  double all_reduce_s = 0;   // the layers' tensor-parallel all-reduces, not overlapped
-  std::string bound;         // "compute" or "memory", whichever of the two is larger
+  double seconds = 0;       // max(compute, memory) + communication
+  double compute_s = 0;     // FLOPs / achieved tensor throughput
+  double memory_s = 0;      // bytes read / achieved HBM bandwidth
+  double all_reduce_s = 0;  // the layers' tensor-parallel all-reduces, not overlapped
+  std::string bound;        // "compute" or "memory", whichever of the two is larger
 };
 
 struct InferEstimate {
-  double params = 0;                // all parameters, embedding and output head included
-  double active_params = 0;         // parameters each token multiplies (top_k experts for MoE)
-  double experts_read = 0;          // experts per MoE layer a decode step reads (1 when dense)
-  double weights_gb_per_gpu = 0;    // GB (1e9 bytes)
-  double kv_cache_gb_per_gpu = 0;   // the whole batch at prompt + output tokens
-  double memory_gb_per_gpu = 0;     // weights + KV cache
-  double usable_memory_gb = 0;      // the profile's HBM times efficiency.usable_memory
-  PhaseTime prefill;                // a_p: the batch's prompts, producing the first token
-  PhaseTime decode;                 // b: one decode step at the mean context length
-  double latency_s = 0;             // a_p + b (output - 1)
-  double output_tokens_per_s = 0;   // batch * output / latency
+  double params = 0;               // all parameters, embedding and output head included
+  double active_params = 0;        // parameters each token multiplies (top_k experts for MoE)
+  double experts_read = 0;         // experts per MoE layer a decode step reads (1 when dense)
+  double weights_gb_per_gpu = 0;   // GB (1e9 bytes)
+  double kv_cache_gb_per_gpu = 0;  // the whole batch at prompt + output tokens
+  double memory_gb_per_gpu = 0;    // weights + KV cache
+  double usable_memory_gb = 0;     // the profile's HBM times efficiency.usable_memory
+  PhaseTime prefill;               // a_p: the batch's prompts, producing the first token
+  PhaseTime decode;                // b: one decode step at the mean context length
+  double latency_s = 0;            // a_p + b (output - 1)
+  double output_tokens_per_s = 0;  // batch * output / latency
 };
 
 // The roofline of `request` for `model` on `hardware`. MoE: a decode step reads the experts its

@@ -57,8 +57,7 @@ Result<LatencySample> ParseRow(const std::vector<std::string_view>& f, std::stri
 
 }  // namespace
 
-Result<std::vector<LatencySample>> ParseLatencies(std::string_view text,
-                                                  std::string_view source) {
+Result<std::vector<LatencySample>> ParseLatencies(std::string_view text, std::string_view source) {
   LineReader lines(text);
   std::string_view header;
   if (!lines.Next(header)) {
@@ -85,9 +84,8 @@ Result<std::vector<LatencySample>> ReadLatencies(const std::string& path) {
 
 Result<LatencyFit> FitLatencies(std::span<const LatencySample> samples) {
   const auto differ = [&](int64_t LatencySample::*field) {
-    return std::ranges::any_of(samples, [&](const LatencySample& s) {
-      return s.*field != samples.front().*field;
-    });
+    return std::ranges::any_of(
+        samples, [&](const LatencySample& s) { return s.*field != samples.front().*field; });
   };
   if (samples.empty() || !differ(&LatencySample::output_tokens)) {
     return Status::InvalidArgument(
@@ -99,8 +97,8 @@ Result<LatencyFit> FitLatencies(std::span<const LatencySample> samples) {
   const Eigen::Index n = static_cast<Eigen::Index>(samples.size());
   const Eigen::Index k = fit.prompt_slope_fitted ? 3 : 2;
   if (n < k) {
-    return Status::InvalidArgument(fmt::format(
-        "the latencies hold {} samples, fewer than the {} parameters to fit", n, k));
+    return Status::InvalidArgument(
+        fmt::format("the latencies hold {} samples, fewer than the {} parameters to fit", n, k));
   }
   // Columns: 1, o - 1, and p when prompt lengths vary.
   Eigen::MatrixXd design(n, k);
@@ -124,6 +122,21 @@ Result<LatencyFit> FitLatencies(std::span<const LatencySample> samples) {
   fit.rms_residual_s = std::sqrt((design * x - latency).squaredNorm() / static_cast<double>(n));
   fit.samples = n;
   return fit;
+}
+
+Result<InferAnswer> AnswerInference(const std::string& model_path, std::string_view gpu,
+                                    const InferRequest& request,
+                                    const std::string& latencies_path) {
+  InferAnswer a;
+  VIGIL_ASSIGN_OR_RETURN(a.model, ReadModelSpec(model_path));
+  VIGIL_ASSIGN_OR_RETURN(a.hardware, DatasheetProfile(gpu));
+  VIGIL_ASSIGN_OR_RETURN(a.estimate, EstimateInference(a.model, a.hardware, request));
+  if (!latencies_path.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(const std::vector<LatencySample> samples, ReadLatencies(latencies_path));
+    VIGIL_ASSIGN_OR_RETURN(a.fit, FitLatencies(samples));
+    a.fitted = true;
+  }
+  return a;
 }
 
 }  // namespace vigil::plan

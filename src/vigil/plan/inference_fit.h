@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/plan/hardware.h"
+#include "vigil/plan/inference.h"
+#include "vigil/plan/model_spec.h"
 
 namespace vigil::plan {
 
@@ -34,8 +37,8 @@ struct LatencyFit {
   double prefill_base_s = 0;       // a_0
   double prefill_per_token_s = 0;  // a_1; 0 when every sample has the same prompt length
   bool prompt_slope_fitted = false;
-  double per_token_s = 0;          // b
-  double rms_residual_s = 0;       // root mean square of measured - fitted latency
+  double per_token_s = 0;     // b
+  double rms_residual_s = 0;  // root mean square of measured - fitted latency
   int64_t samples = 0;
 
   double PrefillSeconds(int64_t prompt_tokens) const {
@@ -50,5 +53,20 @@ struct LatencyFit {
 // prompt length is the same). InvalidArgument when the samples cannot determine the parameters:
 // fewer samples than parameters, or every output length the same.
 Result<LatencyFit> FitLatencies(std::span<const LatencySample> samples);
+
+// `vigil plan infer`'s answer: the roofline, and the fit when latencies were given.
+struct InferAnswer {
+  ModelSpec model;
+  HardwareProfile hardware;
+  InferEstimate estimate;
+  bool fitted = false;
+  LatencyFit fit;  // when fitted
+};
+
+// Reads the model file, takes the datasheet profile of `gpu`, estimates `request` and, when
+// `latencies_path` is not empty, fits its latencies. The first error of ReadModelSpec,
+// DatasheetProfile, EstimateInference, ReadLatencies or FitLatencies.
+Result<InferAnswer> AnswerInference(const std::string& model_path, std::string_view gpu,
+                                    const InferRequest& request, const std::string& latencies_path);
 
 }  // namespace vigil::plan

@@ -9,8 +9,8 @@ TEST(InferenceFitTest, RecoversTheParametersOfExactData) {
   std::vector<LatencySample> samples;
   for (int64_t p : {128, 1024, 4096}) {
     for (int64_t o : {1, 64, 512}) {
-      samples.push_back({p, o, 0.02 + 5e-5 * static_cast<double>(p) +
-                                   0.015 * static_cast<double>(o - 1)});
+      samples.push_back(
+          {p, o, 0.02 + 5e-5 * static_cast<double>(p) + 0.015 * static_cast<double>(o - 1)});
     }
   }
   Result<LatencyFit> fit = FitLatencies(samples);
@@ -39,8 +39,7 @@ TEST(InferenceFitTest, RefusesSamplesThatCannotDetermineIt) {
   EXPECT_FALSE(FitLatencies(same_output).ok());
   // Prompt and output lengths move together: p = 100 o, so a_1 and b are not separable.
   const std::vector<LatencySample> collinear = {{100, 2, 1}, {200, 3, 2}, {300, 4, 3}};
-  EXPECT_NE(FitLatencies(collinear).status().message().find("cannot separate"),
-            std::string::npos);
+  EXPECT_NE(FitLatencies(collinear).status().message().find("cannot separate"), std::string::npos);
   const std::vector<LatencySample> two = {{100, 2, 1}, {200, 3, 2}};
   EXPECT_FALSE(FitLatencies(two).ok());
 }

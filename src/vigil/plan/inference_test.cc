@@ -55,8 +55,7 @@ TEST(InferenceTest, CountsPublishedParameters) {
 }
 
 TEST(InferenceTest, DecodeReadsTheWeightsAndPrefillComputes) {
-  Result<InferEstimate> e =
-      EstimateInference(Llama70b(), H100(), Req(4, 1, 2048, 128, false));
+  Result<InferEstimate> e = EstimateInference(Llama70b(), H100(), Req(4, 1, 2048, 128, false));
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ(e->decode.bound, "memory");
   EXPECT_EQ(e->prefill.bound, "compute");
@@ -100,8 +99,7 @@ TEST(InferenceTest, GroupedKvHeadsShrinkTheCache) {
   EXPECT_NEAR(full.kv_cache_gb_per_gpu / gqa.kv_cache_gb_per_gpu, 8, 1e-9);
   // 16 GPUs share 8 KV heads: each still holds one, so the cache does not halve again.
   ModelSpec wide = Llama70b();
-  const InferEstimate sixteen =
-      *EstimateInference(wide, H100(), Req(16, 8, 2000, 1000, false));
+  const InferEstimate sixteen = *EstimateInference(wide, H100(), Req(16, 8, 2000, 1000, false));
   EXPECT_DOUBLE_EQ(sixteen.kv_cache_gb_per_gpu, gqa.kv_cache_gb_per_gpu);
 }
 

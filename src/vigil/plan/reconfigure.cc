@@ -3,17 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 
 #include "vigil/core/file.h"
 #include "vigil/core/yaml_fields.h"
+#include "vigil/reliability/models.h"
 
 namespace vigil::plan {
 namespace {
 
-constexpr int64_t kMaxGpus = 1048576;       // as the CLI's --gpus
-constexpr double kMaxTflopsPerGpu = 1e5;    // far above any GPU (a B200 peaks at 4,500 FP8)
+constexpr int64_t kMaxGpus = 1048576;     // as the CLI's --gpus
+constexpr double kMaxTflopsPerGpu = 1e5;  // far above any GPU (a B200 peaks at 4,500 FP8)
 constexpr double kMaxWeight = 1e6;
 constexpr double kMaxTransitionS = 30 * 86400.0;
 constexpr size_t kMaxJobs = 10000;
@@ -30,17 +32,17 @@ Result<ThroughputPoint> ParsePoint(const YAML::Node& n, const std::string& at,
     if (!n[key]) return f.Error(n, YamlFields::Path(at, key), "missing");
   }
   VIGIL_ASSIGN_OR_RETURN(p.gpus, f.Whole(n["gpus"], YamlFields::Path(at, "gpus"), 1, kMaxGpus));
-  VIGIL_ASSIGN_OR_RETURN(p.tflops_per_gpu, f.Number(n["tflops_per_gpu"],
-                                                    YamlFields::Path(at, "tflops_per_gpu"), 0,
-                                                    kMaxTflopsPerGpu));
+  VIGIL_ASSIGN_OR_RETURN(
+      p.tflops_per_gpu,
+      f.Number(n["tflops_per_gpu"], YamlFields::Path(at, "tflops_per_gpu"), 0, kMaxTflopsPerGpu));
   return p;
 }
 
 Result<std::vector<ThroughputPoint>> ParseCurve(const YAML::Node& n, const std::string& at,
                                                 const YamlFields& f) {
   if (!n.IsSequence() || n.size() == 0 || n.size() > kMaxPoints) {
-    return f.Error(n, at, fmt::format("expected a list of 1 to {} {{gpus, tflops_per_gpu}}",
-                                      kMaxPoints));
+    return f.Error(n, at,
+                   fmt::format("expected a list of 1 to {} {{gpus, tflops_per_gpu}}", kMaxPoints));
   }
   std::vector<ThroughputPoint> points;
   std::set<int64_t> seen;
@@ -75,13 +77,12 @@ Result<JobCurve> ParseJob(const YAML::Node& n, const std::string& at, const Yaml
                            f.Choice(n["hit"], YamlFields::Path(at, "hit"), {"true", "false"}));
     job.hit = hit == "true";
   }
-  VIGIL_ASSIGN_OR_RETURN(job.transition_s, f.Seconds(n["transition"],
-                                                     YamlFields::Path(at, "transition"), 0,
-                                                     kMaxTransitionS));
+  VIGIL_ASSIGN_OR_RETURN(
+      job.transition_s,
+      f.Seconds(n["transition"], YamlFields::Path(at, "transition"), 0, kMaxTransitionS));
   VIGIL_ASSIGN_OR_RETURN(job.points,
                          ParseCurve(n["throughput"], YamlFields::Path(at, "throughput"), f));
-  if (job.current_gpus > 0 &&
-      std::ranges::none_of(job.points, [&](const ThroughputPoint& p) {
+  if (job.current_gpus > 0 && std::ranges::none_of(job.points, [&](const ThroughputPoint& p) {
         return p.gpus == job.current_gpus;
       })) {
     return f.Error(n["gpus"], YamlFields::Path(at, "gpus"),
@@ -211,14 +212,38 @@ Result<ReconfigurePlan> PlanReconfiguration(std::span<const JobCurve> jobs, int6
 
 ReconfigurePlan RestartAtOldSize(std::span<const JobCurve> jobs, int64_t healthy_gpus,
                                  double horizon_s) {
-  std::vector<JobPlan> out;
+  // Jobs the failure spared keep running first; then the others restart in order where they fit.
+  std::vector<int64_t> gpus(jobs.size(), 0);
   int64_t free = healthy_gpus;
-  for (const JobCurve& j : jobs) {
-    const int64_t g = j.current_gpus > 0 && j.current_gpus <= free ? j.current_gpus : 0;
-    free -= g;
-    out.push_back(PlanOf(j, g, horizon_s));
+  for (bool restarting : {false, true}) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const JobCurve& j = jobs[i];
+      if (j.hit != restarting || j.current_gpus == 0 || j.current_gpus > free) continue;
+      gpus[i] = j.current_gpus;
+      free -= j.current_gpus;
+    }
   }
+  std::vector<JobPlan> out;
+  for (size_t i = 0; i < jobs.size(); ++i) out.push_back(PlanOf(jobs[i], gpus[i], horizon_s));
   return Total(std::move(out));
+}
+
+Result<ReconfigureAnswer> AnswerReconfigure(const ReconfigureQuestion& q) {
+  ReconfigureAnswer a;
+  VIGIL_ASSIGN_OR_RETURN(a.jobs, ReadJobs(q.jobs_path));
+  a.horizon_s = q.mttf_s;
+  if (a.horizon_s <= 0) {
+    if (q.gpus_per_node < 1 || q.healthy_gpus < 1) {
+      return Status::InvalidArgument("--gpus and --gpus-per-node must be at least 1");
+    }
+    const double nodes = std::ceil(static_cast<double>(q.healthy_gpus) / q.gpus_per_node);
+    VIGIL_ASSIGN_OR_RETURN(a.horizon_s,
+                           reliability::JobMttfSeconds(nodes, q.failures_per_1000_node_days));
+    a.horizon_from_mttf_model = true;
+  }
+  VIGIL_ASSIGN_OR_RETURN(a.plan, PlanReconfiguration(a.jobs, q.healthy_gpus, a.horizon_s));
+  a.naive = RestartAtOldSize(a.jobs, q.healthy_gpus, a.horizon_s);
+  return a;
 }
 
 }  // namespace vigil::plan

@@ -25,11 +25,14 @@ struct ThroughputPoint {
 
 struct JobCurve {
   std::string name;
-  double weight = 1;          // priority: a weighted TFLOP of this job is worth `weight`
-  int64_t current_gpus = 0;   // before the failure; 0 when the job is not running
-  bool hit = false;           // the failure took some of its GPUs: it restarts whatever the plan
-  double transition_s = 0;    // restart and reload from the checkpoint, seconds
-  std::vector<ThroughputPoint> points;  // allowed sizes, ascending; 0 GPUs (paused) is always allowed
+  double weight = 1;         // priority: a weighted TFLOP of this job is worth `weight`
+  int64_t current_gpus = 0;  // before the failure; 0 when the job is not running
+  // Not running on its current_gpus now (a failure took some of them, or it waits since one
+  // did): it (re)starts whatever the plan, and current_gpus is the size it had.
+  bool hit = false;
+  double transition_s = 0;  // restart and reload from the checkpoint, seconds
+  std::vector<ThroughputPoint>
+      points;  // allowed sizes, ascending; 0 GPUs (paused) is always allowed
 
   // Total TFLOP/s at `gpus` (one of the points, or 0).
   double TflopsAt(int64_t gpus) const;
@@ -45,16 +48,16 @@ Result<std::vector<JobCurve>> ReadJobs(const std::string& path);
 
 struct JobPlan {
   std::string name;
-  int64_t gpus = 0;         // the planned size; 0: paused until GPUs come back
+  int64_t gpus = 0;  // the planned size; 0: paused until GPUs come back
   int64_t current_gpus = 0;
-  bool restarts = false;    // pays its transition cost
-  double value = 0;         // weight x TFLOP/s x productive seconds within the horizon
+  bool restarts = false;  // pays its transition cost
+  double value = 0;       // weight x TFLOP/s x productive seconds within the horizon
 };
 
 struct ReconfigurePlan {
   std::vector<JobPlan> jobs;  // in the order of the input
   int64_t gpus_used = 0;
-  double value = 0;           // sum of the jobs' values (weighted TFLOP over the horizon)
+  double value = 0;  // sum of the jobs' values (weighted TFLOP over the horizon)
 };
 
 // The value of running `job` on `gpus` GPUs for `horizon_s` seconds (see the file comment).
@@ -67,10 +70,32 @@ double PlanValue(const JobCurve& job, int64_t gpus, double horizon_s);
 Result<ReconfigurePlan> PlanReconfiguration(std::span<const JobCurve> jobs, int64_t healthy_gpus,
                                             double horizon_s);
 
-// The naive plan to compare with: in the input's order, each job restarts at its current size
-// (if hit) or keeps it, when that many GPUs are still free; otherwise it waits (0 GPUs). A job not
-// running stays paused.
+// The naive plan to compare with: jobs not hit keep their size; then, in the input's order, each
+// hit job restarts at its old size where that many GPUs are still free, and waits (0 GPUs)
+// otherwise. A job at 0 GPUs stays paused.
 ReconfigurePlan RestartAtOldSize(std::span<const JobCurve> jobs, int64_t healthy_gpus,
                                  double horizon_s);
+
+// `vigil plan reconfigure`'s question: the jobs file, the healthy GPUs, and the expected time to
+// the next failure, given or from the MTTF model (reliability/models.h) of the healthy nodes.
+struct ReconfigureQuestion {
+  std::string jobs_path;
+  int64_t healthy_gpus = 0;
+  double mttf_s = 0;  // the horizon; 0: MTTF(N) of healthy_gpus / gpus_per_node nodes
+  int gpus_per_node = 8;
+  double failures_per_1000_node_days = 6.5;  // Meta RSC's rate (docs/reliability.md)
+};
+
+struct ReconfigureAnswer {
+  std::vector<JobCurve> jobs;
+  double horizon_s = 0;
+  bool horizon_from_mttf_model = false;
+  ReconfigurePlan plan;   // PlanReconfiguration's
+  ReconfigurePlan naive;  // RestartAtOldSize's
+};
+
+// Reads the jobs, finds the horizon and both plans. ReadJobs', JobMttfSeconds' or
+// PlanReconfiguration's error.
+Result<ReconfigureAnswer> AnswerReconfigure(const ReconfigureQuestion& question);
 
 }  // namespace vigil::plan

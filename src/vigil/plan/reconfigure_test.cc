@@ -45,8 +45,8 @@ TEST(ReconfigureTest, MatchesExhaustiveSearchOnRandomProblems) {
       }
       if (points.empty()) points.push_back({16, 150});
       const int64_t current = rng() % 3 ? points[rng() % points.size()].gpus : 0;
-      jobs.push_back(Job(fmt::format("j{}", j), current, static_cast<double>(rng() % 7200),
-                         points, 0.5 + static_cast<double>(rng() % 4), rng() % 4 == 0));
+      jobs.push_back(Job(fmt::format("j{}", j), current, static_cast<double>(rng() % 7200), points,
+                         0.5 + static_cast<double>(rng() % 4), rng() % 4 == 0));
     }
     const int64_t gpus = static_cast<int64_t>(rng() % 160);
     const double horizon = 600.0 + static_cast<double>(rng() % 20000);
