@@ -1,6 +1,7 @@
 // End-to-end tests of `vigil plan infer` and `vigil plan reconfigure` through the built binary:
 // the JSON fields scripts read, file:line:field errors for malformed files, and exit 2 naming
 // the constraint an impossible request breaks.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -73,7 +74,7 @@ TEST(PlanInferCliTest, BadInputExitsTwoNamingWhere) {
 
 constexpr std::string_view kJobs = R"(jobs:
   - name: pretrain
-    weight: 2
+    weight: 1
     gpus: 64
     hit: true
     transition: 10m
@@ -84,7 +85,7 @@ constexpr std::string_view kJobs = R"(jobs:
   - name: finetune
     gpus: 8
     transition: 90s
-    throughput: [{gpus: 8, tflops_per_gpu: 300}]
+    throughput: [{gpus: 8, tflops_per_gpu: 450}]
 )";
 
 TEST(PlanReconfigureCliTest, PlansBesideTheNaiveRestart) {
