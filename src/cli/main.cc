@@ -16,6 +16,8 @@
 #include "cli/model_checkpoint.h"
 #include "cli/model_ettr.h"
 #include "cli/model_mttf.h"
+#include "cli/plan_infer.h"
+#include "cli/plan_reconfigure.h"
 #include "cli/plan_search.h"
 #include "cli/plan_train.h"
 #include "cli/run.h"
@@ -70,9 +72,13 @@ int main(int argc, char** argv) {
   commands.Add(app, SetupServe, RunServe);
   commands.Add(app, SetupReport, RunReport);
   CLI::App& plan = commands.Group(
-      "plan", "Performance models: training steps and parallel layouts, from measured hardware");
+      "plan",
+      "Performance models from measured hardware: training steps and parallel layouts, inference "
+      "time, reconfiguration after failures");
   commands.Add(plan, SetupPlanTrain, RunPlanTrain);
   commands.Add(plan, SetupPlanSearch, RunPlanSearch);
+  commands.Add(plan, SetupPlanInfer, RunPlanInfer);
+  commands.Add(plan, SetupPlanReconfigure, RunPlanReconfigure);
 
   try {
     app.parse(argc, argv);

@@ -53,7 +53,7 @@ Status CheckShape(const ModelSpec& m, const YAML::Node& doc, const YamlFields& f
 Result<ModelSpec> Parse(const YAML::Node& doc, const YamlFields& f) {
   VIGIL_RETURN_IF_ERROR(f.Map(doc, "",
                               {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                               "vocab", "seq_len", "experts", "top_k"}));
+                               "vocab", "seq_len", "experts", "top_k", "mlp"}));
   ModelSpec m;
   if (const YAML::Node n = doc["name"]) {
     VIGIL_ASSIGN_OR_RETURN(m.name, f.Text(n, "name"));
@@ -68,6 +68,10 @@ Result<ModelSpec> Parse(const YAML::Node& doc, const YamlFields& f) {
   }
   if (const YAML::Node n = doc["top_k"]) {
     VIGIL_ASSIGN_OR_RETURN(m.top_k, f.Whole(n, "top_k", 1, kMaxDimension));
+  }
+  if (const YAML::Node n = doc["mlp"]) {
+    VIGIL_ASSIGN_OR_RETURN(const std::string mlp, f.Choice(n, "mlp", {"plain", "gated"}));
+    m.gated_mlp = mlp == "gated";
   }
   VIGIL_RETURN_IF_ERROR(CheckShape(m, doc, f));
   return m;

@@ -21,10 +21,14 @@ struct ModelSpec {
   int64_t seq_len = 0;     // sequence length s
   int64_t experts = 1;     // MoE experts per layer; 1 for a dense model
   int64_t top_k = 1;       // experts each token is routed to
+  // The MLP's form: false for two matrices (GPT's up and down projections), true for three (a
+  // gated MLP, SwiGLU as in Llama and Mixtral: gate, up and down). The file's `mlp: plain|gated`.
+  bool gated_mlp = false;
 };
 
 // The model in `text` (YAML, or JSON): the keys layers, hidden, heads, kv_heads, ffn_hidden,
-// vocab and seq_len, each a positive whole number, and optionally name, experts and top_k.
+// vocab and seq_len, each a positive whole number, and optionally name, experts, top_k and mlp
+// (plain or gated).
 // InvalidArgument "SOURCE:LINE: FIELD: PROBLEM" for a missing, unknown or malformed key, or one
 // that breaks the shape (hidden not a multiple of heads, heads not a multiple of kv_heads, top_k
 // above experts).

@@ -31,6 +31,14 @@ TEST(ModelSpecTest, ReadsJsonAndMixtureOfExperts) {
   EXPECT_EQ(m->kv_heads, 8);
   EXPECT_EQ(m->experts, 8);
   EXPECT_EQ(m->top_k, 2);
+  EXPECT_FALSE(m->gated_mlp);
+}
+
+TEST(ModelSpecTest, ReadsTheMlpForm) {
+  Result<ModelSpec> m = ParseModelSpec(std::string(kGpt3) + "mlp: gated\n", "g.yaml");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->gated_mlp);
+  EXPECT_FALSE(ParseModelSpec(std::string(kGpt3) + "mlp: swish\n", "g.yaml").ok());
 }
 
 TEST(ModelSpecTest, NamesFileLineAndFieldOfEachProblem) {
@@ -40,7 +48,7 @@ TEST(ModelSpecTest, NamesFileLineAndFieldOfEachProblem) {
   EXPECT_EQ(error("layers: 2\n"), "m.yaml:1: hidden: missing (a positive whole number)");
   EXPECT_EQ(error(std::string(kGpt3) + "dropout: 0.1\n"),
             "m.yaml:9: dropout: unknown key (expected one of name, layers, hidden, heads, "
-            "kv_heads, ffn_hidden, vocab, seq_len, experts, top_k)");
+            "kv_heads, ffn_hidden, vocab, seq_len, experts, top_k, mlp)");
   std::string bad(kGpt3);
   bad.replace(bad.find("heads: 96"), 9, "heads: 0");
   EXPECT_EQ(error(bad), "m.yaml:4: heads: 0 is out of range (1 to 16777216)");
