@@ -60,7 +60,8 @@ BlockParams BlockParamsPerGpu(const ModelSpec& m, const Layout& l) {
   const double h = D(m.hidden), f = D(m.ffn_hidden);
   const double qkv = h * h * (1 + 2.0 * D(m.kv_heads) / D(m.heads));
   const double attention = qkv + h * h + h * (1 + 2.0 * D(m.kv_heads) / D(m.heads)) + h;
-  const double mlp = 2 * h * f + f + h;
+  // A gated MLP (SwiGLU) has a gate matrix beside up and down, and no biases (Llama).
+  const double mlp = m.gated_mlp ? 3 * h * f : 2 * h * f + f + h;
   const double norms = 4 * h;
   BlockParams p;
   if (m.experts > 1) {
@@ -95,12 +96,13 @@ BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   const bool moe = m.experts > 1;
   const double expert_tokens = moe ? tokens * D(m.top_k) * D(l.ep) / D(m.experts) : tokens;
   const double local_experts = moe ? D(m.experts) / D(l.ep) : 1;
+  const double up = m.gated_mlp ? 2 : 1;  // a gated MLP's gate and up projections, fused
   const Gemm gemms[] = {
       {tokens, h * (1 + 2 * kv) / t, h, 1, false},                    // QKV projection
       {s / c, s, d, heads, true},                                     // scores Q K^T
       {s / c, d, s, heads, true},                                     // scores x V
       {tokens, h, h / t, 1, false},                                   // output projection
-      {expert_tokens, D(m.ffn_hidden) / t, h, local_experts, false},  // MLP up
+      {expert_tokens, up * D(m.ffn_hidden) / t, h, local_experts, false},  // MLP up (and gate)
       {expert_tokens, h, D(m.ffn_hidden) / t, local_experts, false},  // MLP down
   };
   const double peak = l.precision == Precision::kFp8 ? hw.fp8_tflops : hw.bf16_tflops;

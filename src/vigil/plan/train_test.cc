@@ -45,6 +45,27 @@ TEST(PredictTrainTest, CountsFlopsAsNarayananEtAl) {
   EXPECT_NEAR(p.tokens_per_s, 3072 * 2048 / p.step_time_s, 1e-6);
 }
 
+// A gated MLP (SwiGLU, Llama) multiplies by three matrices of h x ffn where a plain one has two:
+// Llama 2 70B's 80 blocks of h 8192, 64 heads over 8 KV heads and ffn 28672 hold 68.98e9
+// parameters with its 32,000-token embedding and head (Touvron et al. 2023: "70B"); the model
+// ties the two as Megatron's GPT does, which leaves out 0.26e9.
+TEST(PredictTrainTest, AGatedMlpHasAThirdMatrix) {
+  ModelSpec m = Gpt(80, 8192, 64);
+  m.kv_heads = 8;
+  m.ffn_hidden = 28672;
+  m.vocab = 32000;
+  m.seq_len = 4096;
+  const Layout l = Megatron(64, 8, 8, 64);
+  const TrainPrediction plain = PredictTrain(m, l, A100());
+  m.gated_mlp = true;
+  const TrainPrediction gated = PredictTrain(m, l, A100());
+  EXPECT_NEAR(gated.parameters / 1e9, 68.98 - 0.26, 0.05);
+  const double third = 80.0 * 8192 * 28672;
+  EXPECT_NEAR(gated.parameters - plain.parameters, third - 80.0 * (28672 + 8192), 1e6);
+  // Its FLOPs grow by the third matrix's 2 x tokens x h x ffn per pass.
+  EXPECT_NEAR((gated.model_flops - plain.model_flops) / (6 * 64 * 4096 * third), 1, 1e-9);
+}
+
 TEST(PredictTrainTest, StepIsTheSumOfItsParts) {
   const ModelSpec m = Gpt(80, 12288, 96);
   const TrainPrediction p = PredictTrain(m, Megatron(1536, 8, 8, 2304), A100());
