@@ -52,7 +52,7 @@ void PrintConcordance(const vigil::select::History& h, double days, vigil::Json&
     return;
   }
   const auto score = vigil::select::ScoreHeldOut(*model, h, split, h.end_s);
-  fmt::print("risk model on held-out history (weekly policy, seed 1; fit on days 0-{:.0f}, scored "
+  fmt::print("risk model on held-out history (weekly policy, first seed; fit on days 0-{:.0f}, scored "
              "on days {:.0f}-{:.0f}: {} node-days, {} with an incident): concordance Cox {:.3f}, "
              "baseline (rate by class) {:.3f}\n",
              days * 2 / 3, days * 2 / 3, days, score.rows, score.events, score.cox_concordance,
@@ -72,15 +72,32 @@ void PrintConcordance(const vigil::select::History& h, double days, vigil::Json&
 
 int main(int argc, char** argv) {
   CLI::App app("The Selector against four validation policies in the fleet simulator");
-  int seeds = 3, nodes = 1000;
+  int seeds = 3, first_seed = 1, nodes = 1000;
   double days = 365;
   std::string svg, json_path;
   app.add_option("--seeds", seeds, "Seeds per policy (1..seeds)")->check(CLI::Range(1, 100));
+  app.add_option("--first-seed", first_seed, "The first seed (the Selector was tuned on seed 1)")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--nodes", nodes, "Fleet size")->check(CLI::Range(1, 100000));
   app.add_option("--days", days, "Judged days")->check(CLI::Range(7.0, 3650.0));
   app.add_option("--svg", svg, "Write the plot of MTBI against validation node-hours here");
   app.add_option("--json", json_path, "Write every run's figures here");
+  vigil::select::PolicyOptions selector;
+  double horizon_days = selector.select.horizon_s / vigil::select::kSecondsPerDay;
+  app.add_option("--horizon-days", horizon_days, "Selector: the horizon of its expected penalty")
+      ->capture_default_str();
+  app.add_option("--decide-every", selector.decide_every_h, "Selector: hours between its plans")
+      ->capture_default_str();
+  app.add_option("--max-share", selector.select.max_share,
+                 "Selector: at most this share of the fleet validating at once")
+      ->capture_default_str();
+  app.add_option("--budget", selector.budget_node_hours_per_week,
+                 "Selector: validation node-hours per week (0: the weekly full suite's)")
+      ->capture_default_str();
+  std::string only;
+  app.add_option("--only", only, "Run only this policy (none, weekly, before-job, random-subset, selector)");
   CLI11_PARSE(app, argc, argv);
+  selector.select.horizon_s = horizon_days * vigil::select::kSecondsPerDay;
 
   std::vector<PolicyRuns> runs;
   for (PolicyKind k : {PolicyKind::kNone, PolicyKind::kWeekly, PolicyKind::kBeforeJob,
@@ -88,13 +105,14 @@ int main(int argc, char** argv) {
     runs.push_back({k, {}, {}, {}, {}});
   }
   vigil::Json out = {{"nodes", nodes}, {"days", days}, {"seeds", seeds}, {"runs", vigil::Json::array()}};
-  for (int seed = 1; seed <= seeds; ++seed) {
+  for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
     for (PolicyRuns& r : runs) {
       vigil::select::FleetSimParams params;
       params.nodes = nodes;
       params.days = days;
       params.seed = static_cast<uint64_t>(seed);
-      vigil::select::PolicyOptions policy;
+      if (!only.empty() && only != vigil::select::PolicyName(r.kind)) continue;
+      vigil::select::PolicyOptions policy = selector;
       policy.kind = r.kind;
       const auto t0 = std::chrono::steady_clock::now();
       auto outcome = vigil::select::SimulateFleet(params, policy);
@@ -108,16 +126,16 @@ int main(int argc, char** argv) {
       r.incidents.push_back(outcome->incidents);
       r.incident_node_hours.push_back(outcome->incident_node_hours);
       fmt::print(stderr, "seed {} {}: MTBI {:.2f} h, {} incidents, {:.0f} validation node-h, {} "
-                 "findings ({:.1f} s)\n",
+                 "findings, {} validations ({:.1f} s)\n",
                  seed, vigil::select::PolicyName(r.kind), outcome->mtbi_h, outcome->incidents,
-                 outcome->validation_node_hours, outcome->findings, secs);
+                 outcome->validation_node_hours, outcome->findings, outcome->validations, secs);
       out["runs"].push_back({{"policy", vigil::select::PolicyName(r.kind)}, {"seed", seed},
                              {"mtbi_h", outcome->mtbi_h}, {"incidents", outcome->incidents},
                              {"incident_node_hours", outcome->incident_node_hours},
                              {"validations", outcome->validations},
                              {"validation_node_hours", outcome->validation_node_hours},
                              {"findings", outcome->findings}});
-      if (seed == 1 && r.kind == PolicyKind::kWeekly) PrintConcordance(outcome->history, days, out);
+      if (seed == first_seed && r.kind == PolicyKind::kWeekly) PrintConcordance(outcome->history, days, out);
     }
   }
   fmt::print("\n{:<14} {:>16} {:>12} {:>20} {:>18}\n", "policy", "MTBI h (sd)", "incidents",
@@ -142,7 +160,8 @@ int main(int argc, char** argv) {
   if (!svg.empty()) {
     vigil::PlotOptions plot;
     plot.title = "MTBI against validation cost, per policy";
-    plot.subtitle = fmt::format("fleet simulator, {} nodes x {:.0f} days, seeds 1-{}", nodes, days, seeds);
+    plot.subtitle = fmt::format("fleet simulator, {} nodes x {:.0f} days, seeds {}-{}", nodes, days,
+                                first_seed, first_seed + seeds - 1);
     plot.x_label = "validation node-hours in the year + 1 (log2)";
     plot.y_label = "mean time between incidents (h)";
     plot.log_x = true;

@@ -131,12 +131,17 @@ class SelectorPolicy final : public Policy {
     budget_ = std::min(weekly_budget_, budget_ + weekly_budget_ * options_.decide_every_h / kHoursPerWeek);
     SelectOptions select = options_.select;
     select.budget_node_hours = budget_;
+    select.cost_weight = price_;
     const Plan plan = MakePlan(*model_, tracker_, history_, now_s, states, select);
     std::vector<Request> out;
     for (const PlannedValidation& v : plan.validations) {
       out.push_back({v.node, Benchmarks(v.subset)});
       budget_ -= v.subset.seconds / kSecondsPerHour;
     }
+    // Dual ascent on the budget: an unspent pool lowers the price of a validation node-hour, an
+    // empty one raises it, so that the budget goes to the validations that avert most per hour.
+    const double fill = budget_ / weekly_budget_;
+    price_ = std::clamp(price_ * std::exp(kPriceStepPerHour * options_.decide_every_h * (kPoolTarget - fill)), kMinPrice, kMaxPrice);
     return out;
   }
 
@@ -173,7 +178,8 @@ class SelectorPolicy final : public Policy {
   const History& history_;
   CovariateTracker tracker_;
   std::optional<SelectorModel> model_;
-  double weekly_budget_ = 0, budget_ = 0;
+  static constexpr double kPriceStepPerHour = 0.1, kPoolTarget = 0.5, kMinPrice = 0.1, kMaxPrice = 1000;
+  double weekly_budget_ = 0, budget_ = 0, price_ = 1;
   double next_decision_h_ = -1e18, next_refit_h_ = 0;
 };
 

@@ -16,7 +16,8 @@ constexpr double kMarginClip = 1;
 
 const std::vector<std::string> kFixedCovariates = {
     "log_days_since_validation", "last_margin",       "log_last_findings", "log_findings",
-    "log_incidents_90d",         "log_alerts_3d",     "log_alerts_30d",    "age_years"};
+    "log_incidents_90d",         "log_alerts_3d",     "log_alerts_30d",    "age_years",
+    "log_alerts_since_validation"};
 
 // Occurrences in (t - window, t] of a sorted list of times.
 int CountWithin(const std::vector<double>& times, double t, double window) {
@@ -98,6 +99,9 @@ void CovariateTracker::Covariates(int node, double t, Eigen::Ref<Eigen::RowVecto
   out[5] = std::log1p(CountWithin(n.alerts, t, kShortAlertWindowS));
   out[6] = std::log1p(CountWithin(n.alerts, t, kLongAlertWindowS));
   out[7] = std::max(0.0, t - info.joined_s) / kSecondsPerYear;
+  // Alerts a validation has not yet looked into: within the short window, after the last one.
+  const double unchecked = std::min(kShortAlertWindowS, validated ? t - n.last_validation_s : HUGE_VAL);
+  out[8] = std::log1p(CountWithin(n.alerts, t, unchecked));
   for (size_t c = 0; c < classes_.size(); ++c) {
     out[static_cast<Eigen::Index>(kFixedCovariates.size() + c)] =
         info.node_class == classes_[c] ? 1 : 0;

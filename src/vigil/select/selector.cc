@@ -60,6 +60,9 @@ Status Validate(const SelectOptions& o) {
     return bad("--max-time", o.max_benchmark_s, ">= 0");
   }
   if (!(o.max_share > 0 && o.max_share <= 1)) return bad("--max-share", o.max_share, "in (0, 1]");
+  if (!std::isfinite(o.cost_weight) || o.cost_weight <= 0) {
+    return bad("--cost-weight", o.cost_weight, "> 0");
+  }
   return Status::Ok();
 }
 
@@ -94,7 +97,8 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
     p.expected_penalty = p.probability * model.suite.mean_incident_cost;
     p.subset = chooser.Choose(
         p.expected_penalty,
-        KindWeights(model.suite, tracker, p.node, at_s, options.alert_window_s));
+        KindWeights(model.suite, tracker, p.node, at_s, options.alert_window_s),
+        options.cost_weight);
     if (p.subset.net <= 0) continue;
     p.idle = state(n) == NodeState::kIdle;
     p.why = Why(model.risk, x);
@@ -104,7 +108,8 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
   std::stable_sort(plan.validations.begin(), plan.validations.end(),
                    [](const PlannedValidation& a, const PlannedValidation& b) {
                      if (a.idle != b.idle) return a.idle;
-                     return a.subset.net > b.subset.net;
+                     // Under a budget of node-hours, the most penalty averted per hour first.
+                     return a.subset.averted / a.subset.seconds > b.subset.averted / b.subset.seconds;
                    });
   const int slots = std::max(
       0, static_cast<int>(std::floor(options.max_share * static_cast<double>(history.nodes.size()))) -

@@ -97,7 +97,7 @@ SubsetChooser::SubsetChooser(const SuiteStats& stats, double budget_s)
 }
 
 Subset SubsetChooser::Evaluate(std::vector<int> benchmarks, double penalty,
-                               const Eigen::VectorXd& w) const {
+                               const Eigen::VectorXd& w, double cost_weight) const {
   Subset s;
   Eigen::VectorXd miss = Eigen::VectorXd::Ones(w.size());
   for (int b : benchmarks) {
@@ -105,31 +105,32 @@ Subset SubsetChooser::Evaluate(std::vector<int> benchmarks, double penalty,
     miss = miss.cwiseProduct((1 - stats_.coverage.row(b).array()).matrix().transpose());
   }
   s.averted = penalty * w.dot(Eigen::VectorXd::Ones(w.size()) - miss);
-  s.net = s.averted - s.seconds / kSecondsPerHour;
+  s.net = s.averted - cost_weight * s.seconds / kSecondsPerHour;
   std::sort(benchmarks.begin(), benchmarks.end());
   s.benchmarks = std::move(benchmarks);
   return s;
 }
 
-Subset SubsetChooser::Choose(double penalty, const Eigen::VectorXd& kind_weights) const {
+Subset SubsetChooser::Choose(double penalty, const Eigen::VectorXd& kind_weights,
+                             double cost_weight) const {
   if (static_cast<int>(stats_.benchmarks.size()) > kExactBenchmarks) {
-    return Greedy(penalty, kind_weights);
+    return Greedy(penalty, kind_weights, cost_weight);
   }
   if (masks_.empty()) return {};
   const Eigen::VectorXd net = penalty * (mask_catch_ * kind_weights) -
                               Eigen::Map<const Eigen::VectorXd>(mask_seconds_.data(),
-                                                                static_cast<Eigen::Index>(mask_seconds_.size())) /
-                                  kSecondsPerHour;
+                                                                static_cast<Eigen::Index>(mask_seconds_.size())) *
+                                  (cost_weight / kSecondsPerHour);
   Eigen::Index best = 0;
   if (net.maxCoeff(&best) <= 0) return {};
   std::vector<int> chosen;
   for (int b = 0; b < static_cast<int>(stats_.benchmarks.size()); ++b) {
     if (masks_[static_cast<size_t>(best)] & (1u << b)) chosen.push_back(b);
   }
-  return Evaluate(std::move(chosen), penalty, kind_weights);
+  return Evaluate(std::move(chosen), penalty, kind_weights, cost_weight);
 }
 
-Subset SubsetChooser::Greedy(double penalty, const Eigen::VectorXd& w) const {
+Subset SubsetChooser::Greedy(double penalty, const Eigen::VectorXd& w, double cost_weight) const {
   const auto nb = static_cast<int>(stats_.benchmarks.size());
   Subset current;
   std::vector<char> used(static_cast<size_t>(nb), 0);
@@ -143,7 +144,7 @@ Subset SubsetChooser::Greedy(double penalty, const Eigen::VectorXd& w) const {
       if (used[static_cast<size_t>(b)] || current.seconds + seconds > budget_s_) continue;
       std::vector<int> with = current.benchmarks;
       with.push_back(b);
-      Subset value = Evaluate(with, penalty, w);
+      Subset value = Evaluate(with, penalty, w, cost_weight);
       if (current.benchmarks.empty() && value.net > best_single.net) best_single = value;
       const double ratio = (value.net - current.net) / std::max(seconds, 1.0);
       if (ratio > best_ratio) best_ratio = ratio, pick = b, pick_value = std::move(value);

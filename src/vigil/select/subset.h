@@ -32,7 +32,7 @@ struct Subset {
   std::vector<int> benchmarks;  // indices into SuiteStats::benchmarks, ascending
   double seconds = 0;
   double averted = 0;  // expected penalty averted, node-hours
-  double net = 0;      // averted - seconds / 3600
+  double net = 0;      // averted - cost_weight x seconds / 3600
 };
 
 // Chooses benchmarks for one node. `penalty` is the node's expected incident penalty over the
@@ -50,11 +50,13 @@ class SubsetChooser {
  public:
   // REQUIRES: stats outlives this.
   SubsetChooser(const SuiteStats& stats, double budget_s);
-  Subset Choose(double penalty, const Eigen::VectorXd& kind_weights) const;
+  // `cost_weight` prices a validation node-hour in incident node-hours (1: at face value).
+  Subset Choose(double penalty, const Eigen::VectorXd& kind_weights, double cost_weight = 1) const;
 
  private:
-  Subset Greedy(double penalty, const Eigen::VectorXd& kind_weights) const;
-  Subset Evaluate(std::vector<int> benchmarks, double penalty, const Eigen::VectorXd& w) const;
+  Subset Greedy(double penalty, const Eigen::VectorXd& kind_weights, double cost_weight) const;
+  Subset Evaluate(std::vector<int> benchmarks, double penalty, const Eigen::VectorXd& w,
+                  double cost_weight) const;
 
   const SuiteStats& stats_;
   double budget_s_;
