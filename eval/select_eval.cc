@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
                  "Selector: at most this share of the fleet validating at once")
       ->capture_default_str();
   app.add_option("--budget", selector.budget_node_hours_per_week,
-                 "Selector: validation node-hours per week (0: the weekly full suite's)")
+                 "Selector: validation node-hours per week (0: what the weekly full suite spent in the same seed)")
       ->capture_default_str();
   std::string only;
   app.add_option("--only", only, "Run only this policy (none, weekly, before-job, random-subset, selector)");
@@ -114,6 +114,11 @@ int main(int argc, char** argv) {
       if (!only.empty() && only != vigil::select::PolicyName(r.kind)) continue;
       vigil::select::PolicyOptions policy = selector;
       policy.kind = r.kind;
+      // Unless told, the Selector gets the node-hours the weekly full suite spent in this seed.
+      if (r.kind == PolicyKind::kSelector && selector.budget_node_hours_per_week == 0 &&
+          !runs[1].validation_node_hours.empty()) {
+        policy.budget_node_hours_per_week = runs[1].validation_node_hours.back() / (days / 7);
+      }
       const auto t0 = std::chrono::steady_clock::now();
       auto outcome = vigil::select::SimulateFleet(params, policy);
       if (!outcome.ok()) {

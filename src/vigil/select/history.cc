@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <unordered_map>
 
 #include "vigil/core/file.h"
@@ -68,6 +69,12 @@ class HistoryParser {
  public:
   explicit HistoryParser(std::string_view source) : source_(source) {}
 
+  // The next file begins: its first line is a header again.
+  void BeginFile(std::string_view source) {
+    source_ = source;
+    header_seen_ = false;
+  }
+
   Status Line(const Json& json, int line) {
     LineReader r(json, source_, line);
     if (!json.is_object()) return r.Error("line", "expected a JSON object");
@@ -82,7 +89,7 @@ class HistoryParser {
   }
 
   Result<History> Finish() && {
-    if (!header_seen_) return Status::InvalidArgument(fmt::format("{}: empty history", source_));
+    if (!any_header_) return Status::InvalidArgument(fmt::format("{}: empty history", source_));
     if (history_.nodes.empty()) {
       return Status::InvalidArgument(fmt::format("{}: no nodes", source_));
     }
@@ -107,9 +114,12 @@ class HistoryParser {
                                             "version {}",
                                             version, kHistoryVersion));
     }
-    VIGIL_ASSIGN_OR_RETURN(history_.start_s, r.Number("start", 0));
-    VIGIL_ASSIGN_OR_RETURN(history_.end_s, r.Number("end", history_.start_s));
-    header_seen_ = true;
+    VIGIL_ASSIGN_OR_RETURN(const double start, r.Number("start", 0));
+    VIGIL_ASSIGN_OR_RETURN(const double end, r.Number("end", start));
+    // Several files of one fleet cover the union of their windows.
+    history_.start_s = any_header_ ? std::min(history_.start_s, start) : start;
+    history_.end_s = any_header_ ? std::max(history_.end_s, end) : end;
+    header_seen_ = any_header_ = true;
     return Status::Ok();
   }
 
@@ -209,6 +219,7 @@ class HistoryParser {
 
   std::string_view source_;
   bool header_seen_ = false;
+  bool any_header_ = false;
   History history_;
   std::unordered_map<std::string, int> index_;
 };
@@ -228,8 +239,10 @@ Json ValidationJson(const History& h, const HistoryValidation& v) {
 
 }  // namespace
 
-Result<History> ParseHistory(std::string_view text, std::string_view source) {
-  HistoryParser parser(source);
+namespace {
+
+Status ParseInto(HistoryParser& parser, std::string_view text, std::string_view source) {
+  parser.BeginFile(source);
   int line_number = 0;
   while (!text.empty()) {
     ++line_number;
@@ -240,12 +253,43 @@ Result<History> ParseHistory(std::string_view text, std::string_view source) {
     VIGIL_ASSIGN_OR_RETURN(const Json json, ParseJson(line, source, line_number));
     VIGIL_RETURN_IF_ERROR(parser.Line(json, line_number));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<History> ParseHistory(std::string_view text, std::string_view source) {
+  HistoryParser parser(source);
+  VIGIL_RETURN_IF_ERROR(ParseInto(parser, text, source));
   return std::move(parser).Finish();
 }
 
-Result<History> ReadHistoryFile(const std::string& path) {
-  VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
-  return ParseHistory(text, path);
+Result<History> ParseHistoryFiles(const std::vector<std::pair<std::string, std::string>>& files) {
+  if (files.empty()) return Status::InvalidArgument("no history file");
+  HistoryParser parser(files.front().first);
+  for (const auto& [source, text] : files) VIGIL_RETURN_IF_ERROR(ParseInto(parser, text, source));
+  return std::move(parser).Finish();
+}
+
+Result<History> ReadHistoryPath(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) {
+    VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+    return ParseHistory(text, path);
+  }
+  std::vector<std::string> paths;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+    if (entry.path().extension() == ".jsonl") paths.push_back(entry.path().string());
+  }
+  if (error) return Status::IoError(fmt::format("{}: {}", path, error.message()));
+  if (paths.empty()) return Status::InvalidArgument(fmt::format("{}: no *.jsonl history file", path));
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const std::string& p : paths) {
+    VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(p));
+    files.emplace_back(p, std::move(text));
+  }
+  return ParseHistoryFiles(files);
 }
 
 std::string HistoryToJsonl(const History& h) {

@@ -3,7 +3,7 @@
 // findings), their incidents (component kind, cost) and the detector's alerts. The file format,
 // JSON Lines with a versioned header, is specified in docs/select.md.
 //
-// Pure data and pure parsing: nothing here opens a file but ReadHistoryFile.
+// Pure data and pure parsing: nothing here opens a file but ReadHistoryPath.
 #pragma once
 
 #include <string>
@@ -75,8 +75,13 @@ struct History {
 // and "<source>: no nodes" for a history without any.
 Result<History> ParseHistory(std::string_view text, std::string_view source);
 
-// ParseHistory of the file at `path`; IoError when it cannot be read.
-Result<History> ReadHistoryFile(const std::string& path);
+// Several files of one fleet (source name, text) read as one history: each begins with its header,
+// the window is the union of theirs, and a node is declared once among them all.
+Result<History> ParseHistoryFiles(const std::vector<std::pair<std::string, std::string>>& files);
+
+// The history at `path`: a file, or a directory whose *.jsonl files (in name order) are one
+// fleet's history. IoError when one cannot be read; InvalidArgument for a directory without any.
+Result<History> ReadHistoryPath(const std::string& path);
 
 // The text of `history` in the format ParseHistory reads; records in time order after the nodes.
 std::string HistoryToJsonl(const History& history);

@@ -207,6 +207,15 @@ Result<RiskModel> FitRiskModel(const History& h, double from_s, double to_s,
         "the history has no incidents in the window it is fitted on: no incident rate can be "
         "learned from it");
   }
+  const double node_days =
+      std::ceil(std::max(0.0, std::min(to_s, h.end_s) - from_s) / kSecondsPerDay) *
+      static_cast<double>(h.nodes.size());
+  if (node_days > kMaxNodeDays) {
+    return Status::InvalidArgument(fmt::format(
+        "the history spans {:.3g} node-days, more than the {:.3g} the risk model is fitted on: "
+        "select a shorter window",
+        node_days, kMaxNodeDays));
+  }
   const NodeDays rows = SurvivalRows(h, from_s, to_s);
   model.covariates = CovariateTracker(h).names();
   const auto events = std::count(rows.data.event.begin(), rows.data.event.end(), uint8_t{1});

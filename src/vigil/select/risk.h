@@ -87,8 +87,11 @@ struct RiskModel {
   ClassRates baseline;
 };
 
+// The most node-days a fit takes (20,000 nodes x 5 years): each is a row of covariates in memory.
+inline constexpr double kMaxNodeDays = 20000.0 * 365 * 5;
+
 // Fits on the history's [from_s, to_s). InvalidArgument "no incidents ..." when the window has
-// none: no rate can be learned from it.
+// none: no rate can be learned from it; InvalidArgument when it spans more than kMaxNodeDays.
 Result<RiskModel> FitRiskModel(const History& history, double from_s, double to_s,
                                const RiskModelOptions& options = {});
 

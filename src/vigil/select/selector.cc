@@ -127,12 +127,63 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
   return plan;
 }
 
-Result<Plan> SelectFromHistory(const History& history, const SelectOptions& options) {
+Result<Selection> SelectFromHistory(const History& history, const SelectOptions& options) {
   VIGIL_RETURN_IF_ERROR(Validate(options));
-  VIGIL_ASSIGN_OR_RETURN(const SelectorModel model, FitSelector(history));
+  Selection out;
+  VIGIL_ASSIGN_OR_RETURN(out.model, FitSelector(history));
   CovariateTracker tracker(history);
   tracker.AdvanceTo(history.end_s);
-  return MakePlan(model, tracker, history, history.end_s, {}, options);
+  out.plan = MakePlan(out.model, tracker, history, history.end_s, {}, options);
+  return out;
+}
+
+Json SelectionToJson(const Selection& selection, const History& history) {
+  const SelectorModel& m = selection.model;
+  Json model = {{"kind", m.risk.has_cox ? "cox" : "baseline"}};
+  if (m.risk.has_cox) {
+    Json coefficients = Json::object();
+    for (size_t j = 0; j < m.risk.covariates.size(); ++j) {
+      coefficients[m.risk.covariates[j]] = m.risk.cox.beta[static_cast<Eigen::Index>(j)];
+    }
+    model["coefficients"] = coefficients;
+    model["baseline_rate_per_day"] = m.risk.cox.baseline_rate * kSecondsPerDay;
+    model["converged"] = m.risk.cox.converged;
+  } else {
+    model["why"] = m.risk.why_baseline;
+  }
+  Json rates = Json::object();
+  for (size_t c = 0; c < m.risk.baseline.classes.size(); ++c) {
+    rates[m.risk.baseline.classes[c]] = m.risk.baseline.per_node_day[c];
+  }
+  model["incidents_per_node_day_by_class"] = rates;
+  model["mean_incident_node_hours"] = m.suite.mean_incident_cost;
+  Json suite = Json::array();
+  for (size_t b = 0; b < m.suite.benchmarks.size(); ++b) {
+    Json coverage = Json::object();
+    for (size_t k = 0; k < m.suite.kinds.size(); ++k) {
+      coverage[m.suite.kinds[k]] =
+          m.suite.coverage(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(k));
+    }
+    suite.push_back({{"benchmark", m.suite.benchmarks[b]},
+                     {"seconds", m.suite.seconds[b]},
+                     {"coverage", coverage}});
+  }
+  Json plan = Json::array();
+  for (const PlannedValidation& v : selection.plan.validations) {
+    Json benchmarks = Json::array();
+    for (int b : v.subset.benchmarks) benchmarks.push_back(m.suite.benchmarks[static_cast<size_t>(b)]);
+    plan.push_back({{"node", history.nodes[static_cast<size_t>(v.node)].name},
+                    {"benchmarks", benchmarks},
+                    {"probability", v.probability},
+                    {"expected_penalty_node_hours", v.expected_penalty},
+                    {"averted_node_hours", v.subset.averted},
+                    {"cost_node_hours", v.subset.seconds / 3600},
+                    {"net_node_hours", v.subset.net},
+                    {"why", v.why}});
+  }
+  return {{"at", selection.plan.at_s},       {"model", model},
+          {"suite", suite},                  {"candidates", selection.plan.candidates},
+          {"validations", plan}};
 }
 
 }  // namespace vigil::select

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/core/json.h"
 #include "vigil/select/history.h"
 #include "vigil/select/risk.h"
 #include "vigil/select/subset.h"
@@ -66,7 +67,18 @@ Result<SelectorModel> FitSelector(const History& history, const RiskModelOptions
 Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const History& history,
               double at_s, const std::vector<NodeState>& states, const SelectOptions& options);
 
-// Fits on `history` and plans at its end: `vigil select`'s library entry point.
-Result<Plan> SelectFromHistory(const History& history, const SelectOptions& options);
+// A plan with the model it came from.
+struct Selection {
+  SelectorModel model;
+  Plan plan;
+};
+
+// Fits on `history` and plans at its end, every node's state unknown: `vigil select`'s and the
+// fleet service's library entry point. Validate's, LearnSuite's and FitRiskModel's errors.
+Result<Selection> SelectFromHistory(const History& history, const SelectOptions& options);
+
+// The selection as JSON (docs/select.md): the model (kind, covariates and coefficients, events),
+// the suite (each benchmark's seconds and coverage per kind), and each planned validation.
+Json SelectionToJson(const Selection& selection, const History& history);
 
 }  // namespace vigil::select
