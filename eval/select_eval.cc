@@ -3,8 +3,8 @@
 // weekly, the Selector), over several seeds. Prints MTBI and validation node-hours per policy with
 // their spread, the ratios the issue targets, the risk model's concordance on held-out history,
 // and writes an SVG of MTBI against validation cost.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -52,11 +52,12 @@ void PrintConcordance(const vigil::select::History& h, double days, vigil::Json&
     return;
   }
   const auto score = vigil::select::ScoreHeldOut(*model, h, split, h.end_s);
-  fmt::print("risk model on held-out history (weekly policy, first seed; fit on days 0-{:.0f}, scored "
-             "on days {:.0f}-{:.0f}: {} node-days, {} with an incident): concordance Cox {:.3f}, "
-             "baseline (rate by class) {:.3f}\n",
-             days * 2 / 3, days * 2 / 3, days, score.rows, score.events, score.cox_concordance,
-             score.baseline_concordance);
+  fmt::print(
+      "risk model on held-out history (weekly policy, first seed; fit on days 0-{:.0f}, scored "
+      "on days {:.0f}-{:.0f}: {} node-days, {} with an incident): concordance Cox {:.3f}, "
+      "baseline (rate by class) {:.3f}\n",
+      days * 2 / 3, days * 2 / 3, days, score.rows, score.events, score.cox_concordance,
+      score.baseline_concordance);
   fmt::print("Cox coefficients:");
   for (size_t j = 0; j < model->covariates.size() && model->has_cox; ++j) {
     fmt::print(" {}={:.3f}", model->covariates[j], model->cox.beta[static_cast<Eigen::Index>(j)]);
@@ -92,10 +93,12 @@ int main(int argc, char** argv) {
                  "Selector: at most this share of the fleet validating at once")
       ->capture_default_str();
   app.add_option("--budget", selector.budget_node_hours_per_week,
-                 "Selector: validation node-hours per week (0: what the weekly full suite spent in the same seed)")
+                 "Selector: validation node-hours per week (0: what the weekly full suite spent in "
+                 "the same seed)")
       ->capture_default_str();
   std::string only;
-  app.add_option("--only", only, "Run only this policy (none, weekly, before-job, random-subset, selector)");
+  app.add_option("--only", only,
+                 "Run only this policy (none, weekly, before-job, random-subset, selector)");
   CLI11_PARSE(app, argc, argv);
   selector.select.horizon_s = horizon_days * vigil::select::kSecondsPerDay;
 
@@ -104,7 +107,8 @@ int main(int argc, char** argv) {
                        PolicyKind::kRandomSubset, PolicyKind::kSelector}) {
     runs.push_back({k, {}, {}, {}, {}});
   }
-  vigil::Json out = {{"nodes", nodes}, {"days", days}, {"seeds", seeds}, {"runs", vigil::Json::array()}};
+  vigil::Json out = {
+      {"nodes", nodes}, {"days", days}, {"seeds", seeds}, {"runs", vigil::Json::array()}};
   for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
     for (PolicyRuns& r : runs) {
       vigil::select::FleetSimParams params;
@@ -122,25 +126,31 @@ int main(int argc, char** argv) {
       const auto t0 = std::chrono::steady_clock::now();
       auto outcome = vigil::select::SimulateFleet(params, policy);
       if (!outcome.ok()) {
-        fmt::print(stderr, "{}: {}\n", vigil::select::PolicyName(r.kind), outcome.status().ToString());
+        fmt::print(stderr, "{}: {}\n", vigil::select::PolicyName(r.kind),
+                   outcome.status().ToString());
         return 3;
       }
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       r.mtbi_h.push_back(outcome->mtbi_h);
       r.validation_node_hours.push_back(outcome->validation_node_hours);
       r.incidents.push_back(outcome->incidents);
       r.incident_node_hours.push_back(outcome->incident_node_hours);
-      fmt::print(stderr, "seed {} {}: MTBI {:.2f} h, {} incidents, {:.0f} validation node-h, {} "
+      fmt::print(stderr,
+                 "seed {} {}: MTBI {:.2f} h, {} incidents, {:.0f} validation node-h, {} "
                  "findings, {} validations ({:.1f} s)\n",
                  seed, vigil::select::PolicyName(r.kind), outcome->mtbi_h, outcome->incidents,
                  outcome->validation_node_hours, outcome->findings, outcome->validations, secs);
-      out["runs"].push_back({{"policy", vigil::select::PolicyName(r.kind)}, {"seed", seed},
-                             {"mtbi_h", outcome->mtbi_h}, {"incidents", outcome->incidents},
+      out["runs"].push_back({{"policy", vigil::select::PolicyName(r.kind)},
+                             {"seed", seed},
+                             {"mtbi_h", outcome->mtbi_h},
+                             {"incidents", outcome->incidents},
                              {"incident_node_hours", outcome->incident_node_hours},
                              {"validations", outcome->validations},
                              {"validation_node_hours", outcome->validation_node_hours},
                              {"findings", outcome->findings}});
-      if (seed == first_seed && r.kind == PolicyKind::kWeekly) PrintConcordance(outcome->history, days, out);
+      if (seed == first_seed && r.kind == PolicyKind::kWeekly)
+        PrintConcordance(outcome->history, days, out);
     }
   }
   fmt::print("\n{:<14} {:>16} {:>12} {:>20} {:>18}\n", "policy", "MTBI h (sd)", "incidents",
@@ -158,10 +168,11 @@ int main(int argc, char** argv) {
   }
   const double none = Mean(runs[0].mtbi_h), weekly = Mean(runs[1].mtbi_h);
   const PolicyRuns& sel = runs[4];
-  fmt::print("\nSelector MTBI / none {:.2f} (target >= 5), / weekly {:.2f} (target >= 1.5); "
-             "validation node-hours / weekly's {:.2f} (target <= 1)\n",
-             Mean(sel.mtbi_h) / none, Mean(sel.mtbi_h) / weekly,
-             Mean(sel.validation_node_hours) / Mean(runs[1].validation_node_hours));
+  fmt::print(
+      "\nSelector MTBI / none {:.2f} (target >= 5), / weekly {:.2f} (target >= 1.5); "
+      "validation node-hours / weekly's {:.2f} (target <= 1)\n",
+      Mean(sel.mtbi_h) / none, Mean(sel.mtbi_h) / weekly,
+      Mean(sel.validation_node_hours) / Mean(runs[1].validation_node_hours));
   if (!svg.empty()) {
     vigil::PlotOptions plot;
     plot.title = "MTBI against validation cost, per policy";

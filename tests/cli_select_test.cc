@@ -62,12 +62,13 @@ TEST(SelectCliTest, ReadsADirectoryOfHistoryFiles) {
 TEST(SelectCliTest, BadHistoryIsExitTwoNamingFileLineAndField) {
   TempDir dir;
   const std::string path = dir.path() + "/bad.jsonl";
-  ASSERT_TRUE(WriteFileAtomic(path,
-                              "{\"format\":\"vigil-history\",\"version\":1,\"start\":0,\"end\":9}\n"
-                              "{\"record\":\"node\",\"node\":\"n1\",\"class\":\"H100\",\"joined\":5}\n"
-                              "{\"record\":\"incident\",\"node\":\"n1\",\"time\":1,\"kind\":\"GPU\","
-                              "\"cost_node_hours\":1}\n")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(path,
+                      "{\"format\":\"vigil-history\",\"version\":1,\"start\":0,\"end\":9}\n"
+                      "{\"record\":\"node\",\"node\":\"n1\",\"class\":\"H100\",\"joined\":5}\n"
+                      "{\"record\":\"incident\",\"node\":\"n1\",\"time\":1,\"kind\":\"GPU\","
+                      "\"cost_node_hours\":1}\n")
+          .ok());
   const ProcessResult r = RunVigil({"select", "--history", path});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.jsonl:3: time: before node \"n1\" joined the fleet"), std::string::npos)
@@ -80,20 +81,20 @@ TEST(SelectCliTest, BadHistoryIsExitTwoNamingFileLineAndField) {
   EXPECT_NE(version.err.find("version 7 is not supported"), std::string::npos) << version.err;
 
   // A history without incidents: no rate can be learned, and no plan is made from nothing.
-  ASSERT_TRUE(WriteFileAtomic(path,
-                              "{\"format\":\"vigil-history\",\"version\":1,\"start\":0,\"end\":9}\n"
-                              "{\"record\":\"node\",\"node\":\"n1\",\"class\":\"H100\",\"joined\":5}\n"
-                              "{\"record\":\"validation\",\"node\":\"n1\",\"time\":6,"
-                              "\"benchmarks\":[{\"name\":\"gemm\",\"seconds\":60}],\"findings\":[]}\n")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(path,
+                      "{\"format\":\"vigil-history\",\"version\":1,\"start\":0,\"end\":9}\n"
+                      "{\"record\":\"node\",\"node\":\"n1\",\"class\":\"H100\",\"joined\":5}\n"
+                      "{\"record\":\"validation\",\"node\":\"n1\",\"time\":6,"
+                      "\"benchmarks\":[{\"name\":\"gemm\",\"seconds\":60}],\"findings\":[]}\n")
+          .ok());
   const ProcessResult empty = RunVigil({"select", "--history", path});
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_NE(empty.err.find("no incident"), std::string::npos) << empty.err;
 
   const ProcessResult missing = RunVigil({"select", "--history", dir.path() + "/none.jsonl"});
   EXPECT_NE(missing.exit_code, 0);
-  const ProcessResult share =
-      RunVigil({"select", "--history", HistoryFile(), "--max-share", "2"});
+  const ProcessResult share = RunVigil({"select", "--history", HistoryFile(), "--max-share", "2"});
   EXPECT_EQ(share.exit_code, 2);
   EXPECT_NE(share.err.find("--max-share"), std::string::npos);
 }

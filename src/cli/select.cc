@@ -46,7 +46,8 @@ CLI::App* SetupSelect(CLI::App& app, SelectCommandOptions& o) {
 
 CommandResult RunSelect(const SelectCommandOptions& o) {
   select::SelectOptions options;
-  VIGIL_ASSIGN_OR_RETURN(options.horizon_s, ParseDurationFlag("--horizon", o.horizon, kHorizonBounds));
+  VIGIL_ASSIGN_OR_RETURN(options.horizon_s,
+                         ParseDurationFlag("--horizon", o.horizon, kHorizonBounds));
   VIGIL_ASSIGN_OR_RETURN(options.max_benchmark_s,
                          ParseDurationFlag("--max-time", o.max_time, kMaxTimeBounds));
   options.budget_node_hours = o.budget;

@@ -10,12 +10,12 @@
 namespace vigil::cli {
 
 struct SelectCommandOptions {
-  std::string history;             // a history file, or a directory of them
-  std::string horizon = "1d";      // the interval the expected penalty is counted over
-  double budget = 0;               // validation node-hours the plan may spend; 0: no limit
-  std::string max_time = "0";      // one node's validation at most this long; 0: no limit
-  double max_share = 0.05;         // at most this share of the fleet at once
-  double cost_weight = 1;          // a validation node-hour in incident node-hours
+  std::string history;         // a history file, or a directory of them
+  std::string horizon = "1d";  // the interval the expected penalty is counted over
+  double budget = 0;           // validation node-hours the plan may spend; 0: no limit
+  std::string max_time = "0";  // one node's validation at most this long; 0: no limit
+  double max_share = 0.05;     // at most this share of the fleet at once
+  double cost_weight = 1;      // a validation node-hour in incident node-hours
   bool json = false;
 };
 

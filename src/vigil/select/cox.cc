@@ -53,8 +53,7 @@ class RiskSetSweep {
       add(by_stop_[next_stop_]);
     }
     // A row with start >= t has stop > t, so it was added above before it leaves here.
-    for (; next_start_ < by_start_.size() && d_.start[by_start_[next_start_]] >= t;
-         ++next_start_) {
+    for (; next_start_ < by_start_.size() && d_.start[by_start_[next_start_]] >= t; ++next_start_) {
       remove(by_start_[next_start_]);
     }
   }
@@ -109,7 +108,8 @@ Derivatives Evaluate(const SurvivalData& d, const CovariateMatrix& xc, const Eig
 Status Check(const SurvivalData& d) {
   const Eigen::Index n = d.x.rows();
   if (d.start.size() != n || d.stop.size() != n || static_cast<Eigen::Index>(d.event.size()) != n) {
-    return Status::InvalidArgument("survival data: rows, starts, stops and events differ in number");
+    return Status::InvalidArgument(
+        "survival data: rows, starts, stops and events differ in number");
   }
   for (Eigen::Index i = 0; i < n; ++i) {
     if (!std::isfinite(d.start[i]) || !std::isfinite(d.stop[i]) || !(d.start[i] < d.stop[i])) {

@@ -18,23 +18,23 @@ namespace vigil::select {
 using CovariateMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 struct SurvivalData {
-  CovariateMatrix x;          // one row per (subject, interval), one column per covariate
-  Eigen::VectorXd start;       // the interval (start, stop]; start < stop
+  CovariateMatrix x;      // one row per (subject, interval), one column per covariate
+  Eigen::VectorXd start;  // the interval (start, stop]; start < stop
   Eigen::VectorXd stop;
   std::vector<uint8_t> event;  // 1: the subject's event happened at stop
 };
 
 struct CoxOptions {
-  int max_iterations = 30;   // Newton steps
-  double tolerance = 1e-9;   // stop when the log-likelihood gains less than this (relative)
+  int max_iterations = 30;  // Newton steps
+  double tolerance = 1e-9;  // stop when the log-likelihood gains less than this (relative)
   // An L2 penalty ridge * |beta|^2 / 2, which keeps the fit finite when a covariate separates
   // (a class without a single event); small enough not to move a well-determined coefficient.
   double ridge = 1e-3;
 };
 
 struct CoxFit {
-  Eigen::VectorXd beta;   // coefficients of the centred covariates
-  Eigen::VectorXd mean;   // the covariates' means the fit centred them on
+  Eigen::VectorXd beta;       // coefficients of the centred covariates
+  Eigen::VectorXd mean;       // the covariates' means the fit centred them on
   double log_likelihood = 0;  // Breslow's partial log-likelihood at beta (penalty excluded)
   int iterations = 0;
   bool converged = false;

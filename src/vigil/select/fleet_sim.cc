@@ -29,7 +29,7 @@ struct SimNode {
   Activity activity = Activity::kIdle;
   double until_h = 0;
   double job_nodes = 1;
-  bool job_waiting = false;  // a job waits for this validation to end
+  bool job_waiting = false;       // a job waits for this validation to end
   std::vector<size_t> to_repair;  // kinds a finding sends to repair
   double last_validation_h = -1e18;
   Rng onset, jobs, events;
@@ -110,9 +110,8 @@ class SelectorPolicy final : public Policy {
  public:
   SelectorPolicy(const FleetSimParams& p, const PolicyOptions& o, const History& history)
       : params_(p), options_(o), history_(history), tracker_(history) {
-    weekly_budget_ = o.budget_node_hours_per_week > 0
-                         ? o.budget_node_hours_per_week
-                         : p.nodes * SuiteMinutes(p) / 60;
+    weekly_budget_ = o.budget_node_hours_per_week > 0 ? o.budget_node_hours_per_week
+                                                      : p.nodes * SuiteMinutes(p) / 60;
     options_.select.idle_only = true;
   }
 
@@ -128,7 +127,8 @@ class SelectorPolicy final : public Policy {
     }
     tracker_.AdvanceTo(now_s);
     // Unspent budget carries over, up to one week's.
-    budget_ = std::min(weekly_budget_, budget_ + weekly_budget_ * options_.decide_every_h / kHoursPerWeek);
+    budget_ = std::min(weekly_budget_,
+                       budget_ + weekly_budget_ * options_.decide_every_h / kHoursPerWeek);
     SelectOptions select = options_.select;
     select.budget_node_hours = budget_;
     select.cost_weight = price_;
@@ -141,7 +141,9 @@ class SelectorPolicy final : public Policy {
     // Dual ascent on the budget: an unspent pool lowers the price of a validation node-hour, an
     // empty one raises it, so that the budget goes to the validations that avert most per hour.
     const double fill = budget_ / weekly_budget_;
-    price_ = std::clamp(price_ * std::exp(kPriceStepPerHour * options_.decide_every_h * (kPoolTarget - fill)), kMinPrice, kMaxPrice);
+    price_ = std::clamp(
+        price_ * std::exp(kPriceStepPerHour * options_.decide_every_h * (kPoolTarget - fill)),
+        kMinPrice, kMaxPrice);
     return out;
   }
 
@@ -178,7 +180,8 @@ class SelectorPolicy final : public Policy {
   const History& history_;
   CovariateTracker tracker_;
   std::optional<SelectorModel> model_;
-  static constexpr double kPriceStepPerHour = 0.1, kPoolTarget = 0.5, kMinPrice = 0.1, kMaxPrice = 1000;
+  static constexpr double kPriceStepPerHour = 0.1, kPoolTarget = 0.5, kMinPrice = 0.1,
+                          kMaxPrice = 1000;
   double weekly_budget_ = 0, budget_ = 0, price_ = 1;
   double next_decision_h_ = -1e18, next_refit_h_ = 0;
 };
@@ -202,7 +205,8 @@ class FleetSim {
       if (h >= 0 && !judged) judged = MakePolicy(o);
       Policy& policy = judged ? *judged : warmup;
       for (size_t n = 0; n < nodes_.size(); ++n) Step(n, h, policy.BeforeEveryJob());
-      VIGIL_ASSIGN_OR_RETURN(const std::vector<Request> requests, policy.Decide(h, States(), nodes_));
+      VIGIL_ASSIGN_OR_RETURN(const std::vector<Request> requests,
+                             policy.Decide(h, States(), nodes_));
       for (const Request& r : requests) {
         if (nodes_[static_cast<size_t>(r.node)].activity == Activity::kIdle) Validate(r, h, false);
       }
@@ -218,12 +222,16 @@ class FleetSim {
 
   std::unique_ptr<Policy> MakePolicy(const PolicyOptions& o) {
     switch (o.kind) {
-      case PolicyKind::kNone: return std::make_unique<NoValidation>();
-      case PolicyKind::kWeekly: return std::make_unique<Periodic>(p_, o.period_h, 1, p_.seed);
-      case PolicyKind::kBeforeJob: return std::make_unique<BeforeJob>();
+      case PolicyKind::kNone:
+        return std::make_unique<NoValidation>();
+      case PolicyKind::kWeekly:
+        return std::make_unique<Periodic>(p_, o.period_h, 1, p_.seed);
+      case PolicyKind::kBeforeJob:
+        return std::make_unique<BeforeJob>();
       case PolicyKind::kRandomSubset:
         return std::make_unique<Periodic>(p_, o.period_h, o.random_share, p_.seed);
-      case PolicyKind::kSelector: return std::make_unique<SelectorPolicy>(p_, o, history_);
+      case PolicyKind::kSelector:
+        return std::make_unique<SelectorPolicy>(p_, o, history_);
     }
     return std::make_unique<NoValidation>();
   }
@@ -231,12 +239,13 @@ class FleetSim {
   void AddNode(int index) {
     SimNode node(p_.seed, index);
     const bool old = rng_.Bernoulli(p_.old_class_share);
-    node.rate_factor = (old ? p_.old_class_factor : 1) *
-                       (rng_.Bernoulli(p_.lemon_share) ? p_.lemon_factor : 1);
+    node.rate_factor =
+        (old ? p_.old_class_factor : 1) * (rng_.Bernoulli(p_.lemon_share) ? p_.lemon_factor : 1);
     node.severity.assign(p_.kinds.size(), -1);
     node.growth.assign(p_.kinds.size(), 0);
     const double start_h = -p_.warmup_days * kHoursPerDay;
-    for (size_t k = 0; k < p_.kinds.size(); ++k) node.next_onset_h.push_back(start_h + Onset(node, k));
+    for (size_t k = 0; k < p_.kinds.size(); ++k)
+      node.next_onset_h.push_back(start_h + Onset(node, k));
     // Staggered: as if the fleet had been validated weekly before the history begins.
     node.last_validation_h = start_h - rng_.Uniform() * kHoursPerWeek;
     node.until_h = start_h + node.jobs.Exponential(1 / p_.idle_mean_h);
@@ -258,10 +267,18 @@ class FleetSim {
     states.reserve(nodes_.size());
     for (const SimNode& n : nodes_) {
       switch (n.activity) {
-        case Activity::kIdle: states.push_back(NodeState::kIdle); break;
-        case Activity::kBusy: states.push_back(NodeState::kBusy); break;
-        case Activity::kValidating: states.push_back(NodeState::kValidating); break;
-        case Activity::kDown: states.push_back(NodeState::kDown); break;
+        case Activity::kIdle:
+          states.push_back(NodeState::kIdle);
+          break;
+        case Activity::kBusy:
+          states.push_back(NodeState::kBusy);
+          break;
+        case Activity::kValidating:
+          states.push_back(NodeState::kValidating);
+          break;
+        case Activity::kDown:
+          states.push_back(NodeState::kDown);
+          break;
       }
     }
     return states;
@@ -274,8 +291,12 @@ class FleetSim {
     if (node.activity == Activity::kBusy) Incidents(n, h);
     if (node.until_h > h) return;
     switch (node.activity) {
-      case Activity::kBusy: Idle(node, h); break;
-      case Activity::kDown: Idle(node, h); break;
+      case Activity::kBusy:
+        Idle(node, h);
+        break;
+      case Activity::kDown:
+        Idle(node, h);
+        break;
       case Activity::kValidating:
         if (!node.to_repair.empty()) {
           for (size_t k : node.to_repair) Repair(node, k, h);
@@ -330,7 +351,8 @@ class FleetSim {
   void Alerts(size_t n, double h) {
     SimNode& node = nodes_[n];
     for (size_t k = 0; k < p_.kinds.size(); ++k) {
-      if (node.severity[k] > 0 && node.events.Bernoulli(p_.kinds[k].alert_per_h * node.severity[k])) {
+      if (node.severity[k] > 0 &&
+          node.events.Bernoulli(p_.kinds[k].alert_per_h * node.severity[k])) {
         history_.alerts.push_back({static_cast<int>(n), SecondsAt(h), p_.kinds[k].name});
       }
     }
@@ -358,7 +380,8 @@ class FleetSim {
     if (!failed) return;
     const reliability::EttrParams ettr;
     const double lost_h = node.job_nodes * (ettr.restart_s + ettr.interval_s / 2) / kSecondsPerHour;
-    history_.incidents.push_back({static_cast<int>(n), SecondsAt(h), p_.kinds[*failed].name, lost_h});
+    history_.incidents.push_back(
+        {static_cast<int>(n), SecondsAt(h), p_.kinds[*failed].name, lost_h});
     if (h >= 0) {
       ++outcome_.incidents;
       outcome_.incident_node_hours += lost_h;
@@ -390,7 +413,8 @@ class FleetSim {
         const size_t k = KindIndex(kind);
         covered[k] = 1;
         const double sev = node.severity[k];
-        if (sev > 0 && node.events.Bernoulli(sensitivity * std::min(1.0, sev / p_.visible_severity))) {
+        if (sev > 0 &&
+            node.events.Bernoulli(sensitivity * std::min(1.0, sev / p_.visible_severity))) {
           found[k] = 1;
           v.findings.push_back({kind == "HBM" ? "HBM" : kind + " 0", kind, bench.name});
         }
@@ -476,11 +500,16 @@ Status Validate(const FleetSimParams& p) {
 
 std::string_view PolicyName(PolicyKind kind) {
   switch (kind) {
-    case PolicyKind::kNone: return "none";
-    case PolicyKind::kWeekly: return "weekly";
-    case PolicyKind::kBeforeJob: return "before-job";
-    case PolicyKind::kRandomSubset: return "random-subset";
-    case PolicyKind::kSelector: return "selector";
+    case PolicyKind::kNone:
+      return "none";
+    case PolicyKind::kWeekly:
+      return "weekly";
+    case PolicyKind::kBeforeJob:
+      return "before-job";
+    case PolicyKind::kRandomSubset:
+      return "random-subset";
+    case PolicyKind::kSelector:
+      return "selector";
   }
   return "?";
 }

@@ -18,8 +18,8 @@ namespace vigil::select {
 
 struct SimKind {
   std::string name;
-  double share = 0;      // of all failures
-  double gray_days = 0;  // mean gray period; 0: abrupt (no precursor, no benchmark finds it)
+  double share = 0;        // of all failures
+  double gray_days = 0;    // mean gray period; 0: abrupt (no precursor, no benchmark finds it)
   double alert_per_h = 0;  // alert probability per hour at severity 1
 };
 
@@ -44,7 +44,7 @@ struct FleetSimParams {
   double busy_mean_h = 16;
   double idle_mean_h = 4;
   double max_job_nodes = 512;
-  double hazard_per_h = 1.0 / 6;  // incident hazard at severity 1 (times severity squared)
+  double hazard_per_h = 1.0 / 6;   // incident hazard at severity 1 (times severity squared)
   double visible_severity = 0.25;  // a benchmark's full sensitivity from this severity up
   double incident_repair_h = 24;
   double finding_repair_h = 4;
@@ -82,7 +82,7 @@ struct SimOutcome {
   double incident_node_hours = 0;  // the jobs' time lost
   int validations = 0;
   double validation_node_hours = 0;
-  int findings = 0;  // degraded components found (each once)
+  int findings = 0;   // degraded components found (each once)
   double mtbi_h = 0;  // hours / incidents (fleet-wide); infinite without one
   History history;    // everything emitted, warm-up included
 };

@@ -192,8 +192,9 @@ class HistoryParser {
       const bool ran = std::any_of(v.benchmarks.begin(), v.benchmarks.end(),
                                    [&](const BenchmarkRun& b) { return b.name == out.benchmark; });
       if (!ran) {
-        return r.Error("findings.benchmark",
-                       fmt::format("\"{}\" is not among the validation's benchmarks", out.benchmark));
+        return r.Error(
+            "findings.benchmark",
+            fmt::format("\"{}\" is not among the validation's benchmarks", out.benchmark));
       }
       v.findings.push_back(std::move(out));
     }
@@ -226,7 +227,8 @@ class HistoryParser {
 
 Json ValidationJson(const History& h, const HistoryValidation& v) {
   Json runs = Json::array();
-  for (const BenchmarkRun& b : v.benchmarks) runs.push_back({{"name", b.name}, {"seconds", b.seconds}});
+  for (const BenchmarkRun& b : v.benchmarks)
+    runs.push_back({{"name", b.name}, {"seconds", b.seconds}});
   Json margins = Json::object();
   for (const auto& [kind, m] : v.margins) margins[kind] = m;
   Json findings = Json::array();
@@ -282,7 +284,8 @@ Result<History> ReadHistoryPath(const std::string& path) {
     if (entry.path().extension() == ".jsonl") paths.push_back(entry.path().string());
   }
   if (error) return Status::IoError(fmt::format("{}: {}", path, error.message()));
-  if (paths.empty()) return Status::InvalidArgument(fmt::format("{}: no *.jsonl history file", path));
+  if (paths.empty())
+    return Status::InvalidArgument(fmt::format("{}: no *.jsonl history file", path));
   std::sort(paths.begin(), paths.end());
   std::vector<std::pair<std::string, std::string>> files;
   for (const std::string& p : paths) {
@@ -295,17 +298,26 @@ Result<History> ReadHistoryPath(const std::string& path) {
 std::string HistoryToJsonl(const History& h) {
   std::string out;
   const auto line = [&out](const Json& j) { out += DumpJson(j) + "\n"; };
-  line({{"format", kFormatName}, {"version", kHistoryVersion}, {"start", h.start_s}, {"end", h.end_s}});
+  line({{"format", kFormatName},
+        {"version", kHistoryVersion},
+        {"start", h.start_s},
+        {"end", h.end_s}});
   for (const HistoryNode& n : h.nodes) {
     line({{"record", "node"}, {"node", n.name}, {"class", n.node_class}, {"joined", n.joined_s}});
   }
   for (const HistoryValidation& v : h.validations) line(ValidationJson(h, v));
   for (const HistoryIncident& i : h.incidents) {
-    line({{"record", "incident"}, {"node", h.nodes[i.node].name}, {"time", i.time_s},
-          {"kind", i.kind}, {"cost_node_hours", i.cost_node_hours}});
+    line({{"record", "incident"},
+          {"node", h.nodes[i.node].name},
+          {"time", i.time_s},
+          {"kind", i.kind},
+          {"cost_node_hours", i.cost_node_hours}});
   }
   for (const HistoryAlert& a : h.alerts) {
-    line({{"record", "alert"}, {"node", h.nodes[a.node].name}, {"time", a.time_s}, {"kind", a.kind}});
+    line({{"record", "alert"},
+          {"node", h.nodes[a.node].name},
+          {"time", a.time_s},
+          {"kind", a.kind}});
   }
   return out;
 }

@@ -25,7 +25,7 @@ struct HistoryNode {
 };
 
 struct BenchmarkRun {
-  std::string name;  // "gemm-flops"
+  std::string name;    // "gemm-flops"
   double seconds = 0;  // how long it ran on this node (its measured cost)
 };
 

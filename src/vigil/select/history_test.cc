@@ -21,10 +21,14 @@ constexpr std::string_view kTwoNodes =
     "\n";
 
 TEST(HistoryTest, ReadsEveryRecordAndWritesItBack) {
-  const std::string text = WithHeader(std::string(kTwoNodes) +
-      R"({"record":"incident","node":"n2","time":9000,"kind":"GPU","cost_node_hours":12.5})" "\n"
-      R"({"record":"validation","node":"n1","time":8000,"benchmarks":[{"name":"gemm-flops","seconds":600}],"margins":{"GPU":0.1,"HBM":-0.02},"findings":[{"component":"HBM","kind":"HBM","benchmark":"gemm-flops"}]})" "\n"
-      R"({"record":"alert","node":"n1","time":7000,"kind":"GPU"})" "\n");
+  const std::string text = WithHeader(
+      std::string(kTwoNodes) +
+      R"({"record":"incident","node":"n2","time":9000,"kind":"GPU","cost_node_hours":12.5})"
+      "\n"
+      R"({"record":"validation","node":"n1","time":8000,"benchmarks":[{"name":"gemm-flops","seconds":600}],"margins":{"GPU":0.1,"HBM":-0.02},"findings":[{"component":"HBM","kind":"HBM","benchmark":"gemm-flops"}]})"
+      "\n"
+      R"({"record":"alert","node":"n1","time":7000,"kind":"GPU"})"
+      "\n");
   const Result<History> h = ParseHistory(text, "h.jsonl");
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   ASSERT_EQ(h->nodes.size(), 2u);
@@ -59,26 +63,31 @@ TEST_P(BadHistoryTest, NamesFileLineAndField) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadHistoryTest,
     ::testing::Values(
-        BadCase{"", "h.jsonl: empty history"},
-        BadCase{std::string(kHeader), "h.jsonl: no nodes"},
+        BadCase{"", "h.jsonl: empty history"}, BadCase{std::string(kHeader), "h.jsonl: no nodes"},
         BadCase{R"({"format":"vigil-history","version":2,"start":0,"end":1})",
                 "h.jsonl:1: version: version 2 is not supported"},
         BadCase{R"({"record":"node","node":"n1","class":"H100","joined":1000})",
                 "h.jsonl:1: format: expected \"vigil-history\""},
-        BadCase{WithHeader(std::string(kTwoNodes) +
-                           R"({"record":"incident","node":"n2","time":2000,"kind":"GPU","cost_node_hours":1})"),
-                "h.jsonl:4: time: before node \"n2\" joined the fleet"},
+        BadCase{
+            WithHeader(
+                std::string(kTwoNodes) +
+                R"({"record":"incident","node":"n2","time":2000,"kind":"GPU","cost_node_hours":1})"),
+            "h.jsonl:4: time: before node \"n2\" joined the fleet"},
         BadCase{WithHeader(R"({"record":"alert","node":"n9","time":2000,"kind":"GPU"})"),
                 "h.jsonl:2: node: \"n9\" has no node record before this line"},
-        BadCase{WithHeader(std::string(kTwoNodes) +
-                           R"({"record":"incident","node":"n1","time":2000,"kind":"GPU","cost_node_hours":-1})"),
-                "h.jsonl:4: cost_node_hours: expected a finite number >= 0"},
+        BadCase{
+            WithHeader(
+                std::string(kTwoNodes) +
+                R"({"record":"incident","node":"n1","time":2000,"kind":"GPU","cost_node_hours":-1})"),
+            "h.jsonl:4: cost_node_hours: expected a finite number >= 0"},
         BadCase{WithHeader(std::string(kTwoNodes) +
                            R"({"record":"alert","node":"n1","time":9e9,"kind":"GPU"})"),
                 "h.jsonl:4: time: outside the header's [start, end]"},
-        BadCase{WithHeader(std::string(kTwoNodes) +
-                           R"({"record":"validation","node":"n1","time":2000,"benchmarks":[],"findings":[{"component":"GPU 1","kind":"GPU","benchmark":"x"}]})"),
-                "h.jsonl:4: findings.benchmark: \"x\" is not among"},
+        BadCase{
+            WithHeader(
+                std::string(kTwoNodes) +
+                R"({"record":"validation","node":"n1","time":2000,"benchmarks":[],"findings":[{"component":"GPU 1","kind":"GPU","benchmark":"x"}]})"),
+            "h.jsonl:4: findings.benchmark: \"x\" is not among"},
         BadCase{WithHeader(std::string(kTwoNodes) + std::string(kTwoNodes)),
                 "h.jsonl:4: node: \"n1\" is declared twice"},
         BadCase{WithHeader(std::string(kTwoNodes) + R"({"record":"reboot"})"),

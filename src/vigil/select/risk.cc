@@ -15,8 +15,8 @@ constexpr double kSecondsPerYear = 365 * kSecondsPerDay;
 constexpr double kMarginClip = 1;
 
 const std::vector<std::string> kFixedCovariates = {
-    "log_days_since_validation", "last_margin",       "log_last_findings", "log_findings",
-    "log_incidents_90d",         "log_alerts_3d",     "log_alerts_30d",    "age_years",
+    "log_days_since_validation",  "last_margin",   "log_last_findings", "log_findings",
+    "log_incidents_90d",          "log_alerts_3d", "log_alerts_30d",    "age_years",
     "log_alerts_since_validation"};
 
 // Occurrences in (t - window, t] of a sorted list of times.
@@ -72,8 +72,8 @@ void CovariateTracker::AdvanceTo(double t) {
     n.last_findings = static_cast<int>(v.findings.size());
     n.findings += n.last_findings;
   }
-  for (; next_incident_ < history_.incidents.size() &&
-         history_.incidents[next_incident_].time_s <= t;
+  for (;
+       next_incident_ < history_.incidents.size() && history_.incidents[next_incident_].time_s <= t;
        ++next_incident_) {
     const HistoryIncident& i = history_.incidents[next_incident_];
     nodes_[static_cast<size_t>(i.node)].incidents.push_back(i.time_s);
@@ -100,7 +100,8 @@ void CovariateTracker::Covariates(int node, double t, Eigen::Ref<Eigen::RowVecto
   out[6] = std::log1p(CountWithin(n.alerts, t, kLongAlertWindowS));
   out[7] = std::max(0.0, t - info.joined_s) / kSecondsPerYear;
   // Alerts a validation has not yet looked into: within the short window, after the last one.
-  const double unchecked = std::min(kShortAlertWindowS, validated ? t - n.last_validation_s : HUGE_VAL);
+  const double unchecked =
+      std::min(kShortAlertWindowS, validated ? t - n.last_validation_s : HUGE_VAL);
   out[8] = std::log1p(CountWithin(n.alerts, t, unchecked));
   for (size_t c = 0; c < classes_.size(); ++c) {
     out[static_cast<Eigen::Index>(kFixedCovariates.size() + c)] =
@@ -108,13 +109,14 @@ void CovariateTracker::Covariates(int node, double t, Eigen::Ref<Eigen::RowVecto
   }
 }
 
-std::vector<std::pair<std::string, int>> CovariateTracker::RecentAlertKinds(
-    int node, double t, double window_s) const {
+std::vector<std::pair<std::string, int>> CovariateTracker::RecentAlertKinds(int node, double t,
+                                                                            double window_s) const {
   std::vector<std::pair<std::string, int>> kinds;
   const NodeState& n = nodes_[static_cast<size_t>(node)];
   for (size_t i = n.alerts.size(); i-- > 0 && n.alerts[i] > t - window_s;) {
     const std::string& kind = history_.alerts[n.alert_index[i]].kind;
-    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == kind; });
+    auto it =
+        std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == kind; });
     if (it == kinds.end()) {
       kinds.emplace_back(kind, 1);
     } else {
@@ -220,9 +222,10 @@ Result<RiskModel> FitRiskModel(const History& h, double from_s, double to_s,
   model.covariates = CovariateTracker(h).names();
   const auto events = std::count(rows.data.event.begin(), rows.data.event.end(), uint8_t{1});
   if (events < options.min_events) {
-    model.why_baseline = fmt::format("{} node-days with an incident, fewer than the {} the Cox "
-                                     "model needs: the baseline rate per node-day by class is used",
-                                     events, options.min_events);
+    model.why_baseline = fmt::format(
+        "{} node-days with an incident, fewer than the {} the Cox "
+        "model needs: the baseline rate per node-day by class is used",
+        events, options.min_events);
     return model;
   }
   Result<CoxFit> cox = FitCox(rows.data, options.cox);
@@ -254,11 +257,13 @@ HeldOutScore ScoreHeldOut(const RiskModel& model, const History& h, double from_
   score.rows = static_cast<int>(rows.data.x.rows());
   score.events =
       static_cast<int>(std::count(rows.data.event.begin(), rows.data.event.end(), uint8_t{1}));
-  score.cox_concordance =
-      model.has_cox ? Concordance(rows.data, LinearPredictor(model.cox, rows.data.x)) : std::nan("");
+  score.cox_concordance = model.has_cox
+                              ? Concordance(rows.data, LinearPredictor(model.cox, rows.data.x))
+                              : std::nan("");
   Eigen::VectorXd base(rows.data.x.rows());
   for (Eigen::Index r = 0; r < base.size(); ++r) {
-    base[r] = model.baseline.RateOf(h.nodes[static_cast<size_t>(rows.node[static_cast<size_t>(r)])].node_class);
+    base[r] = model.baseline.RateOf(
+        h.nodes[static_cast<size_t>(rows.node[static_cast<size_t>(r)])].node_class);
   }
   score.baseline_concordance = Concordance(rows.data, base);
   return score;

@@ -40,8 +40,8 @@ class CovariateTracker {
     double last_margin = 0;
     int last_findings = 0;
     int findings = 0;
-    std::vector<double> incidents;  // times
-    std::vector<double> alerts;     // times
+    std::vector<double> incidents;    // times
+    std::vector<double> alerts;       // times
     std::vector<size_t> alert_index;  // their records in history.alerts
   };
 
@@ -81,7 +81,7 @@ struct RiskModelOptions {
 // The risk model of a fleet: Cox where there are enough incidents to fit it, the baseline always.
 struct RiskModel {
   std::vector<std::string> covariates;
-  bool has_cox = false;  // false: predictions are the baseline's
+  bool has_cox = false;      // false: predictions are the baseline's
   std::string why_baseline;  // when !has_cox: why
   CoxFit cox;
   ClassRates baseline;

@@ -96,8 +96,7 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
         IncidentProbability(model.risk, x, history.nodes[n].node_class, options.horizon_s);
     p.expected_penalty = p.probability * model.suite.mean_incident_cost;
     p.subset = chooser.Choose(
-        p.expected_penalty,
-        KindWeights(model.suite, tracker, p.node, at_s, options.alert_window_s),
+        p.expected_penalty, KindWeights(model.suite, tracker, p.node, at_s, options.alert_window_s),
         options.cost_weight);
     if (p.subset.net <= 0) continue;
     p.idle = state(n) == NodeState::kIdle;
@@ -109,11 +108,13 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
                    [](const PlannedValidation& a, const PlannedValidation& b) {
                      if (a.idle != b.idle) return a.idle;
                      // Under a budget of node-hours, the most penalty averted per hour first.
-                     return a.subset.averted / a.subset.seconds > b.subset.averted / b.subset.seconds;
+                     return a.subset.averted / a.subset.seconds >
+                            b.subset.averted / b.subset.seconds;
                    });
   const int slots = std::max(
-      0, static_cast<int>(std::floor(options.max_share * static_cast<double>(history.nodes.size()))) -
-             validating);
+      0,
+      static_cast<int>(std::floor(options.max_share * static_cast<double>(history.nodes.size()))) -
+          validating);
   double spent = 0;
   std::vector<PlannedValidation> kept;
   for (PlannedValidation& p : plan.validations) {
@@ -171,7 +172,8 @@ Json SelectionToJson(const Selection& selection, const History& history) {
   Json plan = Json::array();
   for (const PlannedValidation& v : selection.plan.validations) {
     Json benchmarks = Json::array();
-    for (int b : v.subset.benchmarks) benchmarks.push_back(m.suite.benchmarks[static_cast<size_t>(b)]);
+    for (int b : v.subset.benchmarks)
+      benchmarks.push_back(m.suite.benchmarks[static_cast<size_t>(b)]);
     plan.push_back({{"node", history.nodes[static_cast<size_t>(v.node)].name},
                     {"benchmarks", benchmarks},
                     {"probability", v.probability},
@@ -181,8 +183,10 @@ Json SelectionToJson(const Selection& selection, const History& history) {
                     {"net_node_hours", v.subset.net},
                     {"why", v.why}});
   }
-  return {{"at", selection.plan.at_s},       {"model", model},
-          {"suite", suite},                  {"candidates", selection.plan.candidates},
+  return {{"at", selection.plan.at_s},
+          {"model", model},
+          {"suite", suite},
+          {"candidates", selection.plan.candidates},
           {"validations", plan}};
 }
 

@@ -24,12 +24,14 @@ double Median(std::vector<double> v) {
 
 Result<SuiteStats> LearnSuite(const History& h) {
   if (h.validations.empty()) {
-    return Status::InvalidArgument("the history has no validation: no benchmark's cost or coverage "
-                                   "can be learned from it");
+    return Status::InvalidArgument(
+        "the history has no validation: no benchmark's cost or coverage "
+        "can be learned from it");
   }
   if (h.incidents.empty()) {
-    return Status::InvalidArgument("the history has no incident: no incident penalty can be "
-                                   "learned from it");
+    return Status::InvalidArgument(
+        "the history has no incident: no incident penalty can be "
+        "learned from it");
   }
   SuiteStats s;
   std::vector<std::vector<double>> times;
@@ -47,7 +49,8 @@ Result<SuiteStats> LearnSuite(const History& h) {
   const auto nk = static_cast<Eigen::Index>(s.kinds.size());
   Eigen::MatrixXd present = Eigen::MatrixXd::Zero(nb, nk), caught = present;
   for (const HistoryValidation& v : h.validations) {
-    std::vector<std::vector<char>> showed(static_cast<size_t>(nb), std::vector<char>(static_cast<size_t>(nk), 0));
+    std::vector<std::vector<char>> showed(static_cast<size_t>(nb),
+                                          std::vector<char>(static_cast<size_t>(nk), 0));
     std::vector<char> found(static_cast<size_t>(nk), 0);
     for (const ValidationFinding& f : v.findings) {
       const size_t k = IndexOf(s.kinds, f.kind);
@@ -80,7 +83,8 @@ SubsetChooser::SubsetChooser(const SuiteStats& stats, double budget_s)
   std::vector<Eigen::RowVectorXd> catches;
   for (uint32_t mask = 1; mask < (1u << nb); ++mask) {
     double seconds = 0;
-    Eigen::RowVectorXd miss = Eigen::RowVectorXd::Ones(static_cast<Eigen::Index>(stats.kinds.size()));
+    Eigen::RowVectorXd miss =
+        Eigen::RowVectorXd::Ones(static_cast<Eigen::Index>(stats.kinds.size()));
     for (int b = 0; b < nb; ++b) {
       if (!(mask & (1u << b))) continue;
       seconds += stats.seconds[static_cast<size_t>(b)];
@@ -93,7 +97,8 @@ SubsetChooser::SubsetChooser(const SuiteStats& stats, double budget_s)
   }
   mask_catch_.resize(static_cast<Eigen::Index>(catches.size()),
                      static_cast<Eigen::Index>(stats.kinds.size()));
-  for (size_t i = 0; i < catches.size(); ++i) mask_catch_.row(static_cast<Eigen::Index>(i)) = catches[i];
+  for (size_t i = 0; i < catches.size(); ++i)
+    mask_catch_.row(static_cast<Eigen::Index>(i)) = catches[i];
 }
 
 Subset SubsetChooser::Evaluate(std::vector<int> benchmarks, double penalty,
@@ -117,10 +122,11 @@ Subset SubsetChooser::Choose(double penalty, const Eigen::VectorXd& kind_weights
     return Greedy(penalty, kind_weights, cost_weight);
   }
   if (masks_.empty()) return {};
-  const Eigen::VectorXd net = penalty * (mask_catch_ * kind_weights) -
-                              Eigen::Map<const Eigen::VectorXd>(mask_seconds_.data(),
-                                                                static_cast<Eigen::Index>(mask_seconds_.size())) *
-                                  (cost_weight / kSecondsPerHour);
+  const Eigen::VectorXd net =
+      penalty * (mask_catch_ * kind_weights) -
+      Eigen::Map<const Eigen::VectorXd>(mask_seconds_.data(),
+                                        static_cast<Eigen::Index>(mask_seconds_.size())) *
+          (cost_weight / kSecondsPerHour);
   Eigen::Index best = 0;
   if (net.maxCoeff(&best) <= 0) return {};
   std::vector<int> chosen;

@@ -62,8 +62,10 @@ TEST(SubsetChooserTest, GreedyAboveTheExactLimitStaysNearTheExactAnswer) {
   for (int b = 0; b < benchmarks; ++b) {
     s.benchmarks.push_back("b" + std::to_string(b));
     s.seconds.push_back(b < kinds ? 360 : 1800);
-    if (b < kinds) s.coverage(b, b) = 1;
-    else s.coverage(b, b % kinds) = 0.5;
+    if (b < kinds)
+      s.coverage(b, b) = 1;
+    else
+      s.coverage(b, b % kinds) = 0.5;
   }
   const Subset g = SubsetChooser(s, 1e9).Choose(60, Eigen::VectorXd::Constant(kinds, 1.0 / kinds));
   EXPECT_EQ(g.benchmarks, std::vector<int>({0, 1, 2, 3, 4, 5}));
