@@ -489,7 +489,9 @@ Status Validate(const FleetSimParams& p) {
     return bad("the failure rate and the busy and idle means must be > 0");
   }
   for (const SimBenchmark& b : p.suite) {
-    for (const auto& [kind, s] : b.sensitivity) {
+    for (const auto& sensitivity : b.sensitivity) {
+      // Not a structured binding: clang 14 cannot capture one in a lambda.
+      const std::string& kind = sensitivity.first;
       const bool known = std::any_of(p.kinds.begin(), p.kinds.end(),
                                      [&](const SimKind& k) { return k.name == kind; });
       if (!known) return bad(fmt::format("benchmark {} names an unknown kind {}", b.name, kind));
