@@ -21,6 +21,7 @@
 #include "cli/plan_search.h"
 #include "cli/plan_train.h"
 #include "cli/run.h"
+#include "cli/select.h"
 #include "cli/serve.h"
 #include "cli/simulate.h"
 #include "cli/validate.h"
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
   CLI::App& fleet =
       commands.Group("fleet", "Fleet-wide analytics, and runs on many nodes through the launcher");
   commands.Add(fleet, SetupFleetStats, RunFleetStats);
+  commands.Add(app, SetupSelect, RunSelect);
   commands.Add(fleet, SetupFleetRun, RunFleetRun);
   commands.Add(fleet, SetupFleetRank, RunFleetRank);
   commands.Add(app, SetupDiagnose, RunDiagnose);

@@ -1,0 +1,25 @@
+// vigil select: which nodes to validate now, with which benchmarks, from the fleet's history
+// (docs/select.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/common.h"
+
+namespace vigil::cli {
+
+struct SelectCommandOptions {
+  std::string history;         // a history file, or a directory of them
+  std::string horizon = "1d";  // the interval the expected penalty is counted over
+  double budget = 0;           // validation node-hours the plan may spend; 0: no limit
+  std::string max_time = "0";  // one node's validation at most this long; 0: no limit
+  double max_share = 0.05;     // at most this share of the fleet at once
+  double cost_weight = 1;      // a validation node-hour in incident node-hours
+  bool json = false;
+};
+
+CLI::App* SetupSelect(CLI::App& app, SelectCommandOptions& options);
+CommandResult RunSelect(const SelectCommandOptions& options);
+
+}  // namespace vigil::cli
