@@ -19,6 +19,7 @@
 
 namespace {
 
+using vigil::plan::GptModel;
 using vigil::plan::Layout;
 using vigil::plan::ModelSpec;
 using vigil::plan::TrainPrediction;
@@ -54,17 +55,6 @@ int64_t Int(const std::map<std::string, std::string>& row, const std::string& ke
   return std::stoll(row.at(key));
 }
 
-ModelSpec Gpt(int64_t heads, int64_t hidden, int64_t layers, int64_t vocab, int64_t seq) {
-  ModelSpec m;
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = m.kv_heads = heads;
-  m.ffn_hidden = 4 * hidden;
-  m.vocab = vocab;
-  m.seq_len = seq;
-  return m;
-}
-
 double Error(double predicted, double published) { return (predicted - published) / published; }
 
 // The weak-scaling table: seq 2048, vocab 51200, full recomputation, TP within a node, no ZeRO;
@@ -76,7 +66,7 @@ int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a1
   int within = 0, rows = 0;
   double worst = 0;
   for (const auto& row : ReadCsv(dir + "/megatron_gpt_weak_scaling.csv")) {
-    const ModelSpec m = Gpt(Int(row, "heads"), Int(row, "hidden"), Int(row, "layers"), 51200, 2048);
+    const ModelSpec m = GptModel(Int(row, "layers"), Int(row, "hidden"), Int(row, "heads"));
     Layout l;
     l.gpus = Int(row, "gpus");
     l.tp = Int(row, "tp");
@@ -107,8 +97,8 @@ int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a1
 int ScoreMegaScale(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
   fmt::print("MegaScale 175B (Jiang et al. 2024), A100\n");
   for (const auto& row : ReadCsv(dir + "/megascale_175b.csv")) {
-    const ModelSpec m = Gpt(Int(row, "heads"), Int(row, "hidden"), Int(row, "layers"),
-                            Int(row, "vocab"), Int(row, "seq_len"));
+    const ModelSpec m = GptModel(Int(row, "layers"), Int(row, "hidden"), Int(row, "heads"),
+                                 Int(row, "vocab"), Int(row, "seq_len"));
     Layout l;
     l.gpus = Int(row, "gpus");
     l.tp = Int(row, "tp");
@@ -141,7 +131,7 @@ int ScoreMegaScale(const std::string& dir, const vigil::plan::HardwareProfile& a
 int ScoreZero(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
   fmt::print("ZeRO model states per GPU, 7.5B on 64 GPUs (Rajbhandari et al. 2020)\n");
   fmt::print("{:>5} {:>10} {:>10} {:>7}\n", "ZeRO", "predicted", "published", "error");
-  const ModelSpec m = Gpt(32, 4096, 36, 51200, 2048);
+  const ModelSpec m = GptModel(36, 4096, 32);
   for (const auto& row : ReadCsv(dir + "/zero_memory.csv")) {
     Layout l;
     l.gpus = l.dp = Int(row, "gpus");

@@ -8,13 +8,8 @@ namespace {
 
 vigil::plan::SearchRequest OneTrillion(bool mixed) {
   vigil::plan::SearchRequest r;
+  r.model = vigil::plan::GptModel(128, 25600, 160);
   r.model.name = "gpt-1t";
-  r.model.layers = 128;
-  r.model.hidden = 25600;
-  r.model.heads = r.model.kv_heads = 160;
-  r.model.ffn_hidden = 4 * 25600;
-  r.model.vocab = 51200;
-  r.model.seq_len = 2048;
   r.hw = *vigil::plan::DatasheetProfile("h100");
   r.gpus = 4096;
   r.global_batch = 4096;

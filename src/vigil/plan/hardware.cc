@@ -35,9 +35,11 @@ HardwareProfile Sheet(std::string gpu, double bf16, double fp8, double hbm, doub
   p.intra_node_gbps = nvlink;
   p.inter_node_gbps = nic;
   p.host_to_device_gbps = pcie;
-  p.gemm_efficiency = kDatasheetGemmEfficiency;
+  p.bf16_efficiency = kDatasheetGemmEfficiency;
+  p.fp8_efficiency = kDatasheetGemmEfficiency;
   p.hbm_efficiency = kDatasheetHbmEfficiency;
-  p.bus_efficiency = kDatasheetBusEfficiency;
+  p.nvlink_efficiency = kDatasheetBusEfficiency;
+  p.nic_efficiency = kDatasheetBusEfficiency;
   return p;
 }
 

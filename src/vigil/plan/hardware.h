@@ -32,9 +32,13 @@ struct HardwareProfile {
   // 1 for a figure that was measured (a measurement is already what kernels reach). The datasheet
   // rows assume the shares in docs/plan.md ("Assumptions"), taken from a real A100 node's
   // SuperBench results, not fitted to the tables the models are scored on.
-  double gemm_efficiency = 1;  // a large BF16/FP8 GEMM (m = n = k = 8192) of the peak
-  double hbm_efficiency = 1;   // a streaming kernel of the HBM peak
-  double bus_efficiency = 1;   // a large NCCL collective's bus bandwidth of the link's peak
+  // Each figure has its own share, so that measuring one (BF16 GEMM, the NVLink all-reduce) leaves
+  // the others (FP8, the NIC) at their datasheet share rather than at their full peak.
+  double bf16_efficiency = 1;    // a large BF16 GEMM (m = n = k = 8192) of the BF16 peak
+  double fp8_efficiency = 1;     // a large FP8 GEMM of the FP8 peak
+  double hbm_efficiency = 1;     // a streaming kernel of the HBM peak
+  double nvlink_efficiency = 1;  // a large NCCL collective's bus bandwidth of NVLink's peak
+  double nic_efficiency = 1;     // a large transfer between nodes of the NIC's line rate
 
   // The datasheet's dense peaks, which MFU is measured against whatever bf16_tflops and
   // fp8_tflops hold (a measured profile keeps its datasheet row's); 0: bf16_tflops, fp8_tflops.
@@ -43,7 +47,7 @@ struct HardwareProfile {
 
   // NCCL bus bandwidth inside a node measured at several message sizes, by collective
   // ("allreduce", "allgather", "reducescatter", "alltoall"): (bytes, GB/s), ascending bytes.
-  // Empty: intra_node_gbps x bus_efficiency at every size.
+  // Empty: intra_node_gbps x nvlink_efficiency at every size.
   std::map<std::string, std::vector<std::pair<double, double>>> intra_node_bus;
 };
 

@@ -12,10 +12,14 @@
 namespace vigil::plan {
 namespace {
 
-// Far above any model built (GPT-4-class widths are ~2^14-2^15), far below int64 overflow of the
-// products the models take (layers x hidden^2 x seq_len stays under 2^63 at these bounds).
+// Far above any model built (GPT-4-class widths are ~2^14-2^15). The models multiply these in
+// doubles, never in integers: their products (layers x hidden^2 x seq_len reaches 2^89 here)
+// would overflow int64.
 constexpr int64_t kMaxDimension = int64_t{1} << 24;
 constexpr int64_t kMaxLayers = 100000;
+// Far above any MoE built (DeepSeek-V3: 256 routed experts); `plan search` enumerates the
+// experts' divisors for expert parallelism.
+constexpr int64_t kMaxExperts = 4096;
 
 struct Dimension {
   std::string_view key;
@@ -64,10 +68,10 @@ Result<ModelSpec> Parse(const YAML::Node& doc, const YamlFields& f) {
     VIGIL_ASSIGN_OR_RETURN(m.*d.field, f.Whole(n, d.key, 1, d.max));
   }
   if (const YAML::Node n = doc["experts"]) {
-    VIGIL_ASSIGN_OR_RETURN(m.experts, f.Whole(n, "experts", 1, kMaxDimension));
+    VIGIL_ASSIGN_OR_RETURN(m.experts, f.Whole(n, "experts", 1, kMaxExperts));
   }
   if (const YAML::Node n = doc["top_k"]) {
-    VIGIL_ASSIGN_OR_RETURN(m.top_k, f.Whole(n, "top_k", 1, kMaxDimension));
+    VIGIL_ASSIGN_OR_RETURN(m.top_k, f.Whole(n, "top_k", 1, kMaxExperts));
   }
   if (const YAML::Node n = doc["mlp"]) {
     VIGIL_ASSIGN_OR_RETURN(const std::string mlp, f.Choice(n, "mlp", {"plain", "gated"}));
@@ -78,6 +82,17 @@ Result<ModelSpec> Parse(const YAML::Node& doc, const YamlFields& f) {
 }
 
 }  // namespace
+
+ModelSpec GptModel(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab, int64_t seq_len) {
+  ModelSpec m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = m.kv_heads = heads;
+  m.ffn_hidden = 4 * hidden;
+  m.vocab = vocab;
+  m.seq_len = seq_len;
+  return m;
+}
 
 Result<ModelSpec> ParseModelSpec(std::string_view text, std::string_view source) {
   VIGIL_ASSIGN_OR_RETURN(const YAML::Node doc, LoadYaml(text, source));

@@ -26,6 +26,11 @@ struct ModelSpec {
   bool gated_mlp = false;
 };
 
+// The shape of Megatron-LM's GPT models (Narayanan et al. 2021): multi-head attention, a plain
+// MLP of 4h, a 51,200-token vocabulary and 2,048-token sequences unless given.
+ModelSpec GptModel(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab = 51200,
+                   int64_t seq_len = 2048);
+
 // The model in `text` (YAML, or JSON): the keys layers, hidden, heads, kv_heads, ffn_hidden,
 // vocab and seq_len, each a positive whole number, and optionally name, experts, top_k and mlp
 // (plain or gated).

@@ -32,11 +32,13 @@ using ReadingId = std::tuple<Field, std::string, double>;
 constexpr double kGflopsPerTflops = 1e3;
 constexpr double kMbPerGb = 1e3;
 
+// A message size of a metric's name: digits only (no sign, no "nan" or "inf", which would break
+// the ordering of the readings' map).
 std::optional<double> WholeNumber(std::string_view text) {
-  double v = 0;
+  uint64_t v = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return v;
+  return static_cast<double>(v);
 }
 
 // "allreduce_busbw" -> (allreduce, 0); "allreduce_1073741824_busbw" -> (allreduce, 2^30).
@@ -154,11 +156,11 @@ Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareP
     switch (field) {
       case Field::kBf16:
         p.bf16_tflops = value;
-        p.gemm_efficiency = 1;
+        p.bf16_efficiency = 1;
         break;
       case Field::kFp8:
         p.fp8_tflops = value;
-        p.gemm_efficiency = 1;
+        p.fp8_efficiency = 1;
         break;
       case Field::kHbm:
         p.hbm_gbps = value;
@@ -169,14 +171,14 @@ Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareP
         break;
       case Field::kInterNode:
         // The map is in ascending size: the largest message is the link's bandwidth.
-        if (bytes > nic_bytes) p.inter_node_gbps = value, nic_bytes = bytes;
+        if (bytes > nic_bytes) p.inter_node_gbps = value, nic_bytes = bytes, p.nic_efficiency = 1;
         break;
       case Field::kBus:
         if (bytes > 0) p.intra_node_bus[collective].emplace_back(bytes, value);
         if (collective == "allreduce" && (bytes == 0 || (bus_bytes != 0 && bytes > bus_bytes))) {
           p.intra_node_gbps = value;
           bus_bytes = bytes;
-          p.bus_efficiency = 1;
+          p.nvlink_efficiency = 1;
         }
         break;
     }

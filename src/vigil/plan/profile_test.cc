@@ -29,13 +29,14 @@ TEST(MeasuredProfileTest, TakesTheMedianOfHealthyNodes) {
   Result<HardwareProfile> p = MeasuredProfile(table, sheet, "fleet.jsonl");
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_DOUBLE_EQ(p->bf16_tflops, (703.5 + 713.5) / 2);
-  EXPECT_DOUBLE_EQ(p->gemm_efficiency, 1);
-  EXPECT_DOUBLE_EQ(p->peak_bf16_tflops, sheet.bf16_tflops);  // MFU stays against the datasheet
+  EXPECT_DOUBLE_EQ(p->bf16_efficiency, 1);
+  EXPECT_DOUBLE_EQ(p->fp8_efficiency, sheet.fp8_efficiency);  // FP8 was not measured
+  EXPECT_DOUBLE_EQ(p->peak_bf16_tflops, sheet.bf16_tflops);   // MFU stays against the datasheet
   EXPECT_DOUBLE_EQ(p->hbm_gbps, 3000);
   EXPECT_DOUBLE_EQ(p->hbm_efficiency, 1);
   EXPECT_DOUBLE_EQ(p->host_to_device_gbps, 50);
   EXPECT_DOUBLE_EQ(p->intra_node_gbps, 400);  // the median of 400, 420 and 100
-  EXPECT_DOUBLE_EQ(p->bus_efficiency, 1);
+  EXPECT_DOUBLE_EQ(p->nvlink_efficiency, 1);
   ASSERT_EQ(p->intra_node_bus.at("allreduce").size(), 2u);
   EXPECT_DOUBLE_EQ(p->intra_node_bus.at("allreduce")[0].first, 1048576);
   EXPECT_DOUBLE_EQ(p->intra_node_bus.at("allreduce")[0].second, 100);

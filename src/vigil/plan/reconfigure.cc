@@ -231,6 +231,15 @@ ReconfigurePlan RestartAtOldSize(std::span<const JobCurve> jobs, int64_t healthy
 Result<ReconfigureAnswer> AnswerReconfigure(const ReconfigureQuestion& q) {
   ReconfigureAnswer a;
   VIGIL_ASSIGN_OR_RETURN(a.jobs, ReadJobs(q.jobs_path));
+  // The jobs the failure spared still run on healthy GPUs: more of them than there are healthy
+  // GPUs is a jobs file and a --gpus that disagree.
+  int64_t spared = 0;
+  for (const JobCurve& j : a.jobs) spared += j.hit ? 0 : j.current_gpus;
+  if (spared > q.healthy_gpus) {
+    return Status::InvalidArgument(
+        fmt::format("{}: the jobs not hit run on {} GPUs, more than the {} healthy ones of --gpus",
+                    q.jobs_path, spared, q.healthy_gpus));
+  }
   a.horizon_s = q.mttf_s;
   if (a.horizon_s <= 0) {
     if (q.gpus_per_node < 1 || q.healthy_gpus < 1) {

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <random>
 
+#include "vigil/core/file.h"
+#include "vigil/testing/temp_dir.h"
+
 namespace vigil::plan {
 namespace {
 
@@ -131,6 +134,22 @@ TEST(ReconfigureTest, ReadsTheJobsFile) {
   EXPECT_DOUBLE_EQ(p.TflopsAt(64), 64 * 400.0);
   EXPECT_DOUBLE_EQ((*jobs)[1].weight, 1);
   EXPECT_FALSE((*jobs)[1].hit);
+}
+
+TEST(ReconfigureTest, RefusesSparedJobsOnMoreGpusThanAreHealthy) {
+  testing::TempDir dir;
+  std::string text(kJobs);
+  text.replace(text.find("gpus: 0"), 7, "gpus: 16");  // finetune, not hit, runs on 16
+  ASSERT_TRUE(WriteFileAtomic(dir.File("jobs.yaml"), text).ok());
+  ReconfigureQuestion q;
+  q.jobs_path = dir.File("jobs.yaml");
+  q.healthy_gpus = 8;
+  q.mttf_s = 3600;
+  EXPECT_EQ(
+      AnswerReconfigure(q).status().message(),
+      q.jobs_path + ": the jobs not hit run on 16 GPUs, more than the 8 healthy ones of --gpus");
+  q.healthy_gpus = 16;
+  EXPECT_TRUE(AnswerReconfigure(q).ok());
 }
 
 TEST(ReconfigureTest, NamesFileLineAndFieldOfEachProblem) {

@@ -54,6 +54,8 @@ struct Search {
   Ranking ranking;
   SearchResult result;
   double least_memory = std::numeric_limits<double>::infinity();
+  // Expert-parallel degrees: computed once, not in the innermost loops.
+  std::vector<int64_t> expert_degrees = Divisors(request.model.experts, request.model.experts);
 
   void Consider(Candidate&& c) {
     ++result.layouts;
@@ -92,7 +94,7 @@ struct Search {
       for (const int64_t vpp : Divisors(m.layers / l.pp, kMaxVirtualStages)) {
         if (vpp > 1 && (l.pp == 1 || micro_batches % l.pp != 0)) continue;
         l.vpp = vpp;
-        for (const int64_t ep : Divisors(m.experts, m.experts)) {
+        for (const int64_t ep : expert_degrees) {
           if (l.dp % ep != 0) continue;
           l.ep = ep;
           for (const Recompute r : kRecomputes) {

@@ -5,17 +5,6 @@
 namespace vigil::plan {
 namespace {
 
-ModelSpec Gpt(int64_t layers, int64_t hidden, int64_t heads) {
-  ModelSpec m;
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = m.kv_heads = heads;
-  m.ffn_hidden = 4 * hidden;
-  m.vocab = 51200;
-  m.seq_len = 2048;
-  return m;
-}
-
 SearchRequest Request(const ModelSpec& m, int64_t gpus, int64_t batch) {
   SearchRequest r;
   r.model = m;
@@ -26,7 +15,7 @@ SearchRequest Request(const ModelSpec& m, int64_t gpus, int64_t batch) {
 }
 
 TEST(SearchLayoutsTest, RanksValidFittingLayoutsByThroughput) {
-  SearchRequest r = Request(Gpt(32, 4096, 32), 64, 256);
+  SearchRequest r = Request(GptModel(32, 4096, 32), 64, 256);
   r.top = 20;
   Result<SearchResult> s = SearchLayouts(r);
   ASSERT_TRUE(s.ok()) << s.status().message();
@@ -45,7 +34,7 @@ TEST(SearchLayoutsTest, RanksValidFittingLayoutsByThroughput) {
 }
 
 TEST(SearchLayoutsTest, NamesTheLeastMemoryWhenNothingFits) {
-  SearchRequest r = Request(Gpt(128, 25600, 160), 8, 8);
+  SearchRequest r = Request(GptModel(128, 25600, 160), 8, 8);
   Result<SearchResult> s = SearchLayouts(r);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(s.status().message().starts_with(
@@ -54,7 +43,8 @@ TEST(SearchLayoutsTest, NamesTheLeastMemoryWhenNothingFits) {
 }
 
 TEST(SearchLayoutsTest, SaysWhenNoLayoutIsValid) {
-  SearchRequest r = Request(Gpt(7, 4096, 32), 7 * 3, 5);  // 21 GPUs, batch 5: DP x mb never fits
+  SearchRequest r =
+      Request(GptModel(7, 4096, 32), 7 * 3, 5);  // 21 GPUs, batch 5: DP x mb never fits
   Result<SearchResult> s = SearchLayouts(r);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(s.status().message().starts_with("no valid layout of the model on 21 GPUs"))
@@ -63,7 +53,7 @@ TEST(SearchLayoutsTest, SaysWhenNoLayoutIsValid) {
 
 // AMP: the slower type's stages get fewer blocks, which beats spreading them evenly.
 TEST(SearchLayoutsTest, PlacesStagesBySpeedOnAMixedCluster) {
-  SearchRequest r = Request(Gpt(48, 8192, 64), 128, 512);
+  SearchRequest r = Request(GptModel(48, 8192, 64), 128, 512);
   r.second = *DatasheetProfile("a100");
   r.second_gpus = 64;
   Result<SearchResult> s = SearchLayouts(r);
@@ -77,7 +67,7 @@ TEST(SearchLayoutsTest, PlacesStagesBySpeedOnAMixedCluster) {
 }
 
 TEST(BalanceStagesTest, EqualTypesSplitEvenly) {
-  const ModelSpec m = Gpt(48, 8192, 64);
+  const ModelSpec m = GptModel(48, 8192, 64);
   Layout l;
   l.gpus = 64, l.tp = 8, l.pp = 4, l.dp = 2, l.global_batch = 64;
   const HardwareProfile h100 = *DatasheetProfile("h100");
@@ -87,7 +77,7 @@ TEST(BalanceStagesTest, EqualTypesSplitEvenly) {
 }
 
 TEST(SearchLayoutsTest, RefusesAMalformedRequest) {
-  SearchRequest r = Request(Gpt(32, 4096, 32), 64, 256);
+  SearchRequest r = Request(GptModel(32, 4096, 32), 64, 256);
   r.second = *DatasheetProfile("a100");
   r.second_gpus = 64;
   EXPECT_EQ(SearchLayouts(r).status().message(),

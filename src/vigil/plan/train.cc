@@ -31,7 +31,7 @@ double IntraBus(const HardwareProfile& hw, std::string_view collective, double b
   auto it = hw.intra_node_bus.find(std::string(collective));
   if (it == hw.intra_node_bus.end()) it = hw.intra_node_bus.find("allreduce");
   if (it == hw.intra_node_bus.end() || it->second.empty()) {
-    return hw.intra_node_gbps * hw.bus_efficiency;
+    return hw.intra_node_gbps * hw.nvlink_efficiency;
   }
   const auto& curve = it->second;
   if (bytes <= curve.front().first) return curve.front().second;
@@ -47,7 +47,7 @@ double IntraBus(const HardwareProfile& hw, std::string_view collective, double b
 double GroupBus(const HardwareProfile& hw, std::string_view collective, double bytes, int64_t ranks,
                 int64_t stride) {
   if (ranks * stride <= hw.gpus_per_node) return IntraBus(hw, collective, bytes);
-  return hw.inter_node_gbps * hw.bus_efficiency;
+  return hw.inter_node_gbps * hw.nic_efficiency;
 }
 
 // The per-GPU parameters of one transformer block (with its biases and layer norms).
@@ -98,20 +98,20 @@ BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   const double local_experts = moe ? D(m.experts) / D(l.ep) : 1;
   const double up = m.gated_mlp ? 2 : 1;  // a gated MLP's gate and up projections, fused
   const Gemm gemms[] = {
-      {tokens, h * (1 + 2 * kv) / t, h, 1, false},                    // QKV projection
-      {s / c, s, d, heads, true},                                     // scores Q K^T
-      {s / c, d, s, heads, true},                                     // scores x V
-      {tokens, h, h / t, 1, false},                                   // output projection
+      {tokens, h * (1 + 2 * kv) / t, h, 1, false},                         // QKV projection
+      {s / c, s, d, heads, true},                                          // scores Q K^T
+      {s / c, d, s, heads, true},                                          // scores x V
+      {tokens, h, h / t, 1, false},                                        // output projection
       {expert_tokens, up * D(m.ffn_hidden) / t, h, local_experts, false},  // MLP up (and gate)
-      {expert_tokens, h, D(m.ffn_hidden) / t, local_experts, false},  // MLP down
+      {expert_tokens, h, D(m.ffn_hidden) / t, local_experts, false},       // MLP down
   };
-  const double peak = l.precision == Precision::kFp8 ? hw.fp8_tflops : hw.bf16_tflops;
   BlockCost cost;
   for (const Gemm& g : gemms) {
     // Attention's batched products stay in bf16 under fp8 training (Transformer Engine's recipe).
-    const double rate = g.attention ? hw.bf16_tflops : peak;
+    const Precision precision = g.attention ? Precision::kBf16 : l.precision;
+    const double rate = PeakOf(hw, precision);
     const double flops = 2 * g.m * g.n * g.k * g.count;
-    const double seconds = flops / (rate * kTera * GemmEfficiency(g.m, g.n, g.k, hw, rate));
+    const double seconds = flops / (rate * kTera * GemmEfficiency(g.m, g.n, g.k, hw, precision));
     double passes = 3;  // forward, and the backward's two products (data and weight gradients)
     if (l.recompute == Recompute::kFull || (l.recompute == Recompute::kSelective && g.attention)) {
       passes += 1;
@@ -173,9 +173,9 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   // The output layer (logits) on the stage: the model's last; the slowest stage of a pipeline
   // whose blocks are spread evenly.
   const double tokens = b * s / D(l.cp);
-  const double peak = l.precision == Precision::kFp8 ? hw.fp8_tflops : hw.bf16_tflops;
   const double logit_s = 3 * 2 * tokens * D(m.vocab) / D(l.tp) * h /
-                         (peak * kTera * GemmEfficiency(tokens, D(m.vocab) / D(l.tp), h, hw, peak));
+                         (PeakOf(hw, l.precision) * kTera *
+                          GemmEfficiency(tokens, D(m.vocab) / D(l.tp), h, hw, l.precision));
   c.compute_s = layers * (block.gemm_s + block.memory_s) + logit_s;
 
   // Communication inside a micro-batch's pass through the stage, exposed share only.
@@ -196,8 +196,9 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   }
   // Megatron's scatter-gather: each TP rank sends its 1/t share to the next stage, once forward
   // and once backward per model chunk.
-  const bool pp_across_nodes = l.gpus / l.pp >= hw.gpus_per_node;
-  const double pp_bw = pp_across_nodes ? hw.inter_node_gbps * hw.bus_efficiency
+  // A pipeline on more than one node has a stage boundary between nodes, and runs at that pace.
+  const bool pp_across_nodes = l.gpus > hw.gpus_per_node;
+  const double pp_bw = pp_across_nodes ? hw.inter_node_gbps * hw.nic_efficiency
                                        : IntraBus(hw, "allgather", act_bytes);
   if (l.pp > 1) {
     c.pp_s =
@@ -301,9 +302,16 @@ Status CheckLayout(const ModelSpec& m, const Layout& l, const HardwareProfile& h
   return Status::Ok();
 }
 
-double GemmEfficiency(double m, double n, double k, const HardwareProfile& hw, double peak_tflops) {
+double PeakOf(const HardwareProfile& hw, Precision precision) {
+  return precision == Precision::kFp8 ? hw.fp8_tflops : hw.bf16_tflops;
+}
+
+double GemmEfficiency(double m, double n, double k, const HardwareProfile& hw,
+                      Precision precision) {
+  const double peak_tflops = PeakOf(hw, precision);
+  const double share = precision == Precision::kFp8 ? hw.fp8_efficiency : hw.bf16_efficiency;
   const double flops = 2 * m * n * k;
-  const double compute_s = flops / (peak_tflops * hw.gemm_efficiency * kTera);
+  const double compute_s = flops / (peak_tflops * share * kTera);
   const double memory_s =
       kBytesPerValue * (m * k + k * n + m * n) / (hw.hbm_gbps * hw.hbm_efficiency * kGiga);
   return flops / (peak_tflops * kTera) / (compute_s + memory_s);

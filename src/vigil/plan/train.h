@@ -124,10 +124,14 @@ TrainPrediction PredictMixed(const ModelSpec& model, const Layout& layout, const
 double StageSeconds(const ModelSpec& model, const Layout& layout, const HardwareProfile& hw,
                     int64_t layers, const TrainAssumptions& a = {});
 
-// Share of `peak` a GEMM of m x k by k x n reaches: the time to compute it at the profile's GEMM
-// rate plus the time to move its operands and result through HBM once (they overlap only in
-// part), over the compute time at the peak. One function for every GEMM, not fitted per shape.
-double GemmEfficiency(double m, double n, double k, const HardwareProfile& hw, double peak_tflops);
+// The profile's GEMM rate in `precision`, TFLOP/s.
+double PeakOf(const HardwareProfile& hw, Precision precision);
+
+// Share of PeakOf(precision) a GEMM of m x k by k x n reaches: the time to compute it at that
+// rate times its efficiency plus the time to move its operands and result through HBM once (they
+// overlap only in part), over the compute time at the rate. One function for every GEMM, not
+// fitted per shape.
+double GemmEfficiency(double m, double n, double k, const HardwareProfile& hw, Precision precision);
 
 // The seconds of one collective among `ranks` GPUs moving `bytes` per GPU (nccl-tests' size) over a
 // bus bandwidth of `busbw_gbps`: nccl-tests' bus factor (2(n-1)/n for all-reduce, (n-1)/n for the

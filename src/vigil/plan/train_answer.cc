@@ -58,9 +58,11 @@ Json ProfileJson(const HardwareProfile& hw) {
               {"intra_node_gbps", hw.intra_node_gbps},
               {"inter_node_gbps", hw.inter_node_gbps},
               {"host_to_device_gbps", hw.host_to_device_gbps},
-              {"gemm_efficiency", hw.gemm_efficiency},
+              {"bf16_efficiency", hw.bf16_efficiency},
+              {"fp8_efficiency", hw.fp8_efficiency},
               {"hbm_efficiency", hw.hbm_efficiency},
-              {"bus_efficiency", hw.bus_efficiency}};
+              {"nvlink_efficiency", hw.nvlink_efficiency},
+              {"nic_efficiency", hw.nic_efficiency}};
 }
 
 Json TrainJson(const TrainAnswer& a) {

@@ -147,7 +147,15 @@ Result<CoxFit> FitCox(const SurvivalData& d, const CoxOptions& options) {
     const Eigen::VectorXd gradient = current.gradient - options.ridge * fit.beta;
     const Eigen::MatrixXd information =
         current.information + options.ridge * Eigen::MatrixXd::Identity(p, p);
-    Eigen::VectorXd step = information.ldlt().solve(gradient);
+    const Eigen::LDLT<Eigen::MatrixXd> ldlt(information);
+    Eigen::VectorXd step = ldlt.solve(gradient);
+    if (ldlt.info() != Eigen::Success || !step.allFinite()) {
+      // Rather no model than one reported converged at a point no step was tried from.
+      return Status::InvalidArgument(fmt::format(
+          "the information matrix cannot be solved at iteration {} (covariates that never vary "
+          "or move together)",
+          fit.iterations));
+    }
     const double before = Penalised(current, fit.beta, options.ridge);
     Derivatives next;
     int halvings = 0;

@@ -488,6 +488,10 @@ Status Validate(const FleetSimParams& p) {
   if (!(p.failures_per_1000_node_days > 0) || !(p.busy_mean_h > 0) || !(p.idle_mean_h > 0)) {
     return bad("the failure rate and the busy and idle means must be > 0");
   }
+  if (p.kinds.empty() || p.suite.empty()) return bad("kinds and the suite must not be empty");
+  double shares = 0;
+  for (const SimKind& k : p.kinds) shares += k.share;
+  if (!(shares > 0) || !std::isfinite(shares)) return bad("the kinds' shares must sum above 0");
   for (const SimBenchmark& b : p.suite) {
     for (const auto& sensitivity : b.sensitivity) {
       // Not a structured binding: clang 14 cannot capture one in a lambda.

@@ -15,14 +15,26 @@ namespace {
 
 constexpr std::string_view kFormatName = "vigil-history";
 
-// Reads the fields of one line's object, each error naming the source, line and field.
+// Reads the fields of one line's object (or of an element of one of its arrays, whose fields
+// are named with `prefix`, "benchmarks[2]."), each error naming the source, line and field.
 class LineReader {
  public:
-  LineReader(const Json& json, std::string_view source, int line)
-      : json_(json), source_(source), line_(line) {}
+  LineReader(const Json& json, std::string_view source, int line, std::string prefix = "")
+      : json_(json), source_(source), line_(line), prefix_(std::move(prefix)) {}
 
   Status Error(std::string_view field, std::string_view reason) const {
-    return Status::InvalidArgument(fmt::format("{}:{}: {}: {}", source_, line_, field, reason));
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: {}{}: {}", source_, line_, prefix_, field, reason));
+  }
+
+  // Every key is among `known`: a misspelt field is refused, not skipped.
+  Status Keys(std::initializer_list<std::string_view> known) const {
+    for (const auto& [key, value] : json_.items()) {
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        return Error(key, "unknown field");
+      }
+    }
+    return Status::Ok();
   }
 
   Result<std::string> String(std::string_view field) const {
@@ -63,6 +75,7 @@ class LineReader {
   const Json& json_;
   std::string_view source_;
   int line_;
+  std::string prefix_;
 };
 
 class HistoryParser {
@@ -114,6 +127,7 @@ class HistoryParser {
                                             "version {}",
                                             version, kHistoryVersion));
     }
+    VIGIL_RETURN_IF_ERROR(r.Keys({"format", "version", "start", "end"}));
     VIGIL_ASSIGN_OR_RETURN(const double start, r.Number("start", 0));
     VIGIL_ASSIGN_OR_RETURN(const double end, r.Number("end", start));
     // Several files of one fleet cover the union of their windows.
@@ -125,6 +139,7 @@ class HistoryParser {
 
   Status Node(const LineReader& r) {
     HistoryNode node;
+    VIGIL_RETURN_IF_ERROR(r.Keys({"record", "node", "class", "joined"}));
     VIGIL_ASSIGN_OR_RETURN(node.name, r.String("node"));
     VIGIL_ASSIGN_OR_RETURN(node.node_class, r.String("class"));
     VIGIL_ASSIGN_OR_RETURN(node.joined_s, r.Number("joined", 0));
@@ -157,11 +172,14 @@ class HistoryParser {
 
   Status Validation(const LineReader& r) {
     HistoryValidation v;
+    VIGIL_RETURN_IF_ERROR(r.Keys({"record", "node", "time", "benchmarks", "margins", "findings"}));
     VIGIL_RETURN_IF_ERROR(NodeAndTime(r, v.node, v.time_s));
     VIGIL_ASSIGN_OR_RETURN(const Json* runs, r.Array("benchmarks"));
-    for (const Json& run : *runs) {
-      LineReader b(run, source_, r.line());
-      if (!run.is_object()) return r.Error("benchmarks", "expected objects");
+    for (size_t i = 0; i < runs->size(); ++i) {
+      const Json& run = (*runs)[i];
+      LineReader b(run, source_, r.line(), fmt::format("benchmarks[{}].", i));
+      if (!run.is_object()) return r.Error(fmt::format("benchmarks[{}]", i), "expected an object");
+      VIGIL_RETURN_IF_ERROR(b.Keys({"name", "seconds"}));
       BenchmarkRun out;
       VIGIL_ASSIGN_OR_RETURN(out.name, b.String("name"));
       VIGIL_ASSIGN_OR_RETURN(out.seconds, b.Number("seconds", 0));
@@ -182,9 +200,11 @@ class HistoryParser {
 
   Status Findings(const LineReader& r, HistoryValidation& v) {
     VIGIL_ASSIGN_OR_RETURN(const Json* findings, r.Array("findings"));
-    for (const Json& f : *findings) {
-      if (!f.is_object()) return r.Error("findings", "expected objects");
-      LineReader fr(f, source_, r.line());
+    for (size_t i = 0; i < findings->size(); ++i) {
+      const Json& f = (*findings)[i];
+      if (!f.is_object()) return r.Error(fmt::format("findings[{}]", i), "expected an object");
+      LineReader fr(f, source_, r.line(), fmt::format("findings[{}].", i));
+      VIGIL_RETURN_IF_ERROR(fr.Keys({"component", "kind", "benchmark"}));
       ValidationFinding out;
       VIGIL_ASSIGN_OR_RETURN(out.component, fr.String("component"));
       VIGIL_ASSIGN_OR_RETURN(out.kind, fr.String("kind"));
@@ -192,9 +212,8 @@ class HistoryParser {
       const bool ran = std::any_of(v.benchmarks.begin(), v.benchmarks.end(),
                                    [&](const BenchmarkRun& b) { return b.name == out.benchmark; });
       if (!ran) {
-        return r.Error(
-            "findings.benchmark",
-            fmt::format("\"{}\" is not among the validation's benchmarks", out.benchmark));
+        return fr.Error("benchmark", fmt::format("\"{}\" is not among the validation's benchmarks",
+                                                 out.benchmark));
       }
       v.findings.push_back(std::move(out));
     }
@@ -203,6 +222,7 @@ class HistoryParser {
 
   Status Incident(const LineReader& r) {
     HistoryIncident incident;
+    VIGIL_RETURN_IF_ERROR(r.Keys({"record", "node", "time", "kind", "cost_node_hours"}));
     VIGIL_RETURN_IF_ERROR(NodeAndTime(r, incident.node, incident.time_s));
     VIGIL_ASSIGN_OR_RETURN(incident.kind, r.String("kind"));
     VIGIL_ASSIGN_OR_RETURN(incident.cost_node_hours, r.Number("cost_node_hours", 0));
@@ -212,6 +232,7 @@ class HistoryParser {
 
   Status Alert(const LineReader& r) {
     HistoryAlert alert;
+    VIGIL_RETURN_IF_ERROR(r.Keys({"record", "node", "time", "kind"}));
     VIGIL_RETURN_IF_ERROR(NodeAndTime(r, alert.node, alert.time_s));
     VIGIL_ASSIGN_OR_RETURN(alert.kind, r.String("kind"));
     history_.alerts.push_back(std::move(alert));

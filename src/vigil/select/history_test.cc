@@ -87,7 +87,17 @@ INSTANTIATE_TEST_SUITE_P(
             WithHeader(
                 std::string(kTwoNodes) +
                 R"({"record":"validation","node":"n1","time":2000,"benchmarks":[],"findings":[{"component":"GPU 1","kind":"GPU","benchmark":"x"}]})"),
-            "h.jsonl:4: findings.benchmark: \"x\" is not among"},
+            "h.jsonl:4: findings[0].benchmark: \"x\" is not among"},
+        BadCase{
+            WithHeader(
+                std::string(kTwoNodes) +
+                R"({"record":"validation","node":"n1","time":2000,"benchmarks":[{"name":"a","seconds":1},{"name":"b","secs":1}],"findings":[]})"),
+            "h.jsonl:4: benchmarks[1].secs: unknown field"},
+        BadCase{
+            WithHeader(
+                std::string(kTwoNodes) +
+                R"({"record":"validation","node":"n1","time":2000,"benchmarks":[],"margin":{},"findings":[]})"),
+            "h.jsonl:4: margin: unknown field"},
         BadCase{WithHeader(std::string(kTwoNodes) + std::string(kTwoNodes)),
                 "h.jsonl:4: node: \"n1\" is declared twice"},
         BadCase{WithHeader(std::string(kTwoNodes) + R"({"record":"reboot"})"),

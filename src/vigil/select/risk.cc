@@ -186,7 +186,8 @@ ClassRates BaselineRates(const History& h, double from_s, double to_s) {
         std::max(0.0, to_s - std::max(from_s, n.joined_s)) / kSecondsPerDay;
   }
   for (const HistoryIncident& i : h.incidents) {
-    if (i.time_s >= from_s && i.time_s < to_s) {
+    // (from, to], as the Cox rows count an incident: one at the window's end is in it.
+    if (i.time_s > from_s && i.time_s <= to_s) {
       events[class_index(h.nodes[static_cast<size_t>(i.node)].node_class)] += 1;
     }
   }
@@ -204,6 +205,13 @@ Result<RiskModel> FitRiskModel(const History& h, double from_s, double to_s,
                                const RiskModelOptions& options) {
   RiskModel model;
   model.baseline = BaselineRates(h, from_s, to_s);
+  // Each class is a covariate, and the fit's cost grows with their square.
+  if (model.baseline.classes.size() > kMaxClasses) {
+    return Status::InvalidArgument(fmt::format(
+        "the history has {} node classes, more than the {} the risk model takes: a class is a "
+        "hardware type (H100, A100), not a node",
+        model.baseline.classes.size(), kMaxClasses));
+  }
   if (model.baseline.fleet_per_node_day <= 0) {
     return Status::InvalidArgument(
         "the history has no incidents in the window it is fitted on: no incident rate can be "

@@ -73,6 +73,9 @@ struct ClassRates {
 };
 ClassRates BaselineRates(const History& history, double from_s, double to_s);
 
+// The most node classes FitRiskModel takes (each is a covariate).
+inline constexpr size_t kMaxClasses = 64;
+
 struct RiskModelOptions {
   CoxOptions cox;
   int min_events = 20;  // fewer incidents than this: the Cox model is not fitted (baseline only)

@@ -111,10 +111,12 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
                      return a.subset.averted / a.subset.seconds >
                             b.subset.averted / b.subset.seconds;
                    });
-  const int slots = std::max(
-      0,
-      static_cast<int>(std::floor(options.max_share * static_cast<double>(history.nodes.size()))) -
-          validating);
+  // The share rounds down, but a fleet too small for one node's share may still validate one node
+  // at a time (five nodes at 5% would otherwise never be validated).
+  const int share = std::max(
+      1,
+      static_cast<int>(std::floor(options.max_share * static_cast<double>(history.nodes.size()))));
+  const int slots = std::max(0, share - validating);
   double spent = 0;
   std::vector<PlannedValidation> kept;
   for (PlannedValidation& p : plan.validations) {

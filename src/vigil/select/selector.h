@@ -18,7 +18,8 @@ struct SelectOptions {
   double horizon_s = kSecondsPerDay;  // the interval the expected penalty is counted over
   double budget_node_hours = 0;       // validation node-hours this plan may spend; 0: no limit
   double max_benchmark_s = 0;         // one node's validation at most this long; 0: no limit
-  double max_share = 0.05;            // at most this share of the fleet validating at once
+  double max_share =
+      0.05;  // at most this share of the fleet (at least one node) validating at once
   // Alerts in this window make their component kind more likely to be what fails.
   double alert_window_s = 7 * kSecondsPerDay;
   // The price of one validation node-hour in incident node-hours: 1 values them at face; a

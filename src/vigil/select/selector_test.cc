@@ -1,5 +1,6 @@
 #include "vigil/select/selector.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "vigil/select/fleet_sim.h"
@@ -54,6 +55,16 @@ TEST(RiskModelTest, FewIncidentsFallBackToTheBaselineAndNoneIsAnError) {
   EXPECT_FALSE(model->has_cox);
   EXPECT_NE(model->why_baseline.find("baseline"), std::string::npos);
   EXPECT_DOUBLE_EQ(model->baseline.RateOf("A100"), 1.0 / 100);
+  // A class per node is a mistake in the history, not a model of 65 covariates.
+  History many = h;
+  for (int i = 0; i < 65; ++i)
+    many.nodes.push_back({fmt::format("x{}", i), fmt::format("c{}", i), 0});
+  EXPECT_EQ(FitRiskModel(many, 0, h.end_s).status().message(),
+            "the history has 67 node classes, more than the 64 the risk model takes: a class is a "
+            "hardware type (H100, A100), not a node");
+  // An incident at the window's very end counts, as in the Cox model's (start, stop] rows.
+  EXPECT_DOUBLE_EQ(BaselineRates(h, 0, 50 * kSecondsPerDay).RateOf("A100"), 1.0 / 50);
+  EXPECT_DOUBLE_EQ(BaselineRates(h, 50 * kSecondsPerDay, h.end_s).fleet_per_node_day, 0);
   // A class without incidents takes the fleet's rate rather than zero.
   EXPECT_DOUBLE_EQ(model->baseline.RateOf("H100"), 1.0 / 200);
   const double p = IncidentProbability(*model, Eigen::RowVectorXd::Zero(9), "A100", kSecondsPerDay);
@@ -81,6 +92,14 @@ TEST(SelectorTest, PlansWithinTheShareAndTheBudgetAndExplains) {
   const Json json = SelectionToJson(*s, SmallHistory());
   EXPECT_EQ(json["model"]["kind"], "cox");
   EXPECT_EQ(json["validations"].size(), s->plan.validations.size());
+}
+
+TEST(SelectorTest, AFleetTooSmallForOneNodesShareStillValidatesOne) {
+  SelectOptions options;
+  options.max_share = 0.001;  // 0.2 of the 200 nodes
+  const Result<Selection> s = SelectFromHistory(SmallHistory(), options);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->plan.validations.size(), 1u);
 }
 
 TEST(SelectorTest, RefusesBadOptions) {
@@ -120,6 +139,14 @@ TEST(FleetSimTest, RefusesBadParameters) {
   params = {};
   params.suite.push_back({"x", 1, {{"no-such-kind", 1}}});
   EXPECT_EQ(SimulateFleet(params, {}).status().code(), StatusCode::kInvalidArgument);
+  params = {};
+  params.kinds.clear();
+  EXPECT_EQ(SimulateFleet(params, {}).status().message(),
+            "simulator: kinds and the suite must not be empty");
+  params = {};
+  for (SimKind& k : params.kinds) k.share = 0;
+  EXPECT_EQ(SimulateFleet(params, {}).status().message(),
+            "simulator: the kinds' shares must sum above 0");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/stats.h"
+
 namespace vigil::select {
 namespace {
 
@@ -13,11 +15,6 @@ size_t IndexOf(std::vector<std::string>& names, const std::string& name) {
   if (it != names.end()) return static_cast<size_t>(it - names.begin());
   names.push_back(name);
   return names.size() - 1;
-}
-
-double Median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -44,7 +41,7 @@ Result<SuiteStats> LearnSuite(const History& h) {
     }
     for (const ValidationFinding& f : v.findings) IndexOf(s.kinds, f.kind);
   }
-  for (const std::vector<double>& t : times) s.seconds.push_back(Median(t));
+  for (const std::vector<double>& t : times) s.seconds.push_back(stats::Median(t));
   const auto nb = static_cast<Eigen::Index>(s.benchmarks.size());
   const auto nk = static_cast<Eigen::Index>(s.kinds.size());
   Eigen::MatrixXd present = Eigen::MatrixXd::Zero(nb, nk), caught = present;
