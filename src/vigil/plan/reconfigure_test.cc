@@ -139,16 +139,16 @@ TEST(ReconfigureTest, ReadsTheJobsFile) {
 TEST(ReconfigureTest, RefusesSparedJobsOnMoreGpusThanAreHealthy) {
   testing::TempDir dir;
   std::string text(kJobs);
-  text.replace(text.find("gpus: 0"), 7, "gpus: 16");  // finetune, not hit, runs on 16
+  text.replace(text.find("gpus: 0"), 7, "gpus: 8");  // finetune, not hit, runs on 8
   ASSERT_TRUE(WriteFileAtomic(dir.File("jobs.yaml"), text).ok());
   ReconfigureQuestion q;
   q.jobs_path = dir.File("jobs.yaml");
-  q.healthy_gpus = 8;
+  q.healthy_gpus = 4;
   q.mttf_s = 3600;
   EXPECT_EQ(
       AnswerReconfigure(q).status().message(),
-      q.jobs_path + ": the jobs not hit run on 16 GPUs, more than the 8 healthy ones of --gpus");
-  q.healthy_gpus = 16;
+      q.jobs_path + ": the jobs not hit run on 8 GPUs, more than the 4 healthy ones of --gpus");
+  q.healthy_gpus = 8;
   EXPECT_TRUE(AnswerReconfigure(q).ok());
 }
 
