@@ -276,7 +276,9 @@ std::pair<double, double> PlotRange(const Series& s) {
 // labelled in readable figures with the metric's unit.
 std::string Plot(const Series& s) {
   constexpr double kW = 460, kH = 160, kLeft = 86, kRight = 10, kTop = 22, kBottom = 26;
-  const auto [y0, y1] = PlotRange(s);
+  // Not a structured binding: clang 14 cannot capture one in a lambda.
+  const std::pair<double, double> range = PlotRange(s);
+  const double y0 = range.first, y1 = range.second;
   const double t0 = s.points.front().first, t1 = s.points.back().first;
   const auto x = [&](double t) {
     return t1 > t0 ? kLeft + (t - t0) / (t1 - t0) * (kW - kLeft - kRight)
