@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-
+#include "vigil/core/clock.h"
 #include "vigil/core/text_table.h"
 #include "vigil/plan/profile.h"
 #include "vigil/plan/train_answer.h"
@@ -56,9 +55,9 @@ Result<SearchAnswer> AnswerSearch(const SearchFlags& f) {
   r.memory_limit_gb = f.memory_gb;
   r.second_gpus = f.second_gpus;
   r.top = f.top;
-  const auto start = std::chrono::steady_clock::now();
+  const double start = SystemClock().MonotonicSeconds();
   VIGIL_ASSIGN_OR_RETURN(a.result, SearchLayouts(r));
-  a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  a.seconds = SystemClock().MonotonicSeconds() - start;
   return a;
 }
 
