@@ -2,8 +2,10 @@
 # Runs Vigil's GPU checks on a GPU machine from a bundle made by bundle.sh, and PyTorch's
 # reference figures on the same GPU in the same run (issue 3's targets): the gpu-labelled tests,
 # the quick GPU suite (timed: it must take under 2 minutes on one GPU), gpu-copy's full suite
-# (bidirectional figures), then perf/gpu/reference.py's table of ratios. Logs and results go to
-# $OUT (or ./gpu-out).
+# (bidirectional figures), perf/gpu/reference.py's table of ratios, the health suite's time
+# (issue 23: ten starts of `vigil run --suite health`), and the gpu tests once more under
+# compute-sanitizer's memcheck where the machine has it. Logs and results go to $OUT (or
+# ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 bundle=$(realpath "${1:-.gpu}")
@@ -42,10 +44,34 @@ echo "== gpu-copy, full suite"
 "$bundle/bin/vigil" run --suite full --bench gpu-copy --out "$out/vigil-copy-full.json" 2>&1 |
   tee "$out/vigil-copy-full.log"
 
-echo "== PyTorch on the same GPU"
-PYTHONUNBUFFERED=1 python3 perf/gpu/reference.py --vigil "$out/vigil-quick.json" \
+echo "== PyTorch on the same GPU, alternating with Vigil's quick GPU suite (5 rounds)"
+PYTHONUNBUFFERED=1 python3 perf/gpu/reference.py --rounds 5 --vigil "$out/vigil-rounds.json" \
+  --vigil-command "'$bundle/bin/vigil' run --suite quick --bench gpu-gemm,gpu-membw,gpu-copy --out '$out/vigil-rounds.json'" \
   --out "$out/reference.json" | tee "$out/table.md"
 reference=${PIPESTATUS[0]}
 
-echo "gpu tests exit $tests, quick suite exit $quick (${seconds} s), reference exit $reference"
-[[ $tests == 0 && $quick == 0 && $reference == 0 ]]
+echo "== health suite, ten starts"
+"$bundle/bin/vigil" run --suite health --out "$out/vigil-health.json" 2>&1 | tee "$out/vigil-health.log"
+health=${PIPESTATUS[0]}
+for _ in $(seq 10); do
+  start=$(date +%s%N)
+  "$bundle/bin/vigil" -q run --suite health >/dev/null 2>&1
+  echo $((($(date +%s%N) - start) / 1000000))
+done | sort -n | tee "$out/health-ms.txt" | awk '{ms[NR] = $1} END {
+  printf "health suite: median %d ms, max %d ms over %d starts\n", ms[int((NR + 1) / 2)], ms[NR], NR}' |
+  tee "$out/health-time.txt"
+
+sanitizer=skipped
+# Within what is left of a 10-minute call (the device tool's limit), or not at all.
+left=$((540 - SECONDS))
+if command -v compute-sanitizer >/dev/null && ((left > 60)); then
+  echo "== gpu tests under compute-sanitizer (memcheck), at most $left s"
+  timeout "$left" compute-sanitizer --tool memcheck --leak-check no --error-exitcode 3 \
+    "$bundle/bin/gpu_test" --gtest_filter='-*Stress*' >"$out/sanitizer.log" 2>&1
+  sanitizer=$?
+  tail -n 5 "$out/sanitizer.log"
+fi
+
+echo "gpu tests exit $tests, quick suite exit $quick (${seconds} s), reference exit $reference," \
+  "health suite exit $health, sanitizer $sanitizer"
+[[ $tests == 0 && $quick == 0 && $reference == 0 && $health == 0 ]]

@@ -120,7 +120,12 @@ class GpuGemm : public Benchmark {
     // The health suite's product is a check that the GPU computes right, timed briefly.
     return {{"size", ParamKind::kInt, "8192", "8192", "m = n = k of the timed products", "2048"},
             {"check_size", ParamKind::kInt, "1024", "2048", "m = n = k of the checked product"},
-            {"repetitions", ParamKind::kInt, "10", "30", "timed products of each type", "3"}};
+            {"repetitions", ParamKind::kInt, "10", "30", "timed products of each type", "3"},
+            // A GPU at its power limit lowers its clocks within a second or two of heavy load; a
+            // figure timed before that is a burst no training step sees, and it varies from run to
+            // run by up to 10% (docs/benchmarks.md, "GPU benchmarks"). The health suite checks.
+            {"warmup", ParamKind::kSeconds, "2", "2",
+             "seconds of products of each type before timing, for the clocks to settle", "0.2"}};
   }
   bool in_health_suite() const override { return true; }
   double time_limit_s(Suite suite) const override { return suite == Suite::kHealth ? 30 : 600; }
@@ -131,6 +136,7 @@ class GpuGemm : public Benchmark {
     const int size = GemmSize(static_cast<int>(ctx.Param("size")));
     const int check = GemmSize(std::min(static_cast<int>(ctx.Param("check_size")), 8192));
     const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
+    const double warmup_s = ctx.Param("warmup");
     // Each GPU multiplies on its own SMs from its own HBM: all of them at once.
     return MetricsOfEveryGpu(ctx.Gpus(gpus), [&](int g) -> Result<std::vector<Metric>> {
       VIGIL_ASSIGN_OR_RETURN(const gpu::DeviceProps props, gpu::Props(g));
@@ -146,7 +152,8 @@ class GpuGemm : public Benchmark {
               "{} product computed wrong: largest relative error {:.3g} (tolerance {:.3g})",
               type_name, error, GemmTolerance(type)));
         }
-        VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds, gpu::TimeGemm(g, type, size, reps));
+        VIGIL_ASSIGN_OR_RETURN(std::vector<double> seconds,
+                               gpu::TimeGemm(g, type, size, reps, warmup_s));
         const double flops = 2.0 * size * size * static_cast<double>(size);
         out.push_back(PerGpu(name(), fmt::format("{}_tflops", type_name), g, "TFLOP/s", true,
                              Rates(std::move(seconds), flops, 1e12)));

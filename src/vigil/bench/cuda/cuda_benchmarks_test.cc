@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -65,7 +66,7 @@ TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
   fails(gpu::TimeLaunch(0, 1, 1).status(), "TimeLaunch");
   fails(gpu::TimeCopies({{gpu::kHost, 0}, {0, gpu::kHost}}, 1 << 20, 1).status(), "TimeCopies");
   fails(gpu::CanAccessPeer(0, 1).status(), "CanAccessPeer");
-  fails(gpu::TimeGemm(0, gpu::GemmType::kBf16, 256, 1).status(), "TimeGemm");
+  fails(gpu::TimeGemm(0, gpu::GemmType::kBf16, 256, 1, 0.2).status(), "TimeGemm");
   fails(gpu::GemmError(0, gpu::GemmType::kFp8, 256).status(), "GemmError");
   fails(gpu::Stress(0, gpu::GemmType::kBf16, 256, 0.1).status(), "Stress");
   fails(gpu::Memtest(0, 64 << 20, 0.1).status(), "Memtest");
@@ -217,6 +218,19 @@ TEST(GpuStressTest, EvenlyPickedKeepsTheEndsAndTheOrder) {
   EXPECT_EQ(EvenlyPicked({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 4), (std::vector<double>{0, 3, 6, 9}));
   EXPECT_EQ(EvenlyPicked({5, 6, 7}, 2), (std::vector<double>{5, 7}));
   EXPECT_TRUE(EvenlyPicked({}, 2).empty());
+}
+
+// A figure for the fleet is the settled one, after the clocks drop under the power limit; the
+// health suite only checks, and must stay within seconds.
+TEST(GpuGemmTest, TimedProductsWarmUpForSecondsButNotInTheHealthSuite) {
+  const std::vector<ParamSpec> params = MakeGpuGemmBenchmark()->params();
+  const auto warmup = std::find_if(params.begin(), params.end(),
+                                   [](const ParamSpec& p) { return p.name == "warmup"; });
+  ASSERT_NE(warmup, params.end());
+  EXPECT_EQ(warmup->kind, ParamKind::kSeconds);
+  EXPECT_EQ(warmup->Default(Suite::kQuick), "2");
+  EXPECT_EQ(warmup->Default(Suite::kFull), "2");
+  EXPECT_EQ(warmup->Default(Suite::kHealth), "0.2");
 }
 
 TEST(GpuGemmTest, SizesAreMultiplesOf16ForFp8) {

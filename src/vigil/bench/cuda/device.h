@@ -83,10 +83,12 @@ enum class GemmType {
 
 // Times `reps` samples of products D = A^T B of `size` x `size` matrices of `type` with cuBLASLt
 // (loaded at run time), random data, the algorithm its heuristic picks, as TimePerOp does (a
-// warm-up of about 200 ms, then batches of back-to-back products between one pair of events).
-// Returns the seconds per product of each sample. Unavailable when cuBLASLt cannot be loaded.
-// Thread-safe for different devices. REQUIRES: `size` is a multiple of 16 (fp8's rule; GemmSize).
-Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int reps);
+// warm-up of about `warmup_s` seconds, then batches of back-to-back products between one pair of
+// events). Returns the seconds per product of each sample. Unavailable when cuBLASLt cannot be
+// loaded. Thread-safe for different devices. REQUIRES: `size` is a multiple of 16 (fp8's rule;
+// GemmSize).
+Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int reps,
+                                     double warmup_s);
 
 // One product of `type` at `size` on random data against a reference computed in fp64 on the GPU
 // from the same inputs: the largest error of an element divided by the sum of |a| |b| over its

@@ -21,7 +21,7 @@ Result<std::vector<double>> TimeCopies(const std::vector<CopyPath>&, size_t, int
   return NoCuda();
 }
 Result<bool> CanAccessPeer(int, int) { return NoCuda(); }
-Result<std::vector<double>> TimeGemm(int, GemmType, int, int) { return NoCuda(); }
+Result<std::vector<double>> TimeGemm(int, GemmType, int, int, double) { return NoCuda(); }
 Result<double> GemmError(int, GemmType, int) { return NoCuda(); }
 Result<StressRun> Stress(int, GemmType, int, double) { return NoCuda(); }
 Result<MemtestRun> Memtest(int, size_t, double) { return NoCuda(); }

@@ -329,10 +329,14 @@ class Problem {
 
 }  // namespace
 
-Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int reps) {
+Result<std::vector<double>> TimeGemm(int device, GemmType type, int size, int reps,
+                                     double warmup_s) {
   Problem p;
   VIGIL_RETURN_IF_ERROR(p.Init(device, type, size));
-  return TimePerOp(reps, [&](int ops) { return p.TimeBatch(ops); });
+  BatchTiming timing;
+  timing.warmup_s = warmup_s;
+  return TimePerOp(
+      reps, [&](int ops) { return p.TimeBatch(ops); }, timing);
 }
 
 Result<double> GemmError(int device, GemmType type, int size) {

@@ -64,7 +64,7 @@ TEST_F(GpuDeviceTest, GemmEveryTypeChecksAndRuns) {
 // Batches of back-to-back products: a sample's products take about 30 ms together, so that a
 // small product's time is its own, not the launch's.
 TEST_F(GpuDeviceTest, GemmTimesBatchesAfterAWarmUp) {
-  Result<std::vector<double>> s = gpu::TimeGemm(0, gpu::GemmType::kBf16, 1024, 5);
+  Result<std::vector<double>> s = gpu::TimeGemm(0, gpu::GemmType::kBf16, 1024, 5, 0.2);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ASSERT_EQ(s->size(), 5u);
   for (const double x : *s) EXPECT_LT(x, 1e-3);  // a 1024^3 bf16 product: microseconds
