@@ -63,7 +63,8 @@ TEST(PlotCliTest, MttfPlotsEverySizeOnLogAxes) {
   }
   // --json prints only JSON, and the plot is written all the same.
   const std::string json_path = dir.File("mttf-json.svg");
-  const ProcessResult j = RunVigil({"model", "mttf", "--gpus", "8,64", "--json", "--plot", json_path});
+  const ProcessResult j =
+      RunVigil({"model", "mttf", "--gpus", "8,64", "--json", "--plot", json_path});
   ASSERT_EQ(j.exit_code, 0) << j.err;
   EXPECT_EQ(j.out.find("Plot written"), std::string::npos);
   EXPECT_EQ(Occurrences(SoundSvg(json_path), "<circle"), 2u);
@@ -73,8 +74,8 @@ TEST(PlotCliTest, MttfPlotsEverySizeOnLogAxes) {
 TEST(PlotCliTest, SimulateJobPlotsWhereTheTimeWent) {
   TempDir dir;
   const std::string path = dir.File("job.svg");
-  const ProcessResult r =
-      RunVigil({"simulate", "job", "--nodes", "512", "--runs", "50", "--queue", "30m", "--plot", path});
+  const ProcessResult r = RunVigil(
+      {"simulate", "job", "--nodes", "512", "--runs", "50", "--queue", "30m", "--plot", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Plot written to " + path), std::string::npos) << r.out;
   const std::string svg = SoundSvg(path);
@@ -90,9 +91,8 @@ TEST(PlotCliTest, SimulateJobPlotsWhereTheTimeWent) {
 TEST(PlotCliTest, FleetStatsPlotsRateBySizeAndLemons) {
   TempDir dir;
   const std::string sacct = dir.File("sacct.txt"), events = dir.File("events.csv");
-  ProcessResult r =
-      RunVigil({"simulate", "cluster", "--nodes", "512", "--days", "30", "--lemons", "5", "--seed",
-                "3", "--out-sacct", sacct, "--out-events", events});
+  ProcessResult r = RunVigil({"simulate", "cluster", "--nodes", "512", "--days", "30", "--lemons",
+                              "5", "--seed", "3", "--out-sacct", sacct, "--out-events", events});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string path = dir.File("fleet.svg");
   r = RunVigil({"fleet", "stats", "--sacct", sacct, "--events", events, "--plot", path});
@@ -103,7 +103,7 @@ TEST(PlotCliTest, FleetStatsPlotsRateBySizeAndLemons) {
   EXPECT_NE(svg.find(">failures per 1000 node-days</text>"), std::string::npos);
   EXPECT_NE(svg.find("Lemon nodes: "), std::string::npos);
   EXPECT_GE(Occurrences(svg, ", failed jobs: "), 5u) << svg;  // a bar per lemon found
-  EXPECT_GE(Occurrences(svg, "<circle"), 3u);  // size classes and the fleet's line
+  EXPECT_GE(Occurrences(svg, "<circle"), 3u);                 // size classes and the fleet's line
   ExpectBadPlotPathRefused({"fleet", "stats", "--sacct", sacct});
 }
 

@@ -35,8 +35,7 @@ CommandResult RunModelMttf(const ModelMttfOptions& o) {
       const std::vector<reliability::MttfRow> rows,
       reliability::MttfBySize(o.gpus.empty() ? kDefaultGpus : o.gpus, o.gpus_per_node, o.rate));
   if (!o.plot.empty()) {
-    VIGIL_RETURN_IF_ERROR(
-        WritePlot(o.plot, reliability::MttfPlot(rows, o.gpus_per_node, o.rate)));
+    VIGIL_RETURN_IF_ERROR(WritePlot(o.plot, reliability::MttfPlot(rows, o.gpus_per_node, o.rate)));
   }
   if (o.json) {
     Json out = Json::array();

@@ -214,12 +214,13 @@ std::string CategoryLabels(const std::vector<std::string>& categories, const Sca
   std::string out;
   for (size_t i = 0; i < categories.size(); ++i) {
     const double px = s.X(static_cast<double>(i) + 0.5), py = s.Bottom() + 16;
-    out += slanted ? fmt::format(
-                         "<text transform=\"translate({:.1f} {:.1f}) rotate(-35)\" "
-                         "text-anchor=\"end\" font-size=\"10\">{}</text>\n",
-                         px, py - 6, HtmlEscape(categories[i]))
-                   : fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-                                 px, py, HtmlEscape(categories[i]));
+    out += slanted
+               ? fmt::format(
+                     "<text transform=\"translate({:.1f} {:.1f}) rotate(-35)\" "
+                     "text-anchor=\"end\" font-size=\"10\">{}</text>\n",
+                     px, py - 6, HtmlEscape(categories[i]))
+               : fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+                             px, py, HtmlEscape(categories[i]));
   }
   return out;
 }
@@ -242,8 +243,9 @@ std::string Bar(double x, double width, double top, double bottom, const char* c
 std::string Bars(const BarChart& chart, size_t c, const Scale& s) {
   const double band = s.X(1) - s.X(0), centre = s.X(static_cast<double>(c) + 0.5);
   const size_t n = chart.series.size();
-  const double width = chart.stacked ? std::min(kBarFill * band, kMaxBarWidth)
-                                     : kBarFill * band / static_cast<double>(std::max<size_t>(n, 1));
+  const double width = chart.stacked
+                           ? std::min(kBarFill * band, kMaxBarWidth)
+                           : kBarFill * band / static_cast<double>(std::max<size_t>(n, 1));
   std::string out;
   double base = 0;
   for (size_t k = 0; k < n; ++k) {
@@ -290,8 +292,8 @@ SvgPanel LinePlot(const PlotOptions& o, const std::vector<PlotSeries>& series) {
       y.Add(y_kind.T(py));
     }
   }
-  const Scale s{AxisOver(x_kind.kind, x), YAxisOver(y_kind.kind, y),
-                static_cast<double>(o.width), static_cast<double>(o.height)};
+  const Scale s{AxisOver(x_kind.kind, x), YAxisOver(y_kind.kind, y), static_cast<double>(o.width),
+                static_cast<double>(o.height)};
   std::string body = Header(o) + Frame(o, s) + XTicks(s);
   for (size_t i = 0; i < series.size(); ++i) body += Series(series[i], i, s);
   return SvgPanel{std::move(body), o.width, o.height};

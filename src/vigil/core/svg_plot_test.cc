@@ -105,7 +105,8 @@ TEST(SvgPlotTest, LogLogAxesMakeAPowerLawStraight) {
   o.log_x = true;
   o.log_y = true;
   PlotSeries s{"MTTF", {}};
-  for (const double gpus : {8.0, 64.0, 512.0, 4096.0, 32768.0}) s.points.emplace_back(gpus, 3e4 / gpus);
+  for (const double gpus : {8.0, 64.0, 512.0, 4096.0, 32768.0})
+    s.points.emplace_back(gpus, 3e4 / gpus);
   s.points.emplace_back(65536, 0);  // left out: no log of 0
   const std::string svg = LinePlotSvg(o, {s});
   EXPECT_EQ(XmlProblem(svg), "") << svg;
@@ -145,7 +146,8 @@ TEST(SvgPlotTest, IntervalsAreWhiskersCutToThePlot) {
   EXPECT_EQ(SvgNonsense(svg), "") << svg;
   EXPECT_EQ(Occurrences(svg, "V"), 2u + 1u) << svg;  // two whiskers, and the axes' path
   // The second whisker runs from the axis (y = 0) to the top of the plot (56), not beyond.
-  const size_t second = svg.find("<path d=\"M", svg.find("<path d=\"M", svg.find("<path d=\"M") + 1));
+  const size_t second =
+      svg.find("<path d=\"M", svg.find("<path d=\"M", svg.find("<path d=\"M") + 1));
   ASSERT_NE(second, std::string::npos);
   double x = 0, top = 0, bottom = 0;
   ASSERT_EQ(std::sscanf(svg.c_str() + second, "<path d=\"M%lf %lfV%lf", &x, &top, &bottom), 3);
@@ -172,15 +174,15 @@ TEST(SvgPlotTest, GroupedBarsStandOnTheAxis) {
   // node-a's "failed" bar is 5 times as high as its "expected" one, both from the axis.
   double x1, y1, w1, h1, x2, y2, w2, h2;
   const size_t first = svg.find("<rect x=\"", svg.find("</text>\n<text transform"));
-  ASSERT_EQ(std::sscanf(svg.c_str() + svg.find("<rect x=\"", first),
-                        "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"", &x1, &y1, &w1,
-                        &h1),
-            4);
+  ASSERT_EQ(
+      std::sscanf(svg.c_str() + svg.find("<rect x=\"", first),
+                  "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"", &x1, &y1, &w1, &h1),
+      4);
   const size_t next = svg.find("<rect x=\"", svg.find("<rect x=\"", first) + 1);
-  ASSERT_EQ(std::sscanf(svg.c_str() + next,
-                        "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"", &x2, &y2, &w2,
-                        &h2),
-            4);
+  ASSERT_EQ(
+      std::sscanf(svg.c_str() + next, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"", &x2,
+                  &y2, &w2, &h2),
+      4);
   EXPECT_NEAR(h1, 5 * h2, 0.2);
   EXPECT_NEAR(y1 + h1, y2 + h2, 0.1);
   EXPECT_NEAR(x2, x1 + w1, 0.1);
@@ -200,8 +202,8 @@ TEST(SvgPlotTest, StackedBarsAddUp) {
        at = svg.find("\"><title>mean run", at + 1)) {
     const size_t rect = svg.rfind("<rect x=\"", at);
     double x, y, w, h;
-    ASSERT_EQ(std::sscanf(svg.c_str() + rect, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"",
-                          &x, &y, &w, &h),
+    ASSERT_EQ(std::sscanf(svg.c_str() + rect,
+                          "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"", &x, &y, &w, &h),
               4);
     EXPECT_LE(w, 120.1);
     tops.push_back(y);

@@ -281,8 +281,7 @@ void FailureRate(const SacctLog& log, const JobTally& tally, const FleetStatsOpt
                                ProjectedMttf(nodes, out.rate.upper),
                                ProjectedMttf(nodes, out.rate.lower)});
   }
-  out.size_classes =
-      SizeClasses(log, tally, out.rate.per_1000_node_days, options.confidence);
+  out.size_classes = SizeClasses(log, tally, out.rate.per_1000_node_days, options.confidence);
 }
 
 // Lemon nodes: each channel's count on a node against what the fleet predicts for the same

@@ -28,9 +28,9 @@ SvgPanel RateBySizePanel(const FleetStats& stats, double confidence) {
   }
   PlotOptions o;
   o.title = "Infrastructure failure rate by job size";
-  o.subtitle = fmt::format(
-      "{} failures over {} node-days; intervals at {:.0f}% (exact Poisson)", stats.rate.failures,
-      FormatFigure(stats.rate.node_days), 100 * confidence);
+  o.subtitle =
+      fmt::format("{} failures over {} node-days; intervals at {:.0f}% (exact Poisson)",
+                  stats.rate.failures, FormatFigure(stats.rate.node_days), 100 * confidence);
   o.x_label = "job size class (nodes: 1, 2-3, 4-7, ...)";
   o.y_label = "failures per 1000 node-days";
   o.log_x = true;
@@ -49,15 +49,16 @@ SvgPanel LemonPanel(const FleetStats& stats, double fdr) {
   }
   PlotOptions o;
   o.height = kLemonPanelHeight;
-  o.title = stats.lemons.empty() ? fmt::format("Lemon nodes: none at FDR {}", fdr)
-                                 : fmt::format("Lemon nodes: {} at FDR {}", stats.lemons.size(), fdr);
-  o.subtitle =
-      shown < stats.lemons.size()
-          ? fmt::format("the {} most significant; failed jobs with its event, or single-node "
-                        "failures without one, against the fleet's rates",
-                        shown)
-          : "failed jobs with its event, or single-node failures without one, against the "
-            "fleet's rates";
+  o.title = stats.lemons.empty()
+                ? fmt::format("Lemon nodes: none at FDR {}", fdr)
+                : fmt::format("Lemon nodes: {} at FDR {}", stats.lemons.size(), fdr);
+  o.subtitle = shown < stats.lemons.size()
+                   ? fmt::format(
+                         "the {} most significant; failed jobs with its event, or single-node "
+                         "failures without one, against the fleet's rates",
+                         shown)
+                   : "failed jobs with its event, or single-node failures without one, against the "
+                     "fleet's rates";
   o.x_label = "node";
   o.y_label = "failed jobs";
   return BarPlot(o, chart);

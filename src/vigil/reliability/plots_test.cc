@@ -32,19 +32,22 @@ TEST(MttfPlotTest, DrawsEverySizeInHoursOnLogAxes) {
   for (const char* text :
        {"<title>16384, 1.803</title>", "<title>131072, 0.225</title>", "<title>8, 3692</title>",
         ">MTTF (hours, log scale)</text>", ">GPUs in the job (log scale)</text>",
-        "r_f = 6.500 failures per 1000 node-days, 8 GPUs per node", ">0.1</text>",
-        ">1000</text>", ">131072</text>"}) {
+        "r_f = 6.500 failures per 1000 node-days, 8 GPUs per node", ">0.1</text>", ">1000</text>",
+        ">131072</text>"}) {
     EXPECT_NE(svg.find(text), std::string::npos) << text;
   }
 }
 
 FleetStats TwoClassesAndLemons(size_t lemons) {
   FleetStats s;
-  s.rate = {.failures = 30, .node_days = 3000, .per_1000_node_days = 10, .lower = 6.7, .upper = 14.3};
+  s.rate = {
+      .failures = 30, .node_days = 3000, .per_1000_node_days = 10, .lower = 6.7, .upper = 14.3};
   SizeClassRow one{.min_nodes = 1, .max_nodes = 1, .jobs = 500, .infra_failures = 10};
-  one.rate = {.failures = 10, .node_days = 2000, .per_1000_node_days = 5, .lower = 2.4, .upper = 9.2};
+  one.rate = {
+      .failures = 10, .node_days = 2000, .per_1000_node_days = 5, .lower = 2.4, .upper = 9.2};
   SizeClassRow big{.min_nodes = 64, .max_nodes = 127, .jobs = 5, .infra_failures = 20};
-  big.rate = {.failures = 20, .node_days = 1000, .per_1000_node_days = 20, .lower = 12, .upper = 31};
+  big.rate = {
+      .failures = 20, .node_days = 1000, .per_1000_node_days = 20, .lower = 12, .upper = 31};
   s.size_classes = {one, big};
   for (size_t i = 0; i < lemons; ++i) {
     LemonNode l;
@@ -70,8 +73,8 @@ TEST(FleetStatsPlotTest, RatesBySizeAndLemonsAgainstExpectation) {
         "<title>node-2, expected of it: 0.750</title>", ">failed jobs</text>"}) {
     EXPECT_NE(svg.find(text), std::string::npos) << text;
   }
-  EXPECT_EQ(Occurrences(svg, "<circle"), 4u);     // 2 classes, the fleet line's 2 ends
-  EXPECT_EQ(Occurrences(svg, "<rect x="), 8u);    // 3 pairs of bars, 2 legend boxes
+  EXPECT_EQ(Occurrences(svg, "<circle"), 4u);       // 2 classes, the fleet line's 2 ends
+  EXPECT_EQ(Occurrences(svg, "<rect x="), 8u);      // 3 pairs of bars, 2 legend boxes
   EXPECT_EQ(Occurrences(svg, "<g transform"), 2u);  // two panels
 }
 

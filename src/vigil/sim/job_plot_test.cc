@@ -50,7 +50,8 @@ TEST(JobTimePlotTest, ThePartsOfTheRunAddUpInHours) {
   EXPECT_NEAR(heights[0] / total, productive, 0.002);
   for (const std::string& text :
        {std::string(">hours of the run</text>"), std::string(">mean of 200 runs</text>"),
-        fmt::format(">productive {:.1f}%, ", 100 * productive), std::string(">queue 0.0%, 0 h</text>"),
+        fmt::format(">productive {:.1f}%, ", 100 * productive),
+        std::string(">queue 0.0%, 0 h</text>"),
         std::string("30 d on 1024 nodes, 6.500 failures per 1000 node-days: ETTR mean "),
         std::string(">800</text>")}) {
     EXPECT_NE(svg.find(text), std::string::npos) << text << svg;

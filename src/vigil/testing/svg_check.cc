@@ -9,7 +9,7 @@
 namespace vigil::testing {
 namespace {
 
-constexpr std::array<std::string_view, 6> kEntities = {"&amp;", "&lt;",  "&gt;",
+constexpr std::array<std::string_view, 6> kEntities = {"&amp;",  "&lt;",  "&gt;",
                                                        "&quot;", "&#39;", "&apos;"};
 
 // True when xml[from, to) holds a '<' or an '&' that starts no known entity.
@@ -72,7 +72,8 @@ std::string XmlProblem(std::string_view xml) {
       return "unbalanced quotes in <" + tag + ">";
     }
     if (tag.starts_with("/")) {
-      if (open.empty() || open.back() != tag.substr(1)) return "</" + tag.substr(1) + "> closes nothing";
+      if (open.empty() || open.back() != tag.substr(1))
+        return "</" + tag.substr(1) + "> closes nothing";
       open.pop_back();
     } else {
       const std::string name = tag.substr(0, tag.find_first_of(" /\n"));
@@ -98,9 +99,9 @@ std::string SvgNonsense(std::string_view svg) {
     if (gt == std::string_view::npos) break;
     const std::string_view tag = svg.substr(lt, gt - lt + 1);
     // Attributes whose values are numbers or coordinates.
-    for (const char* attribute : {" x=\"", " y=\"", " x1=\"", " x2=\"", " y1=\"", " y2=\"",
-                                  " cx=\"", " cy=\"", " r=\"", " width=\"", " height=\"",
-                                  " points=\"", " d=\"", " transform=\""}) {
+    for (const char* attribute :
+         {" x=\"", " y=\"", " x1=\"", " x2=\"", " y1=\"", " y2=\"", " cx=\"", " cy=\"", " r=\"",
+          " width=\"", " height=\"", " points=\"", " d=\"", " transform=\""}) {
       const size_t at = tag.find(attribute);
       if (at == std::string_view::npos) continue;
       const size_t from = at + std::string_view(attribute).size();
