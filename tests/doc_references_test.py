@@ -49,7 +49,9 @@ def lines_with_code(text):
 
 
 def is_placeholder(path):
-    return any(c in path for c in "<>*{}$") or "..." in path
+    """docs/<module>.md, src/vigil/*/, docs/NAME.md: a pattern the reader fills in."""
+    return any(c in path for c in "<>*{}$") or "..." in path or \
+        re.search(r"/[A-Z_]+(\.\w+)?/?$", path) is not None
 
 
 def exists(path):

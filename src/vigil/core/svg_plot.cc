@@ -13,8 +13,9 @@
 namespace vigil {
 namespace {
 
-// Room around the plot area for the ticks' labels, the axis labels, the title and the legend.
-constexpr double kLeft = 70, kRight = 190, kTop = 56, kBottom = 55;
+// Room around the plot area for the ticks' labels, the axis labels and the title (the legend's is
+// PlotOptions::legend_width).
+constexpr double kLeft = 70, kTop = 56, kBottom = 55;
 constexpr std::array<const char*, 6> kColours = {"#1f77b4", "#d62728", "#2ca02c",
                                                  "#9467bd", "#ff7f0e", "#8c564b"};
 // The share of a category's band that its bars fill, and the widest a stacked bar grows: one
@@ -53,9 +54,9 @@ struct Axis {
 // Data to pixels within a panel of width x height.
 struct Scale {
   Axis x, y;
-  double width, height;
+  double width, height, legend;
   double Left() const { return kLeft; }
-  double Right() const { return width - kRight; }
+  double Right() const { return width - legend; }
   double Top() const { return kTop; }
   double Bottom() const { return height - kBottom; }
   double X(double v) const { return Left() + x.Frac(v) * (Right() - Left()); }
@@ -159,7 +160,7 @@ std::string XTicks(const Scale& s) {
 // The legend's entry of series `index`: a line (a line plot's series) or a box (a bar's).
 std::string LegendEntry(const std::string& name, size_t index, const Scale& s, bool box) {
   const char* colour = kColours[index % kColours.size()];
-  const double x = s.width - kRight + 15, y = kTop + 10 + 20 * static_cast<double>(index);
+  const double x = s.Right() + 15, y = kTop + 10 + 20 * static_cast<double>(index);
   const std::string swatch =
       box ? fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"20\" height=\"10\" fill=\"{}\"/>",
                         x, y - 5, colour)
@@ -293,7 +294,7 @@ SvgPanel LinePlot(const PlotOptions& o, const std::vector<PlotSeries>& series) {
     }
   }
   const Scale s{AxisOver(x_kind.kind, x), YAxisOver(y_kind.kind, y), static_cast<double>(o.width),
-                static_cast<double>(o.height)};
+                static_cast<double>(o.height), static_cast<double>(o.legend_width)};
   std::string body = Header(o) + Frame(o, s) + XTicks(s);
   for (size_t i = 0; i < series.size(); ++i) body += Series(series[i], i, s);
   return SvgPanel{std::move(body), o.width, o.height};
@@ -312,7 +313,8 @@ SvgPanel BarPlot(const PlotOptions& o, const BarChart& chart) {
   }
   const double bands = static_cast<double>(std::max<size_t>(chart.categories.size(), 1));
   const Scale s{Axis{AxisKind::kLinear, 0, bands}, YAxisOver(AxisKind::kLinear, y),
-                static_cast<double>(o.width), static_cast<double>(o.height)};
+                static_cast<double>(o.width), static_cast<double>(o.height),
+                static_cast<double>(o.legend_width)};
   std::string body = Header(o) + Frame(o, s) + CategoryLabels(chart.categories, s);
   for (size_t c = 0; c < chart.categories.size(); ++c) body += Bars(chart, c, s);
   for (size_t k = 0; k < chart.series.size(); ++k) {

@@ -32,6 +32,7 @@ struct PlotOptions {
   bool y_from_zero = true;  // linear y: the axis starts at 0 (a ratio), else at the data's lowest
   int width = 720;          // pixels
   int height = 440;         // pixels
+  int legend_width = 190;   // pixels right of the plot area, for the legend
 };
 
 // Bars by category: one value per series and category, side by side or stacked.

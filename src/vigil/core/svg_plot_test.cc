@@ -145,9 +145,12 @@ TEST(SvgPlotTest, IntervalsAreWhiskersCutToThePlot) {
   EXPECT_EQ(XmlProblem(svg), "") << svg;
   EXPECT_EQ(SvgNonsense(svg), "") << svg;
   EXPECT_EQ(Occurrences(svg, "V"), 2u + 1u) << svg;  // two whiskers, and the axes' path
-  // The second whisker runs from the axis (y = 0) to the top of the plot (56), not beyond.
-  const size_t second =
-      svg.find("<path d=\"M", svg.find("<path d=\"M", svg.find("<path d=\"M") + 1));
+  // The second whisker (after the axes' path and the first) runs from the axis (y = 0) to the
+  // top of the plot (56), not beyond.
+  size_t second = svg.find("<path d=\"M");
+  for (int k = 0; k < 2 && second != std::string::npos; ++k) {
+    second = svg.find("<path d=\"M", second + 1);
+  }
   ASSERT_NE(second, std::string::npos);
   double x = 0, top = 0, bottom = 0;
   ASSERT_EQ(std::sscanf(svg.c_str() + second, "<path d=\"M%lf %lfV%lf", &x, &top, &bottom), 3);
@@ -210,8 +213,8 @@ TEST(SvgPlotTest, StackedBarsAddUp) {
     bottoms.push_back(y + h);
   }
   ASSERT_EQ(tops.size(), 3u) << svg;
-  EXPECT_NEAR(bottoms[1], tops[0], 0.1);  // each part sits on the one before
-  EXPECT_NEAR(bottoms[2], tops[1], 0.1);
+  EXPECT_NEAR(bottoms[1], tops[0], 0.15);  // each part sits on the one before (pixels to 0.1)
+  EXPECT_NEAR(bottoms[2], tops[1], 0.15);
   EXPECT_NE(svg.find(">800</text>"), std::string::npos) << svg;  // the axis covers 720
 }
 
@@ -226,6 +229,16 @@ TEST(SvgPlotTest, PanelsStackInOneDocument) {
   EXPECT_NE(svg.find("<g transform=\"translate(0 0)\">"), std::string::npos);
   EXPECT_NE(svg.find("<g transform=\"translate(0 440)\">"), std::string::npos);
   EXPECT_EQ(XmlProblem(SvgDocument({BarPlot(b, BarChart{})})), "");  // nothing to draw
+}
+
+// A wider legend narrows the plot area: the axes end that far from the right edge.
+TEST(SvgPlotTest, TheLegendTakesItsWidth) {
+  PlotOptions o;
+  o.width = 760;
+  o.legend_width = 230;
+  const std::string svg = LinePlotSvg(o, {PlotSeries{"a long legend entry", {{1, 1}}}});
+  EXPECT_NE(svg.find("H530.0\""), std::string::npos) << svg;  // the x axis ends at 760 - 230
+  EXPECT_NE(svg.find("<text x=\"570.0\""), std::string::npos) << svg;  // the legend's text
 }
 
 }  // namespace

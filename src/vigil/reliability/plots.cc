@@ -15,7 +15,7 @@ namespace {
 constexpr int kLemonPanelHeight = 480;
 
 SvgPanel RateBySizePanel(const FleetStats& stats, double confidence) {
-  PlotSeries classes{"by job size, with its interval", {}, {}};
+  PlotSeries classes{"jobs of each size", {}, {}};
   for (const SizeClassRow& c : stats.size_classes) {
     classes.points.emplace_back(c.min_nodes, c.rate.per_1000_node_days);
     classes.intervals.emplace_back(c.rate.lower, c.rate.upper);

@@ -29,6 +29,8 @@ std::string JobTimePlot(const JobSimOptions& options, const JobSimResult& result
         {share * run_hours}});
   }
   PlotOptions o;
+  o.width = 760;
+  o.legend_width = 230;  // each part's share and hours
   o.title = "Where the time of a run went";
   o.subtitle = fmt::format(
       "{} on {} nodes, {} failures per 1000 node-days: ETTR mean {} (p5 {}, p95 {}), {} failures "
