@@ -42,6 +42,11 @@ def check_flags(vigil, where, args):
         return fail(where, f"no subcommand in {args}")
     help_text = subprocess.run([vigil, words[0], "--help"], capture_output=True, text=True).stdout
     errors = 0
+    # vigil's global flags go before the subcommand: after it, vigil refuses them (exit 2).
+    after = args[args.index(words[0]) + 1:]
+    for a in after:
+        if a in ("-q", "--quiet", "-v", "-vv", "--verbose"):
+            errors += fail(where, f"global flag {a} after `{words[0]}`: it goes before the subcommand")
     for a in args:
         if a.startswith("--"):
             flag = a.split("=", 1)[0]

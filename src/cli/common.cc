@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "vigil/core/duration.h"
+#include "vigil/core/file.h"
 #include "vigil/core/text.h"
 
 namespace vigil::cli {
@@ -160,6 +161,22 @@ Result<std::pair<std::string, int>> ParseHostPort(std::string_view flag, std::st
     return Status::InvalidArgument(fmt::format("{}: {} is not HOST:PORT", flag, Quote(text)));
   }
   return std::pair{std::string(text.substr(0, colon)), port};
+}
+
+void AddPlotFlag(CLI::App& cmd, std::string& path, std::string_view what) {
+  cmd.add_option("--plot", path, fmt::format("Also draw {} into this SVG file", what))
+      ->type_name("FILE.svg");
+}
+
+Status CheckPlotFlag(const std::string& path) {
+  if (path.empty()) return Status::Ok();
+  const Status writable = CheckWritable(path);
+  return writable.ok() ? writable : Status::InvalidArgument("--plot: " + writable.message());
+}
+
+Status WritePlot(const std::string& path, std::string_view svg) {
+  const Status written = WriteFileAtomic(path, svg);
+  return written.ok() ? written : Status(written.code(), "--plot: " + written.message());
 }
 
 }  // namespace vigil::cli

@@ -104,4 +104,12 @@ Result<TimeZone> TimeZoneFlag(const std::string& zone);
 
 Result<std::pair<std::string, int>> ParseHostPort(std::string_view flag, std::string_view text);
 
+// --plot FILE.svg (model mttf, simulate job, fleet stats): adds the flag, described by `what`.
+void AddPlotFlag(CLI::App& cmd, std::string& path, std::string_view what);
+// Checks, before the work, that the plot's file can be written, so that a long run does not end
+// in that error: InvalidArgument "--plot: ..." if not; Ok for "" (no plot asked).
+Status CheckPlotFlag(const std::string& path);
+// Writes the plot whole or not at all (WriteFileAtomic); the error names --plot.
+Status WritePlot(const std::string& path, std::string_view svg);
+
 }  // namespace vigil::cli

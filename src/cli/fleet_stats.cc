@@ -8,6 +8,7 @@
 #include "vigil/core/json.h"
 #include "vigil/reliability/fleet_report.h"
 #include "vigil/reliability/fleet_stats.h"
+#include "vigil/reliability/plots.h"
 
 namespace vigil::cli {
 namespace {
@@ -66,7 +67,11 @@ Json StatsJson(const FleetStats& s) {
                          {"infra_failures", c.infra_failures},
                          {"job_hours", c.job_hours},
                          {"observed_mttf_s", c.observed_mttf_s},
-                         {"projected_mttf_s", c.projected_mttf_s}});
+                         {"projected_mttf_s", c.projected_mttf_s},
+                         {"failures_per_1000_node_days", c.rate.per_1000_node_days},
+                         {"failures_per_1000_node_days_lower", c.rate.lower},
+                         {"failures_per_1000_node_days_upper", c.rate.upper},
+                         {"node_days", c.rate.node_days}});
   }
   Json lemons = Json::array();
   for (const auto& l : s.lemons) lemons.push_back(LemonJson(l));
@@ -173,6 +178,7 @@ CLI::App* SetupFleetStats(CLI::App& fleet, FleetStatsCliOptions& o) {
   cmd->add_flag("--lenient", o.lenient, "Skip and count broken lines instead of failing");
   AddTimeZoneFlag(*cmd, o.time_zone);
   cmd->add_option("--truth", o.truth, "Planted lemons (CSV node,kind) to score the findings");
+  AddPlotFlag(*cmd, o.plot, "the failure rate by job size and the lemon nodes");
   cmd->add_flag("--json", o.json, "Print JSON");
   return cmd;
 }
@@ -185,6 +191,7 @@ CommandResult RunFleetStats(const FleetStatsCliOptions& o) {
   options.confidence = o.confidence;
   options.gpus_per_node = o.gpus_per_node;
   VIGIL_ASSIGN_OR_RETURN(const TimeZone zone, TimeZoneFlag(o.time_zone));
+  VIGIL_RETURN_IF_ERROR(CheckPlotFlag(o.plot));
   VIGIL_ASSIGN_OR_RETURN(const reliability::FleetReport report,
                          reliability::AnalyzeFleetFiles({.sacct = o.sacct,
                                                          .events = o.events,
@@ -195,6 +202,10 @@ CommandResult RunFleetStats(const FleetStatsCliOptions& o) {
   WarnSkipped(report.sacct_skipped, o.sacct);
   WarnSkipped(report.events_skipped, o.events);
   const FleetStats& stats = report.stats;
+  if (!o.plot.empty()) {
+    VIGIL_RETURN_IF_ERROR(
+        WritePlot(o.plot, reliability::FleetStatsPlot(stats, o.confidence, o.fdr)));
+  }
   if (o.json) {
     Json out = StatsJson(stats);
     if (const auto& score = report.score) {
@@ -212,6 +223,7 @@ CommandResult RunFleetStats(const FleetStatsCliOptions& o) {
                  o.truth, FormatFigure(score->precision), FormatFigure(score->recall),
                  score->true_positives, report.planted, score->false_positives);
     }
+    if (!o.plot.empty()) fmt::print("\nPlot written to {}\n", o.plot);
   }
   return stats.lemons.empty() ? ExitCode::kHealthy : ExitCode::kDefect;
 }

@@ -18,6 +18,7 @@ struct FleetStatsCliOptions {
   bool lenient = false;             // skip and count broken lines
   std::string time_zone = "local";  // of the log's times
   std::string truth;  // planted lemons to score against (from `vigil simulate cluster`)
+  std::string plot;   // --plot FILE.svg; "": none
   bool json = false;
 };
 

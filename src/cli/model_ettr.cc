@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "vigil/core/duration.h"
-#include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
 #include "vigil/reliability/models.h"
@@ -113,7 +112,7 @@ Result<std::vector<double>> NodesOf(const ModelEttrOptions& o) {
 CommandResult PrintSweep(const ModelEttrOptions& o, const std::vector<sim::EttrAnswer>& rows) {
   if (o.json) {
     if (!o.plot.empty()) {
-      VIGIL_RETURN_IF_ERROR(WriteFileAtomic(
+      VIGIL_RETURN_IF_ERROR(WritePlot(
           o.plot, sim::EttrSweepPlot(rows, o.size.gpus_per_node,
                                      fmt::format("r_f = {} per 1000 node-days", o.rate))));
     }
@@ -127,8 +126,7 @@ CommandResult PrintSweep(const ModelEttrOptions& o, const std::vector<sim::EttrA
   fmt::print("Expected ETTR by job size at {}\n\n{}", job,
              sim::EttrSweepTable(rows, o.size.gpus_per_node));
   if (!o.plot.empty()) {
-    VIGIL_RETURN_IF_ERROR(
-        WriteFileAtomic(o.plot, sim::EttrSweepPlot(rows, o.size.gpus_per_node, job)));
+    VIGIL_RETURN_IF_ERROR(WritePlot(o.plot, sim::EttrSweepPlot(rows, o.size.gpus_per_node, job)));
     fmt::print("\nPlot written to {}\n", o.plot);
   }
   return ExitCode::kHealthy;
@@ -177,6 +175,7 @@ CommandResult RunModelEttr(const ModelEttrOptions& o) {
   if (!o.plot.empty() && o.sweep.empty()) {
     return Status::InvalidArgument("--plot draws a --sweep: give --sweep gpus=A..B");
   }
+  VIGIL_RETURN_IF_ERROR(CheckPlotFlag(o.plot));
   VIGIL_ASSIGN_OR_RETURN(const EttrParams params, EttrParamsOf(o));
   VIGIL_ASSIGN_OR_RETURN(const std::vector<double> nodes, NodesOf(o));
   VIGIL_ASSIGN_OR_RETURN(const std::vector<sim::EttrAnswer> rows,

@@ -5,6 +5,7 @@
 #include "vigil/core/duration.h"
 #include "vigil/core/json.h"
 #include "vigil/reliability/models.h"
+#include "vigil/reliability/plots.h"
 
 namespace vigil::cli {
 namespace {
@@ -23,14 +24,19 @@ CLI::App* SetupModelMttf(CLI::App& model, ModelMttfOptions& o) {
       ->check(InBounds(kGpusPerNodeBounds))
       ->capture_default_str();
   AddModelRateFlag(*m, o.rate);
+  AddPlotFlag(*m, o.plot, "MTTF against GPUs (log axes)");
   m->add_flag("--json", o.json, "Print JSON");
   return m;
 }
 
 CommandResult RunModelMttf(const ModelMttfOptions& o) {
+  VIGIL_RETURN_IF_ERROR(CheckPlotFlag(o.plot));
   VIGIL_ASSIGN_OR_RETURN(
       const std::vector<reliability::MttfRow> rows,
       reliability::MttfBySize(o.gpus.empty() ? kDefaultGpus : o.gpus, o.gpus_per_node, o.rate));
+  if (!o.plot.empty()) {
+    VIGIL_RETURN_IF_ERROR(WritePlot(o.plot, reliability::MttfPlot(rows, o.gpus_per_node, o.rate)));
+  }
   if (o.json) {
     Json out = Json::array();
     for (const reliability::MttfRow& r : rows) {
@@ -51,6 +57,7 @@ CommandResult RunModelMttf(const ModelMttfOptions& o) {
       "MTTF(N) = 1 / (N_nodes * r_f) at r_f = {} failures per 1000 node-days, {} GPUs "
       "per node\n\n{}",
       o.rate, o.gpus_per_node, table.ToString());
+  if (!o.plot.empty()) fmt::print("\nPlot written to {}\n", o.plot);
   return ExitCode::kHealthy;
 }
 

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cli/common.h"
@@ -13,6 +14,7 @@ struct ModelMttfOptions {
   std::vector<int64_t> gpus;  // job sizes in GPUs; default: 8 to 131,072
   int gpus_per_node = 8;
   double rate = 6.5;  // failures per 1000 node-days
+  std::string plot;   // --plot FILE.svg; "": none
   bool json = false;
 };
 

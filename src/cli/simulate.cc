@@ -12,6 +12,7 @@
 #include "vigil/eval/fleet_gen.h"
 #include "vigil/server/telemetry_exporter.h"
 #include "vigil/sim/cluster_files.h"
+#include "vigil/sim/job_plot.h"
 #include "vigil/sim/job_sim.h"
 #include "vigil/sim/telemetry_sim.h"
 
@@ -108,16 +109,19 @@ CLI::App* SetupSimulateJob(CLI::App& simulate, SimulateJobOptions& o) {
       ->check(InBounds(kRunsBounds))
       ->capture_default_str();
   j->add_option("--seed", o.seed, "Random seed")->capture_default_str();
+  AddPlotFlag(*j, o.plot, "where the time of the mean run went (hours, stacked)");
   j->add_flag("--json", o.json, "Print JSON");
   return j;
 }
 
 CommandResult RunSimulateJob(const SimulateJobOptions& o) {
   VIGIL_ASSIGN_OR_RETURN(const sim::JobSimOptions s, JobSimOptionsOf(o));
+  VIGIL_RETURN_IF_ERROR(CheckPlotFlag(o.plot));
   const auto started = std::chrono::steady_clock::now();
   VIGIL_ASSIGN_OR_RETURN(const sim::JobSimComparison both, sim::SimulateJobAndFormula(s));
   spdlog::debug("simulated {} runs in {:.2f} s", s.runs, SecondsSince(started));
   const sim::JobSimResult& r = both.simulated;
+  if (!o.plot.empty()) VIGIL_RETURN_IF_ERROR(WritePlot(o.plot, sim::JobTimePlot(s, r)));
   const double gpus = static_cast<double>(s.nodes * o.size.gpus_per_node);
   const sim::TimeBreakdown& f = r.mean_fraction;
   const std::pair<const char*, double> parts[] = {
@@ -155,6 +159,7 @@ CommandResult RunSimulateJob(const SimulateJobOptions& o) {
         both.formula->in_domain ? ", inside its domain"
                                 : ", outside its domain: the simulation is the reference here");
   }
+  if (!o.plot.empty()) fmt::print("\nPlot written to {}\n", o.plot);
   return ExitCode::kHealthy;
 }
 

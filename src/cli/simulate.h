@@ -28,6 +28,7 @@ struct SimulateJobOptions {
   std::string repair = "3d";
   int runs = 1000;
   uint64_t seed = 1;
+  std::string plot;  // --plot FILE.svg; "": none
   bool json = false;
 };
 

@@ -222,13 +222,26 @@ void SummarizeStates(const JobTally& tally, FleetStats& out) {
 }
 
 // Mean time to failure of `nodes` nodes at `rate` failures per 1,000 node-days.
+// `failures` over `node_days` per 1000 node-days, with its exact Poisson interval; NaN without
+// exposure.
+RateEstimate RateOf(int64_t failures, double node_days, double confidence) {
+  RateEstimate r{.failures = failures, .node_days = node_days, .per_1000_node_days = kNaN};
+  if (node_days <= 0) return r;
+  const double scale = 1000 / node_days;
+  const auto [lo, hi] = PoissonInterval(failures, confidence);
+  r.per_1000_node_days = static_cast<double>(failures) * scale;
+  r.lower = lo * scale;
+  r.upper = hi * scale;
+  return r;
+}
+
 double ProjectedMttf(double nodes, double rate) {
   return rate > 0 ? 1 / (nodes * PerNodeSecondRate(rate)) : std::numeric_limits<double>::infinity();
 }
 
 // The observed MTTF of each size class of jobs, and what the fleet's rate projects for it.
 std::vector<SizeClassRow> SizeClasses(const SacctLog& log, const JobTally& tally,
-                                      double per_1000_node_days) {
+                                      double per_1000_node_days, double confidence) {
   std::map<int, SizeClassRow> classes;
   std::map<int, double> class_node_seconds;
   for (size_t j = 0; j < log.jobs.size(); ++j) {
@@ -250,6 +263,7 @@ std::vector<SizeClassRow> SizeClasses(const SacctLog& log, const JobTally& tally
         row.infra_failures > 0 ? seconds / static_cast<double>(row.infra_failures) : kNaN;
     const double mean_nodes = seconds > 0 ? class_node_seconds[c] / seconds : row.min_nodes;
     row.projected_mttf_s = ProjectedMttf(mean_nodes, per_1000_node_days);
+    row.rate = RateOf(row.infra_failures, class_node_seconds[c] / kSecondsPerDay, confidence);
     out.push_back(row);
   }
   return out;
@@ -259,22 +273,15 @@ std::vector<SizeClassRow> SizeClasses(const SacctLog& log, const JobTally& tally
 // the options' sizes, and the size classes (none without any node-days).
 void FailureRate(const SacctLog& log, const JobTally& tally, const FleetStatsOptions& options,
                  FleetStats& out) {
-  out.rate.failures = out.infra_failures;
-  out.rate.node_days = tally.node_seconds / kSecondsPerDay;
-  out.rate.per_1000_node_days = kNaN;
+  out.rate = RateOf(out.infra_failures, tally.node_seconds / kSecondsPerDay, options.confidence);
   if (out.rate.node_days <= 0) return;
-  const double scale = 1000 / out.rate.node_days;
-  const auto [lo, hi] = PoissonInterval(out.infra_failures, options.confidence);
-  out.rate.per_1000_node_days = static_cast<double>(out.infra_failures) * scale;
-  out.rate.lower = lo * scale;
-  out.rate.upper = hi * scale;
   for (int64_t gpus : options.projection_gpus) {
     const double nodes = static_cast<double>(gpus) / out.gpus_per_node;
     out.projections.push_back({gpus, nodes, ProjectedMttf(nodes, out.rate.per_1000_node_days),
                                ProjectedMttf(nodes, out.rate.upper),
                                ProjectedMttf(nodes, out.rate.lower)});
   }
-  out.size_classes = SizeClasses(log, tally, out.rate.per_1000_node_days);
+  out.size_classes = SizeClasses(log, tally, out.rate.per_1000_node_days, options.confidence);
 }
 
 // Lemon nodes: each channel's count on a node against what the fleet predicts for the same

@@ -68,6 +68,8 @@ struct SizeClassRow {
   double job_hours = 0;         // wall-clock running time of these jobs
   double observed_mttf_s = 0;   // job running time per infrastructure failure; NaN without one
   double projected_mttf_s = 0;  // from the fleet rate at these jobs' time-weighted node count
+  RateEstimate rate =
+      {};  // these jobs' infrastructure failures per 1000 node-days, with its interval
 };
 
 // A node whose jobs fail improbably often against the fleet, with its evidence. Two channels:

@@ -69,6 +69,16 @@ TEST(FleetStatsTest, OutcomesRateAttributionAndProjection) {
   EXPECT_EQ(s.size_classes[0].infra_failures, 2);
   EXPECT_NEAR(s.size_classes[0].observed_mttf_s, 1.5 * kSecondsPerDay, 1e-6);
   EXPECT_TRUE(std::isnan(s.size_classes[1].observed_mttf_s));
+  // Each class's own rate: 2 failures in 3 node-days of single-node jobs, none in the 2 node-days
+  // of the two-node job (its interval then starts at 0).
+  EXPECT_EQ(s.size_classes[0].rate.failures, 2);
+  EXPECT_DOUBLE_EQ(s.size_classes[0].rate.node_days, 3);
+  EXPECT_NEAR(s.size_classes[0].rate.per_1000_node_days, 2000.0 / 3, 1e-9);
+  EXPECT_NEAR(s.size_classes[0].rate.upper, 7.22469 * 1000 / 3, 0.01);
+  EXPECT_DOUBLE_EQ(s.size_classes[1].rate.node_days, 2);
+  EXPECT_DOUBLE_EQ(s.size_classes[1].rate.per_1000_node_days, 0);
+  EXPECT_DOUBLE_EQ(s.size_classes[1].rate.lower, 0);
+  EXPECT_NEAR(s.size_classes[1].rate.upper, 3.68888 * 1000 / 2, 0.01);
 }
 
 TEST(FleetStatsTest, AttributionWindowIsConfigurable) {
