@@ -49,7 +49,10 @@ std::shared_ptr<SwitchableSink> g_sink;  // once LogToFile was called
 }  // namespace
 
 void InitLogging(int verbosity) {
-  auto logger = spdlog::stderr_color_st("vigil");
+  // Made, not registered: set_default_logger registers it in place of the default before it, so
+  // that a second call (tests; a re-initialising program) does not find the name taken.
+  auto logger = std::make_shared<spdlog::logger>(
+      "vigil", std::make_shared<spdlog::sinks::stderr_color_sink_st>());
   logger->set_pattern(verbosity >= 1 ? "[%H:%M:%S.%e %^%l%$] %v" : "%^%v%$");
   spdlog::level::level_enum level = spdlog::level::info;
   if (verbosity < 0) level = spdlog::level::warn;

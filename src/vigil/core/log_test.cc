@@ -32,6 +32,14 @@ TEST(LogTest, LogsToAFileThatCanBeReopenedAfterRotation) {
   InitLogging(0);
 }
 
+// The logger is replaced, not registered twice (spdlog throws on a name taken).
+TEST(LogTest, InitialisingAgainReplacesTheLogger) {
+  InitLogging(0);
+  EXPECT_NO_THROW(InitLogging(1));
+  EXPECT_EQ(spdlog::default_logger()->level(), spdlog::level::debug);
+  EXPECT_NO_THROW(InitLogging(0));
+}
+
 TEST(LogTest, UnopenablePathIsAnErrorNamingItAndTheLogStays) {
   InitLogging(0);
   const Status s = LogToFile("/nonexistent-dir/vigil.log");
