@@ -25,9 +25,11 @@ Json JsonOf(const ProcessResult& r) {
 // GPT-3 175B on 1,024 GPUs as `plan train` takes it, and `more` flags.
 std::vector<std::string> Impact(std::vector<std::string> more) {
   std::vector<std::string> args = {
-      "plan", "impact", "--model",       kModels + "gpt3-175b.yaml", "--gpus",         "1024",
-      "--tp", "8",      "--pp",          "8",                        "--dp",           "16",
-      "--zero", "1",    "--micro-batch", "1",                        "--global-batch", "1024"};
+      "plan",           "impact", "--model",       kModels + "gpt3-175b.yaml",
+      "--gpus",         "1024",   "--tp",          "8",
+      "--pp",           "8",      "--dp",          "16",
+      "--zero",         "1",      "--micro-batch", "1",
+      "--global-batch", "1024"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
@@ -52,8 +54,8 @@ TEST(PlanImpactCliTest, AWhatIfGivesTheSlowdownAndTheBreakEven) {
   EXPECT_FALSE(j["drain"]["shrink"]["possible"].get<bool>());
   EXPECT_TRUE(j["drain"]["shrink"]["why_not"].get<std::string>().starts_with("no layout on 1016"));
 
-  const ProcessResult soon = RunVigil(Impact({"--slow", "gemm=0.88,nic=0.5", "--remaining",
-                                              fmt::format("{}h", hours / 2), "--json"}));
+  const ProcessResult soon = RunVigil(Impact(
+      {"--slow", "gemm=0.88,nic=0.5", "--remaining", fmt::format("{}h", hours / 2), "--json"}));
   EXPECT_EQ(soon.exit_code, 0) << soon.err;
   EXPECT_EQ(JsonOf(soon)["decision"], "keep_to_end");
 
@@ -71,9 +73,8 @@ TEST(PlanImpactCliTest, ANodesResultsAgainstTheFleet) {
     row += fmt::format(R"(, "gemm-flops/BF16_TC:{}": {})", gpu, gpu == 3 ? 132500 : 265000);
   }
   dir.Write("node.jsonl", row + "}\n");
-  const ProcessResult r =
-      RunVigil(Impact({"--gpu", "a100", "--hardware", kSuperBench, "--node",
-                       dir.path() + "/node.jsonl", "--json"}));
+  const ProcessResult r = RunVigil(Impact({"--gpu", "a100", "--hardware", kSuperBench, "--node",
+                                           dir.path() + "/node.jsonl", "--json"}));
   ASSERT_EQ(r.exit_code, 1) << r.err;
   const Json j = JsonOf(r);
   ASSERT_EQ(j["components"].size(), 1u);
@@ -84,7 +85,8 @@ TEST(PlanImpactCliTest, ANodesResultsAgainstTheFleet) {
   const ProcessResult many =
       RunVigil(Impact({"--gpu", "a100", "--hardware", kSuperBench, "--node", kSuperBench}));
   EXPECT_EQ(many.exit_code, 2);
-  EXPECT_EQ(many.err, "vigil: " + kSuperBench + ": 3 nodes; name the degraded one with --node-name\n");
+  EXPECT_EQ(many.err,
+            "vigil: " + kSuperBench + ": 3 nodes; name the degraded one with --node-name\n");
   const ProcessResult one =
       RunVigil(Impact({"--gpu", "a100", "--hardware", kSuperBench, "--node", kSuperBench,
                        "--node-name", "sb-validation-01", "--json"}));

@@ -46,7 +46,7 @@ CommandResult RunPlanImpact(const PlanImpactOptions& o) {
   }
   const plan::Verdict v = answer.result.verdict;
   return v == plan::Verdict::kDrain || v == plan::Verdict::kDrainIfLonger ? ExitCode::kDefect
-                                                                           : ExitCode::kHealthy;
+                                                                          : ExitCode::kHealthy;
 }
 
 }  // namespace vigil::cli

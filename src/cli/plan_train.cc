@@ -34,7 +34,9 @@ void AddPlanJobFlags(CLI::App& cmd, plan::TrainRequest& r) {
   cmd.add_option("--gpus", l.gpus, "GPUs in the job (TP x PP x DP x CP)")
       ->required()
       ->check(InBounds(kGpusBounds));
-  cmd.add_option("--tp", l.tp, "Tensor parallel degree")->required()->check(InBounds(kDegreeBounds));
+  cmd.add_option("--tp", l.tp, "Tensor parallel degree")
+      ->required()
+      ->check(InBounds(kDegreeBounds));
   cmd.add_option("--pp", l.pp, "Pipeline stages")->required()->check(InBounds(kDegreeBounds));
   cmd.add_option("--vpp", l.vpp, "Virtual stages per pipeline stage (interleaving)")
       ->capture_default_str()

@@ -24,9 +24,9 @@ namespace vigil::plan {
 
 // The figures of a hardware profile that a node can be slow in.
 enum class Component { kBf16, kFp8, kHbm, kNvlink, kNic, kHost };
-inline constexpr std::array<Component, 6> kComponents = {Component::kBf16,   Component::kFp8,
-                                                         Component::kHbm,    Component::kNvlink,
-                                                         Component::kNic,    Component::kHost};
+inline constexpr std::array<Component, 6> kComponents = {Component::kBf16, Component::kFp8,
+                                                         Component::kHbm,  Component::kNvlink,
+                                                         Component::kNic,  Component::kHost};
 
 // "bf16" (BF16 GEMM), "fp8" (FP8 GEMM), "hbm", "nvlink" (the bus inside a node), "nic" (the GPU's
 // link between nodes), "host" (host to device copies).

@@ -138,8 +138,7 @@ Result<ImpactAnswer> AnswerImpact(const ImpactRequest& r) {
     VIGIL_ASSIGN_OR_RETURN(a.ratios, NodeRatios(r, a.job.hw, &a.node));
   }
   VIGIL_ASSIGN_OR_RETURN(a.policy, PolicyOf(r));
-  VIGIL_ASSIGN_OR_RETURN(a.result,
-                         Impact(a.job.model, a.job.layout, a.job.hw, a.ratios, a.policy));
+  VIGIL_ASSIGN_OR_RETURN(a.result, Impact(a.job.model, a.job.layout, a.job.hw, a.ratios, a.policy));
   return a;
 }
 
@@ -154,23 +153,23 @@ Json ImpactJson(const ImpactAnswer& a) {
   }
   Json moved = Json::array();
   for (const auto& [term, seconds] : r.moved) moved.push_back({{"term", term}, {"s", seconds}});
-  return Json{{"node", a.node},
-              {"slowdown", r.slowdown},
-              {"healthy_step_time_s", r.healthy.step_time_s},
-              {"degraded_step_time_s", r.degraded.step_time_s},
-              {"gpus", a.job.layout.gpus},
-              {"keep_gpu_hours_per_hour", r.keep_gpu_hours_per_hour},
-              {"components", std::move(components)},
-              {"moved", std::move(moved)},
-              {"drain", {{"spare", OptionJson(r.spare)}, {"shrink", OptionJson(r.shrink)}}},
-              {"spare", a.policy.spare},
-              {"decision", VerdictName(r.verdict)},
-              {"break_even_h", Chosen(a).possible ? HoursJson(Chosen(a).break_even_s) : Json(nullptr)},
-              {"remaining_h", a.policy.remaining_s
-                                  ? Json(*a.policy.remaining_s / kSecondsPerHour)
-                                  : Json(nullptr)},
-              {"layout", LayoutJson(a.job.layout)},
-              {"profile", ProfileJson(a.job.hw)}};
+  return Json{
+      {"node", a.node},
+      {"slowdown", r.slowdown},
+      {"healthy_step_time_s", r.healthy.step_time_s},
+      {"degraded_step_time_s", r.degraded.step_time_s},
+      {"gpus", a.job.layout.gpus},
+      {"keep_gpu_hours_per_hour", r.keep_gpu_hours_per_hour},
+      {"components", std::move(components)},
+      {"moved", std::move(moved)},
+      {"drain", {{"spare", OptionJson(r.spare)}, {"shrink", OptionJson(r.shrink)}}},
+      {"spare", a.policy.spare},
+      {"decision", VerdictName(r.verdict)},
+      {"break_even_h", Chosen(a).possible ? HoursJson(Chosen(a).break_even_s) : Json(nullptr)},
+      {"remaining_h",
+       a.policy.remaining_s ? Json(*a.policy.remaining_s / kSecondsPerHour) : Json(nullptr)},
+      {"layout", LayoutJson(a.job.layout)},
+      {"profile", ProfileJson(a.job.hw)}};
 }
 
 std::string ImpactText(const ImpactAnswer& a) {

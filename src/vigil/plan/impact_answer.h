@@ -26,9 +26,9 @@ struct ImpactRequest {
 };
 
 struct ImpactAnswer {
-  TrainAnswer job;         // the job on the fleet's healthy profile
-  std::string node;        // what the ratios come from: the node's name and file, or "--slow"
-  Ratios ratios;           // the node's figures over the fleet's
+  TrainAnswer job;   // the job on the fleet's healthy profile
+  std::string node;  // what the ratios come from: the node's name and file, or "--slow"
+  Ratios ratios;     // the node's figures over the fleet's
   DrainPolicy policy;
   ImpactResult result;
 };

@@ -41,7 +41,8 @@ ImpactResult ImpactOf(const ModelSpec& m, const Layout& l, const HardwareProfile
 TEST(ParseSlowdownsTest, ReadsNamesAndRatios) {
   Result<Ratios> r = ParseSlowdowns("gemm=0.88, nic = 0.5");
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(*r, (Ratios{{Component::kBf16, 0.88}, {Component::kFp8, 0.88}, {Component::kNic, 0.5}}));
+  EXPECT_EQ(*r,
+            (Ratios{{Component::kBf16, 0.88}, {Component::kFp8, 0.88}, {Component::kNic, 0.5}}));
   r = ParseSlowdowns("hbm=1,nvlink=0.25,host=0.1,fp8=0.9");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->size(), 4u);
@@ -62,8 +63,8 @@ TEST(ParseSlowdownsTest, NamesTheBadItem) {
 }
 
 TEST(ImpactTest, ANodeAsFastAsTheFleetCostsNothing) {
-  const ImpactResult r = ImpactOf(Small(), DataParallel(16), H100(),
-                                  {{Component::kBf16, 1}, {Component::kNic, 1}});
+  const ImpactResult r =
+      ImpactOf(Small(), DataParallel(16), H100(), {{Component::kBf16, 1}, {Component::kNic, 1}});
   EXPECT_EQ(r.slowdown, 0);
   EXPECT_TRUE(r.moved.empty());
   EXPECT_EQ(r.verdict, Verdict::kKeep);
@@ -137,8 +138,7 @@ TEST(ImpactTest, TheRemainingTimeDecides) {
   policy.remaining_s = 2 * even;
   EXPECT_EQ(ImpactOf(Small(), DataParallel(16), H100(), gemm, policy).verdict, Verdict::kDrain);
   policy.remaining_s = even / 2;
-  EXPECT_EQ(ImpactOf(Small(), DataParallel(16), H100(), gemm, policy).verdict,
-            Verdict::kKeepToEnd);
+  EXPECT_EQ(ImpactOf(Small(), DataParallel(16), H100(), gemm, policy).verdict, Verdict::kKeepToEnd);
 }
 
 TEST(ImpactTest, AOneNodeJobCannotShrink) {

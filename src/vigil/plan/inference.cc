@@ -18,8 +18,8 @@ constexpr double kAllReducesPerLayer = 2;
 // The model's matrices, in parameters (CountParameters: the count plan train uses too).
 struct Shape {
   ModelParameters params;
-  double layer = 0;      // one block's attention, router and norms: read by every pass
-  double head = 0;       // the output projection to the vocabulary (the embedding's, when tied)
+  double layer = 0;  // one block's attention, router and norms: read by every pass
+  double head = 0;   // the output projection to the vocabulary (the embedding's, when tied)
   double head_dim = 0;
 };
 

@@ -44,7 +44,7 @@ struct ModelParameters {
   double output = 0;      // the output layer, V x h; 0 when tied to the embedding
   double final_norm = 0;  // the norm before the output layer
   double total = 0;       // all of the above: blocks (every expert), embedding, output, final norm
-  double active = 0;  // what one token's forward multiplies: top_k experts, the output layer
+  double active = 0;      // what one token's forward multiplies: top_k experts, the output layer
 };
 
 // The count for `model`. Pure; thread-safe.
