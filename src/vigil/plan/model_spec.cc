@@ -54,6 +54,12 @@ Status CheckShape(const ModelSpec& m, const YAML::Node& doc, const YamlFields& f
   return Status::Ok();
 }
 
+// A `key: true|false` field.
+Result<bool> TrueOrFalse(const YAML::Node& node, const YamlFields& f, std::string_view key) {
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, f.Choice(node, key, {"true", "false"}));
+  return text.starts_with('t');
+}
+
 Result<ModelSpec> Parse(const YAML::Node& doc, const YamlFields& f) {
   VIGIL_RETURN_IF_ERROR(f.Map(doc, "",
                               {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
@@ -78,9 +84,7 @@ Result<ModelSpec> Parse(const YAML::Node& doc, const YamlFields& f) {
     m.gated_mlp = mlp == "gated";
   }
   if (const YAML::Node n = doc["tied_embeddings"]) {
-    VIGIL_ASSIGN_OR_RETURN(const std::string tied,
-                           f.Choice(n, "tied_embeddings", {"true", "false"}));
-    m.tied_embeddings = tied == "true";
+    VIGIL_ASSIGN_OR_RETURN(m.tied_embeddings, TrueOrFalse(n, f, "tied_embeddings"));
   }
   VIGIL_RETURN_IF_ERROR(CheckShape(m, doc, f));
   return m;
