@@ -20,25 +20,26 @@ constexpr double kLeastRatio = 1e-3;
 // A term grows when it moves by more than rounding: a millionth of the healthy step.
 constexpr double kMovedShare = 1e-6;
 
-// The figure of a component in `hw`, and its efficiency (nullptr where the figure has none).
-double* FigureOf(HardwareProfile& hw, Component c) {
+// The profile's figure of a component.
+double HardwareProfile::*FigureOf(Component c) {
   switch (c) {
     case Component::kBf16:
-      return &hw.bf16_tflops;
+      return &HardwareProfile::bf16_tflops;
     case Component::kFp8:
-      return &hw.fp8_tflops;
+      return &HardwareProfile::fp8_tflops;
     case Component::kHbm:
-      return &hw.hbm_gbps;
+      return &HardwareProfile::hbm_gbps;
     case Component::kNvlink:
-      return &hw.intra_node_gbps;
+      return &HardwareProfile::intra_node_gbps;
     case Component::kNic:
-      return &hw.inter_node_gbps;
+      return &HardwareProfile::inter_node_gbps;
     case Component::kHost:
-      return &hw.host_to_device_gbps;
+      return &HardwareProfile::host_to_device_gbps;
   }
-  return &hw.bf16_tflops;
+  return &HardwareProfile::bf16_tflops;
 }
 
+// The share of the figure real kernels reach (the host link has none: 1).
 double EfficiencyOf(const HardwareProfile& hw, Component c) {
   switch (c) {
     case Component::kBf16:
@@ -234,8 +235,7 @@ Result<Ratios> ParseSlowdowns(std::string_view text) {
 }
 
 double EffectiveFigure(const HardwareProfile& hw, Component c) {
-  HardwareProfile copy = hw;
-  return *FigureOf(copy, c) * EfficiencyOf(hw, c);
+  return hw.*FigureOf(c) * EfficiencyOf(hw, c);
 }
 
 Ratios RatiosToFleet(const HardwareProfile& node, const HardwareProfile& fleet) {
@@ -254,7 +254,7 @@ HardwareProfile Degrade(const HardwareProfile& hw, const Ratios& ratios) {
   if (out.peak_fp8_tflops <= 0) out.peak_fp8_tflops = hw.fp8_tflops;
   for (const auto& [c, ratio] : ratios) {
     const double r = std::clamp(ratio, kLeastRatio, 1.0);
-    *FigureOf(out, c) *= r;
+    out.*FigureOf(c) *= r;
     if (c == Component::kNvlink) {
       for (auto& [collective, curve] : out.intra_node_bus) {
         for (auto& point : curve) point.second *= r;
