@@ -16,6 +16,7 @@
 #include "cli/model_checkpoint.h"
 #include "cli/model_ettr.h"
 #include "cli/model_mttf.h"
+#include "cli/plan_impact.h"
 #include "cli/plan_infer.h"
 #include "cli/plan_reconfigure.h"
 #include "cli/plan_search.h"
@@ -75,12 +76,14 @@ int main(int argc, char** argv) {
   commands.Add(app, SetupReport, RunReport);
   CLI::App& plan = commands.Group(
       "plan",
-      "Performance models from measured hardware: training steps and parallel layouts, inference "
+      "Performance models from measured hardware: training steps and parallel layouts, the cost "
+      "of a degraded node, inference "
       "time, reconfiguration after failures");
   commands.Add(plan, SetupPlanTrain, RunPlanTrain);
   commands.Add(plan, SetupPlanSearch, RunPlanSearch);
   commands.Add(plan, SetupPlanInfer, RunPlanInfer);
   commands.Add(plan, SetupPlanReconfigure, RunPlanReconfigure);
+  commands.Add(plan, SetupPlanImpact, RunPlanImpact);
 
   try {
     app.parse(argc, argv);

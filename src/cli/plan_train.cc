@@ -28,39 +28,44 @@ void AddPlanModelFlags(CLI::App& cmd, std::string& model, std::string& gpu,
       ->type_name("RESULTS.json");
 }
 
+void AddPlanJobFlags(CLI::App& cmd, plan::TrainRequest& r) {
+  AddPlanModelFlags(cmd, r.model_path, r.gpu, r.hardware);
+  plan::Layout& l = r.layout;
+  cmd.add_option("--gpus", l.gpus, "GPUs in the job (TP x PP x DP x CP)")
+      ->required()
+      ->check(InBounds(kGpusBounds));
+  cmd.add_option("--tp", l.tp, "Tensor parallel degree")
+      ->required()
+      ->check(InBounds(kDegreeBounds));
+  cmd.add_option("--pp", l.pp, "Pipeline stages")->required()->check(InBounds(kDegreeBounds));
+  cmd.add_option("--vpp", l.vpp, "Virtual stages per pipeline stage (interleaving)")
+      ->capture_default_str()
+      ->check(InBounds(kDegreeBounds));
+  cmd.add_option("--dp", l.dp, "Data parallel degree")->required()->check(InBounds(kDegreeBounds));
+  cmd.add_option("--cp", l.cp, "Context parallel degree")
+      ->capture_default_str()
+      ->check(InBounds(kDegreeBounds));
+  cmd.add_option("--ep", l.ep, "Expert parallel degree (within DP)")
+      ->capture_default_str()
+      ->check(InBounds(kDegreeBounds));
+  cmd.add_option("--zero", l.zero, "ZeRO stage over DP: 0 (none), 1, 2, 3")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3));
+  cmd.add_option("--micro-batch", l.micro_batch, "Sequences per micro-batch")
+      ->required()
+      ->check(InBounds(kBatchBounds));
+  cmd.add_option("--global-batch", l.global_batch, "Sequences per step")
+      ->required()
+      ->check(InBounds(kBatchBounds));
+  cmd.add_option("--recompute", r.recompute, "Activation recomputation: none, selective, full")
+      ->capture_default_str();
+  cmd.add_option("--precision", r.precision, "GEMM precision: bf16, fp8")->capture_default_str();
+}
+
 CLI::App* SetupPlanTrain(CLI::App& plan, PlanTrainOptions& o) {
   CLI::App* c = plan.add_subcommand(
       "train", "Predict a training step: time, tokens/s, TFLOP/s per GPU, MFU, memory per GPU");
-  plan::TrainRequest& r = o.request;
-  AddPlanModelFlags(*c, r.model_path, r.gpu, r.hardware);
-  plan::Layout& l = r.layout;
-  c->add_option("--gpus", l.gpus, "GPUs in the job (TP x PP x DP x CP)")
-      ->required()
-      ->check(InBounds(kGpusBounds));
-  c->add_option("--tp", l.tp, "Tensor parallel degree")->required()->check(InBounds(kDegreeBounds));
-  c->add_option("--pp", l.pp, "Pipeline stages")->required()->check(InBounds(kDegreeBounds));
-  c->add_option("--vpp", l.vpp, "Virtual stages per pipeline stage (interleaving)")
-      ->capture_default_str()
-      ->check(InBounds(kDegreeBounds));
-  c->add_option("--dp", l.dp, "Data parallel degree")->required()->check(InBounds(kDegreeBounds));
-  c->add_option("--cp", l.cp, "Context parallel degree")
-      ->capture_default_str()
-      ->check(InBounds(kDegreeBounds));
-  c->add_option("--ep", l.ep, "Expert parallel degree (within DP)")
-      ->capture_default_str()
-      ->check(InBounds(kDegreeBounds));
-  c->add_option("--zero", l.zero, "ZeRO stage over DP: 0 (none), 1, 2, 3")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 3));
-  c->add_option("--micro-batch", l.micro_batch, "Sequences per micro-batch")
-      ->required()
-      ->check(InBounds(kBatchBounds));
-  c->add_option("--global-batch", l.global_batch, "Sequences per step")
-      ->required()
-      ->check(InBounds(kBatchBounds));
-  c->add_option("--recompute", r.recompute, "Activation recomputation: none, selective, full")
-      ->capture_default_str();
-  c->add_option("--precision", r.precision, "GEMM precision: bf16, fp8")->capture_default_str();
+  AddPlanJobFlags(*c, o.request);
   c->add_flag("--json", o.json, "Print JSON");
   return c;
 }

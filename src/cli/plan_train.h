@@ -14,6 +14,10 @@ struct PlanTrainOptions {
   bool json = false;
 };
 
+// The flags of a training job, `plan train`'s and `plan impact`'s: the model, the GPU and its
+// measured results, and the parallel layout.
+void AddPlanJobFlags(CLI::App& cmd, plan::TrainRequest& request);
+
 // Adds `train` to the `plan` group.
 CLI::App* SetupPlanTrain(CLI::App& plan, PlanTrainOptions& options);
 // 0 when the layout fits in memory, 1 when it does not, 2 for an impossible layout or bad input.

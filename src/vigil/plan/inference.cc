@@ -15,26 +15,20 @@ constexpr double kActivationBytes = 2;
 // Two all-reduces per layer: after attention's output projection and after the MLP.
 constexpr double kAllReducesPerLayer = 2;
 
-// The model's matrices, in parameters.
+// The model's matrices, in parameters (CountParameters: the count plan train uses too).
 struct Shape {
-  double attention = 0;   // Q, K, V and O projections of one layer
-  double expert_mlp = 0;  // one expert's MLP (the only MLP of a dense model)
-  double router = 0;      // the MoE gate of one layer
-  double head = 0;        // the output projection to the vocabulary
-  double embedding = 0;   // the input embedding (a lookup: read a row per token, no FLOPs)
+  ModelParameters params;
+  double layer = 0;  // one block's attention, router and norms: read by every pass
+  double head = 0;   // the output projection to the vocabulary (the embedding's, when tied)
   double head_dim = 0;
 };
 
 Shape ShapeOf(const ModelSpec& m) {
   Shape s;
-  const double h = static_cast<double>(m.hidden);
-  s.head_dim = h / static_cast<double>(m.heads);
-  const double kv = s.head_dim * static_cast<double>(m.kv_heads);
-  s.attention = 2 * h * h + 2 * h * kv;
-  s.expert_mlp = (m.gated_mlp ? 3 : 2) * h * static_cast<double>(m.ffn_hidden);
-  s.router = m.experts > 1 ? h * static_cast<double>(m.experts) : 0;
-  s.head = static_cast<double>(m.vocab) * h;
-  s.embedding = s.head;
+  s.params = CountParameters(m);
+  s.layer = s.params.attention + s.params.router + s.params.norms;
+  s.head = s.params.embedding;
+  s.head_dim = static_cast<double>(m.hidden) / static_cast<double>(m.heads);
   return s;
 }
 
@@ -48,13 +42,7 @@ double ExpertsTouched(const ModelSpec& m, double tokens) {
 
 // Parameters a pass over `tokens` tokens reads (per layer: attention, router, touched experts).
 double ParamsRead(const ModelSpec& m, const Shape& s, double tokens) {
-  const double layer = s.attention + s.router + ExpertsTouched(m, tokens) * s.expert_mlp;
-  return static_cast<double>(m.layers) * layer + s.head;
-}
-
-// Parameters one token multiplies (the embedding is a lookup, not a GEMM).
-double ActiveParams(const ModelSpec& m, const Shape& s) {
-  const double layer = s.attention + s.router + static_cast<double>(m.top_k) * s.expert_mlp;
+  const double layer = s.layer + ExpertsTouched(m, tokens) * s.params.expert_mlp;
   return static_cast<double>(m.layers) * layer + s.head;
 }
 
@@ -132,10 +120,8 @@ Result<InferEstimate> EstimateInference(const ModelSpec& model, const HardwarePr
   const double kv_token = KvBytesPerToken(model, s, r.gpus, bytes);
 
   InferEstimate e;
-  e.params = static_cast<double>(model.layers) *
-                 (s.attention + s.router + static_cast<double>(model.experts) * s.expert_mlp) +
-             s.head + s.embedding;
-  e.active_params = ActiveParams(model, s);
+  e.params = s.params.total;
+  e.active_params = s.params.active;
   e.experts_read = ExpertsTouched(model, batch);
   e.weights_gb_per_gpu = e.params * bytes / g / kGiga;
   e.kv_cache_gb_per_gpu = batch * (prompt + output) * kv_token / kGiga;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "vigil/plan/train.h"
+
 namespace vigil::plan {
 namespace {
 
@@ -18,6 +20,7 @@ ModelSpec Dense(int64_t layers, int64_t hidden, int64_t heads, int64_t kv_heads,
   m.vocab = 32000;
   m.seq_len = seq_len;
   m.gated_mlp = true;
+  m.tied_embeddings = false;  // Llama's and Mixtral's config.json: tie_word_embeddings false
   return m;
 }
 
@@ -52,6 +55,24 @@ TEST(InferenceTest, CountsPublishedParameters) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_NEAR(m->params / 1e9, 46.7, 0.3);
   EXPECT_NEAR(m->active_params / 1e9, 12.9, 0.3);  // the embedding is a lookup
+}
+
+// One model file, one count: plan infer's weights and plan train's parameters are the same
+// CountParameters, tied or not, GPT or Llama.
+TEST(InferenceTest, CountsTheParametersPlanTrainCounts) {
+  ModelSpec gpt = GptModel(24, 2048, 16);
+  for (ModelSpec m : {Llama70b(), Mixtral(), gpt}) {
+    for (bool tied : {true, false}) {
+      m.tied_embeddings = tied;
+      Result<InferEstimate> e = EstimateInference(m, H100(), Req(8, 1, 1, 1, false));
+      ASSERT_TRUE(e.ok()) << e.status().message();
+      Layout l;
+      l.gpus = l.tp = 8;
+      const TrainPrediction t = PredictTrain(m, l, H100());
+      EXPECT_DOUBLE_EQ(e->params, t.parameters);
+      EXPECT_DOUBLE_EQ(e->params, CountParameters(m).total);
+    }
+  }
 }
 
 TEST(InferenceTest, DecodeReadsTheWeightsAndPrefillComputes) {

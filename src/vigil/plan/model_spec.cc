@@ -54,10 +54,16 @@ Status CheckShape(const ModelSpec& m, const YAML::Node& doc, const YamlFields& f
   return Status::Ok();
 }
 
+// A `key: true|false` field.
+Result<bool> TrueOrFalse(const YAML::Node& node, const YamlFields& f, std::string_view key) {
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, f.Choice(node, key, {"true", "false"}));
+  return text.starts_with('t');
+}
+
 Result<ModelSpec> Parse(const YAML::Node& doc, const YamlFields& f) {
   VIGIL_RETURN_IF_ERROR(f.Map(doc, "",
                               {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                               "vocab", "seq_len", "experts", "top_k", "mlp"}));
+                               "vocab", "seq_len", "experts", "top_k", "mlp", "tied_embeddings"}));
   ModelSpec m;
   if (const YAML::Node n = doc["name"]) {
     VIGIL_ASSIGN_OR_RETURN(m.name, f.Text(n, "name"));
@@ -77,6 +83,9 @@ Result<ModelSpec> Parse(const YAML::Node& doc, const YamlFields& f) {
     VIGIL_ASSIGN_OR_RETURN(const std::string mlp, f.Choice(n, "mlp", {"plain", "gated"}));
     m.gated_mlp = mlp == "gated";
   }
+  if (const YAML::Node n = doc["tied_embeddings"]) {
+    VIGIL_ASSIGN_OR_RETURN(m.tied_embeddings, TrueOrFalse(n, f, "tied_embeddings"));
+  }
   VIGIL_RETURN_IF_ERROR(CheckShape(m, doc, f));
   return m;
 }
@@ -92,6 +101,29 @@ ModelSpec GptModel(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab,
   m.vocab = vocab;
   m.seq_len = seq_len;
   return m;
+}
+
+ModelParameters CountParameters(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+  const double kv = h * static_cast<double>(m.kv_heads) / static_cast<double>(m.heads);
+  const double experts = static_cast<double>(m.experts);
+  const bool biases = !m.gated_mlp;
+  ModelParameters p;
+  // Q and output are h x h, K and V h x kv each; their biases h, kv, kv and h.
+  p.attention = 2 * h * h + 2 * h * kv + (biases ? 2 * h + 2 * kv : 0);
+  p.expert_mlp = m.gated_mlp ? 3 * h * f : 2 * h * f + f + h;
+  p.router = m.experts > 1 ? h * experts : 0;
+  const double norm = biases ? 2 * h : h;  // LayerNorm's weight and bias, or RMSNorm's weight
+  p.norms = 2 * norm;
+  p.embedding = static_cast<double>(m.vocab) * h;
+  p.output = m.tied_embeddings ? 0 : p.embedding;
+  p.final_norm = norm;
+  const double layers = static_cast<double>(m.layers);
+  const double shared = p.attention + p.router + p.norms;
+  p.total = layers * (shared + experts * p.expert_mlp) + p.embedding + p.output + p.final_norm;
+  // The output projection multiplies V x h whether or not it is the embedding's matrix.
+  p.active = layers * (shared + static_cast<double>(m.top_k) * p.expert_mlp) + p.embedding;
+  return p;
 }
 
 Result<ModelSpec> ParseModelSpec(std::string_view text, std::string_view source) {

@@ -41,6 +41,35 @@ TEST(ModelSpecTest, ReadsTheMlpForm) {
   EXPECT_FALSE(ParseModelSpec(std::string(kGpt3) + "mlp: swish\n", "g.yaml").ok());
 }
 
+TEST(ModelSpecTest, ReadsWhetherTheEmbeddingIsTied) {
+  Result<ModelSpec> m = ParseModelSpec(kGpt3, "g.yaml");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->tied_embeddings);  // Megatron-LM's GPT default
+  m = ParseModelSpec(std::string(kGpt3) + "tied_embeddings: false\n", "g.yaml");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_FALSE(m->tied_embeddings);
+  const std::string error =
+      ParseModelSpec(std::string(kGpt3) + "tied_embeddings: maybe\n", "g.yaml").status().message();
+  EXPECT_TRUE(error.starts_with("g.yaml:9: tied_embeddings: ")) << error;
+  EXPECT_NE(error.find("not one of true, false"), std::string::npos) << error;
+}
+
+// Narayanan et al. (2021), section 5.1: a GPT block holds 12h^2 + 13h parameters (weights,
+// biases, two LayerNorms); with the tied V x h embedding and the final LayerNorm, GPT-3 holds
+// 174.6e9 (its 175B, less the 2048 x h learned positions no model file describes).
+TEST(ModelSpecTest, CountsGptAsNarayananEtAl) {
+  Result<ModelSpec> m = ParseModelSpec(kGpt3, "g.yaml");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const double l = 96, h = 12288, v = 51200;
+  ModelParameters p = CountParameters(*m);
+  EXPECT_DOUBLE_EQ(p.total, 12 * l * h * h + 13 * l * h + v * h + 2 * h);
+  EXPECT_DOUBLE_EQ(p.output, 0);
+  m->tied_embeddings = false;
+  EXPECT_DOUBLE_EQ(CountParameters(*m).total - p.total, v * h);
+  // One token multiplies every block and the output projection; the embedding is a lookup.
+  EXPECT_DOUBLE_EQ(p.active, p.total - 2 * h);
+}
+
 TEST(ModelSpecTest, NamesFileLineAndFieldOfEachProblem) {
   auto error = [](std::string_view text) {
     return ParseModelSpec(text, "m.yaml").status().message();
@@ -48,7 +77,7 @@ TEST(ModelSpecTest, NamesFileLineAndFieldOfEachProblem) {
   EXPECT_EQ(error("layers: 2\n"), "m.yaml:1: hidden: missing (a positive whole number)");
   EXPECT_EQ(error(std::string(kGpt3) + "dropout: 0.1\n"),
             "m.yaml:9: dropout: unknown key (expected one of name, layers, hidden, heads, "
-            "kv_heads, ffn_hidden, vocab, seq_len, experts, top_k, mlp)");
+            "kv_heads, ffn_hidden, vocab, seq_len, experts, top_k, mlp, tied_embeddings)");
   std::string bad(kGpt3);
   bad.replace(bad.find("heads: 96"), 9, "heads: 0");
   EXPECT_EQ(error(bad), "m.yaml:4: heads: 0 is out of range (1 to 16777216)");

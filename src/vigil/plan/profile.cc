@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -107,8 +108,9 @@ bool RanWell(const FleetTable& table, size_t node, const MetricKey& key) {
   return std::isnan(code) || code == 0;
 }
 
-// The fleet's median of each figure: per node over its components, then over the nodes.
-std::map<ReadingId, double> FleetMedians(const FleetTable& table) {
+// The fleet's median of each figure: per node over its components (their median or their
+// minimum: every figure read is higher-is-better), then over the nodes.
+std::map<ReadingId, double> FleetMedians(const FleetTable& table, PerNode per_node) {
   std::vector<std::optional<std::pair<ReadingId, MetricKey>>> columns;
   for (const std::string& name : table.metrics()) {
     Result<MetricKey> key = MetricKey::Parse(name);
@@ -128,7 +130,10 @@ std::map<ReadingId, double> FleetMedians(const FleetTable& table) {
       const std::optional<Reading> r = ReadingOf(columns[j]->second, v);
       in_node[columns[j]->first].push_back(r->value);
     }
-    for (auto& [id, values] : in_node) over_nodes[id].push_back(stats::Median(values));
+    for (auto& [id, values] : in_node) {
+      over_nodes[id].push_back(per_node == PerNode::kWorst ? *std::ranges::min_element(values)
+                                                           : stats::Median(values));
+    }
   }
   std::map<ReadingId, double> out;
   for (auto& [id, values] : over_nodes) out[id] = stats::Median(values);
@@ -138,8 +143,8 @@ std::map<ReadingId, double> FleetMedians(const FleetTable& table) {
 }  // namespace
 
 Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareProfile& base,
-                                        std::string_view what) {
-  const std::map<ReadingId, double> medians = FleetMedians(table);
+                                        std::string_view what, PerNode per_node) {
+  const std::map<ReadingId, double> medians = FleetMedians(table, per_node);
   if (medians.empty()) {
     return Status::InvalidArgument(fmt::format(
         "{}: no GEMM, HBM, host copy, NCCL or InfiniBand figure to build a hardware profile from "
@@ -186,8 +191,7 @@ Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareP
   return p;
 }
 
-Result<HardwareProfile> ReadMeasuredProfile(const std::vector<std::string>& paths,
-                                            const HardwareProfile& base) {
+Result<FleetTable> ReadResultsTable(const std::vector<std::string>& paths) {
   FleetTable fleet;
   for (const std::string& path : paths) {
     VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
@@ -200,6 +204,12 @@ Result<HardwareProfile> ReadMeasuredProfile(const std::vector<std::string>& path
     table.KeepLastOfEachNode();
     VIGIL_RETURN_IF_ERROR(fleet.Append(std::move(table)));
   }
+  return fleet;
+}
+
+Result<HardwareProfile> ReadMeasuredProfile(const std::vector<std::string>& paths,
+                                            const HardwareProfile& base) {
+  VIGIL_ASSIGN_OR_RETURN(const FleetTable fleet, ReadResultsTable(paths));
   std::string what = paths.empty() ? "no file" : paths.front();
   if (paths.size() > 1) what += fmt::format(" and {} more", paths.size() - 1);
   return MeasuredProfile(fleet, base, what);

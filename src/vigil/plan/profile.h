@@ -26,8 +26,15 @@ namespace vigil::plan {
 //       ib_write_bw_<bytes> (GB/s): the largest size
 // `source` names what was measured. InvalidArgument naming `what` when no key of the table is one
 // of these. Pure; thread-safe.
+// `per_node` says how one node's GPUs (or NICs) are summed up: their median (a fleet's typical
+// node), or their worst (one node in a synchronous job, which its slowest GPU paces).
+enum class PerNode { kMedian, kWorst };
 Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareProfile& base,
-                                        std::string_view what);
+                                        std::string_view what, PerNode per_node = PerNode::kMedian);
+
+// The files, each a results document (`vigil run --out`) or a fleet summary (JSONL, Vigil's or
+// SuperBench's; the last row of each node), as one table. Errors name the file.
+Result<FleetTable> ReadResultsTable(const std::vector<std::string>& paths);
 
 // MeasuredProfile of files that are each a results document (`vigil run --out`) or a fleet
 // summary (JSONL, Vigil's or SuperBench's), all as one fleet. Errors name the file.

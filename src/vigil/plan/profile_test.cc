@@ -21,6 +21,19 @@ FleetRow Node(std::string name, double gemm, double busbw, int gemm_rc = 0) {
   return row;
 }
 
+// One node in a synchronous job runs at its slowest GPU's pace: kWorst takes the least of its GPUs
+// (700 of 700 to 707) where kMedian takes their median (703.5).
+TEST(MeasuredProfileTest, SumsANodeUpByItsWorstGpu) {
+  const FleetTable table = TableOfRows({Node("a", 700, 400)}, "node.jsonl");
+  Result<HardwareProfile> worst = MeasuredProfile(table, {}, "node.jsonl", PerNode::kWorst);
+  ASSERT_TRUE(worst.ok()) << worst.status().message();
+  EXPECT_DOUBLE_EQ(worst->bf16_tflops, 700);
+  EXPECT_DOUBLE_EQ(worst->fp8_tflops, 0);  // not measured: the empty base's 0
+  Result<HardwareProfile> median = MeasuredProfile(table, {}, "node.jsonl");
+  ASSERT_TRUE(median.ok()) << median.status().message();
+  EXPECT_DOUBLE_EQ(median->bf16_tflops, 703.5);
+}
+
 TEST(MeasuredProfileTest, TakesTheMedianOfHealthyNodes) {
   const HardwareProfile sheet = *DatasheetProfile("h100");
   // GPU medians 703.5, 713.5 and 603.5 (the third node's GEMM failed, so it does not count).

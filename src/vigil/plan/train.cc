@@ -50,27 +50,29 @@ double GroupBus(const HardwareProfile& hw, std::string_view collective, double b
   return hw.inter_node_gbps * hw.nic_efficiency;
 }
 
-// The per-GPU parameters of one transformer block (with its biases and layer norms).
+// The per-GPU parameters of one transformer block (CountParameters' count split by the layout).
 struct BlockParams {
   double dense = 0;    // attention, norms and a dense MLP: split by TP
   double experts = 0;  // the expert MLPs this GPU holds (MoE): split by TP and EP
 };
 
-BlockParams BlockParamsPerGpu(const ModelSpec& m, const Layout& l) {
-  const double h = D(m.hidden), f = D(m.ffn_hidden);
-  const double qkv = h * h * (1 + 2.0 * D(m.kv_heads) / D(m.heads));
-  const double attention = qkv + h * h + h * (1 + 2.0 * D(m.kv_heads) / D(m.heads)) + h;
-  // A gated MLP (SwiGLU) has a gate matrix beside up and down, and no biases (Llama).
-  const double mlp = m.gated_mlp ? 3 * h * f : 2 * h * f + f + h;
-  const double norms = 4 * h;
+BlockParams BlockParamsPerGpu(const ModelParameters& all, const ModelSpec& m, const Layout& l) {
   BlockParams p;
   if (m.experts > 1) {
-    p.dense = (attention + norms) / D(l.tp) + h * D(m.experts);
-    p.experts = mlp * D(m.experts) / D(l.ep) / D(l.tp);
+    p.dense = (all.attention + all.norms) / D(l.tp) + all.router;
+    p.experts = all.expert_mlp * D(m.experts) / D(l.ep) / D(l.tp);
   } else {
-    p.dense = (attention + mlp + norms) / D(l.tp);
+    p.dense = (all.attention + all.expert_mlp + all.norms) / D(l.tp);
   }
   return p;
+}
+
+// The embedding's and output layer's parameters on the most loaded end stage, per GPU (split by
+// TP): both on a single stage (one matrix when tied); one V x h matrix on each end stage of a
+// pipeline, which keeps a copy of a tied matrix on both ends (Megatron-LM does).
+double EndStageParams(const ModelParameters& all, const Layout& l) {
+  const double ends = l.pp == 1 ? all.embedding + all.output + all.final_norm : all.embedding;
+  return ends / D(l.tp);
 }
 
 // Time of one micro-batch through one block on this GPU, forward and backward (recomputation
@@ -206,8 +208,9 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   }
 
   // Parameters on the stage: its blocks, and an end stage's embedding or output layer.
-  const BlockParams block_params = BlockParamsPerGpu(m, l);
-  const double dense = layers * block_params.dense + D(m.vocab) * h / D(l.tp);
+  const ModelParameters all = CountParameters(m);
+  const BlockParams block_params = BlockParamsPerGpu(all, m, l);
+  const double dense = layers * block_params.dense + EndStageParams(all, l);
   const double experts = layers * block_params.experts;
   const double on_gpu = dense + experts;
   // The gradients' reduction over DP (experts over DP / EP); ZeRO-3 gathers weights twice more.
@@ -388,11 +391,7 @@ TrainPrediction PredictMixed(const ModelSpec& m, const Layout& l, const StageGro
   p.tokens_per_s = D(l.global_batch) * s / p.step_time_s;
   p.tflops_per_gpu = p.hardware_flops / p.step_time_s / D(l.gpus) / kTera;
   p.mfu = p.model_flops / p.step_time_s / peak_sum;
-
-  Layout whole = l;
-  whole.tp = whole.ep = 1;
-  const BlockParams all = BlockParamsPerGpu(m, whole);
-  p.parameters = D(m.layers) * (all.dense + all.experts) + D(m.vocab) * h;
+  p.parameters = CountParameters(m).total;
   return p;
 }
 

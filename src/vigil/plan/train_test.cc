@@ -35,9 +35,8 @@ TEST(PredictTrainTest, CountsFlopsAsNarayananEtAl) {
 }
 
 // A gated MLP (SwiGLU, Llama) multiplies by three matrices of h x ffn where a plain one has two:
-// Llama 2 70B's 80 blocks of h 8192, 64 heads over 8 KV heads and ffn 28672 hold 68.98e9
-// parameters with its 32,000-token embedding and head (Touvron et al. 2023: "70B"); the model
-// ties the two as Megatron's GPT does, which leaves out 0.26e9.
+// Llama 2 70B's 80 blocks of h 8192, 64 heads over 8 KV heads and ffn 28672, untied 32,000-token
+// embedding and head, hold 68,976,648,192 parameters (its released weights: "70B").
 TEST(PredictTrainTest, AGatedMlpHasAThirdMatrix) {
   ModelSpec m = GptModel(80, 8192, 64);
   m.kv_heads = 8;
@@ -47,12 +46,30 @@ TEST(PredictTrainTest, AGatedMlpHasAThirdMatrix) {
   const Layout l = Megatron(64, 8, 8, 64);
   const TrainPrediction plain = PredictTrain(m, l, A100());
   m.gated_mlp = true;
+  m.tied_embeddings = false;
   const TrainPrediction gated = PredictTrain(m, l, A100());
-  EXPECT_NEAR(gated.parameters / 1e9, 68.98 - 0.26, 0.05);
-  const double third = 80.0 * 8192 * 28672;
-  EXPECT_NEAR(gated.parameters - plain.parameters, third - 80.0 * (28672 + 8192), 1e6);
+  EXPECT_DOUBLE_EQ(gated.parameters, 68976648192.0);
   // Its FLOPs grow by the third matrix's 2 x tokens x h x ffn per pass.
+  const double third = 80.0 * 8192 * 28672;
   EXPECT_NEAR((gated.model_flops - plain.model_flops) / (6 * 64 * 4096 * third), 1, 1e-9);
+}
+
+// An untied model holds a second V x h matrix: on a single stage both sit on every GPU, so its
+// memory grows by the output layer's weights, gradients and optimizer state; in a pipeline each
+// end stage holds one matrix whether or not they are tied.
+TEST(PredictTrainTest, AnUntiedOutputLayerTakesMemoryOnASingleStage) {
+  ModelSpec m = GptModel(24, 2048, 16);
+  const Layout single = Megatron(8, 1, 1, 64);
+  const Layout pipeline = Megatron(8, 1, 2, 64);
+  const TrainPrediction tied = PredictTrain(m, single, A100());
+  const TrainPrediction tied_pp = PredictTrain(m, pipeline, A100());
+  m.tied_embeddings = false;
+  const TrainPrediction untied = PredictTrain(m, single, A100());
+  const TrainPrediction untied_pp = PredictTrain(m, pipeline, A100());
+  const double matrix = 51200.0 * 2048;
+  EXPECT_DOUBLE_EQ(untied.parameters - tied.parameters, matrix);
+  EXPECT_NEAR(untied.memory.ModelStates() - tied.memory.ModelStates(), 16 * matrix, 1);
+  EXPECT_DOUBLE_EQ(untied_pp.memory.ModelStates(), tied_pp.memory.ModelStates());
 }
 
 TEST(PredictTrainTest, StepIsTheSumOfItsParts) {

@@ -1,0 +1,117 @@
+// End-to-end tests of `vigil plan impact` through the built binary.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "vigil/core/json.h"
+#include "vigil/testing/temp_dir.h"
+#include "vigil_process.h"
+
+namespace vigil::testing {
+namespace {
+
+const std::string kModels = std::string(VIGIL_SOURCE_DIR) + "/eval/data/plan/models/";
+const std::string kSuperBench =
+    std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl";
+
+Json JsonOf(const ProcessResult& r) {
+  Result<Json> j = ParseJson(r.out, "stdout");
+  EXPECT_TRUE(j.ok()) << r.out << r.err;
+  return j.ok() ? *j : Json();
+}
+
+// GPT-3 175B on 1,024 GPUs as `plan train` takes it, and `more` flags.
+std::vector<std::string> Impact(std::vector<std::string> more) {
+  std::vector<std::string> args = {
+      "plan",           "impact", "--model",       kModels + "gpt3-175b.yaml",
+      "--gpus",         "1024",   "--tp",          "8",
+      "--pp",           "8",      "--dp",          "16",
+      "--zero",         "1",      "--micro-batch", "1",
+      "--global-batch", "1024"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST(PlanImpactCliTest, AWhatIfGivesTheSlowdownAndTheBreakEven) {
+  const ProcessResult r = RunVigil(Impact({"--slow", "gemm=0.88,nic=0.5", "--json"}));
+  ASSERT_EQ(r.exit_code, 1) << r.err;  // draining pays if the job runs on long enough
+  const Json j = JsonOf(r);
+  EXPECT_GT(j["slowdown"].get<double>(), 0.01);
+  EXPECT_LT(j["slowdown"].get<double>(), 0.5);
+  EXPECT_NEAR(j["degraded_step_time_s"].get<double>() / j["healthy_step_time_s"].get<double>(),
+              1 + j["slowdown"].get<double>(), 1e-9);
+  ASSERT_EQ(j["components"].size(), 3u);  // bf16, fp8, nic
+  EXPECT_EQ(j["components"][0]["component"], "bf16");
+  EXPECT_EQ(j["components"][0]["term"], "compute");
+  EXPECT_EQ(j["components"][2]["component"], "nic");
+  EXPECT_EQ(j["decision"], "drain_if_longer");
+  const double hours = j["break_even_h"].get<double>();
+  // A spare node: 10 min restart + half of a 1 h interval, over the slowdown.
+  EXPECT_NEAR(hours, (600 + 1800) / 3600.0 / j["slowdown"].get<double>(), 1e-9);
+  // 1,016 GPUs are 8 x 127: no layout divides the batch of 1,024 among them.
+  EXPECT_FALSE(j["drain"]["shrink"]["possible"].get<bool>());
+  EXPECT_TRUE(j["drain"]["shrink"]["why_not"].get<std::string>().starts_with("no layout on 1016"));
+
+  const ProcessResult soon = RunVigil(Impact(
+      {"--slow", "gemm=0.88,nic=0.5", "--remaining", fmt::format("{}h", hours / 2), "--json"}));
+  EXPECT_EQ(soon.exit_code, 0) << soon.err;
+  EXPECT_EQ(JsonOf(soon)["decision"], "keep_to_end");
+
+  const ProcessResult text = RunVigil(Impact({"--slow", "nic=0.5", "--no-spare"}));
+  EXPECT_EQ(text.exit_code, 0) << text.err;  // the job cannot shrink by a node
+  EXPECT_NE(text.out.find("Decision: keep the node"), std::string::npos) << text.out;
+}
+
+// A node whose GPU 3 reaches half the BF16 GEMM throughput of the fleet (SuperBench's A100
+// results): the node is as slow as its slowest GPU.
+TEST(PlanImpactCliTest, ANodesResultsAgainstTheFleet) {
+  TempDir dir;
+  std::string row = R"({"node": "slow-1")";
+  for (int gpu = 0; gpu < 8; ++gpu) {
+    row += fmt::format(R"(, "gemm-flops/BF16_TC:{}": {})", gpu, gpu == 3 ? 132500 : 265000);
+  }
+  dir.Write("node.jsonl", row + "}\n");
+  const ProcessResult r = RunVigil(Impact({"--gpu", "a100", "--hardware", kSuperBench, "--node",
+                                           dir.path() + "/node.jsonl", "--json"}));
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const Json j = JsonOf(r);
+  ASSERT_EQ(j["components"].size(), 1u);
+  EXPECT_EQ(j["components"][0]["component"], "bf16");
+  EXPECT_NEAR(j["components"][0]["ratio"].get<double>(), 0.5, 0.01);
+  EXPECT_EQ(j["node"].get<std::string>().substr(0, 8), "slow-1 (");
+
+  const ProcessResult many =
+      RunVigil(Impact({"--gpu", "a100", "--hardware", kSuperBench, "--node", kSuperBench}));
+  EXPECT_EQ(many.exit_code, 2);
+  EXPECT_EQ(many.err,
+            "vigil: " + kSuperBench + ": 3 nodes; name the degraded one with --node-name\n");
+  const ProcessResult one =
+      RunVigil(Impact({"--gpu", "a100", "--hardware", kSuperBench, "--node", kSuperBench,
+                       "--node-name", "sb-validation-01", "--json"}));
+  ASSERT_NE(one.exit_code, 2) << one.err;
+  EXPECT_LE(JsonOf(one)["components"][0]["ratio"].get<double>(), 1.01);
+}
+
+TEST(PlanImpactCliTest, BadInputExits2) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--slow", "gpu=0.5"},
+       "--slow: 'gpu=0.5': the name must be one of gemm, bf16, fp8, hbm, nvlink, nic, host"},
+      {{}, "give the node's results (--node) or a what-if (--slow), one of the two"},
+      {{"--slow", "nic=0.5", "--restart", "soon"}, "--restart: "},
+      {{"--slow", "nic=0.5", "--node", "/nonexistent.json"},
+       "give the node's results (--node) or a what-if (--slow), one of the two"},
+      {{"--node", "/nonexistent.json"}, "/nonexistent.json"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const ProcessResult r = RunVigil(Impact(flags));
+    EXPECT_EQ(r.exit_code, 2) << message;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_TRUE(r.err.starts_with("vigil: ")) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+}  // namespace
+}  // namespace vigil::testing
