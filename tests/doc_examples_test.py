@@ -112,6 +112,7 @@ class FileRun:
             self.background.append(subprocess.Popen(
                 ["bash", "-c", command.rstrip()[:-1]], cwd=self.dir, env=self.env,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+            self.last_out = None  # an output block after it has nothing to match
             return
         try:
             r = subprocess.run(["bash", "-c", command], cwd=self.dir, env=self.env,

@@ -20,7 +20,7 @@ rounds of PyTorch's measurements, and each figure is the median over the rounds:
 alternate on the GPU instead of following each other once.
 
 Prints a Markdown table (figure, Vigil, PyTorch, ratio, target) and exits 1 when a target is
-missed or a figure is absent, 0 otherwise.
+missed or a figure is absent, 3 when the Vigil command fails, 0 otherwise.
 """
 
 import argparse
@@ -219,7 +219,11 @@ def main():
     for r in range(args.rounds):
         if args.vigil_command:
             print(f"round {r + 1}: {args.vigil_command}", file=sys.stderr)
-            subprocess.run(args.vigil_command, shell=True, check=True, stdout=subprocess.DEVNULL)
+            done = subprocess.run(args.vigil_command, shell=True, stdout=subprocess.DEVNULL)
+            if done.returncode != 0:
+                print(f"reference.py: round {r + 1}: the Vigil command exited {done.returncode}",
+                      file=sys.stderr)
+                return 3
             vigil_rounds.append(vigil_figures(args.vigil, args.gpu))
         torch_rounds.append(measure(args, device))
     ref = {"gpu": torch.cuda.get_device_properties(device).name, "torch": torch.__version__,

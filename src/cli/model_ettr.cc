@@ -164,9 +164,7 @@ CLI::App* SetupModelEttr(CLI::App& model, ModelEttrOptions& o) {
   e->add_option("--sweep", o.sweep,
                 "gpus=A..B or nodes=A..B: a table of sizes doubling from A to B (instead of "
                 "--gpus/--nodes)");
-  e->add_option("--plot", o.plot,
-                "--sweep: also write ETTR against GPUs to this SVG file (a picture of the table)")
-      ->type_name("FILE.svg");
+  AddPlotFlag(*e, o.plot, "ETTR against GPUs (with --sweep: a picture of the table)");
   e->add_flag("--json", o.json, "Print JSON");
   return e;
 }

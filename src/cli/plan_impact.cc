@@ -44,9 +44,9 @@ CommandResult RunPlanImpact(const PlanImpactOptions& o) {
   } else {
     fmt::print("{}", plan::ImpactText(answer));
   }
-  const plan::Verdict v = answer.result.verdict;
-  return v == plan::Verdict::kDrain || v == plan::Verdict::kDrainIfLonger ? ExitCode::kDefect
-                                                                          : ExitCode::kHealthy;
+  // Without --remaining the answer is a horizon ("drain if the job runs on for more than X"),
+  // not a finding: only a decided drain is.
+  return answer.result.verdict == plan::Verdict::kDrain ? ExitCode::kDefect : ExitCode::kHealthy;
 }
 
 }  // namespace vigil::cli

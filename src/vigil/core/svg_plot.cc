@@ -277,7 +277,14 @@ std::vector<double> NiceTicks(double lo, double hi, int count) {
   // Integer multiples of the step, not a running sum, so that errors do not add up.
   std::vector<double> ticks;
   const double first = std::floor(lo / step), last = std::ceil(hi / step - 1e-9);
-  for (double k = first; k <= last; ++k) ticks.push_back(k == 0 ? 0 : k * step);
+  // A range a few ulps wide far from zero puts k beyond 2^53, where ++k no longer moves: count
+  // the ticks with an integer, and give such a range its two ends.
+  if (!(last - first >= 0 && last - first <= 1000)) return {lo, hi};
+  const auto n = static_cast<int>(last - first);
+  for (int i = 0; i <= n; ++i) {
+    const double k = first + i;
+    ticks.push_back(k == 0 ? 0 : k * step);
+  }
   return ticks;
 }
 

@@ -39,6 +39,12 @@ TEST(SvgPlotTest, NiceTicksAreRoundAndCoverTheRange) {
   EXPECT_GE(t.back(), 97);
   EXPECT_DOUBLE_EQ(t[1] - t[0], 20);
   EXPECT_EQ(NiceTicks(1, 1), std::vector<double>{1});
+  // A few ulps wide, far from zero: the steps are so small that k passes 2^53 (it used to loop
+  // for ever there).
+  const double big = 1e17;
+  const std::vector<double> tiny = NiceTicks(big, std::nextafter(std::nextafter(big, 2e17), 2e17));
+  ASSERT_FALSE(tiny.empty());
+  EXPECT_LE(tiny.size(), 1001u);
 }
 
 // Every point is drawn, at the place its value says, in a well-formed document with its labels

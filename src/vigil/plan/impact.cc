@@ -81,21 +81,9 @@ std::vector<Component> Named(std::string_view name) {
   return {};
 }
 
-// StepBreakdown's terms by the names `plan train --json` gives them.
-std::array<std::pair<std::string_view, double>, 8> Terms(const StepBreakdown& t) {
-  return {{{"compute", t.compute_s},
-           {"tp_comm", t.tp_comm_s},
-           {"cp_comm", t.cp_comm_s},
-           {"pp_comm", t.pp_comm_s},
-           {"dp_comm", t.dp_comm_s},
-           {"ep_comm", t.ep_comm_s},
-           {"bubble", t.bubble_s},
-           {"optimizer", t.optimizer_s}}};
-}
-
 std::vector<std::pair<std::string, double>> Moved(const TrainPrediction& healthy,
                                                   const TrainPrediction& degraded) {
-  const auto before = Terms(healthy.time), after = Terms(degraded.time);
+  const auto before = StepTerms(healthy.time), after = StepTerms(degraded.time);
   std::vector<std::pair<std::string, double>> moved;
   for (size_t i = 0; i < before.size(); ++i) {
     const double delta = after[i].second - before[i].second;
@@ -149,7 +137,9 @@ DrainOption ShrinkOption(const ModelSpec& m, const Layout& l, const HardwareProf
   }
   o.possible = true;
   o.layout = found->best.front();
-  o.speed = o.layout->prediction.tokens_per_s / healthy.tokens_per_s;
+  // At most 1: a layout on fewer GPUs that beats the job's own on all of them is a gain of
+  // re-planning the job, which it can have without draining anything; it is not the drain's.
+  o.speed = std::min(1.0, o.layout->prediction.tokens_per_s / healthy.tokens_per_s);
   o.lost_s = i.restart_s + i.queue_s + i.interval_s / 2 / o.speed;
   const double gain = 1 + slowdown - 1 / o.speed;  // per second of remaining healthy time
   if (gain > 0) o.break_even_s = o.lost_s / gain;
@@ -279,7 +269,8 @@ Result<ImpactResult> Impact(const ModelSpec& m, const Layout& l, const HardwareP
     r.components.push_back(
         {c, ratio, Slowdown(r.healthy, alone), moved.empty() ? "" : moved.front().first});
   }
-  r.keep_gpu_hours_per_hour = r.slowdown * static_cast<double>(l.gpus);
+  // Of each wall-clock hour the job runs with the node, the share s / (1 + s) is the slowdown's.
+  r.keep_gpu_hours_per_hour = r.slowdown / (1 + r.slowdown) * static_cast<double>(l.gpus);
   r.spare = SpareOption(r.slowdown, policy.interruption);
   r.shrink = ShrinkOption(m, l, fleet, r.healthy, r.slowdown, policy.interruption, a);
   r.verdict = Decide(policy.spare ? r.spare : r.shrink, policy.remaining_s);

@@ -101,7 +101,7 @@ struct ImpactResult {
   // The step time's terms (StepBreakdown's, by their JSON names) that grew, seconds, largest first.
   std::vector<std::pair<std::string, double>> moved;
   std::vector<ComponentImpact> components;  // one per ratio, in Component order
-  double keep_gpu_hours_per_hour = 0;       // slowdown x the job's GPUs
+  double keep_gpu_hours_per_hour = 0;       // GPUs x s / (1 + s): lost per wall-clock hour
   DrainOption spare;                        // drain, and a spare node takes its place
   DrainOption shrink;                       // drain, and the job runs on one node fewer
   Verdict verdict = Verdict::kKeep;         // for the policy's choice of spare or shrink

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <map>
 
 #include "vigil/core/duration.h"
 #include "vigil/core/text_table.h"
@@ -32,23 +33,51 @@ Result<DrainPolicy> PolicyOf(const ImpactRequest& r) {
   return p;
 }
 
-// The one node of `table` that the request names (or the only one).
+// The node of `table` that the request names (or the only one), all its rows merged into one: a
+// node's figures may come in several files (a GEMM run and an NCCL run); where two rows hold one
+// key, the later row's value is kept (its latest results).
 Result<FleetTable> OneNode(const FleetTable& table, const ImpactRequest& r) {
   const std::string files = fmt::format("{}", fmt::join(r.node, ", "));
-  if (r.node_name.empty()) {
-    if (table.node_count() == 1) return TableOfRows({table.Row(0)}, table.source(0));
-    return Status::InvalidArgument(fmt::format(
-        "{}: {} nodes; name the degraded one with --node-name", files, table.node_count()));
+  std::string name = r.node_name;
+  if (name.empty()) {
+    for (size_t i = 0; i < table.node_count(); ++i) {
+      if (name.empty()) name = table.node(i);
+      if (table.node(i) != name) {
+        return Status::InvalidArgument(
+            fmt::format("{}: nodes '{}' and '{}'; name the degraded one with --node-name", files,
+                        name, table.node(i)));
+      }
+    }
   }
-  for (size_t i = table.node_count(); i-- > 0;) {  // the last row of the node: its latest results
-    if (table.node(i) == r.node_name) return TableOfRows({table.Row(i)}, table.source(i));
+  FleetRow merged;
+  merged.node = name;
+  std::map<std::string, size_t> at;  // key -> its place in merged.values
+  std::string source;
+  for (size_t i = 0; i < table.node_count(); ++i) {
+    if (table.node(i) != name) continue;
+    for (auto& [key, value] : table.Row(i).values) {
+      const auto [it, fresh] = at.emplace(key, merged.values.size());
+      if (fresh) {
+        merged.values.emplace_back(key, value);
+      } else {
+        merged.values[it->second].second = value;
+      }
+    }
+    if (merged.hardware.empty()) merged.hardware = table.hardware(i);
+    source = table.source(i);
   }
-  return Status::InvalidArgument(
-      fmt::format("--node-name: no node '{}' in {}", r.node_name, files));
+  if (source.empty()) {
+    return Status::InvalidArgument(fmt::format("--node-name: no node '{}' in {}", name, files));
+  }
+  return TableOfRows({merged}, source);
 }
 
-// The node's ratios to the fleet: per component its worst GPU (or NIC), which paces the job.
-Result<Ratios> NodeRatios(const ImpactRequest& r, const HardwareProfile& fleet, std::string* what) {
+// The node's ratios to the fleet: per component its worst GPU (or NIC), which paces the job,
+// against the fleet's nodes summed up the same way (the median over nodes of each node's worst
+// GPU), so that a node like the fleet's typical one reads 1 and not its GPUs' spread below it. A
+// fleet of the datasheet alone is its efficiency-discounted peaks.
+Result<Ratios> NodeRatios(const ImpactRequest& r, const HardwareProfile& priced,
+                          std::string* what) {
   VIGIL_ASSIGN_OR_RETURN(const FleetTable all, ReadResultsTable(r.node));
   VIGIL_ASSIGN_OR_RETURN(const FleetTable one, OneNode(all, r));
   *what = fmt::format("{} ({})", one.node(0), one.source(0));
@@ -56,6 +85,12 @@ Result<Ratios> NodeRatios(const ImpactRequest& r, const HardwareProfile& fleet, 
   empty.source = "nothing";
   VIGIL_ASSIGN_OR_RETURN(const HardwareProfile node,
                          MeasuredProfile(one, empty, *what, PerNode::kWorst));
+  HardwareProfile fleet = priced;
+  if (!r.job.hardware.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(const FleetTable measured, ReadResultsTable(r.job.hardware));
+    VIGIL_ASSIGN_OR_RETURN(HardwareProfile sheet, DatasheetProfile(r.job.gpu));
+    VIGIL_ASSIGN_OR_RETURN(fleet, MeasuredProfile(measured, sheet, "--hardware", PerNode::kWorst));
+  }
   Ratios ratios = RatiosToFleet(node, fleet);
   if (ratios.empty()) {
     return Status::InvalidArgument(
@@ -188,8 +223,10 @@ std::string ImpactText(const ImpactAnswer& a) {
                fmt::format("{:+.2f}%", 100 * c.slowdown), c.term.empty() ? "-" : c.term});
   }
   out += table.ToString();
-  out += fmt::format("\nKeeping the node costs {:.2f} GPU-hours per hour ({:.2f}% of {} GPUs).\n",
-                     r.keep_gpu_hours_per_hour, 100 * r.slowdown, l.gpus);
+  out += fmt::format(
+      "\nKeeping the node costs {:.2f} GPU-hours per wall-clock hour (a {:.2f}% slower step on {} "
+      "GPUs).\n",
+      r.keep_gpu_hours_per_hour, 100 * r.slowdown, l.gpus);
   out += OptionText("Draining to a spare node", r.spare);
   out += OptionText(fmt::format("Draining and running on {} GPUs", l.gpus - a.job.hw.gpus_per_node),
                     r.shrink);

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "vigil/plan/layout_fixture.h"
+
 namespace vigil::plan {
 namespace {
 
@@ -16,17 +18,6 @@ Layout DataParallel(int64_t gpus) {
   Layout l;
   l.gpus = l.dp = gpus;
   l.global_batch = gpus * 4;
-  return l;
-}
-
-Layout Megatron(int64_t gpus, int64_t tp, int64_t pp, int64_t batch) {
-  Layout l;
-  l.gpus = gpus;
-  l.tp = tp;
-  l.pp = pp;
-  l.dp = gpus / (tp * pp);
-  l.global_batch = batch;
-  l.recompute = Recompute::kFull;
   return l;
 }
 
@@ -180,6 +171,22 @@ TEST(ImpactTest, ShrinkingPaysOnlyWhenTheNodeCostsMoreThanItsShare) {
   ASSERT_TRUE(severe.shrink.possible);
   EXPECT_TRUE(std::isfinite(severe.shrink.break_even_s));
   EXPECT_EQ(severe.verdict, Verdict::kDrainIfLonger);
+}
+
+// A job laid out worse than the best layout on one node fewer: shrinking would be faster even
+// without the node, but that is re-planning's gain, not the drain's; a node that costs nothing is
+// kept.
+TEST(ImpactTest, AJobsOwnPoorLayoutIsNoReasonToDrain) {
+  DrainPolicy policy;
+  policy.spare = false;
+  // A small model split eight ways in width and four in depth on 32 GPUs; on 24 a plain layout
+  // (TP 1 x PP 3 x DP 8, say) beats it.
+  Layout poor = Megatron(32, 8, 4, 64);
+  const ImpactResult r = ImpactOf(Small(), poor, H100(), {{Component::kBf16, 1}}, policy);
+  ASSERT_TRUE(r.shrink.possible) << r.shrink.why_not;
+  ASSERT_GT(r.shrink.layout->prediction.tokens_per_s, r.healthy.tokens_per_s);  // the case
+  EXPECT_EQ(r.shrink.speed, 1);
+  EXPECT_EQ(r.verdict, Verdict::kKeep);
 }
 
 TEST(ImpactTest, DegradeCapsAtTheFleetAndKeepsThePeaks) {

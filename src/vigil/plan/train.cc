@@ -395,4 +395,15 @@ TrainPrediction PredictMixed(const ModelSpec& m, const Layout& l, const StageGro
   return p;
 }
 
+std::array<std::pair<std::string_view, double>, 8> StepTerms(const StepBreakdown& t) {
+  return {{{"compute", t.compute_s},
+           {"tp_comm", t.tp_comm_s},
+           {"cp_comm", t.cp_comm_s},
+           {"pp_comm", t.pp_comm_s},
+           {"dp_comm", t.dp_comm_s},
+           {"ep_comm", t.ep_comm_s},
+           {"bubble", t.bubble_s},
+           {"optimizer", t.optimizer_s}}};
+}
+
 }  // namespace vigil::plan

@@ -4,9 +4,11 @@
 // one set of assumptions every prediction uses are in docs/plan.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "vigil/core/status.h"
 #include "vigil/plan/hardware.h"
@@ -63,6 +65,9 @@ struct StepBreakdown {
   double bubble_s = 0;     // the pipeline's fill and drain: (p - 1) / v micro-batch times
   double optimizer_s = 0;  // the optimizer's step over this GPU's share of the state
 };
+
+// StepBreakdown's terms in its order, by the names `plan train --json` gives them.
+std::array<std::pair<std::string_view, double>, 8> StepTerms(const StepBreakdown& t);
 
 // Bytes per GPU (1e9 = a GB) on the most loaded pipeline stage.
 struct MemoryBreakdown {

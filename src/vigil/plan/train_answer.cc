@@ -16,6 +16,13 @@ std::string Seconds(double s, double step) {
   return fmt::format("{:.4g} s ({:.1f}%)", s, step > 0 ? 100 * s / step : 0);
 }
 
+// The step's terms in seconds, as `plan train --json` names them.
+Json TermsJson(const StepBreakdown& t) {
+  Json out = Json::object();
+  for (const auto& [name, seconds] : StepTerms(t)) out[std::string(name)] = seconds;
+  return out;
+}
+
 }  // namespace
 
 Result<TrainAnswer> AnswerTrain(const TrainRequest& r) {
@@ -82,15 +89,7 @@ Json TrainJson(const TrainAnswer& a) {
               {"hardware_flops_per_step", p.hardware_flops},
               {"micro_batches", p.micro_batches},
               {"bubble_fraction", p.bubble_fraction},
-              {"time_s",
-               {{"compute", t.compute_s},
-                {"tp_comm", t.tp_comm_s},
-                {"cp_comm", t.cp_comm_s},
-                {"pp_comm", t.pp_comm_s},
-                {"dp_comm", t.dp_comm_s},
-                {"ep_comm", t.ep_comm_s},
-                {"bubble", t.bubble_s},
-                {"optimizer", t.optimizer_s}}},
+              {"time_s", TermsJson(t)},
               {"memory_gib",
                {{"parameters", Gib(m.parameters)},
                 {"gradients", Gib(m.gradients)},

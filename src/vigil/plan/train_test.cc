@@ -2,19 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "vigil/plan/layout_fixture.h"
+
 namespace vigil::plan {
 namespace {
-
-Layout Megatron(int64_t gpus, int64_t tp, int64_t pp, int64_t batch) {
-  Layout l;
-  l.gpus = gpus;
-  l.tp = tp;
-  l.pp = pp;
-  l.dp = gpus / (tp * pp);
-  l.global_batch = batch;
-  l.recompute = Recompute::kFull;
-  return l;
-}
 
 HardwareProfile A100() { return *DatasheetProfile("a100"); }
 

@@ -221,7 +221,6 @@ void SummarizeStates(const JobTally& tally, FleetStats& out) {
   out.infra_failures = out.infra_by_state + out.infra_by_event;
 }
 
-// Mean time to failure of `nodes` nodes at `rate` failures per 1,000 node-days.
 // `failures` over `node_days` per 1000 node-days, with its exact Poisson interval; NaN without
 // exposure.
 RateEstimate RateOf(int64_t failures, double node_days, double confidence) {
@@ -235,6 +234,7 @@ RateEstimate RateOf(int64_t failures, double node_days, double confidence) {
   return r;
 }
 
+// Mean time to failure of `nodes` nodes at `rate` failures per 1,000 node-days.
 double ProjectedMttf(double nodes, double rate) {
   return rate > 0 ? 1 / (nodes * PerNodeSecondRate(rate)) : std::numeric_limits<double>::infinity();
 }
