@@ -8,7 +8,8 @@ random data in [-1, 1), a 1 GiB device-to-device copy counted as bytes read plus
 timed repetitions after untimed warm-up runs. Matrix products are timed as gpu-gemm times them:
 batches of back-to-back products of about 30 ms between two CUDA events, after --gemm-warmup
 seconds of products (gpu-gemm's `warmup`, 2 s), so that the GPU's clocks have settled under its
-power limit. The burst figure beside it (0.2 s of warm-up, the faster of one product between two
+power limit. (The warm-ups differ in form: here one batch of back-to-back products, in gpu-gemm
+batches that double up to 30 ms with a wait for each; both keep the GPU busy for the time.) The burst figure beside it (0.2 s of warm-up, the faster of one product between two
 events and batches) is recorded too: on an H100 it is up to 15% higher, and varies as much from
 run to run. Run on the GPU Vigil measured, in the same session (perf/gpu/on_device.sh does both):
 

@@ -151,8 +151,7 @@ std::string OptionText(std::string_view title, const DrainOption& o) {
                                  title, FormatDuration(o.lost_s), 100 * o.speed);
   if (o.layout) {
     const Layout& l = o.layout->layout;
-    text += fmt::format(" (TP {} x PP {} (VPP {}) x DP {} x CP {}, micro-batch {})", l.tp, l.pp,
-                        l.vpp, l.dp, l.cp, l.micro_batch);
+    text += fmt::format(" ({}, micro-batch {})", LayoutText(l), l.micro_batch);
   }
   return text + fmt::format("; pays after {}\n", Hours(o.break_even_s));
 }
@@ -210,11 +209,10 @@ Json ImpactJson(const ImpactAnswer& a) {
 std::string ImpactText(const ImpactAnswer& a) {
   const ImpactResult& r = a.result;
   const Layout& l = a.job.layout;
-  std::string out = fmt::format(
-      "{} on {} {} GPUs (TP {} x PP {} (VPP {}) x DP {} x CP {}, EP {}), one node degraded: {}\n"
-      "Fleet profile: {}\n\n",
-      a.job.model.name.empty() ? "model" : a.job.model.name, l.gpus, a.job.hw.gpu, l.tp, l.pp,
-      l.vpp, l.dp, l.cp, l.ep, a.node, a.job.hw.source);
+  std::string out =
+      fmt::format("{} on {} {} GPUs ({}), one node degraded: {}\nFleet profile: {}\n\n",
+                  a.job.model.name.empty() ? "model" : a.job.model.name, l.gpus, a.job.hw.gpu,
+                  LayoutText(l), a.node, a.job.hw.source);
   out += fmt::format("Step time {:.4g} s healthy, {:.4g} s with the node: {:+.2f}%\n\n",
                      r.healthy.step_time_s, r.degraded.step_time_s, 100 * r.slowdown);
   Table table({"component", "node / fleet", "job slowdown", "term that grew most"});

@@ -100,16 +100,21 @@ Json TrainJson(const TrainAnswer& a) {
               {"profile", ProfileJson(a.hw)}};
 }
 
+std::string LayoutText(const Layout& l) {
+  return fmt::format("TP {} x PP {} (VPP {}) x DP {} x CP {}, EP {}", l.tp, l.pp, l.vpp, l.dp, l.cp,
+                     l.ep);
+}
+
 std::string TrainText(const TrainAnswer& a) {
   const TrainPrediction& p = a.prediction;
   const Layout& l = a.layout;
   const StepBreakdown& t = p.time;
   std::string out = fmt::format(
-      "{} ({:.3g}B parameters) on {} {} GPUs: TP {} x PP {} (VPP {}) x DP {} x CP {}, EP {}, "
+      "{} ({:.3g}B parameters) on {} {} GPUs: {}, "
       "micro-batch {}, global batch {}, ZeRO {}, recompute {}, {}\nProfile: {}\n\n",
-      a.model.name.empty() ? "model" : a.model.name, p.parameters / 1e9, l.gpus, a.hw.gpu, l.tp,
-      l.pp, l.vpp, l.dp, l.cp, l.ep, l.micro_batch, l.global_batch, l.zero,
-      RecomputeName(l.recompute), PrecisionName(l.precision), a.hw.source);
+      a.model.name.empty() ? "model" : a.model.name, p.parameters / 1e9, l.gpus, a.hw.gpu,
+      LayoutText(l), l.micro_batch, l.global_batch, l.zero, RecomputeName(l.recompute),
+      PrecisionName(l.precision), a.hw.source);
   out += fmt::format(
       "Step time {:.4g} s, {:.4g} tokens/s, {:.1f} TFLOP/s per GPU (recomputation counted), "
       "MFU {:.1f}%\n\n",

@@ -42,6 +42,9 @@ std::string TrainText(const TrainAnswer& answer);
 
 // Json of a layout and of a profile, which `plan search` prints too.
 Json LayoutJson(const Layout& layout);
+// "TP 8 x PP 8 (VPP 1) x DP 16 x CP 1, EP 1": the layout's parallelism, as the text answers give
+// it.
+std::string LayoutText(const Layout& layout);
 Json ProfileJson(const HardwareProfile& hw);
 
 }  // namespace vigil::plan
