@@ -57,7 +57,8 @@ int64_t Int(const std::map<std::string, std::string>& row, const std::string& ke
 
 double Error(double predicted, double published) { return (predicted - published) / published; }
 
-// The weak-scaling table: seq 2048, vocab 51200, full recomputation, TP within a node, no ZeRO;
+// The weak-scaling table: seq 2048, vocab 51200, full recomputation, unfused attention (the table
+// predates FlashAttention), TP within a node, no ZeRO;
 // micro-batch 1 and no interleaving, which the table does not state (docs/plan.md).
 int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
   fmt::print("Megatron-LM GPT weak scaling (Narayanan et al. 2021, Table 1), A100\n");
@@ -75,6 +76,7 @@ int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a1
     l.global_batch = Int(row, "global_batch");
     l.micro_batch = 1;
     l.recompute = vigil::plan::Recompute::kFull;
+    l.attention = vigil::plan::Attention::kUnfused;  // 2021: before FlashAttention (2022)
     if (const vigil::Status s = vigil::plan::CheckLayout(m, l, a100); !s.ok()) {
       fmt::print(stderr, "{}: {}\n", row.at("model"), s.message());
       return 2;
@@ -108,6 +110,7 @@ int ScoreMegaScale(const std::string& dir, const vigil::plan::HardwareProfile& a
     l.global_batch = Int(row, "global_batch");
     l.micro_batch = Int(row, "micro_batch");
     l.zero = 1;
+    l.attention = vigil::plan::Attention::kFlash;  // the paper's FlashAttention-2
     vigil::Result<vigil::plan::Recompute> r = vigil::plan::ParseRecompute(row.at("recompute"));
     if (!r.ok()) return 2;
     l.recompute = *r;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "vigil/core/json.h"
 #include "vigil/testing/temp_dir.h"
@@ -50,6 +51,34 @@ TEST(PlanInferCliTest, PrintsTheRooflineAndTheFit) {
       RunVigil({"plan", "infer", "--model", kModels + "mixtral-8x7b.yaml", "--gpus", "2"});
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("decode step (b)"), std::string::npos) << table.out;
+}
+
+// --hardware replaces the datasheet's figures with the measured ones: prefill's compute time
+// scales with the GEMM throughput the profile holds.
+TEST(PlanInferCliTest, PricesWithMeasuredHardware) {
+  auto infer = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"plan",    "infer", "--model", kModels + "llama-3-70b.yaml",
+                                     "--gpus",  "4",     "--gpu",   "a100",
+                                     "--batch", "4",     "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const ProcessResult r = RunVigil(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return JsonOf(r);
+  };
+  const Json sheet = infer({});
+  const Json measured = infer(
+      {"--hardware", std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl"});
+  EXPECT_EQ(sheet["profile"]["source"], "datasheet");
+  EXPECT_TRUE(measured["profile"]["source"].get<std::string>().starts_with("measured: "));
+  const auto achieved = [](const Json& p) {
+    return p["bf16_tflops"].get<double>() * p["bf16_efficiency"].get<double>();
+  };
+  EXPECT_NEAR(measured["prefill"]["compute_s"].get<double>() * achieved(measured["profile"]),
+              sheet["prefill"]["compute_s"].get<double>() * achieved(sheet["profile"]), 1e-9);
+  EXPECT_EQ(RunVigil({"plan", "infer", "--model", kModels + "llama-3-70b.yaml", "--hardware",
+                      "/nonexistent.json"})
+                .exit_code,
+            2);
 }
 
 TEST(PlanInferCliTest, BadInputExitsTwoNamingWhere) {

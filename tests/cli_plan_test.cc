@@ -53,6 +53,31 @@ TEST(PlanCliTest, TrainPrintsTheFieldsScriptsRead) {
   EXPECT_NE(text.out.find("pipeline bubble"), std::string::npos) << text.out;
 }
 
+// --attention unfused keeps attention's scores in HBM, as Megatron-LM did in 2021: more memory
+// (GPT-3 without recomputation no longer fits: exit 1) and a slower step than FlashAttention, the
+// default; anything else exits 2.
+TEST(PlanCliTest, AttentionKernelChoice) {
+  auto train = [](std::string attention) {
+    return RunVigil(Train("gpt3-175b.yaml", {"--gpus", "1024", "--tp", "8", "--pp", "8", "--dp",
+                                             "16", "--micro-batch", "1", "--global-batch", "1024",
+                                             "--attention", attention, "--json"}));
+  };
+  const ProcessResult flash = train("flash");
+  const ProcessResult unfused = train("unfused");
+  ASSERT_EQ(flash.exit_code, 0) << flash.err;
+  ASSERT_EQ(unfused.exit_code, 1) << unfused.err;
+  const Json f = JsonOf(flash), u = JsonOf(unfused);
+  EXPECT_TRUE(f["fits"].get<bool>());
+  EXPECT_FALSE(u["fits"].get<bool>());
+  EXPECT_EQ(f["layout"]["attention"], "flash");
+  EXPECT_EQ(u["layout"]["attention"], "unfused");
+  EXPECT_LT(f["memory_gib_per_gpu"].get<double>(), u["memory_gib_per_gpu"].get<double>());
+  EXPECT_LT(f["step_time_s"].get<double>(), u["step_time_s"].get<double>());
+  const ProcessResult bad = train("fused");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--attention"), std::string::npos) << bad.err;
+}
+
 TEST(PlanCliTest, TrainWithMeasuredHardware) {
   const ProcessResult r =
       RunVigil(Train("gpt3-175b.yaml",

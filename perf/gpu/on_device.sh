@@ -11,18 +11,8 @@ cd "$(dirname "$0")/../.." || exit 2
 bundle=$(realpath "${1:-.gpu}")
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
-export CUDA_DEVICE_ORDER=PCI_BUS_ID
-
-# cuBLASLt and NCCL are dlopen'ed: find the CUDA 13 libraries the machine has (toolkit or wheels).
-libs=$bundle/lib
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
-  $(python3 -c 'import nvidia, os; [print(os.path.join(p, d, "lib")) for p in nvidia.__path__ for d in os.listdir(p)]' 2>/dev/null); do
-  # Either library may be in a folder of its own (the wheels put cuBLAS and NCCL apart).
-  if compgen -G "$d/libcublasLt.so.13*" >/dev/null || compgen -G "$d/libnccl.so.2*" >/dev/null; then
-    libs=$libs:$d
-  fi
-done
-export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# shellcheck source=perf/gpu/env.sh
+source perf/gpu/env.sh
 
 nvidia-smi --query-gpu=index,name,driver_version,pci.bus_id,clocks.max.sm --format=csv | tee "$out/gpus.csv"
 

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "cli/plan_search.h"
 #include "vigil/core/json.h"
 #include "vigil/plan/inference_fit.h"
+#include "vigil/plan/train_answer.h"
 
 namespace vigil::cli {
 namespace {
@@ -24,6 +26,7 @@ Json AnswerJson(const PlanInferOptions& o, const plan::InferAnswer& a) {
   const plan::InferEstimate& e = a.estimate;
   Json out{{"model", a.model.name},
            {"gpu", a.hardware.gpu},
+           {"profile", plan::ProfileJson(a.hardware)},
            {"gpus", o.gpus},
            {"batch", o.batch},
            {"prompt_tokens", o.prompt},
@@ -62,6 +65,7 @@ void PrintAnswer(const PlanInferOptions& o, const plan::InferAnswer& a) {
   fmt::print("{} on {} x {} ({}), batch {}, {} prompt + {} output tokens\n",
              a.model.name.empty() ? o.model : a.model.name, o.gpus, a.hardware.gpu, o.precision,
              o.batch, o.prompt, o.output);
+  fmt::print("Profile: {}\n", a.hardware.source);
   fmt::print("Memory per GPU: {} GB weights + {} GB KV cache = {} GB of {} GB usable\n\n",
              FormatFigure(e.weights_gb_per_gpu), FormatFigure(e.kv_cache_gb_per_gpu),
              FormatFigure(e.memory_gb_per_gpu), FormatFigure(e.usable_memory_gb));
@@ -88,13 +92,9 @@ void PrintAnswer(const PlanInferOptions& o, const plan::InferAnswer& a) {
 CLI::App* SetupPlanInfer(CLI::App& plan, PlanInferOptions& o) {
   CLI::App* c = plan.add_subcommand(
       "infer", "Inference roofline: prefill and per-token decode time on a tensor-parallel group");
-  c->add_option("--model", o.model, "Model description file (YAML or JSON)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  AddPlanModelFlags(*c, o.model, o.gpu, o.hardware);
   c->add_option("--gpus", o.gpus, "GPUs in the tensor-parallel group")
       ->check(InBounds(kGpusBounds))
-      ->capture_default_str();
-  c->add_option("--gpu", o.gpu, "GPU type (datasheet profile): h100, a100, h200, b200")
       ->capture_default_str();
   c->add_option("--batch", o.batch, "Sequences decoded together")
       ->check(InBounds(kBatchBounds))
@@ -124,7 +124,7 @@ CommandResult RunPlanInfer(const PlanInferOptions& o) {
   request.output = o.output;
   request.fp8 = o.precision == "fp8";
   VIGIL_ASSIGN_OR_RETURN(const plan::InferAnswer a,
-                         plan::AnswerInference(o.model, o.gpu, request, o.latencies));
+                         plan::AnswerInference(o.model, o.gpu, o.hardware, request, o.latencies));
   if (o.json) {
     fmt::print("{}\n", DumpJson(AnswerJson(o, a), 2));
   } else {

@@ -6,15 +6,17 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/common.h"
 
 namespace vigil::cli {
 
 struct PlanInferOptions {
-  std::string model;         // the model description file (YAML or JSON)
-  int64_t gpus = 1;          // tensor-parallel group
-  std::string gpu = "h100";  // datasheet profile
+  std::string model;                  // the model description file (YAML or JSON)
+  int64_t gpus = 1;                   // tensor-parallel group
+  std::string gpu = "h100";           // datasheet profile
+  std::vector<std::string> hardware;  // measured results over the datasheet row
   int64_t batch = 1;
   int64_t prompt = 128;
   int64_t output = 128;

@@ -18,6 +18,9 @@ struct PlanSearchOptions {
 };
 
 // The flags `plan train` and `plan search` share: --model, --gpu, --hardware.
+// --attention flash|unfused, for plan train, search and impact.
+void AddAttentionFlag(CLI::App& cmd, std::string& attention);
+
 void AddPlanModelFlags(CLI::App& cmd, std::string& model, std::string& gpu,
                        std::vector<std::string>& hardware);
 

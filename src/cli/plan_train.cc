@@ -60,6 +60,15 @@ void AddPlanJobFlags(CLI::App& cmd, plan::TrainRequest& r) {
   cmd.add_option("--recompute", r.recompute, "Activation recomputation: none, selective, full")
       ->capture_default_str();
   cmd.add_option("--precision", r.precision, "GEMM precision: bf16, fp8")->capture_default_str();
+  AddAttentionFlag(cmd, r.attention);
+}
+
+void AddAttentionFlag(CLI::App& cmd, std::string& attention) {
+  cmd.add_option("--attention", attention,
+                 "Attention's core: flash (FlashAttention, today's frameworks) or unfused (scores "
+                 "in HBM, Megatron-LM in 2021)")
+      ->check(CLI::IsMember({"flash", "unfused"}))
+      ->capture_default_str();
 }
 
 CLI::App* SetupPlanTrain(CLI::App& plan, PlanTrainOptions& o) {

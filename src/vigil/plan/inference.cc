@@ -58,7 +58,8 @@ double KvBytesPerToken(const ModelSpec& m, const Shape& s, int64_t gpus, double 
 double AllReduceSeconds(const ModelSpec& m, const HardwareProfile& hw, const InferRequest& r,
                         double tokens) {
   if (r.gpus == 1) return 0;
-  const double link_gbps = r.gpus > hw.gpus_per_node ? hw.inter_node_gbps : hw.intra_node_gbps;
+  const double link_gbps = r.gpus > hw.gpus_per_node ? hw.inter_node_gbps * hw.nic_efficiency
+                                                     : hw.intra_node_gbps * hw.nvlink_efficiency;
   const double g = static_cast<double>(r.gpus);
   const double bytes = tokens * static_cast<double>(m.hidden) * kActivationBytes;
   const double one = r.efficiency.allreduce_latency_s +
@@ -68,10 +69,11 @@ double AllReduceSeconds(const ModelSpec& m, const HardwareProfile& hw, const Inf
 
 PhaseTime Roofline(double flops_per_gpu, double bytes_per_gpu, double all_reduce_s,
                    const HardwareProfile& hw, const InferRequest& r) {
-  const double peak_tflops = r.fp8 ? hw.fp8_tflops : hw.bf16_tflops;
+  const double gemm_tflops =
+      r.fp8 ? hw.fp8_tflops * hw.fp8_efficiency : hw.bf16_tflops * hw.bf16_efficiency;
   PhaseTime t;
-  t.compute_s = flops_per_gpu / (peak_tflops * kTera * r.efficiency.compute);
-  t.memory_s = bytes_per_gpu / (hw.hbm_gbps * kGiga * r.efficiency.hbm);
+  t.compute_s = flops_per_gpu / (gemm_tflops * kTera * r.efficiency.compute);
+  t.memory_s = bytes_per_gpu / (hw.hbm_gbps * hw.hbm_efficiency * kGiga * r.efficiency.hbm);
   t.all_reduce_s = all_reduce_s;
   t.bound = t.compute_s >= t.memory_s ? "compute" : "memory";
   t.seconds = std::max(t.compute_s, t.memory_s) + all_reduce_s;

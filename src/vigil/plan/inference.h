@@ -18,13 +18,17 @@
 
 namespace vigil::plan {
 
-// How far below the profile's peaks real kernels run: one set for every model, GPU and batch,
-// fixed before the model was scored against published measurements (docs/plan.md says where each
-// value comes from). A measured profile already holds achieved figures; set them to 1 there.
+// How far below what the profile's benchmarks reach inference's kernels run: one set for every
+// model, GPU and batch, fixed before the model was scored against published measurements
+// (docs/plan.md says where each value comes from). Each share multiplies the profile's figure
+// times that figure's own efficiency (HardwareProfile), which is the datasheet's share for a
+// datasheet row and 1 for a measured figure: with the datasheet, prefill's GEMMs reach 0.6 of the
+// peak, decode's reads 0.8 of HBM's and a ring all-reduce 0.7 of the link's; with a measured
+// profile, the same shares of what Vigil's large GEMM, streaming kernel and collective reached.
 struct InferEfficiency {
-  double compute = 0.6;  // share of the tensor-core peak that prefill's GEMMs reach
-  double hbm = 0.8;      // share of the HBM bandwidth that decode's streaming reads reach
-  double link = 0.7;  // share of the link bandwidth that a ring all-reduce's bus bandwidth reaches
+  double compute = 0.6 / 0.85;  // prefill's GEMMs, of a large GEMM (datasheet: 0.85 of peak)
+  double hbm = 0.8 / 0.85;      // decode's streaming reads, of a streaming kernel (0.85 of HBM)
+  double link = 0.7 / 0.8;      // a ring all-reduce's bus bandwidth, of a large collective's (0.8)
   double allreduce_latency_s = 10e-6;  // fixed cost of one all-reduce (launch and handshakes)
   double usable_memory = 0.9;  // share of HBM the runtime can fill with weights and KV cache
 };

@@ -12,6 +12,7 @@
 #include "vigil/core/file.h"
 #include "vigil/core/lines.h"
 #include "vigil/core/text.h"
+#include "vigil/plan/profile.h"
 
 namespace vigil::plan {
 namespace {
@@ -125,11 +126,12 @@ Result<LatencyFit> FitLatencies(std::span<const LatencySample> samples) {
 }
 
 Result<InferAnswer> AnswerInference(const std::string& model_path, std::string_view gpu,
+                                    const std::vector<std::string>& hardware,
                                     const InferRequest& request,
                                     const std::string& latencies_path) {
   InferAnswer a;
   VIGIL_ASSIGN_OR_RETURN(a.model, ReadModelSpec(model_path));
-  VIGIL_ASSIGN_OR_RETURN(a.hardware, DatasheetProfile(gpu));
+  VIGIL_ASSIGN_OR_RETURN(a.hardware, ProfileFor(gpu, hardware));
   VIGIL_ASSIGN_OR_RETURN(a.estimate, EstimateInference(a.model, a.hardware, request));
   if (!latencies_path.empty()) {
     VIGIL_ASSIGN_OR_RETURN(const std::vector<LatencySample> samples, ReadLatencies(latencies_path));

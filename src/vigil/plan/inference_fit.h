@@ -63,10 +63,12 @@ struct InferAnswer {
   LatencyFit fit;  // when fitted
 };
 
-// Reads the model file, takes the datasheet profile of `gpu`, estimates `request` and, when
-// `latencies_path` is not empty, fits its latencies. The first error of ReadModelSpec,
-// DatasheetProfile, EstimateInference, ReadLatencies or FitLatencies.
+// Reads the model file, takes the profile of `gpu` with what the `hardware` files measured over
+// its datasheet row (ProfileFor), estimates `request` and, when `latencies_path` is not empty,
+// fits its latencies. The first error of ReadModelSpec, ProfileFor, EstimateInference,
+// ReadLatencies or FitLatencies.
 Result<InferAnswer> AnswerInference(const std::string& model_path, std::string_view gpu,
+                                    const std::vector<std::string>& hardware,
                                     const InferRequest& request, const std::string& latencies_path);
 
 }  // namespace vigil::plan

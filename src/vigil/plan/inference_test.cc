@@ -89,6 +89,29 @@ TEST(InferenceTest, DecodeReadsTheWeightsAndPrefillComputes) {
   EXPECT_DOUBLE_EQ(e->output_tokens_per_s, 128 / e->latency_s);
 }
 
+// A measured figure is what Vigil's benchmark reached (its efficiency 1): inference's shares
+// apply to it as they apply to the datasheet's achieved share, so a profile that measured exactly
+// the datasheet's achieved figures predicts what the datasheet does.
+TEST(InferenceTest, AMeasuredProfileTakesTheSharesOfWhatWasMeasured) {
+  const HardwareProfile sheet = H100();
+  HardwareProfile measured = sheet;
+  measured.bf16_tflops = sheet.bf16_tflops * sheet.bf16_efficiency;
+  measured.hbm_gbps = sheet.hbm_gbps * sheet.hbm_efficiency;
+  measured.intra_node_gbps = sheet.intra_node_gbps * sheet.nvlink_efficiency;
+  measured.bf16_efficiency = measured.hbm_efficiency = measured.nvlink_efficiency = 1;
+  const InferRequest r = Req(4, 2, 1024, 64, false);
+  const InferEstimate a = *EstimateInference(Llama70b(), sheet, r);
+  const InferEstimate b = *EstimateInference(Llama70b(), measured, r);
+  EXPECT_NEAR(b.prefill.compute_s, a.prefill.compute_s, a.prefill.compute_s * 1e-12);
+  EXPECT_NEAR(b.decode.memory_s, a.decode.memory_s, a.decode.memory_s * 1e-12);
+  EXPECT_NEAR(b.decode.all_reduce_s, a.decode.all_reduce_s, a.decode.all_reduce_s * 1e-12);
+  // Prefill's GEMMs at 0.6 of the datasheet's peak, decode's reads at 0.8 of HBM's.
+  const double prefill_flops = a.prefill.compute_s * sheet.bf16_tflops * 1e12 * 0.6;
+  measured.bf16_tflops = 700;
+  const InferEstimate c = *EstimateInference(Llama70b(), measured, r);
+  EXPECT_NEAR(c.prefill.compute_s, prefill_flops / (700e12 * 0.6 / 0.85), 1e-12);
+}
+
 TEST(InferenceTest, Fp8HalvesTheBytesAndOneGpuHasNoAllReduce) {
   const InferRequest bf16 = Req(2, 1, 128, 128, false);
   InferRequest fp8 = bf16;

@@ -49,6 +49,7 @@ Result<SearchAnswer> AnswerSearch(const SearchFlags& f) {
   VIGIL_ASSIGN_OR_RETURN(r.model, ReadModelSpec(f.model_path));
   VIGIL_ASSIGN_OR_RETURN(r.hw, ProfileFor(f.gpu, f.hardware));
   VIGIL_ASSIGN_OR_RETURN(r.precision, ParsePrecision(f.precision));
+  VIGIL_ASSIGN_OR_RETURN(r.attention, ParseAttention(f.attention));
   VIGIL_ASSIGN_OR_RETURN(r.second, SecondProfile(f));
   r.gpus = f.gpus;
   r.global_batch = f.global_batch;

@@ -90,11 +90,21 @@ struct Gemm {
   bool attention;         // recomputed under selective recomputation
 };
 
-BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile& hw) {
-  const double b = D(l.micro_batch), s = D(m.seq_len), h = D(m.hidden), a = D(m.heads);
+// Seconds of one of attention's batched products under FlashAttention: its scores stay on chip,
+// so only Q, K, V and O cross HBM and the product runs at flash_of_gemm of a large GEMM; the
+// causal mask's upper half is skipped (half the product's FLOPs are done, all are counted).
+double FlashSeconds(double flops, const HardwareProfile& hw, const TrainAssumptions& a) {
+  return 0.5 * flops /
+         (PeakOf(hw, Precision::kBf16) * kTera * hw.bf16_efficiency * a.flash_of_gemm);
+}
+
+BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile& hw,
+                      const TrainAssumptions& a) {
+  const bool flash = l.attention == Attention::kFlash;
+  const double b = D(l.micro_batch), s = D(m.seq_len), h = D(m.hidden), n = D(m.heads);
   const double t = D(l.tp), c = D(l.cp);
-  const double tokens = b * s / c, d = h / a, heads = b * a / t;
-  const double kv = D(m.kv_heads) / a;
+  const double tokens = b * s / c, d = h / n, heads = b * n / t;
+  const double kv = D(m.kv_heads) / n;
   const bool moe = m.experts > 1;
   const double expert_tokens = moe ? tokens * D(m.top_k) * D(l.ep) / D(m.experts) : tokens;
   const double local_experts = moe ? D(m.experts) / D(l.ep) : 1;
@@ -113,9 +123,17 @@ BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
     const Precision precision = g.attention ? Precision::kBf16 : l.precision;
     const double rate = PeakOf(hw, precision);
     const double flops = 2 * g.m * g.n * g.k * g.count;
-    const double seconds = flops / (rate * kTera * GemmEfficiency(g.m, g.n, g.k, hw, precision));
-    double passes = 3;  // forward, and the backward's two products (data and weight gradients)
-    if (l.recompute == Recompute::kFull || (l.recompute == Recompute::kSelective && g.attention)) {
+    const bool fused = flash && g.attention;
+    const double seconds =
+        fused ? FlashSeconds(flops, hw, a)
+              : flops / (rate * kTera * GemmEfficiency(g.m, g.n, g.k, hw, precision));
+    // Forward, and the backward's two products (data and weight gradients); FlashAttention-2's
+    // backward does five products for the forward's two, recomputing the scores (3.5 each).
+    double passes = fused ? 3.5 : 3;
+    // Recomputation runs the forward again: all of it (full), or attention's core (selective),
+    // which FlashAttention recomputes already.
+    if (l.recompute == Recompute::kFull ||
+        (l.recompute == Recompute::kSelective && g.attention && !fused)) {
       passes += 1;
     }
     cost.gemm_s += seconds * passes;
@@ -123,8 +141,10 @@ BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
     cost.hardware_flops += flops * passes;
   }
   // Korthikanti et al. (2022): s b h (34 + 5 a s / h) bytes per block, split by TP (sequence
-  // parallel) and CP; the 5 a s / h part is attention's scores, softmax and dropout.
-  const double linear = 34 * s * b * h / (t * c), quadratic = 5 * a * s * s * b / (t * c);
+  // parallel) and CP; the 5 a s / h part is attention's scores, softmax and dropout, which
+  // FlashAttention never writes to HBM.
+  const double linear = 34 * s * b * h / (t * c);
+  const double quadratic = flash ? 0 : 5 * n * s * s * b / (t * c);
   cost.activation_bytes = linear + quadratic;
   // The memory-bound kernels (norms, activation, dropout, softmax, residuals) write the activations
   // in the forward and read them and write their gradients in the backward.
@@ -170,7 +190,7 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   StageCost c;
   const int64_t micro_batches = l.global_batch / (l.dp * l.micro_batch);
   const double h = D(m.hidden), s = D(m.seq_len), b = D(l.micro_batch);
-  const BlockCost block = BlockCostOf(m, l, hw);
+  const BlockCost block = BlockCostOf(m, l, hw, a);
 
   // The output layer (logits) on the stage: the model's last; the slowest stage of a pipeline
   // whose blocks are spread evenly.
@@ -252,6 +272,10 @@ std::string_view RecomputeName(Recompute r) {
 
 std::string_view PrecisionName(Precision p) { return p == Precision::kFp8 ? "fp8" : "bf16"; }
 
+std::string_view AttentionName(Attention a) {
+  return a == Attention::kUnfused ? "unfused" : "flash";
+}
+
 Result<Recompute> ParseRecompute(std::string_view text) {
   for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
     if (text == RecomputeName(r)) return r;
@@ -264,6 +288,13 @@ Result<Precision> ParsePrecision(std::string_view text) {
   if (text == "bf16") return Precision::kBf16;
   if (text == "fp8") return Precision::kFp8;
   return Status::InvalidArgument(fmt::format("--precision: expected bf16 or fp8, got '{}'", text));
+}
+
+Result<Attention> ParseAttention(std::string_view text) {
+  if (text == "flash") return Attention::kFlash;
+  if (text == "unfused") return Attention::kUnfused;
+  return Status::InvalidArgument(
+      fmt::format("--attention: expected flash or unfused, got '{}'", text));
 }
 
 Status CheckLayout(const ModelSpec& m, const Layout& l, const HardwareProfile& hw) {
@@ -381,7 +412,7 @@ TrainPrediction PredictMixed(const ModelSpec& m, const Layout& l, const StageGro
 
   // FLOPs over the whole job: a block's FLOPs on one GPU times the GPUs that share it (TP x CP),
   // for every block and micro-batch of every replica.
-  const BlockCost block = BlockCostOf(m, l, first.hw);
+  const BlockCost block = BlockCostOf(m, l, first.hw, a);
   const double h = D(m.hidden), s = D(m.seq_len), b = D(l.micro_batch);
   const double share = D(l.tp * l.cp);
   const double logits = 2 * b * s * D(m.vocab) * h;

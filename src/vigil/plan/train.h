@@ -18,12 +18,19 @@ namespace vigil::plan {
 
 enum class Recompute { kNone, kSelective, kFull };
 enum class Precision { kBf16, kFp8 };
+// How the framework computes attention's core: FlashAttention (fused; the scores never reach HBM,
+// the backward recomputes them, the causal mask's upper half is skipped), as Megatron-Core,
+// NeMo, MegaScale and PyTorch's scaled_dot_product_attention do today; or unfused (the scores,
+// softmax and dropout written to HBM and kept for the backward), as Megatron-LM did in 2021.
+enum class Attention { kFlash, kUnfused };
 
-// "none", "selective", "full"; "bf16", "fp8".
+// "none", "selective", "full"; "bf16", "fp8"; "flash", "unfused".
 std::string_view RecomputeName(Recompute r);
 std::string_view PrecisionName(Precision p);
+std::string_view AttentionName(Attention a);
 Result<Recompute> ParseRecompute(std::string_view text);
 Result<Precision> ParsePrecision(std::string_view text);
+Result<Attention> ParseAttention(std::string_view text);
 
 // A parallel layout, as Megatron-LM names its parts. Sequence parallelism is on wherever tp > 1.
 struct Layout {
@@ -39,6 +46,7 @@ struct Layout {
   int zero = 0;              // ZeRO stage 0-3 over the data parallel group
   Recompute recompute = Recompute::kNone;
   Precision precision = Precision::kBf16;
+  Attention attention = Attention::kFlash;
 };
 
 // The one set of assumptions of docs/plan.md ("Assumptions"), frozen before scoring. Shares of a
@@ -51,6 +59,10 @@ struct TrainAssumptions {
   double ep_hidden = 0;      // EP's all-to-all dispatch and combine
   double latency_s = 20e-6;  // the fixed cost of one collective or send (NCCL's, order of)
   double reserve_gb = 4;     // CUDA context, workspaces and allocator fragmentation per GPU
+  // FlashAttention's products of the large GEMM's speed: FlashAttention-2 reports 50-73% of the
+  // A100's peak for its forward and backward (Dao 2023), where a large GEMM reaches 85%; 0.6 of
+  // the peak is 0.7 of the GEMM.
+  double flash_of_gemm = 0.7;
 };
 
 // Seconds of one step, by what they are spent on. compute + the exposed communication + bubble

@@ -32,6 +32,7 @@ Result<TrainAnswer> AnswerTrain(const TrainRequest& r) {
   a.layout = r.layout;
   VIGIL_ASSIGN_OR_RETURN(a.layout.recompute, ParseRecompute(r.recompute));
   VIGIL_ASSIGN_OR_RETURN(a.layout.precision, ParsePrecision(r.precision));
+  VIGIL_ASSIGN_OR_RETURN(a.layout.attention, ParseAttention(r.attention));
   const Status layout = CheckLayout(a.model, a.layout, a.hw);
   if (!layout.ok()) {
     return Status::InvalidArgument(fmt::format("impossible layout: {}", layout.message()));
@@ -52,7 +53,8 @@ Json LayoutJson(const Layout& l) {
               {"global_batch", l.global_batch},
               {"zero", l.zero},
               {"recompute", RecomputeName(l.recompute)},
-              {"precision", PrecisionName(l.precision)}};
+              {"precision", PrecisionName(l.precision)},
+              {"attention", AttentionName(l.attention)}};
 }
 
 Json ProfileJson(const HardwareProfile& hw) {
@@ -111,10 +113,10 @@ std::string TrainText(const TrainAnswer& a) {
   const StepBreakdown& t = p.time;
   std::string out = fmt::format(
       "{} ({:.3g}B parameters) on {} {} GPUs: {}, "
-      "micro-batch {}, global batch {}, ZeRO {}, recompute {}, {}\nProfile: {}\n\n",
+      "micro-batch {}, global batch {}, ZeRO {}, recompute {}, {}, {} attention\nProfile: {}\n\n",
       a.model.name.empty() ? "model" : a.model.name, p.parameters / 1e9, l.gpus, a.hw.gpu,
       LayoutText(l), l.micro_batch, l.global_batch, l.zero, RecomputeName(l.recompute),
-      PrecisionName(l.precision), a.hw.source);
+      PrecisionName(l.precision), AttentionName(l.attention), a.hw.source);
   out += fmt::format(
       "Step time {:.4g} s, {:.4g} tokens/s, {:.1f} TFLOP/s per GPU (recomputation counted), "
       "MFU {:.1f}%\n\n",
@@ -139,7 +141,8 @@ std::string TrainText(const TrainAnswer& a) {
   memory.Add({"activations", fmt::format("{:.2f}", Gib(m.activations))});
   memory.Add({"reserve (context, workspaces)", fmt::format("{:.2f}", Gib(m.reserve))});
   memory.Add({"total", fmt::format("{:.2f} of {:.2f}", Gib(m.Total()), Gib(p.memory_limit_bytes))});
-  out += "\n" + memory.ToString();
+  out += '\n';
+  out += memory.ToString();
   out += p.fits ? "Fits in memory.\n" : "Does NOT fit in memory.\n";
   return out;
 }

@@ -17,9 +17,10 @@ struct TrainRequest {
   std::string model_path;             // the model description file (YAML or JSON)
   std::string gpu = "h100";           // the datasheet row
   std::vector<std::string> hardware;  // measured results over it; empty: the datasheet alone
-  Layout layout;                      // its recompute and precision are taken from the texts below
-  std::string recompute = "none";     // none, selective, full
-  std::string precision = "bf16";     // bf16, fp8
+  Layout layout;                    // its recompute, precision and attention: from the texts below
+  std::string recompute = "none";   // none, selective, full
+  std::string precision = "bf16";   // bf16, fp8
+  std::string attention = "flash";  // flash, unfused
 };
 
 struct TrainAnswer {

@@ -13,7 +13,8 @@ HardwareProfile A100() { return *DatasheetProfile("a100"); }
 // recomputation, 72 B s l h^2 (1 + s / 6h + V / 12 l h) without.
 TEST(PredictTrainTest, CountsFlopsAsNarayananEtAl) {
   const ModelSpec m = GptModel(128, 25600, 160);
-  const Layout l = Megatron(3072, 8, 64, 3072);
+  Layout l = Megatron(3072, 8, 64, 3072);
+  l.attention = Attention::kUnfused;  // the paper's
   ASSERT_TRUE(CheckLayout(m, l, A100()).ok());
   const TrainPrediction p = PredictTrain(m, l, A100());
   const double B = 3072, s = 2048, L = 128, h = 25600, V = 51200;
@@ -115,6 +116,7 @@ TEST(PredictTrainTest, ModelStatesFollowZero) {
 TEST(PredictTrainTest, ActivationsFollowKorthikantiEtAl) {
   const ModelSpec m = GptModel(96, 12288, 96);
   Layout l = Megatron(8, 8, 1, 1);
+  l.attention = Attention::kUnfused;  // the paper's
   auto activations = [&](Recompute r) {
     l.recompute = r;
     return PredictTrain(m, l, A100()).memory.activations;
@@ -125,6 +127,33 @@ TEST(PredictTrainTest, ActivationsFollowKorthikantiEtAl) {
   const double s = 2048, h = 12288, a = 96, t = 8, L = 96;
   EXPECT_NEAR(none - selective, L * 5 * a * s * s / t, 1);
   EXPECT_NEAR(selective - full, L * 32 * s * h / t - s * h * (34 + 5 * a * s / h) / t, 1);
+}
+
+// FlashAttention keeps the scores on chip: no 5 a s / h term in the activations (selective
+// recomputation saves nothing more), its backward recomputes the scores (attention's two products
+// count 3.5 passes, not 3), and the causal half it skips makes it faster than the unfused kernels.
+TEST(PredictTrainTest, FlashAttentionKeepsTheScoresOnChip) {
+  const ModelSpec m = GptModel(96, 12288, 96);
+  Layout l = Megatron(8, 8, 1, 1);
+  auto predict = [&](Attention a, Recompute r) {
+    l.attention = a;
+    l.recompute = r;
+    return PredictTrain(m, l, A100());
+  };
+  const double s = 2048, h = 12288, L = 96;
+  const TrainPrediction flash = predict(Attention::kFlash, Recompute::kNone);
+  const TrainPrediction unfused = predict(Attention::kUnfused, Recompute::kNone);
+  EXPECT_NEAR(flash.memory.activations,
+              predict(Attention::kUnfused, Recompute::kSelective).memory.activations, 1);
+  EXPECT_NEAR(flash.memory.activations,
+              predict(Attention::kFlash, Recompute::kSelective).memory.activations, 1);
+  // Attention's two products: 2 x 2 s^2 h per block and sequence in the forward.
+  const double attention_forward = L * 4 * s * s * h;
+  EXPECT_NEAR(flash.hardware_flops - unfused.hardware_flops, 0.5 * attention_forward,
+              attention_forward * 1e-9);
+  EXPECT_NEAR(flash.model_flops, unfused.model_flops, unfused.model_flops * 1e-12);
+  EXPECT_LT(flash.time.compute_s, unfused.time.compute_s);
+  EXPECT_LT(flash.memory.activations, unfused.memory.activations);
 }
 
 TEST(CheckLayoutTest, NamesEachBrokenConstraint) {
