@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "vigil/core/json.h"
 #include "vigil/core/status.h"
 #include "vigil/core/time_zone.h"
 #include "vigil/reliability/fleet_stats.h"
@@ -39,5 +40,10 @@ struct FleetReport {
 // statistics (ComputeFleetStats). Errors: Validate's; NotFound or IoError for a file that cannot
 // be read; InvalidArgument "<file>:<line>: ..." for a malformed line (unless lenient).
 Result<FleetReport> AnalyzeFleetFiles(const FleetFiles& files, const FleetStatsOptions& options);
+
+// `vigil fleet stats --json`: the statistics (jobs by state, infrastructure failures, the failure
+// rate and its interval, MTTF projected by size, rates by job size, the lemons) and, with a truth
+// file, the lemons' score (docs/reliability.md lists the fields).
+Json FleetReportJson(const FleetReport& report);
 
 }  // namespace vigil::reliability

@@ -48,6 +48,27 @@ TEST_F(FleetReportTest, ReadsComputesAndScores) {
   EXPECT_EQ(r->score->false_negatives + r->score->true_positives, 2);
 }
 
+TEST_F(FleetReportTest, JsonHoldsTheStatisticsAndTheScore) {
+  const FleetFiles files{.sacct = dir_.File("log.sacct"),
+                         .events = dir_.File("events.csv"),
+                         .truth = dir_.File("truth.csv"),
+                         .lenient = true};
+  const Result<FleetReport> r = AnalyzeFleetFiles(files, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Json j = FleetReportJson(*r);
+  EXPECT_EQ(j["jobs_finished"], 3);
+  EXPECT_EQ(j["infra_failures"]["total"], r->stats.infra_failures);
+  EXPECT_EQ(j["infra_failures"]["by_event"], 1);
+  EXPECT_EQ(j["states"].size(), r->stats.states.size());
+  EXPECT_EQ(j["lemons"].size(), r->stats.lemons.size());
+  EXPECT_EQ(
+      j["score"]["true_positives"].get<int64_t>() + j["score"]["false_negatives"].get<int64_t>(),
+      2);
+  FleetReport unscored = *r;
+  unscored.score.reset();
+  EXPECT_FALSE(FleetReportJson(unscored).contains("score"));
+}
+
 TEST_F(FleetReportTest, WithoutEventsOrTruthThereIsNoScore) {
   const Result<FleetReport> r = AnalyzeFleetFiles(
       {.sacct = dir_.File("log.sacct"), .events = "", .truth = "", .lenient = true}, {});
