@@ -75,12 +75,4 @@ double Mad(std::span<const double> x) {
   return SelectMedian(dev);
 }
 
-double TrimmedMean(std::span<const double> x, double proportion) {
-  if (x.empty()) return kNaN;
-  const std::vector<double> v = Sorted(x);
-  const auto cut = static_cast<size_t>(std::floor(static_cast<double>(v.size()) * proportion));
-  const std::span<const double> kept(v.data() + cut, v.size() - 2 * cut);
-  return Mean(kept);
-}
-
 }  // namespace vigil::stats

@@ -29,8 +29,4 @@ double Quantile(std::span<const double> x, double q);
 // Median absolute deviation from the median, unscaled. Multiply by kMadToSigma for a sigma.
 double Mad(std::span<const double> x);
 
-// Mean after removing floor(n * proportion) samples from each end (SciPy's trim_mean).
-// REQUIRES: 0 <= proportion < 0.5.
-double TrimmedMean(std::span<const double> x, double proportion);
-
 }  // namespace vigil::stats

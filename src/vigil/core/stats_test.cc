@@ -16,7 +16,6 @@ TEST(StatsTest, EmptyInputIsNaN) {
   EXPECT_TRUE(std::isnan(Median(none)));
   EXPECT_TRUE(std::isnan(Quantile(none, 0.5)));
   EXPECT_TRUE(std::isnan(Mad(none)));
-  EXPECT_TRUE(std::isnan(TrimmedMean(none, 0.1)));
   EXPECT_TRUE(std::isnan(StdDev(none)));
   EXPECT_TRUE(std::isnan(Min(none)));
   EXPECT_TRUE(std::isnan(Max(none)));
@@ -57,14 +56,6 @@ TEST(StatsTest, MadIgnoresOutliers) {
   EXPECT_NEAR(kMadToSigma, 1.0 / 0.6744897501960817, 1e-12);
 }
 
-TEST(StatsTest, TrimmedMeanCutsEachEnd) {
-  // 10 samples, 10% cut: drop one from each end, mean of 2..9 = 5.5.
-  const std::vector<double> x{1, 2, 3, 4, 5, 6, 7, 8, 9, 1000};
-  EXPECT_DOUBLE_EQ(TrimmedMean(x, 0.1), 5.5);
-  // 0.25 of 10 is 2.5: floor gives 2 from each end, mean of 3..8 = 5.5.
-  EXPECT_DOUBLE_EQ(TrimmedMean(x, 0.25), 5.5);
-  EXPECT_DOUBLE_EQ(TrimmedMean(x, 0.0), Mean(x));
-}
 
 }  // namespace
 }  // namespace vigil::stats
