@@ -16,6 +16,7 @@
 #include "vigil/bench/registry.h"
 #include "vigil/cluster/host_list.h"
 #include "vigil/core/env.h"
+#include "vigil/core/fault_line.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/random.h"
@@ -193,8 +194,8 @@ std::string ServiceLine(server::ReportClient& reporter, const std::string& url,
     return "OK";
   }
   if (v->verdict != VerdictName(Verdict::kDefective)) return "OK";
-  return fmt::format("{} {} defective at the fleet service's latest validation",
-                     cluster::kVigilReasonPrefix, v->failing.empty() ? "node" : v->failing.front());
+  return fmt::format("{} {} defective at the fleet service's latest validation", kFaultLinePrefix,
+                     v->failing.empty() ? "node" : v->failing.front());
 }
 
 }  // namespace
@@ -236,7 +237,7 @@ Result<NodeAgentResult> RunNodeAgent(const NodeAgentOptions& options, const RunE
     if (service == Verdict::kDefective) {
       r.failed = true;
       if (r.line == "OK") {
-        r.line = fmt::format("{} node defective at the fleet service", cluster::kVigilReasonPrefix);
+        r.line = fmt::format("{} node defective at the fleet service", kFaultLinePrefix);
       }
     }
     if (service != Verdict::kUnjudged && verdict != Verdict::kDefective) verdict = service;

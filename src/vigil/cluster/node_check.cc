@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "vigil/core/fault_line.h"
 #include "vigil/core/text.h"
 
 namespace vigil::cluster {
@@ -10,7 +11,7 @@ Result<NodeOutcome> ApplyNodeCheck(Slurm& slurm, const NodeCheck& check, double 
                                    Clock& clock) {
   NodeOutcome out;
   if (check.line != "OK") {
-    if (!check.line.starts_with(kVigilReasonPrefix)) {
+    if (!check.line.starts_with(kFaultLinePrefix)) {
       return Status::InvalidArgument(
           fmt::format("check line {}: neither OK nor a fault line", Quote(check.line)));
     }

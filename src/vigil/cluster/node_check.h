@@ -18,7 +18,7 @@ inline constexpr double kDefaultMaxDrainedShare = 0.05;
 
 struct NodeCheck {
   std::string node;  // the node's name in Slurm
-  // "OK", or the fault line, which starts with kVigilReasonPrefix (learned/reason.h).
+  // "OK", or the fault line, which starts with kFaultLinePrefix (core/fault_line.h).
   std::string line;
   // A validation that judged the node healthy: every benchmark of the quick or full suite ran,
   // none failed, and criteria (learned, or the fleet service's) found nothing.

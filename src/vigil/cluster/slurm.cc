@@ -66,7 +66,7 @@ bool SlurmNode::Drained() const {
 }
 
 bool SlurmNode::DrainedByVigil() const {
-  return Drained() && reason.rfind(kVigilReasonPrefix, 0) == 0;
+  return Drained() && reason.rfind(kFaultLinePrefix, 0) == 0;
 }
 
 Result<SlurmNode> ParseScontrolNode(std::string_view line) {
@@ -186,11 +186,11 @@ Status Slurm::Update(std::string_view node, std::vector<std::string> settings) {
 }
 
 Result<SlurmAction> Slurm::Drain(std::string_view node, std::string_view reason) {
-  if (reason.rfind(kVigilReasonPrefix, 0) != 0 ||
+  if (reason.rfind(kFaultLinePrefix, 0) != 0 ||
       reason.find_first_of("\r\n") != std::string_view::npos) {
     return Status::InvalidArgument(
         fmt::format("drain reason {}: must start with \"{}\" and be one line", Quote(reason),
-                    kVigilReasonPrefix));
+                    kFaultLinePrefix));
   }
   VIGIL_ASSIGN_OR_RETURN(const SlurmNode now, Node(node));
   if (now.Drained()) return SlurmAction::kAlready;

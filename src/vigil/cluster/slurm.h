@@ -10,12 +10,10 @@
 #include <vector>
 
 #include "vigil/cluster/command.h"
+#include "vigil/core/fault_line.h"
 #include "vigil/core/status.h"
 
 namespace vigil::cluster {
-
-// How every reason Vigil gives Slurm begins.
-inline constexpr std::string_view kVigilReasonPrefix = "vigil:";
 
 struct SlurmNode {
   std::string name;
@@ -59,7 +57,7 @@ class Slurm {
   // when scontrol cannot run.
   Result<SlurmNode> Node(std::string_view node);
 
-  // Drains `node` with `reason`, which must start with kVigilReasonPrefix (InvalidArgument
+  // Drains `node` with `reason`, which must start with kFaultLinePrefix (InvalidArgument
   // otherwise) and hold no newline. A node already drained, by anyone, keeps its reason: kAlready.
   Result<SlurmAction> Drain(std::string_view node, std::string_view reason);
 

@@ -56,6 +56,5 @@ TEST(StatsTest, MadIgnoresOutliers) {
   EXPECT_NEAR(kMadToSigma, 1.0 / 0.6744897501960817, 1e-12);
 }
 
-
 }  // namespace
 }  // namespace vigil::stats

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "vigil/core/fault_line.h"
 #include "vigil/core/figure.h"
 #include "vigil/core/text.h"
 #include "vigil/results/metric_key.h"
@@ -86,7 +87,7 @@ std::string HealthLine(const NodeResults& doc, const NodeFindings& judged) {
   if (faults.empty()) return "OK";
   const std::string more =
       faults.size() > 1 ? fmt::format(" (+{} more)", faults.size() - 1) : std::string();
-  std::string line = fmt::format("{} {}", kReasonPrefix, faults.front());
+  std::string line = fmt::format("{} {}", kFaultLinePrefix, faults.front());
   // One line, whatever a benchmark's error held.
   std::replace_if(
       line.begin(), line.end(), [](char c) { return c == '\r' || c == '\t'; }, ' ');

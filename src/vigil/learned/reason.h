@@ -12,8 +12,6 @@
 
 namespace vigil::learned {
 
-// How every line that names a fault begins (Slurm's drain reasons that Vigil wrote).
-inline constexpr std::string_view kReasonPrefix = "vigil:";
 // The longest line: Slurm keeps longer reasons, but `sinfo -R` and dashboards cut them.
 inline constexpr size_t kMaxReasonLength = 160;
 

@@ -9,6 +9,7 @@
 
 #include "vigil/cluster/slurm.h"
 #include "vigil/core/duration.h"
+#include "vigil/core/fault_line.h"
 #include "vigil/core/text.h"
 
 namespace vigil::remediate {
@@ -26,8 +27,8 @@ std::string CleanReason(std::string_view reason) {
   std::string out(Trim(reason));
   std::replace_if(
       out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  if (out.rfind(cluster::kVigilReasonPrefix, 0) != 0) {
-    out = fmt::format("{} {}", cluster::kVigilReasonPrefix, out);
+  if (out.rfind(kFaultLinePrefix, 0) != 0) {
+    out = fmt::format("{} {}", kFaultLinePrefix, out);
   }
   if (out.size() > kMaxReason) out.resize(kMaxReason);
   return out;
@@ -36,7 +37,7 @@ std::string CleanReason(std::string_view reason) {
 }  // namespace
 
 std::string DrainReason(std::string_view component, std::string_view finding) {
-  return CleanReason(fmt::format("{} {} {}", cluster::kVigilReasonPrefix, component, finding));
+  return CleanReason(fmt::format("{} {} {}", kFaultLinePrefix, component, finding));
 }
 
 std::optional<Event> UploadEvent(const Policy& policy, const UploadFacts& upload) {
