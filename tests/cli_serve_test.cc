@@ -507,8 +507,7 @@ TEST(ServeE2eTest, TheDashboardShowsTheWorstFirstAndWhy) {
             std::string::npos)
       << dom.substr(alerts, 1500);
   // The Selector's panel: no incident posted yet, so no plan, and the page says why.
-  EXPECT_NE(dom.find("<p id=\"selection\">No plan: the history has no incident"),
-            std::string::npos)
+  EXPECT_NE(dom.find("<p id=\"selection\">No plan: the history has no incident"), std::string::npos)
       << dom.substr(dom.find("Validations the Selector plans"), 500);
   const std::vector<PageRow> rows = RowsOf(dom);
   ASSERT_EQ(rows.size(), 31u);
@@ -576,9 +575,9 @@ TEST(ServeE2eTest, SelectPlansFromTheServicesHistory) {
 
   // Four nodes validated with the health suite; n2's root filesystem is full (defective).
   for (const std::string node : {"n1", "n2", "n3", "n4"}) {
-    std::vector<std::string> run = {"run",       "--suite", "health",      "--node",
-                                    node,        "--scratch", dir.path(), "--out",
-                                    dir.File(node + ".json")};
+    std::vector<std::string> run = {"run",      "--suite", "health",
+                                    "--node",   node,      "--scratch",
+                                    dir.path(), "--out",   dir.File(node + ".json")};
     if (node == "n2") run.insert(run.begin() + 3, {"--set", "host-health.min_free=16T"});
     r = RunVigil(run);
     ASSERT_LE(r.exit_code, 1) << r.err;
@@ -634,10 +633,10 @@ TEST(ServeE2eTest, SelectPlansFromTheServicesHistory) {
               std::string::npos)
         << node << ": " << res->body;
   }
-  EXPECT_NE(res->body.find(fmt::format("{} of {} nodes whose validation pays",
-                                       plan["validations"].size(),
-                                       plan["candidates"].get<int64_t>())),
-            std::string::npos);
+  EXPECT_NE(
+      res->body.find(fmt::format("{} of {} nodes whose validation pays", plan["validations"].size(),
+                                 plan["candidates"].get<int64_t>())),
+      std::string::npos);
 
   // --url and --history together, and a server that is not there.
   r = RunVigil({"select", "--url", server.url(), "--history", dir.File("n1.json")});

@@ -28,10 +28,11 @@ std::string Benchmarks(const select::Selection& s, const select::PlannedValidati
 CLI::App* SetupSelect(CLI::App& app, SelectCommandOptions& o) {
   CLI::App* c = app.add_subcommand(
       "select", "Plan validations from the fleet's history: which nodes, which benchmarks, why");
-  CLI::Option* history =
-      c->add_option("--history", o.history, "The fleet's history: a file or a directory of *.jsonl");
+  CLI::Option* history = c->add_option("--history", o.history,
+                                       "The fleet's history: a file or a directory of *.jsonl");
   CLI::Option* url = c->add_option(
-      "--url", o.url, "Or plan from the history a fleet service (vigil serve) keeps, http://host:port");
+      "--url", o.url,
+      "Or plan from the history a fleet service (vigil serve) keeps, http://host:port");
   history->excludes(url);
   url->excludes(history);
   c->add_option("--token-file", o.token_file, "--url: file holding the bearer token")

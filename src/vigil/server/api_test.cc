@@ -8,8 +8,8 @@
 
 #include "vigil/core/json.h"
 #include "vigil/eval/fleet_gen.h"
-#include "vigil/server/api_fixture.h"
 #include "vigil/select/history.h"
+#include "vigil/server/api_fixture.h"
 #include "vigil/server/dashboard.h"
 #include "vigil/server/selection.h"
 #include "vigil/store/sqlite_store.h"
@@ -228,12 +228,13 @@ TEST_F(ApiTest, IncidentsOfUploadedNodesAreStoredListedAndBadOnesNamed) {
             201);
   const std::string node = store_->Nodes({})->at(0).node;
   // JSON Lines, then one pretty-printed object, then an array.
-  Response r = Call("POST", "/api/v1/incidents",
-                    fmt::format("{{\"node\":\"{0}\",\"time\":1.7e9,\"kind\":\"GPU\","
-                                "\"cost_node_hours\":64,\"job\":\"j-1\"}}\n\n"
-                                "{{\"node\":\"{0}\",\"time\":\"2026-11-22T09:30:00Z\","
-                                "\"kind\":\"network\",\"cost_node_hours\":2,\"note\":\"NCCL timeout\"}}\n",
-                                node));
+  Response r =
+      Call("POST", "/api/v1/incidents",
+           fmt::format("{{\"node\":\"{0}\",\"time\":1.7e9,\"kind\":\"GPU\","
+                       "\"cost_node_hours\":64,\"job\":\"j-1\"}}\n\n"
+                       "{{\"node\":\"{0}\",\"time\":\"2026-11-22T09:30:00Z\","
+                       "\"kind\":\"network\",\"cost_node_hours\":2,\"note\":\"NCCL timeout\"}}\n",
+                       node));
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(Body(r)["ids"], Json::array({1, 2}));
   r = Call("POST", "/api/v1/incidents",

@@ -140,9 +140,9 @@ std::string SelectionSection(const FleetPage& p) {
   std::string body = "<h2>Validations the Selector plans</h2>";
   const Json& plan = p.selection;
   if (!plan.is_object() || !plan.contains("validations") || !plan["validations"].is_array()) {
-    return body + fmt::format("<p id=\"selection\">No plan: {}</p>",
-                              HtmlEscape(p.selection_note.empty() ? "none computed"
-                                                                  : p.selection_note));
+    return body +
+           fmt::format("<p id=\"selection\">No plan: {}</p>",
+                       HtmlEscape(p.selection_note.empty() ? "none computed" : p.selection_note));
   }
   const auto number = [](const Json& v, const char* field) {
     return v.contains(field) && v[field].is_number() ? v[field].get<double>() : std::nan("");

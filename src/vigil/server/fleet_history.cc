@@ -13,11 +13,11 @@
 
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
+#include "vigil/learned/criteria.h"
+#include "vigil/results/anatomy.h"
 #include "vigil/results/component.h"
 #include "vigil/results/document.h"
 #include "vigil/results/metric_key.h"
-#include "vigil/learned/criteria.h"
-#include "vigil/results/anatomy.h"
 #include "vigil/server/limits.h"
 
 namespace vigil::server {
@@ -63,12 +63,11 @@ Result<std::vector<select::BenchmarkRun>> BenchmarksOf(const store::Upload& u,
     Result<NodeResults> doc =
         ParseNodeResults(u.document, fmt::format("node {}'s upload {}", u.node, u.id));
     if (!doc.ok()) {
-      return Status::IoError(fmt::format("stored document no longer parses: {}",
-                                         doc.status().message()));
+      return Status::IoError(
+          fmt::format("stored document no longer parses: {}", doc.status().message()));
     }
     for (const BenchmarkRecord& b : doc->benchmarks) {
-      if (b.status == BenchStatus::kSkipped || !std::isfinite(b.duration_s) ||
-          b.duration_s < 0) {
+      if (b.status == BenchStatus::kSkipped || !std::isfinite(b.duration_s) || b.duration_s < 0) {
         continue;
       }
       measured.Add(b.name, b.duration_s);
@@ -78,8 +77,9 @@ Result<std::vector<select::BenchmarkRun>> BenchmarksOf(const store::Upload& u,
   }
   for (const auto& [key, value] : u.row.values) {
     const std::string name = BenchmarkOf(key);
-    if (name.empty() || std::any_of(out.begin(), out.end(),
-                                    [&](const select::BenchmarkRun& b) { return b.name == name; })) {
+    if (name.empty() || std::any_of(out.begin(), out.end(), [&](const select::BenchmarkRun& b) {
+          return b.name == name;
+        })) {
       continue;
     }
     out.push_back({name, std::nan("")});
@@ -108,9 +108,8 @@ std::vector<select::ValidationFinding> FindingsOf(const store::Upload& u,
         Ran(v, key->benchmark) ? key->benchmark : std::string(key->BenchmarkName());
     const bool defective =
         std::find(u.failing.begin(), u.failing.end(), component) != u.failing.end();
-    const bool named = std::any_of(out.begin(), out.end(), [&](const auto& x) {
-      return x.component == name;
-    });
+    const bool named =
+        std::any_of(out.begin(), out.end(), [&](const auto& x) { return x.component == name; });
     if (!defective || named || !Ran(v, benchmark)) continue;
     out.push_back({name, component.kind, benchmark});
   }
@@ -183,7 +182,8 @@ void FillUnmeasured(select::HistoryValidation& v, const MeasuredTimes& measured)
     if (std::isnan(b.seconds)) b.seconds = measured.Mean(b.name);
   }
   std::erase_if(v.benchmarks, [](const select::BenchmarkRun& b) { return std::isnan(b.seconds); });
-  std::erase_if(v.findings, [&](const select::ValidationFinding& f) { return !Ran(v, f.benchmark); });
+  std::erase_if(v.findings,
+                [&](const select::ValidationFinding& f) { return !Ran(v, f.benchmark); });
 }
 
 // Adds the validations of node `index` (its uploads, oldest first); the time of its first.

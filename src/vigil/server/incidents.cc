@@ -17,8 +17,8 @@
 namespace vigil::server {
 namespace {
 
-constexpr std::array<std::string_view, 6> kFields = {"node", "time",     "kind",
-                                                     "cost_node_hours", "job", "note"};
+constexpr std::array<std::string_view, 6> kFields = {"node", "time", "kind", "cost_node_hours",
+                                                     "job",  "note"};
 
 // Reads one incident object; `where` ("incidents:3" or "incidents: incident 2") starts each
 // error, followed by the field.

@@ -61,9 +61,10 @@ Result<select::SelectOptions> SelectionQuery(const std::map<std::string, std::st
   VIGIL_ASSIGN_OR_RETURN(o.cost_weight, Number(query, "cost_weight", o.cost_weight));
   // Validate names the CLI's flags; the query's names are these.
   if (Status s = select::Validate(o); !s.ok()) {
-    return Status::InvalidArgument(fmt::format("{} (as query parameters: horizon, budget, "
-                                                "max_time, max_share, cost_weight)",
-                                                s.message()));
+    return Status::InvalidArgument(
+        fmt::format("{} (as query parameters: horizon, budget, "
+                    "max_time, max_share, cost_weight)",
+                    s.message()));
   }
   return o;
 }

@@ -402,16 +402,16 @@ Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_v
   return alerts;
 }
 
-Result<std::vector<store::StoredIncident>> FleetService::IngestIncidents(
-    std::string_view body, std::string_view source) {
+Result<std::vector<store::StoredIncident>> FleetService::IngestIncidents(std::string_view body,
+                                                                         std::string_view source) {
   VIGIL_ASSIGN_OR_RETURN(std::vector<ParsedIncident> parsed, ParseIncidents(body, source));
   const double now = clock_.WallSeconds();
   std::vector<store::StoredIncident> incidents;
   for (ParsedIncident& p : parsed) {
     if (p.incident.time > now + kIncidentSkewS) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: time: {} is after the server's clock ({})", p.where, FormatUtc(p.incident.time),
-          FormatUtc(now)));
+      return Status::InvalidArgument(fmt::format("{}: time: {} is after the server's clock ({})",
+                                                 p.where, FormatUtc(p.incident.time),
+                                                 FormatUtc(now)));
     }
     const Result<store::NodeState> node = store_.Node(p.incident.node);
     if (!node.ok()) {

@@ -685,9 +685,7 @@ class SqliteStore final : public Store {
         "SELECT id, received, node, time, kind, cost_node_hours, job, note FROM incidents WHERE "
         "?1 = '' OR node = ?1 ORDER BY id DESC LIMIT ?2",
         "list incidents",
-        [&](Statement& st) {
-          st.Bind(1, filter.node).Bind(2, static_cast<int64_t>(filter.limit));
-        },
+        [&](Statement& st) { st.Bind(1, filter.node).Bind(2, static_cast<int64_t>(filter.limit)); },
         [&](const Statement& st) {
           out.push_back(StoredIncident{st.Int(0), st.Double(1), st.Text(2), st.Double(3),
                                        st.Text(4), st.Double(5), st.Text(6), st.Text(7)});

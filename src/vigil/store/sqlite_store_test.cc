@@ -91,7 +91,8 @@ TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsSti
   // summary line (and none of version 3's keys and retirements, version 4's typed rows or version
   // 5's remediation records).
   ExecRaw(path,
-          "DROP TABLE remediation; DROP TABLE incidents; DROP INDEX uploads_by_key; ALTER TABLE uploads DROP COLUMN "
+          "DROP TABLE remediation; DROP TABLE incidents; DROP INDEX uploads_by_key; ALTER TABLE "
+          "uploads DROP COLUMN "
           "idempotency_key; ALTER "
           "TABLE nodes DROP COLUMN retired; ALTER TABLE uploads DROP COLUMN document_codec; "
           "ALTER TABLE uploads DROP COLUMN row_values; UPDATE uploads SET document = 'plain "
@@ -121,7 +122,8 @@ TEST(SqliteStoreTest, VersionThreeRowsStillReadAndNewRowsAreTyped) {
   ExecRaw(path,
           "UPDATE uploads SET row = '{\"node\":\"old\",\"hardware\":\"8x H100\","
           "\"cpu-stream/triad_gbps\":1.5,\"gpu/x:0\":null}'; "
-          "ALTER TABLE uploads DROP COLUMN row_values; DROP TABLE remediation; DROP TABLE incidents; PRAGMA "
+          "ALTER TABLE uploads DROP COLUMN row_values; DROP TABLE remediation; DROP TABLE "
+          "incidents; PRAGMA "
           "user_version=3");
   auto store = MustOpen(path);
   std::vector<Upload> u = {MakeUpload("new", "healthy", 2)};

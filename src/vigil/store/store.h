@@ -173,8 +173,8 @@ class Store {
   // history stays readable, and its next upload brings it back. Retiring a retired node keeps
   // the first time. NotFound when it never uploaded.
   virtual Status RetireNode(std::string_view node, double when) = 0;
-  // Gives a node and its history (uploads and incidents) another name. NotFound when `from` never uploaded;
-  // InvalidArgument when `to` is a node already (retired or not).
+  // Gives a node and its history (uploads and incidents) another name. NotFound when `from` never
+  // uploaded; InvalidArgument when `to` is a node already (retired or not).
   virtual Status RenameNode(std::string_view from, std::string_view to) = 0;
 
   // Stores new criteria as the next version and returns it.
