@@ -506,6 +506,9 @@ TEST(ServeE2eTest, TheDashboardShowsTheWorstFirstAndWhy) {
                      "79</div></td>"),
             std::string::npos)
       << dom.substr(alerts, 1500);
+  // The Selector's panel: no incident posted yet, so no plan, and the page says why.
+  EXPECT_NE(dom.find("<p id=\"selection\">No plan: the history has no incident"), std::string::npos)
+      << dom.substr(dom.find("Validations the Selector plans"), 500);
   const std::vector<PageRow> rows = RowsOf(dom);
   ASSERT_EQ(rows.size(), 31u);
   EXPECT_EQ(rows[0].verdict, "defective");
@@ -556,6 +559,93 @@ TEST(ServeE2eTest, TheDashboardShowsTheWorstFirstAndWhy) {
   EXPECT_NE(dom.find(metric + " (GFLOPS)"), std::string::npos);
   EXPECT_NE(dom.find("class=\"band\""), std::string::npos);
   ExpectScreenshot(browser, dir, node_url, "dashboard-node.png");
+}
+
+// vigil select --url plans from the history a running service keeps: validations uploaded by
+// `vigil report`, incidents posted over HTTP; the plan is the one GET /api/v1/selection answers.
+TEST(ServeE2eTest, SelectPlansFromTheServicesHistory) {
+  TempDir dir;
+  ASSERT_TRUE(WriteFileAtomic(dir.File("token"), kToken).ok());
+  Server server(dir, dir.File("fleet.db"));
+  ASSERT_GT(server.port(), 0);
+  // Nothing uploaded yet: no history, said so, and no plan (exit 2).
+  ProcessResult r = RunVigil({"select", "--url", server.url()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no node in the fleet has uploaded"), std::string::npos) << r.err;
+
+  // Four nodes validated with the health suite; n2's root filesystem is full (defective).
+  for (const std::string node : {"n1", "n2", "n3", "n4"}) {
+    std::vector<std::string> run = {"run",      "--suite", "health",
+                                    "--node",   node,      "--scratch",
+                                    dir.path(), "--out",   dir.File(node + ".json")};
+    if (node == "n2") run.insert(run.begin() + 3, {"--set", "host-health.min_free=16T"});
+    r = RunVigil(run);
+    ASSERT_LE(r.exit_code, 1) << r.err;
+    r = RunVigil({"report", dir.File(node + ".json"), "--report", server.url(), "--token-file",
+                  dir.File("token")});
+    ASSERT_LE(r.exit_code, 1) << r.out << r.err;
+  }
+  httplib::Client c("127.0.0.1", server.port());
+  // After the validations (a second's clock reads earlier than their fractional receipt times,
+  // and an incident at a node's first record opens the window the risk model counts from).
+  const double now = static_cast<double>(std::time(nullptr)) + 2;
+  const std::string incidents = fmt::format(
+      "{{\"node\":\"n2\",\"time\":{},\"kind\":\"filesystem\",\"cost_node_hours\":12,"
+      "\"job\":\"train-7\"}}\n"
+      "{{\"node\":\"n4\",\"time\":{},\"kind\":\"software\",\"cost_node_hours\":3}}\n",
+      now, now);
+  auto res = c.Post("/api/v1/incidents", incidents, "application/x-ndjson");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);  // a write: the token is needed
+  res = c.Post("/api/v1/incidents", Auth(), incidents, "application/x-ndjson");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  res = c.Post("/api/v1/incidents", Auth(),
+               "{\"node\":\"n9\",\"time\":1,\"kind\":\"GPU\",\"cost_node_hours\":1}",
+               "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404) << res->body;
+  EXPECT_EQ(GetJson(server.port(), "/api/v1/incidents?node=n2")["count"], 1);
+
+  r = RunVigil({"select", "--url", server.url(), "--horizon", "7d", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Result<Json> local = ParseJson(r.out, "select --url");
+  ASSERT_TRUE(local.ok()) << local.status().message();
+  ASSERT_TRUE((*local)["validations"].is_array()) << r.out;
+  const Json served = GetJson(server.port(), "/api/v1/selection?horizon=7d");
+  ASSERT_TRUE(served.is_object());
+  // The same history planned in two places a moment apart (each up to its own "now"): the same
+  // kind of model and the same suite, learned from the same validations and incidents.
+  EXPECT_EQ((*local)["model"]["kind"], served["model"]["kind"]);
+  EXPECT_EQ((*local)["model"]["mean_incident_node_hours"], 7.5);
+  EXPECT_EQ(served["model"]["mean_incident_node_hours"], 7.5);
+  EXPECT_EQ((*local)["suite"], served["suite"]);
+  ASSERT_FALSE(served["suite"].empty()) << served.dump();
+  r = RunVigil({"select", "--url", server.url()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 nodes; risk model:"), std::string::npos) << r.out;
+  // The dashboard's panel lists the same planned nodes as the service's plan.
+  res = c.Get("/");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  const Json plan = GetJson(server.port(), "/api/v1/selection");
+  for (const Json& v : plan["validations"]) {
+    const std::string node = v["node"].get<std::string>();
+    EXPECT_NE(res->body.find("<tr class=\"planned\"><td><a href=\"/nodes/" + node + "\">"),
+              std::string::npos)
+        << node << ": " << res->body;
+  }
+  EXPECT_NE(
+      res->body.find(fmt::format("{} of {} nodes whose validation pays", plan["validations"].size(),
+                                 plan["candidates"].get<int64_t>())),
+      std::string::npos);
+
+  // --url and --history together, and a server that is not there.
+  r = RunVigil({"select", "--url", server.url(), "--history", dir.File("n1.json")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = RunVigil({"select", "--url", "http://127.0.0.1:1"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("cannot reach the server"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "vigil/core/json.h"
 #include "vigil/core/text_table.h"
 #include "vigil/select/selector.h"
+#include "vigil/server/client.h"
 
 namespace vigil::cli {
 namespace {
@@ -27,8 +28,16 @@ std::string Benchmarks(const select::Selection& s, const select::PlannedValidati
 CLI::App* SetupSelect(CLI::App& app, SelectCommandOptions& o) {
   CLI::App* c = app.add_subcommand(
       "select", "Plan validations from the fleet's history: which nodes, which benchmarks, why");
-  c->add_option("--history", o.history, "The fleet's history: a file or a directory of *.jsonl")
-      ->required();
+  CLI::Option* history = c->add_option("--history", o.history,
+                                       "The fleet's history: a file or a directory of *.jsonl");
+  CLI::Option* url = c->add_option(
+      "--url", o.url,
+      "Or plan from the history a fleet service (vigil serve) keeps, http://host:port");
+  history->excludes(url);
+  url->excludes(history);
+  c->add_option("--token-file", o.token_file, "--url: file holding the bearer token")
+      ->check(CLI::ExistingFile);
+  AddTlsClientFlags(*c, "--url", o.tls);
   c->add_option("--horizon", o.horizon, "Interval the expected penalty is counted over")
       ->capture_default_str();
   c->add_option("--budget", o.budget, "Validation node-hours the plan may spend (0: no limit)")
@@ -54,7 +63,12 @@ CommandResult RunSelect(const SelectCommandOptions& o) {
   options.max_share = o.max_share;
   options.cost_weight = o.cost_weight;
   VIGIL_RETURN_IF_ERROR(select::Validate(options));
-  VIGIL_ASSIGN_OR_RETURN(const select::History history, select::ReadHistoryPath(o.history));
+  if (o.history.empty() == o.url.empty()) {
+    return Status::InvalidArgument("select: give --history FILE|DIR or --url URL");
+  }
+  VIGIL_ASSIGN_OR_RETURN(const select::History history,
+                         o.url.empty() ? select::ReadHistoryPath(o.history)
+                                       : server::FetchFleetHistory(o.url, o.token_file, o.tls));
   VIGIL_ASSIGN_OR_RETURN(const select::Selection s, select::SelectFromHistory(history, options));
   if (o.json) {
     fmt::print("{}\n", DumpJson(select::SelectionToJson(s, history), 2));

@@ -351,6 +351,19 @@ Response Api::Route(const Request& req, std::string& route) {
     if (get) return GetAlerts(req);
     return write([&] { return PostAlerts(req); });
   }
+  if (rest == "incidents") {
+    route = "/api/v1/incidents";
+    if (get) return GetIncidents(req);
+    return write([&] { return PostIncidents(req); });
+  }
+  if (rest == "history") {
+    route = "/api/v1/history";
+    return get ? GetHistory() : MethodNotAllowed("GET");
+  }
+  if (rest == "selection") {
+    route = "/api/v1/selection";
+    return get ? GetSelection(req) : MethodNotAllowed("GET");
+  }
   return ErrorResponse(404, fmt::format("no endpoint {}", Quote(path)));
 }
 
@@ -521,6 +534,62 @@ Response Api::GetAlerts(const Request& req) {
   return r;
 }
 
+Response Api::PostIncidents(const Request& req) {
+  Result<std::vector<store::StoredIncident>> stored =
+      service_.IngestIncidents(req.body, "incidents");
+  if (!stored.ok()) return StatusResponse(stored.status());
+  Json ids = Json::array();
+  for (const store::StoredIncident& i : *stored) ids.push_back(i.id);
+  return JsonResponse(Json{{"stored", stored->size()}, {"ids", std::move(ids)}}, 201);
+}
+
+Response Api::GetIncidents(const Request& req) {
+  Result<size_t> limit = LimitParam(req, 1000, 100000);
+  if (!limit.ok()) return StatusResponse(limit.status());
+  Result<std::vector<store::StoredIncident>> incidents =
+      service_.store().Incidents({Param(req, "node"), *limit});
+  if (!incidents.ok()) return StatusResponse(incidents.status());
+  Json list = Json::array();
+  for (const store::StoredIncident& i : *incidents) {
+    list.push_back(Json{{"id", i.id},
+                        {"received", FormatUtc(i.received)},
+                        {"node", i.node},
+                        {"time", i.time},
+                        {"kind", i.kind},
+                        {"cost_node_hours", i.cost_node_hours},
+                        {"job", i.job},
+                        {"note", i.note}});
+  }
+  return JsonResponse(Json{{"count", list.size()}, {"incidents", std::move(list)}});
+}
+
+Response Api::GetHistory() {
+  Result<std::string> text = FleetHistoryJsonl(service_);
+  // An empty fleet has no history the format can hold (it needs a node).
+  if (!text.ok() && text.status().code() == StatusCode::kInvalidArgument) {
+    return ErrorResponse(409, text.status().message());
+  }
+  if (!text.ok()) return StatusResponse(text.status());
+  Response r;
+  r.content_type = "application/x-ndjson";
+  r.body = std::move(text).value();
+  return r;
+}
+
+Response Api::GetSelection(const Request& req) {
+  Result<select::SelectOptions> options = SelectionQuery(req.query);
+  if (!options.ok()) return StatusResponse(options.status());
+  Result<std::string> plan = selection_.Answer(*options);
+  // A history the Selector cannot plan from is the fleet's state, not a bad request.
+  if (!plan.ok() && plan.status().code() == StatusCode::kInvalidArgument) {
+    return ErrorResponse(409, plan.status().message());
+  }
+  if (!plan.ok()) return StatusResponse(plan.status());
+  Response r;
+  r.body = std::move(plan).value();
+  return r;
+}
+
 Response Api::GetRemediation(const Request& req) {
   Result<size_t> limit = LimitParam(req, 100, 10000);
   if (!limit.ok()) return StatusResponse(limit.status());
@@ -688,6 +757,13 @@ Response Api::FleetPage(const Request& req) {
   const std::shared_ptr<const ActiveCriteria> active = service_.criteria();
   page.criteria_version = active ? active->version : 0;
   page.now = service_.clock().WallSeconds();
+  // The plan at the default options, as GET /api/v1/selection answers it (cached alike).
+  if (Result<std::string> plan = selection_.Answer(select::SelectOptions{}); plan.ok()) {
+    Result<Json> json = ParseJson(*plan, "selection");
+    if (json.ok()) page.selection = std::move(json).value();
+  } else {
+    page.selection_note = plan.status().message();
+  }
   if (remediate::Remediator* r = service_.remediator()) {
     page.remediation = r->Snapshot();
     Result<std::vector<remediate::AuditRecord>> actions =

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "vigil/core/mutex.h"
+#include "vigil/server/selection.h"
 #include "vigil/server/service.h"
 
 namespace vigil::server {
@@ -97,6 +98,10 @@ class Api {
   Response GetCriteria();
   Response PostAlerts(const Request& request);
   Response GetAlerts(const Request& request);
+  Response PostIncidents(const Request& request);
+  Response GetIncidents(const Request& request);
+  Response GetHistory();
+  Response GetSelection(const Request& request);
   Response GetNetwork();
   Response GetRemediation(const Request& request);
   Response ResetRemediation();
@@ -112,6 +117,7 @@ class Api {
   std::map<std::pair<std::string, int>, int64_t> counts_ GUARDED_BY(counts_mu_);
   std::map<std::string, int64_t> auth_failures_ GUARDED_BY(counts_mu_);  // reason -> count
   ConnectionCounters connections_;
+  SelectionCache selection_{service_};
 };
 
 }  // namespace vigil::server

@@ -8,8 +8,10 @@
 
 #include "vigil/core/json.h"
 #include "vigil/eval/fleet_gen.h"
+#include "vigil/select/history.h"
 #include "vigil/server/api_fixture.h"
 #include "vigil/server/dashboard.h"
+#include "vigil/server/selection.h"
 #include "vigil/store/sqlite_store.h"
 #include "vigil/testing/healthy_fleet.h"
 #include "vigil/testing/temp_dir.h"
@@ -182,6 +184,13 @@ TEST_F(ApiTest, BadRequestsGetTheRightStatusAndAJsonError) {
       {"POST", "/api/v1/criteria/learn", "", {}, 409, "nothing to learn from"},
       {"POST", "/api/v1/alerts", "{\"machine\": \"m\"}", {}, 400, "kind: missing"},
       {"GET", "/nodes/nobody", "", {}, 404, "no node"},
+      {"GET", "/api/v1/history", "", {}, 409, "no node in the fleet has uploaded"},
+      {"GET", "/api/v1/selection", "", {}, 409, "no node in the fleet has uploaded"},
+      {"GET", "/api/v1/selection", "", {{"max_share", "2"}}, 400, "max_share"},
+      {"GET", "/api/v1/selection", "", {{"horizon", "soon"}}, 400, "horizon"},
+      {"GET", "/api/v1/selection", "", {{"budget", "1e400"}}, 400, "budget"},
+      {"GET", "/api/v1/selection", "", {{"top", "3"}}, 400, "top: unknown parameter"},
+      {"POST", "/api/v1/selection", "", {}, 405, "use GET"},
   };
   for (const auto& c : cases) {
     const Response r = Call(c.method, c.path, c.body, c.query);
@@ -212,6 +221,195 @@ TEST_F(ApiTest, AlertsAreStoredAndListed) {
   EXPECT_EQ(Body(r)["alerts"][0]["kind"], "missing");
   EXPECT_EQ(Body(r)["alerts"][1]["rule"], "xid 79");
   EXPECT_EQ(service_->counters().alerts.load(), 3);
+}
+
+TEST_F(ApiTest, IncidentsOfUploadedNodesAreStoredListedAndBadOnesNamed) {
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(testing::HealthyFleet(3))).status,
+            201);
+  const std::string node = store_->Nodes({})->at(0).node;
+  // JSON Lines, then one pretty-printed object, then an array.
+  Response r =
+      Call("POST", "/api/v1/incidents",
+           fmt::format("{{\"node\":\"{0}\",\"time\":1.7e9,\"kind\":\"GPU\","
+                       "\"cost_node_hours\":64,\"job\":\"j-1\"}}\n\n"
+                       "{{\"node\":\"{0}\",\"time\":\"2026-11-22T09:30:00Z\","
+                       "\"kind\":\"network\",\"cost_node_hours\":2,\"note\":\"NCCL timeout\"}}\n",
+                       node));
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["ids"], Json::array({1, 2}));
+  r = Call("POST", "/api/v1/incidents",
+           fmt::format("{{\n  \"node\": \"{}\",\n  \"time\": 1.75e9,\n  \"kind\": \"HBM\",\n"
+                       "  \"cost_node_hours\": 0.5\n}}\n",
+                       node));
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Call("GET", "/api/v1/incidents", "", {{"node", node}, {"limit", "2"}}, false);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json listed = Body(r);
+  ASSERT_EQ(listed["count"], 2);
+  EXPECT_EQ(listed["incidents"][0]["kind"], "HBM");
+  EXPECT_EQ(listed["incidents"][1]["note"], "NCCL timeout");
+  EXPECT_EQ(listed["incidents"][1]["time"], 1795339800.0);
+  EXPECT_EQ(listed["incidents"][1]["received"], FormatUtc(1.8e9));
+  EXPECT_EQ(Body(Call("GET", "/api/v1/incidents", "", {{"node", "other"}}, false))["count"], 0);
+
+  const struct {
+    std::string body;
+    int status;
+    std::string message;
+  } bad[] = {
+      {"", 400, "incidents: no incident"},
+      {"{\"node\":\"nobody\",\"time\":1,\"kind\":\"GPU\",\"cost_node_hours\":1}", 404,
+       "incidents:1: node: no node \"nobody\""},
+      {fmt::format("\n{{\"node\":\"{}\",\"time\":1,\"kind\":\"GPU\",\"cost_node_hours\":-1}}",
+                   node),
+       400, "incidents:2: cost_node_hours: expected a finite number >= 0"},
+      {fmt::format("[{{\"node\":\"{}\",\"time\":\"yesterday\",\"kind\":\"GPU\","
+                   "\"cost_node_hours\":1}}]",
+                   node),
+       400, "incidents: incident 1: time: expected ISO 8601"},
+      {fmt::format("{{\"node\":\"{}\",\"time\":1.9e9,\"kind\":\"GPU\",\"cost_node_hours\":1}}",
+                   node),
+       400, "time: 2030-"},
+      {"{\"node\":\"a\",\"time\":1,\"kind\":\"GPU\",\"cost\":1}", 400,
+       "incidents:1: cost: unknown field"},
+      {"{\"node\":\"a\",\"time\":1,\"kind\":\"GPU\",\"cost_node_hours\":1}\n{\"node\":", 400,
+       "incidents:2"},
+  };
+  for (const auto& c : bad) {
+    r = Call("POST", "/api/v1/incidents", c.body);
+    EXPECT_EQ(r.status, c.status) << c.body << ": " << r.body;
+    EXPECT_NE(Body(r)["error"].get<std::string>().find(c.message), std::string::npos)
+        << c.body << ": " << r.body;
+  }
+  // Writes need the token, as every write does; nothing of the rejected bodies was stored.
+  EXPECT_EQ(Call("POST", "/api/v1/incidents", "{}", {}, false).status, 401);
+  EXPECT_EQ(Body(Call("GET", "/api/v1/incidents", "", {}, false))["count"], 3);
+}
+
+// The fleet's history from the store reads back with select's reader as what was put in: nodes
+// with their class, each upload a validation (a document's benchmarks with their measured times,
+// summary lines with the fleet's mean times), the defective component with its benchmark, the
+// incidents and the alerts.
+TEST_F(ApiTest, TheFleetsHistoryReadsBackAsWhatWasPutIn) {
+  std::vector<FleetRow> rows = testing::HealthyFleet(30);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
+  ASSERT_EQ(Call("POST", "/api/v1/criteria/learn").status, 201);
+  clock_.Advance(3600);
+  FleetRow slow = rows[3];
+  for (auto& [key, value] : slow.values) {
+    if (key.find("gemm") != std::string::npos && key.ends_with(":5")) value *= 0.7;
+  }
+  NodeResults doc = eval::NodeDocumentOf(slow, 3, 7);
+  for (size_t b = 0; b < doc.benchmarks.size(); ++b) doc.benchmarks[b].duration_s = 10.0 * (b + 1);
+  Response r = Call("POST", "/api/v1/results", DumpJson(ToJson(doc)));
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_EQ(Body(r)["results"][0]["failing"], Json::array({"GPU 5"}));
+  clock_.Advance(60);
+  const std::string node = rows[3].node;
+  ASSERT_EQ(Call("POST", "/api/v1/incidents",
+                 fmt::format("{{\"node\":\"{}\",\"time\":{},\"kind\":\"GPU\","
+                             "\"cost_node_hours\":48,\"job\":\"train-1\"}}",
+                             node, clock_.WallSeconds() - 30))
+                .status,
+            201);
+  ASSERT_EQ(Call("POST", "/api/v1/alerts",
+                 fmt::format("{{\"machine\":\"{}\",\"kind\":\"rule\",\"rule\":\"xid 79\","
+                             "\"component\":\"gpu5\",\"detected\":{}}}",
+                             node, clock_.WallSeconds() - 10))
+                .status,
+            201);
+
+  r = Call("GET", "/api/v1/history", "", {}, false);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/x-ndjson");
+  const Result<select::History> parsed = select::ParseHistory(r.body, "history");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  const select::History& h = *parsed;
+  EXPECT_EQ(select::HistoryToJsonl(h), r.body);  // nothing lost or changed on the way
+  ASSERT_EQ(h.nodes.size(), 30u);
+  EXPECT_EQ(h.nodes[0].node_class, rows[0].hardware);
+  EXPECT_EQ(h.nodes[0].joined_s, 1.8e9);
+  EXPECT_EQ(h.end_s, clock_.WallSeconds());
+  ASSERT_EQ(h.validations.size(), 31u);
+  const select::HistoryValidation& last = h.validations.back();
+  EXPECT_EQ(h.nodes[static_cast<size_t>(last.node)].name, node);
+  EXPECT_EQ(last.time_s, 1.8e9 + 3600);
+  ASSERT_EQ(last.benchmarks.size(), doc.benchmarks.size());
+  for (size_t b = 0; b < doc.benchmarks.size(); ++b) {
+    EXPECT_EQ(last.benchmarks[b].name, doc.benchmarks[b].name);
+    EXPECT_EQ(last.benchmarks[b].seconds, 10.0 * (b + 1));
+  }
+  // Judged by version 1: GPU 5's GEMM at 70% is past its limit, and the margin says so.
+  const auto gpu = std::find_if(last.margins.begin(), last.margins.end(),
+                                [](const auto& m) { return m.first == "GPU"; });
+  ASSERT_NE(gpu, last.margins.end());
+  EXPECT_LE(gpu->second, 0);
+  ASSERT_EQ(last.findings.size(), 1u);
+  EXPECT_EQ(last.findings[0].component, "GPU 5");
+  EXPECT_EQ(last.findings[0].kind, "GPU");
+  EXPECT_NE(last.findings[0].benchmark.find("gemm"), std::string::npos);
+  // A summary line's benchmarks were not timed: each gets the time measured in the document.
+  const select::HistoryValidation& first = h.validations.front();
+  ASSERT_FALSE(first.benchmarks.empty());
+  for (const select::BenchmarkRun& b : first.benchmarks) {
+    const auto in_doc = std::find_if(last.benchmarks.begin(), last.benchmarks.end(),
+                                     [&](const auto& d) { return d.name == b.name; });
+    ASSERT_NE(in_doc, last.benchmarks.end()) << b.name;
+    EXPECT_EQ(b.seconds, in_doc->seconds);
+  }
+  EXPECT_TRUE(first.findings.empty());
+  EXPECT_FALSE(first.margins.empty());  // judged again by the learn, as the node's latest then
+  ASSERT_EQ(h.incidents.size(), 1u);
+  EXPECT_EQ(h.nodes[static_cast<size_t>(h.incidents[0].node)].name, node);
+  EXPECT_EQ(h.incidents[0].kind, "GPU");
+  EXPECT_EQ(h.incidents[0].cost_node_hours, 48);
+  EXPECT_EQ(h.incidents[0].time_s, clock_.WallSeconds() - 30);
+  ASSERT_EQ(h.alerts.size(), 1u);
+  EXPECT_EQ(h.alerts[0].kind, "GPU");
+  EXPECT_EQ(h.alerts[0].time_s, clock_.WallSeconds() - 10);
+
+  // The selection is planned from that history, as `vigil select --json` prints it.
+  r = Call("GET", "/api/v1/selection", "", {{"horizon", "7d"}, {"max_share", "0.1"}}, false);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Result<select::Selection> local =
+      select::SelectFromHistory(h, *SelectionQuery({{"horizon", "7d"}, {"max_share", "0.1"}}));
+  ASSERT_TRUE(local.ok()) << local.status().message();
+  EXPECT_EQ(Body(r), select::SelectionToJson(*local, h));
+}
+
+// The selection is computed again only when the service wrote to the store or other options are
+// asked for.
+TEST_F(ApiTest, TheSelectionIsCachedUntilTheStoreChanges) {
+  std::vector<FleetRow> rows = testing::HealthyFleet(10);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string doc = DumpJson(ToJson(eval::NodeDocumentOf(rows[i], 3, i)));
+    ASSERT_EQ(Call("POST", "/api/v1/results", doc).status, 201);
+  }
+  clock_.Advance(86400);
+  // Validations but no incident: nothing to price a plan with, and the Selector says so.
+  Response r = Call("GET", "/api/v1/selection", "", {}, false);
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_NE(Body(r)["error"].get<std::string>().find("no incident"), std::string::npos) << r.body;
+  ASSERT_EQ(Call("POST", "/api/v1/incidents",
+                 fmt::format("{{\"node\":\"{}\",\"time\":{},\"kind\":\"GPU\","
+                             "\"cost_node_hours\":8}}",
+                             rows[1].node, clock_.WallSeconds() - 3600))
+                .status,
+            201);
+  SelectionCache cache(*service_);
+  const select::SelectOptions defaults = *SelectionQuery({});
+  const Result<std::string> first = cache.Answer(defaults);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  clock_.Advance(60);
+  EXPECT_EQ(*cache.Answer(defaults), *first);
+  EXPECT_EQ(cache.computed(), 1);
+  ASSERT_TRUE(cache.Answer(*SelectionQuery({{"budget", "2"}})).ok());
+  EXPECT_EQ(cache.computed(), 2);
+  ASSERT_TRUE(cache.Answer(*SelectionQuery({{"budget", "2"}})).ok());
+  EXPECT_EQ(cache.computed(), 2);
+  ASSERT_EQ(Call("POST", "/api/v1/results", FormatFleetRow(NextRun(rows[2]))).status, 201);
+  ASSERT_TRUE(cache.Answer(*SelectionQuery({{"budget", "2"}})).ok());
+  EXPECT_EQ(cache.computed(), 3);
 }
 
 TEST_F(ApiTest, MetricsExportVerdictsAgesFindingsAndCounters) {

@@ -104,6 +104,14 @@ Result<UploadVerdict> ReportClient::NodeVerdict(std::string_view node) {
   return v;
 }
 
+Result<std::string> ReportClient::History() {
+  httplib::Result res = client_->Get(prefix_ + "/api/v1/history", AuthHeaders(token_));
+  if (res && res->status == 200) return std::move(res->body);
+  // Unreachable, or an error answer: Answer says which.
+  VIGIL_RETURN_IF_ERROR(Answer(res, url_, "history").status());
+  return Status::Unavailable(fmt::format("{}: history: unexpected answer {}", url_, res->status));
+}
+
 std::vector<UploadVerdict> VerdictsOf(const Json& answer) {
   std::vector<UploadVerdict> out;
   if (!answer.is_object() || !answer.contains("results") || !answer["results"].is_array()) {
@@ -144,6 +152,14 @@ Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
     VIGIL_ASSIGN_OR_RETURN(token, ReadToken(token_file));
   }
   return ReportClient::Create(url, std::move(token), timeout_s, tls);
+}
+
+Result<select::History> FetchFleetHistory(const std::string& url, const std::string& token_file,
+                                          const telemetry::TlsClientOptions& tls) {
+  VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<ReportClient> client,
+                         ReporterOf(url, token_file, tls));
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, client->History());
+  return select::ParseHistory(text, url);
 }
 
 Result<std::string> SpoolDocument(const std::string& dir, std::string_view node, double now,

@@ -12,6 +12,7 @@
 #include "vigil/core/env.h"
 #include "vigil/core/json.h"
 #include "vigil/core/status.h"
+#include "vigil/select/history.h"
 #include "vigil/telemetry/http_client.h"
 
 namespace httplib {
@@ -60,6 +61,10 @@ class ReportClient final : public Reporter {
   // The latest verdict of `node` (GET /api/v1/nodes/{node}). NotFound when the service holds no
   // upload of it; otherwise errors as Upload's.
   Result<UploadVerdict> NodeVerdict(std::string_view node);
+  // The fleet's history as JSON Lines (GET /api/v1/history, select's history format): `vigil
+  // select --url`. InvalidArgument with the server's message when it has none (409: no node has
+  // uploaded); otherwise errors as Upload's.
+  Result<std::string> History();
 
  private:
   ReportClient(std::string url, std::string prefix, std::string token,
@@ -82,6 +87,12 @@ Result<std::unique_ptr<ReportClient>> ReporterOf(const std::string& url,
                                                  const std::string& token_file,
                                                  const telemetry::TlsClientOptions& tls = {},
                                                  double timeout_s = 30);
+
+// The history of the fleet service at `url` (ReportClient::History), read as select reads a
+// history file (the URL names it in errors): `vigil select --url`. Errors: ReporterOf's,
+// History's, select::ParseHistory's.
+Result<select::History> FetchFleetHistory(const std::string& url, const std::string& token_file,
+                                          const telemetry::TlsClientOptions& tls = {});
 
 // Keeps a document in the spool directory (made if missing) under a name that sorts by time:
 // "<stamp>-<node>.json", or "<stamp>-<node>-<n>.json" (n = 2, 3, ...) when that is taken: a

@@ -134,6 +134,51 @@ std::string AlertsSection(const std::vector<store::StoredAlert>& alerts) {
   return body + "</tbody></table>";
 }
 
+// The Selector's plan: each validation to run now, the benchmarks, why the node and what it is
+// expected to save. A missing or malformed field shows as "-" (the plan is the server's own).
+std::string SelectionSection(const FleetPage& p) {
+  std::string body = "<h2>Validations the Selector plans</h2>";
+  const Json& plan = p.selection;
+  if (!plan.is_object() || !plan.contains("validations") || !plan["validations"].is_array()) {
+    return body +
+           fmt::format("<p id=\"selection\">No plan: {}</p>",
+                       HtmlEscape(p.selection_note.empty() ? "none computed" : p.selection_note));
+  }
+  const auto number = [](const Json& v, const char* field) {
+    return v.contains(field) && v[field].is_number() ? v[field].get<double>() : std::nan("");
+  };
+  const auto text = [](const Json& v, const char* field) {
+    return v.contains(field) && v[field].is_string() ? v[field].get<std::string>() : "-";
+  };
+  const Json& validations = plan["validations"];
+  const std::string kind = plan.contains("model") && plan["model"].is_object()
+                               ? text(plan["model"], "kind")
+                               : std::string("-");
+  fmt::format_to(std::back_inserter(body),
+                 "<p>{} of {} nodes whose validation pays, planned with the {} risk model, as of "
+                 "{} (<a href=\"/api/v1/selection\">JSON</a>).</p>",
+                 validations.size(), static_cast<int64_t>(number(plan, "candidates")),
+                 HtmlEscape(kind), FormatUtc(number(plan, "at")));
+  if (validations.empty()) return body + "<p id=\"selection\">No validation pays now.</p>";
+  body +=
+      "<table id=\"selection\"><thead><tr><th>Node</th><th>Benchmarks</th><th>Why</th>"
+      "<th>P(incident)</th><th>Expected benefit (node-hours)</th></tr></thead><tbody>";
+  for (const Json& v : validations) {
+    if (!v.is_object()) continue;
+    std::string benchmarks;
+    for (const Json& b : v.value("benchmarks", Json::array())) {
+      if (b.is_string()) benchmarks += (benchmarks.empty() ? "" : ", ") + b.get<std::string>();
+    }
+    fmt::format_to(std::back_inserter(body),
+                   "<tr class=\"planned\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} "
+                   "averted for {} spent: {} net</td></tr>",
+                   NodeLink(text(v, "node")), HtmlEscape(benchmarks), HtmlEscape(text(v, "why")),
+                   Percent(number(v, "probability")), Readable(number(v, "averted_node_hours")),
+                   Readable(number(v, "cost_node_hours")), Readable(number(v, "net_node_hours")));
+  }
+  return body + "</tbody></table>";
+}
+
 std::string SearchForm(const FleetQuery& q) {
   std::string hidden;
   if (q.filter.verdict) {
@@ -590,7 +635,7 @@ std::string RenderFleetPage(const FleetPage& p) {
         q.filter.verdict ? VerdictName(*q.filter.verdict) : "", HtmlEscape(q.filter.hardware),
         q.search.empty() ? "" : " matching " + HtmlEscape(Quote(q.search)));
   }
-  body += PageLinks(q, p.ranking) + NodesTable(p) + RemediationSection(p);
+  body += PageLinks(q, p.ranking) + NodesTable(p) + SelectionSection(p) + RemediationSection(p);
   const std::string head =
       p.refresh > 0 ? fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">", p.refresh) : "";
   return Page("Vigil fleet", body, head);

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/core/json.h"
 #include "vigil/server/fleet_state.h"
 #include "vigil/server/service.h"
 #include "vigil/store/store.h"
@@ -26,11 +27,16 @@ struct FleetPage {
   // Remediation's state and its newest records; none when remediation is off.
   std::optional<remediate::RemediationStatus> remediation;
   std::vector<remediate::AuditRecord> actions;
+  // The Selector's plan at its default options (GET /api/v1/selection's JSON), or null with
+  // `selection_note` saying why there is none.
+  Json selection;
+  std::string selection_note;
 };
 
 // The detector alerts (machine, rule, component, evidence), then the nodes of the page worst first
 // (WorseFirst) with how much of its healthy band each one's nearest value uses, a search form,
-// links to the other pages, and remediation's state.
+// links to the other pages, the validations the Selector plans (node, benchmarks, why, expected
+// benefit), and remediation's state.
 std::string RenderFleetPage(const FleetPage& page);
 
 struct NodePage {

@@ -117,6 +117,37 @@ TEST(DashboardTest, AlertsComeFirstWithTheirRuleComponentAndEvidence) {
   EXPECT_NE(html.find("No node matches."), std::string::npos);
 }
 
+TEST(DashboardTest, TheSelectorsPlanListsNodeBenchmarksWhyAndBenefitEscaped) {
+  FleetPage p = PageOf({}, 0, 0, 0);
+  p.selection_note = "the history has no incident: no incident penalty can be learned from it";
+  std::string html = RenderFleetPage(p);
+  EXPECT_NE(html.find("<p id=\"selection\">No plan: the history has no incident"),
+            std::string::npos)
+      << html;
+
+  p.selection = *ParseJson(R"({"at": 1800000000, "candidates": 3, "model": {"kind": "cox"},
+      "validations": [{"node": "<b>n7</b>", "benchmarks": ["gemm-flops", "nccl-bw:ib"],
+      "probability": 0.25, "averted_node_hours": 6.5, "cost_node_hours": 0.5,
+      "net_node_hours": 6, "why": "days_since_validation x2.1"}]})",
+                           "plan");
+  html = RenderFleetPage(p);
+  const size_t table = html.find("<table id=\"selection\">");
+  ASSERT_NE(table, std::string::npos) << html;
+  EXPECT_LT(html.find("id=\"nodes\""), table);
+  EXPECT_NE(html.find("1 of 3 nodes whose validation pays, planned with the cox risk model, as of "
+                      "2027-01-15T08:00:00.000Z"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td><a href=\"/nodes/%3Cb%3En7%3C%2Fb%3E\">&lt;b&gt;n7&lt;/b&gt;</a></td>"
+                      "<td>gemm-flops, nccl-bw:ib</td><td>days_since_validation x2.1</td>"
+                      "<td>25%</td><td>6.5 averted for 0.5 spent: 6 net</td>"),
+            std::string::npos)
+      << html;
+
+  p.selection = *ParseJson(R"({"at": 1800000000, "candidates": 0, "validations": []})", "plan");
+  EXPECT_NE(RenderFleetPage(p).find("No validation pays now."), std::string::npos);
+}
+
 TEST(DashboardTest, TheNodePageShowsEveryFindingWithUnitsAndEscapesIt) {
   learned::Finding low;
   low.component = ParseComponent("GPU 3");

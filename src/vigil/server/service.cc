@@ -19,6 +19,7 @@
 #include "vigil/learned/judge.h"
 #include "vigil/learned/learn.h"
 #include "vigil/results/summary.h"
+#include "vigil/server/incidents.h"
 #include "vigil/server/upload.h"
 
 namespace vigil::server {
@@ -261,6 +262,7 @@ Result<std::vector<store::Upload>> FleetService::Ingest(std::string_view body,
     uploads.push_back(std::move(u));
   }
   VIGIL_RETURN_IF_ERROR(store_.PutUploads(uploads));
+  Changed();
   for (const store::Upload& u : uploads) {
     if (u.repeated) continue;
     fleet_.Uploaded(u);
@@ -336,6 +338,7 @@ Result<LearnReport> FleetService::Learn() {
     VIGIL_ASSIGN_OR_RETURN(const std::vector<store::Upload> latest, store_.LatestUploads());
     const std::vector<store::VerdictUpdate> verdicts = JudgedAgain(*active, latest);
     VIGIL_RETURN_IF_ERROR(store_.PutVerdicts(verdicts));
+    Changed();
     report.rejudged = static_cast<int64_t>(verdicts.size());
     for (size_t i = 0; i < verdicts.size(); ++i) {
       report.changed += verdicts[i].verdict != latest[i].verdict;
@@ -355,12 +358,14 @@ Result<LearnReport> FleetService::Learn() {
 Status FleetService::Retire(std::string_view node) {
   const double now = clock_.WallSeconds();
   VIGIL_RETURN_IF_ERROR(store_.RetireNode(node, now));
+  Changed();
   fleet_.Retired(node, now);
   return Status::Ok();
 }
 
 Status FleetService::Rename(std::string_view from, std::string_view to) {
   VIGIL_RETURN_IF_ERROR(store_.RenameNode(from, to));
+  Changed();
   fleet_.Renamed(from, to);
   return Status::Ok();
 }
@@ -384,6 +389,7 @@ Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_v
                                         DumpJson(detect::AlertToJson(a))});
   }
   VIGIL_RETURN_IF_ERROR(store_.PutAlerts(alerts));
+  Changed();
   counters_.alerts.fetch_add(static_cast<int64_t>(alerts.size()), std::memory_order_relaxed);
   if (remediator_) {
     for (const detect::Alert& a : parsed) {
@@ -394,6 +400,29 @@ Result<std::vector<store::StoredAlert>> FleetService::IngestAlerts(std::string_v
     }
   }
   return alerts;
+}
+
+Result<std::vector<store::StoredIncident>> FleetService::IngestIncidents(std::string_view body,
+                                                                         std::string_view source) {
+  VIGIL_ASSIGN_OR_RETURN(std::vector<ParsedIncident> parsed, ParseIncidents(body, source));
+  const double now = clock_.WallSeconds();
+  std::vector<store::StoredIncident> incidents;
+  for (ParsedIncident& p : parsed) {
+    if (p.incident.time > now + kIncidentSkewS) {
+      return Status::InvalidArgument(fmt::format("{}: time: {} is after the server's clock ({})",
+                                                 p.where, FormatUtc(p.incident.time),
+                                                 FormatUtc(now)));
+    }
+    const Result<store::NodeState> node = store_.Node(p.incident.node);
+    if (!node.ok()) {
+      return node.status().WithContext(fmt::format("{}: node", p.where));
+    }
+    p.incident.received = now;
+    incidents.push_back(std::move(p.incident));
+  }
+  VIGIL_RETURN_IF_ERROR(store_.PutIncidents(incidents));
+  Changed();
+  return incidents;
 }
 
 }  // namespace vigil::server

@@ -86,6 +86,9 @@ inline constexpr std::string_view kHealthSuite = "health";
 // A detector alert that remediation treats as critical (policy trigger critical_alert): a
 // fast-path rule (an XID, an uncorrectable ECC error, a link down) on one machine. Divergences
 // and silences are statistical, and job alerts name no one machine.
+// How far in the future an incident's time may be (clocks of reporters and server differ).
+inline constexpr double kIncidentSkewS = 300;
+
 bool IsCriticalAlert(const detect::Alert& alert);
 
 class FleetService {
@@ -125,6 +128,13 @@ class FleetService {
   Result<std::vector<store::StoredAlert>> IngestAlerts(std::string_view body,
                                                        std::string_view source);
 
+  // Incidents (incidents.h's formats), stored with the time they came in. NotFound naming the
+  // line and field for a node that never uploaded (the Selector's history knows a node by its
+  // validations); InvalidArgument for a malformed body or a time more than kIncidentSkewS after
+  // the server's clock. Nothing is stored unless all are.
+  Result<std::vector<store::StoredIncident>> IngestIncidents(std::string_view body,
+                                                             std::string_view source);
+
   // Turns remediation on (`vigil serve --remediation`): from now on stored uploads and alerts
   // are events for a remediate::Remediator under `policy` through `backend` (null in dry-run is
   // fine), with its audit log in the store. Reads the log back (Remediator::Restore) and starts
@@ -141,6 +151,10 @@ class FleetService {
   const FleetState& fleet() const { return fleet_; }
   IngestCounters& counters() { return counters_; }
   Clock& clock() { return clock_; }
+  // Counts the writes this service has made to the store (uploads, verdicts, retirements,
+  // renames, alerts, incidents): what the fleet's history follows, so that an answer built from
+  // it is stale exactly when this moved on.
+  int64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
   // The dashboard's ranking (fleet_.Nearest) of every node whose latest upload is in `latest`.
@@ -154,7 +168,10 @@ class FleetService {
   mutable Mutex mu_;
   std::shared_ptr<const ActiveCriteria> criteria_ GUARDED_BY(mu_);
   Mutex learn_mu_;  // one learning at a time
+  void Changed() { generation_.fetch_add(1, std::memory_order_acq_rel); }
+
   IngestCounters counters_;
+  std::atomic<int64_t> generation_{0};
   FleetState fleet_;
   StoreAuditLog audit_{store_};
   // Last: its worker reads fleet_ and writes through audit_, so it goes first.

@@ -152,6 +152,9 @@ class MemoryStore final : public Store {
       u.node = name;
       u.row.node = name;  // the document stays as it came
     }
+    for (StoredIncident& i : incidents_) {
+      if (i.node == from) i.node = name;
+    }
     return Status::Ok();
   }
 
@@ -197,6 +200,26 @@ class MemoryStore final : public Store {
     return out;
   }
 
+  Status PutIncidents(std::vector<StoredIncident>& incidents) override EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    for (StoredIncident& i : incidents) {
+      i.id = static_cast<int64_t>(incidents_.size()) + 1;
+      incidents_.push_back(i);
+    }
+    return Status::Ok();
+  }
+
+  Result<std::vector<StoredIncident>> Incidents(const IncidentFilter& filter) override
+      EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    std::vector<StoredIncident> out;
+    for (auto it = incidents_.rbegin(); it != incidents_.rend() && out.size() < filter.limit;
+         ++it) {
+      if (filter.node.empty() || it->node == filter.node) out.push_back(*it);
+    }
+    return out;
+  }
+
   Status PutRemediation(remediate::AuditRecord& record) override EXCLUDES(mu_) {
     MutexLock lock(mu_);
     record.id = static_cast<int64_t>(remediations_.size()) + 1;
@@ -236,6 +259,7 @@ class MemoryStore final : public Store {
   std::vector<CriteriaVersion> criteria_ GUARDED_BY(mu_);   // version i at [i - 1]
   std::vector<StoredAlert> alerts_ GUARDED_BY(mu_);         // alert i at [i - 1]
   std::vector<remediate::AuditRecord> remediations_ GUARDED_BY(mu_);  // record i at [i - 1]
+  std::vector<StoredIncident> incidents_ GUARDED_BY(mu_);             // incident i at [i - 1]
 };
 
 }  // namespace

@@ -35,7 +35,7 @@ constexpr int kApplicationId = 0x5647494C;
 
 // Migration i takes the schema from version i to i + 1. Append only: a released migration
 // never changes, a new version adds one.
-constexpr std::array<std::string_view, 5> kMigrations = {
+constexpr std::array<std::string_view, 6> kMigrations = {
     R"sql(
 CREATE TABLE uploads(
   id INTEGER PRIMARY KEY,
@@ -103,6 +103,19 @@ CREATE TABLE remediation(
   command TEXT NOT NULL,
   output TEXT NOT NULL);
 CREATE INDEX remediation_by_node ON remediation(node, id);
+)sql",
+    // Version 6: incidents (jobs a node failed or slowed), what the Selector learns risk from.
+    R"sql(
+CREATE TABLE incidents(
+  id INTEGER PRIMARY KEY,
+  received REAL NOT NULL,
+  node TEXT NOT NULL,
+  time REAL NOT NULL,
+  kind TEXT NOT NULL,
+  cost_node_hours REAL NOT NULL,
+  job TEXT NOT NULL,
+  note TEXT NOT NULL);
+CREATE INDEX incidents_by_node ON incidents(node, id);
 )sql",
 };
 
@@ -565,8 +578,10 @@ class SqliteStore final : public Store {
         return Status::InvalidArgument(
             fmt::format("a node {} exists already (retired or not)", Quote(to)));
       }
-      Statement node, uploads;
+      Statement node, uploads, incidents;
       VIGIL_RETURN_IF_ERROR(writer_->Prepare(node, "UPDATE nodes SET node = ?2 WHERE node = ?1"));
+      VIGIL_RETURN_IF_ERROR(
+          writer_->Prepare(incidents, "UPDATE incidents SET node = ?2 WHERE node = ?1"));
       // An earlier version's summary line names the node too (learning reads it); typed rows do
       // not (their line is ''). The document stays as it came.
       VIGIL_RETURN_IF_ERROR(
@@ -576,7 +591,9 @@ class SqliteStore final : public Store {
       node.Bind(1, from).Bind(2, to);
       VIGIL_RETURN_IF_ERROR(writer_->Run(node, "rename node"));
       uploads.Bind(1, from).Bind(2, to);
-      return writer_->Run(uploads, "rename node's uploads");
+      VIGIL_RETURN_IF_ERROR(writer_->Run(uploads, "rename node's uploads"));
+      incidents.Bind(1, from).Bind(2, to);
+      return writer_->Run(incidents, "rename node's incidents");
     });
   }
 
@@ -641,6 +658,37 @@ class SqliteStore final : public Store {
         [&](const Statement& st) {
           out.push_back(StoredAlert{st.Int(0), st.Double(1), st.Text(2), st.Text(3), st.Double(4),
                                     st.Text(5)});
+        }));
+    return out;
+  }
+
+  Status PutIncidents(std::vector<StoredIncident>& incidents) override {
+    return Write([&]() -> Status {
+      for (StoredIncident& i : incidents) {
+        insert_incident_.Bind(1, i.received)
+            .Bind(2, i.node)
+            .Bind(3, i.time)
+            .Bind(4, i.kind)
+            .Bind(5, i.cost_node_hours)
+            .Bind(6, i.job)
+            .Bind(7, i.note);
+        VIGIL_RETURN_IF_ERROR(writer_->Run(insert_incident_, "insert incident"));
+        i.id = sqlite3_last_insert_rowid(writer_->db());
+      }
+      return Status::Ok();
+    });
+  }
+
+  Result<std::vector<StoredIncident>> Incidents(const IncidentFilter& filter) override {
+    std::vector<StoredIncident> out;
+    VIGIL_RETURN_IF_ERROR(Query(
+        "SELECT id, received, node, time, kind, cost_node_hours, job, note FROM incidents WHERE "
+        "?1 = '' OR node = ?1 ORDER BY id DESC LIMIT ?2",
+        "list incidents",
+        [&](Statement& st) { st.Bind(1, filter.node).Bind(2, static_cast<int64_t>(filter.limit)); },
+        [&](const Statement& st) {
+          out.push_back(StoredIncident{st.Int(0), st.Double(1), st.Text(2), st.Double(3),
+                                       st.Text(4), st.Double(5), st.Text(6), st.Text(7)});
         }));
     return out;
   }
@@ -827,6 +875,10 @@ class SqliteStore final : public Store {
     VIGIL_RETURN_IF_ERROR(w.Prepare(
         insert_alert_,
         "INSERT INTO alerts(received, machine, kind, detected, body) VALUES(?1, ?2, ?3, ?4, ?5)"));
+    VIGIL_RETURN_IF_ERROR(
+        w.Prepare(insert_incident_,
+                  "INSERT INTO incidents(received, node, time, kind, cost_node_hours, job, note) "
+                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
     VIGIL_RETURN_IF_ERROR(w.Prepare(
         insert_remediation_,
         "INSERT INTO remediation(time, node, action, cause, outcome, reason, attempt, command, "
@@ -1060,7 +1112,7 @@ class SqliteStore final : public Store {
   const int lock_fd_;
   std::unique_ptr<Connection> writer_;
   Statement find_upload_, insert_upload_, upsert_node_, insert_criteria_, insert_alert_,
-      insert_remediation_;
+      insert_remediation_, insert_incident_;
   Mutex mu_;
   std::deque<Writer*> queue_ GUARDED_BY(mu_);  // callers of Write, the group's leader first
 

@@ -60,7 +60,7 @@ TEST(SqliteStoreTest, DataSurvivesReopeningAndMigrationsRunOnce) {
   }
   auto store = MustOpen(path);
   EXPECT_EQ(store->Counts()->uploads, 1);
-  EXPECT_EQ(SqliteSchemaVersion(), 5);
+  EXPECT_EQ(SqliteSchemaVersion(), 6);
 }
 
 TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsStillRead) {
@@ -91,7 +91,8 @@ TEST(SqliteStoreTest, DocumentsAreStoredCompressedAndVersionOnePlainDocumentsSti
   // summary line (and none of version 3's keys and retirements, version 4's typed rows or version
   // 5's remediation records).
   ExecRaw(path,
-          "DROP TABLE remediation; DROP INDEX uploads_by_key; ALTER TABLE uploads DROP COLUMN "
+          "DROP TABLE remediation; DROP TABLE incidents; DROP INDEX uploads_by_key; ALTER TABLE "
+          "uploads DROP COLUMN "
           "idempotency_key; ALTER "
           "TABLE nodes DROP COLUMN retired; ALTER TABLE uploads DROP COLUMN document_codec; "
           "ALTER TABLE uploads DROP COLUMN row_values; UPDATE uploads SET document = 'plain "
@@ -121,7 +122,8 @@ TEST(SqliteStoreTest, VersionThreeRowsStillReadAndNewRowsAreTyped) {
   ExecRaw(path,
           "UPDATE uploads SET row = '{\"node\":\"old\",\"hardware\":\"8x H100\","
           "\"cpu-stream/triad_gbps\":1.5,\"gpu/x:0\":null}'; "
-          "ALTER TABLE uploads DROP COLUMN row_values; DROP TABLE remediation; PRAGMA "
+          "ALTER TABLE uploads DROP COLUMN row_values; DROP TABLE remediation; DROP TABLE "
+          "incidents; PRAGMA "
           "user_version=3");
   auto store = MustOpen(path);
   std::vector<Upload> u = {MakeUpload("new", "healthy", 2)};
@@ -142,6 +144,30 @@ TEST(SqliteStoreTest, VersionThreeRowsStillReadAndNewRowsAreTyped) {
   ASSERT_FALSE(damaged.ok());
   EXPECT_EQ(damaged.status().code(), StatusCode::kIoError);
   EXPECT_NE(damaged.status().message().find("damaged stored row"), std::string::npos);
+}
+
+// Version 5 had no incidents. A version 5 file opens migrated: its uploads as they were, and
+// incidents stored and read beside them.
+TEST(SqliteStoreTest, VersionFiveOpensMigratedAndStoresIncidents) {
+  testing::TempDir dir;
+  const std::string path = dir.File("fleet.db");
+  {
+    auto store = MustOpen(path);
+    std::vector<Upload> u = {MakeUpload("n1", "healthy", 1)};
+    ASSERT_TRUE(store->PutUploads(u).ok());
+  }
+  ExecRaw(path, "DROP TABLE incidents; PRAGMA user_version=5");
+  auto store = MustOpen(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Counts()->uploads, 1);
+  std::vector<StoredIncident> incidents = {{0, 5, "n1", 4, "GPU", 3, "j1", ""}};
+  ASSERT_TRUE(store->PutIncidents(incidents).ok());
+  store.reset();
+  store = MustOpen(path);
+  const std::vector<StoredIncident> read = *store->Incidents({"n1", 10});
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].job, "j1");
+  EXPECT_EQ(read[0].cost_node_hours, 3);
 }
 
 TEST(SqliteStoreTest, ADamagedCompressedDocumentIsAnErrorNotACrash) {

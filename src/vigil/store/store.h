@@ -116,6 +116,25 @@ struct AlertFilter {
   size_t limit = 1000;  // the newest this many
 };
 
+// An incident: a job that failed or lost time on a node, as an operator or a scheduler's hook
+// reported it (POST /api/v1/incidents). The fields follow select's history incident record
+// (select/history.h), plus what a person reporting it knows: the job and a note.
+struct StoredIncident {
+  int64_t id = 0;
+  double received = 0;  // Unix seconds when the server accepted it
+  std::string node;
+  double time = 0;             // Unix seconds when it happened
+  std::string kind;            // the component kind blamed ("GPU", "network", "software", ...)
+  double cost_node_hours = 0;  // the job time it cost: nodes x time lost
+  std::string job;             // the job it hit; "" when not said
+  std::string note;            // free text; "" when none
+};
+
+struct IncidentFilter {
+  std::string node;     // "" for any
+  size_t limit = 1000;  // the newest this many (by id)
+};
+
 // Totals for /metrics and the dashboard.
 struct StoreCounts {
   int64_t uploads = 0;
@@ -154,8 +173,8 @@ class Store {
   // history stays readable, and its next upload brings it back. Retiring a retired node keeps
   // the first time. NotFound when it never uploaded.
   virtual Status RetireNode(std::string_view node, double when) = 0;
-  // Gives a node and its history another name. NotFound when `from` never uploaded;
-  // InvalidArgument when `to` is a node already (retired or not).
+  // Gives a node and its history (uploads and incidents) another name. NotFound when `from` never
+  // uploaded; InvalidArgument when `to` is a node already (retired or not).
   virtual Status RenameNode(std::string_view from, std::string_view to) = 0;
 
   // Stores new criteria as the next version and returns it.
@@ -169,6 +188,12 @@ class Store {
   virtual Status PutAlerts(std::vector<StoredAlert>& alerts) = 0;
   // The newest alerts that pass the filter, newest first.
   virtual Result<std::vector<StoredAlert>> Alerts(const AlertFilter& filter) = 0;
+
+  // Stores incidents in one durable step and assigns their ids. Their nodes are not checked
+  // here (the service does).
+  virtual Status PutIncidents(std::vector<StoredIncident>& incidents) = 0;
+  // The newest incidents that pass the filter, newest first.
+  virtual Result<std::vector<StoredIncident>> Incidents(const IncidentFilter& filter) = 0;
 
   // Remediation's audit log (remediate/audit.h): stores one record durably and assigns its id.
   virtual Status PutRemediation(remediate::AuditRecord& record) = 0;

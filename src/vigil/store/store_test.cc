@@ -136,6 +136,34 @@ TEST_P(StoreTest, AlertsNewestFirstAndFiltered) {
   EXPECT_EQ(store->Alerts({"", 1})->size(), 1u);
 }
 
+TEST_P(StoreTest, IncidentsKeepEveryFieldNewestFirstFilteredAndFollowARename) {
+  auto store = Open();
+  std::vector<StoredIncident> incidents = {{0, 100, "n1", 50, "GPU", 12.5, "job-7", "Xid 79"},
+                                           {0, 101, "n2", 60, "network", 0.25, "", ""},
+                                           {0, 102, "n1", 70, "software", 0, "", "OOM"}};
+  ASSERT_TRUE(store->PutIncidents(incidents).ok());
+  EXPECT_EQ(incidents[0].id, 1);
+  EXPECT_EQ(incidents[2].id, 3);
+  const std::vector<StoredIncident> n1 = *store->Incidents({"n1", 10});
+  ASSERT_EQ(n1.size(), 2u);
+  EXPECT_EQ(n1[0].kind, "software");
+  const StoredIncident& first = n1[1];
+  EXPECT_EQ(first.id, 1);
+  EXPECT_EQ(first.received, 100);
+  EXPECT_EQ(first.time, 50);
+  EXPECT_EQ(first.cost_node_hours, 12.5);
+  EXPECT_EQ(first.job, "job-7");
+  EXPECT_EQ(first.note, "Xid 79");
+  EXPECT_EQ(store->Incidents({"", 1})->at(0).id, 3);
+  EXPECT_TRUE(store->Incidents({"n3", 10})->empty());
+
+  std::vector<Upload> u = {MakeUpload("n1", "healthy", 1)};
+  ASSERT_TRUE(store->PutUploads(u).ok());
+  ASSERT_TRUE(store->RenameNode("n1", "n9").ok());
+  EXPECT_EQ(store->Incidents({"n9", 10})->size(), 2u);
+  EXPECT_TRUE(store->Incidents({"n1", 10})->empty());
+}
+
 TEST_P(StoreTest, RemediationRecordsNewestFirstByNodeAndPaged) {
   auto store = Open();
   using remediate::Action;
