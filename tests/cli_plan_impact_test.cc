@@ -130,9 +130,9 @@ TEST(PlanImpactCliTest, TheNodeMayBeADirectory) {
   const ProcessResult r = RunVigil(
       Impact({"--gpu", "a100", "--hardware", kSuperBench, "--node", dir.File("node"), "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = JsonOf(r);
   std::set<std::string> components;
-  for (const Json& c : JsonOf(r)["components"])
-    components.insert(c["component"].get<std::string>());
+  for (const Json& c : j["components"]) components.insert(c["component"].get<std::string>());
   EXPECT_EQ(components, (std::set<std::string>{"bf16", "host"}));
 }
 

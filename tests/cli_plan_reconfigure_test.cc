@@ -62,11 +62,14 @@ TEST(PlanReconfigureModelCliTest, CurvesComeFromTheModel) {
   ASSERT_EQ(c["throughput"].size(), 4u);  // 4, 8, 16 and 32
   for (const Json& p : c["throughput"]) EXPECT_GT(p["tflops_per_gpu"].get<double>(), 0) << p;
   EXPECT_GE(j["curves_s"].get<double>(), 0);
-  // 36 GPUs with 8 held by the spared job: the hit job cannot come back at 32, the plan picks
-  // one of its model sizes within the 28 left.
+  // 36 GPUs with 8 held by the spared job: the naive restart cannot bring the hit job back at
+  // 32. The plan pauses the weight-1 job instead: 32 GPUs of the weight-2 job at its model
+  // throughput are worth more than 16 of them and the 8 of the other.
   EXPECT_EQ(j["naive"]["jobs"][0]["gpus"], 0);
-  EXPECT_EQ(j["plan"]["jobs"][0]["gpus"], 16);
-  EXPECT_EQ(j["plan"]["jobs"][1]["gpus"], 8);
+  EXPECT_EQ(j["naive"]["jobs"][1]["gpus"], 8);
+  EXPECT_EQ(j["plan"]["jobs"][0]["gpus"], 32);
+  EXPECT_EQ(j["plan"]["jobs"][1]["gpus"], 0);
+  EXPECT_GT(j["gain"].get<double>(), 1);
 
   const ProcessResult text =
       RunVigil({"plan", "reconfigure", "--jobs", dir.File("jobs.yaml"), "--gpus", "36"});
