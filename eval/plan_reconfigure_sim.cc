@@ -10,17 +10,22 @@
 // weighted TFLOP each completes over the period. Work lost since the last checkpoint is the same
 // for both and left out.
 //
-//   plan_reconfigure_sim [--seeds N]
+// One scenario's jobs come from a jobs file whose curves the training step model gives
+// (eval/data/plan/reconfigure_models.yaml: `vigil plan reconfigure`'s own reading of it).
+//
+//   plan_reconfigure_sim [--seeds N] [--jobs FILE]   (run from the repository root)
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <queue>
 #include <string>
 #include <vector>
 
+#include "vigil/core/clock.h"
 #include "vigil/core/random.h"
 #include "vigil/plan/reconfigure.h"
 #include "vigil/reliability/models.h"
@@ -46,7 +51,7 @@ struct JobSpec {
 struct Scenario {
   std::string name;
   int64_t nodes = 0;
-  std::vector<JobSpec> jobs;
+  std::vector<JobCurve> jobs;
   double rate = 6.5;       // failures per 1000 node-days
   double repair_s = kDay;  // a failed node's time out
   double days = 30;
@@ -128,10 +133,8 @@ class Policy {
 
 // One run: both policies through the same failures. Returns {plan work, naive work}.
 std::pair<double, double> RunOnce(const Scenario& s, uint64_t seed) {
-  std::vector<JobCurve> jobs;
-  for (size_t j = 0; j < s.jobs.size(); ++j) jobs.push_back(CurveOf(s.jobs[j], j));
-  Policy plan(jobs, true);
-  Policy naive(jobs, false);
+  Policy plan(s.jobs, true);
+  Policy naive(s.jobs, false);
   vigil::Rng rng(seed, 0);
   const double per_node = vigil::reliability::PerNodeSecondRate(s.rate);
   const double end = s.days * kDay;
@@ -167,24 +170,29 @@ std::pair<double, double> RunOnce(const Scenario& s, uint64_t seed) {
 // What the plan gains with every node healthy, over the whole period: GPUs moved to the jobs
 // whose weight x marginal throughput is highest, which a scheduler could do without any failure.
 double NoFailureGain(const Scenario& s) {
-  std::vector<JobCurve> jobs;
-  for (size_t j = 0; j < s.jobs.size(); ++j) jobs.push_back(CurveOf(s.jobs[j], j));
+  const std::vector<JobCurve>& jobs = s.jobs;
   const int64_t gpus = s.nodes * kGpusPerNode;
   const double horizon = s.days * kDay;
   return vigil::plan::PlanReconfiguration(jobs, gpus, horizon)->value /
          vigil::plan::RestartAtOldSize(jobs, gpus, horizon).value;
 }
 
-std::vector<JobSpec> Uniform(int count, int64_t request, int64_t unit, double transition_s) {
+std::vector<JobCurve> Curves(const std::vector<JobSpec>& specs) {
+  std::vector<JobCurve> jobs;
+  for (size_t j = 0; j < specs.size(); ++j) jobs.push_back(CurveOf(specs[j], j));
+  return jobs;
+}
+
+std::vector<JobCurve> Uniform(int count, int64_t request, int64_t unit, double transition_s) {
   std::vector<JobSpec> jobs;
   for (int j = 0; j < count; ++j) {
     jobs.push_back({.request = request, .unit = unit, .transition_s = transition_s});
   }
-  return jobs;
+  return Curves(jobs);
 }
 
 // A mixed cluster: two large pretraining jobs (weight 2), mid-size jobs and small fine-tunes.
-std::vector<JobSpec> Mixed(double transition_s) {
+std::vector<JobCurve> Mixed(double transition_s) {
   std::vector<JobSpec> jobs = {
       {.request = 2048,
        .unit = 128,
@@ -205,10 +213,14 @@ std::vector<JobSpec> Mixed(double transition_s) {
     jobs.push_back(
         {.request = 64, .unit = 8, .tflops_per_gpu = 300, .weight = 0.5, .transition_s = 300});
   }
-  return jobs;
+  return Curves(jobs);
 }
 
-std::vector<Scenario> Scenarios() {
+// `from_models`: the jobs file's jobs, their curves from the step model.
+std::vector<Scenario> Scenarios(const std::vector<JobCurve>& from_models) {
+  int64_t requested = 0;
+  for (const JobCurve& j : from_models) requested += j.current_gpus;
+  const int64_t model_nodes = requested / kGpusPerNode;
   return {
       {.name = "full: 128 nodes, 4 jobs x 256 GPUs (unit 64), RSC rate, 1-day repair",
        .nodes = 128,
@@ -238,24 +250,47 @@ std::vector<Scenario> Scenarios() {
        .jobs = Mixed(1200),
        .rate = 32.5,
        .repair_s = 2 * kDay},
+      {.name = fmt::format("curves from the step model: {} nodes, the jobs of --jobs, RSC rate",
+                           model_nodes),
+       .nodes = model_nodes,
+       .jobs = from_models},
+      {.name = "same, 5x rate", .nodes = model_nodes, .jobs = from_models, .rate = 32.5},
   };
+}
+
+// The jobs file's jobs with their curves; exits with the error when they cannot be read.
+std::vector<JobCurve> ModelJobs(const std::string& path, double* seconds) {
+  auto jobs = vigil::plan::ReadJobs(path);
+  const double start = vigil::SystemClock().MonotonicSeconds();
+  const vigil::Status filled = jobs.ok() ? vigil::plan::CurvesFromModels(*jobs) : jobs.status();
+  *seconds = vigil::SystemClock().MonotonicSeconds() - start;
+  if (!filled.ok()) {
+    fmt::print(stderr, "plan_reconfigure_sim: {}\n", filled.message());
+    std::exit(2);
+  }
+  return *std::move(jobs);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int seeds = 20;
-  if (argc == 3 && std::strcmp(argv[1], "--seeds") == 0) seeds = std::max(1, std::atoi(argv[2]));
+  std::string jobs_path = "eval/data/plan/reconfigure_models.yaml";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--seeds") == 0) seeds = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--jobs") == 0) jobs_path = argv[i + 1];
+  }
+  double curves_s = 0;
+  const std::vector<JobCurve> from_models = ModelJobs(jobs_path, &curves_s);
   fmt::print(
       "| scenario | plan / naive, mean | min | max | naive's share of the requests' weighted "
       "throughput | plan / requests with no failure |\n|---|---|---|---|---|---|\n");
-  for (const Scenario& s : Scenarios()) {
+  const std::vector<Scenario> scenarios = Scenarios(from_models);
+  for (const Scenario& s : scenarios) {
     std::vector<double> gains;
     double naive_share = 0;
     double peak = 0;
-    for (const JobSpec& j : s.jobs) {
-      peak += j.weight * j.tflops_per_gpu * static_cast<double>(j.request) * s.days * kDay;
-    }
+    for (const JobCurve& j : s.jobs) peak += j.weight * j.TflopsAt(j.current_gpus) * s.days * kDay;
     for (int seed = 0; seed < seeds; ++seed) {
       const auto [plan, naive] = RunOnce(s, static_cast<uint64_t>(seed) + 1);
       gains.push_back(plan / naive);
@@ -267,6 +302,13 @@ int main(int argc, char** argv) {
                *std::ranges::min_element(gains), *std::ranges::max_element(gains), naive_share,
                NoFailureGain(s));
   }
-  fmt::print("\n{} seeds per scenario, {} days each\n", seeds, Scenarios().front().days);
+  fmt::print("\n{} seeds per scenario, {} days each\n", seeds, scenarios.front().days);
+  fmt::print("\nCurves of {} ({} jobs) from the step model in {:.3f} s:\n", jobs_path,
+             from_models.size(), curves_s);
+  for (const JobCurve& j : from_models) {
+    fmt::print("  {} (now {} GPUs: {:.1f} TFLOP/s per GPU; {} sizes, {} left out)\n", j.name,
+               j.current_gpus, j.TflopsAt(j.current_gpus) / static_cast<double>(j.current_gpus),
+               j.points.size(), j.left_out.size());
+  }
   return 0;
 }

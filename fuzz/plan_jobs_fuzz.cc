@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "vigil/plan/reconfigure.h"
 
@@ -13,11 +14,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (jobs.status().message().rfind("jobs.yaml:", 0) != 0) std::abort();
     return 0;
   }
+  // A job's curve is its points or its model (whose points come later, from files), never both.
+  std::vector<vigil::plan::JobCurve> with_points;
   for (const vigil::plan::JobCurve& j : *jobs) {
-    if (j.points.empty() || j.weight < 0 || j.transition_s < 0) std::abort();
+    if (j.points.empty() == !j.model || j.weight < 0 || j.transition_s < 0) std::abort();
+    if (j.model && (j.model->sizes.empty() || j.model->global_batch < 1)) std::abort();
+    if (!j.model) with_points.push_back(j);
   }
+  if (with_points.empty()) return 0;
   // A small cluster keeps each run fast; the plan never uses more than it has.
-  const auto plan = vigil::plan::PlanReconfiguration(*jobs, 512, 3600);
+  const auto plan = vigil::plan::PlanReconfiguration(with_points, 512, 3600);
   if (plan.ok() && plan->gpus_used > 512) std::abort();
   return 0;
 }

@@ -117,6 +117,25 @@ TEST(PlanImpactCliTest, ANodesResultsAgainstTheFleet) {
   EXPECT_NEAR(same["slowdown"].get<double>(), 0, 1e-3);
 }
 
+TEST(PlanImpactCliTest, TheNodeMayBeADirectory) {
+  TempDir dir;
+  std::string gemm = R"({"node": "slow-1")";
+  std::string copies = R"({"node": "slow-1")";
+  for (int gpu = 0; gpu < 8; ++gpu) {
+    gemm += fmt::format(R"(, "gemm-flops/BF16_TC:{}": {})", gpu, gpu == 3 ? 132500 : 265000);
+    copies += fmt::format(R"(, "mem-bw/H2D_Mem_BW:{}": 20)", gpu);
+  }
+  dir.Write("node/a-gemm.jsonl", gemm + "}\n");
+  dir.Write("node/b-copies.json", copies + "}\n");
+  const ProcessResult r = RunVigil(
+      Impact({"--gpu", "a100", "--hardware", kSuperBench, "--node", dir.File("node"), "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = JsonOf(r);
+  std::set<std::string> components;
+  for (const Json& c : j["components"]) components.insert(c["component"].get<std::string>());
+  EXPECT_EQ(components, (std::set<std::string>{"bf16", "host"}));
+}
+
 TEST(PlanImpactCliTest, BadInputExits2) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--slow", "gpu=0.5"},

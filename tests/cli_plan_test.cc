@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/testing/temp_dir.h"
 #include "vigil_process.h"
@@ -89,6 +90,35 @@ TEST(PlanCliTest, TrainWithMeasuredHardware) {
   const Json j = JsonOf(r);
   EXPECT_TRUE(j["profile"]["source"].get<std::string>().starts_with("measured: "));
   EXPECT_LT(j["profile"]["bf16_tflops"].get<double>(), 312);  // measured, below the peak
+}
+
+TEST(PlanCliTest, HardwareMayBeADirectory) {
+  TempDir dir;
+  Result<std::string> fleet =
+      ReadFile(std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl");
+  ASSERT_TRUE(fleet.ok());
+  dir.Write("fleet/sb.jsonl", *fleet);
+  dir.Write("fleet/README", "not results");
+  dir.Write("empty/README", "not results");
+  const std::vector<std::string> layout = {
+      "--gpus",         "1024", "--gpu",       "a100", "--tp",          "8",
+      "--pp",           "8",    "--dp",        "16",   "--micro-batch", "1",
+      "--global-batch", "1024", "--recompute", "full", "--json"};
+  auto with = [&](const std::string& hardware) {
+    std::vector<std::string> args = layout;
+    args.insert(args.end(), {"--hardware", hardware});
+    return RunVigil(Train("gpt3-175b.yaml", args));
+  };
+  const ProcessResult from_dir = with(dir.File("fleet"));
+  const ProcessResult from_file = with(dir.File("fleet/sb.jsonl"));
+  ASSERT_EQ(from_dir.exit_code, 0) << from_dir.err;
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_EQ(JsonOf(from_dir)["profile"]["bf16_tflops"],
+            JsonOf(from_file)["profile"]["bf16_tflops"]);
+  const ProcessResult empty = with(dir.File("empty"));
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "vigil: " + dir.File("empty") +
+                           ": a directory with no *.json or *.jsonl results file\n");
 }
 
 TEST(PlanCliTest, AnImpossibleLayoutExits2NamingTheConstraint) {

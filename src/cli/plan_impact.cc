@@ -15,7 +15,8 @@ CLI::App* SetupPlanImpact(CLI::App& plan, PlanImpactOptions& o) {
   AddPlanJobFlags(*c, r.job);
   c->add_option("--node", r.node,
                 "The degraded node's results (a results document or a fleet summary, Vigil's or "
-                "SuperBench's), compared with the fleet's (--hardware, or the datasheet)")
+                "SuperBench's; a directory: its *.json and *.jsonl), compared with the fleet's "
+                "(--hardware, or the datasheet)")
       ->type_name("RESULTS.json");
   c->add_option("--node-name", r.node_name, "Which node of --node's files (when they hold more)");
   c->add_option("--slow", r.slow,

@@ -1,6 +1,7 @@
 #include "cli/plan_reconfigure.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "vigil/core/duration.h"
 #include "vigil/core/json.h"
@@ -24,11 +25,49 @@ Json PlanJson(const plan::ReconfigurePlan& p) {
   return Json{{"gpus_used", p.gpus_used}, {"weighted_tflop", p.value}, {"jobs", jobs}};
 }
 
+// The curves the step model gave: their points and the sizes where nothing fits.
+Json CurvesJson(const plan::ReconfigureAnswer& a) {
+  Json curves = Json::array();
+  for (const plan::JobCurve& j : a.jobs) {
+    if (!j.model) continue;
+    Json points = Json::array();
+    for (const plan::ThroughputPoint& p : j.points) {
+      points.push_back(Json{{"gpus", p.gpus}, {"tflops_per_gpu", p.tflops_per_gpu}});
+    }
+    curves.push_back(Json{{"name", j.name},
+                          {"model", j.model->model_path},
+                          {"gpu", j.model->gpu},
+                          {"throughput", points},
+                          {"left_out", j.left_out}});
+  }
+  return curves;
+}
+
+void PrintCurves(const plan::ReconfigureAnswer& a) {
+  bool any = false;
+  for (const plan::JobCurve& j : a.jobs) {
+    if (!j.model) continue;
+    any = true;
+    std::string points;
+    for (const plan::ThroughputPoint& p : j.points) {
+      points += fmt::format("{}{}: {}", points.empty() ? "" : ", ", p.gpus,
+                            FormatFigure(p.tflops_per_gpu));
+    }
+    fmt::print("{}: curve from {} on {} (GPUs: TFLOP/s per GPU) {}\n", j.name, j.model->model_path,
+               j.model->gpu, points);
+    if (!j.left_out.empty()) {
+      fmt::print("  left out, no layout fits: {} GPUs\n", fmt::join(j.left_out, ", "));
+    }
+  }
+  if (any) fmt::print("Curves searched in {:.3f} s\n\n", a.curves_s);
+}
+
 double Gain(const plan::ReconfigureAnswer& a) {
   return a.naive.value > 0 ? a.plan.value / a.naive.value : 0;
 }
 
 void PrintAnswer(const PlanReconfigureOptions& o, const plan::ReconfigureAnswer& a) {
+  PrintCurves(a);
   fmt::print("{} healthy GPUs; expected time to the next failure {} ({})\n\n", o.gpus,
              FormatDuration(a.horizon_s),
              a.horizon_from_mttf_model
@@ -57,7 +96,8 @@ CLI::App* SetupPlanReconfigure(CLI::App& plan, PlanReconfigureOptions& o) {
       "reconfigure",
       "GPUs per job after failures: exact DP over jobs x GPU counts, beside restarting each "
       "job at its old size");
-  c->add_option("--jobs", o.jobs, "Jobs file (YAML or JSON): weights, sizes, throughput curves")
+  c->add_option("--jobs", o.jobs,
+                "Jobs file (YAML or JSON): weights, sizes, throughput curves or model files")
       ->required()
       ->check(CLI::ExistingFile);
   c->add_option("--gpus", o.gpus, "Healthy GPUs after the failures")
@@ -90,7 +130,9 @@ CommandResult RunPlanReconfigure(const PlanReconfigureOptions& o) {
                                      {"horizon_from_mttf_model", a.horizon_from_mttf_model},
                                      {"plan", PlanJson(a.plan)},
                                      {"naive", PlanJson(a.naive)},
-                                     {"gain", Gain(a)}},
+                                     {"gain", Gain(a)},
+                                     {"curves", CurvesJson(a)},
+                                     {"curves_s", a.curves_s}},
                                 2));
   } else {
     PrintAnswer(o, a);

@@ -22,9 +22,11 @@ void AddPlanModelFlags(CLI::App& cmd, std::string& model, std::string& gpu,
       ->type_name("MODEL.yaml");
   cmd.add_option("--gpu", gpu, "The GPU's datasheet row: a100, h100, h200, b200")
       ->capture_default_str();
-  cmd.add_option("--hardware", hardware,
-                 "Measured results (results documents or fleet summaries, Vigil's or "
-                 "SuperBench's) that override the datasheet: the fleet's median")
+  cmd.add_option(
+         "--hardware", hardware,
+         "Measured results (results documents or fleet summaries, Vigil's or "
+         "SuperBench's; a directory: its *.json and *.jsonl) that override the datasheet: the "
+         "fleet's median")
       ->type_name("RESULTS.json");
 }
 

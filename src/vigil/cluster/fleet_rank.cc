@@ -12,6 +12,7 @@
 #include "vigil/cluster/json_fields.h"
 #include "vigil/cluster/net_pair.h"
 #include "vigil/core/json.h"
+#include "vigil/core/text.h"
 
 namespace vigil::cluster {
 namespace {
@@ -151,12 +152,9 @@ std::string RankNodeName(const std::string& flag,
   const std::string mpi_rank = get("OMPI_COMM_WORLD_RANK");
   if (!hosts.empty() && !mpi_rank.empty()) {
     const int rank = LauncherRank(get);
-    size_t start = 0;
-    for (int i = 0; start <= hosts.size(); ++i) {
-      size_t end = hosts.find(',', start);
-      if (end == std::string::npos) end = hosts.size();
-      if (i == rank) return hosts.substr(start, end - start);
-      start = end + 1;
+    const std::vector<std::string_view> names = Split(hosts, ',');
+    if (rank >= 0 && static_cast<size_t>(rank) < names.size()) {
+      return std::string(names[static_cast<size_t>(rank)]);
     }
   }
   return NodeName("", get);

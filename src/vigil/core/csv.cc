@@ -5,22 +5,6 @@
 #include "vigil/core/text.h"
 
 namespace vigil {
-namespace {
-
-// Calls fn(field) for each comma-separated field of `line`; returns the count.
-template <typename Fn>
-size_t ForEachField(std::string_view line, Fn&& fn) {
-  size_t n = 0;
-  for (size_t start = 0;; ++n) {
-    const size_t end = line.find(',', start);
-    fn(n, line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) return n + 1;
-    start = end + 1;
-  }
-}
-
-}  // namespace
-
 Result<CsvColumns> CsvColumns::Parse(std::string_view header,
                                      std::span<const std::string_view> known, size_t required,
                                      std::string_view source) {
@@ -28,7 +12,7 @@ Result<CsvColumns> CsvColumns::Parse(std::string_view header,
   c.source_ = source;
   c.position_.assign(known.size(), -1);
   Status error;
-  c.columns_ = ForEachField(Trim(header), [&](size_t i, std::string_view name) {
+  c.columns_ = ForEachField(Trim(header), ',', [&](size_t i, std::string_view name) {
     if (!error.ok()) return;
     for (size_t k = 0; k < known.size(); ++k) {
       if (known[k] != name) continue;
@@ -56,7 +40,7 @@ Result<CsvColumns> CsvColumns::Parse(std::string_view header,
 Status CsvColumns::Split(std::string_view line, int64_t line_no,
                          std::vector<std::string_view>* fields) const {
   fields->assign(position_.size(), {});
-  const size_t n = ForEachField(line, [&](size_t i, std::string_view field) {
+  const size_t n = ForEachField(line, ',', [&](size_t i, std::string_view field) {
     for (size_t k = 0; k < position_.size(); ++k) {
       if (position_[k] == static_cast<int>(i)) (*fields)[k] = field;
     }

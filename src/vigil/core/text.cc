@@ -59,4 +59,10 @@ std::string_view Trim(std::string_view s) {
   return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
 }
 
+std::vector<std::string_view> Split(std::string_view text, char separator) {
+  std::vector<std::string_view> fields;
+  ForEachField(text, separator, [&](size_t, std::string_view f) { fields.push_back(f); });
+  return fields;
+}
+
 }  // namespace vigil

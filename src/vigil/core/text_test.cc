@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace vigil {
 namespace {
 
@@ -18,6 +20,23 @@ TEST(TextTest, TrimsBothEnds) {
   EXPECT_EQ(Trim("\t a b \r\n"), "a b");
   EXPECT_EQ(Trim(" \n\t"), "");
   EXPECT_EQ(Trim(""), "");
+}
+
+TEST(TextTest, SplitsKeepingEmptyFields) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(Split("a,b,,c", ','), (V{"a", "b", "", "c"}));
+  EXPECT_EQ(Split("", ','), (V{""}));
+  EXPECT_EQ(Split("a,", ','), (V{"a", ""}));
+  EXPECT_EQ(Split(" a , b", ','), (V{" a ", " b"}));  // untrimmed
+  EXPECT_EQ(Split("x=1;y=2", ';'), (V{"x=1", "y=2"}));
+  size_t seen = 0;
+  EXPECT_EQ(ForEachField("p,q,r", ',',
+                         [&](size_t i, std::string_view f) {
+                           EXPECT_EQ(f.size(), 1u);
+                           seen += i;
+                         }),
+            3u);
+  EXPECT_EQ(seen, 0u + 1 + 2);
 }
 
 TEST(TextTest, HtmlEscapeQuotesOnlyWhenAsked) {

@@ -370,13 +370,8 @@ Result<std::vector<PlantedDefect>> ParseTruth(std::string_view text, std::string
       header = false;
       continue;
     }
-    std::vector<std::string_view> f;
-    for (size_t start = 0;;) {
-      const size_t comma = line.find(',', start);
-      f.push_back(Trim(line.substr(start, comma - start)));
-      if (comma == std::string_view::npos) break;
-      start = comma + 1;
-    }
+    std::vector<std::string_view> f = Split(line, ',');
+    for (std::string_view& field : f) field = Trim(field);
     if (f.size() != 4) return bad(fmt::format("expected 4 fields, found {}", f.size()));
     PlantedDefect d{std::string(f[0]), std::string(f[1]), DefectKind::kGpu, 0};
     const auto [end, ec] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), d.size);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <iterator>
 
 namespace vigil::plan {
 namespace {
@@ -73,6 +75,15 @@ Result<HardwareProfile> DatasheetProfile(std::string_view gpu) {
   }
   return Status::InvalidArgument(fmt::format("unknown GPU '{}': the datasheet table knows {}", gpu,
                                              fmt::join(DatasheetGpus(), ", ")));
+}
+
+double CurveAt(const std::vector<std::pair<double, double>>& curve, double bytes) {
+  if (bytes <= curve.front().first) return curve.front().second;
+  if (bytes >= curve.back().first) return curve.back().second;
+  const auto hi = std::ranges::lower_bound(curve, bytes, {}, [](const auto& p) { return p.first; });
+  const auto lo = std::prev(hi);
+  const double w = std::log(bytes / lo->first) / std::log(hi->first / lo->first);
+  return lo->second + w * (hi->second - lo->second);
 }
 
 }  // namespace vigil::plan

@@ -49,7 +49,14 @@ struct HardwareProfile {
   // ("allreduce", "allgather", "reducescatter", "alltoall"): (bytes, GB/s), ascending bytes.
   // Empty: intra_node_gbps x nvlink_efficiency at every size.
   std::map<std::string, std::vector<std::pair<double, double>>> intra_node_bus;
+  // The NIC's bandwidth measured at several message sizes: (bytes, GB/s), ascending bytes; what
+  // a degraded node is compared at (inter_node_gbps is its largest size). Empty: not measured.
+  std::vector<std::pair<double, double>> inter_node_curve;
 };
+
+// A (bytes, GB/s) curve at `bytes`: log-linear between its points, flat beyond its ends. The
+// curve is non-empty and in ascending bytes.
+double CurveAt(const std::vector<std::pair<double, double>>& curve, double bytes);
 
 // The names DatasheetProfile knows, in the order `--help` lists them.
 const std::vector<std::string_view>& DatasheetGpus();

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "vigil/core/text.h"
 
@@ -167,6 +170,32 @@ Status CheckPolicy(const DrainPolicy& p) {
   return Status::Ok();
 }
 
+// The (bytes, GB/s) curve of a component measured by message size, or null.
+const std::vector<std::pair<double, double>>* SizeCurve(const HardwareProfile& hw, Component c) {
+  if (c == Component::kNic) return &hw.inter_node_curve;
+  if (c != Component::kNvlink) return nullptr;
+  const auto it = hw.intra_node_bus.find("allreduce");
+  return it == hw.intra_node_bus.end() ? nullptr : &it->second;
+}
+
+// node / fleet of a link both measured by message size, at one size: the largest the node
+// measured within the fleet's range, the fleet's curve interpolated there (a node measured up to
+// 1 GiB against a fleet measured up to 8 GiB is not compared at different sizes, where bus
+// bandwidth differs by itself). Nothing when a side has no curve or the ranges do not meet.
+std::optional<double> RatioAtOneSize(const HardwareProfile& node, const HardwareProfile& fleet,
+                                     Component c) {
+  const auto* mine = SizeCurve(node, c);
+  const auto* theirs = SizeCurve(fleet, c);
+  if (mine == nullptr || theirs == nullptr || mine->empty() || theirs->empty()) return std::nullopt;
+  for (auto it = mine->rbegin(); it != mine->rend(); ++it) {
+    if (it->first < theirs->front().first || it->first > theirs->back().first) continue;
+    const double at = CurveAt(*theirs, it->first);
+    if (it->second > 0 && at > 0) return it->second / at;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view ComponentName(Component c) {
@@ -204,10 +233,8 @@ std::string_view VerdictName(Verdict v) {
 Result<Ratios> ParseSlowdowns(std::string_view text) {
   if (Trim(text).empty()) return BadItem(text, "expected NAME=RATIO items, e.g. gemm=0.88,nic=0.5");
   Ratios ratios;
-  for (size_t start = 0; start <= text.size();) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string_view item = Trim(text.substr(start, comma - start));
-    start = comma + 1;
+  for (const std::string_view field : Split(text, ',')) {
+    const std::string_view item = Trim(field);
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) return BadItem(item, "expected NAME=RATIO");
     const std::string_view name = Trim(item.substr(0, eq));
@@ -232,8 +259,13 @@ double EffectiveFigure(const HardwareProfile& hw, Component c) {
 Ratios RatiosToFleet(const HardwareProfile& node, const HardwareProfile& fleet) {
   Ratios ratios;
   for (Component c : kComponents) {
+    const std::optional<double> matched = RatioAtOneSize(node, fleet, c);
     const double mine = EffectiveFigure(node, c), theirs = EffectiveFigure(fleet, c);
-    if (mine > 0 && theirs > 0) ratios[c] = mine / theirs;
+    if (matched) {
+      ratios[c] = *matched;
+    } else if (mine > 0 && theirs > 0) {
+      ratios[c] = mine / theirs;
+    }
   }
   return ratios;
 }
@@ -250,6 +282,9 @@ HardwareProfile Degrade(const HardwareProfile& hw, const Ratios& ratios) {
       for (auto& [collective, curve] : out.intra_node_bus) {
         for (auto& point : curve) point.second *= r;
       }
+    }
+    if (c == Component::kNic) {
+      for (auto& point : out.inter_node_curve) point.second *= r;
     }
   }
   return out;

@@ -76,8 +76,7 @@ Result<FleetTable> OneNode(const FleetTable& table, const ImpactRequest& r) {
 // against the fleet's nodes summed up the same way (the median over nodes of each node's worst
 // GPU), so that a node like the fleet's typical one reads 1 and not its GPUs' spread below it. A
 // fleet of the datasheet alone is its efficiency-discounted peaks.
-Result<Ratios> NodeRatios(const ImpactRequest& r, const HardwareProfile& priced,
-                          std::string* what) {
+Result<Ratios> NodeRatios(const ImpactRequest& r, const HardwareProfile& fleet, std::string* what) {
   VIGIL_ASSIGN_OR_RETURN(const FleetTable all, ReadResultsTable(r.node));
   VIGIL_ASSIGN_OR_RETURN(const FleetTable one, OneNode(all, r));
   *what = fmt::format("{} ({})", one.node(0), one.source(0));
@@ -85,12 +84,6 @@ Result<Ratios> NodeRatios(const ImpactRequest& r, const HardwareProfile& priced,
   empty.source = "nothing";
   VIGIL_ASSIGN_OR_RETURN(const HardwareProfile node,
                          MeasuredProfile(one, empty, *what, PerNode::kWorst));
-  HardwareProfile fleet = priced;
-  if (!r.job.hardware.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(const FleetTable measured, ReadResultsTable(r.job.hardware));
-    VIGIL_ASSIGN_OR_RETURN(HardwareProfile sheet, DatasheetProfile(r.job.gpu));
-    VIGIL_ASSIGN_OR_RETURN(fleet, MeasuredProfile(measured, sheet, "--hardware", PerNode::kWorst));
-  }
   Ratios ratios = RatiosToFleet(node, fleet);
   if (ratios.empty()) {
     return Status::InvalidArgument(
@@ -160,7 +153,10 @@ std::string OptionText(std::string_view title, const DrainOption& o) {
 
 Result<ImpactAnswer> AnswerImpact(const ImpactRequest& r) {
   ImpactAnswer a;
-  VIGIL_ASSIGN_OR_RETURN(a.job, AnswerTrain(r.job));
+  // The fleet's files are read once: the median profile prices the job, the worst-GPU one is what
+  // the node is compared with.
+  VIGIL_ASSIGN_OR_RETURN(const FleetProfiles fleet, ProfilesFor(r.job.gpu, r.job.hardware));
+  VIGIL_ASSIGN_OR_RETURN(a.job, AnswerTrain(r.job, &fleet.median));
   if (r.node.empty() == r.slow.empty()) {
     return Status::InvalidArgument(
         "give the node's results (--node) or a what-if (--slow), one of the two");
@@ -169,7 +165,7 @@ Result<ImpactAnswer> AnswerImpact(const ImpactRequest& r) {
     VIGIL_ASSIGN_OR_RETURN(a.ratios, ParseSlowdowns(r.slow));
     a.node = fmt::format("--slow {}", r.slow);
   } else {
-    VIGIL_ASSIGN_OR_RETURN(a.ratios, NodeRatios(r, a.job.hw, &a.node));
+    VIGIL_ASSIGN_OR_RETURN(a.ratios, NodeRatios(r, fleet.worst, &a.node));
   }
   VIGIL_ASSIGN_OR_RETURN(a.policy, PolicyOf(r));
   VIGIL_ASSIGN_OR_RETURN(a.result, Impact(a.job.model, a.job.layout, a.job.hw, a.ratios, a.policy));

@@ -212,6 +212,36 @@ TEST(ImpactTest, RatiosCompareWhatKernelsReach) {
   EXPECT_NEAR(r.at(Component::kNic), 1, 1e-12);
 }
 
+TEST(ImpactTest, LinksAreComparedAtOneMessageSize) {
+  constexpr double kGiB = 1 << 30;
+  // The node measured up to 1 GiB, the fleet up to 8 GiB, where bus bandwidth is higher by
+  // itself: a healthy node must not read as slow for that.
+  HardwareProfile fleet = H100();
+  fleet.intra_node_bus["allreduce"] = {{kGiB / 4, 300}, {2 * kGiB, 360}, {8 * kGiB, 400}};
+  fleet.intra_node_gbps = 400;
+  fleet.inter_node_curve = {{kGiB / 8, 40}, {8 * kGiB, 48}};
+  fleet.inter_node_gbps = 48;
+  fleet.nvlink_efficiency = fleet.nic_efficiency = 1;  // measured
+  HardwareProfile node;
+  node.intra_node_bus["allreduce"] = {{kGiB / 4, 300}, {kGiB, 340}};
+  node.intra_node_gbps = 340;
+  node.inter_node_curve = {{kGiB / 8, 20}, {kGiB, 22}};
+  node.inter_node_gbps = 22;
+  const Ratios r = RatiosToFleet(node, fleet);
+  // At 1 GiB the fleet's curve is 300 + (360 - 300) x log(4) / log(8) = 340: the node matches.
+  EXPECT_NEAR(r.at(Component::kNvlink), 1, 1e-12);
+  // The NIC at 1 GiB: the fleet's 40 + 8 x log(8) / log(64) = 44, the node's 22: half.
+  EXPECT_NEAR(r.at(Component::kNic), 0.5, 1e-12);
+  // With no size in common, each side's largest, as before.
+  node.inter_node_curve = {{16 * kGiB, 24}};
+  node.inter_node_gbps = 24;
+  EXPECT_NEAR(RatiosToFleet(node, fleet).at(Component::kNic), 0.5, 1e-12);
+  // A fleet of the datasheet alone has no curve: the node's largest size against its figure.
+  node.intra_node_bus.clear();
+  EXPECT_NEAR(RatiosToFleet(node, H100()).at(Component::kNvlink),
+              340 / EffectiveFigure(H100(), Component::kNvlink), 1e-12);
+}
+
 TEST(ImpactTest, RefusesNegativeTimes) {
   DrainPolicy policy;
   policy.interruption.restart_s = -1;

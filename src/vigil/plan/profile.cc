@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -140,6 +141,13 @@ std::map<ReadingId, double> FleetMedians(const FleetTable& table, PerNode per_no
   return out;
 }
 
+// "a.json and 2 more": what the profile's source names.
+std::string PathsText(const std::vector<std::string>& paths) {
+  std::string what = paths.empty() ? "no file" : paths.front();
+  if (paths.size() > 1) what += fmt::format(" and {} more", paths.size() - 1);
+  return what;
+}
+
 }  // namespace
 
 Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareProfile& base,
@@ -176,6 +184,7 @@ Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareP
         break;
       case Field::kInterNode:
         // The map is in ascending size: the largest message is the link's bandwidth.
+        if (bytes > 0) p.inter_node_curve.emplace_back(bytes, value);
         if (bytes > nic_bytes) p.inter_node_gbps = value, nic_bytes = bytes, p.nic_efficiency = 1;
         break;
       case Field::kBus:
@@ -191,9 +200,39 @@ Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareP
   return p;
 }
 
-Result<FleetTable> ReadResultsTable(const std::vector<std::string>& paths) {
-  FleetTable fleet;
+Result<std::vector<std::string>> ResultFiles(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
   for (const std::string& path : paths) {
+    std::error_code error;
+    if (!fs::is_directory(path, error)) {
+      files.push_back(path);  // a file, or nothing: ReadFile says which
+      continue;
+    }
+    std::vector<std::string> inside;
+    for (fs::directory_iterator it(path, error), end; !error && it != end; it.increment(error)) {
+      const std::string ext = it->path().extension().string();
+      if ((ext == ".json" || ext == ".jsonl") && it->is_regular_file(error)) {
+        inside.push_back(it->path().string());
+      }
+    }
+    if (error) {
+      return Status::InvalidArgument(fmt::format("{}: cannot list: {}", path, error.message()));
+    }
+    if (inside.empty()) {
+      return Status::InvalidArgument(
+          fmt::format("{}: a directory with no *.json or *.jsonl results file", path));
+    }
+    std::ranges::sort(inside);
+    files.insert(files.end(), inside.begin(), inside.end());
+  }
+  return files;
+}
+
+Result<FleetTable> ReadResultsTable(const std::vector<std::string>& paths) {
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<std::string> files, ResultFiles(paths));
+  FleetTable fleet;
+  for (const std::string& path : files) {
     VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
     VIGIL_ASSIGN_OR_RETURN(std::optional<NodeResults> doc, ParseIfResultsDocument(text, path));
     if (doc) {
@@ -210,15 +249,24 @@ Result<FleetTable> ReadResultsTable(const std::vector<std::string>& paths) {
 Result<HardwareProfile> ReadMeasuredProfile(const std::vector<std::string>& paths,
                                             const HardwareProfile& base) {
   VIGIL_ASSIGN_OR_RETURN(const FleetTable fleet, ReadResultsTable(paths));
-  std::string what = paths.empty() ? "no file" : paths.front();
-  if (paths.size() > 1) what += fmt::format(" and {} more", paths.size() - 1);
-  return MeasuredProfile(fleet, base, what);
+  return MeasuredProfile(fleet, base, PathsText(paths));
 }
 
 Result<HardwareProfile> ProfileFor(std::string_view gpu, const std::vector<std::string>& hardware) {
   VIGIL_ASSIGN_OR_RETURN(HardwareProfile sheet, DatasheetProfile(gpu));
   if (hardware.empty()) return sheet;
   return ReadMeasuredProfile(hardware, sheet);
+}
+
+Result<FleetProfiles> ProfilesFor(std::string_view gpu, const std::vector<std::string>& hardware) {
+  VIGIL_ASSIGN_OR_RETURN(HardwareProfile sheet, DatasheetProfile(gpu));
+  if (hardware.empty()) return FleetProfiles{sheet, sheet};
+  VIGIL_ASSIGN_OR_RETURN(const FleetTable fleet, ReadResultsTable(hardware));
+  FleetProfiles p;
+  VIGIL_ASSIGN_OR_RETURN(p.median, MeasuredProfile(fleet, sheet, PathsText(hardware)));
+  VIGIL_ASSIGN_OR_RETURN(p.worst,
+                         MeasuredProfile(fleet, sheet, PathsText(hardware), PerNode::kWorst));
+  return p;
 }
 
 }  // namespace vigil::plan

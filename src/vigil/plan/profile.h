@@ -32,8 +32,14 @@ enum class PerNode { kMedian, kWorst };
 Result<HardwareProfile> MeasuredProfile(const FleetTable& table, const HardwareProfile& base,
                                         std::string_view what, PerNode per_node = PerNode::kMedian);
 
-// The files, each a results document (`vigil run --out`) or a fleet summary (JSONL, Vigil's or
-// SuperBench's; the last row of each node), as one table. Errors name the file.
+// The results files that `paths` name: a file stands for itself, a directory for its `*.json` and
+// `*.jsonl` files (sorted by name; not its subdirectories). The order of `paths` is kept.
+// InvalidArgument naming a directory that holds no such file, or a path that cannot be listed.
+Result<std::vector<std::string>> ResultFiles(const std::vector<std::string>& paths);
+
+// The files of `paths` (ResultFiles: a directory stands for its results files), each a results
+// document (`vigil run --out`) or a fleet summary (JSONL, Vigil's or SuperBench's; the last row
+// of each node), as one table. Errors name the file.
 Result<FleetTable> ReadResultsTable(const std::vector<std::string>& paths);
 
 // MeasuredProfile of files that are each a results document (`vigil run --out`) or a fleet
@@ -45,5 +51,16 @@ Result<HardwareProfile> ReadMeasuredProfile(const std::vector<std::string>& path
 // `hardware` measured over it (ReadMeasuredProfile) when there are any. InvalidArgument for an
 // unknown GPU or a file that cannot be read as results.
 Result<HardwareProfile> ProfileFor(std::string_view gpu, const std::vector<std::string>& hardware);
+
+// A fleet's profile both ways of summing up a node (see PerNode): the median one prices a job,
+// the worst one is what a degraded node's worst GPU is compared with.
+struct FleetProfiles {
+  HardwareProfile median;
+  HardwareProfile worst;
+};
+
+// ProfileFor's profile and its worst-GPU twin from one reading of the files and one datasheet
+// look-up (both the datasheet row when `hardware` is empty). ProfileFor's errors.
+Result<FleetProfiles> ProfilesFor(std::string_view gpu, const std::vector<std::string>& hardware);
 
 }  // namespace vigil::plan

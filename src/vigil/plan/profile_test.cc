@@ -4,6 +4,9 @@
 
 #include <string>
 
+#include "vigil/core/file.h"
+#include "vigil/testing/temp_dir.h"
+
 namespace vigil::plan {
 namespace {
 
@@ -75,6 +78,9 @@ TEST(MeasuredProfileTest, ReadsSuperBenchNamesAndUnits) {
   EXPECT_DOUBLE_EQ(p->bf16_tflops, (264.965 + 267.501) / 2);
   EXPECT_DOUBLE_EQ(p->intra_node_gbps, 234.45);  // the largest message
   EXPECT_NEAR(p->inter_node_gbps, 23.9224, 1e-9);
+  ASSERT_EQ(p->inter_node_curve.size(), 2u);  // the NIC by size, for comparing at one size
+  EXPECT_DOUBLE_EQ(p->inter_node_curve[0].first, 1024);
+  EXPECT_NEAR(p->inter_node_curve[0].second, 3.21597, 1e-9);
   EXPECT_DOUBLE_EQ(p->host_to_device_gbps, 26.2);
 }
 
@@ -92,6 +98,58 @@ TEST(ProfileForTest, ReadsTheRealSuperBenchFleet) {
   EXPECT_GT(p->bf16_tflops, 250);  // 8 x A100 GEMM medians near 265-277 TFLOP/s
   EXPECT_LT(p->bf16_tflops, 300);
   EXPECT_FALSE(ProfileFor("v100", {}).ok());
+}
+
+TEST(ProfilesForTest, BothSummariesFromOneReading) {
+  const std::string fleet =
+      std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl";
+  Result<FleetProfiles> both = ProfilesFor("a100", {fleet});
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_DOUBLE_EQ(both->median.bf16_tflops, ProfileFor("a100", {fleet})->bf16_tflops);
+  Result<FleetTable> table = ReadResultsTable({fleet});
+  ASSERT_TRUE(table.ok());
+  const HardwareProfile worst =
+      *MeasuredProfile(*table, *DatasheetProfile("a100"), fleet, PerNode::kWorst);
+  EXPECT_DOUBLE_EQ(both->worst.bf16_tflops, worst.bf16_tflops);
+  EXPECT_LT(both->worst.bf16_tflops, both->median.bf16_tflops);  // 8 GPUs differ a little
+  // No files: the datasheet row both ways.
+  Result<FleetProfiles> sheet = ProfilesFor("h100", {});
+  ASSERT_TRUE(sheet.ok());
+  EXPECT_EQ(sheet->median.source, "datasheet");
+  EXPECT_DOUBLE_EQ(sheet->worst.bf16_tflops, DatasheetProfile("h100")->bf16_tflops);
+  EXPECT_FALSE(ProfilesFor("v100", {}).ok());
+}
+
+TEST(ResultFilesTest, ADirectoryIsItsResultsFilesSorted) {
+  testing::TempDir dir;
+  dir.Write("fleet/b.jsonl", "{}\n");
+  dir.Write("fleet/a.json", "{}\n");
+  dir.Write("fleet/notes.txt", "not results\n");
+  dir.Write("fleet/deeper/c.json", "{}\n");  // not read: no recursion
+  dir.Write("one.json", "{}\n");
+  dir.Write("empty/readme.md", "nothing here\n");
+  Result<std::vector<std::string>> files =
+      ResultFiles({dir.File("one.json"), dir.File("fleet"), dir.File("missing.json")});
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(*files,
+            (std::vector<std::string>{dir.File("one.json"), dir.File("fleet/a.json"),
+                                      dir.File("fleet/b.jsonl"), dir.File("missing.json")}));
+  EXPECT_EQ(ResultFiles({dir.File("empty")}).status().message(),
+            dir.File("empty") + ": a directory with no *.json or *.jsonl results file");
+}
+
+TEST(ProfileForTest, ReadsADirectoryAsItsFiles) {
+  testing::TempDir dir;
+  Result<std::string> fleet =
+      ReadFile(std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl");
+  ASSERT_TRUE(fleet.ok());
+  dir.Write("fleet/superbench.jsonl", *fleet);
+  Result<HardwareProfile> from_dir = ProfileFor("a100", {dir.File("fleet")});
+  Result<HardwareProfile> from_file = ProfileFor("a100", {dir.File("fleet/superbench.jsonl")});
+  ASSERT_TRUE(from_dir.ok()) << from_dir.status().message();
+  ASSERT_TRUE(from_file.ok());
+  EXPECT_DOUBLE_EQ(from_dir->bf16_tflops, from_file->bf16_tflops);
+  EXPECT_DOUBLE_EQ(from_dir->intra_node_gbps, from_file->intra_node_gbps);
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <set>
 
+#include "vigil/core/clock.h"
 #include "vigil/core/file.h"
 #include "vigil/core/yaml_fields.h"
 #include "vigil/reliability/models.h"
@@ -20,6 +22,7 @@ constexpr double kMaxWeight = 1e6;
 constexpr double kMaxTransitionS = 30 * 86400.0;
 constexpr size_t kMaxJobs = 10000;
 constexpr size_t kMaxPoints = 1000;
+constexpr int64_t kMaxBatch = 1 << 24;  // sequences per step
 // The exact DP's limits: table cells (4 bytes each: 200 MB) and steps (seconds on one core).
 constexpr double kMaxCells = 5e7;
 constexpr double kMaxSteps = 2e9;
@@ -58,10 +61,123 @@ Result<std::vector<ThroughputPoint>> ParseCurve(const YAML::Node& n, const std::
   return points;
 }
 
-Result<JobCurve> ParseJob(const YAML::Node& n, const std::string& at, const YamlFields& f) {
+// A list of GPU counts, or {from, to, step} (from defaults to step: its multiples up to `to`).
+Result<std::vector<int64_t>> ParseSizes(const YAML::Node& n, const std::string& at,
+                                        const YamlFields& f) {
+  const std::string expected =
+      fmt::format("expected a list of 1 to {} GPU counts, or {{from, to, step}}", kMaxPoints);
+  std::vector<int64_t> sizes;
+  if (n.IsSequence()) {
+    if (n.size() == 0 || n.size() > kMaxPoints) return f.Error(n, at, expected);
+    for (size_t i = 0; i < n.size(); ++i) {
+      const std::string where = fmt::format("{}[{}]", at, i);
+      VIGIL_ASSIGN_OR_RETURN(const int64_t g, f.Whole(n[i], where, 1, kMaxGpus));
+      if (std::ranges::find(sizes, g) != sizes.end()) {
+        return f.Error(n[i], where, fmt::format("{} GPUs listed twice", g));
+      }
+      sizes.push_back(g);
+    }
+    std::ranges::sort(sizes);
+    return sizes;
+  }
+  if (!n.IsMap()) return f.Error(n, at, expected);
+  VIGIL_RETURN_IF_ERROR(f.Map(n, at, {"from", "to", "step"}));
+  for (const char* key : {"to", "step"}) {
+    if (!n[key]) return f.Error(n, YamlFields::Path(at, key), "missing");
+  }
+  VIGIL_ASSIGN_OR_RETURN(const int64_t step,
+                         f.Whole(n["step"], YamlFields::Path(at, "step"), 1, kMaxGpus));
+  VIGIL_ASSIGN_OR_RETURN(const int64_t to,
+                         f.Whole(n["to"], YamlFields::Path(at, "to"), 1, kMaxGpus));
+  int64_t from = step;
+  if (n["from"]) {
+    VIGIL_ASSIGN_OR_RETURN(from, f.Whole(n["from"], YamlFields::Path(at, "from"), 1, to));
+  }
+  if (from > to || (to - from) / step + 1 > static_cast<int64_t>(kMaxPoints)) {
+    return f.Error(n, at,
+                   fmt::format("from {} to {} by {} gives no count or more than {}", from, to, step,
+                               kMaxPoints));
+  }
+  for (int64_t g = from; g <= to; g += step) sizes.push_back(g);
+  return sizes;
+}
+
+// One text, or a list of them.
+Result<std::vector<std::string>> ParseTexts(const YAML::Node& n, const std::string& at,
+                                            const YamlFields& f) {
+  if (!n.IsSequence()) {
+    VIGIL_ASSIGN_OR_RETURN(std::string one, f.Text(n, at));
+    return std::vector<std::string>{std::move(one)};
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n.size() && i < kMaxPoints; ++i) {
+    VIGIL_ASSIGN_OR_RETURN(std::string one, f.Text(n[i], fmt::format("{}[{}]", at, i)));
+    out.push_back(std::move(one));
+  }
+  if (out.empty() || n.size() > kMaxPoints) {
+    return f.Error(n, at, fmt::format("expected a file or a list of 1 to {} files", kMaxPoints));
+  }
+  return out;
+}
+
+Result<CurveModel> ParseCurveModel(const YAML::Node& n, const std::string& at, const YamlFields& f,
+                                   std::string_view source) {
+  VIGIL_RETURN_IF_ERROR(f.Map(
+      n, at, {"file", "gpu", "hardware", "global_batch", "micro_batch", "precision", "sizes"}));
+  for (const char* key : {"file", "global_batch", "sizes"}) {
+    if (!n[key]) return f.Error(n, YamlFields::Path(at, key), "missing");
+  }
+  CurveModel m;
+  m.where = fmt::format("{}:{}: {}", source, YamlLine(n), at);
+  const auto path = [&](const char* key) { return YamlFields::Path(at, key); };
+  VIGIL_ASSIGN_OR_RETURN(m.model_path, f.Text(n["file"], path("file")));
+  if (n["gpu"]) {
+    VIGIL_ASSIGN_OR_RETURN(m.gpu,
+                           f.Choice(n["gpu"], path("gpu"), {"a100", "h100", "h200", "b200"}));
+  }
+  if (n["hardware"]) {
+    VIGIL_ASSIGN_OR_RETURN(m.hardware, ParseTexts(n["hardware"], path("hardware"), f));
+  }
+  VIGIL_ASSIGN_OR_RETURN(m.global_batch,
+                         f.Whole(n["global_batch"], path("global_batch"), 1, kMaxBatch));
+  if (n["micro_batch"]) {
+    VIGIL_ASSIGN_OR_RETURN(m.micro_batch,
+                           f.Whole(n["micro_batch"], path("micro_batch"), 1, m.global_batch));
+  }
+  if (n["precision"]) {
+    VIGIL_ASSIGN_OR_RETURN(m.precision,
+                           f.Choice(n["precision"], path("precision"), {"bf16", "fp8"}));
+  }
+  VIGIL_ASSIGN_OR_RETURN(m.sizes, ParseSizes(n["sizes"], path("sizes"), f));
+  return m;
+}
+
+// The job's curve: exactly one of its hand-written points and its model.
+Status ParseJobCurve(const YAML::Node& n, const std::string& at, const YamlFields& f,
+                     std::string_view source, JobCurve& job) {
+  if (n["throughput"] && n["model"]) {
+    return f.Error(n, at,
+                   fmt::format("job '{}' has both throughput and model; give one", job.name));
+  }
+  if (n["model"]) {
+    VIGIL_ASSIGN_OR_RETURN(job.model,
+                           ParseCurveModel(n["model"], YamlFields::Path(at, "model"), f, source));
+    return Status::Ok();
+  }
+  if (!n["throughput"]) {
+    return f.Error(n, YamlFields::Path(at, "throughput"),
+                   fmt::format("missing: job '{}' needs throughput points or a model", job.name));
+  }
+  VIGIL_ASSIGN_OR_RETURN(job.points,
+                         ParseCurve(n["throughput"], YamlFields::Path(at, "throughput"), f));
+  return Status::Ok();
+}
+
+Result<JobCurve> ParseJob(const YAML::Node& n, const std::string& at, const YamlFields& f,
+                          std::string_view source) {
   VIGIL_RETURN_IF_ERROR(
-      f.Map(n, at, {"name", "weight", "gpus", "hit", "transition", "throughput"}));
-  for (const char* key : {"name", "gpus", "transition", "throughput"}) {
+      f.Map(n, at, {"name", "weight", "gpus", "hit", "transition", "throughput", "model"}));
+  for (const char* key : {"name", "gpus", "transition"}) {
     if (!n[key]) return f.Error(n, YamlFields::Path(at, key), "missing");
   }
   JobCurve job;
@@ -80,18 +196,19 @@ Result<JobCurve> ParseJob(const YAML::Node& n, const std::string& at, const Yaml
   VIGIL_ASSIGN_OR_RETURN(
       job.transition_s,
       f.Seconds(n["transition"], YamlFields::Path(at, "transition"), 0, kMaxTransitionS));
-  VIGIL_ASSIGN_OR_RETURN(job.points,
-                         ParseCurve(n["throughput"], YamlFields::Path(at, "throughput"), f));
-  if (job.current_gpus > 0 && std::ranges::none_of(job.points, [&](const ThroughputPoint& p) {
-        return p.gpus == job.current_gpus;
-      })) {
+  VIGIL_RETURN_IF_ERROR(ParseJobCurve(n, at, f, source, job));
+  if (job.current_gpus > 0 &&
+      !(job.model ? std::ranges::count(job.model->sizes, job.current_gpus)
+                  : std::ranges::count(job.points, job.current_gpus, &ThroughputPoint::gpus))) {
     return f.Error(n["gpus"], YamlFields::Path(at, "gpus"),
-                   fmt::format("{} is not one of the job's throughput sizes", job.current_gpus));
+                   fmt::format("{} is not one of the job's {}", job.current_gpus,
+                               job.model ? "model.sizes" : "throughput sizes"));
   }
   return job;
 }
 
-Result<std::vector<JobCurve>> Parse(const YAML::Node& doc, const YamlFields& f) {
+Result<std::vector<JobCurve>> Parse(const YAML::Node& doc, const YamlFields& f,
+                                    std::string_view source) {
   VIGIL_RETURN_IF_ERROR(f.Map(doc, "", {"jobs"}));
   const YAML::Node list = doc["jobs"];
   if (!list || !list.IsSequence() || list.size() == 0 || list.size() > kMaxJobs) {
@@ -102,7 +219,7 @@ Result<std::vector<JobCurve>> Parse(const YAML::Node& doc, const YamlFields& f) 
   std::set<std::string> names;
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string at = fmt::format("jobs[{}]", i);
-    VIGIL_ASSIGN_OR_RETURN(JobCurve job, ParseJob(list[i], at, f));
+    VIGIL_ASSIGN_OR_RETURN(JobCurve job, ParseJob(list[i], at, f, source));
     if (!names.insert(job.name).second) {
       return f.Error(list[i]["name"], at + ".name",
                      fmt::format("'{}' is the name of an earlier job", job.name));
@@ -151,12 +268,24 @@ double JobCurve::TflopsAt(int64_t gpus) const {
 
 Result<std::vector<JobCurve>> ParseJobs(std::string_view text, std::string_view source) {
   VIGIL_ASSIGN_OR_RETURN(const YAML::Node doc, LoadYaml(text, source));
-  return Parse(doc, YamlFields(source, "jobs file"));
+  return Parse(doc, YamlFields(source, "jobs file"), source);
 }
 
 Result<std::vector<JobCurve>> ReadJobs(const std::string& path) {
   VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
-  return ParseJobs(text, path);
+  VIGIL_ASSIGN_OR_RETURN(std::vector<JobCurve> jobs, ParseJobs(text, path));
+  // A jobs file and its models travel together: their paths are relative to it, not to the
+  // directory vigil runs in.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const auto beside = [&](std::string& p) {
+    if (std::filesystem::path(p).is_relative()) p = (dir / p).lexically_normal().string();
+  };
+  for (JobCurve& j : jobs) {
+    if (!j.model) continue;
+    beside(j.model->model_path);
+    for (std::string& h : j.model->hardware) beside(h);
+  }
+  return jobs;
 }
 
 double PlanValue(const JobCurve& job, int64_t gpus, double horizon_s) {
@@ -231,6 +360,9 @@ ReconfigurePlan RestartAtOldSize(std::span<const JobCurve> jobs, int64_t healthy
 Result<ReconfigureAnswer> AnswerReconfigure(const ReconfigureQuestion& q) {
   ReconfigureAnswer a;
   VIGIL_ASSIGN_OR_RETURN(a.jobs, ReadJobs(q.jobs_path));
+  const double start = SystemClock().MonotonicSeconds();
+  VIGIL_RETURN_IF_ERROR(CurvesFromModels(a.jobs));
+  a.curves_s = SystemClock().MonotonicSeconds() - start;
   // The jobs the failure spared still run on healthy GPUs: more of them than there are healthy
   // GPUs is a jobs file and a --gpus that disagree.
   int64_t spared = 0;

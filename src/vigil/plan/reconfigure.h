@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,19 @@ struct ThroughputPoint {
   double tflops_per_gpu = 0;  // achieved, dense
 };
 
+// A curve to come from the training step model (issue 26 part 2) rather than from points written
+// by hand: at each allowed size, the throughput of the best layout SearchLayouts finds.
+struct CurveModel {
+  std::string model_path;             // the model file; ReadJobs makes it relative to the jobs file
+  std::string gpu = "h100";           // the datasheet row
+  std::vector<std::string> hardware;  // measured results over it (as plan train's --hardware)
+  int64_t global_batch = 0;           // sequences per step
+  int64_t micro_batch = 0;            // 0: the search tries 1, 2, 4 and 8
+  std::string precision = "bf16";     // bf16 or fp8
+  std::vector<int64_t> sizes;         // the GPU counts the job may run on, ascending, distinct
+  std::string where;                  // "SOURCE:LINE: jobs[i].model", for errors found later
+};
+
 struct JobCurve {
   std::string name;
   double weight = 1;         // priority: a weighted TFLOP of this job is worth `weight`
@@ -33,18 +47,32 @@ struct JobCurve {
   double transition_s = 0;  // restart and reload from the checkpoint, seconds
   std::vector<ThroughputPoint>
       points;  // allowed sizes, ascending; 0 GPUs (paused) is always allowed
+  // Set when the points come from a model: CurvesFromModels fills `points` from it, and
+  // `left_out` with the sizes at which no layout of the model fits.
+  std::optional<CurveModel> model;
+  std::vector<int64_t> left_out;
 
   // Total TFLOP/s at `gpus` (one of the points, or 0).
   double TflopsAt(int64_t gpus) const;
 };
 
 // The jobs file (YAML or JSON; docs/plan.md): `jobs:`, a list of mappings with name, weight,
-// gpus (current), hit (optional, false), transition (a duration: "10m") and throughput, a list of
-// {gpus, tflops_per_gpu} with distinct GPU counts, the current size among them (or 0).
-// InvalidArgument "SOURCE:LINE: FIELD: PROBLEM"
-// (FIELD a dotted path such as jobs[2].throughput[0].gpus) for anything missing or malformed.
+// gpus (current), hit (optional, false), transition (a duration: "10m") and either throughput, a
+// list of {gpus, tflops_per_gpu} with distinct GPU counts, or model, a mapping {file, gpu,
+// hardware, global_batch, micro_batch, precision, sizes} (sizes a list of counts or
+// {from, to, step}); the current size among the sizes (or 0). A model job's points stay empty
+// here. InvalidArgument "SOURCE:LINE: FIELD: PROBLEM" (FIELD a dotted path such as
+// jobs[2].throughput[0].gpus) for anything missing or malformed, or a job with both curves.
 Result<std::vector<JobCurve>> ParseJobs(std::string_view text, std::string_view source);
+// ParseJobs of the file, with the model jobs' relative paths made relative to its directory.
 Result<std::vector<JobCurve>> ReadJobs(const std::string& path);
+
+// Fills the points of every job that names a model: at each of its sizes, the tflops_per_gpu of
+// the best layout SearchLayouts finds (each model, profile and size searched once however many
+// jobs share it); sizes where no layout is valid or fits go to `left_out`. InvalidArgument naming
+// the job's file, line and field when its model or hardware cannot be read, when no size fits, or
+// when its current size is one of those left out.
+Status CurvesFromModels(std::vector<JobCurve>& jobs);
 
 struct JobPlan {
   std::string name;
@@ -92,10 +120,11 @@ struct ReconfigureAnswer {
   bool horizon_from_mttf_model = false;
   ReconfigurePlan plan;   // PlanReconfiguration's
   ReconfigurePlan naive;  // RestartAtOldSize's
+  double curves_s = 0;    // wall time spent searching layouts for the model jobs' curves
 };
 
-// Reads the jobs, finds the horizon and both plans. ReadJobs', JobMttfSeconds' or
-// PlanReconfiguration's error.
+// Reads the jobs, computes the model jobs' curves, finds the horizon and both plans. ReadJobs',
+// CurvesFromModels', JobMttfSeconds' or PlanReconfiguration's error.
 Result<ReconfigureAnswer> AnswerReconfigure(const ReconfigureQuestion& question);
 
 }  // namespace vigil::plan

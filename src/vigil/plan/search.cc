@@ -87,7 +87,11 @@ struct Search {
 
   void Each(Layout l) {
     const ModelSpec& m = request.model;
-    for (const int64_t mb : kMicroBatches) {
+    const std::vector<int64_t> sizes =
+        request.micro_batch > 0
+            ? std::vector<int64_t>{request.micro_batch}
+            : std::vector<int64_t>(std::begin(kMicroBatches), std::end(kMicroBatches));
+    for (const int64_t mb : sizes) {
       if (request.global_batch % (l.dp * mb) != 0) continue;
       l.micro_batch = mb;
       const int64_t micro_batches = request.global_batch / (l.dp * mb);
@@ -138,7 +142,7 @@ struct Search {
 };
 
 Status CheckRequest(const SearchRequest& r) {
-  if (r.gpus < 1 || r.global_batch < 1 || r.top < 1 || r.memory_limit_gb < 0) {
+  if (r.gpus < 1 || r.global_batch < 1 || r.top < 1 || r.memory_limit_gb < 0 || r.micro_batch < 0) {
     return Status::InvalidArgument("the GPUs, global batch and layouts to show must be at least 1");
   }
   if (r.precision == Precision::kFp8 &&

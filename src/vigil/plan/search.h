@@ -21,6 +21,7 @@ struct SearchRequest {
   HardwareProfile hw;          // the (first) GPU type
   int64_t gpus = 0;            // all GPUs, of both types
   int64_t global_batch = 0;    // sequences per step
+  int64_t micro_batch = 0;     // sequences per micro-batch; 0: each of 1, 2, 4 and 8
   double memory_limit_gb = 0;  // per GPU; 0: each type's own memory
   Precision precision = Precision::kBf16;
   Attention attention = Attention::kFlash;
@@ -48,9 +49,10 @@ struct SearchResult {
 // Every layout: TP a divisor of the heads up to a node's GPUs, PP a divisor of the layers, VPP a
 // divisor of the blocks per stage (up to 8; 1 on a mixed cluster), CP a power of two (up to 8),
 // DP what is left, EP a divisor of the experts and of DP, micro-batches of 1, 2, 4 or 8
-// sequences, each recomputation, ZeRO 0 to 3. On a mixed cluster a layout counts when a whole
-// number of its stages fills the second type's GPUs. InvalidArgument when the request is
-// malformed, or when no layout fits (naming the least memory any layout needs). Pure; thread-safe.
+// sequences (or the request's one size), each recomputation, ZeRO 0 to 3. On a mixed cluster a
+// layout counts when a whole number of its stages fills the second type's GPUs. InvalidArgument
+// when the request is malformed, or when no layout fits (naming the least memory any layout needs).
+// Pure; thread-safe.
 Result<SearchResult> SearchLayouts(const SearchRequest& request, const TrainAssumptions& a = {});
 
 // The blocks per stage of each type that make the slowest stage fastest: `stages_second` stages on

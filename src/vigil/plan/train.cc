@@ -33,13 +33,7 @@ double IntraBus(const HardwareProfile& hw, std::string_view collective, double b
   if (it == hw.intra_node_bus.end() || it->second.empty()) {
     return hw.intra_node_gbps * hw.nvlink_efficiency;
   }
-  const auto& curve = it->second;
-  if (bytes <= curve.front().first) return curve.front().second;
-  if (bytes >= curve.back().first) return curve.back().second;
-  const auto hi = std::ranges::lower_bound(curve, bytes, {}, [](const auto& p) { return p.first; });
-  const auto lo = std::prev(hi);
-  const double w = std::log(bytes / lo->first) / std::log(hi->first / lo->first);
-  return lo->second + w * (hi->second - lo->second);
+  return CurveAt(it->second, bytes);
 }
 
 // A collective among `ranks` consecutive ranks spaced `stride` apart: inside a node when they all

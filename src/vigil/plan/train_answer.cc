@@ -25,10 +25,14 @@ Json TermsJson(const StepBreakdown& t) {
 
 }  // namespace
 
-Result<TrainAnswer> AnswerTrain(const TrainRequest& r) {
+Result<TrainAnswer> AnswerTrain(const TrainRequest& r, const HardwareProfile* hw) {
   TrainAnswer a;
   VIGIL_ASSIGN_OR_RETURN(a.model, ReadModelSpec(r.model_path));
-  VIGIL_ASSIGN_OR_RETURN(a.hw, ProfileFor(r.gpu, r.hardware));
+  if (hw != nullptr) {
+    a.hw = *hw;
+  } else {
+    VIGIL_ASSIGN_OR_RETURN(a.hw, ProfileFor(r.gpu, r.hardware));
+  }
   a.layout = r.layout;
   VIGIL_ASSIGN_OR_RETURN(a.layout.recompute, ParseRecompute(r.recompute));
   VIGIL_ASSIGN_OR_RETURN(a.layout.precision, ParsePrecision(r.precision));

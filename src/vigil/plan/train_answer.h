@@ -32,7 +32,9 @@ struct TrainAnswer {
 
 // Reads, checks and predicts. InvalidArgument for a malformed model file (file:line: field), an
 // unknown GPU, unreadable results, or a layout CheckLayout refuses (naming the constraint).
-Result<TrainAnswer> AnswerTrain(const TrainRequest& request);
+// `hw`: the profile of request.gpu and request.hardware when the caller has built it already
+// (ProfilesFor); null: built here.
+Result<TrainAnswer> AnswerTrain(const TrainRequest& request, const HardwareProfile* hw = nullptr);
 
 // The answer as JSON: step_time_s, tokens_per_s, tflops_per_gpu, mfu, memory_gib_per_gpu, fits,
 // and the breakdowns, layout and profile (docs/plan.md lists every field).
