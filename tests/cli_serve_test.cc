@@ -601,7 +601,7 @@ TEST(ServeE2eTest, SelectPlansFromTheServicesHistory) {
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 201) << res->body;
   res = c.Post("/api/v1/incidents", Auth(),
-               "{\"node\":\"n9\",\"time\":1,\"kind\":\"GPU\",\"cost_node_hours\":1}",
+               "{\"node\":\"n9\",\"time\":1.7e9,\"kind\":\"GPU\",\"cost_node_hours\":1}",
                "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 404) << res->body;

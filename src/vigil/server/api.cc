@@ -14,6 +14,7 @@
 #include "vigil/results/document.h"
 #include "vigil/server/dashboard.h"
 #include "vigil/server/network.h"
+#include "vigil/server/selection.h"
 #include "vigil/server/upload.h"
 #include "vigil/telemetry/readers.h"
 
@@ -223,7 +224,11 @@ Json AuditRecordJson(const remediate::AuditRecord& a) {
 }
 
 Api::Api(FleetService& service, ApiOptions options)
-    : service_(service), options_(std::move(options)) {}
+    : service_(service),
+      options_(std::move(options)),
+      selection_(std::make_unique<SelectionCache>(service)) {}
+
+Api::~Api() = default;
 
 void Api::Count(std::string_view route, int status) {
   MutexLock lock(counts_mu_);
@@ -579,7 +584,7 @@ Response Api::GetHistory() {
 Response Api::GetSelection(const Request& req) {
   Result<select::SelectOptions> options = SelectionQuery(req.query);
   if (!options.ok()) return StatusResponse(options.status());
-  Result<std::string> plan = selection_.Answer(*options);
+  Result<std::string> plan = selection_->Answer(*options);
   // A history the Selector cannot plan from is the fleet's state, not a bad request.
   if (!plan.ok() && plan.status().code() == StatusCode::kInvalidArgument) {
     return ErrorResponse(409, plan.status().message());
@@ -758,7 +763,7 @@ Response Api::FleetPage(const Request& req) {
   page.criteria_version = active ? active->version : 0;
   page.now = service_.clock().WallSeconds();
   // The plan at the default options, as GET /api/v1/selection answers it (cached alike).
-  if (Result<std::string> plan = selection_.Answer(select::SelectOptions{}); plan.ok()) {
+  if (Result<std::string> plan = selection_->Answer(select::SelectOptions{}); plan.ok()) {
     Result<Json> json = ParseJson(*plan, "selection");
     if (json.ok()) page.selection = std::move(json).value();
   } else {

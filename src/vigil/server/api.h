@@ -26,12 +26,12 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "vigil/core/mutex.h"
-#include "vigil/server/selection.h"
 #include "vigil/server/service.h"
 
 namespace vigil::server {
@@ -71,9 +71,14 @@ Json AuditRecordJson(const remediate::AuditRecord& record);
 // A JSON error response: {"error": message, "status": status}.
 Response ErrorResponse(int status, std::string_view message);
 
+// The Selector's cache (selection.h), held by pointer: its header brings Eigen, whose parameter
+// names glibc's <resolv.h> (through httplib.h) turns into macros in files that include both.
+class SelectionCache;
+
 class Api {
  public:
   Api(FleetService& service, ApiOptions options);
+  ~Api();
 
   // Never throws; every failure is a 4xx or 5xx response with a JSON body. Calls Admit first.
   Response Handle(const Request& request);
@@ -117,7 +122,7 @@ class Api {
   std::map<std::pair<std::string, int>, int64_t> counts_ GUARDED_BY(counts_mu_);
   std::map<std::string, int64_t> auth_failures_ GUARDED_BY(counts_mu_);  // reason -> count
   ConnectionCounters connections_;
-  SelectionCache selection_{service_};
+  std::unique_ptr<SelectionCache> selection_;
 };
 
 }  // namespace vigil::server

@@ -258,9 +258,9 @@ TEST_F(ApiTest, IncidentsOfUploadedNodesAreStoredListedAndBadOnesNamed) {
     std::string message;
   } bad[] = {
       {"", 400, "incidents: no incident"},
-      {"{\"node\":\"nobody\",\"time\":1,\"kind\":\"GPU\",\"cost_node_hours\":1}", 404,
+      {"{\"node\":\"nobody\",\"time\":1.7e9,\"kind\":\"GPU\",\"cost_node_hours\":1}", 404,
        "incidents:1: node: no node \"nobody\""},
-      {fmt::format("\n{{\"node\":\"{}\",\"time\":1,\"kind\":\"GPU\",\"cost_node_hours\":-1}}",
+      {fmt::format("\n{{\"node\":\"{}\",\"time\":1.7e9,\"kind\":\"GPU\",\"cost_node_hours\":-1}}",
                    node),
        400, "incidents:2: cost_node_hours: expected a finite number >= 0"},
       {fmt::format("[{{\"node\":\"{}\",\"time\":\"yesterday\",\"kind\":\"GPU\","
@@ -270,9 +270,11 @@ TEST_F(ApiTest, IncidentsOfUploadedNodesAreStoredListedAndBadOnesNamed) {
       {fmt::format("{{\"node\":\"{}\",\"time\":1.9e9,\"kind\":\"GPU\",\"cost_node_hours\":1}}",
                    node),
        400, "time: 2030-"},
-      {"{\"node\":\"a\",\"time\":1,\"kind\":\"GPU\",\"cost\":1}", 400,
+      {fmt::format("{{\"node\":\"{}\",\"time\":0,\"kind\":\"GPU\",\"cost_node_hours\":1}}", node),
+       400, "incidents:1: time: expected a time in 2000 or later"},
+      {"{\"node\":\"a\",\"time\":1.7e9,\"kind\":\"GPU\",\"cost\":1}", 400,
        "incidents:1: cost: unknown field"},
-      {"{\"node\":\"a\",\"time\":1,\"kind\":\"GPU\",\"cost_node_hours\":1}\n{\"node\":", 400,
+      {"{\"node\":\"a\",\"time\":1.7e9,\"kind\":\"GPU\",\"cost_node_hours\":1}\n{\"node\":", 400,
        "incidents:2"},
   };
   for (const auto& c : bad) {
@@ -290,6 +292,38 @@ TEST_F(ApiTest, IncidentsOfUploadedNodesAreStoredListedAndBadOnesNamed) {
 // with their class, each upload a validation (a document's benchmarks with their measured times,
 // summary lines with the fleet's mean times), the defective component with its benchmark, the
 // incidents and the alerts.
+// A replayed or zero-based detector trace cannot stretch the history over decades: alerts
+// before a node's first upload and records far ahead of the clock are left out, and incidents
+// before 2000 are refused.
+TEST_F(ApiTest, TheHistoryWindowIgnoresRecordsOutsideIt) {
+  std::vector<FleetRow> rows = testing::HealthyFleet(3);
+  ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);
+  const std::string node = rows[0].node;
+  for (const double detected : {0.0, clock_.WallSeconds() + 86400}) {
+    ASSERT_EQ(Call("POST", "/api/v1/alerts",
+                   fmt::format("{{\"machine\":\"{}\",\"kind\":\"rule\",\"rule\":\"xid 79\","
+                               "\"component\":\"gpu1\",\"detected\":{}}}",
+                               node, detected))
+                  .status,
+              201);
+  }
+  const Response refused = Call("POST", "/api/v1/incidents",
+                                fmt::format("{{\"node\":\"{}\",\"time\":0,\"kind\":\"GPU\","
+                                            "\"cost_node_hours\":1}}",
+                                            node));
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.find("time"), std::string::npos) << refused.body;
+  clock_.Advance(3600);
+  const Response r = Call("GET", "/api/v1/history", "", {}, false);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Result<select::History> h = select::ParseHistory(r.body, "history");
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->start_s, 1.8e9);
+  EXPECT_EQ(h->end_s, clock_.WallSeconds());
+  EXPECT_TRUE(h->alerts.empty());
+  EXPECT_TRUE(h->incidents.empty());
+}
+
 TEST_F(ApiTest, TheFleetsHistoryReadsBackAsWhatWasPutIn) {
   std::vector<FleetRow> rows = testing::HealthyFleet(30);
   ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines(rows)).status, 201);

@@ -18,6 +18,7 @@
 #include "vigil/results/component.h"
 #include "vigil/results/document.h"
 #include "vigil/results/metric_key.h"
+#include "vigil/server/incidents.h"
 #include "vigil/server/limits.h"
 
 namespace vigil::server {
@@ -222,6 +223,12 @@ std::string AlertComponentKind(std::string_view component) {
   return letters;
 }
 
+// The history the Selector fits is the last year of the fleet (docs/select.md: the risk model
+// works per node-day), and records more than the incidents' allowed skew ahead of the server's
+// clock are left out, as are a node's incidents and alerts before its first upload: a replayed
+// or zero-based detector trace must not stretch the window over decades.
+constexpr double kWindowS = 365 * 86400.0;
+
 Result<select::History> FleetHistory(store::Store& store, double now) {
   VIGIL_ASSIGN_OR_RETURN(const std::vector<store::NodeState> nodes, store.Nodes({}));
   if (nodes.empty()) {
@@ -260,24 +267,28 @@ Result<select::History> FleetHistory(store::Store& store, double now) {
     h.alerts.push_back({it->second, a.detected, AlertComponentKind(component)});
   }
 
-  // A node joins at its first record; the window spans them all and ends now (or at the latest
-  // record, when a reporter's clock runs ahead of the server's).
-  const auto earlier = [&](int node, double t) {
-    double& f = first[static_cast<size_t>(node)];
-    f = std::min(f, t);
+  // A node joins at its first upload, or at the window's start when that was earlier; the window
+  // ends now (or at the latest record, when a reporter's clock runs a little ahead).
+  double earliest = INFINITY;
+  for (const double f : first) earliest = std::min(earliest, f);
+  if (!std::isfinite(earliest)) {
+    return Status::InvalidArgument("no node in the fleet has uploaded: there is no history");
+  }
+  h.start_s = std::max(earliest, now - kWindowS);
+  for (size_t i = 0; i < h.nodes.size(); ++i) {
+    h.nodes[i].joined_s = std::isfinite(first[i]) ? std::max(first[i], h.start_s) : h.start_s;
+  }
+  const double latest = now + kIncidentSkewS;
+  const auto outside = [&](const auto& r) {
+    return r.time_s < h.nodes[static_cast<size_t>(r.node)].joined_s || r.time_s > latest;
   };
+  std::erase_if(h.validations, outside);
+  std::erase_if(h.incidents, outside);
+  std::erase_if(h.alerts, outside);
   h.end_s = now;
-  for (const select::HistoryIncident& r : h.incidents) {
-    earlier(r.node, r.time_s);
-    h.end_s = std::max(h.end_s, r.time_s);
-  }
-  for (const select::HistoryAlert& r : h.alerts) {
-    earlier(r.node, r.time_s);
-    h.end_s = std::max(h.end_s, r.time_s);
-  }
-  for (const select::HistoryValidation& r : h.validations) h.end_s = std::max(h.end_s, r.time_s);
-  h.start_s = *std::min_element(first.begin(), first.end());
-  for (size_t i = 0; i < h.nodes.size(); ++i) h.nodes[i].joined_s = first[i];
+  for (const auto& r : h.validations) h.end_s = std::max(h.end_s, r.time_s);
+  for (const auto& r : h.incidents) h.end_s = std::max(h.end_s, r.time_s);
+  for (const auto& r : h.alerts) h.end_s = std::max(h.end_s, r.time_s);
 
   const auto by_time = [](const auto& a, const auto& b) { return a.time_s < b.time_s; };
   std::stable_sort(h.validations.begin(), h.validations.end(), by_time);

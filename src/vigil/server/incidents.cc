@@ -17,6 +17,8 @@
 namespace vigil::server {
 namespace {
 
+constexpr double kEarliestIncidentS = 946684800;  // 2000-01-01T00:00:00Z
+
 constexpr std::array<std::string_view, 6> kFields = {"node", "time", "kind", "cost_node_hours",
                                                      "job",  "note"};
 
@@ -61,19 +63,23 @@ class IncidentReader {
     return it->get<std::string>();
   }
 
-  // Unix seconds, or an ISO 8601 UTC time as the results documents write it.
+  // Unix seconds, or an ISO 8601 UTC time as the results documents write it; not before 2000
+  // (a zero or a year 1 is a reporter's bug, and would stretch the history over decades).
   Result<double> Time() const {
     auto it = json_.find("time");
     if (it == json_.end()) return Error("time", "missing");
+    double t = 0;
     if (it->is_string()) {
       const std::optional<int64_t> s = ParseIsoSeconds(it->get_ref<const std::string&>());
       if (!s) return Error("time", "expected ISO 8601 (2026-11-22T09:30:00Z) or Unix seconds");
-      return static_cast<double>(*s);
+      t = static_cast<double>(*s);
+    } else if (it->is_number()) {
+      t = it->get<double>();
+    } else {
+      return Error("time", "expected Unix seconds or an ISO 8601 string");
     }
-    if (!it->is_number()) return Error("time", "expected Unix seconds or an ISO 8601 string");
-    const double t = it->get<double>();
-    if (!std::isfinite(t) || t < 0) {
-      return Error("time", fmt::format("expected finite Unix seconds >= 0, got {}", t));
+    if (!std::isfinite(t) || t < kEarliestIncidentS) {
+      return Error("time", fmt::format("expected a time in 2000 or later, got {}", t));
     }
     return t;
   }

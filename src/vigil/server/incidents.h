@@ -13,6 +13,10 @@
 
 namespace vigil::server {
 
+// How far in the future an incident's time may be (clocks of reporters and server differ); the
+// fleet's history leaves out any record further ahead than this.
+inline constexpr double kIncidentSkewS = 300;
+
 // One incident of a body, with where it was ("incidents:3", "incidents: incident 2") for the
 // errors found after parsing (a node that never uploaded).
 struct ParsedIncident {

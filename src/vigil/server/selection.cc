@@ -75,23 +75,41 @@ Result<std::string> FleetHistoryJsonl(FleetService& service) {
   return select::HistoryToJsonl(h);
 }
 
-Result<std::string> SelectionCache::Answer(const select::SelectOptions& options) {
-  MutexLock lock(mu_);
-  // Read before the history: a write that lands while this plans makes the next answer fresh.
-  const int64_t generation = service_.generation();
-  if (valid_ && generation_ == generation && SameOptions(options_, options)) return json_;
-  VIGIL_ASSIGN_OR_RETURN(const std::string text, FleetHistoryJsonl(service_));
+namespace {
+
+Result<std::string> ComputeSelection(FleetService& service, const select::SelectOptions& options) {
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, FleetHistoryJsonl(service));
   // The plan is made from the history as `vigil select --url` reads it, parsed back: one
   // history, whichever way it is asked for. A failure here is a bug of FleetHistory.
   Result<select::History> history = select::ParseHistory(text, "the fleet's history");
   if (!history.ok()) return Status::Internal(history.status().message());
   VIGIL_ASSIGN_OR_RETURN(const select::Selection s, select::SelectFromHistory(*history, options));
-  json_ = DumpJson(select::SelectionToJson(s, *history));
+  return DumpJson(select::SelectionToJson(s, *history));
+}
+
+}  // namespace
+
+Result<std::string> SelectionCache::Answer(const select::SelectOptions& options) {
+  MutexLock lock(mu_);
+  // Read before the history: a write that lands while this plans makes the next answer fresh.
+  const int64_t generation = service_.generation();
+  const double now = service_.clock().WallSeconds();
+  if (valid_ && generation_ == generation && SameOptions(options_, options) &&
+      now - at_ < kSelectionMaxAgeS) {
+    if (!refusal_.ok()) return refusal_;
+    return json_;
+  }
+  Result<std::string> answer = ComputeSelection(service_, options);
+  ++computed_;
+  // A refusal (no incident yet, too little history) is kept like a plan, so that a dashboard
+  // refreshing a young fleet does not rebuild the history each time; a store error is not.
+  valid_ = answer.ok() || answer.status().code() == StatusCode::kInvalidArgument;
   generation_ = generation;
   options_ = options;
-  valid_ = true;
-  ++computed_;
-  return json_;
+  at_ = now;
+  refusal_ = answer.ok() ? Status::Ok() : answer.status();
+  json_ = answer.ok() ? *answer : std::string();
+  return answer;
 }
 
 int64_t SelectionCache::computed() const {

@@ -24,13 +24,18 @@ Result<select::SelectOptions> SelectionQuery(const std::map<std::string, std::st
 // The fleet's history as JSON Lines (select's format), up to the service's clock.
 Result<std::string> FleetHistoryJsonl(FleetService& service);
 
+// How long a cached plan (or refusal) is served with no write in between: the risk grows with
+// the days since each node's last validation, so a quiet fleet's plan still moves.
+inline constexpr double kSelectionMaxAgeS = 3600;
+
 class SelectionCache {
  public:
   explicit SelectionCache(FleetService& service) : service_(service) {}
 
-  // The plan's JSON text. InvalidArgument with the Selector's reason when the history cannot
-  // carry a plan (no node has uploaded, nothing to learn the suite or the risk from); the
-  // store's errors otherwise.
+  // The plan's JSON text, computed again when the service wrote since, the options differ, or it
+  // is kSelectionMaxAgeS old. InvalidArgument with the Selector's reason when the history cannot
+  // carry a plan (no node has uploaded, nothing to learn the suite or the risk from: cached like
+  // a plan); the store's errors otherwise (not cached).
   // REQUIRES: select::Validate(options) is OK.
   Result<std::string> Answer(const select::SelectOptions& options) EXCLUDES(mu_);
   // How many answers were computed rather than cached.
@@ -43,6 +48,8 @@ class SelectionCache {
   int64_t generation_ GUARDED_BY(mu_) = 0;
   select::SelectOptions options_ GUARDED_BY(mu_);
   std::string json_ GUARDED_BY(mu_);
+  Status refusal_ GUARDED_BY(mu_);  // the cached answer when it is a refusal
+  double at_ GUARDED_BY(mu_) = 0;   // when it was computed (the service's wall clock)
   int64_t computed_ GUARDED_BY(mu_) = 0;
 };
 

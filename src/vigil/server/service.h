@@ -86,9 +86,6 @@ inline constexpr std::string_view kHealthSuite = "health";
 // A detector alert that remediation treats as critical (policy trigger critical_alert): a
 // fast-path rule (an XID, an uncorrectable ECC error, a link down) on one machine. Divergences
 // and silences are statistical, and job alerts name no one machine.
-// How far in the future an incident's time may be (clocks of reporters and server differ).
-inline constexpr double kIncidentSkewS = 300;
-
 bool IsCriticalAlert(const detect::Alert& alert);
 
 class FleetService {

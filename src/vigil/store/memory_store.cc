@@ -155,6 +155,9 @@ class MemoryStore final : public Store {
     for (StoredIncident& i : incidents_) {
       if (i.node == from) i.node = name;
     }
+    for (StoredAlert& a : alerts_) {
+      if (a.machine == from) a.machine = name;  // the body stays as it came
+    }
     return Status::Ok();
   }
 

@@ -578,10 +578,13 @@ class SqliteStore final : public Store {
         return Status::InvalidArgument(
             fmt::format("a node {} exists already (retired or not)", Quote(to)));
       }
-      Statement node, uploads, incidents;
+      Statement node, uploads, incidents, alerts;
       VIGIL_RETURN_IF_ERROR(writer_->Prepare(node, "UPDATE nodes SET node = ?2 WHERE node = ?1"));
       VIGIL_RETURN_IF_ERROR(
           writer_->Prepare(incidents, "UPDATE incidents SET node = ?2 WHERE node = ?1"));
+      // The alerts' machine, so that the node's history keeps them (their bodies stay as sent).
+      VIGIL_RETURN_IF_ERROR(
+          writer_->Prepare(alerts, "UPDATE alerts SET machine = ?2 WHERE machine = ?1"));
       // An earlier version's summary line names the node too (learning reads it); typed rows do
       // not (their line is ''). The document stays as it came.
       VIGIL_RETURN_IF_ERROR(
@@ -593,7 +596,9 @@ class SqliteStore final : public Store {
       uploads.Bind(1, from).Bind(2, to);
       VIGIL_RETURN_IF_ERROR(writer_->Run(uploads, "rename node's uploads"));
       incidents.Bind(1, from).Bind(2, to);
-      return writer_->Run(incidents, "rename node's incidents");
+      VIGIL_RETURN_IF_ERROR(writer_->Run(incidents, "rename node's incidents"));
+      alerts.Bind(1, from).Bind(2, to);
+      return writer_->Run(alerts, "rename node's alerts");
     });
   }
 

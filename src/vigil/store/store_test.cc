@@ -136,7 +136,7 @@ TEST_P(StoreTest, AlertsNewestFirstAndFiltered) {
   EXPECT_EQ(store->Alerts({"", 1})->size(), 1u);
 }
 
-TEST_P(StoreTest, IncidentsKeepEveryFieldNewestFirstFilteredAndFollowARename) {
+TEST_P(StoreTest, IncidentsAndAlertsKeepEveryFieldNewestFirstFilteredAndFollowARename) {
   auto store = Open();
   std::vector<StoredIncident> incidents = {{0, 100, "n1", 50, "GPU", 12.5, "job-7", "Xid 79"},
                                            {0, 101, "n2", 60, "network", 0.25, "", ""},
@@ -159,9 +159,13 @@ TEST_P(StoreTest, IncidentsKeepEveryFieldNewestFirstFilteredAndFollowARename) {
 
   std::vector<Upload> u = {MakeUpload("n1", "healthy", 1)};
   ASSERT_TRUE(store->PutUploads(u).ok());
+  std::vector<StoredAlert> alerts = {{0, 1, "n1", "rule", 10, "{}"}};
+  ASSERT_TRUE(store->PutAlerts(alerts).ok());
   ASSERT_TRUE(store->RenameNode("n1", "n9").ok());
   EXPECT_EQ(store->Incidents({"n9", 10})->size(), 2u);
   EXPECT_TRUE(store->Incidents({"n1", 10})->empty());
+  EXPECT_EQ(store->Alerts({"n9", 10})->size(), 1u);  // alerts follow the rename too
+  EXPECT_TRUE(store->Alerts({"n1", 10})->empty());
 }
 
 TEST_P(StoreTest, RemediationRecordsNewestFirstByNodeAndPaged) {
