@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "vigil/testing/temp_dir.h"
 
@@ -27,44 +28,44 @@ class FleetReportTest : public ::testing::Test {
     dir_.Write("events.csv", kEvents);
     dir_.Write("truth.csv", "node,kind\nn3,lemon\nn9,lemon\n");
   }
+  // The log, events and truth above, read leniently and scored.
+  FleetReport Scored() {
+    const FleetFiles files{.sacct = dir_.File("log.sacct"),
+                           .events = dir_.File("events.csv"),
+                           .truth = dir_.File("truth.csv"),
+                           .lenient = true};
+    Result<FleetReport> r = AnalyzeFleetFiles(files, {});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *std::move(r) : FleetReport{};
+  }
   vigil::testing::TempDir dir_;
 };
 
 TEST_F(FleetReportTest, ReadsComputesAndScores) {
-  const FleetFiles files{.sacct = dir_.File("log.sacct"),
-                         .events = dir_.File("events.csv"),
-                         .truth = dir_.File("truth.csv"),
-                         .lenient = true};
-  const Result<FleetReport> r = AnalyzeFleetFiles(files, {});
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->stats.jobs_finished, 3);
-  EXPECT_EQ(r->stats.infra_by_state, 1);
-  EXPECT_EQ(r->stats.infra_by_event, 1);
-  EXPECT_EQ(r->sacct_skipped.count, 1);
-  EXPECT_FALSE(r->sacct_skipped.first.empty());
-  EXPECT_EQ(r->events_skipped.count, 1);
-  ASSERT_TRUE(r->score.has_value());
-  EXPECT_EQ(r->planted, 2u);
-  EXPECT_EQ(r->score->false_negatives + r->score->true_positives, 2);
+  const FleetReport r = Scored();
+  EXPECT_EQ(r.stats.jobs_finished, 3);
+  EXPECT_EQ(r.stats.infra_by_state, 1);
+  EXPECT_EQ(r.stats.infra_by_event, 1);
+  EXPECT_EQ(r.sacct_skipped.count, 1);
+  EXPECT_FALSE(r.sacct_skipped.first.empty());
+  EXPECT_EQ(r.events_skipped.count, 1);
+  ASSERT_TRUE(r.score.has_value());
+  EXPECT_EQ(r.planted, 2u);
+  EXPECT_EQ(r.score->false_negatives + r.score->true_positives, 2);
 }
 
 TEST_F(FleetReportTest, JsonHoldsTheStatisticsAndTheScore) {
-  const FleetFiles files{.sacct = dir_.File("log.sacct"),
-                         .events = dir_.File("events.csv"),
-                         .truth = dir_.File("truth.csv"),
-                         .lenient = true};
-  const Result<FleetReport> r = AnalyzeFleetFiles(files, {});
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const Json j = FleetReportJson(*r);
+  const FleetReport r = Scored();
+  const Json j = FleetReportJson(r);
   EXPECT_EQ(j["jobs_finished"], 3);
-  EXPECT_EQ(j["infra_failures"]["total"], r->stats.infra_failures);
+  EXPECT_EQ(j["infra_failures"]["total"], r.stats.infra_failures);
   EXPECT_EQ(j["infra_failures"]["by_event"], 1);
-  EXPECT_EQ(j["states"].size(), r->stats.states.size());
-  EXPECT_EQ(j["lemons"].size(), r->stats.lemons.size());
+  EXPECT_EQ(j["states"].size(), r.stats.states.size());
+  EXPECT_EQ(j["lemons"].size(), r.stats.lemons.size());
   EXPECT_EQ(
       j["score"]["true_positives"].get<int64_t>() + j["score"]["false_negatives"].get<int64_t>(),
       2);
-  FleetReport unscored = *r;
+  FleetReport unscored = r;
   unscored.score.reset();
   EXPECT_FALSE(FleetReportJson(unscored).contains("score"));
 }
