@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "vigil/core/text.h"
@@ -65,6 +66,22 @@ bool SlurmNode::Drained() const {
   return std::find(state.begin(), state.end(), "DRAIN") != state.end();
 }
 
+NodeUse SlurmNode::Use() const {
+  static constexpr std::string_view kUnavailable[] = {
+      "DOWN",          "DRAIN",         "DRAINED",     "DRAINING",         "FAIL",
+      "FAILING",       "FUTURE",        "UNKNOWN",     "NOT_RESPONDING",   "NO_RESPOND",
+      "POWERED_DOWN",  "POWERING_DOWN", "POWER_DOWN",  "POWERING_UP",      "MAINT",
+      "REBOOT_ISSUED", "REBOOT_REQUESTED", "INVALID_REG"};
+  for (const std::string& flag : state) {
+    if (std::find(std::begin(kUnavailable), std::end(kUnavailable), flag) !=
+        std::end(kUnavailable)) {
+      return NodeUse::kUnavailable;
+    }
+  }
+  if (state.empty()) return NodeUse::kUnavailable;
+  return state.front() == "IDLE" ? NodeUse::kIdle : NodeUse::kBusy;
+}
+
 bool SlurmNode::DrainedByVigil() const {
   return Drained() && reason.rfind(kFaultLinePrefix, 0) == 0;
 }
@@ -109,13 +126,17 @@ size_t DrainLimit(double max_share, size_t nodes) {
 Slurm::Slurm(CommandRunner& runner, SlurmOptions options)
     : runner_(runner), options_(std::move(options)) {}
 
-Result<CommandOutput> Slurm::Scontrol(std::vector<std::string> args) {
+Result<CommandOutput> Slurm::Call(const std::string& program, std::vector<std::string> args) {
   CommandSpec spec;
-  spec.argv.push_back(options_.scontrol);
+  spec.argv.push_back(program);
   for (std::string& a : args) spec.argv.push_back(std::move(a));
   if (!options_.conf.empty()) spec.env.push_back("SLURM_CONF=" + options_.conf);
   spec.timeout_s = options_.timeout_s;
   return runner_.Run(spec);
+}
+
+Result<CommandOutput> Slurm::Scontrol(std::vector<std::string> args) {
+  return Call(options_.scontrol, std::move(args));
 }
 
 Result<SlurmNode> Slurm::Node(std::string_view node) {
@@ -196,6 +217,92 @@ Result<SlurmAction> Slurm::Drain(std::string_view node, std::string_view reason)
   if (now.Drained()) return SlurmAction::kAlready;
   VIGIL_RETURN_IF_ERROR(Update(node, {"State=DRAIN", fmt::format("Reason={}", reason)}));
   return SlurmAction::kDone;
+}
+
+std::string ValidationJobName(std::string_view node) {
+  return fmt::format("{}{}", kValidationJobPrefix, node);
+}
+
+std::string_view ValidationJobNode(std::string_view job_name) {
+  if (job_name.rfind(kValidationJobPrefix, 0) != 0) return {};
+  return job_name.substr(kValidationJobPrefix.size());
+}
+
+std::string ShellWord(std::string_view s) {
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::vector<std::string> SbatchArgs(const ValidationJob& job) {
+  std::vector<std::string> args = {"--parsable",
+                                   "--job-name=" + ValidationJobName(job.node),
+                                   "--nodelist=" + job.node,
+                                   "--nodes=1",
+                                   "--ntasks=1",
+                                   "--exclusive"};
+  if (job.time_limit_s > 0) {
+    args.push_back(fmt::format("--time={}", static_cast<long long>(std::ceil(job.time_limit_s / 60))));
+  }
+  if (!job.partition.empty()) args.push_back("--partition=" + job.partition);
+  if (!job.account.empty()) args.push_back("--account=" + job.account);
+  if (!job.output.empty()) args.push_back("--output=" + job.output);
+  args.push_back("--wrap=" + job.command);
+  return args;
+}
+
+Result<std::vector<SlurmJob>> Slurm::Jobs() {
+  VIGIL_ASSIGN_OR_RETURN(CommandOutput out,
+                         Call(options_.squeue, {"--noheader", "--format=%i|%j|%T"}));
+  if (out.exit_code != 0) {
+    return Status::IoError(fmt::format("squeue: exit {}: {}", out.exit_code, Said(out)));
+  }
+  std::vector<SlurmJob> jobs;
+  for (std::string_view line : Pieces(out.out, '\n')) {
+    line = Trim(line);
+    if (line.empty()) continue;
+    // A job's name may hold '|'; its id and state cannot.
+    const size_t first = line.find('|');
+    const size_t last = line.rfind('|');
+    if (first == std::string_view::npos || first == last) {
+      return Status::InvalidArgument(
+          fmt::format("squeue: line {}: not id|name|state", Quote(line)));
+    }
+    jobs.push_back(SlurmJob{std::string(line.substr(0, first)),
+                            std::string(line.substr(first + 1, last - first - 1)),
+                            std::string(line.substr(last + 1))});
+  }
+  return jobs;
+}
+
+Result<std::string> Slurm::Submit(const ValidationJob& job) {
+  const bool plain_name = !job.node.empty() && std::all_of(job.node.begin(), job.node.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+  if (!plain_name) {
+    return Status::InvalidArgument(
+        fmt::format("submit: node {}: not one node's name", Quote(job.node)));
+  }
+  if (Trim(job.command).empty()) return Status::InvalidArgument("submit: empty command");
+  VIGIL_ASSIGN_OR_RETURN(CommandOutput out, Call(options_.sbatch, SbatchArgs(job)));
+  if (out.exit_code != 0) {
+    return Status::IoError(fmt::format("sbatch for {}: exit {}: {}", job.node, out.exit_code,
+                                       Said(out)));
+  }
+  // --parsable prints "<id>" or "<id>;<cluster>".
+  const std::string_view printed = Trim(out.out);
+  const std::string_view id = printed.substr(0, printed.find(';'));
+  if (id.empty() || id.find_first_not_of("0123456789_") != std::string_view::npos) {
+    return Status::IoError(
+        fmt::format("sbatch for {}: no job id in what it printed: {}", job.node, Quote(printed)));
+  }
+  return std::string(id);
 }
 
 Result<SlurmAction> Slurm::Resume(std::string_view node) {

@@ -15,12 +15,19 @@
 
 namespace vigil::cluster {
 
+enum class NodeUse { kIdle, kBusy, kUnavailable };
+
 struct SlurmNode {
   std::string name;
   std::vector<std::string> state;  // State= split at '+': "IDLE", "DRAIN", "NOT_RESPONDING"...
   std::string reason;              // Reason= without Slurm's " [user@time]" suffix; "" when none
   bool Drained() const;            // DRAIN is among its state flags (draining or drained)
   bool DrainedByVigil() const;     // drained, with a reason that Vigil wrote
+  // What a job submitted now could do with it: kUnavailable when it is down, drained or
+  // draining, failing, not responding, powered down, in maintenance, rebooting, not yet in
+  // service (FUTURE) or in an unknown state; else kIdle when its base state is IDLE; else kBusy
+  // (allocated, mixed, completing, reserved: a job would wait for it).
+  NodeUse Use() const;
 };
 
 // One node of `scontrol show node --oneliner` (key=value words; Reason runs to the line's end).
@@ -28,10 +35,43 @@ struct SlurmNode {
 Result<SlurmNode> ParseScontrolNode(std::string_view line);
 
 struct SlurmOptions {
-  std::string scontrol = "scontrol";  // the program, looked up in PATH unless it holds a '/'
+  std::string scontrol = "scontrol";  // the programs, looked up in PATH unless they hold a '/'
+  std::string sbatch = "sbatch";
+  std::string squeue = "squeue";
   std::string conf;                   // SLURM_CONF for every call; "" keeps the environment's
-  double timeout_s = 10;              // for each scontrol call
+  double timeout_s = 10;              // for each call
 };
+
+// A job in Slurm's queue (pending, running, suspended or completing), as squeue lists it.
+struct SlurmJob {
+  std::string id;
+  std::string name;
+  std::string state;  // PENDING, RUNNING...
+};
+
+// A validation that Vigil submits: one whole node (--exclusive), its script a shell command line.
+// Its job name is ValidationJobName(node), which is how a later submission sees that the node
+// already has one queued or running.
+struct ValidationJob {
+  std::string node;       // the Slurm node it must run on (--nodelist)
+  std::string command;    // the job's script: one shell command line, run by /bin/sh
+  double time_limit_s = 0;  // --time, rounded up to whole minutes; 0: the partition's limit
+  std::string partition;  // "" : Slurm's default partition
+  std::string account;    // "" : the user's default account
+  std::string output;     // --output pattern; "" : Slurm's default (slurm-%j.out)
+};
+
+inline constexpr std::string_view kValidationJobPrefix = "vigil-validate:";
+std::string ValidationJobName(std::string_view node);  // "vigil-validate:<node>"
+// The node of a validation job's name; "" when the name is not one.
+std::string_view ValidationJobNode(std::string_view job_name);
+
+// sbatch's arguments for `job` (without the program): --parsable, the job name, the node, one
+// task, --exclusive, the limits, and --wrap with the command.
+std::vector<std::string> SbatchArgs(const ValidationJob& job);
+
+// `s` as one word for /bin/sh: in single quotes, each ' written as '\''.
+std::string ShellWord(std::string_view s);
 
 // What an action did.
 enum class SlurmAction {
@@ -77,7 +117,16 @@ class Slurm {
   // touching nothing, when someone else drained it.
   Result<SlurmAction> Resume(std::string_view node);
 
+  // Every job in the queue, every user's (`squeue --noheader`). IoError when squeue fails;
+  // InvalidArgument when a line is not "id|name|state".
+  Result<std::vector<SlurmJob>> Jobs();
+
+  // Submits `job` with sbatch; its job id. InvalidArgument when the node or command is empty or
+  // the command holds a newline; IoError (with what sbatch said) when sbatch refuses it.
+  Result<std::string> Submit(const ValidationJob& job);
+
  private:
+  Result<CommandOutput> Call(const std::string& program, std::vector<std::string> args);
   Result<CommandOutput> Scontrol(std::vector<std::string> args);
   Status Update(std::string_view node, std::vector<std::string> settings);
 

@@ -1,9 +1,12 @@
 #include "vigil/cluster/slurm.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "vigil/cluster/scripted_runner.h"
@@ -213,6 +216,126 @@ TEST(SlurmTest, DrainAndResumeOnARealSlurm) {
   EXPECT_EQ(slurm.Node("nosuch").status().code(), StatusCode::kNotFound);
   Slurm missing(*runner, WithScontrol("/nonexistent/scontrol"));
   EXPECT_EQ(missing.Node(node).status().code(), StatusCode::kNotFound);
+}
+
+TEST(SlurmTest, ANodesUseComesFromItsStateFlags) {
+  const auto use = [](std::string_view state) {
+    return ParseScontrolNode(fmt::format("NodeName=n1 State={} Weight=1", state))->Use();
+  };
+  EXPECT_EQ(use("IDLE"), NodeUse::kIdle);
+  EXPECT_EQ(use("ALLOCATED"), NodeUse::kBusy);
+  EXPECT_EQ(use("MIXED"), NodeUse::kBusy);
+  EXPECT_EQ(use("IDLE+COMPLETING"), NodeUse::kIdle);
+  EXPECT_EQ(use("ALLOCATED+RESERVED"), NodeUse::kBusy);
+  EXPECT_EQ(use("IDLE+DRAIN"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("MIXED+DRAIN"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("DOWN+NOT_RESPONDING"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("IDLE+NOT_RESPONDING"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("IDLE+POWERED_DOWN"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("UNKNOWN"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("FUTURE"), NodeUse::kUnavailable);
+}
+
+TEST(SlurmTest, AValidationJobIsOneWholeNodeNamedForIt) {
+  ValidationJob job;
+  job.node = "gpu-017";
+  job.command = "vigil run --bench 'gpu-gemm,gpu-membw'";
+  job.time_limit_s = 61;
+  job.partition = "maint";
+  EXPECT_EQ(SbatchArgs(job),
+            (std::vector<std::string>{"--parsable", "--job-name=vigil-validate:gpu-017",
+                                      "--nodelist=gpu-017", "--nodes=1", "--ntasks=1",
+                                      "--exclusive", "--time=2", "--partition=maint",
+                                      "--wrap=vigil run --bench 'gpu-gemm,gpu-membw'"}));
+  EXPECT_EQ(ValidationJobNode("vigil-validate:gpu-017"), "gpu-017");
+  EXPECT_EQ(ValidationJobNode("train-llama"), "");
+
+  ScriptedRunner runner;
+  runner.Add("4242;cluster-a\n");
+  Slurm slurm(runner, WithConf("/etc/slurm/x.conf"));
+  EXPECT_EQ(*slurm.Submit(job), "4242");
+  ASSERT_EQ(runner.calls.size(), 1u);
+  EXPECT_EQ(runner.calls[0].argv[0], "sbatch");
+  EXPECT_EQ(runner.calls[0].env, (std::vector<std::string>{"SLURM_CONF=/etc/slurm/x.conf"}));
+
+  runner.Add("", 1, "sbatch: error: Batch job submission failed: Invalid account\n");
+  const Result<std::string> refused = slurm.Submit(job);
+  EXPECT_EQ(refused.status().code(), StatusCode::kIoError);
+  EXPECT_NE(refused.status().message().find("Invalid account"), std::string::npos);
+  runner.Add("Submitted batch job 12\n");
+  EXPECT_EQ(slurm.Submit(job).status().code(), StatusCode::kIoError);  // not --parsable's answer
+
+  // A host-list expression or an empty name is not one node; nothing is called.
+  const size_t calls = runner.calls.size();
+  job.node = "gpu-[001-004]";
+  EXPECT_EQ(slurm.Submit(job).status().code(), StatusCode::kInvalidArgument);
+  job.node = "";
+  EXPECT_EQ(slurm.Submit(job).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(runner.calls.size(), calls);
+}
+
+TEST(SlurmTest, TheQueueIsReadWithNamesThatHoldBars) {
+  ScriptedRunner runner;
+  runner.Add("17|vigil-validate:n1|PENDING\n18_3|a|b|RUNNING\n\n");
+  Slurm slurm(runner, SlurmOptions());
+  const Result<std::vector<SlurmJob>> jobs = slurm.Jobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].name, "vigil-validate:n1");
+  EXPECT_EQ((*jobs)[1].id, "18_3");
+  EXPECT_EQ((*jobs)[1].name, "a|b");
+  EXPECT_EQ((*jobs)[1].state, "RUNNING");
+  EXPECT_EQ(runner.calls[0].argv,
+            (std::vector<std::string>{"squeue", "--noheader", "--format=%i|%j|%T"}));
+  runner.Add("garbage\n");
+  EXPECT_EQ(slurm.Jobs().status().code(), StatusCode::kInvalidArgument);
+  runner.Add("", 1, "slurm_load_jobs error: Unable to contact slurm controller\n");
+  EXPECT_EQ(slurm.Jobs().status().code(), StatusCode::kIoError);
+}
+
+TEST(SlurmTest, AShellWordIsReadBackAsItWas) {
+  const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();
+  for (const std::string word : {"plain", "it's", "a b", "$(touch /x)`id`", "", "'\\''"}) {
+    CommandSpec spec;
+    spec.argv = {"/bin/sh", "-c", "printf %s " + ShellWord(word)};
+    const Result<CommandOutput> out = runner->Run(spec);
+    ASSERT_TRUE(out.ok());
+    EXPECT_EQ(out->out, word);
+  }
+}
+
+// A validation submitted to a real Slurm runs on its node, and the queue shows it while it waits.
+TEST(SlurmTest, AValidationRunsOnItsNodeInARealSlurm) {
+  testing::TempDir dir;
+  Result<std::unique_ptr<testing::SlurmCluster>> cluster =
+      testing::SlurmCluster::Start(dir.path(), Shape(1, 0));
+  if (!cluster.ok()) GTEST_SKIP() << "Slurm cannot start here: " << cluster.status().message();
+  const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();
+  Slurm slurm(*runner, WithConf((*cluster)->conf()));
+  ValidationJob job;
+  job.node = (*cluster)->nodes()[0];
+  const std::string gate = dir.path() + "/go";
+  const std::string done = dir.path() + "/done";
+  job.command = fmt::format("while [ ! -e {} ]; do sleep 0.1; done; echo \"$SLURMD_NODENAME\" > {}",
+                            ShellWord(gate), ShellWord(done));
+  job.time_limit_s = 60;
+  job.output = dir.path() + "/%j.out";
+  const Result<std::string> id = slurm.Submit(job);
+  ASSERT_TRUE(id.ok()) << id.status().ToString() << (*cluster)->ControllerLog();
+  const Result<std::vector<SlurmJob>> jobs = slurm.Jobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  const auto mine = std::find_if(jobs->begin(), jobs->end(),
+                                 [&](const SlurmJob& j) { return j.id == *id; });
+  ASSERT_NE(mine, jobs->end());
+  EXPECT_EQ(ValidationJobNode(mine->name), job.node);
+  std::ofstream(gate) << "";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::ifstream(done) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::string ran_on;
+  std::getline(std::ifstream(done), ran_on);
+  EXPECT_EQ(ran_on, job.node) << (*cluster)->ControllerLog();
 }
 
 // Many nodes failing at once, on a real Slurm: the breaker holds, whether the drains come one
