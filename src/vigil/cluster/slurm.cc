@@ -67,11 +67,24 @@ bool SlurmNode::Drained() const {
 }
 
 NodeUse SlurmNode::Use() const {
-  static constexpr std::string_view kUnavailable[] = {
-      "DOWN",          "DRAIN",         "DRAINED",     "DRAINING",         "FAIL",
-      "FAILING",       "FUTURE",        "UNKNOWN",     "NOT_RESPONDING",   "NO_RESPOND",
-      "POWERED_DOWN",  "POWERING_DOWN", "POWER_DOWN",  "POWERING_UP",      "MAINT",
-      "REBOOT_ISSUED", "REBOOT_REQUESTED", "INVALID_REG"};
+  static constexpr std::string_view kUnavailable[] = {"DOWN",
+                                                      "DRAIN",
+                                                      "DRAINED",
+                                                      "DRAINING",
+                                                      "FAIL",
+                                                      "FAILING",
+                                                      "FUTURE",
+                                                      "UNKNOWN",
+                                                      "NOT_RESPONDING",
+                                                      "NO_RESPOND",
+                                                      "POWERED_DOWN",
+                                                      "POWERING_DOWN",
+                                                      "POWER_DOWN",
+                                                      "POWERING_UP",
+                                                      "MAINT",
+                                                      "REBOOT_ISSUED",
+                                                      "REBOOT_REQUESTED",
+                                                      "INVALID_REG"};
   for (const std::string& flag : state) {
     if (std::find(std::begin(kUnavailable), std::end(kUnavailable), flag) !=
         std::end(kUnavailable)) {
@@ -248,7 +261,8 @@ std::vector<std::string> SbatchArgs(const ValidationJob& job) {
                                    "--ntasks=1",
                                    "--exclusive"};
   if (job.time_limit_s > 0) {
-    args.push_back(fmt::format("--time={}", static_cast<long long>(std::ceil(job.time_limit_s / 60))));
+    args.push_back(
+        fmt::format("--time={}", static_cast<long long>(std::ceil(job.time_limit_s / 60))));
   }
   if (!job.partition.empty()) args.push_back("--partition=" + job.partition);
   if (!job.account.empty()) args.push_back("--account=" + job.account);
@@ -282,9 +296,10 @@ Result<std::vector<SlurmJob>> Slurm::Jobs() {
 }
 
 Result<std::string> Slurm::Submit(const ValidationJob& job) {
-  const bool plain_name = !job.node.empty() && std::all_of(job.node.begin(), job.node.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
+  const bool plain_name =
+      !job.node.empty() && std::all_of(job.node.begin(), job.node.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
   if (!plain_name) {
     return Status::InvalidArgument(
         fmt::format("submit: node {}: not one node's name", Quote(job.node)));
@@ -292,8 +307,8 @@ Result<std::string> Slurm::Submit(const ValidationJob& job) {
   if (Trim(job.command).empty()) return Status::InvalidArgument("submit: empty command");
   VIGIL_ASSIGN_OR_RETURN(CommandOutput out, Call(options_.sbatch, SbatchArgs(job)));
   if (out.exit_code != 0) {
-    return Status::IoError(fmt::format("sbatch for {}: exit {}: {}", job.node, out.exit_code,
-                                       Said(out)));
+    return Status::IoError(
+        fmt::format("sbatch for {}: exit {}: {}", job.node, out.exit_code, Said(out)));
   }
   // --parsable prints "<id>" or "<id>;<cluster>".
   const std::string_view printed = Trim(out.out);

@@ -38,8 +38,8 @@ struct SlurmOptions {
   std::string scontrol = "scontrol";  // the programs, looked up in PATH unless they hold a '/'
   std::string sbatch = "sbatch";
   std::string squeue = "squeue";
-  std::string conf;                   // SLURM_CONF for every call; "" keeps the environment's
-  double timeout_s = 10;              // for each call
+  std::string conf;       // SLURM_CONF for every call; "" keeps the environment's
+  double timeout_s = 10;  // for each call
 };
 
 // A job in Slurm's queue (pending, running, suspended or completing), as squeue lists it.
@@ -53,12 +53,12 @@ struct SlurmJob {
 // Its job name is ValidationJobName(node), which is how a later submission sees that the node
 // already has one queued or running.
 struct ValidationJob {
-  std::string node;       // the Slurm node it must run on (--nodelist)
-  std::string command;    // the job's script: one shell command line, run by /bin/sh
+  std::string node;         // the Slurm node it must run on (--nodelist)
+  std::string command;      // the job's script: one shell command line, run by /bin/sh
   double time_limit_s = 0;  // --time, rounded up to whole minutes; 0: the partition's limit
-  std::string partition;  // "" : Slurm's default partition
-  std::string account;    // "" : the user's default account
-  std::string output;     // --output pattern; "" : Slurm's default (slurm-%j.out)
+  std::string partition;    // "" : Slurm's default partition
+  std::string account;      // "" : the user's default account
+  std::string output;       // --output pattern; "" : Slurm's default (slurm-%j.out)
 };
 
 inline constexpr std::string_view kValidationJobPrefix = "vigil-validate:";

@@ -324,8 +324,8 @@ TEST(SlurmTest, AValidationRunsOnItsNodeInARealSlurm) {
   ASSERT_TRUE(id.ok()) << id.status().ToString() << (*cluster)->ControllerLog();
   const Result<std::vector<SlurmJob>> jobs = slurm.Jobs();
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
-  const auto mine = std::find_if(jobs->begin(), jobs->end(),
-                                 [&](const SlurmJob& j) { return j.id == *id; });
+  const auto mine =
+      std::find_if(jobs->begin(), jobs->end(), [&](const SlurmJob& j) { return j.id == *id; });
   ASSERT_NE(mine, jobs->end());
   EXPECT_EQ(ValidationJobNode(mine->name), job.node);
   std::ofstream(gate) << "";
