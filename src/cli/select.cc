@@ -15,14 +15,6 @@ namespace {
 const Bounds kHorizonBounds{60, 365 * 86400.0, false, false, true};
 const Bounds kMaxTimeBounds{0, 7 * 86400.0, false, false, true};
 
-std::string Benchmarks(const select::Selection& s, const select::PlannedValidation& v) {
-  std::string out;
-  for (int b : v.subset.benchmarks) {
-    out += (out.empty() ? "" : ",") + s.model.suite.benchmarks[static_cast<size_t>(b)];
-  }
-  return out;
-}
-
 }  // namespace
 
 CLI::App* SetupSelect(CLI::App& app, SelectCommandOptions& o) {

@@ -24,12 +24,6 @@
 namespace vigil::agent {
 namespace {
 
-std::string SelfPath() {
-  char path[4096] = {};
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "vigil";
-}
-
 Result<std::vector<cluster::FleetHost>> ReadHosts(const std::string& path) {
   if (path.empty()) return std::vector<cluster::FleetHost>{};
   VIGIL_ASSIGN_OR_RETURN(const std::string text, Env::Default().ReadFile(path));
@@ -287,7 +281,7 @@ Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& o,
   }
   run.launcher_program = o.launcher_program;
   run.launcher_args = o.launcher_args;
-  run.vigil_path = o.vigil_path.empty() ? SelfPath() : o.vigil_path;
+  run.vigil_path = o.vigil_path.empty() ? ThisProgramPath() : o.vigil_path;
   run.bind_address = o.bind;
   run.advertise_address = o.advertise;
   run.work_dir = work.path();
@@ -374,7 +368,7 @@ Status RunFleetRankCommand(const FleetRankCommandOptions& o, const std::atomic<b
   rank.node = cluster::RankNodeName(o.node, get);
   rank.rank = cluster::LauncherRank(get);
   rank.bind_address = o.bind;
-  const std::string self = o.vigil_path.empty() ? SelfPath() : o.vigil_path;
+  const std::string self = o.vigil_path.empty() ? ThisProgramPath() : o.vigil_path;
   const std::string dir = o.work_dir.empty() ? Env::Default().TempDirectory() : o.work_dir;
   const std::unique_ptr<cluster::CommandRunner> runner = cluster::MakeProcessRunner();
   const auto run_suite = [&](const nlohmann::json& task) -> Result<std::string> {

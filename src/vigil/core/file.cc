@@ -272,6 +272,12 @@ Status CreateDirectories(const std::string& path) {
   return Status::Ok();
 }
 
+std::string ThisProgramPath() {
+  char path[4096] = {};
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "vigil";
+}
+
 Status CheckWritable(const std::string& given) {
   Result<OutputTarget> target = ResolveOutput(given);
   if (!target.ok()) {

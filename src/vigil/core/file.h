@@ -93,6 +93,9 @@ Status CheckWritable(const std::string& path);
 // InvalidArgument naming the path when it cannot (a file in the way, no permission).
 Status CreateDirectories(const std::string& path);
 
+// The running program's path (/proc/self/exe); "vigil" when it cannot be read.
+std::string ThisProgramPath();
+
 // Appends `content` (usually one line) to `path`, creating it, with a single write so that
 // concurrent appenders never interleave within it; on a short write a regular file is cut back to
 // its former length, so that no partial line is left. A device or FIFO is written, not synced.

@@ -263,5 +263,11 @@ TEST_F(FileTest, SymlinkLoopAndLinkToDirectoryAreRefused) {
   EXPECT_EQ(testing::FileTypeOf(d), S_IFLNK);
 }
 
+TEST(ThisProgramPathTest, IsThisTestBinary) {
+  const std::string path = ThisProgramPath();
+  ASSERT_EQ(path.front(), '/');
+  EXPECT_TRUE(std::filesystem::equivalent(path, "/proc/self/exe"));
+}
+
 }  // namespace
 }  // namespace vigil

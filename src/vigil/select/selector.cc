@@ -130,14 +130,27 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
   return plan;
 }
 
-Result<Selection> SelectFromHistory(const History& history, const SelectOptions& options) {
+Result<Selection> SelectFromHistory(const History& history, const SelectOptions& options,
+                                    const std::vector<NodeState>& states) {
   VIGIL_RETURN_IF_ERROR(Validate(options));
+  if (!states.empty() && states.size() != history.nodes.size()) {
+    return Status::InvalidArgument(
+        fmt::format("select: {} node states for {} nodes", states.size(), history.nodes.size()));
+  }
   Selection out;
   VIGIL_ASSIGN_OR_RETURN(out.model, FitSelector(history));
   CovariateTracker tracker(history);
   tracker.AdvanceTo(history.end_s);
-  out.plan = MakePlan(out.model, tracker, history, history.end_s, {}, options);
+  out.plan = MakePlan(out.model, tracker, history, history.end_s, states, options);
   return out;
+}
+
+std::vector<std::string> PlannedBenchmarks(const Selection& selection, const PlannedValidation& v) {
+  std::vector<std::string> names;
+  for (int b : v.subset.benchmarks) {
+    names.push_back(selection.model.suite.benchmarks[static_cast<size_t>(b)]);
+  }
+  return names;
 }
 
 Json SelectionToJson(const Selection& selection, const History& history) {
@@ -173,11 +186,8 @@ Json SelectionToJson(const Selection& selection, const History& history) {
   }
   Json plan = Json::array();
   for (const PlannedValidation& v : selection.plan.validations) {
-    Json benchmarks = Json::array();
-    for (int b : v.subset.benchmarks)
-      benchmarks.push_back(m.suite.benchmarks[static_cast<size_t>(b)]);
     plan.push_back({{"node", history.nodes[static_cast<size_t>(v.node)].name},
-                    {"benchmarks", benchmarks},
+                    {"benchmarks", PlannedBenchmarks(selection, v)},
                     {"probability", v.probability},
                     {"expected_penalty_node_hours", v.expected_penalty},
                     {"averted_node_hours", v.subset.averted},

@@ -74,9 +74,15 @@ struct Selection {
   Plan plan;
 };
 
-// Fits on `history` and plans at its end, every node's state unknown: `vigil select`'s and the
-// fleet service's library entry point. Validate's, LearnSuite's and FitRiskModel's errors.
-Result<Selection> SelectFromHistory(const History& history, const SelectOptions& options);
+// Fits on `history` and plans at its end: `vigil select`'s and the fleet service's library entry
+// point. `states` as MakePlan's: one per node of the history, or empty (every node's unknown).
+// Validate's, LearnSuite's and FitRiskModel's errors; InvalidArgument when `states` has another
+// size.
+Result<Selection> SelectFromHistory(const History& history, const SelectOptions& options,
+                                    const std::vector<NodeState>& states = {});
+
+// The names of the benchmarks `v` runs, in the suite's order.
+std::vector<std::string> PlannedBenchmarks(const Selection& selection, const PlannedValidation& v);
 
 // The selection as JSON (docs/select.md): the model (kind, covariates and coefficients, events),
 // the suite (each benchmark's seconds and coverage per kind), and each planned validation.

@@ -102,6 +102,26 @@ TEST(SelectorTest, AFleetTooSmallForOneNodesShareStillValidatesOne) {
   EXPECT_EQ(s->plan.validations.size(), 1u);
 }
 
+TEST(SelectorTest, NodeStatesDecideWhoIsPlannedAndFirst) {
+  SelectOptions options;
+  options.max_share = 0.05;  // 10 of the 200 nodes
+  options.cost_weight = 0.001;
+  std::vector<NodeState> states(SmallHistory().nodes.size(), NodeState::kBusy);
+  states[7] = NodeState::kIdle;
+  states[0] = NodeState::kDown;
+  for (int n = 1; n <= 3; ++n) states[static_cast<size_t>(n)] = NodeState::kValidating;
+  const Result<Selection> s = SelectFromHistory(SmallHistory(), options, states);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->plan.validations.size(), 7u);  // three of the ten places are taken
+  EXPECT_EQ(s->plan.validations[0].node, 7);
+  EXPECT_TRUE(s->plan.validations[0].idle);
+  for (const PlannedValidation& v : s->plan.validations) EXPECT_GT(v.node, 3);
+
+  states.pop_back();
+  EXPECT_EQ(SelectFromHistory(SmallHistory(), options, states).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(SelectorTest, RefusesBadOptions) {
   SelectOptions options;
   options.max_share = 0;
