@@ -1,10 +1,18 @@
 // End-to-end tests of `vigil select` through the built binary, on a history the fleet simulator
-// emits (docs/select.md).
+// emits (docs/select.md); `--submit` against a real Slurm (Debian's slurmctld and slurmd on
+// loopback).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <thread>
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/select/fleet_sim.h"
+#include "vigil/testing/slurm_cluster.h"
 #include "vigil/testing/temp_dir.h"
 #include "vigil_process.h"
 
@@ -97,6 +105,104 @@ TEST(SelectCliTest, BadHistoryIsExitTwoNamingFileLineAndField) {
   const ProcessResult share = RunVigil({"select", "--history", HistoryFile(), "--max-share", "2"});
   EXPECT_EQ(share.exit_code, 2);
   EXPECT_NE(share.err.find("--max-share"), std::string::npos);
+}
+
+// The simulated history with three of its nodes named as a test Slurm's: two with a slurmd, one
+// without (not responding); the 147 others are not in Slurm.
+std::string SlurmHistory(const std::string& dir) {
+  select::FleetSimParams params;
+  params.nodes = 150;
+  params.days = 90;
+  params.seed = 3;
+  select::PolicyOptions weekly;
+  weekly.kind = select::PolicyKind::kWeekly;
+  Result<select::SimOutcome> outcome = select::SimulateFleet(params, weekly);
+  EXPECT_TRUE(outcome.ok());
+  outcome->history.nodes[0].name = "vnode0";
+  outcome->history.nodes[1].name = "vnode1";
+  outcome->history.nodes[2].name = "vidle0";
+  const std::string path = dir + "/slurm-history.jsonl";
+  EXPECT_TRUE(WriteFileAtomic(path, select::HistoryToJsonl(outcome->history)).ok());
+  return path;
+}
+
+TEST(SelectCliTest, SubmitsThePlanToARealSlurmOnceANode) {
+  TempDir dir;
+  SlurmClusterOptions shape;
+  shape.nodes = 2;
+  shape.idle_nodes = 1;
+  Result<std::unique_ptr<SlurmCluster>> cluster = SlurmCluster::Start(dir.path(), shape);
+  if (!cluster.ok()) GTEST_SKIP() << "Slurm cannot start here: " << cluster.status().message();
+  const std::string history = SlurmHistory(dir.path());
+  const std::string gate = dir.path() + "/go";
+  // Each job waits for the gate, then writes the benchmarks it was given to <node>.ran.
+  const std::string command =
+      fmt::format("while [ ! -e {0} ]; do sleep 0.1; done; echo {{benchmarks}} > {1}/{{node}}.ran",
+                  gate, dir.path());
+  const std::vector<std::string> flags = {"select",
+                                          "--history",
+                                          history,
+                                          "--submit",
+                                          "--slurm-conf",
+                                          (*cluster)->conf(),
+                                          "--max-share",
+                                          "0.1",
+                                          "--cost-weight",
+                                          "0.001",
+                                          "--job-output",
+                                          dir.path() + "/%j.out",
+                                          "--submit-command",
+                                          command};
+
+  // The default command runs `vigil run --bench`, which does not know the simulator's benchmarks:
+  // refused before anything is submitted.
+  const ProcessResult unknown =
+      RunVigil({"select", "--history", history, "--submit", "--slurm-conf", (*cluster)->conf(),
+                "--max-share", "0.1", "--cost-weight", "0.001", "--dry-run"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("--submit-command"), std::string::npos) << unknown.err;
+
+  std::vector<std::string> json_flags = flags;
+  json_flags.push_back("--json");
+  const ProcessResult r = RunVigil(json_flags);
+  ASSERT_EQ(r.exit_code, 0) << r.err << (*cluster)->ControllerLog();
+  const Result<Json> j = ParseJson(r.out, "stdout");
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_EQ((*j)["slurm"]["idle"], 2);
+  EXPECT_EQ((*j)["slurm"]["unavailable"], 1);
+  EXPECT_EQ((*j)["slurm"]["not_in_slurm"], 147);
+  ASSERT_EQ((*j)["submissions"].size(), 2u) << r.out;
+  std::map<std::string, std::string> benchmarks;  // node -> what its job should write
+  for (const Json& s : (*j)["submissions"]) {
+    ASSERT_TRUE(s.contains("job_id")) << s.dump();
+    std::string list;
+    for (const Json& b : s["benchmarks"]) list += (list.empty() ? "" : ",") + b.get<std::string>();
+    benchmarks[s["node"].get<std::string>()] = list;
+  }
+  EXPECT_EQ(benchmarks.count("vnode0") + benchmarks.count("vnode1"), 2u);
+
+  // While they are queued or running, a second plan leaves both nodes alone.
+  std::vector<std::string> again = flags;
+  again.push_back("--dry-run");
+  const ProcessResult second = RunVigil(again);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("2 validating"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("0 planned"), std::string::npos) << second.out;
+
+  std::ofstream(gate) << "";
+  for (const auto& [node, list] : benchmarks) {
+    const std::string ran = dir.path() + "/" + node + ".ran";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!std::ifstream(ran) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::string line;
+    std::getline(std::ifstream(ran), line);
+    EXPECT_EQ(line, list) << node << (*cluster)->ControllerLog();
+  }
+
+  const ProcessResult needs = RunVigil({"select", "--history", history, "--dry-run"});
+  EXPECT_EQ(needs.exit_code, 2);
 }
 
 }  // namespace

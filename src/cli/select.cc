@@ -1,6 +1,7 @@
 #include "cli/select.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "vigil/core/duration.h"
 #include "vigil/core/figure.h"
@@ -14,6 +15,66 @@ namespace {
 
 const Bounds kHorizonBounds{60, 365 * 86400.0, false, false, true};
 const Bounds kMaxTimeBounds{0, 7 * 86400.0, false, false, true};
+
+// The plan as a table; with `submitted`, a JOB column (its id, "dry run", or "failed").
+void PrintPlan(const select::History& history, const select::Selection& s,
+               const std::vector<agent::Submission>* submitted) {
+  fmt::print("{} nodes; risk model: {}; {} nodes whose validation pays, {} planned\n\n",
+             history.nodes.size(), s.plan.model, s.plan.candidates, s.plan.validations.size());
+  std::vector<std::string> columns = {"NODE",       "BENCHMARKS", "P_INCIDENT", "PENALTY_NH",
+                                      "AVERTED_NH", "COST_NH",    "WHY"};
+  if (submitted != nullptr) columns.insert(columns.begin() + 1, "JOB");
+  Table table(columns);
+  for (size_t i = 0; i < s.plan.validations.size(); ++i) {
+    const select::PlannedValidation& v = s.plan.validations[i];
+    std::vector<std::string> row = {
+        history.nodes[static_cast<size_t>(v.node)].name,
+        fmt::format("{}", fmt::join(select::PlannedBenchmarks(s, v), ",")),
+        FormatFigure(v.probability),
+        FormatFigure(v.expected_penalty),
+        FormatFigure(v.subset.averted),
+        FormatFigure(v.subset.seconds / 3600),
+        v.why};
+    if (submitted != nullptr) {
+      const agent::Submission& job = (*submitted)[i];
+      row.insert(row.begin() + 1, !job.status.ok()     ? "failed"
+                                  : job.job_id.empty() ? "dry run"
+                                                       : job.job_id);
+    }
+    table.Add(row);
+  }
+  fmt::print("{}", table.ToString());
+}
+
+CommandResult SubmitSelection(const select::History& history, const select::SelectOptions& options,
+                              const SelectCommandOptions& o) {
+  agent::SubmitOptions submit;
+  submit.slurm.conf = o.slurm_conf;
+  submit.command = o.submit_command;
+  submit.partition = o.partition;
+  submit.account = o.account;
+  submit.output = o.job_output;
+  submit.time_factor = o.time_factor;
+  submit.dry_run = o.dry_run;
+  const std::unique_ptr<cluster::CommandRunner> runner = cluster::MakeProcessRunner();
+  VIGIL_ASSIGN_OR_RETURN(const agent::SubmitOutcome out,
+                         agent::SelectAndSubmit(history, options, submit, *runner));
+  if (o.json) {
+    fmt::print("{}\n", DumpJson(agent::SubmitOutcomeToJson(out, history), 2));
+  } else {
+    const agent::SlurmView& v = out.view;
+    fmt::print("Slurm: {} idle, {} busy, {} unavailable, {} validating, {} not in Slurm\n", v.idle,
+               v.busy, v.unavailable, v.validating, v.unknown);
+    PrintPlan(history, out.selection, &out.submissions);
+    if (o.dry_run) {
+      for (const agent::Submission& job : out.submissions) {
+        fmt::print("{}\n", cluster::CommandText(job.sbatch));
+      }
+    }
+  }
+  VIGIL_RETURN_IF_ERROR(out.Failed());
+  return ExitCode::kHealthy;
+}
 
 }  // namespace
 
@@ -42,6 +103,27 @@ CLI::App* SetupSelect(CLI::App& app, SelectCommandOptions& o) {
                 "Price of a validation node-hour in incident node-hours")
       ->capture_default_str();
   c->add_flag("--json", o.json, "Print JSON");
+  CLI::Option* submit = c->add_flag(
+      "--submit", o.submit,
+      "Plan with Slurm's view of the nodes (idle first; down, drained or already validating: "
+      "not planned) and submit one whole-node job per validation (docs/select.md)");
+  c->add_flag("--dry-run", o.dry_run, "--submit: print the sbatch commands, submit nothing")
+      ->needs(submit);
+  c->add_option("--submit-command", o.submit_command,
+                "--submit: the job's shell command line; {node} and {benchmarks} are replaced "
+                "(default: this vigil's `run --bench {benchmarks}`)")
+      ->needs(submit);
+  c->add_option("--partition", o.partition, "--submit: sbatch's --partition")->needs(submit);
+  c->add_option("--account", o.account, "--submit: sbatch's --account")->needs(submit);
+  c->add_option("--job-output", o.job_output, "--submit: sbatch's --output pattern")->needs(submit);
+  c->add_option("--time-factor", o.time_factor,
+                "--submit: a job's time limit in multiples of its benchmarks' expected time "
+                "(at least 10 min)")
+      ->capture_default_str()
+      ->needs(submit);
+  c->add_option("--slurm-conf", o.slurm_conf,
+                "--submit: the slurm.conf Slurm's commands read (default: theirs, or $SLURM_CONF)")
+      ->needs(submit);
   return c;
 }
 
@@ -61,20 +143,13 @@ CommandResult RunSelect(const SelectCommandOptions& o) {
   VIGIL_ASSIGN_OR_RETURN(const select::History history,
                          o.url.empty() ? select::ReadHistoryPath(o.history)
                                        : server::FetchFleetHistory(o.url, o.token_file, o.tls));
+  if (o.submit) return SubmitSelection(history, options, o);
   VIGIL_ASSIGN_OR_RETURN(const select::Selection s, select::SelectFromHistory(history, options));
   if (o.json) {
     fmt::print("{}\n", DumpJson(select::SelectionToJson(s, history), 2));
     return ExitCode::kHealthy;
   }
-  fmt::print("{} nodes; risk model: {}; {} nodes whose validation pays, {} planned\n\n",
-             history.nodes.size(), s.plan.model, s.plan.candidates, s.plan.validations.size());
-  Table table({"NODE", "BENCHMARKS", "P_INCIDENT", "PENALTY_NH", "AVERTED_NH", "COST_NH", "WHY"});
-  for (const select::PlannedValidation& v : s.plan.validations) {
-    table.Add({history.nodes[static_cast<size_t>(v.node)].name, Benchmarks(s, v),
-               FormatFigure(v.probability), FormatFigure(v.expected_penalty),
-               FormatFigure(v.subset.averted), FormatFigure(v.subset.seconds / 3600), v.why});
-  }
-  fmt::print("{}", table.ToString());
+  PrintPlan(history, s, nullptr);
   return ExitCode::kHealthy;
 }
 

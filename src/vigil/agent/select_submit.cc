@@ -95,10 +95,12 @@ Result<std::vector<select::NodeState>> StatesInSlurm(const select::History& hist
 }  // namespace
 
 Status SubmitOutcome::Failed() const {
-  for (const Submission& s : submissions) {
-    if (!s.status.ok()) return s.status;
-  }
-  return Status::Ok();
+  const auto failed = [](const Submission& s) { return !s.status.ok(); };
+  const auto first = std::find_if(submissions.begin(), submissions.end(), failed);
+  if (first == submissions.end()) return Status::Ok();
+  return Status::IoError(fmt::format("{} of {} submissions failed; the first, {}: {}",
+                                     std::count_if(submissions.begin(), submissions.end(), failed),
+                                     submissions.size(), first->node, first->status.message()));
 }
 
 Status Validate(const SubmitOptions& options) {

@@ -59,7 +59,8 @@ struct SubmitOutcome {
   select::Selection selection;
   SlurmView view;
   std::vector<Submission> submissions;  // one per planned validation, in the plan's order
-  // The first failed submission's status (the others were still tried); Ok when none failed.
+  // IoError saying how many submissions failed, with the first one's node and message (the others
+  // were still tried); Ok when none failed.
   Status Failed() const;
 };
 
