@@ -544,8 +544,15 @@ Response Api::PostIncidents(const Request& req) {
       service_.IngestIncidents(req.body, "incidents");
   if (!stored.ok()) return StatusResponse(stored.status());
   Json ids = Json::array();
-  for (const store::StoredIncident& i : *stored) ids.push_back(i.id);
-  return JsonResponse(Json{{"stored", stored->size()}, {"ids", std::move(ids)}}, 201);
+  size_t repeated = 0;
+  for (const store::StoredIncident& i : *stored) {
+    ids.push_back(i.id);
+    if (i.repeated) ++repeated;
+  }
+  // A retried request whose incidents are all stored already created nothing: 200.
+  return JsonResponse(
+      Json{{"stored", stored->size() - repeated}, {"repeated", repeated}, {"ids", std::move(ids)}},
+      repeated == stored->size() ? 200 : 201);
 }
 
 Response Api::GetIncidents(const Request& req) {

@@ -242,6 +242,15 @@ TEST_F(ApiTest, IncidentsOfUploadedNodesAreStoredListedAndBadOnesNamed) {
                        "  \"cost_node_hours\": 0.5\n}}\n",
                        node));
   ASSERT_EQ(r.status, 201) << r.body;
+  // The same request again (its answer was lost): nothing new, the stored ids, 200.
+  r = Call("POST", "/api/v1/incidents",
+           fmt::format("{{\n  \"node\": \"{}\",\n  \"time\": 1.75e9,\n  \"kind\": \"HBM\",\n"
+                       "  \"cost_node_hours\": 0.5\n}}\n",
+                       node));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["stored"], 0);
+  EXPECT_EQ(Body(r)["repeated"], 1);
+  EXPECT_EQ(Body(r)["ids"], Json::array({3}));
   r = Call("GET", "/api/v1/incidents", "", {{"node", node}, {"limit", "2"}}, false);
   ASSERT_EQ(r.status, 200) << r.body;
   const Json listed = Body(r);

@@ -421,7 +421,10 @@ Result<std::vector<store::StoredIncident>> FleetService::IngestIncidents(std::st
     incidents.push_back(std::move(p.incident));
   }
   VIGIL_RETURN_IF_ERROR(store_.PutIncidents(incidents));
-  Changed();
+  if (std::any_of(incidents.begin(), incidents.end(),
+                  [](const store::StoredIncident& i) { return !i.repeated; })) {
+    Changed();
+  }
   return incidents;
 }
 

@@ -128,7 +128,8 @@ class FleetService {
   // Incidents (incidents.h's formats), stored with the time they came in. NotFound naming the
   // line and field for a node that never uploaded (the Selector's history knows a node by its
   // validations); InvalidArgument for a malformed body or a time more than kIncidentSkewS after
-  // the server's clock. Nothing is stored unless all are.
+  // the server's clock. Nothing is stored unless all are. One already stored (the same node, time,
+  // kind and job: a retried request) comes back `repeated`, with its id, and is not stored again.
   Result<std::vector<store::StoredIncident>> IngestIncidents(std::string_view body,
                                                              std::string_view source);
 

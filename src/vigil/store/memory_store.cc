@@ -206,6 +206,15 @@ class MemoryStore final : public Store {
   Status PutIncidents(std::vector<StoredIncident>& incidents) override EXCLUDES(mu_) {
     MutexLock lock(mu_);
     for (StoredIncident& i : incidents) {
+      const auto same = std::find_if(incidents_.begin(), incidents_.end(), [&](const auto& o) {
+        return o.node == i.node && o.time == i.time && o.kind == i.kind && o.job == i.job;
+      });
+      if (same != incidents_.end()) {
+        i.id = same->id;
+        i.received = same->received;
+        i.repeated = true;
+        continue;
+      }
       i.id = static_cast<int64_t>(incidents_.size()) + 1;
       incidents_.push_back(i);
     }

@@ -119,6 +119,12 @@ CREATE INDEX incidents_by_node ON incidents(node, id);
 )sql",
 };
 
+// "<column> = ?1", or "?1 = ?1" (every row, ?1 still bound) when `value` is "": SQLite searches
+// an index (column, id) for the first, and scans the whole table for `?1 = '' OR column = ?1`.
+std::string EqualsOrAny(std::string_view column, std::string_view value) {
+  return value.empty() ? "?1 = ?1" : fmt::format("{} = ?1", column);
+}
+
 // uploads.document_codec of a document that zstd compressed; 0 (version 1's rows) is plain text.
 constexpr int64_t kCodecZstd = 1;
 
@@ -654,8 +660,9 @@ class SqliteStore final : public Store {
   Result<std::vector<StoredAlert>> Alerts(const AlertFilter& filter) override {
     std::vector<StoredAlert> out;
     VIGIL_RETURN_IF_ERROR(Query(
-        "SELECT id, received, machine, kind, detected, body FROM alerts WHERE ?1 = '' OR "
-        "machine = ?1 ORDER BY id DESC LIMIT ?2",
+        fmt::format("SELECT id, received, machine, kind, detected, body FROM alerts WHERE {} "
+                    "ORDER BY id DESC LIMIT ?2",
+                    EqualsOrAny("machine", filter.machine)),
         "list alerts",
         [&](Statement& st) {
           st.Bind(1, filter.machine).Bind(2, static_cast<int64_t>(filter.limit));
@@ -670,6 +677,13 @@ class SqliteStore final : public Store {
   Status PutIncidents(std::vector<StoredIncident>& incidents) override {
     return Write([&]() -> Status {
       for (StoredIncident& i : incidents) {
+        find_incident_.Bind(1, i.node).Bind(2, i.time).Bind(3, i.kind).Bind(4, i.job);
+        VIGIL_ASSIGN_OR_RETURN(
+            i.repeated, writer_->RunOne(find_incident_, "find incident", [&](const auto& st) {
+              i.id = st.Int(0);
+              i.received = st.Double(1);
+            }));
+        if (i.repeated) continue;
         insert_incident_.Bind(1, i.received)
             .Bind(2, i.node)
             .Bind(3, i.time)
@@ -687,8 +701,9 @@ class SqliteStore final : public Store {
   Result<std::vector<StoredIncident>> Incidents(const IncidentFilter& filter) override {
     std::vector<StoredIncident> out;
     VIGIL_RETURN_IF_ERROR(Query(
-        "SELECT id, received, node, time, kind, cost_node_hours, job, note FROM incidents WHERE "
-        "?1 = '' OR node = ?1 ORDER BY id DESC LIMIT ?2",
+        fmt::format("SELECT id, received, node, time, kind, cost_node_hours, job, note FROM "
+                    "incidents WHERE {} ORDER BY id DESC LIMIT ?2",
+                    EqualsOrAny("node", filter.node)),
         "list incidents",
         [&](Statement& st) { st.Bind(1, filter.node).Bind(2, static_cast<int64_t>(filter.limit)); },
         [&](const Statement& st) {
@@ -720,9 +735,10 @@ class SqliteStore final : public Store {
     std::vector<remediate::AuditRecord> out;
     Status bad = Status::Ok();
     VIGIL_RETURN_IF_ERROR(Query(
-        "SELECT id, time, node, action, cause, outcome, reason, attempt, command, output FROM "
-        "remediation WHERE (?1 = '' OR node = ?1) AND (?2 = 0 OR id < ?2) ORDER BY id DESC "
-        "LIMIT ?3",
+        fmt::format("SELECT id, time, node, action, cause, outcome, reason, attempt, command, "
+                    "output FROM remediation WHERE {} AND (?2 = 0 OR id < ?2) ORDER BY id DESC "
+                    "LIMIT ?3",
+                    EqualsOrAny("node", filter.node)),
         "list remediation records",
         [&](Statement& st) {
           st.Bind(1, filter.node)
@@ -880,6 +896,10 @@ class SqliteStore final : public Store {
     VIGIL_RETURN_IF_ERROR(w.Prepare(
         insert_alert_,
         "INSERT INTO alerts(received, machine, kind, detected, body) VALUES(?1, ?2, ?3, ?4, ?5)"));
+    // incidents_by_node (node, id) narrows it to the node's incidents.
+    VIGIL_RETURN_IF_ERROR(w.Prepare(find_incident_,
+                                    "SELECT id, received FROM incidents WHERE node = ?1 AND time = "
+                                    "?2 AND kind = ?3 AND job = ?4 LIMIT 1"));
     VIGIL_RETURN_IF_ERROR(
         w.Prepare(insert_incident_,
                   "INSERT INTO incidents(received, node, time, kind, cost_node_hours, job, note) "
@@ -1117,7 +1137,7 @@ class SqliteStore final : public Store {
   const int lock_fd_;
   std::unique_ptr<Connection> writer_;
   Statement find_upload_, insert_upload_, upsert_node_, insert_criteria_, insert_alert_,
-      insert_remediation_, insert_incident_;
+      insert_remediation_, find_incident_, insert_incident_;
   Mutex mu_;
   std::deque<Writer*> queue_ GUARDED_BY(mu_);  // callers of Write, the group's leader first
 

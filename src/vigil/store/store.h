@@ -128,6 +128,10 @@ struct StoredIncident {
   double cost_node_hours = 0;  // the job time it cost: nodes x time lost
   std::string job;             // the job it hit; "" when not said
   std::string note;            // free text; "" when none
+  // Set by PutIncidents: the same incident (node, time, kind and job equal) was stored before, by
+  // a retried request or a hook that fired twice; it was not stored again, and `id` and
+  // `received` are the stored one's.
+  bool repeated = false;
 };
 
 struct IncidentFilter {
@@ -189,8 +193,9 @@ class Store {
   // The newest alerts that pass the filter, newest first.
   virtual Result<std::vector<StoredAlert>> Alerts(const AlertFilter& filter) = 0;
 
-  // Stores incidents in one durable step and assigns their ids. Their nodes are not checked
-  // here (the service does).
+  // Stores incidents in one durable step and assigns their ids; one equal to a stored incident (or
+  // to one before it in `incidents`) in node, time, kind and job is not stored again but marked
+  // `repeated`, with that one's id. Their nodes are not checked here (the service does).
   virtual Status PutIncidents(std::vector<StoredIncident>& incidents) = 0;
   // The newest incidents that pass the filter, newest first.
   virtual Result<std::vector<StoredIncident>> Incidents(const IncidentFilter& filter) = 0;

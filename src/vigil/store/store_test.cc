@@ -136,6 +136,27 @@ TEST_P(StoreTest, AlertsNewestFirstAndFiltered) {
   EXPECT_EQ(store->Alerts({"", 1})->size(), 1u);
 }
 
+TEST_P(StoreTest, AnIncidentReportedTwiceIsStoredOnce) {
+  auto store = Open();
+  std::vector<StoredIncident> first = {{0, 100, "n1", 50, "GPU", 12.5, "job-7", "Xid 79"},
+                                       {0, 100, "n1", 50, "GPU", 12.5, "job-8", ""}};
+  ASSERT_TRUE(store->PutIncidents(first).ok());
+  // A retried request, an incident repeated in one request, and one that differs in kind only.
+  std::vector<StoredIncident> again = {{0, 200, "n1", 50, "GPU", 12.5, "job-7", "Xid 79"},
+                                       {0, 200, "n1", 50, "HBM", 12.5, "job-7", ""},
+                                       {0, 200, "n1", 50, "HBM", 3, "job-7", "again"}};
+  ASSERT_TRUE(store->PutIncidents(again).ok());
+  EXPECT_TRUE(again[0].repeated);
+  EXPECT_EQ(again[0].id, first[0].id);
+  EXPECT_EQ(again[0].received, 100);
+  EXPECT_FALSE(again[1].repeated);
+  EXPECT_EQ(again[1].id, 3);
+  EXPECT_TRUE(again[2].repeated);
+  EXPECT_EQ(again[2].id, 3);
+  EXPECT_FALSE(first[1].repeated);
+  EXPECT_EQ(store->Incidents({"n1", 10})->size(), 3u);
+}
+
 TEST_P(StoreTest, IncidentsAndAlertsKeepEveryFieldNewestFirstFilteredAndFollowARename) {
   auto store = Open();
   std::vector<StoredIncident> incidents = {{0, 100, "n1", 50, "GPU", 12.5, "job-7", "Xid 79"},
