@@ -576,7 +576,7 @@ Response Api::GetIncidents(const Request& req) {
 }
 
 Response Api::GetHistory() {
-  Result<std::string> text = FleetHistoryJsonl(service_);
+  Result<std::string> text = selection_->HistoryJsonl();
   // An empty fleet has no history the format can hold (it needs a node).
   if (!text.ok() && text.status().code() == StatusCode::kInvalidArgument) {
     return ErrorResponse(409, text.status().message());

@@ -453,6 +453,21 @@ TEST_F(ApiTest, TheSelectionIsCachedUntilTheStoreChanges) {
   ASSERT_EQ(Call("POST", "/api/v1/results", FormatFleetRow(NextRun(rows[2]))).status, 201);
   ASSERT_TRUE(cache.Answer(*SelectionQuery({{"budget", "2"}})).ok());
   EXPECT_EQ(cache.computed(), 3);
+
+  // Each stored document is parsed once, however often the history is built again: the ten of
+  // the first build, then the one new document, for the plan and the history alike.
+  EXPECT_EQ(cache.documents_parsed(), 10);
+  const std::string doc = DumpJson(ToJson(eval::NodeDocumentOf(NextRun(rows[3]), 3, 3)));
+  ASSERT_EQ(Call("POST", "/api/v1/results", doc).status, 201);
+  const Result<std::string> plan = cache.Answer(defaults);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const Result<std::string> history = cache.HistoryJsonl();
+  ASSERT_TRUE(history.ok());
+  EXPECT_EQ(cache.documents_parsed(), 11);
+  // And the history it builds from what it kept is the one a fresh build reads.
+  SelectionCache fresh(*service_);
+  EXPECT_EQ(*fresh.HistoryJsonl(), *history);
+  EXPECT_EQ(fresh.documents_parsed(), 11);
 }
 
 TEST_F(ApiTest, MetricsExportVerdictsAgesFindingsAndCounters) {

@@ -57,8 +57,7 @@ bool Ran(const select::HistoryValidation& v, std::string_view benchmark) {
 
 // The benchmarks of one upload: its document's (not skipped), with their times; or, for summary
 // lines, those its row's keys name, their times NaN until the fleet's means are known.
-Result<std::vector<select::BenchmarkRun>> BenchmarksOf(const store::Upload& u,
-                                                       MeasuredTimes& measured) {
+Result<std::vector<select::BenchmarkRun>> BenchmarksOf(const store::Upload& u) {
   std::vector<select::BenchmarkRun> out;
   if (!u.document.empty()) {
     Result<NodeResults> doc =
@@ -71,7 +70,6 @@ Result<std::vector<select::BenchmarkRun>> BenchmarksOf(const store::Upload& u,
       if (b.status == BenchStatus::kSkipped || !std::isfinite(b.duration_s) || b.duration_s < 0) {
         continue;
       }
-      measured.Add(b.name, b.duration_s);
       out.push_back({b.name, b.duration_s});
     }
     return out;
@@ -187,24 +185,65 @@ void FillUnmeasured(select::HistoryValidation& v, const MeasuredTimes& measured)
                 [&](const select::ValidationFinding& f) { return !Ran(v, f.benchmark); });
 }
 
-// Adds the validations of node `index` (its uploads, oldest first); the time of its first.
-Result<double> AddValidations(store::Store& store, const std::string& node, int index,
-                              MeasuredTimes& measured, CriteriaVersions& criteria,
-                              select::History& h) {
-  VIGIL_ASSIGN_OR_RETURN(std::vector<store::Upload> uploads, store.History(node, kAll, true));
+using BenchmarksByUpload = std::unordered_map<int64_t, std::vector<select::BenchmarkRun>>;
+
+// The uploads of `node` with their documents, at least those whose ids are in `wanted`: the
+// newest `count` first, more when uploads came in since the listing pushed some of them out.
+Result<std::unordered_map<int64_t, std::string>> Documents(store::Store& store,
+                                                           const std::string& node, size_t count,
+                                                           const std::vector<int64_t>& wanted) {
+  while (true) {
+    VIGIL_ASSIGN_OR_RETURN(std::vector<store::Upload> uploads, store.History(node, count, true));
+    std::unordered_map<int64_t, std::string> out;
+    for (store::Upload& u : uploads) out.emplace(u.id, std::move(u.document));
+    const bool all =
+        std::all_of(wanted.begin(), wanted.end(), [&](int64_t id) { return out.count(id) != 0; });
+    if (all || uploads.size() < count) return out;
+    count *= 2;
+  }
+}
+
+// Adds the validations of node `index` received since `since` (its uploads, oldest first), their
+// benchmarks from `known` or, for uploads not known yet, from their documents (counted in
+// `parsed`); keeps each one's benchmarks in `kept`. The time of the node's first upload.
+Result<double> AddValidations(store::Store& store, const std::string& node, int index, double since,
+                              const BenchmarksByUpload& known, BenchmarksByUpload& kept,
+                              int64_t& parsed, CriteriaVersions& criteria, select::History& h) {
+  // Rows only: after the first build, only the newest few uploads need their documents.
+  VIGIL_ASSIGN_OR_RETURN(std::vector<store::Upload> uploads, store.History(node, kAll, false));
   double first = INFINITY;
+  size_t count = 0;  // the newest this many hold every upload not known yet
+  std::vector<int64_t> wanted;
+  for (size_t i = 0; i < uploads.size(); ++i) {
+    first = std::min(first, uploads[i].received);
+    if (uploads[i].received >= since && known.count(uploads[i].id) == 0) {
+      count = i + 1;
+      wanted.push_back(uploads[i].id);
+    }
+  }
+  std::unordered_map<int64_t, std::string> documents;
+  if (!wanted.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(documents, Documents(store, node, count, wanted));
+  }
   for (auto it = uploads.rbegin(); it != uploads.rend(); ++it) {
+    if (it->received < since) continue;
     select::HistoryValidation v;
     v.node = index;
     v.time_s = it->received;
-    VIGIL_ASSIGN_OR_RETURN(v.benchmarks, BenchmarksOf(*it, measured));
+    if (const auto k = known.find(it->id); k != known.end()) {
+      v.benchmarks = k->second;
+    } else {
+      auto d = documents.find(it->id);
+      if (d != documents.end()) it->document = std::move(d->second);
+      if (!it->document.empty()) ++parsed;
+      VIGIL_ASSIGN_OR_RETURN(v.benchmarks, BenchmarksOf(*it));
+      it->document.clear();
+    }
+    kept.emplace(it->id, v.benchmarks);
     v.findings = FindingsOf(*it, v);
     VIGIL_ASSIGN_OR_RETURN(const LimitIndex* limits, criteria.Of(it->criteria_version));
     if (limits != nullptr) v.margins = MarginsOf(*it, *limits);
-    first = std::min(first, v.time_s);
     h.validations.push_back(std::move(v));
-    it->document.clear();
-    it->document.shrink_to_fit();
   }
   return first;
 }
@@ -229,7 +268,9 @@ std::string AlertComponentKind(std::string_view component) {
 // or zero-based detector trace must not stretch the window over decades.
 constexpr double kWindowS = 365 * 86400.0;
 
-Result<select::History> FleetHistory(store::Store& store, double now) {
+Result<select::History> FleetHistoryBuilder::Build(double now) {
+  MutexLock lock(mu_);
+  store::Store& store = store_;
   VIGIL_ASSIGN_OR_RETURN(const std::vector<store::NodeState> nodes, store.Nodes({}));
   if (nodes.empty()) {
     return Status::InvalidArgument("no node in the fleet has uploaded: there is no history");
@@ -237,14 +278,23 @@ Result<select::History> FleetHistory(store::Store& store, double now) {
   select::History h;
   std::unordered_map<std::string, int> index;
   std::vector<double> first(nodes.size(), INFINITY);
-  MeasuredTimes measured;
   CriteriaVersions criteria(store);
+  BenchmarksByUpload kept;
   for (const store::NodeState& n : nodes) {
     const int i = static_cast<int>(h.nodes.size());
     index.emplace(n.node, i);
     h.nodes.push_back({n.node, n.hardware.empty() ? "unknown" : n.hardware, 0});
-    VIGIL_ASSIGN_OR_RETURN(first[static_cast<size_t>(i)],
-                           AddValidations(store, n.node, i, measured, criteria, h));
+    VIGIL_ASSIGN_OR_RETURN(
+        first[static_cast<size_t>(i)],
+        AddValidations(store, n.node, i, now - kWindowS, benchmarks_, kept, parsed_, criteria, h));
+  }
+  // Uploads that left the window, or whose nodes were retired, are forgotten.
+  benchmarks_ = std::move(kept);
+  MeasuredTimes measured;
+  for (const select::HistoryValidation& v : h.validations) {
+    for (const select::BenchmarkRun& b : v.benchmarks) {
+      if (std::isfinite(b.seconds)) measured.Add(b.name, b.seconds);
+    }
   }
   for (select::HistoryValidation& v : h.validations) FillUnmeasured(v, measured);
 
@@ -295,6 +345,11 @@ Result<select::History> FleetHistory(store::Store& store, double now) {
   std::stable_sort(h.incidents.begin(), h.incidents.end(), by_time);
   std::stable_sort(h.alerts.begin(), h.alerts.end(), by_time);
   return h;
+}
+
+int64_t FleetHistoryBuilder::documents_parsed() const {
+  MutexLock lock(mu_);
+  return parsed_;
 }
 
 }  // namespace vigil::server

@@ -19,18 +19,42 @@
 //   alert's component ("gpu3" is GPU, "ib0" or "eth1" NIC, none "node").
 #pragma once
 
+#include <cstdint>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
+#include "vigil/core/mutex.h"
 #include "vigil/core/status.h"
 #include "vigil/select/history.h"
 #include "vigil/store/store.h"
 
 namespace vigil::server {
 
-// The store's history up to `now` (Unix seconds). InvalidArgument "no node in the fleet has
-// uploaded" for an empty store; IoError for a stored document that no longer parses; the
-// store's errors.
-Result<select::History> FleetHistory(store::Store& store, double now);
+// Builds the store's history, again and again as the store grows, parsing each stored document
+// once: a document never changes once stored, so the benchmarks it ran and their times are kept
+// per upload, and a build after a write reads only the documents of the uploads new since (the
+// rest comes from the store's rows: verdicts, findings and margins follow re-judgement). Uploads
+// older than the window are neither parsed nor kept. Thread-safe; builds run one at a time.
+class FleetHistoryBuilder {
+ public:
+  explicit FleetHistoryBuilder(store::Store& store) : store_(store) {}
+
+  // The store's history up to `now` (Unix seconds). InvalidArgument "no node in the fleet has
+  // uploaded" for an empty store; IoError for a stored document that no longer parses; the
+  // store's errors.
+  Result<select::History> Build(double now) EXCLUDES(mu_);
+
+  // How many stored documents the builds so far have parsed.
+  int64_t documents_parsed() const EXCLUDES(mu_);
+
+ private:
+  store::Store& store_;
+  mutable Mutex mu_;
+  // Per upload id in the window: its benchmarks, with NaN seconds for a summary line's.
+  std::unordered_map<int64_t, std::vector<select::BenchmarkRun>> benchmarks_ GUARDED_BY(mu_);
+  int64_t parsed_ GUARDED_BY(mu_) = 0;
+};
 
 // The component kind of a detector alert's component ("gpu3" -> "GPU").
 std::string AlertComponentKind(std::string_view component);

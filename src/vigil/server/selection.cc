@@ -69,18 +69,17 @@ Result<select::SelectOptions> SelectionQuery(const std::map<std::string, std::st
   return o;
 }
 
-Result<std::string> FleetHistoryJsonl(FleetService& service) {
-  VIGIL_ASSIGN_OR_RETURN(const select::History h,
-                         FleetHistory(service.store(), service.clock().WallSeconds()));
+Result<std::string> SelectionCache::HistoryJsonl() {
+  VIGIL_ASSIGN_OR_RETURN(const select::History h, history_.Build(service_.clock().WallSeconds()));
   return select::HistoryToJsonl(h);
 }
 
 namespace {
 
-Result<std::string> ComputeSelection(FleetService& service, const select::SelectOptions& options) {
-  VIGIL_ASSIGN_OR_RETURN(const std::string text, FleetHistoryJsonl(service));
+Result<std::string> ComputeSelection(const std::string& text,
+                                     const select::SelectOptions& options) {
   // The plan is made from the history as `vigil select --url` reads it, parsed back: one
-  // history, whichever way it is asked for. A failure here is a bug of FleetHistory.
+  // history, whichever way it is asked for. A failure here is a bug of FleetHistoryBuilder.
   Result<select::History> history = select::ParseHistory(text, "the fleet's history");
   if (!history.ok()) return Status::Internal(history.status().message());
   VIGIL_ASSIGN_OR_RETURN(const select::Selection s, select::SelectFromHistory(*history, options));
@@ -99,7 +98,8 @@ Result<std::string> SelectionCache::Answer(const select::SelectOptions& options)
     if (!refusal_.ok()) return refusal_;
     return json_;
   }
-  Result<std::string> answer = ComputeSelection(service_, options);
+  Result<std::string> text = HistoryJsonl();
+  Result<std::string> answer = text.ok() ? ComputeSelection(*text, options) : text.status();
   ++computed_;
   // A refusal (no incident yet, too little history) is kept like a plan, so that a dashboard
   // refreshing a young fleet does not rebuild the history each time; a store error is not.

@@ -12,6 +12,7 @@
 #include "vigil/core/mutex.h"
 #include "vigil/core/status.h"
 #include "vigil/select/selector.h"
+#include "vigil/server/fleet_history.h"
 #include "vigil/server/service.h"
 
 namespace vigil::server {
@@ -21,16 +22,18 @@ namespace vigil::server {
 // naming the parameter.
 Result<select::SelectOptions> SelectionQuery(const std::map<std::string, std::string>& query);
 
-// The fleet's history as JSON Lines (select's format), up to the service's clock.
-Result<std::string> FleetHistoryJsonl(FleetService& service);
-
 // How long a cached plan (or refusal) is served with no write in between: the risk grows with
 // the days since each node's last validation, so a quiet fleet's plan still moves.
 inline constexpr double kSelectionMaxAgeS = 3600;
 
 class SelectionCache {
  public:
-  explicit SelectionCache(FleetService& service) : service_(service) {}
+  explicit SelectionCache(FleetService& service) : service_(service), history_(service.store()) {}
+
+  // The fleet's history as JSON Lines (select's format), up to the service's clock: GET
+  // /api/v1/history. Built by the same FleetHistoryBuilder as the plans, so that each stored
+  // document is parsed once whichever is asked for.
+  Result<std::string> HistoryJsonl();
 
   // The plan's JSON text, computed again when the service wrote since, the options differ, or it
   // is kSelectionMaxAgeS old. InvalidArgument with the Selector's reason when the history cannot
@@ -40,9 +43,12 @@ class SelectionCache {
   Result<std::string> Answer(const select::SelectOptions& options) EXCLUDES(mu_);
   // How many answers were computed rather than cached.
   int64_t computed() const EXCLUDES(mu_);
+  // How many stored documents the history's builds have parsed.
+  int64_t documents_parsed() const { return history_.documents_parsed(); }
 
  private:
   FleetService& service_;
+  FleetHistoryBuilder history_;
   mutable Mutex mu_;
   bool valid_ GUARDED_BY(mu_) = false;
   int64_t generation_ GUARDED_BY(mu_) = 0;
