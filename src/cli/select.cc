@@ -56,6 +56,9 @@ CommandResult SubmitSelection(const select::History& history, const select::Sele
   submit.output = o.job_output;
   submit.time_factor = o.time_factor;
   submit.dry_run = o.dry_run;
+  submit.report_url = o.url;
+  submit.token_file = o.token_file;
+  submit.tls = o.tls;
   const std::unique_ptr<cluster::CommandRunner> runner = cluster::MakeProcessRunner();
   VIGIL_ASSIGN_OR_RETURN(const agent::SubmitOutcome out,
                          agent::SelectAndSubmit(history, options, submit, *runner));
@@ -68,7 +71,7 @@ CommandResult SubmitSelection(const select::History& history, const select::Sele
     PrintPlan(history, out.selection, &out.submissions);
     if (o.dry_run) {
       for (const agent::Submission& job : out.submissions) {
-        fmt::print("{}\n", cluster::CommandText(job.sbatch));
+        fmt::print("{}\n", cluster::ShellCommandText(job.sbatch));
       }
     }
   }
@@ -110,8 +113,9 @@ CLI::App* SetupSelect(CLI::App& app, SelectCommandOptions& o) {
   c->add_flag("--dry-run", o.dry_run, "--submit: print the sbatch commands, submit nothing")
       ->needs(submit);
   c->add_option("--submit-command", o.submit_command,
-                "--submit: the job's shell command line; {node} and {benchmarks} are replaced "
-                "(default: this vigil's `run --bench {benchmarks}`)")
+                "--submit: the job's shell command line; {node} and {benchmarks} are replaced by "
+                "quoted words (default: this vigil's `run --bench {benchmarks}`, reporting to "
+                "--url)")
       ->needs(submit);
   c->add_option("--partition", o.partition, "--submit: sbatch's --partition")->needs(submit);
   c->add_option("--account", o.account, "--submit: sbatch's --account")->needs(submit);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -36,8 +37,39 @@ std::string Filled(std::string_view command, const std::string& node,
   return out;
 }
 
-std::string DefaultCommand() {
-  return fmt::format("{} run --bench {}", cluster::ShellWord(ThisProgramPath()), kBenchmarks);
+// This program's `run` with the planned benchmarks, its document kept per job (jobs share the
+// submitting directory), reporting to the fleet service when there is one.
+std::string DefaultCommand(const SubmitOptions& o) {
+  std::string command =
+      fmt::format("{} run --bench {} --out vigil-validate-{}-\"$SLURM_JOB_ID\".json",
+                  cluster::ShellWord(ThisProgramPath()), kBenchmarks, kNode);
+  const auto flag = [&](std::string_view name, const std::string& value) {
+    if (!value.empty()) command += fmt::format(" {} {}", name, cluster::ShellWord(value));
+  };
+  flag("--report", o.report_url);
+  flag("--token-file", o.token_file);
+  flag("--ca-file", o.tls.ca_file);
+  flag("--client-cert", o.tls.cert_file);
+  flag("--client-key", o.tls.key_file);
+  return command;
+}
+
+// Benchmark names come from uploaded documents and reach a shell: only plain ones are submitted.
+Status CheckPlainNames(const select::Selection& selection) {
+  for (const select::PlannedValidation& v : selection.plan.validations) {
+    for (const std::string& name : select::PlannedBenchmarks(selection, v)) {
+      const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) ||
+               std::string_view("._:/-").find(c) != std::string_view::npos;
+      });
+      if (!plain) {
+        return Status::InvalidArgument(fmt::format(
+            "--submit: the plan runs benchmark {}, whose name is not letters, digits and \"._:/-\"",
+            Quote(name)));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 // Every planned benchmark must be one `vigil run` knows, or the jobs would all fail on the nodes.
@@ -57,26 +89,29 @@ Status CheckRunnable(const select::Selection& selection) {
   return Status::Ok();
 }
 
-// Each history node's state in Slurm, and the counts.
+// Each history node's state in Slurm, the counts, and the validations queued for them.
 Result<std::vector<select::NodeState>> StatesInSlurm(const select::History& history,
-                                                     cluster::Slurm& slurm, SlurmView& view) {
+                                                     cluster::Slurm& slurm, SubmitOutcome& out) {
   VIGIL_ASSIGN_OR_RETURN(const std::vector<cluster::SlurmNode> nodes, slurm.Nodes());
   VIGIL_ASSIGN_OR_RETURN(const std::vector<cluster::SlurmJob> jobs, slurm.Jobs());
   std::map<std::string, cluster::NodeUse, std::less<>> use;
   for (const cluster::SlurmNode& n : nodes) use[n.name] = n.Use();
-  std::map<std::string, bool, std::less<>> validating;
+  std::map<std::string, cluster::SlurmJob, std::less<>> validating;
   for (const cluster::SlurmJob& j : jobs) {
     const std::string_view node = cluster::ValidationJobNode(j.name);
-    if (!node.empty()) validating[std::string(node)] = true;
+    if (!node.empty()) validating.emplace(std::string(node), j);
   }
+  SlurmView& view = out.view;
   std::vector<select::NodeState> states;
   for (const select::HistoryNode& h : history.nodes) {
     const auto u = use.find(h.name);
+    const auto queued = validating.find(h.name);
     if (u == use.end()) {
       ++view.unknown;
       states.push_back(select::NodeState::kDown);
-    } else if (validating.count(h.name) != 0) {
+    } else if (queued != validating.end()) {
       ++view.validating;
+      out.queued.push_back(queued->second);
       states.push_back(select::NodeState::kValidating);
     } else if (u->second == cluster::NodeUse::kIdle) {
       ++view.idle;
@@ -111,7 +146,7 @@ Status Validate(const SubmitOptions& options) {
   }
   if (!std::isfinite(options.time_factor) || options.time_factor < 1) {
     return Status::InvalidArgument(
-        fmt::format("--submit-time-factor must be >= 1, got {}", options.time_factor));
+        fmt::format("--time-factor must be >= 1, got {}", options.time_factor));
   }
   return Status::Ok();
 }
@@ -124,10 +159,13 @@ Result<SubmitOutcome> SelectAndSubmit(const select::History& history,
   cluster::Slurm slurm(runner, options.slurm);
   SubmitOutcome out;
   VIGIL_ASSIGN_OR_RETURN(const std::vector<select::NodeState> states,
-                         StatesInSlurm(history, slurm, out.view));
+                         StatesInSlurm(history, slurm, out));
   VIGIL_ASSIGN_OR_RETURN(out.selection, select::SelectFromHistory(history, select_options, states));
+  VIGIL_RETURN_IF_ERROR(CheckPlainNames(out.selection));
   if (options.command.empty()) VIGIL_RETURN_IF_ERROR(CheckRunnable(out.selection));
-  const std::string command = options.command.empty() ? DefaultCommand() : options.command;
+  const std::string command = options.command.empty() ? DefaultCommand(options) : options.command;
+  // Every job is made and checked before the first is submitted.
+  std::vector<cluster::ValidationJob> jobs;
   for (const select::PlannedValidation& v : out.selection.plan.validations) {
     Submission s;
     s.node = history.nodes[static_cast<size_t>(v.node)].name;
@@ -139,17 +177,20 @@ Result<SubmitOutcome> SelectAndSubmit(const select::History& history,
     job.partition = options.partition;
     job.account = options.account;
     job.output = options.output;
+    VIGIL_RETURN_IF_ERROR(cluster::CheckValidationJob(job));
     s.sbatch = cluster::SbatchArgs(job);
     s.sbatch.insert(s.sbatch.begin(), options.slurm.sbatch);
-    if (!options.dry_run) {
-      Result<std::string> id = slurm.Submit(job);
-      if (id.ok()) {
-        s.job_id = std::move(*id);
-      } else {
-        s.status = id.status();
-      }
-    }
     out.submissions.push_back(std::move(s));
+    jobs.push_back(std::move(job));
+  }
+  if (options.dry_run) return out;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Result<std::string> id = slurm.Submit(jobs[i]);
+    if (id.ok()) {
+      out.submissions[i].job_id = std::move(*id);
+    } else {
+      out.submissions[i].status = id.status();
+    }
   }
   return out;
 }
@@ -161,6 +202,13 @@ Json SubmitOutcomeToJson(const SubmitOutcome& outcome, const select::History& hi
                 {"unavailable", outcome.view.unavailable},
                 {"validating", outcome.view.validating},
                 {"not_in_slurm", outcome.view.unknown}};
+  Json queued = Json::array();
+  for (const cluster::SlurmJob& q : outcome.queued) {
+    queued.push_back({{"node", std::string(cluster::ValidationJobNode(q.name))},
+                      {"job_id", q.id},
+                      {"state", q.state}});
+  }
+  j["queued"] = std::move(queued);
   Json submissions = Json::array();
   for (const Submission& s : outcome.submissions) {
     Json one = {{"node", s.node}, {"benchmarks", s.benchmarks}, {"sbatch", s.sbatch}};

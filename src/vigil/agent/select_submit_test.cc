@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 
 #include "vigil/cluster/scripted_runner.h"
+#include "vigil/core/file.h"
 #include "vigil/select/fleet_sim.h"
 
 namespace vigil::agent {
@@ -25,6 +28,32 @@ const select::History& Fleet() {
   }();
   return history;
 }
+
+// Fleet() with five of its benchmarks named as `vigil run`'s host benchmarks (`rename` maps the
+// rest to another name, "" to drop them with their findings).
+select::History Renamed(const std::map<std::string, std::string>& rename) {
+  select::History h = Fleet();
+  for (select::HistoryValidation& v : h.validations) {
+    for (select::BenchmarkRun& b : v.benchmarks) {
+      const auto to = rename.find(b.name);
+      b.name = to == rename.end() ? "" : to->second;
+    }
+    std::erase_if(v.benchmarks, [](const select::BenchmarkRun& b) { return b.name.empty(); });
+    for (select::ValidationFinding& f : v.findings) {
+      const auto to = rename.find(f.benchmark);
+      f.benchmark = to == rename.end() ? "" : to->second;
+    }
+    std::erase_if(v.findings,
+                  [](const select::ValidationFinding& f) { return f.benchmark.empty(); });
+  }
+  return h;
+}
+
+const std::map<std::string, std::string> kHostNames = {{"gemm-flops", "cpu-flops"},
+                                                       {"mem-bw", "cpu-stream"},
+                                                       {"cpu-memory-bw", "cpu-latency"},
+                                                       {"disk-benchmark", "disk"},
+                                                       {"kernel-launch", "host-health"}};
 
 select::SelectOptions Generous() {
   select::SelectOptions o;
@@ -87,16 +116,21 @@ TEST(SelectSubmitTest, PlansWithSlurmsViewAndSubmitsOneJobPerNode) {
     EXPECT_EQ(s.sbatch.back(),
               fmt::format("--wrap=sb-validate --host '{}' --only '{}' # it's quoted", s.node,
                           benchmarks));
-    // At least 10 minutes, twice the benchmarks' expected time.
-    EXPECT_NE(std::find_if(s.sbatch.begin(), s.sbatch.end(),
-                           [](const std::string& a) { return a.rfind("--time=", 0) == 0; }),
-              s.sbatch.end());
+    // Twice the benchmarks' expected time, and at least 10 minutes.
+    const double seconds = out->selection.plan.validations[i].subset.seconds;
+    const std::string time =
+        fmt::format("--time={}", static_cast<int>(std::ceil(std::max(600.0, 2 * seconds) / 60)));
+    EXPECT_NE(std::find(s.sbatch.begin(), s.sbatch.end(), time), s.sbatch.end()) << time;
   }
   for (const char* skipped : {"node0001", "node0002", "node0003", "node0004"}) {
     EXPECT_EQ(planned.count(skipped), 0u) << skipped;  // the busy one comes after 146 idle ones
   }
 
+  ASSERT_EQ(out->queued.size(), 1u);
+  EXPECT_EQ(out->queued[0].id, "90");
   const Json j = SubmitOutcomeToJson(*out, Fleet());
+  EXPECT_EQ(j["queued"],
+            Json::parse(R"([{"node": "node0004", "job_id": "90", "state": "PENDING"}])"));
   EXPECT_EQ(j["slurm"]["not_in_slurm"], 1);
   EXPECT_EQ(j["submissions"].size(), 14u);
   EXPECT_EQ(j["submissions"][0]["job_id"], "100");
@@ -157,10 +191,46 @@ TEST(SelectSubmitTest, NothingIsSubmittedWhenThePlanCannotBeTrusted) {
   EXPECT_NE(Validate(no_slot).message().find("{benchmarks}"), std::string::npos);
   SubmitOptions factor = Custom();
   factor.time_factor = 0.5;
-  EXPECT_EQ(Validate(factor).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Validate(factor).message(), "--time-factor must be >= 1, got 0.5");
   cluster::ScriptedRunner untouched;
   EXPECT_FALSE(SelectAndSubmit(Fleet(), Generous(), no_slot, untouched).ok());
   EXPECT_TRUE(untouched.calls.empty());
+}
+
+TEST(SelectSubmitTest, TheDefaultCommandRunsThisVigilAndReportsToTheFleetService) {
+  cluster::ScriptedRunner runner;
+  ScriptSlurm(runner);
+  SubmitOptions o;
+  o.dry_run = true;
+  o.report_url = "https://fleet:8443";
+  o.token_file = "/etc/vigil/token";
+  const Result<SubmitOutcome> out = SelectAndSubmit(Renamed(kHostNames), Generous(), o, runner);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_FALSE(out->submissions.empty());
+  const Submission& s = out->submissions[0];
+  std::string benchmarks;
+  for (const std::string& b : s.benchmarks) benchmarks += (benchmarks.empty() ? "" : ",") + b;
+  EXPECT_EQ(
+      s.sbatch.back(),
+      fmt::format("--wrap={} run --bench '{}' --out vigil-validate-'{}'-\"$SLURM_JOB_ID\".json "
+                  "--report 'https://fleet:8443' --token-file '/etc/vigil/token'",
+                  cluster::ShellWord(ThisProgramPath()), benchmarks, s.node));
+}
+
+TEST(SelectSubmitTest, ABenchmarkNameThatIsNotPlainIsNeverSubmitted) {
+  // Names come from uploaded documents; this one would run a command on every node it reached.
+  std::map<std::string, std::string> rename = kHostNames;
+  for (const char* name :
+       {"gpu-burn", "gpu-copy-bw", "nccl-bw", "ib-loopback", "model-benchmarks"}) {
+    rename[name] = "x$(touch /tmp/owned)";
+  }
+  cluster::ScriptedRunner runner;
+  ScriptSlurm(runner);
+  const Result<SubmitOutcome> out = SelectAndSubmit(Renamed(rename), Generous(), Custom(), runner);
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(out.status().message().find("not letters, digits"), std::string::npos)
+      << out.status().message();
+  EXPECT_EQ(runner.calls.size(), 2u);
 }
 
 }  // namespace

@@ -67,32 +67,34 @@ bool SlurmNode::Drained() const {
 }
 
 NodeUse SlurmNode::Use() const {
-  static constexpr std::string_view kUnavailable[] = {"DOWN",
-                                                      "DRAIN",
-                                                      "DRAINED",
-                                                      "DRAINING",
-                                                      "FAIL",
-                                                      "FAILING",
-                                                      "FUTURE",
-                                                      "UNKNOWN",
-                                                      "NOT_RESPONDING",
-                                                      "NO_RESPOND",
-                                                      "POWERED_DOWN",
-                                                      "POWERING_DOWN",
-                                                      "POWER_DOWN",
-                                                      "POWERING_UP",
-                                                      "MAINT",
-                                                      "REBOOT_ISSUED",
-                                                      "REBOOT_REQUESTED",
-                                                      "INVALID_REG"};
-  for (const std::string& flag : state) {
-    if (std::find(std::begin(kUnavailable), std::end(kUnavailable), flag) !=
-        std::end(kUnavailable)) {
+  if (state.empty()) return NodeUse::kUnavailable;
+  std::string_view base = state.front();
+  // Slurm before 21.08 wrote flags as a symbol after the base state: * not responding, ~ ! %
+  // powered or powering down, # powering up, $ maintenance, @ ^ reboot; - planned.
+  bool busy = false;
+  while (!base.empty() &&
+         std::string_view("*~#%!$@^-").find(base.back()) != std::string_view::npos) {
+    if (base.back() != '-') return NodeUse::kUnavailable;
+    busy = true;
+    base.remove_suffix(1);
+  }
+  // A flag that is not known to leave the node usable makes it unavailable: Vigil never sends a
+  // validation to a node in a state it does not understand.
+  static constexpr std::string_view kHarmless[] = {"CLOUD", "DYNAMIC_NORM"};
+  static constexpr std::string_view kWaits[] = {"RESERVED", "PLANNED", "COMPLETING"};
+  const auto among = [](const auto& list, std::string_view flag) {
+    return std::find(std::begin(list), std::end(list), flag) != std::end(list);
+  };
+  for (size_t i = 1; i < state.size(); ++i) {
+    if (among(kWaits, state[i])) {
+      busy = true;
+    } else if (!among(kHarmless, state[i])) {
       return NodeUse::kUnavailable;
     }
   }
-  if (state.empty()) return NodeUse::kUnavailable;
-  return state.front() == "IDLE" ? NodeUse::kIdle : NodeUse::kBusy;
+  if (base == "IDLE") return busy ? NodeUse::kBusy : NodeUse::kIdle;
+  static constexpr std::string_view kBusyBase[] = {"ALLOCATED", "ALLOC", "MIXED", "COMPLETING"};
+  return among(kBusyBase, base) ? NodeUse::kBusy : NodeUse::kUnavailable;
 }
 
 bool SlurmNode::DrainedByVigil() const {
@@ -259,7 +261,8 @@ std::vector<std::string> SbatchArgs(const ValidationJob& job) {
                                    "--nodelist=" + job.node,
                                    "--nodes=1",
                                    "--ntasks=1",
-                                   "--exclusive"};
+                                   "--exclusive",
+                                   "--mem=0"};
   if (job.time_limit_s > 0) {
     args.push_back(
         fmt::format("--time={}", static_cast<long long>(std::ceil(job.time_limit_s / 60))));
@@ -273,7 +276,8 @@ std::vector<std::string> SbatchArgs(const ValidationJob& job) {
 
 Result<std::vector<SlurmJob>> Slurm::Jobs() {
   VIGIL_ASSIGN_OR_RETURN(CommandOutput out,
-                         Call(options_.squeue, {"--noheader", "--format=%i|%j|%T"}));
+                         Call(options_.squeue, {"--noheader", "--all", std::string(kQueuedStates),
+                                                "--format=%i|%j|%T"}));
   if (out.exit_code != 0) {
     return Status::IoError(fmt::format("squeue: exit {}: {}", out.exit_code, Said(out)));
   }
@@ -295,7 +299,7 @@ Result<std::vector<SlurmJob>> Slurm::Jobs() {
   return jobs;
 }
 
-Result<std::string> Slurm::Submit(const ValidationJob& job) {
+Status CheckValidationJob(const ValidationJob& job) {
   const bool plain_name =
       !job.node.empty() && std::all_of(job.node.begin(), job.node.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
@@ -305,6 +309,24 @@ Result<std::string> Slurm::Submit(const ValidationJob& job) {
         fmt::format("submit: node {}: not one node's name", Quote(job.node)));
   }
   if (Trim(job.command).empty()) return Status::InvalidArgument("submit: empty command");
+  return Status::Ok();
+}
+
+std::string ShellCommandText(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    const bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) ||
+             std::string_view("-_./:=,%@+").find(c) != std::string_view::npos;
+    });
+    out += plain ? a : ShellWord(a);
+  }
+  return out;
+}
+
+Result<std::string> Slurm::Submit(const ValidationJob& job) {
+  VIGIL_RETURN_IF_ERROR(CheckValidationJob(job));
   VIGIL_ASSIGN_OR_RETURN(CommandOutput out, Call(options_.sbatch, SbatchArgs(job)));
   if (out.exit_code != 0) {
     return Status::IoError(

@@ -23,10 +23,12 @@ struct SlurmNode {
   std::string reason;              // Reason= without Slurm's " [user@time]" suffix; "" when none
   bool Drained() const;            // DRAIN is among its state flags (draining or drained)
   bool DrainedByVigil() const;     // drained, with a reason that Vigil wrote
-  // What a job submitted now could do with it: kUnavailable when it is down, drained or
-  // draining, failing, not responding, powered down, in maintenance, rebooting, not yet in
-  // service (FUTURE) or in an unknown state; else kIdle when its base state is IDLE; else kBusy
-  // (allocated, mixed, completing, reserved: a job would wait for it).
+  // What a job submitted now could do with it, from State= as Slurm prints it ("IDLE+DRAIN", or
+  // before 21.08 "IDLE*" with a symbol for the flag): kIdle for IDLE with no flag but CLOUD;
+  // kBusy for ALLOCATED, MIXED or COMPLETING, or IDLE that is reserved, planned or completing (a
+  // job would wait for it); kUnavailable for every other state and flag (down, drained or
+  // draining, failing, not responding, powered or powering down, maintenance, rebooting, FUTURE,
+  // UNKNOWN, ERROR, and any flag Vigil does not know).
   NodeUse Use() const;
 };
 
@@ -67,11 +69,24 @@ std::string ValidationJobName(std::string_view node);  // "vigil-validate:<node>
 std::string_view ValidationJobNode(std::string_view job_name);
 
 // sbatch's arguments for `job` (without the program): --parsable, the job name, the node, one
-// task, --exclusive, the limits, and --wrap with the command.
+// task, the whole node (--exclusive, and all its memory: --mem=0), the limits, and --wrap with the
+// command.
 std::vector<std::string> SbatchArgs(const ValidationJob& job);
+
+// InvalidArgument unless `job` names one node (letters, digits, '-', '_', '.': not a host-list
+// expression) and has a command.
+Status CheckValidationJob(const ValidationJob& job);
 
 // `s` as one word for /bin/sh: in single quotes, each ' written as '\''.
 std::string ShellWord(std::string_view s);
+
+// `argv` as one line that /bin/sh reads back as these words (ShellWord for each that needs it):
+// what a dry run prints for a person to paste.
+std::string ShellCommandText(const std::vector<std::string>& argv);
+
+// squeue's --states for the jobs that hold or will hold their nodes.
+inline constexpr std::string_view kQueuedStates =
+    "--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,RESIZING";
 
 // What an action did.
 enum class SlurmAction {
@@ -117,12 +132,15 @@ class Slurm {
   // touching nothing, when someone else drained it.
   Result<SlurmAction> Resume(std::string_view node);
 
-  // Every job in the queue, every user's (`squeue --noheader`). IoError when squeue fails;
+  // The jobs that hold or will hold nodes (pending, running, suspended, completing,
+  // configuring), every user's and in every partition, hidden ones too (`squeue --all`), as far as
+  // Slurm lets this user see them (PrivateData=jobs hides other users' jobs; SQUEUE_USERS or
+  // SQUEUE_PARTITION in the environment narrow squeue too). IoError when squeue fails;
   // InvalidArgument when a line is not "id|name|state".
   Result<std::vector<SlurmJob>> Jobs();
 
-  // Submits `job` with sbatch; its job id. InvalidArgument when the node or command is empty or
-  // the command holds a newline; IoError (with what sbatch said) when sbatch refuses it.
+  // Submits `job` with sbatch; its job id. CheckValidationJob's errors; IoError (with what sbatch
+  // said) when sbatch refuses it.
   Result<std::string> Submit(const ValidationJob& job);
 
  private:

@@ -225,7 +225,7 @@ TEST(SlurmTest, ANodesUseComesFromItsStateFlags) {
   EXPECT_EQ(use("IDLE"), NodeUse::kIdle);
   EXPECT_EQ(use("ALLOCATED"), NodeUse::kBusy);
   EXPECT_EQ(use("MIXED"), NodeUse::kBusy);
-  EXPECT_EQ(use("IDLE+COMPLETING"), NodeUse::kIdle);
+  EXPECT_EQ(use("IDLE+COMPLETING"), NodeUse::kBusy);
   EXPECT_EQ(use("ALLOCATED+RESERVED"), NodeUse::kBusy);
   EXPECT_EQ(use("IDLE+DRAIN"), NodeUse::kUnavailable);
   EXPECT_EQ(use("MIXED+DRAIN"), NodeUse::kUnavailable);
@@ -234,6 +234,25 @@ TEST(SlurmTest, ANodesUseComesFromItsStateFlags) {
   EXPECT_EQ(use("IDLE+POWERED_DOWN"), NodeUse::kUnavailable);
   EXPECT_EQ(use("UNKNOWN"), NodeUse::kUnavailable);
   EXPECT_EQ(use("FUTURE"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("IDLE+CLOUD"), NodeUse::kIdle);
+  EXPECT_EQ(use("IDLE+CLOUD+POWERED_DOWN"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("IDLE+MAINTENANCE"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("IDLE+RESERVED"), NodeUse::kBusy);
+  EXPECT_EQ(use("IDLE+PLANNED"), NodeUse::kBusy);
+  EXPECT_EQ(use("MIXED+PLANNED"), NodeUse::kBusy);
+  EXPECT_EQ(use("IDLE+REBOOT_REQUESTED"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("IDLE+SOMETHING_NEW"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("ERROR"), NodeUse::kUnavailable);
+  // Slurm before 21.08: the flag as a symbol.
+  EXPECT_EQ(use("IDLE*"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("DOWN*"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("IDLE~"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("ALLOCATED#"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("IDLE$"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("IDLE-"), NodeUse::kBusy);
+  EXPECT_EQ(use("MAINT"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("REBOOT"), NodeUse::kUnavailable);
+  EXPECT_EQ(use("ALLOC"), NodeUse::kBusy);
 }
 
 TEST(SlurmTest, AValidationJobIsOneWholeNodeNamedForIt) {
@@ -245,7 +264,7 @@ TEST(SlurmTest, AValidationJobIsOneWholeNodeNamedForIt) {
   EXPECT_EQ(SbatchArgs(job),
             (std::vector<std::string>{"--parsable", "--job-name=vigil-validate:gpu-017",
                                       "--nodelist=gpu-017", "--nodes=1", "--ntasks=1",
-                                      "--exclusive", "--time=2", "--partition=maint",
+                                      "--exclusive", "--mem=0", "--time=2", "--partition=maint",
                                       "--wrap=vigil run --bench 'gpu-gemm,gpu-membw'"}));
   EXPECT_EQ(ValidationJobNode("vigil-validate:gpu-017"), "gpu-017");
   EXPECT_EQ(ValidationJobNode("train-llama"), "");
@@ -286,7 +305,8 @@ TEST(SlurmTest, TheQueueIsReadWithNamesThatHoldBars) {
   EXPECT_EQ((*jobs)[1].name, "a|b");
   EXPECT_EQ((*jobs)[1].state, "RUNNING");
   EXPECT_EQ(runner.calls[0].argv,
-            (std::vector<std::string>{"squeue", "--noheader", "--format=%i|%j|%T"}));
+            (std::vector<std::string>{"squeue", "--noheader", "--all", std::string(kQueuedStates),
+                                      "--format=%i|%j|%T"}));
   runner.Add("garbage\n");
   EXPECT_EQ(slurm.Jobs().status().code(), StatusCode::kInvalidArgument);
   runner.Add("", 1, "slurm_load_jobs error: Unable to contact slurm controller\n");
@@ -295,13 +315,24 @@ TEST(SlurmTest, TheQueueIsReadWithNamesThatHoldBars) {
 
 TEST(SlurmTest, AShellWordIsReadBackAsItWas) {
   const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();
-  for (const std::string word : {"plain", "it's", "a b", "$(touch /x)`id`", "", "'\\''"}) {
+  const std::vector<std::string> words = {
+      "plain", "it's", "a b", "$(touch /x)`id`", "", "'\\''", "--wrap=x \"$HOME\"!"};
+  for (const std::string& word : words) {
     CommandSpec spec;
     spec.argv = {"/bin/sh", "-c", "printf %s " + ShellWord(word)};
     const Result<CommandOutput> out = runner->Run(spec);
     ASSERT_TRUE(out.ok());
     EXPECT_EQ(out->out, word);
   }
+  // A whole command line: each word comes back as it was, the plain ones unquoted.
+  CommandSpec spec;
+  spec.argv = {"/bin/sh", "-c", "printf '%s|' " + ShellCommandText(words)};
+  const Result<CommandOutput> line = runner->Run(spec);
+  ASSERT_TRUE(line.ok());
+  std::string expected;
+  for (const std::string& word : words) expected += word + "|";
+  EXPECT_EQ(line->out, expected);
+  EXPECT_EQ(ShellCommandText({"sbatch", "--nodes=1", "a b"}), "sbatch --nodes=1 'a b'");
 }
 
 // A validation submitted to a real Slurm runs on its node, and the queue shows it while it waits.

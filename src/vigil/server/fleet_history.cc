@@ -185,7 +185,8 @@ void FillUnmeasured(select::HistoryValidation& v, const MeasuredTimes& measured)
                 [&](const select::ValidationFinding& f) { return !Ran(v, f.benchmark); });
 }
 
-using BenchmarksByUpload = std::unordered_map<int64_t, std::vector<select::BenchmarkRun>>;
+using BenchmarksByUpload =
+    std::unordered_map<int64_t, std::shared_ptr<const std::vector<select::BenchmarkRun>>>;
 
 // The uploads of `node` with their documents, at least those whose ids are in `wanted`: the
 // newest `count` first, more when uploads came in since the listing pushed some of them out.
@@ -231,15 +232,19 @@ Result<double> AddValidations(store::Store& store, const std::string& node, int 
     v.node = index;
     v.time_s = it->received;
     if (const auto k = known.find(it->id); k != known.end()) {
-      v.benchmarks = k->second;
-    } else {
-      auto d = documents.find(it->id);
-      if (d != documents.end()) it->document = std::move(d->second);
+      v.benchmarks = *k->second;
+      kept.emplace(it->id, k->second);
+    } else if (auto d = documents.find(it->id); d != documents.end()) {
+      it->document = std::move(d->second);
       if (!it->document.empty()) ++parsed;
       VIGIL_ASSIGN_OR_RETURN(v.benchmarks, BenchmarksOf(*it));
       it->document.clear();
+      kept.emplace(it->id, std::make_shared<const std::vector<select::BenchmarkRun>>(v.benchmarks));
+    } else {
+      // Listed with its row but gone when the documents were read (its node renamed in between):
+      // read as a summary line this once, and not kept, so that the next build reads its document.
+      VIGIL_ASSIGN_OR_RETURN(v.benchmarks, BenchmarksOf(*it));
     }
-    kept.emplace(it->id, v.benchmarks);
     v.findings = FindingsOf(*it, v);
     VIGIL_ASSIGN_OR_RETURN(const LimitIndex* limits, criteria.Of(it->criteria_version));
     if (limits != nullptr) v.margins = MarginsOf(*it, *limits);

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -52,7 +53,8 @@ class FleetHistoryBuilder {
   store::Store& store_;
   mutable Mutex mu_;
   // Per upload id in the window: its benchmarks, with NaN seconds for a summary line's.
-  std::unordered_map<int64_t, std::vector<select::BenchmarkRun>> benchmarks_ GUARDED_BY(mu_);
+  std::unordered_map<int64_t, std::shared_ptr<const std::vector<select::BenchmarkRun>>> benchmarks_
+      GUARDED_BY(mu_);
   int64_t parsed_ GUARDED_BY(mu_) = 0;
 };
 
