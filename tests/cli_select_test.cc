@@ -23,16 +23,9 @@ namespace {
 const std::string& HistoryFile() {
   static TempDir dir;
   static const std::string path = [] {
-    select::FleetSimParams params;
-    params.nodes = 150;
-    params.days = 90;
-    params.seed = 3;
-    select::PolicyOptions weekly;
-    weekly.kind = select::PolicyKind::kWeekly;
     const std::string p = dir.path() + "/history.jsonl";
-    const auto outcome = select::SimulateFleet(params, weekly);
-    EXPECT_TRUE(outcome.ok());
-    EXPECT_TRUE(WriteFileAtomic(p, select::HistoryToJsonl(outcome->history)).ok());
+    EXPECT_TRUE(
+        WriteFileAtomic(p, select::HistoryToJsonl(*select::WeeklyHistory(150, 90, 3))).ok());
     return p;
   }();
   return path;
@@ -110,19 +103,12 @@ TEST(SelectCliTest, BadHistoryIsExitTwoNamingFileLineAndField) {
 // The simulated history with three of its nodes named as a test Slurm's: two with a slurmd, one
 // without (not responding); the 147 others are not in Slurm.
 std::string SlurmHistory(const std::string& dir) {
-  select::FleetSimParams params;
-  params.nodes = 150;
-  params.days = 90;
-  params.seed = 3;
-  select::PolicyOptions weekly;
-  weekly.kind = select::PolicyKind::kWeekly;
-  Result<select::SimOutcome> outcome = select::SimulateFleet(params, weekly);
-  EXPECT_TRUE(outcome.ok());
-  outcome->history.nodes[0].name = "vnode0";
-  outcome->history.nodes[1].name = "vnode1";
-  outcome->history.nodes[2].name = "vidle0";
+  select::History history = select::WeeklyHistory(150, 90, 3).value();
+  history.nodes[0].name = "vnode0";
+  history.nodes[1].name = "vnode1";
+  history.nodes[2].name = "vidle0";
   const std::string path = dir + "/slurm-history.jsonl";
-  EXPECT_TRUE(WriteFileAtomic(path, select::HistoryToJsonl(outcome->history)).ok());
+  EXPECT_TRUE(WriteFileAtomic(path, select::HistoryToJsonl(history)).ok());
   return path;
 }
 

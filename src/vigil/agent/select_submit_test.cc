@@ -17,15 +17,7 @@ namespace {
 
 // 150 nodes (node0000...) for 90 days under the weekly full suite, simulated once.
 const select::History& Fleet() {
-  static const select::History history = [] {
-    select::FleetSimParams params;
-    params.nodes = 150;
-    params.days = 90;
-    params.seed = 3;
-    select::PolicyOptions weekly;
-    weekly.kind = select::PolicyKind::kWeekly;
-    return select::SimulateFleet(params, weekly)->history;
-  }();
+  static const select::History history = select::WeeklyHistory(150, 90, 3).value();
   return history;
 }
 

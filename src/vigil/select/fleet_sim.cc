@@ -526,4 +526,15 @@ Result<SimOutcome> SimulateFleet(const FleetSimParams& params, const PolicyOptio
   return sim.Run(policy);
 }
 
+Result<History> WeeklyHistory(int nodes, int days, uint64_t seed) {
+  FleetSimParams params;
+  params.nodes = nodes;
+  params.days = days;
+  params.seed = seed;
+  PolicyOptions weekly;
+  weekly.kind = PolicyKind::kWeekly;
+  VIGIL_ASSIGN_OR_RETURN(SimOutcome outcome, SimulateFleet(params, weekly));
+  return std::move(outcome.history);
+}
+
 }  // namespace vigil::select

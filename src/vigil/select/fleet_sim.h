@@ -90,4 +90,8 @@ struct SimOutcome {
 // Runs one policy over the fleet. Validate's error; the Selector's fitting errors.
 Result<SimOutcome> SimulateFleet(const FleetSimParams& params, const PolicyOptions& policy);
 
+// The history of `nodes` nodes over `days` under the weekly full suite, the other parameters the
+// defaults: a fleet's past to plan from, for tests and examples. SimulateFleet's errors.
+Result<History> WeeklyHistory(int nodes, int days, uint64_t seed);
+
 }  // namespace vigil::select

@@ -10,15 +10,7 @@ namespace {
 
 // A small simulated fleet's history under the weekly full suite: 200 nodes, 120 days.
 const History& SmallHistory() {
-  static const History history = [] {
-    FleetSimParams params;
-    params.nodes = 200;
-    params.days = 120;
-    params.seed = 7;
-    PolicyOptions weekly;
-    weekly.kind = PolicyKind::kWeekly;
-    return SimulateFleet(params, weekly).value().history;
-  }();
+  static const History history = WeeklyHistory(200, 120, 7).value();
   return history;
 }
 
@@ -150,6 +142,14 @@ TEST(FleetSimTest, ValidationLengthensTheTimeBetweenIncidents) {
   const Result<History> back = ParseHistory(text, "sim");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->incidents.size(), b->history.incidents.size());
+}
+
+TEST(FleetSimTest, AWeeklyHistoryHasItsNodesAndTheirWeeklyValidations) {
+  const History h = WeeklyHistory(20, 30, 1).value();
+  EXPECT_EQ(h.nodes.size(), 20u);
+  // Every node is validated about once a week, the 90-day warm-up included.
+  EXPECT_GT(h.validations.size(), 20u * 15);
+  EXPECT_FALSE(WeeklyHistory(0, 30, 1).ok());
 }
 
 TEST(FleetSimTest, RefusesBadParameters) {
