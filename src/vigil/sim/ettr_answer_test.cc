@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <sstream>
 
 namespace vigil::sim {
@@ -36,17 +35,16 @@ TEST(EttrAnswerTest, OutsideTheDomainTheSimulationAnswers) {
   EXPECT_GT((*rows)[1].EttrAtOptimal(), 0);
 }
 
-// The same job, the same answer; and a job with a million nodes answers in about a second.
-TEST(EttrAnswerTest, DeterministicAndQuickAtAnySize) {
+// The same job, the same answer; and a job with a million nodes is answered (how fast:
+// docs/benchmarks.md, "model ettr at a million nodes", not a timed test).
+TEST(EttrAnswerTest, DeterministicAtAnySize) {
   const auto a = AnswerEttrBySize(EttrParams{}, {4096});
   const auto b = AnswerEttrBySize(EttrParams{}, {4096});
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(*a->front().simulated, *b->front().simulated);
-  const auto start = std::chrono::steady_clock::now();
   const auto huge = AnswerEttrBySize(EttrParams{}, {1048576});
   ASSERT_TRUE(huge.ok()) << huge.status().ToString();
   EXPECT_GE(huge->front().Ettr(), 0);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
 }
 
 TEST(EttrAnswerTest, ErrorsNameTheFlag) {
