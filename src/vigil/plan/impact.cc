@@ -14,8 +14,6 @@
 namespace vigil::plan {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
 // The least share of the fleet's figure a component is priced at: a node below a thousandth of
 // the fleet is unusable either way, and smaller shares would overflow the step model's seconds.
 constexpr double kLeastRatio = 1e-3;
