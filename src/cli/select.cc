@@ -48,14 +48,7 @@ void PrintPlan(const select::History& history, const select::Selection& s,
 
 CommandResult SubmitSelection(const select::History& history, const select::SelectOptions& options,
                               const SelectCommandOptions& o) {
-  agent::SubmitOptions submit;
-  submit.slurm.conf = o.slurm_conf;
-  submit.command = o.submit_command;
-  submit.partition = o.partition;
-  submit.account = o.account;
-  submit.output = o.job_output;
-  submit.time_factor = o.time_factor;
-  submit.dry_run = o.dry_run;
+  agent::SubmitOptions submit = o.submit_options;
   submit.report_url = o.url;
   submit.token_file = o.token_file;
   submit.tls = o.tls;
@@ -69,7 +62,7 @@ CommandResult SubmitSelection(const select::History& history, const select::Sele
     fmt::print("Slurm: {} idle, {} busy, {} unavailable, {} validating, {} not in Slurm\n", v.idle,
                v.busy, v.unavailable, v.validating, v.unknown);
     PrintPlan(history, out.selection, &out.submissions);
-    if (o.dry_run) {
+    if (submit.dry_run) {
       for (const agent::Submission& job : out.submissions) {
         fmt::print("{}\n", cluster::ShellCommandText(job.sbatch));
       }
@@ -110,22 +103,26 @@ CLI::App* SetupSelect(CLI::App& app, SelectCommandOptions& o) {
       "--submit", o.submit,
       "Plan with Slurm's view of the nodes (idle first; down, drained or already validating: "
       "not planned) and submit one whole-node job per validation (docs/select.md)");
-  c->add_flag("--dry-run", o.dry_run, "--submit: print the sbatch commands, submit nothing")
+  c->add_flag("--dry-run", o.submit_options.dry_run,
+              "--submit: print the sbatch commands, submit nothing")
       ->needs(submit);
-  c->add_option("--submit-command", o.submit_command,
+  c->add_option("--submit-command", o.submit_options.command,
                 "--submit: the job's shell command line; {node} and {benchmarks} are replaced by "
                 "quoted words (default: this vigil's `run --bench {benchmarks}`, reporting to "
                 "--url)")
       ->needs(submit);
-  c->add_option("--partition", o.partition, "--submit: sbatch's --partition")->needs(submit);
-  c->add_option("--account", o.account, "--submit: sbatch's --account")->needs(submit);
-  c->add_option("--job-output", o.job_output, "--submit: sbatch's --output pattern")->needs(submit);
-  c->add_option("--time-factor", o.time_factor,
+  c->add_option("--partition", o.submit_options.partition, "--submit: sbatch's --partition")
+      ->needs(submit);
+  c->add_option("--account", o.submit_options.account, "--submit: sbatch's --account")
+      ->needs(submit);
+  c->add_option("--job-output", o.submit_options.output, "--submit: sbatch's --output pattern")
+      ->needs(submit);
+  c->add_option("--time-factor", o.submit_options.time_factor,
                 "--submit: a job's time limit in multiples of its benchmarks' expected time "
                 "(at least 10 min)")
       ->capture_default_str()
       ->needs(submit);
-  c->add_option("--slurm-conf", o.slurm_conf,
+  c->add_option("--slurm-conf", o.submit_options.slurm.conf,
                 "--submit: the slurm.conf Slurm's commands read (default: theirs, or $SLURM_CONF)")
       ->needs(submit);
   return c;

@@ -22,12 +22,9 @@ struct SelectCommandOptions {
   double max_share = 0.05;          // at most this share of the fleet at once
   double cost_weight = 1;           // a validation node-hour in incident node-hours
   bool json = false;
-  bool submit = false;         // submit the plan to Slurm, one job per validation
-  bool dry_run = false;        // --submit: print sbatch's words, submit nothing
-  std::string submit_command;  // --submit: the job's shell line; "" : vigil run --bench
-  std::string partition, account, job_output;
-  double time_factor = 2;
-  std::string slurm_conf;
+  bool submit = false;                  // submit the plan to Slurm, one job per validation
+  agent::SubmitOptions submit_options;  // --submit's flags; its report_url, token_file and tls
+                                        // are --url's, set when the command runs
 };
 
 CLI::App* SetupSelect(CLI::App& app, SelectCommandOptions& options);

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -54,30 +53,19 @@ std::string DefaultCommand(const SubmitOptions& o) {
   return command;
 }
 
-// Benchmark names come from uploaded documents and reach a shell: only plain ones are submitted.
-Status CheckPlainNames(const select::Selection& selection) {
+// Every planned benchmark's name must be plain: names come from uploaded documents and reach a
+// shell. With the default command each must also be one `vigil run` knows, or the jobs would all
+// fail on the nodes.
+Status CheckBenchmarkNames(const select::Selection& selection, bool default_command) {
+  const Registry registry = BuiltinRegistry();
   for (const select::PlannedValidation& v : selection.plan.validations) {
     for (const std::string& name : select::PlannedBenchmarks(selection, v)) {
-      const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) ||
-               std::string_view("._:/-").find(c) != std::string_view::npos;
-      });
-      if (!plain) {
+      if (!IsPlainWord(name, "._:/-")) {
         return Status::InvalidArgument(fmt::format(
             "--submit: the plan runs benchmark {}, whose name is not letters, digits and \"._:/-\"",
             Quote(name)));
       }
-    }
-  }
-  return Status::Ok();
-}
-
-// Every planned benchmark must be one `vigil run` knows, or the jobs would all fail on the nodes.
-Status CheckRunnable(const select::Selection& selection) {
-  const Registry registry = BuiltinRegistry();
-  for (const select::PlannedValidation& v : selection.plan.validations) {
-    for (const std::string& name : select::PlannedBenchmarks(selection, v)) {
-      if (registry.Find(name) != nullptr) continue;
+      if (!default_command || registry.Find(name) != nullptr) continue;
       std::vector<std::string> valid;
       for (const Benchmark* b : registry.All()) valid.emplace_back(b->name());
       return Status::InvalidArgument(fmt::format(
@@ -161,8 +149,7 @@ Result<SubmitOutcome> SelectAndSubmit(const select::History& history,
   VIGIL_ASSIGN_OR_RETURN(const std::vector<select::NodeState> states,
                          StatesInSlurm(history, slurm, out));
   VIGIL_ASSIGN_OR_RETURN(out.selection, select::SelectFromHistory(history, select_options, states));
-  VIGIL_RETURN_IF_ERROR(CheckPlainNames(out.selection));
-  if (options.command.empty()) VIGIL_RETURN_IF_ERROR(CheckRunnable(out.selection));
+  VIGIL_RETURN_IF_ERROR(CheckBenchmarkNames(out.selection, options.command.empty()));
   const std::string command = options.command.empty() ? DefaultCommand(options) : options.command;
   // Every job is made and checked before the first is submitted.
   std::vector<cluster::ValidationJob> jobs;

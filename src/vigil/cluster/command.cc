@@ -199,6 +199,27 @@ std::string CommandText(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string ShellWord(std::string_view s) {
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string ShellCommandText(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    out += IsPlainWord(a, "-_./:=,%@+") ? a : ShellWord(a);
+  }
+  return out;
+}
+
 std::unique_ptr<CommandRunner> MakeProcessRunner() { return std::make_unique<ProcessRunner>(); }
 
 }  // namespace vigil::cluster

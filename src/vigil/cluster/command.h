@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vigil/core/status.h"
@@ -39,6 +40,13 @@ inline constexpr double kTerminateGrace = 5;
 
 // The text of `argv` for messages: the words joined by spaces, each quoted when it needs it.
 std::string CommandText(const std::vector<std::string>& argv);
+
+// `s` as one word for /bin/sh: in single quotes, each ' written as '\''.
+std::string ShellWord(std::string_view s);
+
+// `argv` as one line that /bin/sh reads back as these words (ShellWord for each that is not plain):
+// what a person may paste, where CommandText is for reading in a message.
+std::string ShellCommandText(const std::vector<std::string>& argv);
 
 // Runs programs. Implementations: the real one (ProcessRunner) and fakes in tests.
 class CommandRunner {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 #include "vigil/core/text.h"
@@ -243,18 +242,6 @@ std::string_view ValidationJobNode(std::string_view job_name) {
   return job_name.substr(kValidationJobPrefix.size());
 }
 
-std::string ShellWord(std::string_view s) {
-  std::string out = "'";
-  for (const char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 std::vector<std::string> SbatchArgs(const ValidationJob& job) {
   std::vector<std::string> args = {"--parsable",
                                    "--job-name=" + ValidationJobName(job.node),
@@ -300,29 +287,12 @@ Result<std::vector<SlurmJob>> Slurm::Jobs() {
 }
 
 Status CheckValidationJob(const ValidationJob& job) {
-  const bool plain_name =
-      !job.node.empty() && std::all_of(job.node.begin(), job.node.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-      });
-  if (!plain_name) {
+  if (!IsPlainWord(job.node, "-_.")) {
     return Status::InvalidArgument(
         fmt::format("submit: node {}: not one node's name", Quote(job.node)));
   }
   if (Trim(job.command).empty()) return Status::InvalidArgument("submit: empty command");
   return Status::Ok();
-}
-
-std::string ShellCommandText(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) {
-    if (!out.empty()) out += ' ';
-    const bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) ||
-             std::string_view("-_./:=,%@+").find(c) != std::string_view::npos;
-    });
-    out += plain ? a : ShellWord(a);
-  }
-  return out;
 }
 
 Result<std::string> Slurm::Submit(const ValidationJob& job) {

@@ -77,13 +77,6 @@ std::vector<std::string> SbatchArgs(const ValidationJob& job);
 // expression) and has a command.
 Status CheckValidationJob(const ValidationJob& job);
 
-// `s` as one word for /bin/sh: in single quotes, each ' written as '\''.
-std::string ShellWord(std::string_view s);
-
-// `argv` as one line that /bin/sh reads back as these words (ShellWord for each that needs it):
-// what a dry run prints for a person to paste.
-std::string ShellCommandText(const std::vector<std::string>& argv);
-
 // squeue's --states for the jobs that hold or will hold their nodes.
 inline constexpr std::string_view kQueuedStates =
     "--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,RESIZING";

@@ -313,28 +313,6 @@ TEST(SlurmTest, TheQueueIsReadWithNamesThatHoldBars) {
   EXPECT_EQ(slurm.Jobs().status().code(), StatusCode::kIoError);
 }
 
-TEST(SlurmTest, AShellWordIsReadBackAsItWas) {
-  const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();
-  const std::vector<std::string> words = {
-      "plain", "it's", "a b", "$(touch /x)`id`", "", "'\\''", "--wrap=x \"$HOME\"!"};
-  for (const std::string& word : words) {
-    CommandSpec spec;
-    spec.argv = {"/bin/sh", "-c", "printf %s " + ShellWord(word)};
-    const Result<CommandOutput> out = runner->Run(spec);
-    ASSERT_TRUE(out.ok());
-    EXPECT_EQ(out->out, word);
-  }
-  // A whole command line: each word comes back as it was, the plain ones unquoted.
-  CommandSpec spec;
-  spec.argv = {"/bin/sh", "-c", "printf '%s|' " + ShellCommandText(words)};
-  const Result<CommandOutput> line = runner->Run(spec);
-  ASSERT_TRUE(line.ok());
-  std::string expected;
-  for (const std::string& word : words) expected += word + "|";
-  EXPECT_EQ(line->out, expected);
-  EXPECT_EQ(ShellCommandText({"sbatch", "--nodes=1", "a b"}), "sbatch --nodes=1 'a b'");
-}
-
 // A validation submitted to a real Slurm runs on its node, and the queue shows it while it waits.
 TEST(SlurmTest, AValidationRunsOnItsNodeInARealSlurm) {
   testing::TempDir dir;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 namespace vigil {
 
 std::string Quote(std::string_view s) {
@@ -57,6 +60,13 @@ std::string_view Trim(std::string_view s) {
   const size_t begin = s.find_first_not_of(kSpace);
   if (begin == std::string_view::npos) return {};
   return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
+bool IsPlainWord(std::string_view s, std::string_view punctuation) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           punctuation.find(c) != std::string_view::npos;
+  });
 }
 
 std::vector<std::string_view> Split(std::string_view text, char separator) {

@@ -21,6 +21,10 @@ std::string HtmlEscape(std::string_view text, bool quotes = true);
 // `s` without leading and trailing spaces, tabs, carriage returns and newlines.
 std::string_view Trim(std::string_view s);
 
+// Whether `s` is non-empty and each of its characters an ASCII letter, a digit or one of
+// `punctuation`: a name that is safe to pass on (to a shell, to Slurm) as it is.
+bool IsPlainWord(std::string_view s, std::string_view punctuation);
+
 // Calls fn(index, field) for each `separator`-separated field of `text`, empty ones included
 // ("" is one empty field, "a," two), untrimmed; returns how many. For hot loops (a CSV line)
 // that should not build a vector per call.

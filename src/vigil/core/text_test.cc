@@ -22,6 +22,16 @@ TEST(TextTest, TrimsBothEnds) {
   EXPECT_EQ(Trim(""), "");
 }
 
+TEST(TextTest, APlainWordHasOnlyLettersDigitsAndTheGivenPunctuation) {
+  EXPECT_TRUE(IsPlainWord("gpu-017", "-"));
+  EXPECT_TRUE(IsPlainWord("Node_3.b", "_."));
+  EXPECT_FALSE(IsPlainWord("", "-"));
+  EXPECT_FALSE(IsPlainWord("gpu-[001-004]", "-"));
+  EXPECT_FALSE(IsPlainWord("a b", "-"));
+  EXPECT_FALSE(IsPlainWord("x$(id)", "-"));
+  EXPECT_FALSE(IsPlainWord("caf\xc3\xa9", "-"));  // bytes outside ASCII
+}
+
 TEST(TextTest, SplitsKeepingEmptyFields) {
   using V = std::vector<std::string_view>;
   EXPECT_EQ(Split("a,b,,c", ','), (V{"a", "b", "", "c"}));
