@@ -437,10 +437,14 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
   const auto silent = [&](uint32_t c, double grace) {
     return seen[c].last < end - seen[c].SilentAfter(grace);
   };
-  // A sibling reported since the component's last sample.
+  // A sibling reported since the component's last sample, by the time judged. Points are fed
+  // ahead of the frames judged (the builder's lateness): a sibling's sample after `end` may be
+  // the first row of a scrape whose other rows, this component's among them, are still to come
+  // (an exporter back from a restart).
   const auto sibling_reports = [&](uint32_t c) {
     for (uint32_t d = 0; d < components_; ++d) {
-      if (d != c && seen[d].signal == seen[c].signal && seen[d].last > seen[c].last) {
+      if (d != c && seen[d].signal == seen[c].signal && seen[d].last > seen[c].last &&
+          seen[d].last <= end) {
         return true;
       }
     }
