@@ -480,6 +480,50 @@ TEST(DetectorTest, MachinesPlacedDifferentlyAreJudgedAgainstTheirOwnPast) {
   EXPECT_LE(alerts[0].detected - 1200, 70);  // the step time alone: twice the persistence
 }
 
+// A warm-up is learned from its second half. Four pipeline stages at levels 1 to 2.5: m5 sends
+// 300 times its peers' traffic through the init (its first minute), m9 bursts to 1.6x its level
+// for 50 s late in the warm-up, and m13 sits 12% above its stage from its first sample, with no
+// machine within 10% of it. Nobody is named for any of it: a running mean from the start
+// carried m5's init beyond the warm-up (jobgen: 18% off for good, named), and in a job whose
+// machines differ by placement a level of one's own is no sign.
+TEST(DetectorTest, AWarmUpIsLearnedFromItsSecondHalf) {
+  Harness h;
+  h.Run(16, 0, 1200, "DCGM_FI_PROF_PCIE_RX_BYTES", [](int m, int t) {
+    double v = 1e9 * (1.0 + 0.5 * (m / 4)) * (m == 13 ? 1.12 : 1.0);
+    if (m == 5 && t < 60) v *= 300;
+    if (m == 9 && t >= 220 && t < 270) v *= 1.6;
+    return v;
+  });
+  const std::vector<Alert> alerts = h.Finish();
+  for (const Alert& a : alerts) ADD_FAILURE() << DumpJson(AlertToJson(a));
+}
+
+// A job restarted after a job-level stall is learned again, but a machine whose level moved
+// from its placement before the stall (a straggler that began just before a hang) is compared
+// with its own past and named; when most machines moved (ranks placed anew), nobody is.
+TEST(DetectorTest, AfterARestartAMachineIsComparedWithItsOwnPast) {
+  for (const bool everyone_moves : {false, true}) {
+    SCOPED_TRACE(everyone_moves);
+    Harness h;
+    h.Run(16, 0, 2400, "training_step_seconds", [&](int m, int t) {
+      if (t >= 800 && t < 1300) return 0.0;  // a hang of every rank, then a restart
+      double v = m % 2 ? 4.0 : 1.0;
+      if (t >= 1300 && everyone_moves && m < 8) v = m % 2 ? 1.0 : 4.0;
+      if (!everyone_moves && m == 6 && t >= 780) v *= 1.5;
+      return v;
+    });
+    std::vector<Alert> alerts = h.Finish();
+    std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });  // the stall
+    if (everyone_moves) {
+      for (const Alert& a : alerts) ADD_FAILURE() << DumpJson(AlertToJson(a));
+      continue;
+    }
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].machine, "m6");
+    EXPECT_GE(alerts[0].detected, 1300 + 300);  // after the new warm-up
+  }
+}
+
 // One machine odd from its first sample, alone at its level, is judged against its peers.
 TEST(DetectorTest, AMachineAloneAtItsLevelFromTheStartIsNamed) {
   Harness h;

@@ -112,6 +112,7 @@ void PeerModel::Grow(uint32_t machines, uint32_t features) {
   const uint32_t m = std::max(machines, machines_);
   const uint32_t f = std::max(features, features_);
   ResizeRowMajor(tracks_, machines_, features_, m, f);
+  ResizeRowMajor(warm_, machines_, features_, m, f);
   machines_ = m;
   features_ = f;
   for (auto& g : peers_) g.resize(f);
@@ -230,7 +231,12 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .learning = learning,
       .stalled = stalled,
       .judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s),
+      .since = p.since,
   };
+  if (!learning && p.settled != p.since) {
+    p.settled = p.since;
+    KeepPlacementsFromBefore(valid_, f);
+  }
   for (uint32_t m : valid_) {
     if (!fresh_[static_cast<size_t>(m) * features_ + f]) continue;
     JudgeMachine(frame, p, m);
@@ -313,7 +319,7 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
                     : Weight(t.interval, o_.spread_half_life_s);
     t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
   }
-  LearnPlacement(ff, t, deviates);
+  LearnPlacement(ff, t, warm_[static_cast<size_t>(m) * features_ + ff.f], deviates);
 }
 
 void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t, bool deviates,
@@ -350,28 +356,40 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   }
 }
 
-void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, bool deviates) const {
-  // Placement: the machine's level against the centre, its mean over the group's first
-  // minutes, then learned slowly and only while it does not deviate; never during a stall.
+void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& warm,
+                               bool deviates) const {
+  // Placement: the machine's level against the centre, never learned during a stall.
   if (ff.stalled || ff.centre <= 0 || t.smooth <= 0) return;
-  // A deviation is no level to learn: after the warm-up never, during it only once it has
-  // lasted the persistence time (a start far from the machine's level, not a short event).
-  if (deviates) {
-    if (!ff.learning) return;
-    if (t.odd_since < 0) t.odd_since = ff.now;
-    // (the general persistence time: a signal's own, 5 minutes for a temperature, would keep a
-    // machine in a warmer rack position from being learned over the whole warm-up)
-    if (ff.now - t.odd_since < o_.persistence_s) return;
-  } else {
-    t.odd_since = -1;
-  }
   const double target = std::log(t.smooth / ff.centre);
+  if (ff.learning) {
+    // Over the group's warm-up: the median of its levels over the last half of the warm-up
+    // (kWarmSamples of them, evenly spaced). The job's first minutes (an init at another level,
+    // a first iteration many times longer) have left that window by the warm-up's end, however
+    // far off they were, and an event shorter than a quarter of the warm-up (a network burst,
+    // a cron job) is no level. A running mean from the start still carried them: a machine that
+    // sent 270 times its peers' traffic in an init, or one placed 60% above the centre, read as
+    // 18% off for good; a median over 80 s learned a network burst of 52 s as the level.
+    if (warm.since != ff.since) {
+      warm = WarmLevels{.since = ff.since, .before = t.log_a, .has_before = t.learned > 0};
+    }
+    const double spacing = o_.warmup_s / (2.0 * kWarmSamples);
+    if (warm.sampled >= 0 && ff.now - warm.sampled < spacing) return;
+    warm.sampled = ff.now;
+    warm.values[warm.next] = static_cast<float>(target);
+    warm.next = static_cast<uint8_t>((warm.next + 1) % kWarmSamples);
+    warm.count = static_cast<uint8_t>(std::min<size_t>(warm.count + 1, kWarmSamples));
+    float levels[kWarmSamples];
+    std::copy_n(warm.values, warm.count, levels);
+    std::nth_element(levels, levels + warm.count / 2, levels + warm.count);
+    t.log_a = levels[warm.count / 2];
+    if (t.learned < UINT16_MAX) ++t.learned;
+    return;
+  }
+  // After it: slowly, and only while the machine does not deviate; a machine that joins later
+  // starts at its first level.
+  if (deviates) return;
   if (t.learned < UINT16_MAX) ++t.learned;
-  // Over the warm-up, from the group's typical level (a job's first iterations are anything),
-  // the recent minutes weighing most; a machine that joins later starts at its first level.
-  const double w = ff.learning      ? Weight(t.interval, o_.warmup_s / kWarmupHalfLives)
-                   : t.learned == 1 ? 1.0
-                                    : Weight(t.interval, o_.placement_half_life_s);
+  const double w = t.learned == 1 ? 1.0 : Weight(t.interval, o_.placement_half_life_s);
   t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));
 }
 
@@ -424,15 +442,29 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
   for (uint32_t m : members) values_.push_back(TrackOf(m, f).log_a);
   scratch_ = values_;
   const double mid = MedianOf(scratch_);
-  for (uint32_t m : members) TrackOf(m, f).log_a -= static_cast<float>(mid);
+  for (uint32_t m : members) {
+    TrackOf(m, f).log_a -= static_cast<float>(mid);
+    WarmLevels& warm = warm_[static_cast<size_t>(m) * features_ + f];
+    for (uint8_t i = 0; i < warm.count; ++i) warm.values[i] -= static_cast<float>(mid);
+    warm.before -= static_cast<float>(mid);
+  }
   for (double& v : values_) v -= mid;
   scratch_ = values_;
   std::sort(scratch_.begin(), scratch_.end());
   const double tolerance = std::log1p(o_.effect_min);
+  // A group whose machines differ by placement (pipeline stages; hardware of several speeds):
+  // kSharedMachines or more away from the typical level. Then where a machine's level lies says
+  // nothing of a fault, and every machine is compared with its own past: levels of one stage
+  // scatter (a signal sampled at chance phases of a long step), and a gap between two of them
+  // is no sign. Otherwise a machine alone at its level, odd from its first sample, is compared
+  // with its peers as they are.
+  const auto off = std::count_if(values_.begin(), values_.end(),
+                                 [&](double v) { return std::fabs(v) > tolerance; });
+  const bool placed_job = off >= static_cast<std::ptrdiff_t>(kSharedMachines);
   for (size_t i = 0; i < members.size(); ++i) {
     const double v = values_[i];
     Track& t = TrackOf(members[i], f);
-    if (std::fabs(v) <= tolerance) {
+    if (placed_job || std::fabs(v) <= tolerance) {
       t.placed = true;
       continue;
     }
@@ -441,6 +473,27 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
     const bool below = at != scratch_.begin() && v - *(at - 1) <= tolerance;
     const bool above = at + 1 < scratch_.end() && *(at + 1) - v <= tolerance;
     t.placed = below || above;
+  }
+}
+
+void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t f) {
+  // A job restarted after a job-level stall (its watchdog, perhaps without a machine) is
+  // learned again, as at its start; but the machines keep their hardware and their work. One
+  // whose level moved from what it was before (a straggler that began before the stall) is
+  // compared with its own past, not learned as it is now. When kSharedMachines or more moved,
+  // the job changed (ranks placed anew, another load): the new placements stand.
+  const double tolerance = std::log1p(o_.effect_min);
+  const auto moved = [&](uint32_t m) {
+    const WarmLevels& warm = warm_[static_cast<size_t>(m) * features_ + f];
+    return warm.has_before && warm.count > 0 &&
+           std::fabs(TrackOf(m, f).log_a - warm.before) > tolerance;
+  };
+  if (std::count_if(members.begin(), members.end(), moved) >=
+      static_cast<std::ptrdiff_t>(kSharedMachines)) {
+    return;
+  }
+  for (uint32_t m : members) {
+    if (moved(m)) TrackOf(m, f).log_a = warm_[static_cast<size_t>(m) * features_ + f].before;
   }
 }
 

@@ -4,13 +4,15 @@
 // Per group and feature, each machine's value is smoothed over its own fresh samples; the
 // expected value of machine m is a_m * C, where C is the median of the peers' values over their
 // placement factors a and a_m is m's usual level against the others, learned from its own past
-// (1 for a machine alone at its level: a machine odd from its first sample is judged against the
-// peers, a set of machines placed alike against their own past). The noise scale is the peers'
-// own spread (MAD of the residuals), averaged over minutes so that a job-wide stall does not
-// shrink it; the effect size is the residual over the expected value (at least half the
-// feature's usual level). A fresh sample deviates when both pass their thresholds, in the
-// direction that is worse for the signal; evidence is the time a deviation has lasted, counted
-// between distinct samples only.
+// (1 for a machine alone at its level in a group whose others share one: a machine odd from its
+// first sample is judged against the peers; machines placed alike, or a group that differs by
+// placement, against their own past). Placement is learned over the second half of a warm-up
+// (the job's start, a restart), and after a restart a machine that moved keeps its old one.
+// The noise scale is the peers' own spread (MAD of the residuals), averaged over minutes so
+// that a job-wide stall does not shrink it; the effect size is the residual over the expected
+// value (at least half the feature's usual level). A fresh sample deviates when both pass their
+// thresholds, in the direction that is worse for the signal; evidence is the time a deviation
+// has lasted, counted between distinct samples only.
 #pragma once
 
 #include <cstdint>
@@ -128,12 +130,23 @@ class PeerModel {
     uint16_t run = 0;      // deviating samples in the run under way
     bool shared = false;   // the run is part of a shared deviation (PeerModel::Shared)
     double last_deviating = -1;
-    bool placed = false;    // a_m is used (another machine shares its level)
-    double first = -1;      // first fresh sample
-    double fresh = -1;      // latest fresh sample
-    double seen = -1;       // latest sample, held or not
-    double start = -1;      // first deviating sample of the run
-    double odd_since = -1;  // deviating since, for placement learning
+    bool placed = false;  // a_m is used (PeerModel::Place)
+    double first = -1;    // first fresh sample
+    double fresh = -1;    // latest fresh sample
+    double seen = -1;     // latest sample, held or not
+    double start = -1;    // first deviating sample of the run
+  };
+  // A machine's level against the centre (log) over the second half of its group's warm-up,
+  // kWarmSamples of them: its placement is their median.
+  static constexpr size_t kWarmSamples = 16;
+  struct WarmLevels {
+    float values[kWarmSamples] = {};
+    uint8_t count = 0, next = 0;
+    double sampled = -1;
+    double since = -1;  // the warm-up they belong to (Peers::since)
+    // The placement learned before this warm-up (a job restarted after a job-level stall).
+    float before = 0;
+    bool has_before = false;
   };
   struct Peers {  // per group and feature
     float spread = 0;
@@ -149,6 +162,8 @@ class PeerModel {
     double moving = -1;     // last seen moving (the centre a fifth of the level off its slow
                             // average)
     double placed_at = -1;  // when placement was last decided
+    double settled = -1;    // the warm-up (its `since`) whose placements were compared with
+                            // those from before it
     bool shared = false;    // a shared deviation was reported and some machine still deviates
   };
   struct GroupStall {
@@ -173,6 +188,7 @@ class PeerModel {
     bool learning = false;   // within the group's warm-up
     bool stalled = false;    // the feature stalls (FollowLevel): no placement is learned
     bool judging = false;    // after the warm-up, and the centre has settled
+    double since = 0;        // the group's warm-up began (Peers::since)
   };
 
   // Grows tracks_ and peers_ to `machines` x `features` (never shrinks them).
@@ -202,8 +218,11 @@ class PeerModel {
   void FollowRun(const FeatureFrame& frame, Peers& p, uint32_t m, Track& t, bool deviates,
                  bool raw_deviates, double raw_residual, double noise);
   // Machine m's placement (Track::log_a) learned from its level against the centre.
-  void LearnPlacement(const FeatureFrame& frame, Track& t, bool deviates) const;
+  void LearnPlacement(const FeatureFrame& frame, Track& t, WarmLevels& warm, bool deviates) const;
   void Place(std::span<const uint32_t> members, uint32_t feature);
+  // At the end of a warm-up after a restart: a machine whose level moved from its placement
+  // before it, while fewer than kSharedMachines did, keeps that placement.
+  void KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t feature);
   bool Corroborated(uint32_t m, uint32_t f) const;
   // Machine m's deviation on feature f as it stands.
   Deviation DeviationOf(uint32_t m, uint32_t f) const;
@@ -218,6 +237,7 @@ class PeerModel {
   PeerOptions o_;
   uint32_t machines_ = 0, features_ = 0;  // dimensions of tracks_
   std::vector<Track> tracks_;
+  std::vector<WarmLevels> warm_;                // beside tracks_
   std::vector<std::vector<Peers>> peers_;       // per group, per feature
   std::vector<std::vector<uint32_t>> members_;  // per group: machines in this frame, scratch
   std::vector<uint8_t> fresh_;                  // per machine x feature in this frame, scratch
