@@ -319,7 +319,7 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
                     : Weight(t.interval, o_.spread_half_life_s);
     t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
   }
-  LearnPlacement(ff, t, warm_[static_cast<size_t>(m) * features_ + ff.f], deviates);
+  LearnPlacement(ff, t, WarmOf(m, ff.f), deviates);
 }
 
 void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t, bool deviates,
@@ -444,14 +444,14 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
   const double mid = MedianOf(scratch_);
   for (uint32_t m : members) {
     TrackOf(m, f).log_a -= static_cast<float>(mid);
-    WarmLevels& warm = warm_[static_cast<size_t>(m) * features_ + f];
+    WarmLevels& warm = WarmOf(m, f);
     for (uint8_t i = 0; i < warm.count; ++i) warm.values[i] -= static_cast<float>(mid);
     warm.before -= static_cast<float>(mid);
   }
   for (double& v : values_) v -= mid;
   scratch_ = values_;
   std::sort(scratch_.begin(), scratch_.end());
-  const double tolerance = std::log1p(o_.effect_min);
+  const double tolerance = PlacementTolerance();
   // A group whose machines differ by placement (pipeline stages; hardware of several speeds):
   // kSharedMachines or more away from the typical level. Then where a machine's level lies says
   // nothing of a fault, and every machine is compared with its own past: levels of one stage
@@ -482,9 +482,9 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
   // whose level moved from what it was before (a straggler that began before the stall) is
   // compared with its own past, not learned as it is now. When kSharedMachines or more moved,
   // the job changed (ranks placed anew, another load): the new placements stand.
-  const double tolerance = std::log1p(o_.effect_min);
+  const double tolerance = PlacementTolerance();
   const auto moved = [&](uint32_t m) {
-    const WarmLevels& warm = warm_[static_cast<size_t>(m) * features_ + f];
+    const WarmLevels& warm = WarmOf(m, f);
     return warm.has_before && warm.count > 0 &&
            std::fabs(TrackOf(m, f).log_a - warm.before) > tolerance;
   };
@@ -493,7 +493,7 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
     return;
   }
   for (uint32_t m : members) {
-    if (moved(m)) TrackOf(m, f).log_a = warm_[static_cast<size_t>(m) * features_ + f].before;
+    if (moved(m)) TrackOf(m, f).log_a = WarmOf(m, f).before;
   }
 }
 

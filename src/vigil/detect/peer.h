@@ -15,6 +15,7 @@
 // has lasted, counted between distinct samples only.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -233,6 +234,11 @@ class PeerModel {
   const Track& TrackOf(uint32_t m, uint32_t f) const {
     return tracks_[static_cast<size_t>(m) * features_ + f];
   }
+  WarmLevels& WarmOf(uint32_t m, uint32_t f) {
+    return warm_[static_cast<size_t>(m) * features_ + f];
+  }
+  // How far apart two placements (log) may be and still be one level: the effect threshold.
+  double PlacementTolerance() const { return std::log1p(o_.effect_min); }
 
   PeerOptions o_;
   uint32_t machines_ = 0, features_ = 0;  // dimensions of tracks_
