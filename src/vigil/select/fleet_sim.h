@@ -71,7 +71,7 @@ struct PolicyOptions {
   // suite's), how often it plans and refits, and the window it fits on.
   SelectOptions select;
   double budget_node_hours_per_week = 0;
-  double decide_every_h = 2;
+  double decide_every_h = 1;
   double refit_every_h = 28 * 24;
   double fit_window_days = 180;
 };

@@ -126,6 +126,13 @@ std::vector<std::pair<std::string, int>> CovariateTracker::RecentAlertKinds(int 
   return kinds;
 }
 
+void CovariateTracker::AfterCleanValidation(Eigen::Ref<Eigen::RowVectorXd> x) const {
+  x[0] = 0;
+  x[1] = std::max(x[1], typical_margin_);
+  x[2] = 0;
+  x[8] = 0;
+}
+
 NodeDays SurvivalRows(const History& h, double from_s, double to_s) {
   to_s = std::min(to_s, h.end_s);
   std::vector<std::vector<double>> incidents(h.nodes.size());

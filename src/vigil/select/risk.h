@@ -29,6 +29,11 @@ class CovariateTracker {
   // The covariates (CovariateNames' order) of `node` at the time last advanced to.
   void Covariates(int node, double t, Eigen::Ref<Eigen::RowVectorXd> out) const;
 
+  // `x`, a node's covariates, as they would read just after a validation that found nothing:
+  // no time since it, no alert it has not looked into, no findings of it, and a margin no worse
+  // than the history's typical one (a defect it finds is repaired; one it misses stays unknown).
+  void AfterCleanValidation(Eigen::Ref<Eigen::RowVectorXd> x) const;
+
   const std::vector<std::string>& names() const { return names_; }
   // Alerts of each kind on `node` within `window_s` before t.
   std::vector<std::pair<std::string, int>> RecentAlertKinds(int node, double t,

@@ -95,9 +95,17 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
     p.probability =
         IncidentProbability(model.risk, x, history.nodes[n].node_class, options.horizon_s);
     p.expected_penalty = p.probability * model.suite.mean_incident_cost;
-    p.subset = chooser.Choose(
-        p.expected_penalty, KindWeights(model.suite, tracker, p.node, at_s, options.alert_window_s),
-        options.cost_weight);
+    // What a validation can avert is the risk it would remove: the node's as it stands less the
+    // same node's just validated without a finding. A node validated an hour ago has little left
+    // to remove, however high its risk.
+    tracker.AfterCleanValidation(x);
+    const double removable = std::max(
+        0.0, p.probability - IncidentProbability(model.risk, x, history.nodes[n].node_class,
+                                                 options.horizon_s));
+    p.subset =
+        chooser.Choose(removable * model.suite.mean_incident_cost,
+                       KindWeights(model.suite, tracker, p.node, at_s, options.alert_window_s),
+                       options.cost_weight);
     if (p.subset.net <= 0) continue;
     p.idle = state(n) == NodeState::kIdle;
     p.why = Why(model.risk, x);
@@ -107,9 +115,7 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
   std::stable_sort(plan.validations.begin(), plan.validations.end(),
                    [](const PlannedValidation& a, const PlannedValidation& b) {
                      if (a.idle != b.idle) return a.idle;
-                     // Under a budget of node-hours, the most penalty averted per hour first.
-                     return a.subset.averted / a.subset.seconds >
-                            b.subset.averted / b.subset.seconds;
+                     return a.subset.net > b.subset.net;
                    });
   // The share rounds down, but a fleet too small for one node's share may still validate one node
   // at a time (five nodes at 5% would otherwise never be validated).
