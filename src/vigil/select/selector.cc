@@ -83,7 +83,7 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
   const SubsetChooser chooser(model.suite, budget_s);
   const auto state = [&](size_t n) { return states.empty() ? NodeState::kUnknown : states[n]; };
   int validating = 0;
-  Eigen::RowVectorXd x(static_cast<Eigen::Index>(tracker.names().size()));
+  Eigen::RowVectorXd x(static_cast<Eigen::Index>(tracker.names().size())), after;
   for (size_t n = 0; n < history.nodes.size(); ++n) {
     if (state(n) == NodeState::kValidating) ++validating;
     if (state(n) == NodeState::kValidating || state(n) == NodeState::kDown) continue;
@@ -97,13 +97,17 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
     p.expected_penalty = p.probability * model.suite.mean_incident_cost;
     // What a validation can avert is the risk it would remove: the node's as it stands less the
     // same node's just validated without a finding. A node validated an hour ago has little left
-    // to remove, however high its risk.
-    tracker.AfterCleanValidation(x);
-    const double removable = std::max(
-        0.0, p.probability - IncidentProbability(model.risk, x, history.nodes[n].node_class,
-                                                 options.horizon_s));
+    // to remove, however high its risk. The baseline rate of a class has no covariate a
+    // validation changes: with it, the whole risk counts, as the only figure there is.
+    double removable = p.probability;
+    if (model.risk.has_cox) {
+      after = x;
+      tracker.AfterCleanValidation(after);
+      removable -=
+          IncidentProbability(model.risk, after, history.nodes[n].node_class, options.horizon_s);
+    }
     p.subset =
-        chooser.Choose(removable * model.suite.mean_incident_cost,
+        chooser.Choose(std::max(0.0, removable) * model.suite.mean_incident_cost,
                        KindWeights(model.suite, tracker, p.node, at_s, options.alert_window_s),
                        options.cost_weight);
     if (p.subset.net <= 0) continue;

@@ -132,6 +132,37 @@ TEST(SelectorTest, ANodeJustValidatedHasLittleLeftToAvert) {
   EXPECT_LT(hour, 0.1 * week);
 }
 
+TEST(SelectorTest, WhyExplainsTheRiskAsItStandsNotAsAValidationWouldLeaveIt) {
+  History h = ValidatedAgo(5, 2 * kSecondsPerDay);
+  for (double ago_h : {20.0, 2.0}) {
+    HistoryAlert a{5, h.end_s - ago_h * 3600, "GPU"};
+    h.alerts.insert(std::find_if(h.alerts.begin(), h.alerts.end(),
+                                 [&](const HistoryAlert& b) { return b.time_s > a.time_s; }),
+                    a);
+  }
+  SelectOptions options;
+  options.max_share = 1;
+  const Result<Selection> s = SelectFromHistory(h, options);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const auto it = std::find_if(s->plan.validations.begin(), s->plan.validations.end(),
+                               [](const PlannedValidation& v) { return v.node == 5; });
+  ASSERT_NE(it, s->plan.validations.end());
+  EXPECT_NE(it->why.find("log_alerts_since_validation"), std::string::npos) << it->why;
+}
+
+TEST(SelectorTest, WithTheBaselineRateTheWholeRiskCounts) {
+  // Too few incidents for the Cox model: the baseline rate of a class has no covariate that a
+  // validation changes, and the plan is made on the rate alone rather than on nothing.
+  History h = SmallHistory();
+  h.incidents.resize(10);
+  SelectOptions options;
+  options.cost_weight = 0.001;
+  const Result<Selection> s = SelectFromHistory(h, options);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(s->model.risk.has_cox);
+  EXPECT_FALSE(s->plan.validations.empty());
+}
+
 TEST(SelectorTest, WhenTheShareBindsTheMostValuableValidationsAreTaken) {
   SelectOptions all;
   all.max_share = 1;
