@@ -124,10 +124,10 @@ TEST_F(RemediationTest, EnforceDrainsThroughTheBackendAndTheBreakerHoldsAtTheLim
 TEST_F(RemediationTest, TheUploadIsAnsweredWhileTheBackendHangs) {
   Enable(remediate::Mode::kEnforce, 100);
   backend_->Hang();
-  const auto start = std::chrono::steady_clock::now();
+  // Both are answered although the backend never returns until released below: an upload that
+  // waited for its drain would hang here (and the test would time out), not merely be slow.
   ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines({LostGpu("n1")})).status, 201);
   ASSERT_EQ(Call("POST", "/api/v1/results", testing::SummaryLines({LostGpu("n2")})).status, 201);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   EXPECT_TRUE(backend_->drained().empty());
   // The worker takes the first drain and hangs in the backend; the second waits behind it.
   for (int i = 0; i < 500 && backend_->calls().empty(); ++i) {

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <thread>
 
 #include "vigil/testing/store_uploads.h"
@@ -284,9 +283,7 @@ TEST(SqliteStoreTest, TheWalStaysUnderItsBoundUnderConstantWrites) {
   for (auto& th : threads) th.join();
   EXPECT_LT(max_wal.load(), kLimit);
   EXPECT_GT(FileSize(path), 8 << 20);  // the pages reached the database (about 4 KB per upload)
-  const auto t0 = std::chrono::steady_clock::now();
-  store.reset();
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+  store.reset();  // closing checkpoints what is left: the bounded log above, nothing more
   EXPECT_EQ(FileSize(path + "-wal"), 0);
   EXPECT_EQ(MustOpen(path)->Counts()->uploads, kThreads * kEach);
 }
