@@ -121,10 +121,13 @@ TEST(SelectCliTest, SubmitsThePlanToARealSlurmOnceANode) {
   if (!cluster.ok()) GTEST_SKIP() << "Slurm cannot start here: " << cluster.status().message();
   const std::string history = SlurmHistory(dir.path());
   const std::string gate = dir.path() + "/go";
-  // Each job waits for the gate, then writes the benchmarks it was given to <node>.ran.
-  const std::string command =
-      fmt::format("while [ ! -e {0} ]; do sleep 0.1; done; echo {{benchmarks}} > {1}/{{node}}.ran",
-                  gate, dir.path());
+  // Each job waits for the gate, then writes the benchmarks it was given to <node>.ran, whole:
+  // `echo > <node>.ran` creates the file before it writes the line, and the test, polling for the
+  // file, read it empty in between (a CI run).
+  const std::string command = fmt::format(
+      "while [ ! -e {0} ]; do sleep 0.1; done; echo {{benchmarks}} > {1}/{{node}}.part && "
+      "mv {1}/{{node}}.part {1}/{{node}}.ran",
+      gate, dir.path());
   const std::vector<std::string> flags = {"select",
                                           "--history",
                                           history,

@@ -138,8 +138,9 @@ class SelectorPolicy final : public Policy {
       out.push_back({v.node, Benchmarks(v.subset)});
       budget_ -= v.subset.seconds / kSecondsPerHour;
     }
-    // Dual ascent on the budget: an unspent pool lowers the price of a validation node-hour, an
-    // empty one raises it, so that the budget goes to the validations that avert most per hour.
+    // Dual ascent on the budget: an unspent pool lowers the price of a validation node-hour (down
+    // to kMinPrice), an empty one raises it, so that the budget goes to the validations worth most
+    // net of their node-hours.
     const double fill = budget_ / weekly_budget_;
     price_ = std::clamp(
         price_ * std::exp(kPriceStepPerHour * options_.decide_every_h * (kPoolTarget - fill)),

@@ -14,6 +14,7 @@ constexpr double kLongAlertWindowS = 30 * kSecondsPerDay;
 constexpr double kSecondsPerYear = 365 * kSecondsPerDay;
 constexpr double kMarginClip = 1;
 
+// In CovariateColumn's order.
 const std::vector<std::string> kFixedCovariates = {
     "log_days_since_validation",  "last_margin",   "log_last_findings", "log_findings",
     "log_incidents_90d",          "log_alerts_3d", "log_alerts_30d",    "age_years",
@@ -26,16 +27,6 @@ int CountWithin(const std::vector<double>& times, double t, double window) {
   return static_cast<int>(hi - lo);
 }
 
-double MedianMargin(const History& h) {
-  std::vector<double> margins;
-  for (const HistoryValidation& v : h.validations) {
-    for (const auto& [kind, m] : v.margins) margins.push_back(m);
-  }
-  if (margins.empty()) return 0;
-  std::nth_element(margins.begin(), margins.begin() + margins.size() / 2, margins.end());
-  return margins[margins.size() / 2];
-}
-
 double MinMargin(const HistoryValidation& v, double fallback) {
   if (v.margins.empty()) return fallback;
   double m = v.margins.front().second;
@@ -43,10 +34,23 @@ double MinMargin(const HistoryValidation& v, double fallback) {
   return std::clamp(m, -kMarginClip, kMarginClip);
 }
 
+// The last_margin covariate of a healthy node: the median over the validations that found nothing
+// of their smallest margin (the covariate's own definition, not the median of every kind's margin,
+// which sits higher by the spread of a validation's kinds). 0 without such a validation.
+double TypicalMargin(const History& h) {
+  std::vector<double> margins;
+  for (const HistoryValidation& v : h.validations) {
+    if (v.findings.empty() && !v.margins.empty()) margins.push_back(MinMargin(v, 0));
+  }
+  if (margins.empty()) return 0;
+  std::nth_element(margins.begin(), margins.begin() + margins.size() / 2, margins.end());
+  return margins[margins.size() / 2];
+}
+
 }  // namespace
 
 CovariateTracker::CovariateTracker(const History& history)
-    : history_(history), names_(kFixedCovariates), typical_margin_(MedianMargin(history)) {
+    : history_(history), names_(kFixedCovariates), typical_margin_(TypicalMargin(history)) {
   for (const HistoryNode& n : history.nodes) {
     if (n.node_class == history.nodes.front().node_class) continue;
     if (std::find(classes_.begin(), classes_.end(), n.node_class) != classes_.end()) continue;
@@ -91,20 +95,20 @@ void CovariateTracker::Covariates(int node, double t, Eigen::Ref<Eigen::RowVecto
   const HistoryNode& info = history_.nodes[static_cast<size_t>(node)];
   const bool validated = n.last_validation_s >= 0;
   const double since = t - (validated ? n.last_validation_s : info.joined_s);
-  out[0] = std::log1p(std::max(0.0, since) / kSecondsPerDay);
-  out[1] = validated ? n.last_margin : typical_margin_;
-  out[2] = std::log1p(n.last_findings);
-  out[3] = std::log1p(n.findings);
-  out[4] = std::log1p(CountWithin(n.incidents, t, kLemonWindowS));
-  out[5] = std::log1p(CountWithin(n.alerts, t, kShortAlertWindowS));
-  out[6] = std::log1p(CountWithin(n.alerts, t, kLongAlertWindowS));
-  out[7] = std::max(0.0, t - info.joined_s) / kSecondsPerYear;
+  out[kLogDaysSinceValidation] = std::log1p(std::max(0.0, since) / kSecondsPerDay);
+  out[kLastMargin] = validated ? n.last_margin : typical_margin_;
+  out[kLogLastFindings] = std::log1p(n.last_findings);
+  out[kLogFindings] = std::log1p(n.findings);
+  out[kLogIncidents90d] = std::log1p(CountWithin(n.incidents, t, kLemonWindowS));
+  out[kLogAlerts3d] = std::log1p(CountWithin(n.alerts, t, kShortAlertWindowS));
+  out[kLogAlerts30d] = std::log1p(CountWithin(n.alerts, t, kLongAlertWindowS));
+  out[kAgeYears] = std::max(0.0, t - info.joined_s) / kSecondsPerYear;
   // Alerts a validation has not yet looked into: within the short window, after the last one.
   const double unchecked =
       std::min(kShortAlertWindowS, validated ? t - n.last_validation_s : HUGE_VAL);
-  out[8] = std::log1p(CountWithin(n.alerts, t, unchecked));
+  out[kLogAlertsSinceValidation] = std::log1p(CountWithin(n.alerts, t, unchecked));
   for (size_t c = 0; c < classes_.size(); ++c) {
-    out[static_cast<Eigen::Index>(kFixedCovariates.size() + c)] =
+    out[kFixedCovariateCount + static_cast<Eigen::Index>(c)] =
         info.node_class == classes_[c] ? 1 : 0;
   }
 }
@@ -127,10 +131,10 @@ std::vector<std::pair<std::string, int>> CovariateTracker::RecentAlertKinds(int 
 }
 
 void CovariateTracker::AfterCleanValidation(Eigen::Ref<Eigen::RowVectorXd> x) const {
-  x[0] = 0;
-  x[1] = std::max(x[1], typical_margin_);
-  x[2] = 0;
-  x[8] = 0;
+  x[kLogDaysSinceValidation] = 0;
+  x[kLastMargin] = std::max(x[kLastMargin], typical_margin_);
+  x[kLogLastFindings] = 0;
+  x[kLogAlertsSinceValidation] = 0;
 }
 
 NodeDays SurvivalRows(const History& h, double from_s, double to_s) {

@@ -15,6 +15,21 @@ namespace vigil::select {
 
 inline constexpr double kSecondsPerDay = 86400;
 
+// The columns of the fixed covariates (docs/select.md), in CovariateTracker::names()' order; one
+// indicator column per hardware class but the first follows them.
+enum CovariateColumn : Eigen::Index {
+  kLogDaysSinceValidation,
+  kLastMargin,
+  kLogLastFindings,
+  kLogFindings,
+  kLogIncidents90d,
+  kLogAlerts3d,
+  kLogAlerts30d,
+  kAgeYears,
+  kLogAlertsSinceValidation,
+  kFixedCovariateCount
+};
+
 // A node's state as its history up to a time tells it, updated record by record in time order.
 // Not thread-safe.
 class CovariateTracker {
@@ -31,7 +46,8 @@ class CovariateTracker {
 
   // `x`, a node's covariates, as they would read just after a validation that found nothing:
   // no time since it, no alert it has not looked into, no findings of it, and a margin no worse
-  // than the history's typical one (a defect it finds is repaired; one it misses stays unknown).
+  // than the history's typical one after a validation that found nothing (a defect it finds is
+  // repaired; one it misses stays unknown).
   void AfterCleanValidation(Eigen::Ref<Eigen::RowVectorXd> x) const;
 
   const std::vector<std::string>& names() const { return names_; }
@@ -55,7 +71,8 @@ class CovariateTracker {
   const History& history_;
   std::vector<std::string> classes_;  // the classes with a column: all but the first seen
   std::vector<std::string> names_;
-  double typical_margin_ = 0;  // for nodes never validated: the median margin in the history
+  // A healthy node's last_margin: for nodes never validated, and as a clean validation leaves it.
+  double typical_margin_ = 0;
   std::vector<NodeState> nodes_;
   size_t next_validation_ = 0, next_incident_ = 0, next_alert_ = 0;
 };

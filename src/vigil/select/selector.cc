@@ -99,15 +99,17 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
     // same node's just validated without a finding. A node validated an hour ago has little left
     // to remove, however high its risk. The baseline rate of a class has no covariate a
     // validation changes: with it, the whole risk counts, as the only figure there is.
-    double removable = p.probability;
+    p.removable = p.probability;
     if (model.risk.has_cox) {
       after = x;
       tracker.AfterCleanValidation(after);
-      removable -=
-          IncidentProbability(model.risk, after, history.nodes[n].node_class, options.horizon_s);
+      p.removable = std::max(
+          0.0, p.removable - IncidentProbability(model.risk, after, history.nodes[n].node_class,
+                                                 options.horizon_s));
     }
+    p.days_since_validation = std::expm1(x[kLogDaysSinceValidation]);
     p.subset =
-        chooser.Choose(std::max(0.0, removable) * model.suite.mean_incident_cost,
+        chooser.Choose(p.removable * model.suite.mean_incident_cost,
                        KindWeights(model.suite, tracker, p.node, at_s, options.alert_window_s),
                        options.cost_weight);
     if (p.subset.net <= 0) continue;
@@ -119,7 +121,11 @@ Plan MakePlan(const SelectorModel& model, const CovariateTracker& tracker, const
   std::stable_sort(plan.validations.begin(), plan.validations.end(),
                    [](const PlannedValidation& a, const PlannedValidation& b) {
                      if (a.idle != b.idle) return a.idle;
-                     return a.subset.net > b.subset.net;
+                     if (a.subset.net != b.subset.net) return a.subset.net > b.subset.net;
+                     // Equal worth (the baseline rate's nodes of one class): the longest
+                     // unvalidated first, so that planning every hour does not take the same nodes
+                     // each time.
+                     return a.days_since_validation > b.days_since_validation;
                    });
   // The share rounds down, but a fleet too small for one node's share may still validate one node
   // at a time (five nodes at 5% would otherwise never be validated).
@@ -200,6 +206,8 @@ Json SelectionToJson(const Selection& selection, const History& history) {
                     {"benchmarks", PlannedBenchmarks(selection, v)},
                     {"probability", v.probability},
                     {"expected_penalty_node_hours", v.expected_penalty},
+                    {"removable_probability", v.removable},
+                    {"days_since_validation", v.days_since_validation},
                     {"averted_node_hours", v.subset.averted},
                     {"cost_node_hours", v.subset.seconds / 3600},
                     {"net_node_hours", v.subset.net},

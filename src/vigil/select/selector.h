@@ -41,6 +41,10 @@ struct PlannedValidation {
   Subset subset;
   double probability = 0;       // P(incident within the horizon)
   double expected_penalty = 0;  // probability x the mean incident cost, node-hours
+  // The part of `probability` a validation that found nothing would remove (what subset.averted
+  // is priced on): the whole of it with the baseline rate, which no validation changes.
+  double removable = 0;
+  double days_since_validation = 0;  // or since the node joined, when never validated
   bool idle = false;
   std::string why;  // the covariates that raise the risk most, in words
 };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "vigil/select/fleet_sim.h"
 
@@ -94,16 +95,17 @@ History ValidatedAgo(int node, double ago_s) {
   History h = SmallHistory();
   const double recent = h.end_s - 8 * kSecondsPerDay;
   HistoryValidation clean;
+  clean.node = -1;
   for (const HistoryValidation& v : h.validations) {
     if (v.node == node && v.time_s > recent) clean = v;
   }
+  EXPECT_EQ(clean.node, node) << "the weekly history validated node " << node << " in 8 days";
   std::erase_if(h.validations,
                 [&](const HistoryValidation& v) { return v.node == node && v.time_s > recent; });
   std::erase_if(h.alerts,
                 [&](const HistoryAlert& a) { return a.node == node && a.time_s > recent; });
   clean.time_s = h.end_s - ago_s;
   clean.findings.clear();
-  for (auto& [kind, margin] : clean.margins) margin = 0.15;
   const auto at = std::find_if(h.validations.begin(), h.validations.end(),
                                [&](const HistoryValidation& v) { return v.time_s > clean.time_s; });
   h.validations.insert(at, clean);
@@ -160,7 +162,15 @@ TEST(SelectorTest, WithTheBaselineRateTheWholeRiskCounts) {
   const Result<Selection> s = SelectFromHistory(h, options);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_FALSE(s->model.risk.has_cox);
-  EXPECT_FALSE(s->plan.validations.empty());
+  ASSERT_FALSE(s->plan.validations.empty());
+  // Nodes of equal worth go longest unvalidated first, not in the history's order.
+  for (size_t i = 1; i < s->plan.validations.size(); ++i) {
+    const PlannedValidation &a = s->plan.validations[i - 1], &b = s->plan.validations[i];
+    if (a.subset.net == b.subset.net) {
+      EXPECT_GE(a.days_since_validation, b.days_since_validation);
+    }
+  }
+  EXPECT_DOUBLE_EQ(s->plan.validations[0].removable, s->plan.validations[0].probability);
 }
 
 TEST(SelectorTest, WhenTheShareBindsTheMostValuableValidationsAreTaken) {
@@ -186,19 +196,30 @@ TEST(SelectorTest, WhenTheShareBindsTheMostValuableValidationsAreTaken) {
 TEST(RiskModelTest, AfterACleanValidationTheValidationsCovariatesReset) {
   CovariateTracker tracker(SmallHistory());
   tracker.AdvanceTo(SmallHistory().end_s);
-  Eigen::RowVectorXd x(static_cast<Eigen::Index>(tracker.names().size()));
+  const std::vector<std::string>& names = tracker.names();
+  ASSERT_EQ(names[kLogDaysSinceValidation], "log_days_since_validation");
+  ASSERT_EQ(names[kLastMargin], "last_margin");
+  ASSERT_EQ(names[kLogLastFindings], "log_last_findings");
+  ASSERT_EQ(names[kLogAlertsSinceValidation], "log_alerts_since_validation");
+  ASSERT_EQ(names[kFixedCovariateCount], "class=A100");
+  Eigen::RowVectorXd x(static_cast<Eigen::Index>(names.size()));
   x.setConstant(2);
-  x[1] = -0.5;  // a margin outside its criteria
+  x[kLastMargin] = -0.5;  // a margin outside its criteria
   tracker.AfterCleanValidation(x);
-  EXPECT_EQ(x[0], 0);  // log_days_since_validation
-  EXPECT_GT(x[1], 0);  // the history's typical margin
-  EXPECT_EQ(x[2], 0);  // log_last_findings
-  EXPECT_EQ(x[3], 2);  // log_findings: the node's past stays
-  EXPECT_EQ(x[4], 2);  // log_incidents_90d
-  EXPECT_EQ(x[8], 0);  // log_alerts_since_validation
-  x[1] = 0.9;          // better than typical: a validation does not make it worse
+  EXPECT_EQ(x[kLogDaysSinceValidation], 0);
+  EXPECT_EQ(x[kLogLastFindings], 0);
+  EXPECT_EQ(x[kLogAlertsSinceValidation], 0);
+  // The simulator's healthy kinds read 0.15 +- 0.04; the smallest of a validation's four is less.
+  EXPECT_GT(x[kLastMargin], 0.05);
+  EXPECT_LT(x[kLastMargin], 0.15);
+  // What a validation does not change stays: the node's findings, incidents, alerts, age, class.
+  for (Eigen::Index j : {kLogFindings, kLogIncidents90d, kLogAlerts3d, kLogAlerts30d, kAgeYears,
+                         kFixedCovariateCount}) {
+    EXPECT_EQ(x[j], 2) << names[static_cast<size_t>(j)];
+  }
+  x[kLastMargin] = 0.9;  // better than typical: a validation does not make it worse
   tracker.AfterCleanValidation(x);
-  EXPECT_EQ(x[1], 0.9);
+  EXPECT_EQ(x[kLastMargin], 0.9);
 }
 
 TEST(SelectorTest, AFleetTooSmallForOneNodesShareStillValidatesOne) {
