@@ -181,7 +181,7 @@ class SelectorPolicy final : public Policy {
   const History& history_;
   CovariateTracker tracker_;
   std::optional<SelectorModel> model_;
-  static constexpr double kPriceStepPerHour = 0.1, kPoolTarget = 0.5, kMinPrice = 0.1,
+  static constexpr double kPriceStepPerHour = 0.1, kPoolTarget = 0.5, kMinPrice = 0.001,
                           kMaxPrice = 1000;
   double weekly_budget_ = 0, budget_ = 0, price_ = 1;
   double next_decision_h_ = -1e18, next_refit_h_ = 0;
