@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -67,6 +68,53 @@ void PrintConcordance(const vigil::select::History& h, double days, vigil::Json&
                         {"baseline", score.baseline_concordance},
                         {"rows", score.rows},
                         {"events", score.events}};
+}
+
+// Where a policy's incidents struck and how its validations were spread, over the judged days:
+// hardware incidents by days since the node's last validation (software ones no benchmark finds),
+// validations per node and their mean length.
+vigil::Json Spread(const vigil::select::History& h, double days) {
+  const double year0 = h.end_s - days * vigil::select::kSecondsPerDay;
+  const std::vector<double> edges = {1, 2, 3, 5, 7, 14};  // days
+  std::vector<int> struck(edges.size() + 1, 0);
+  std::vector<double> last(h.nodes.size(), -HUGE_VAL);
+  size_t v = 0;
+  int software = 0;
+  for (const vigil::select::HistoryIncident& i : h.incidents) {
+    for (; v < h.validations.size() && h.validations[v].time_s <= i.time_s; ++v) {
+      last[static_cast<size_t>(h.validations[v].node)] = h.validations[v].time_s;
+    }
+    if (i.time_s < year0) continue;
+    if (i.kind == "software") {
+      ++software;
+      continue;
+    }
+    const double since =
+        (i.time_s - last[static_cast<size_t>(i.node)]) / vigil::select::kSecondsPerDay;
+    ++struck[static_cast<size_t>(std::upper_bound(edges.begin(), edges.end(), since) -
+                                 edges.begin())];
+  }
+  std::vector<double> per_node(h.nodes.size(), 0);
+  double seconds = 0, count = 0;
+  for (const vigil::select::HistoryValidation& val : h.validations) {
+    if (val.time_s < year0) continue;
+    ++per_node[static_cast<size_t>(val.node)];
+    ++count;
+    for (const vigil::select::BenchmarkRun& b : val.benchmarks) seconds += b.seconds;
+  }
+  vigil::Json by_days = vigil::Json::object();
+  for (size_t b = 0; b < struck.size(); ++b) {
+    const std::string from = b == 0 ? "0" : fmt::format("{:g}", edges[b - 1]);
+    by_days[b < edges.size() ? fmt::format("{}-{:g}", from, edges[b]) : ">" + from] = struck[b];
+  }
+  return {{"hardware_incidents_by_days_since_validation", by_days},
+          {"software_incidents", software},
+          {"validations_per_node",
+           {{"p10", vigil::stats::Quantile(per_node, 0.1)},
+            {"p50", vigil::stats::Quantile(per_node, 0.5)},
+            {"p90", vigil::stats::Quantile(per_node, 0.9)},
+            {"max", vigil::stats::Quantile(per_node, 1)}}},
+          {"mean_validation_minutes", count > 0 ? seconds / 60 / count : 0}};
 }
 
 }  // namespace
@@ -141,6 +189,8 @@ int main(int argc, char** argv) {
                  "findings, {} validations ({:.1f} s)\n",
                  seed, vigil::select::PolicyName(r.kind), outcome->mtbi_h, outcome->incidents,
                  outcome->validation_node_hours, outcome->findings, outcome->validations, secs);
+      const vigil::Json spread = Spread(outcome->history, days);
+      fmt::print(stderr, "  {}\n", vigil::DumpJson(spread));
       out["runs"].push_back({{"policy", vigil::select::PolicyName(r.kind)},
                              {"seed", seed},
                              {"mtbi_h", outcome->mtbi_h},
@@ -148,7 +198,8 @@ int main(int argc, char** argv) {
                              {"incident_node_hours", outcome->incident_node_hours},
                              {"validations", outcome->validations},
                              {"validation_node_hours", outcome->validation_node_hours},
-                             {"findings", outcome->findings}});
+                             {"findings", outcome->findings},
+                             {"spread", spread}});
       if (seed == first_seed && r.kind == PolicyKind::kWeekly)
         PrintConcordance(outcome->history, days, out);
     }
