@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -40,13 +41,18 @@ struct Pipe {
   }
 };
 
-// This process's environment with `extra` (NAME=VALUE) added or replacing, as strings that the
-// returned pointers (null-terminated) point into.
-std::vector<std::string> Environment(const std::vector<std::string>& extra) {
+// This process's environment without the variables named with one of `unset_prefixes`, with
+// `extra` (NAME=VALUE) added or replacing, as strings that the returned pointers (null-terminated)
+// point into.
+std::vector<std::string> Environment(const std::vector<std::string>& extra,
+                                     const std::vector<std::string>& unset_prefixes) {
   std::map<std::string, std::string> by_name;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string entry = *e;
-    by_name[entry.substr(0, entry.find('='))] = entry;
+    std::string name = entry.substr(0, entry.find('='));
+    const bool unset = std::any_of(unset_prefixes.begin(), unset_prefixes.end(),
+                                   [&](const std::string& p) { return name.starts_with(p); });
+    if (!unset) by_name[std::move(name)] = entry;
   }
   for (const std::string& entry : extra) by_name[entry.substr(0, entry.find('='))] = entry;
   std::vector<std::string> out;
@@ -98,7 +104,7 @@ class ProcessRunner final : public CommandRunner {
     posix_spawnattr_setflags(
         &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     std::vector<std::string> args = spec.argv;
-    std::vector<std::string> env = Environment(spec.env);
+    std::vector<std::string> env = Environment(spec.env, spec.unset_prefixes);
     std::vector<char*> argp = Pointers(args);
     std::vector<char*> envp = Pointers(env);
     pid_t pid = -1;

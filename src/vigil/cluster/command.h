@@ -33,6 +33,9 @@ struct CommandSpec {
   // When set (by another thread) while the program runs, its process group gets SIGTERM, and
   // SIGKILL kTerminateGrace later if it still runs; Run then returns Cancelled. Null: never.
   const std::atomic<bool>* cancel = nullptr;
+  // Variables whose names begin with one of these are left out of the program's environment
+  // (before `env` is added): settings of the caller's shell that would change what it reports.
+  std::vector<std::string> unset_prefixes = {};
 };
 
 // How long a cancelled program has between SIGTERM and SIGKILL (mpirun tears its daemons down).

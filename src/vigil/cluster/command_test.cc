@@ -6,6 +6,8 @@
 #include <chrono>
 #include <thread>
 
+#include "vigil/testing/scoped_env.h"
+
 namespace vigil::cluster {
 namespace {
 
@@ -45,6 +47,18 @@ TEST(CommandTest, TheEnvironmentIsAddedTo) {
       RunArgs({"sh", "-c", "echo $VIGIL_A-${PATH:+path}"}, 10, {"VIGIL_A=7"});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->out, "7-path\n");
+}
+
+TEST(CommandTest, VariablesOfAPrefixAreLeftOut) {
+  const testing::ScopedEnv narrowed("VIGIL_NARROW_USERS", "daemon");
+  const testing::ScopedEnv kept("VIGIL_KEPT", "k");
+  CommandSpec spec;
+  spec.argv = {"sh", "-c", "echo ${VIGIL_NARROW_USERS-unset} ${VIGIL_NARROW_X-unset} $VIGIL_KEPT"};
+  spec.unset_prefixes = {"VIGIL_NARROW_"};
+  spec.env = {"VIGIL_NARROW_X=added"};  // what the caller adds still reaches the program
+  const Result<CommandOutput> r = MakeProcessRunner()->Run(spec);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->out, "unset added k\n");
 }
 
 TEST(CommandTest, ASignalIsAnExitCodeAbove128) {

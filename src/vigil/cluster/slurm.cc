@@ -140,10 +140,12 @@ size_t DrainLimit(double max_share, size_t nodes) {
 Slurm::Slurm(CommandRunner& runner, SlurmOptions options)
     : runner_(runner), options_(std::move(options)) {}
 
-Result<CommandOutput> Slurm::Call(const std::string& program, std::vector<std::string> args) {
+Result<CommandOutput> Slurm::Call(const std::string& program, std::vector<std::string> args,
+                                  std::vector<std::string> unset_prefixes) {
   CommandSpec spec;
   spec.argv.push_back(program);
   for (std::string& a : args) spec.argv.push_back(std::move(a));
+  spec.unset_prefixes = std::move(unset_prefixes);
   if (!options_.conf.empty()) spec.env.push_back("SLURM_CONF=" + options_.conf);
   spec.timeout_s = options_.timeout_s;
   return runner_.Run(spec);
@@ -262,9 +264,12 @@ std::vector<std::string> SbatchArgs(const ValidationJob& job) {
 }
 
 Result<std::vector<SlurmJob>> Slurm::Jobs() {
-  VIGIL_ASSIGN_OR_RETURN(CommandOutput out,
-                         Call(options_.squeue, {"--noheader", "--all", std::string(kQueuedStates),
-                                                "--format=%i|%j|%T"}));
+  // SQUEUE_USERS, SQUEUE_PARTITION and the like in this process's environment would narrow the
+  // queue to what the caller's shell usually wants to see.
+  VIGIL_ASSIGN_OR_RETURN(
+      CommandOutput out,
+      Call(options_.squeue,
+           {"--noheader", "--all", std::string(kQueuedStates), "--format=%i|%j|%T"}, {"SQUEUE_"}));
   if (out.exit_code != 0) {
     return Status::IoError(fmt::format("squeue: exit {}: {}", out.exit_code, Said(out)));
   }

@@ -127,8 +127,8 @@ class Slurm {
 
   // The jobs that hold or will hold nodes (pending, running, suspended, completing,
   // configuring), every user's and in every partition, hidden ones too (`squeue --all`), as far as
-  // Slurm lets this user see them (PrivateData=jobs hides other users' jobs; SQUEUE_USERS or
-  // SQUEUE_PARTITION in the environment narrow squeue too). IoError when squeue fails;
+  // Slurm lets this user see them (PrivateData=jobs hides other users' jobs; SQUEUE_* variables
+  // of this process's environment are not passed on to squeue). IoError when squeue fails;
   // InvalidArgument when a line is not "id|name|state".
   Result<std::vector<SlurmJob>> Jobs();
 
@@ -137,7 +137,8 @@ class Slurm {
   Result<std::string> Submit(const ValidationJob& job);
 
  private:
-  Result<CommandOutput> Call(const std::string& program, std::vector<std::string> args);
+  Result<CommandOutput> Call(const std::string& program, std::vector<std::string> args,
+                             std::vector<std::string> unset_prefixes = {});
   Result<CommandOutput> Scontrol(std::vector<std::string> args);
   Status Update(std::string_view node, std::vector<std::string> settings);
 

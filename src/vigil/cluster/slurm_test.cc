@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "vigil/cluster/scripted_runner.h"
+#include "vigil/testing/scoped_env.h"
 #include "vigil/testing/slurm_cluster.h"
 #include "vigil/testing/temp_dir.h"
 
@@ -307,6 +308,7 @@ TEST(SlurmTest, TheQueueIsReadWithNamesThatHoldBars) {
   EXPECT_EQ(runner.calls[0].argv,
             (std::vector<std::string>{"squeue", "--noheader", "--all", std::string(kQueuedStates),
                                       "--format=%i|%j|%T"}));
+  EXPECT_EQ(runner.calls[0].unset_prefixes, std::vector<std::string>{"SQUEUE_"});
   runner.Add("garbage\n");
   EXPECT_EQ(slurm.Jobs().status().code(), StatusCode::kInvalidArgument);
   runner.Add("", 1, "slurm_load_jobs error: Unable to contact slurm controller\n");
@@ -331,6 +333,10 @@ TEST(SlurmTest, AValidationRunsOnItsNodeInARealSlurm) {
   job.output = dir.path() + "/%j.out";
   const Result<std::string> id = slurm.Submit(job);
   ASSERT_TRUE(id.ok()) << id.status().ToString() << (*cluster)->ControllerLog();
+  // A shell that narrows squeue to another user's jobs (or to no partition of this cluster) does
+  // not hide this one from the queue Vigil reads.
+  const testing::ScopedEnv users("SQUEUE_USERS", "daemon");
+  const testing::ScopedEnv partition("SQUEUE_PARTITION", "no-such-partition");
   const Result<std::vector<SlurmJob>> jobs = slurm.Jobs();
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   const auto mine =

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "vigil/core/file.h"
+#include "vigil/testing/scoped_env.h"
 #include "vigil/testing/temp_dir.h"
 
 namespace vigil::telemetry {
@@ -146,28 +147,6 @@ std::string Jittered(const std::string& csv, double seconds) {
   for (const auto& l : lines) out += l.second;
   return out;
 }
-
-// Sets an environment variable for the scope, then puts back what it was.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 class FileSourceTest : public ::testing::Test {
  protected:
@@ -326,7 +305,7 @@ TEST_F(FileSourceTest, SpillingGivesWhatHoldingGave) {
 // A run's file leaves its directory as soon as it is made: none is there while the points are
 // merged, after the end, after a sink that fails, after a malformed line.
 TEST_F(FileSourceTest, NoSpillFileIsLeftBehind) {
-  const ScopedEnv tmpdir("TMPDIR", spill_.path());
+  const testing::ScopedEnv tmpdir("TMPDIR", spill_.path());
   const std::string text = SortedBySeries(JobCsv(8, 0, 300));
   FileSourceOptions o;
   o.paths = {Write("t.csv", text)};
