@@ -13,8 +13,9 @@ std::string EvidenceText(const Alert& a) {
   for (const Evidence& e : a.evidence) {
     if (!out.empty()) out += ", ";
     if (a.kind == AlertKind::kDivergence) {
-      out += fmt::format("{} {} {} vs {} ({:+.1f} sd)", e.signal, e.stat, FormatFigure(e.value),
-                         FormatFigure(e.peer_median), e.deviation);
+      out += fmt::format("{} {} {} vs {} ({}{:+.1f} sd)", e.signal, e.stat, FormatFigure(e.value),
+                         FormatFigure(e.peer_median),
+                         e.reference == "own_past" ? "its own past, " : "", e.deviation);
     } else {
       out += fmt::format("{} = {}", e.signal, FormatFigure(e.value));
     }

@@ -26,6 +26,24 @@ TEST(AlertTextTest, DivergenceNamesValuePeersAndDeviation) {
             "4.568 vs 90 (+3.0 sd)");
 }
 
+TEST(AlertTextTest, EvidenceAgainstAMachinesOwnPastSaysSo) {
+  Alert a;
+  a.machine = "node-07";
+  a.kind = AlertKind::kDivergence;
+  a.rule = "peers";
+  a.onset = a.detected = 0;
+  a.evidence = {{.signal = "step_time",
+                 .stat = "mean",
+                 .value = 2.6,
+                 .peer_median = 2,
+                 .deviation = 9.46,
+                 .effect = 0.3,
+                 .reference = "own_past"}};
+  EXPECT_EQ(AlertLine(a),
+            "ALERT node-07 divergence peers onset 1970-01-01T00:00:00.000Z detected "
+            "1970-01-01T00:00:00.000Z (+0 s): step_time mean 2.600 vs 2 (its own past, +9.5 sd)");
+}
+
 TEST(AlertTextTest, RuleEvidenceIsAValueAndAMachineWideAlertHasNoComponent) {
   Alert a;
   a.machine = "node-01";

@@ -42,12 +42,10 @@ Result<AlertKind> ParseAlertKind(std::string_view text) {
 Json AlertToJson(const Alert& a) {
   Json evidence = Json::array();
   for (const Evidence& e : a.evidence) {
-    evidence.push_back(Json{{"signal", e.signal},
-                            {"stat", e.stat},
-                            {"value", e.value},
-                            {"peer_median", e.peer_median},
-                            {"deviation", e.deviation},
-                            {"effect", e.effect}});
+    Json item{{"signal", e.signal},           {"stat", e.stat},           {"value", e.value},
+              {"peer_median", e.peer_median}, {"deviation", e.deviation}, {"effect", e.effect}};
+    if (!e.reference.empty()) item["reference"] = e.reference;
+    evidence.push_back(std::move(item));
   }
   return Json{{"machine", a.machine},
               {"kind", AlertKindName(a.kind)},
@@ -129,6 +127,7 @@ Result<Alert> AlertFromJson(const Json& j, std::string_view where) {
     Evidence out;
     VIGIL_ASSIGN_OR_RETURN(out.signal, StringField(e, at, "signal", true));
     VIGIL_ASSIGN_OR_RETURN(out.stat, StringField(e, at, "stat", false));
+    VIGIL_ASSIGN_OR_RETURN(out.reference, StringField(e, at, "reference", false));
     for (auto [field, value] : {std::pair{"value", &out.value},
                                 {"peer_median", &out.peer_median},
                                 {"deviation", &out.deviation},
@@ -338,7 +337,7 @@ void Detector::AlertDivergence(double end) {
       if (d.evidence >= o_.peer.persistence_s / 2) a.onset = std::min(a.onset, d.start);
       a.evidence.push_back({names_.signals()[SignalOfFeature(d.feature)].name,
                             std::string(StatName(StatOfFeature(d.feature))), d.value, d.expected,
-                            d.z, d.effect});
+                            d.z, d.effect, d.own_past ? "own_past" : "peers"});
     }
     Raise(std::move(a));
   }

@@ -37,6 +37,9 @@ struct Evidence {
   double peer_median = 0;  // the value its peers make expected (rules: 0)
   double deviation = 0;    // robust z against the peers (rules: 0)
   double effect = 0;       // relative effect: (value - expected) / expected (rules: 0)
+  // A divergence's: what the expected value is, "peers" (what its peers make expected) or
+  // "own_past" (its own recent level against the peers' centre); empty for others.
+  std::string reference = {};
 };
 
 // What raised an alert.

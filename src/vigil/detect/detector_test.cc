@@ -637,6 +637,17 @@ TEST(AlertJsonTest, RoundTripsAndRejectsWhatItCannotRead) {
   const Result<Alert> back = AlertFromJson(j, "alerts:1");
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(DumpJson(AlertToJson(*back)), DumpJson(j));
+  // A divergence says which reference its expected value is.
+  Alert d{"gpu-08",
+          AlertKind::kDivergence,
+          "peers",
+          "",
+          90,
+          100,
+          {{"step_time", "mean", 2.6, 1.6, 9.5, 0.62, "own_past"}}};
+  const Result<Alert> d_back = AlertFromJson(AlertToJson(d), "alerts:2");
+  ASSERT_TRUE(d_back.ok()) << d_back.status().message();
+  EXPECT_EQ(d_back->evidence.at(0).reference, "own_past");
 
   const Result<Alert> minimal =
       AlertFromJson(Json{{"machine", "m"}, {"kind", "divergence"}, {"detected", 5}}, "x");

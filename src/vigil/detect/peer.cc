@@ -72,7 +72,7 @@ constexpr float kRunGapIntervals = 3;
 constexpr double kUncorroboratedPersistence = 2;
 
 // The machine's placement factor on a feature: its usual level over the centre, 1 unless placed.
-float Factor(bool placed, float log_a) { return placed ? std::exp(log_a) : 1.0f; }
+float Factor(bool placed, float a) { return placed ? a : 1.0f; }
 
 // Machine m's group: group_of's, 0 where it says none.
 uint32_t GroupOf(std::span<const uint32_t> group_of, uint32_t m) {
@@ -209,7 +209,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   if (p.since < 0) p.since = now;
   const bool learning = now - p.since < o_.warmup_s;
   FollowLevel(p, centre, now, learning);
-  FollowSpread(p, frame_spread, dt, learning);
+  FollowSpread(p, p.spread, frame_spread, dt, learning);
   p.updated = now;
   const double floor = std::max(
       {static_cast<double>(p.quantum), kRelativeSpreadFloor * p.level, kAbsoluteSpreadFloor});
@@ -219,6 +219,25 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
                       : static_cast<float>(p.slow_centre + Weight(dt, kSlowCentreHalfLife) *
                                                                (centre - p.slow_centre));
   if (std::fabs(centre - p.slow_centre) > kMovingShare * p.level) p.moving = now;
+  if (!learning && p.settled != p.since) {
+    // The warm-up's end: the placements it learned (or those kept from before a restart) are
+    // each machine's own past to begin with.
+    p.settled = p.since;
+    KeepPlacementsFromBefore(valid_, f);
+    for (uint32_t m : valid_) {
+      Track& t = TrackOf(m, f);
+      t.past = t.a;
+      t.own_since = p.since;
+    }
+  }
+  // Over the warm-up, how far the levels lie from their placements instead (what a machine's
+  // own past will be at its end).
+  const double own_spread = OwnSpread(f, centre, learning);
+  if (p.own_spread < 0) {
+    p.own_spread = static_cast<float>(own_spread);
+  } else if (own_spread >= 0) {
+    FollowSpread(p, p.own_spread, own_spread, dt, learning);
+  }
   const FeatureFrame frame{
       .group = group,
       .f = f,
@@ -228,15 +247,12 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .centre = centre,
       .floor = floor,
       .spread = std::max(static_cast<double>(p.spread), floor),
+      .own_spread = p.own_spread,
       .learning = learning,
       .stalled = stalled,
       .judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s),
       .since = p.since,
   };
-  if (!learning && p.settled != p.since) {
-    p.settled = p.since;
-    KeepPlacementsFromBefore(valid_, f);
-  }
   for (uint32_t m : valid_) {
     if (!fresh_[static_cast<size_t>(m) * features_ + f]) continue;
     JudgeMachine(frame, p, m);
@@ -265,53 +281,77 @@ std::pair<double, double> PeerModel::CentreAndSpread(uint32_t f) {
   values_.clear();
   for (uint32_t m : valid_) {
     const Track& t = TrackOf(m, f);
-    values_.push_back(t.smooth / Factor(t.placed, t.log_a));
+    values_.push_back(t.smooth / Factor(t.placed, t.a));
   }
   const double centre = MedianOf(values_);
   values_.clear();
   for (uint32_t m : valid_) {
     const Track& t = TrackOf(m, f);
-    values_.push_back(std::fabs(t.smooth - Factor(t.placed, t.log_a) * centre));
+    values_.push_back(std::fabs(t.smooth - Factor(t.placed, t.a) * centre));
   }
   return {centre, stats::kMadToSigma * MedianOf(values_)};
 }
 
-void PeerModel::FollowSpread(Peers& p, double frame_spread, double dt, bool learning) const {
+double PeerModel::OwnSpread(uint32_t f, double centre, bool learning) {
+  // How far each machine's level against the centre moved from its own past (relative), and how
+  // much those moves scatter over the peers: small where every machine keeps its own level
+  // however far apart the levels are; large while machines cross a job-wide transition each its
+  // own way.
+  values_.clear();
+  if (centre > 0) {
+    for (uint32_t m : valid_) {
+      const Track& t = TrackOf(m, f);
+      const double past = learning ? t.a : t.past;
+      if (t.smooth > 0 && past > 0) values_.push_back(std::fabs(t.smooth / (centre * past) - 1));
+    }
+  }
+  // About 0, not about their median: a move of every machine at once is no steadier a past.
+  if (values_.size() < static_cast<size_t>(o_.min_peers)) return -1;
+  return stats::kMadToSigma * MedianOf(values_);
+}
+
+void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
+                             bool learning) const {
   // The spread rises within seconds (the peers scatter: a disturbance of the whole job, long
   // iterations sampled at chance phases, machines crossing a job-wide transition at different
   // moments) and falls over minutes (a job-wide stall does not shrink it). Over the warm-up,
   // whose first minutes may be anything (machines ending a first iteration many times longer
   // at different moments), it follows the last minute both ways.
-  const double spread_half_life = learning                  ? o_.warmup_s / kWarmupHalfLives
-                                  : frame_spread > p.spread ? kSpreadRiseHalfLife
-                                                            : o_.spread_half_life_s;
-  p.spread =
+  const double spread_half_life = learning                ? o_.warmup_s / kWarmupHalfLives
+                                  : frame_spread > spread ? kSpreadRiseHalfLife
+                                                          : o_.spread_half_life_s;
+  spread =
       p.updated < 0
           ? static_cast<float>(frame_spread)
-          : static_cast<float>(p.spread + Weight(dt, spread_half_life) * (frame_spread - p.spread));
+          : static_cast<float>(spread + Weight(dt, spread_half_life) * (frame_spread - spread));
 }
 
 void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   Track& t = TrackOf(m, ff.f);
-  const double a = Factor(t.placed, t.log_a);
-  const double expected = a * ff.centre;
-  const double residual = t.smooth - expected;
-  const double scale = std::max({std::fabs(expected), kEffectLevelShare * a * p.level, ff.floor});
-  // The noise scale: the peers' spread, or the machine's own scatter where that is larger (a
-  // signal that swings with the training step, sampled at a scrape's chance phase).
-  const double noise = std::max(ff.spread, kMeanDeviationToSigma * t.noise);
-  t.expected = static_cast<float>(expected);
-  t.z = static_cast<float>(residual / noise);
-  t.effect = static_cast<float>(residual / scale);
-  scored_.push_back({m, ff.f, t.z});
-  const telemetry::Worse worse = ff.signal.worse;
-  const auto passes = [&](double r) {
-    const bool way =
-        worse == telemetry::Worse::kEither || (worse == telemetry::Worse::kHigher ? r > 0 : r < 0);
-    return way && std::fabs(r) >= o_.z_min * noise && std::fabs(r) >= o_.effect_min * scale;
-  };
-  const bool deviates = passes(residual);
-  FollowRun(ff, p, m, t, deviates, passes(t.raw - expected), t.raw - expected, noise);
+  // The noise of each reference: the peers' spread about it, or the machine's own scatter where
+  // that is larger (a signal that swings with the training step, sampled at a scrape's chance
+  // phase).
+  const double own_noise = kMeanDeviationToSigma * t.noise;
+  const Reference peers =
+      ReferenceOf(ff, p, t, Factor(t.placed, t.a), std::max(ff.spread, own_noise), 0);
+  const Reference own = ReferenceOf(ff, p, t, t.past, std::max(own_noise, ff.floor), ff.own_spread);
+  // Where a signal is worse either way, a machine that returns toward the typical level (from
+  // an odd one it kept for minutes) is no new fault against its own past.
+  const bool away = ff.signal.worse != telemetry::Worse::kEither ||
+                    std::fabs(t.smooth - ff.centre) > std::fabs(own.expected - ff.centre);
+  const bool own_deviates =
+      !ff.learning && !ff.stalled && ff.own_spread > 0 && away && own.deviates;
+  const bool deviates = peers.deviates || own_deviates;
+  // What the alert reports: the peers, unless only its own past says it deviates.
+  const bool shown_own = own_deviates && !peers.deviates;
+  const Reference& shown = shown_own ? own : peers;
+  t.expected = static_cast<float>(shown.expected);
+  t.z = static_cast<float>(shown.residual / shown.noise);
+  t.effect = static_cast<float>(shown.residual / shown.scale);
+  t.own_past = shown_own;
+  scored_.push_back({m, ff.f, static_cast<float>(peers.residual / peers.noise)});
+  FollowRun(ff, p, m, t, deviates,
+            std::max(peers.raw_strength, own_deviates ? own.raw_strength : 0.0));
   if (ff.learning || t.run == 0) {
     // Over the warm-up the last minute weighs most, as for the spread.
     const double w =
@@ -320,14 +360,47 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
     t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
   }
   LearnPlacement(ff, t, WarmOf(m, ff.f), deviates);
+  // Its own past: its placement when it joins after the warm-up, then its level against the
+  // centre, followed while it does not deviate.
+  if (ff.learning) return;
+  if (t.own_since != ff.since) {
+    t.past = t.a;
+    t.own_since = ff.since;
+  } else if (!deviates && !ff.stalled && ff.centre > 0 && t.smooth > 0) {
+    t.past = static_cast<float>(t.past + Weight(t.interval, o_.own_half_life_s) *
+                                             (t.smooth / ff.centre - t.past));
+  }
+}
+
+PeerModel::Reference PeerModel::ReferenceOf(const FeatureFrame& ff, const Peers& p, const Track& t,
+                                            double factor, double noise,
+                                            double relative_noise) const {
+  Reference r;
+  r.expected = factor * ff.centre;
+  r.residual = t.smooth - r.expected;
+  r.scale = std::max({std::fabs(r.expected), kEffectLevelShare * factor * p.level, ff.floor});
+  r.noise = std::max(noise, relative_noise * r.scale);
+  const telemetry::Worse worse = ff.signal.worse;
+  const auto passes = [&](double x) {
+    const bool way =
+        worse == telemetry::Worse::kEither || (worse == telemetry::Worse::kHigher ? x > 0 : x < 0);
+    return way && std::fabs(x) >= o_.z_min * r.noise && std::fabs(x) >= o_.effect_min * r.scale;
+  };
+  r.deviates = passes(r.residual);
+  const double raw_residual = t.raw - r.expected;
+  // Evidence grows at full rate from twice the threshold in noise scales, at half rate at it.
+  r.raw_strength =
+      passes(raw_residual)
+          ? std::min(1.0, std::fabs(raw_residual) / (kFullStrengthThresholds * o_.z_min * r.noise))
+          : 0.0;
+  return r;
 }
 
 void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t, bool deviates,
-                          bool raw_deviates, double raw_residual, double noise) {
+                          double strength) {
   // A run lasts while the smoothed value deviates; its evidence grows between its samples
-  // whose own value deviates too (so that neither the smoothing's tail after a short event
-  // nor a gap in the data lengthens it), at full rate from twice the threshold in noise
-  // scales, at half rate at the threshold.
+  // whose own value deviates too (strength > 0: so that neither the smoothing's tail after a
+  // short event nor a gap in the data lengthens it), weighted by their strength.
   if (!ff.judging || !deviates) {
     t.run = 0;
     t.shared = false;
@@ -335,7 +408,7 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     t.start = -1;
     return;
   }
-  if (!raw_deviates) return;
+  if (strength <= 0) return;
   const double now = ff.now;
   const double gap = now - t.last_deviating;
   if (t.run == 0 || gap > kRunGapIntervals * std::max(t.interval, 1.0f)) {
@@ -343,8 +416,6 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     t.start = now;
     t.evidence = 0;
   } else {
-    const double strength =
-        std::min(1.0, std::fabs(raw_residual) / (kFullStrengthThresholds * o_.z_min * noise));
     t.evidence += static_cast<float>(gap * strength);
   }
   if (t.run < UINT16_MAX) ++t.run;
@@ -381,7 +452,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     float levels[kWarmSamples];
     std::copy_n(warm.values, warm.count, levels);
     std::nth_element(levels, levels + warm.count / 2, levels + warm.count);
-    t.log_a = levels[warm.count / 2];
+    SetPlacement(t, levels[warm.count / 2]);
     if (t.learned < UINT16_MAX) ++t.learned;
     return;
   }
@@ -390,7 +461,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
   if (deviates) return;
   if (t.learned < UINT16_MAX) ++t.learned;
   const double w = t.learned == 1 ? 1.0 : Weight(t.interval, o_.placement_half_life_s);
-  t.log_a = static_cast<float>(t.log_a + w * (target - t.log_a));
+  SetPlacement(t, static_cast<float>(t.log_a + w * (target - t.log_a)));
 }
 
 void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence) {
@@ -442,8 +513,11 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
   for (uint32_t m : members) values_.push_back(TrackOf(m, f).log_a);
   scratch_ = values_;
   const double mid = MedianOf(scratch_);
+  const double shift = std::exp(-mid);
   for (uint32_t m : members) {
-    TrackOf(m, f).log_a -= static_cast<float>(mid);
+    Track& t = TrackOf(m, f);
+    SetPlacement(t, t.log_a - static_cast<float>(mid));
+    t.past *= static_cast<float>(shift);
     WarmLevels& warm = WarmOf(m, f);
     for (uint8_t i = 0; i < warm.count; ++i) warm.values[i] -= static_cast<float>(mid);
     warm.before -= static_cast<float>(mid);
@@ -493,7 +567,7 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
     return;
   }
   for (uint32_t m : members) {
-    if (moved(m)) TrackOf(m, f).log_a = WarmOf(m, f).before;
+    if (moved(m)) SetPlacement(TrackOf(m, f), WarmOf(m, f).before);
   }
 }
 
@@ -511,7 +585,7 @@ std::vector<Deviation> PeerModel::DeviationsOf(uint32_t m, size_t n) const {
 
 Deviation PeerModel::DeviationOf(uint32_t m, uint32_t f) const {
   const Track& t = TrackOf(m, f);
-  return {f, t.smooth, t.expected, t.z, t.effect, t.evidence, t.start};
+  return {f, t.smooth, t.expected, t.z, t.effect, t.evidence, t.start, t.own_past};
 }
 
 bool PeerModel::Corroborated(uint32_t m, uint32_t f) const {

@@ -10,9 +10,11 @@
 // (the job's start, a restart), and after a restart a machine that moved keeps its old one.
 // The noise scale is the peers' own spread (MAD of the residuals), averaged over minutes so
 // that a job-wide stall does not shrink it; the effect size is the residual over the expected
-// value (at least half the feature's usual level). A fresh sample deviates when both pass their
-// thresholds, in the direction that is worse for the signal; evidence is the time a deviation
-// has lasted, counted between distinct samples only.
+// value (at least half the feature's usual level). Each machine is also compared with its own
+// recent past (b_m * C, b_m followed over minutes), with the peers' spread of how far their
+// levels moved from their own pasts as the noise scale. A fresh sample deviates when both scales
+// pass their thresholds against either reference, in the direction that is worse for the
+// signal; evidence is the time a deviation has lasted, counted between distinct samples only.
 #pragma once
 
 #include <cmath>
@@ -49,6 +51,10 @@ struct PeerOptions {
   // not become the level, and a stall does not enter it until it has lasted `level_window_s / 3`.
   double level_window_s = 1800;
   double placement_half_life_s = 3600;
+  // Each machine is also compared with its own recent past: its level against the centre,
+  // followed with this half-life while it does not deviate (a machine that becomes much slower
+  // than it was is named though its peers scatter more than it does).
+  double own_half_life_s = 600;
   // Over a group's first minutes (a job's start, warm-up) the peers' spread and each machine's
   // placement are learned and nobody is judged; while the feature stalls or moves job-wide (a
   // checkpoint, an evaluation, a restart) and until it has settled again, nobody is judged.
@@ -63,12 +69,13 @@ struct PeerOptions {
 // One feature of one machine against its peers, as of its latest fresh sample.
 struct Deviation {
   uint32_t feature = 0;
-  float value = 0;     // smoothed
-  float expected = 0;  // a * C
-  float z = 0;         // (value - expected) / spread
-  float effect = 0;    // (value - expected) / scale
-  float evidence = 0;  // seconds the deviation has lasted
-  double start = -1;   // its first deviating sample
+  float value = 0;        // smoothed
+  float expected = 0;     // a * C
+  float z = 0;            // (value - expected) / spread
+  float effect = 0;       // (value - expected) / scale
+  float evidence = 0;     // seconds the deviation has lasted
+  double start = -1;      // its first deviating sample
+  bool own_past = false;  // expected, z and effect are against its own past, not its peers
 };
 
 class PeerModel {
@@ -123,6 +130,8 @@ class PeerModel {
     float raw = 0;       // the latest fresh value
     float noise = 0;     // its own scatter: mean |raw - smooth|, while it does not deviate
     float log_a = 0;     // placement: log of the machine's usual level over the centre
+    float a = 1;         // exp(log_a) (SetPlacement)
+    float past = 0;      // its own recent past: its level over the centre, followed over minutes
     float interval = 0;  // seconds between fresh samples (smoothed)
     float evidence = 0;  // seconds the run has lasted, weighted by its strength
     float z = 0, effect = 0, expected = 0;
@@ -131,11 +140,13 @@ class PeerModel {
     uint16_t run = 0;      // deviating samples in the run under way
     bool shared = false;   // the run is part of a shared deviation (PeerModel::Shared)
     double last_deviating = -1;
-    bool placed = false;  // a_m is used (PeerModel::Place)
-    double first = -1;    // first fresh sample
-    double fresh = -1;    // latest fresh sample
-    double seen = -1;     // latest sample, held or not
-    double start = -1;    // first deviating sample of the run
+    bool placed = false;    // a_m is used (PeerModel::Place)
+    bool own_past = false;  // t.expected, z and effect are against its own past, not the peers
+    double own_since = -1;  // the warm-up (Peers::since) `past` was set after
+    double first = -1;      // first fresh sample
+    double fresh = -1;      // latest fresh sample
+    double seen = -1;       // latest sample, held or not
+    double start = -1;      // first deviating sample of the run
   };
   // A machine's level against the centre (log) over the second half of its group's warm-up,
   // kWarmSamples of them: its placement is their median.
@@ -151,6 +162,9 @@ class PeerModel {
   };
   struct Peers {  // per group and feature
     float spread = 0;
+    // The peers' spread of how far their levels against the centre moved from their own past
+    // (relative): the noise scale against a machine's own past; -1 before the first.
+    float own_spread = -1;
     float level = 0;             // the median of `history`
     std::vector<float> history;  // |centre| every kLevelEvery seconds over the window, a ring
     uint32_t next = 0;           // where the next one goes in the ring
@@ -186,6 +200,7 @@ class PeerModel {
     double centre = 0;       // the current machines' median, placement factors divided out
     double floor = 0;        // of the noise scale and the effect's scale
     double spread = 0;       // the peers' spread, at least `floor`
+    double own_spread = 0;   // Peers::own_spread
     bool learning = false;   // within the group's warm-up
     bool stalled = false;    // the feature stalls (FollowLevel): no placement is learned
     bool judging = false;    // after the warm-up, and the centre has settled
@@ -209,15 +224,30 @@ class PeerModel {
   // The centre of valid_'s values of `f` (placement factors divided out) and their robust spread
   // about it.
   std::pair<double, double> CentreAndSpread(uint32_t f);
-  // Follows this frame's spread of the peers into p.spread (REQUIRES: p.updated not yet now).
-  void FollowSpread(Peers& p, double frame_spread, double dt, bool learning) const;
+  // The robust spread of how far valid_'s levels against `centre` moved from their own past
+  // (over a warm-up, from their placements; relative; -1 with fewer than min_peers positive
+  // values).
+  double OwnSpread(uint32_t f, double centre, bool learning);
+  // Follows this frame's spread of the peers into `spread`, one of p's (REQUIRES: p.updated not
+  // yet now).
+  void FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
+                    bool learning) const;
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
+  // A machine's value against one reference: the peers (a_m C) or its own past (b_m C).
+  struct Reference {
+    double expected = 0, residual = 0, scale = 0, noise = 0;
+    bool deviates = false;    // the smoothed value
+    double raw_strength = 0;  // the raw value's: 0 when it does not deviate, up to 1
+  };
+  // `noise` in the feature's units, `relative_noise` of the effect's scale: the larger counts.
+  Reference ReferenceOf(const FeatureFrame& frame, const Peers& p, const Track& t, double factor,
+                        double noise, double relative_noise) const;
   // Machine m's run on the feature: ended when its smoothed value does not deviate, its evidence
-  // grown when its raw value deviates too, and Trigger when the evidence is enough.
+  // grown by `strength` when its raw value deviates too, and Trigger when the evidence is enough.
   void FollowRun(const FeatureFrame& frame, Peers& p, uint32_t m, Track& t, bool deviates,
-                 bool raw_deviates, double raw_residual, double noise);
+                 double strength);
   // Machine m's placement (Track::log_a) learned from its level against the centre.
   void LearnPlacement(const FeatureFrame& frame, Track& t, WarmLevels& warm, bool deviates) const;
   void Place(std::span<const uint32_t> members, uint32_t feature);
@@ -230,6 +260,10 @@ class PeerModel {
   // The machines of valid_ (m among them) whose run on f goes the same way as m's, at least
   // half as far, and started within `persistence` of it.
   std::vector<uint32_t> Alongside(uint32_t m, uint32_t f, double persistence) const;
+  static void SetPlacement(Track& t, float log_a) {
+    t.log_a = log_a;
+    t.a = std::exp(log_a);
+  }
   Track& TrackOf(uint32_t m, uint32_t f) { return tracks_[static_cast<size_t>(m) * features_ + f]; }
   const Track& TrackOf(uint32_t m, uint32_t f) const {
     return tracks_[static_cast<size_t>(m) * features_ + f];

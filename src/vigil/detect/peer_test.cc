@@ -791,6 +791,55 @@ TEST(PeerModelTest, ALastingDeviationIsNotLearnedAsTheMachinesLevel) {
   EXPECT_EQ(d->start, 401);
 }
 
+// --- Its own past ---------------------------------------------------------------------------
+
+// Ten machines whose levels wander 15% over four hours, each at its own phase (workers that
+// drift apart and back, as Alibaba PAI's do): the peers' spread is several times what any one
+// machine scatters about its own recent level. Machine 6's value from `from` on is `after`
+// times its level; one sample every 10 s.
+Job::SampleOf Wandering(Rng& rng, double from, double after) {
+  return [&rng, from, after](uint32_t m, uint32_t, double t) {
+    const double level = 100 * (1 + 0.15 * std::sin(2 * M_PI * t / 14400 + m));
+    return Fresh(Noisy(rng, m == 6 && t >= from ? after * level : level));
+  };
+}
+
+// A machine that becomes 30% slower than it was is named against its own past, though its
+// peers' spread (their levels wander apart) hides it from the peer comparison: one signal, so
+// twice the persistence.
+TEST(PeerModelTest, AMachineMuchSlowerThanItsOwnPastIsNamedThoughItsPeersScatter) {
+  Rng rng(40, 0);
+  Job job(10, {PeerSignal("step_time", Worse::kHigher)});
+  job.Run(0, 1800, 10, Wandering(rng, 1800, 1.3));
+  EXPECT_TRUE(job.Named().empty());
+  job.Run(1800, 2000, 10, Wandering(rng, 1800, 1.3));
+  EXPECT_EQ(job.Named(), std::vector<uint32_t>{6});
+  EXPECT_GE(job.TriggeredAt(6), 1860);
+  EXPECT_LE(job.TriggeredAt(6), 1900);
+  const std::optional<Deviation> d = job.DeviationOn(6, kMean);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->own_past);
+  EXPECT_NEAR(d->effect, 0.3, 0.06);
+}
+
+// Where a signal is worse either way, a machine that returns to its peers' typical level (from
+// 30% below it, where it sat from its start) is no fault against its own past; one that falls
+// further, to 60% of where it was, is.
+TEST(PeerModelTest, AMachineReturningTowardItsPeersIsNoFaultAgainstItsOwnPast) {
+  for (const double after : {1.3, 0.6}) {
+    SCOPED_TRACE(after);
+    Rng rng(41, 0);
+    Job job(10, {PeerSignal("power")});
+    const Job::SampleOf wandering = Wandering(rng, 0, 1 / 1.3);
+    job.Run(0, 1800, 10, wandering);
+    job.Run(1800, 2100, 10, [&](uint32_t m, uint32_t s, double t) {
+      const Sample x = wandering(m, s, t);
+      return m == 6 ? Fresh(x.value * after) : x;
+    });
+    EXPECT_EQ(job.Named(), after > 1 ? std::vector<uint32_t>{} : std::vector<uint32_t>{6});
+  }
+}
+
 // --- Groups and edge cases --------------------------------------------------------------------
 
 // Each group is judged against its own peers: group 1 at half group 0's level is no

@@ -99,6 +99,7 @@ TEST(DashboardTest, AlertsComeFirstWithTheirRuleComponentAndEvidence) {
   a.component = "gpu3";
   a.detected = 1.8e9;
   a.evidence.push_back({"sm_clock", "mean", 1200, 1980, -14.2, -0.394});
+  a.evidence.push_back({"step_time", "mean", 2.6, 2, 9.5, 0.3, "own_past"});
   store::StoredAlert stored{
       1, 1.8e9, a.machine, "divergence", a.detected, DumpJson(detect::AlertToJson(a))};
   FleetPage p = PageOf({}, 0, 0, 0);
@@ -112,6 +113,10 @@ TEST(DashboardTest, AlertsComeFirstWithTheirRuleComponentAndEvidence) {
       << html;
   EXPECT_NE(html.find("sm_clock mean = 1,200 against a peer median of 1,980 (-14.2 robust "
                       "sigmas, -39%)"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("step_time mean = 2.6 against its own past level of 2 (+9.5 robust sigmas, "
+                      "+30%)"),
             std::string::npos)
       << html;
   EXPECT_NE(html.find("No node matches."), std::string::npos);
