@@ -362,8 +362,8 @@ void Detector::AlertShared(double end) {
     const std::string stat(StatName(StatOfFeature(shared.feature)));
     for (const auto& [machine, d] : shared.members) {
       a.onset = std::min(a.onset, d.start);
-      a.evidence.push_back(
-          {signal + " " + stat, NameOfMachine(machine), d.value, d.expected, d.z, d.effect});
+      a.evidence.push_back({signal + " " + stat, NameOfMachine(machine), d.value, d.expected, d.z,
+                            d.effect, d.own_past ? "own_past" : "peers"});
     }
     Raise(std::move(a));
   }

@@ -444,6 +444,7 @@ TEST(DetectorTest, MachinesThatDeviateTogetherAreOneJobAlert) {
   EXPECT_EQ(alerts[0].rule, "shared");
   ASSERT_EQ(alerts[0].evidence.size(), 4u);
   EXPECT_EQ(alerts[0].evidence[0].stat, "m12");
+  EXPECT_EQ(alerts[0].evidence[0].reference, "peers");
   EXPECT_NEAR(alerts[0].onset, 600, 3);
 }
 

@@ -232,7 +232,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   }
   // Over the warm-up, how far the levels lie from their placements instead (what a machine's
   // own past will be at its end).
-  const double own_spread = OwnSpread(f, centre, learning);
+  const double own_spread = OwnSpread(f, centre, learning, p.since);
   if (p.own_spread < 0) {
     p.own_spread = static_cast<float>(own_spread);
   } else if (own_spread >= 0) {
@@ -292,7 +292,7 @@ std::pair<double, double> PeerModel::CentreAndSpread(uint32_t f) {
   return {centre, stats::kMadToSigma * MedianOf(values_)};
 }
 
-double PeerModel::OwnSpread(uint32_t f, double centre, bool learning) {
+double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double since) {
   // How far each machine's level against the centre moved from its own past (relative), and how
   // much those moves scatter over the peers: small where every machine keeps its own level
   // however far apart the levels are; large while machines cross a job-wide transition each its
@@ -301,12 +301,14 @@ double PeerModel::OwnSpread(uint32_t f, double centre, bool learning) {
   if (centre > 0) {
     for (uint32_t m : valid_) {
       const Track& t = TrackOf(m, f);
+      if (!learning && t.own_since != since) continue;  // no own past yet
       const double past = learning ? t.a : t.past;
-      if (t.smooth > 0 && past > 0) values_.push_back(std::fabs(t.smooth / (centre * past) - 1));
+      const double move = std::fabs(t.smooth / (centre * past) - 1);
+      if (t.smooth > 0 && past > 0 && std::isfinite(move)) values_.push_back(move);
     }
   }
   // About 0, not about their median: a move of every machine at once is no steadier a past.
-  if (values_.size() < static_cast<size_t>(o_.min_peers)) return -1;
+  if (values_.empty() || values_.size() < static_cast<size_t>(o_.min_peers)) return -1;
   return stats::kMadToSigma * MedianOf(values_);
 }
 
@@ -339,8 +341,11 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   // an odd one it kept for minutes) is no new fault against its own past.
   const bool away = ff.signal.worse != telemetry::Worse::kEither ||
                     std::fabs(t.smooth - ff.centre) > std::fabs(own.expected - ff.centre);
-  const bool own_deviates =
-      !ff.learning && !ff.stalled && ff.own_spread > 0 && away && own.deviates;
+  // A machine has an own past once it has been judged since the warm-up's end (one that joins
+  // later: from its first sample on), and only one that a float holds.
+  const bool has_past = !ff.learning && t.own_since == ff.since && t.past > 0 &&
+                        std::isfinite(t.past) && std::isfinite(own.expected);
+  const bool own_deviates = has_past && !ff.stalled && ff.own_spread > 0 && away && own.deviates;
   const bool deviates = peers.deviates || own_deviates;
   // What the alert reports: the peers, unless only its own past says it deviates.
   const bool shown_own = own_deviates && !peers.deviates;
@@ -367,8 +372,9 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
     t.past = t.a;
     t.own_since = ff.since;
   } else if (!deviates && !ff.stalled && ff.centre > 0 && t.smooth > 0) {
-    t.past = static_cast<float>(t.past + Weight(t.interval, o_.own_half_life_s) *
-                                             (t.smooth / ff.centre - t.past));
+    const double level = t.smooth / ff.centre;
+    if (!std::isfinite(t.past) || level > std::numeric_limits<float>::max()) return;
+    t.past = static_cast<float>(t.past + Weight(t.interval, o_.own_half_life_s) * (level - t.past));
   }
 }
 

@@ -225,11 +225,11 @@ class PeerModel {
   // about it.
   std::pair<double, double> CentreAndSpread(uint32_t f);
   // The robust spread of how far valid_'s levels against `centre` moved from their own past
-  // (over a warm-up, from their placements; relative; -1 with fewer than min_peers positive
-  // values).
-  double OwnSpread(uint32_t f, double centre, bool learning);
-  // Follows this frame's spread of the peers into `spread`, one of p's (REQUIRES: p.updated not
-  // yet now).
+  // (over a warm-up, from their placements; after it, of the machines with an own past since the
+  // warm-up `since`; relative; -1 with fewer than min_peers such values).
+  double OwnSpread(uint32_t f, double centre, bool learning, double since);
+  // Follows this frame's spread of the peers into `spread`, one of p's; in the group's first
+  // frame (p.updated < 0) it takes the frame's.
   void FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
                     bool learning) const;
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns

@@ -823,8 +823,8 @@ TEST(PeerModelTest, AMachineMuchSlowerThanItsOwnPastIsNamedThoughItsPeersScatter
 }
 
 // Where a signal is worse either way, a machine that returns to its peers' typical level (from
-// 30% below it, where it sat from its start) is no fault against its own past; one that falls
-// further, to 60% of where it was, is.
+// 1/1.3 of it, 23% below, where it sat from its start) is no fault against its own past; one that
+// falls further, to 60% of where it was, is.
 TEST(PeerModelTest, AMachineReturningTowardItsPeersIsNoFaultAgainstItsOwnPast) {
   for (const double after : {1.3, 0.6}) {
     SCOPED_TRACE(after);
@@ -837,6 +837,40 @@ TEST(PeerModelTest, AMachineReturningTowardItsPeersIsNoFaultAgainstItsOwnPast) {
       return m == 6 ? Fresh(x.value * after) : x;
     });
     EXPECT_EQ(job.Named(), after > 1 ? std::vector<uint32_t>{} : std::vector<uint32_t>{6});
+  }
+}
+
+// A machine that joins after the warm-up has no own past until its first sample: it is not
+// compared with a past of 0 (for a signal worse when higher, everything is far above 0), and
+// its first level becomes its past.
+TEST(PeerModelTest, AMachineThatJoinsLaterHasNoOwnPastBeforeItsFirstSample) {
+  Rng rng(42, 0);
+  Job job(8, {PeerSignal("step_time", Worse::kHigher)});
+  const auto sample = [&](uint32_t m, uint32_t, double t) {
+    return m == 7 && t < 600 ? kNone : Fresh(Noisy(rng, 100));
+  };
+  job.Run(0, 600, 1, sample);
+  for (double t = 600; t < 700; ++t) {
+    job.Step(t, sample);
+    EXPECT_TRUE(job.model().Quiet(7)) << t;
+  }
+  EXPECT_TRUE(job.Named().empty());
+}
+
+// Levels over a float's range (a ratio to the centre of 1e40) never make a machine's own past
+// infinite or NaN: on a signal worse when lower, the machine far above its peers is named by
+// nobody.
+TEST(PeerModelTest, ALevelBeyondAFloatLeavesTheOwnPastFinite) {
+  Rng rng(43, 0);
+  Job job(8, {PeerSignal("bandwidth", Worse::kLower)});
+  job.Run(0, 900, 1,
+          [&](uint32_t m, uint32_t, double) { return Fresh(Noisy(rng, m == 7 ? 1e10 : 1e-30)); });
+  EXPECT_TRUE(job.Named().empty());
+  for (uint32_t m = 0; m < 8; ++m) {
+    for (const Deviation& d : job.model().DeviationsOf(m, 8)) {
+      EXPECT_TRUE(std::isfinite(d.expected)) << m;
+      EXPECT_TRUE(std::isfinite(d.z)) << m;
+    }
   }
 }
 
