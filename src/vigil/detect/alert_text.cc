@@ -15,7 +15,7 @@ std::string EvidenceText(const Alert& a) {
     if (a.kind == AlertKind::kDivergence) {
       out += fmt::format("{} {} {} vs {} ({}{:+.1f} sd)", e.signal, e.stat, FormatFigure(e.value),
                          FormatFigure(e.peer_median),
-                         e.reference == "own_past" ? "its own past, " : "", e.deviation);
+                         e.reference == kOwnPastReference ? "its own past, " : "", e.deviation);
     } else {
       out += fmt::format("{} = {}", e.signal, FormatFigure(e.value));
     }

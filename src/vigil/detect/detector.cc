@@ -67,6 +67,11 @@ namespace {
 // (seconds) or a dead driver (for good). Named once it has lasted this long.
 constexpr double kExporterGrace = 120;
 
+// The evidence's `reference` of a deviation.
+std::string ReferenceName(const Deviation& d) {
+  return std::string(d.own_past ? kOwnPastReference : kPeersReference);
+}
+
 Status FieldError(std::string_view where, std::string_view field, std::string_view problem) {
   return Status::InvalidArgument(fmt::format("{}: {}: {}", where, field, problem));
 }
@@ -337,7 +342,7 @@ void Detector::AlertDivergence(double end) {
       if (d.evidence >= o_.peer.persistence_s / 2) a.onset = std::min(a.onset, d.start);
       a.evidence.push_back({names_.signals()[SignalOfFeature(d.feature)].name,
                             std::string(StatName(StatOfFeature(d.feature))), d.value, d.expected,
-                            d.z, d.effect, d.own_past ? "own_past" : "peers"});
+                            d.z, d.effect, ReferenceName(d)});
     }
     Raise(std::move(a));
   }
@@ -363,7 +368,7 @@ void Detector::AlertShared(double end) {
     for (const auto& [machine, d] : shared.members) {
       a.onset = std::min(a.onset, d.start);
       a.evidence.push_back({signal + " " + stat, NameOfMachine(machine), d.value, d.expected, d.z,
-                            d.effect, d.own_past ? "own_past" : "peers"});
+                            d.effect, ReferenceName(d)});
     }
     Raise(std::move(a));
   }

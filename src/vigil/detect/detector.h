@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vigil/core/json.h"
@@ -37,10 +38,12 @@ struct Evidence {
   double peer_median = 0;  // the value its peers make expected (rules: 0)
   double deviation = 0;    // robust z against the peers (rules: 0)
   double effect = 0;       // relative effect: (value - expected) / expected (rules: 0)
-  // A divergence's: what the expected value is, "peers" (what its peers make expected) or
-  // "own_past" (its own recent level against the peers' centre); empty for others.
+  // A divergence's: what the expected value is, kPeersReference (what its peers make expected)
+  // or kOwnPastReference (its own recent level against the peers' centre); empty for others.
   std::string reference = {};
 };
+inline constexpr std::string_view kPeersReference = "peers";
+inline constexpr std::string_view kOwnPastReference = "own_past";
 
 // What raised an alert.
 enum class AlertKind {

@@ -96,10 +96,10 @@ std::string EvidenceText(const detect::Evidence& e) {
   if (e.peer_median == 0 && e.deviation == 0 && e.effect == 0) {
     return fmt::format("{} = {}", what, Readable(e.value));
   }
-  return fmt::format("{} = {} against {} of {} ({:+.1f} robust sigmas, {:+.0f}%)", what,
-                     Readable(e.value),
-                     e.reference == "own_past" ? "its own past level" : "a peer median",
-                     Readable(e.peer_median), e.deviation, e.effect * 100);
+  return fmt::format(
+      "{} = {} against {} of {} ({:+.1f} robust sigmas, {:+.0f}%)", what, Readable(e.value),
+      e.reference == detect::kOwnPastReference ? "its own past level" : "a peer median",
+      Readable(e.peer_median), e.deviation, e.effect * 100);
 }
 
 std::string AlertsSection(const std::vector<store::StoredAlert>& alerts) {
