@@ -12,7 +12,8 @@ std::string EvidenceText(const Alert& a) {
   std::string out;
   for (const Evidence& e : a.evidence) {
     if (!out.empty()) out += ", ";
-    if (a.kind == AlertKind::kDivergence) {
+    // A deviation: a divergence's, or one a job alert gives (a stall's machine, a shared one's).
+    if (a.kind == AlertKind::kDivergence || !e.reference.empty()) {
       out += fmt::format("{} {} {} vs {} ({}{:+.1f} sd)", e.signal, e.stat, FormatFigure(e.value),
                          FormatFigure(e.peer_median),
                          e.reference == kOwnPastReference ? "its own past, " : "", e.deviation);

@@ -44,6 +44,26 @@ TEST(AlertTextTest, EvidenceAgainstAMachinesOwnPastSaysSo) {
             "1970-01-01T00:00:00.000Z (+0 s): step_time mean 2.600 vs 2 (its own past, +9.5 sd)");
 }
 
+// A job-level stall that names the machine differing from its stalled peers shows how.
+TEST(AlertTextTest, AStallsMachineIsShownAgainstItsStalledPeers) {
+  Alert a;
+  a.machine = "node-12";
+  a.kind = AlertKind::kJob;
+  a.rule = "stall";
+  a.onset = 0;
+  a.detected = 300;
+  a.evidence = {{.signal = "gpu_power",
+                 .stat = "mean",
+                 .value = 193.4,
+                 .peer_median = 159.5,
+                 .deviation = 8.04,
+                 .effect = 0.2,
+                 .reference = "peers"}};
+  EXPECT_EQ(AlertLine(a),
+            "ALERT node-12 job stall onset 1970-01-01T00:00:00.000Z detected "
+            "1970-01-01T00:05:00.000Z (+300 s): gpu_power mean 193.4 vs 159.5 (+8.0 sd)");
+}
+
 TEST(AlertTextTest, RuleEvidenceIsAValueAndAMachineWideAlertHasNoComponent) {
   Alert a;
   a.machine = "node-01";

@@ -72,6 +72,9 @@ std::string ReferenceName(const Deviation& d) {
   return std::string(d.own_past ? kOwnPastReference : kPeersReference);
 }
 
+// The deviations an alert on one machine gives as evidence, the strongest first.
+constexpr size_t kEvidenceDeviations = 5;
+
 Status FieldError(std::string_view where, std::string_view field, std::string_view problem) {
   return Status::InvalidArgument(fmt::format("{}: {}: {}", where, field, problem));
 }
@@ -311,8 +314,6 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
 // One alert per episode of a machine; it alerts again once it has had no deviation under way
 // for the re-arm time.
 void Detector::AlertDivergence(double end) {
-  // The deviations a divergence alert gives as evidence, the strongest first.
-  constexpr size_t kEvidenceDeviations = 5;
   const auto machines = static_cast<uint32_t>(machines_.size());
   for (uint32_t m = 0; m < machines; ++m) {
     MachineState& machine = machines_[m];
@@ -340,12 +341,20 @@ void Detector::AlertDivergence(double end) {
     for (const Deviation& d : deviations) {
       // The onset is that of the deviations that lasted half the persistence or more.
       if (d.evidence >= o_.peer.persistence_s / 2) a.onset = std::min(a.onset, d.start);
-      a.evidence.push_back({names_.signals()[SignalOfFeature(d.feature)].name,
-                            std::string(StatName(StatOfFeature(d.feature))), d.value, d.expected,
-                            d.z, d.effect, ReferenceName(d)});
+      a.evidence.push_back(EvidenceOf(d));
     }
     Raise(std::move(a));
   }
+}
+
+Evidence Detector::EvidenceOf(const Deviation& d) const {
+  return {names_.signals()[SignalOfFeature(d.feature)].name,
+          std::string(StatName(StatOfFeature(d.feature))),
+          d.value,
+          d.expected,
+          d.z,
+          d.effect,
+          ReferenceName(d)};
 }
 
 // Machines that deviate together: one alert for the group ("*"), each machine in evidence, and
@@ -374,17 +383,20 @@ void Detector::AlertShared(double end) {
   }
 }
 
-// A job-wide stall: one alert for the whole job ("*"); the machine at fault, when peers can tell,
-// is named by its own rule, silence or divergence.
+// A job-wide stall: one alert for the job, naming the one machine that differs from its stalled
+// peers (a hung rank among peers waiting for it) where there is one, else "*".
 void Detector::AlertStalls(double end) {
   for (const PeerModel::Stall& stall : model_.stalls()) {
     Alert a;
-    a.machine = "*";
+    a.machine = stall.machine ? NameOfMachine(*stall.machine) : "*";
     a.kind = AlertKind::kJob;
     a.rule = "stall";
     a.component = names_.groups().Name(stall.group);
     a.onset = stall.start;
     a.detected = end;
+    for (size_t i = 0; i < std::min(stall.deviations.size(), kEvidenceDeviations); ++i) {
+      a.evidence.push_back(EvidenceOf(stall.deviations[i]));
+    }
     Raise(std::move(a));
   }
 }

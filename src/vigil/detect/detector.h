@@ -153,6 +153,8 @@ class Detector {
   void Grow(uint32_t machine, uint32_t component);
   RuleState& RuleOf(uint32_t machine, uint32_t component);
   std::string NameOfMachine(uint32_t m) const { return names_.machines().Name(m); }
+  // One machine's deviation as an alert's evidence: its signal, its stat, and the rest.
+  Evidence EvidenceOf(const Deviation& d) const;
 
   DetectorOptions o_;
   const telemetry::Normalizer& names_;

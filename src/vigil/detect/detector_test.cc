@@ -607,6 +607,36 @@ TEST(DetectorTest, AJobWideStallIsOneJobAlert) {
   }
 }
 
+// The hang's rank differs from its stalled peers (its GPUs spin in their own kernel at 200 W,
+// theirs in NCCL at 160 W, once the job has trained at 600 W; tensor activity and PCIe traffic
+// stop everywhere): the job-level alert names it, with its power as evidence. (Its power is
+// named as a divergence too, here, where training power hardly scattered; no other machine is.)
+TEST(DetectorTest, AJobLevelStallNamesTheMachineThatDiffersFromItsStalledPeers) {
+  Harness h;
+  Rng rng(12, 0);
+  const auto noisy = [&](double v) { return v * (1 + rng.Normal(0, 0.01)); };
+  for (int t = 0; t < 1100; ++t) {
+    for (int m = 0; m < 16; ++m) {
+      for (int g = 0; g < 2; ++g) {
+        h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, noisy(t < 600 ? 600 : m == 7 ? 200 : 160));
+        h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", g, noisy(t < 600 ? 0.6 : 0.001));
+        h.Feed(t, m, "DCGM_FI_PROF_PCIE_TX_BYTES", g, noisy(t < 600 ? 1e9 : 1e6));
+      }
+    }
+  }
+  const std::vector<Alert> alerts = h.Finish();
+  for (const Alert& a : alerts) EXPECT_EQ(a.machine, "m7") << DumpJson(AlertToJson(a));
+  const auto stall = std::find_if(alerts.begin(), alerts.end(), [](const Alert& a) {
+    return AlertKindName(a.kind) == "job" && a.rule == "stall";
+  });
+  ASSERT_NE(stall, alerts.end());
+  EXPECT_NEAR(stall->detected - stall->onset, 300, 2);
+  ASSERT_FALSE(stall->evidence.empty());
+  EXPECT_EQ(stall->evidence[0].signal, "gpu_power");
+  EXPECT_NEAR(stall->evidence[0].value, 200, 5);
+  EXPECT_NEAR(stall->evidence[0].peer_median, 160, 5);
+}
+
 // Corrected NVLink errors now and then are no fault; hundreds a second are. A host's CPU busy
 // for a minute (cron, log rotation) is no fault either: cpu_idle needs two minutes.
 TEST(DetectorTest, ThresholdsAndPersistenceComeFromTheSignalMap) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "vigil/core/matrix.h"
 #include "vigil/core/stats.h"
@@ -194,16 +195,85 @@ void PeerModel::FollowStalls(double now) {
       continue;
     }
     if (gs.since < 0) gs.since = now;
-    if (gs.reported || now - gs.since < o_.stall_s) continue;
+    if (gs.reported) continue;
+    FollowOdd(g, now, gs);
+    if (now - gs.since < o_.stall_s) continue;
     gs.reported = true;
-    stalls_.push_back({g, gs.since});
+    Stall stall{g, gs.since, std::nullopt, {}};
+    for (const auto& [m, since] : gs.odd) {
+      if (now - since < o_.persistence_s) continue;
+      if (stall.machine) {  // several: the peers cannot tell
+        stall.machine.reset();
+        break;
+      }
+      stall.machine = m;
+    }
+    if (stall.machine) {
+      for (const auto& [m, d] : odd_) {
+        if (m == *stall.machine) stall.deviations.push_back(d);
+      }
+      std::sort(
+          stall.deviations.begin(), stall.deviations.end(),
+          [](const Deviation& x, const Deviation& y) { return std::fabs(x.z) > std::fabs(y.z); });
+    }
+    stalls_.push_back(std::move(stall));
+  }
+}
+
+void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
+  odd_.clear();
+  for (uint32_t f = 0; f < features_; ++f) {
+    const Peers& p = peers_[g][f];
+    if (p.updated < 0 || p.level <= 0) continue;
+    CollectCurrent(g, f, now);
+    if (valid_.size() < static_cast<size_t>(o_.min_peers)) continue;
+    // The peers as placed, or all alike where they scatter less so (every stage of a pipeline
+    // spinning in its collective at one power, whatever each drew in training).
+    auto [centre, spread] = CentreAndSpread(f, true);
+    const auto [alike_centre, alike_spread] = CentreAndSpread(f, false);
+    const bool placed = spread <= alike_spread;
+    if (!placed) std::tie(centre, spread) = std::pair{alike_centre, alike_spread};
+    if (std::fabs(std::fabs(centre) - p.level) <= kMovingShare * p.level) continue;
+    const double floor = std::max(
+        {static_cast<double>(p.quantum), kRelativeSpreadFloor * p.level, kAbsoluteSpreadFloor});
+    const double noise = std::max(spread, floor);
+    for (uint32_t m : valid_) {
+      const Track& t = TrackOf(m, f);
+      // A value its exporter holds (a step-time gauge during a hang) is no evidence.
+      if (now - t.fresh > std::max(kCurrentIntervals * t.interval, kCurrentMinSeconds)) continue;
+      const double factor = placed ? Factor(t.placed, t.a) : 1.0;
+      const double expected = factor * centre;
+      const double residual = t.smooth - expected;
+      const double scale =
+          std::max({std::fabs(expected), kEffectLevelShare * factor * p.level, floor});
+      if (std::fabs(residual) < o_.z_min * noise || std::fabs(residual) < o_.effect_min * scale) {
+        continue;
+      }
+      odd_.push_back({m, Deviation{.feature = f,
+                                   .value = t.smooth,
+                                   .expected = static_cast<float>(expected),
+                                   .z = static_cast<float>(residual / noise),
+                                   .effect = static_cast<float>(residual / scale),
+                                   .evidence = 0,
+                                   .start = -1}});
+    }
+  }
+  // Machines that stopped differing leave; those that started join, from now.
+  std::erase_if(gs.odd, [&](const std::pair<uint32_t, double>& e) {
+    return std::none_of(odd_.begin(), odd_.end(),
+                        [&](const auto& o) { return o.first == e.first; });
+  });
+  for (const auto& [m, d] : odd_) {
+    if (std::none_of(gs.odd.begin(), gs.odd.end(), [&](const auto& e) { return e.first == m; })) {
+      gs.odd.push_back({m, now});
+    }
   }
 }
 
 void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::SignalInfo& signal) {
   CollectCurrent(group, f, now);
   if (valid_.size() < static_cast<size_t>(o_.min_peers)) return;
-  const auto [centre, frame_spread] = CentreAndSpread(f);
+  const auto [centre, frame_spread] = CentreAndSpread(f, true);
   Peers& p = peers_[group][f];
   const double dt = p.updated < 0 ? 0 : now - p.updated;
   if (p.since < 0) p.since = now;
@@ -277,17 +347,18 @@ void PeerModel::CollectCurrent(uint32_t group, uint32_t f, double now) {
   }
 }
 
-std::pair<double, double> PeerModel::CentreAndSpread(uint32_t f) {
+std::pair<double, double> PeerModel::CentreAndSpread(uint32_t f, bool placed) {
+  const auto factor = [&](const Track& t) { return placed ? Factor(t.placed, t.a) : 1.0f; };
   values_.clear();
   for (uint32_t m : valid_) {
     const Track& t = TrackOf(m, f);
-    values_.push_back(t.smooth / Factor(t.placed, t.a));
+    values_.push_back(t.smooth / factor(t));
   }
   const double centre = MedianOf(values_);
   values_.clear();
   for (uint32_t m : valid_) {
     const Track& t = TrackOf(m, f);
-    values_.push_back(std::fabs(t.smooth - Factor(t.placed, t.a) * centre));
+    values_.push_back(std::fabs(t.smooth - factor(t) * centre));
   }
   return {centre, stats::kMadToSigma * MedianOf(values_)};
 }

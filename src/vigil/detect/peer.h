@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -96,10 +97,14 @@ class PeerModel {
   };
   std::span<const Scored> scored() const { return scored_; }
   // A job-wide stall that reached stall_s in the last Update (reported once per stall): the
-  // group and when it began.
+  // group, when it began, and the one machine that has differed from its stalled peers for the
+  // persistence time (FollowOdd), with its deviations now, the largest first; none where no
+  // machine or several have.
   struct Stall {
     uint32_t group;
     double start;
+    std::optional<uint32_t> machine;
+    std::vector<Deviation> deviations;
   };
   std::span<const Stall> stalls() const { return stalls_; }
   // Machines of one group that deviate together on one feature, the same way and about as far,
@@ -184,8 +189,15 @@ class PeerModel {
   struct GroupStall {
     double since = -1;
     bool reported = false;
+    std::vector<std::pair<uint32_t, double>> odd;  // machines differing (FollowOdd), and since
   };
   void FollowStalls(double now);
+  // Group g's machines with a fresh sample, as they stand during its stall at `now`, on each
+  // feature the stall moved (its centre a fifth of its usual level or more away from it):
+  // against the centre and the peers' scatter about it now (the stalled peers' own noise, not
+  // the one learned before the stall), either way, with the thresholds of a divergence. Each
+  // machine-feature that deviates goes into odd_; `gs.odd` keeps since when each machine has.
+  void FollowOdd(uint32_t g, double now, GroupStall& gs);
   void FollowLevel(Peers& p, double centre, double now, bool learning);
   // Machine m's evidence on f reached what it needs: it is named, or it deviates with others (a
   // shared deviation).
@@ -221,9 +233,9 @@ class PeerModel {
   // valid_: the machines of `group` whose value of `f` is current: they report (held or fresh)
   // within three of their own intervals.
   void CollectCurrent(uint32_t group, uint32_t f, double now);
-  // The centre of valid_'s values of `f` (placement factors divided out) and their robust spread
-  // about it.
-  std::pair<double, double> CentreAndSpread(uint32_t f);
+  // The centre of valid_'s values of `f` (placement factors divided out, where `placed`) and
+  // their robust spread about it.
+  std::pair<double, double> CentreAndSpread(uint32_t f, bool placed);
   // The robust spread of how far valid_'s levels against `centre` moved from their own past
   // (over a warm-up, from their placements; after it, of the machines with an own past since the
   // warm-up `since`; relative; -1 with fewer than min_peers such values).
@@ -287,6 +299,7 @@ class PeerModel {
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;
   std::vector<Stall> stalls_;
+  std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;
 };
 

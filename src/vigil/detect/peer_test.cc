@@ -599,6 +599,51 @@ TEST(PeerModelTest, AJobLevelStallIsMostFeaturesStalledForFiveMinutes) {
   }
 }
 
+// A hang: every rank stalls within 3 s (tensor activity and traffic to 2%, power from 330 W, each
+// sample scattered by 15% as long iterations are sampled at chance phases, to 160 W as they spin in
+// their collective); the hung machine 5 spins in its own kernel at 193 W. The noise learned in
+// training hides its 33 W, but against the stalled peers' scatter about each other it differs,
+// and the job-level stall names it, with its power as evidence. Not named: where a second
+// machine differs as long (9, at 130 W), the peers cannot tell; a machine that differs for
+// less than the persistence time (9, a 15-s burst at the stall's report) does not count; nor
+// does a value its exporter holds (5's power repeated, not sampled).
+TEST(PeerModelTest, AJobLevelStallNamesTheOneMachineThatDiffersFromItsStalledPeers) {
+  enum class Case { kOne, kTwo, kBurst, kHeld };
+  for (const Case c : {Case::kOne, Case::kTwo, Case::kBurst, Case::kHeld}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    Rng rng(31, 0);
+    Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
+    job.Run(0, 1000, 1, [&](uint32_t m, uint32_t s, double t) {
+      if (t < 400 + m % 4) {
+        return Fresh(s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform()));
+      }
+      if (s > 0) return Fresh(Noisy(rng, 2));
+      if (m == 5) return c == Case::kHeld && t >= 420 ? Held(193) : Fresh(Noisy(rng, 193));
+      if (m == 9 && (c == Case::kTwo || (c == Case::kBurst && t >= 705 && t < 720))) {
+        return Fresh(Noisy(rng, 130));
+      }
+      return Fresh(Noisy(rng, 160));
+    });
+    ASSERT_EQ(job.stalls().size(), 1u);
+    const PeerModel::Stall& stall = job.stalls()[0].second;
+    EXPECT_NEAR(job.stalls()[0].first, 716, 3);
+    if (c == Case::kTwo || c == Case::kHeld) {
+      EXPECT_FALSE(stall.machine.has_value());
+      EXPECT_TRUE(stall.deviations.empty());
+      continue;
+    }
+    ASSERT_TRUE(stall.machine.has_value());
+    EXPECT_EQ(*stall.machine, 5u);
+    ASSERT_FALSE(stall.deviations.empty());
+    for (const Deviation& d : stall.deviations) {
+      EXPECT_EQ(SignalOfFeature(d.feature), 0u);
+      EXPECT_NEAR(d.value, 193, 4);
+      EXPECT_NEAR(d.expected, 160, 4);
+      EXPECT_GE(d.z, 4);
+    }
+  }
+}
+
 // --- Job-wide moves -----------------------------------------------------------------------------
 
 // A group that moves together (an evaluation phase at half the load, each machine entering it
