@@ -64,6 +64,26 @@ TEST(AlertTextTest, AStallsMachineIsShownAgainstItsStalledPeers) {
             "1970-01-01T00:05:00.000Z (+300 s): gpu_power mean 193.4 vs 159.5 (+8.0 sd)");
 }
 
+// A shared deviation lists each machine (`stat`) against what its peers make expected.
+TEST(AlertTextTest, ASharedDeviationShowsEachMachineAgainstItsPeers) {
+  Alert a;
+  a.machine = "*";
+  a.kind = AlertKind::kJob;
+  a.rule = "shared";
+  a.onset = a.detected = 0;
+  a.evidence = {{.signal = "nvlink_tx_bytes mean",
+                 .stat = "node-14",
+                 .value = 1.1e10,
+                 .peer_median = 2.97e10,
+                 .deviation = -4.84,
+                 .effect = -0.61,
+                 .reference = "peers"}};
+  EXPECT_EQ(AlertLine(a),
+            "ALERT * job shared onset 1970-01-01T00:00:00.000Z detected "
+            "1970-01-01T00:00:00.000Z (+0 s): nvlink_tx_bytes mean node-14 1.1e+10 vs 2.97e+10 "
+            "(-4.8 sd)");
+}
+
 TEST(AlertTextTest, RuleEvidenceIsAValueAndAMachineWideAlertHasNoComponent) {
   Alert a;
   a.machine = "node-01";

@@ -105,7 +105,7 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   }
   std::sort(triggered_.begin(), triggered_.end());
   triggered_.erase(std::unique(triggered_.begin(), triggered_.end()), triggered_.end());
-  FollowStalls(frame.time);
+  FollowStalls(frame.time, signals);
 }
 
 void PeerModel::Grow(uint32_t machines, uint32_t features) {
@@ -174,7 +174,7 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) const {
   if (t.samples < UINT16_MAX) ++t.samples;
 }
 
-void PeerModel::FollowStalls(double now) {
+void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> signals) {
   group_stalls_.resize(members_.size());
   for (uint32_t g = 0; g < members_.size(); ++g) {
     uint32_t judged = 0, stalled = 0;
@@ -200,13 +200,17 @@ void PeerModel::FollowStalls(double now) {
     if (now - gs.since < o_.stall_s) continue;
     gs.reported = true;
     Stall stall{g, gs.since, std::nullopt, {}};
-    for (const auto& [m, since] : gs.odd) {
-      if (now - since < o_.persistence_s) continue;
+    for (const OddRun& run : gs.odd) {
+      const telemetry::SignalInfo& signal = signals[SignalOfFeature(run.feature)];
+      const double persistence = signal.persistence > 0 ? signal.persistence : o_.persistence_s;
+      if (now - run.since < persistence || (stall.machine && *stall.machine == run.machine)) {
+        continue;
+      }
       if (stall.machine) {  // several: the peers cannot tell
         stall.machine.reset();
         break;
       }
-      stall.machine = m;
+      stall.machine = run.machine;
     }
     if (stall.machine) {
       for (const auto& [m, d] : odd_) {
@@ -258,14 +262,18 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
                                    .start = -1}});
     }
   }
-  // Machines that stopped differing leave; those that started join, from now.
-  std::erase_if(gs.odd, [&](const std::pair<uint32_t, double>& e) {
+  // Machine-features that stopped differing leave; those that started join, from now.
+  const auto same = [](const OddRun& run, uint32_t m, const Deviation& d) {
+    return run.machine == m && run.feature == d.feature;
+  };
+  std::erase_if(gs.odd, [&](const OddRun& run) {
     return std::none_of(odd_.begin(), odd_.end(),
-                        [&](const auto& o) { return o.first == e.first; });
+                        [&](const auto& o) { return same(run, o.first, o.second); });
   });
   for (const auto& [m, d] : odd_) {
-    if (std::none_of(gs.odd.begin(), gs.odd.end(), [&](const auto& e) { return e.first == m; })) {
-      gs.odd.push_back({m, now});
+    if (std::none_of(gs.odd.begin(), gs.odd.end(),
+                     [&](const OddRun& run) { return same(run, m, d); })) {
+      gs.odd.push_back({m, d.feature, now});
     }
   }
 }

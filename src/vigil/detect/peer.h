@@ -97,9 +97,9 @@ class PeerModel {
   };
   std::span<const Scored> scored() const { return scored_; }
   // A job-wide stall that reached stall_s in the last Update (reported once per stall): the
-  // group, when it began, and the one machine that has differed from its stalled peers for the
-  // persistence time (FollowOdd), with its deviations now, the largest first; none where no
-  // machine or several have.
+  // group, when it began, and the one machine that has differed from its stalled peers on some
+  // feature for that signal's persistence time (FollowOdd), with its deviations now, the largest
+  // first; none where no machine or several have.
   struct Stall {
     uint32_t group;
     double start;
@@ -186,17 +186,21 @@ class PeerModel {
                             // those from before it
     bool shared = false;    // a shared deviation was reported and some machine still deviates
   };
+  struct OddRun {  // a machine differing from its stalled peers on a feature, since when
+    uint32_t machine, feature;
+    double since;
+  };
   struct GroupStall {
     double since = -1;
     bool reported = false;
-    std::vector<std::pair<uint32_t, double>> odd;  // machines differing (FollowOdd), and since
+    std::vector<OddRun> odd;  // FollowOdd's, while the stall is not yet reported
   };
-  void FollowStalls(double now);
+  void FollowStalls(double now, std::span<const telemetry::SignalInfo> signals);
   // Group g's machines with a fresh sample, as they stand during its stall at `now`, on each
   // feature the stall moved (its centre a fifth of its usual level or more away from it):
   // against the centre and the peers' scatter about it now (the stalled peers' own noise, not
   // the one learned before the stall), either way, with the thresholds of a divergence. Each
-  // machine-feature that deviates goes into odd_; `gs.odd` keeps since when each machine has.
+  // machine-feature that deviates goes into odd_; `gs.odd` keeps since when each has.
   void FollowOdd(uint32_t g, double now, GroupStall& gs);
   void FollowLevel(Peers& p, double centre, double now, bool learning);
   // Machine m's evidence on f reached what it needs: it is named, or it deviates with others (a

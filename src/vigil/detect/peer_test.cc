@@ -605,18 +605,21 @@ TEST(PeerModelTest, AJobLevelStallIsMostFeaturesStalledForFiveMinutes) {
 // training hides its 33 W, but against the stalled peers' scatter about each other it differs,
 // and the job-level stall names it, with its power as evidence. Not named: where a second
 // machine differs as long (9, at 130 W), the peers cannot tell; a machine that differs for
-// less than the persistence time (9, a 15-s burst at the stall's report) does not count; nor
+// less than the persistence time (9, a 15-s burst at the stall's report; 9's traffic for 66 s,
+// a signal whose own persistence is 120 s) does not count; nor
 // does a value its exporter holds (5's power repeated, not sampled).
 TEST(PeerModelTest, AJobLevelStallNamesTheOneMachineThatDiffersFromItsStalledPeers) {
-  enum class Case { kOne, kTwo, kBurst, kHeld };
-  for (const Case c : {Case::kOne, Case::kTwo, Case::kBurst, Case::kHeld}) {
+  enum class Case { kOne, kTwo, kBurst, kHeld, kSlowSignal };
+  for (const Case c : {Case::kOne, Case::kTwo, Case::kBurst, Case::kHeld, Case::kSlowSignal}) {
     SCOPED_TRACE(static_cast<int>(c));
     Rng rng(31, 0);
-    Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
+    Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"),
+                 PeerSignal("traffic", Worse::kEither, 120)});
     job.Run(0, 1000, 1, [&](uint32_t m, uint32_t s, double t) {
       if (t < 400 + m % 4) {
         return Fresh(s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform()));
       }
+      if (s == 2 && m == 9 && c == Case::kSlowSignal && t >= 650) return Fresh(Noisy(rng, 20));
       if (s > 0) return Fresh(Noisy(rng, 2));
       if (m == 5) return c == Case::kHeld && t >= 420 ? Held(193) : Fresh(Noisy(rng, 193));
       if (m == 9 && (c == Case::kTwo || (c == Case::kBurst && t >= 705 && t < 720))) {

@@ -361,6 +361,13 @@ TEST_F(ApiTest, TheFleetsHistoryReadsBackAsWhatWasPutIn) {
                              node, clock_.WallSeconds() - 10))
                 .status,
             201);
+  // A job-level stall naming the node: its component is the job's group, no part of the node.
+  ASSERT_EQ(Call("POST", "/api/v1/alerts",
+                 fmt::format("{{\"machine\":\"{}\",\"kind\":\"job\",\"rule\":\"stall\","
+                             "\"component\":\"stage2\",\"detected\":{}}}",
+                             node, clock_.WallSeconds() - 5))
+                .status,
+            201);
 
   r = Call("GET", "/api/v1/history", "", {}, false);
   ASSERT_EQ(r.status, 200) << r.body;
@@ -407,9 +414,11 @@ TEST_F(ApiTest, TheFleetsHistoryReadsBackAsWhatWasPutIn) {
   EXPECT_EQ(h.incidents[0].kind, "GPU");
   EXPECT_EQ(h.incidents[0].cost_node_hours, 48);
   EXPECT_EQ(h.incidents[0].time_s, clock_.WallSeconds() - 30);
-  ASSERT_EQ(h.alerts.size(), 1u);
+  ASSERT_EQ(h.alerts.size(), 2u);
   EXPECT_EQ(h.alerts[0].kind, "GPU");
   EXPECT_EQ(h.alerts[0].time_s, clock_.WallSeconds() - 10);
+  EXPECT_EQ(h.alerts[1].kind, "node");
+  EXPECT_EQ(h.alerts[1].time_s, clock_.WallSeconds() - 5);
 
   // The selection is planned from that history, as `vigil select --json` prints it.
   r = Call("GET", "/api/v1/selection", "", {{"horizon", "7d"}, {"max_share", "0.1"}}, false);

@@ -315,7 +315,12 @@ Result<select::History> FleetHistoryBuilder::Build(double now) {
     auto it = index.find(a.machine);
     if (it == index.end()) continue;  // job-wide ("*"), or a machine that never uploaded
     Result<Json> body = ParseJson(a.body, "alert");
-    const std::string component = body.ok() && body->is_object() && body->contains("component") &&
+    // A job alert's component is its group (a job-level stall that names the machine differing
+    // from its stalled peers), no part of the node.
+    const bool job =
+        body.ok() && body->is_object() && body->contains("kind") && (*body)["kind"] == "job";
+    const std::string component = !job && body.ok() && body->is_object() &&
+                                          body->contains("component") &&
                                           (*body)["component"].is_string()
                                       ? (*body)["component"].get<std::string>()
                                       : std::string();
