@@ -270,10 +270,10 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
     return std::none_of(odd_.begin(), odd_.end(),
                         [&](const auto& o) { return same(run, o.first, o.second); });
   });
-  for (const auto& [m, d] : odd_) {
+  for (const auto& entry : odd_) {
     if (std::none_of(gs.odd.begin(), gs.odd.end(),
-                     [&](const OddRun& run) { return same(run, m, d); })) {
-      gs.odd.push_back({m, d.feature, now});
+                     [&](const OddRun& run) { return same(run, entry.first, entry.second); })) {
+      gs.odd.push_back({entry.first, entry.second.feature, now});
     }
   }
 }
