@@ -75,6 +75,17 @@ constexpr double kUncorroboratedPersistence = 2;
 // The machine's placement factor on a feature: its usual level over the centre, 1 unless placed.
 float Factor(bool placed, float a) { return placed ? a : 1.0f; }
 
+// How recent a machine's latest sample must be to count as current: three of its intervals.
+double CurrentWithin(float interval) {
+  return std::max(kCurrentIntervals * interval, kCurrentMinSeconds);
+}
+
+// The least noise scale of a feature: its resolution (`quantum`), and a sliver of its `level`.
+double NoiseFloor(float quantum, float level) {
+  return std::max(
+      {static_cast<double>(quantum), kRelativeSpreadFloor * level, kAbsoluteSpreadFloor});
+}
+
 // Machine m's group: group_of's, 0 where it says none.
 uint32_t GroupOf(std::span<const uint32_t> group_of, uint32_t m) {
   return m < group_of.size() ? group_of[m] : 0;
@@ -238,13 +249,12 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
     const bool placed = spread <= alike_spread;
     if (!placed) std::tie(centre, spread) = std::pair{alike_centre, alike_spread};
     if (std::fabs(std::fabs(centre) - p.level) <= kMovingShare * p.level) continue;
-    const double floor = std::max(
-        {static_cast<double>(p.quantum), kRelativeSpreadFloor * p.level, kAbsoluteSpreadFloor});
+    const double floor = NoiseFloor(p.quantum, p.level);
     const double noise = std::max(spread, floor);
     for (uint32_t m : valid_) {
       const Track& t = TrackOf(m, f);
       // A value its exporter holds (a step-time gauge during a hang) is no evidence.
-      if (now - t.fresh > std::max(kCurrentIntervals * t.interval, kCurrentMinSeconds)) continue;
+      if (now - t.fresh > CurrentWithin(t.interval)) continue;
       const double factor = placed ? Factor(t.placed, t.a) : 1.0;
       const double expected = factor * centre;
       const double residual = t.smooth - expected;
@@ -262,20 +272,21 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
                                    .start = -1}});
     }
   }
-  // Machine-features that stopped differing leave; those that started join, from now.
-  const auto same = [](const OddRun& run, uint32_t m, const Deviation& d) {
-    return run.machine == m && run.feature == d.feature;
-  };
-  std::erase_if(gs.odd, [&](const OddRun& run) {
-    return std::none_of(odd_.begin(), odd_.end(),
-                        [&](const auto& o) { return same(run, o.first, o.second); });
+  // Machine-features that stopped differing leave; those that started join, from now. Both
+  // lists in (machine, feature) order, merged in one pass.
+  std::sort(odd_.begin(), odd_.end(), [](const auto& x, const auto& y) {
+    return std::pair{x.first, x.second.feature} < std::pair{y.first, y.second.feature};
   });
-  for (const auto& entry : odd_) {
-    if (std::none_of(gs.odd.begin(), gs.odd.end(),
-                     [&](const OddRun& run) { return same(run, entry.first, entry.second); })) {
-      gs.odd.push_back({entry.first, entry.second.feature, now});
-    }
+  std::vector<OddRun> runs;
+  runs.reserve(odd_.size());
+  auto before = gs.odd.begin();
+  for (const auto& [m, d] : odd_) {
+    const std::pair key{m, d.feature};
+    while (before != gs.odd.end() && std::pair{before->machine, before->feature} < key) ++before;
+    const bool known = before != gs.odd.end() && std::pair{before->machine, before->feature} == key;
+    runs.push_back({m, d.feature, known ? before->since : now});
   }
+  gs.odd = std::move(runs);
 }
 
 void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::SignalInfo& signal) {
@@ -289,8 +300,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   FollowLevel(p, centre, now, learning);
   FollowSpread(p, p.spread, frame_spread, dt, learning);
   p.updated = now;
-  const double floor = std::max(
-      {static_cast<double>(p.quantum), kRelativeSpreadFloor * p.level, kAbsoluteSpreadFloor});
+  const double floor = NoiseFloor(p.quantum, p.level);
   const bool stalled = p.stalled_since >= 0;
   p.slow_centre = p.since == now
                       ? static_cast<float>(centre)
@@ -350,7 +360,7 @@ void PeerModel::CollectCurrent(uint32_t group, uint32_t f, double now) {
   for (uint32_t m : members_[group]) {
     const Track& t = TrackOf(m, f);
     if (t.fresh < 0) continue;
-    if (now - t.seen > std::max(kCurrentIntervals * t.interval, kCurrentMinSeconds)) continue;
+    if (now - t.seen > CurrentWithin(t.interval)) continue;
     valid_.push_back(m);
   }
 }
