@@ -80,6 +80,12 @@ double CurrentWithin(float interval) {
   return std::max(kCurrentIntervals * interval, kCurrentMinSeconds);
 }
 
+// What an effect is measured against: the expected value, at least half the usual level (so
+// that small noise about a stalled centre near 0 is no effect), at least the noise floor.
+double EffectScale(double expected, double factor, float level, double floor) {
+  return std::max({std::fabs(expected), kEffectLevelShare * factor * level, floor});
+}
+
 // The least noise scale of a feature: its resolution (`quantum`), and a sliver of its `level`.
 double NoiseFloor(float quantum, float level) {
   return std::max(
@@ -258,11 +264,8 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
       const double factor = placed ? Factor(t.placed, t.a) : 1.0;
       const double expected = factor * centre;
       const double residual = t.smooth - expected;
-      const double scale =
-          std::max({std::fabs(expected), kEffectLevelShare * factor * p.level, floor});
-      if (std::fabs(residual) < o_.z_min * noise || std::fabs(residual) < o_.effect_min * scale) {
-        continue;
-      }
+      const double scale = EffectScale(expected, factor, p.level, floor);
+      if (!Beyond(residual, noise, scale)) continue;
       odd_.push_back({m, Deviation{.feature = f,
                                    .value = t.smooth,
                                    .expected = static_cast<float>(expected),
@@ -467,19 +470,23 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   }
 }
 
+bool PeerModel::Beyond(double residual, double noise, double scale) const {
+  return std::fabs(residual) >= o_.z_min * noise && std::fabs(residual) >= o_.effect_min * scale;
+}
+
 PeerModel::Reference PeerModel::ReferenceOf(const FeatureFrame& ff, const Peers& p, const Track& t,
                                             double factor, double noise,
                                             double relative_noise) const {
   Reference r;
   r.expected = factor * ff.centre;
   r.residual = t.smooth - r.expected;
-  r.scale = std::max({std::fabs(r.expected), kEffectLevelShare * factor * p.level, ff.floor});
+  r.scale = EffectScale(r.expected, factor, p.level, ff.floor);
   r.noise = std::max(noise, relative_noise * r.scale);
   const telemetry::Worse worse = ff.signal.worse;
   const auto passes = [&](double x) {
     const bool way =
         worse == telemetry::Worse::kEither || (worse == telemetry::Worse::kHigher ? x > 0 : x < 0);
-    return way && std::fabs(x) >= o_.z_min * r.noise && std::fabs(x) >= o_.effect_min * r.scale;
+    return way && Beyond(x, r.noise, r.scale);
   };
   r.deviates = passes(r.residual);
   const double raw_residual = t.raw - r.expected;

@@ -202,6 +202,9 @@ class PeerModel {
   // the one learned before the stall), either way, with the thresholds of a divergence. Each
   // machine-feature that deviates goes into odd_; `gs.odd` keeps since when each has.
   void FollowOdd(uint32_t g, double now, GroupStall& gs);
+  // A residual beyond both thresholds of a deviation: z_min noise scales and effect_min of the
+  // effect's scale, either way.
+  bool Beyond(double residual, double noise, double scale) const;
   void FollowLevel(Peers& p, double centre, double now, bool learning);
   // Machine m's evidence on f reached what it needs: it is named, or it deviates with others (a
   // shared deviation).
