@@ -35,7 +35,7 @@ TEST(CliDetectTest, NamesTheFaultyMachinesOfASimulatedJob) {
   EXPECT_EQ((*out)["score"]["recall"], 1.0) << r.out;
   EXPECT_EQ((*out)["score"]["precision"], 1.0) << r.out;
   // A hang is named once its peers' stall has settled (60 s) and the deviation has lasted the
-  // persistence time (30 s): docs/detect.md.
+  // persistence time (60 s): docs/detect.md.
   EXPECT_LE((*out)["score"]["latency"]["p95_s"].get<double>(), 150);
   Result<std::string> alerts = ReadFile(dir.File("alerts.jsonl"));
   ASSERT_TRUE(alerts.ok());

@@ -68,8 +68,8 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
       ->capture_default_str();
   c->add_flag("--lenient", o.lenient, "Skip and count malformed lines instead of failing");
   c->add_option("--persistence", o.persistence,
-                "A deviation from the peers seen on two signals alerts once it has lasted this "
-                "long (and 3 samples); on one signal alone, twice as long")
+                "A deviation from the peers alerts once it has lasted this long (and 3 samples): "
+                "longer than the benign events of a healthy machine")
       ->capture_default_str();
   c->add_option("--warmup", o.warmup,
                 "A group's first minutes (a job's start): learned, nobody judged on divergence")

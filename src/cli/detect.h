@@ -25,7 +25,7 @@ struct DetectOptions {
   std::string signals;  // YAML that extends the signal map
   std::string passthrough = "auto";
   bool lenient = false;
-  std::string persistence = "30s";  // a deviation alerts once it has lasted this long
+  std::string persistence = "60s";  // a deviation alerts once it has lasted this long
   std::string warmup = "5m";        // a group is learned, not judged, over its first minutes
   double min_sd = 4;                // ... by at least this many of the peers' spreads
   double min_effect = 0.1;          // ... and this share of the expected value

@@ -68,9 +68,6 @@ constexpr double kEffectLevelShare = 0.5;
 constexpr double kFullStrengthThresholds = 2;
 // A run ends when no deviating sample came for this many of the machine's intervals (at least 1 s).
 constexpr float kRunGapIntervals = 3;
-// Without corroboration from the machine's other features, a run needs this many times the
-// persistence time (a signal that states its own persistence needs none).
-constexpr double kUncorroboratedPersistence = 2;
 
 // The machine's placement factor on a feature: its usual level over the centre, 1 unless placed.
 float Factor(bool placed, float a) { return placed ? a : 1.0f; }
@@ -522,9 +519,7 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   }
   if (t.run < UINT16_MAX) ++t.run;
   t.last_deviating = now;
-  if (!t.shared && t.evidence >= ff.persistence && t.run >= o_.min_samples &&
-      (ff.signal.persistence > 0 || t.evidence >= kUncorroboratedPersistence * ff.persistence ||
-       Corroborated(m, ff.f))) {
+  if (!t.shared && t.evidence >= ff.persistence && t.run >= o_.min_samples) {
     Trigger(p, ff.group, ff.f, m, ff.persistence);
   }
 }
@@ -688,13 +683,6 @@ std::vector<Deviation> PeerModel::DeviationsOf(uint32_t m, size_t n) const {
 Deviation PeerModel::DeviationOf(uint32_t m, uint32_t f) const {
   const Track& t = TrackOf(m, f);
   return {f, t.smooth, t.expected, t.z, t.effect, t.evidence, t.start, t.own_past};
-}
-
-bool PeerModel::Corroborated(uint32_t m, uint32_t f) const {
-  for (uint32_t g = 0; g < features_; ++g) {
-    if (SignalOfFeature(g) != SignalOfFeature(f) && TrackOf(m, g).run > 0) return true;
-  }
-  return false;
 }
 
 std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persistence) const {

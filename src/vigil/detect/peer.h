@@ -41,7 +41,7 @@ inline Stat StatOfFeature(uint32_t feature) { return static_cast<Stat>(feature %
 std::string_view StatName(Stat stat);
 
 struct PeerOptions {
-  double persistence_s = 30;  // a deviation must last this long ...
+  double persistence_s = 60;  // a deviation must last this long ...
   int min_samples = 3;        // ... over at least this many distinct samples
   double z_min = 4;           // residual in peer spreads
   double effect_min = 0.1;    // residual over the expected value
@@ -273,7 +273,6 @@ class PeerModel {
   // At the end of a warm-up after a restart: a machine whose level moved from its placement
   // before it, while fewer than kSharedMachines did, keeps that placement.
   void KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t feature);
-  bool Corroborated(uint32_t m, uint32_t f) const;
   // Machine m's deviation on feature f as it stands.
   Deviation DeviationOf(uint32_t m, uint32_t f) const;
   // The machines of valid_ (m among them) whose run on f goes the same way as m's, at least

@@ -297,7 +297,7 @@ TEST(PeerModelTest, ADeviationIsTheResidualAgainstThePeers) {
 // A deviation counts only the way that is worse for the signal: a step time (worse higher)
 // that drops, or a throughput (worse lower) that rises, is scored as far off as ever but is no
 // deviation and is never named; the other way, and either way for kEither, it is named once
-// its evidence reaches twice the persistence (one signal alone): at 461.
+// its evidence reaches the persistence time: at 461.
 TEST(PeerModelTest, OnlyTheWayThatIsWorseForTheSignalDeviates) {
   const struct {
     Worse worse;
@@ -416,11 +416,11 @@ TEST(PeerModelTest, AHeldValueIsNoNewEvidence) {
   EXPECT_EQ(job.model().scored().size(), 15u * 3);  // all but machine 3, which still counts
 }
 
-// A deviation shorter than the persistence time never triggers, however many samples it holds:
-// 25 s on two signals (a machine is named after 30 s when two of its signals deviate), sampled
-// every 0.25 s (100 samples), is never named; 40 s is, 30 s after it started.
+// A deviation shorter than the persistence time (60 s) never triggers, however many samples it
+// holds: 55 s on two signals, sampled every 0.25 s (220 samples), is never named; 70 s is, 60 s
+// after it started.
 TEST(PeerModelTest, ADeviationShorterThanThePersistenceNeverTriggers) {
-  for (const double length : {25.0, 40.0}) {
+  for (const double length : {55.0, 70.0}) {
     SCOPED_TRACE(length);
     Rng rng(7, 0);
     Job job(16, {PeerSignal("power"), PeerSignal("tensor_active")});
@@ -437,27 +437,26 @@ TEST(PeerModelTest, ADeviationShorterThanThePersistenceNeverTriggers) {
       }
     }
     ASSERT_GE(start, 400);
-    if (length < 30) {
+    if (length < 60) {
       EXPECT_EQ(job.TriggeredAt(3), -1);
-      EXPECT_LT(evidence, 30);
-      EXPECT_GT(evidence, 20);
+      EXPECT_LT(evidence, 60);
+      EXPECT_GT(evidence, 50);
     } else {
-      EXPECT_GE(job.TriggeredAt(3) - start, 30);
-      EXPECT_LE(job.TriggeredAt(3) - start, 30.25);
+      EXPECT_GE(job.TriggeredAt(3) - start, 60);
+      EXPECT_LE(job.TriggeredAt(3) - start, 60.25);
     }
   }
 }
 
-// One signal alone needs twice the persistence (60 s); with another signal of the machine
-// deviating too, the persistence (30 s) is enough; a signal with a persistence of its own
-// (here 45 s) needs only that.
-TEST(PeerModelTest, ASignalAloneNeedsTwiceThePersistenceUnlessItHasItsOwn) {
+// A deviation is named once it has lasted the persistence time (60 s), on one signal as on two; a
+// signal with a persistence of its own (here 45 s) needs only that.
+TEST(PeerModelTest, EverySignalNeedsThePersistenceOrItsOwn) {
   const struct {
     std::vector<SignalInfo> signals;
     bool both_deviate;
     double needs;
   } cases[] = {
-      {{PeerSignal("power"), PeerSignal("tensor_active")}, true, 30},
+      {{PeerSignal("power"), PeerSignal("tensor_active")}, true, 60},
       {{PeerSignal("power"), PeerSignal("tensor_active")}, false, 60},
       {{PeerSignal("cpu_idle", Worse::kEither, 45)}, false, 45},
   };
@@ -490,7 +489,7 @@ TEST(PeerModelTest, EvidenceNeedsThreeDistinctSamples) {
 
 // A gap in a machine's samples of more than three of its intervals restarts its run: machine 3
 // deviates from 400 but reports nothing from 440 to 449; its run starts again at 450 and it is
-// named 60 s later (one signal alone), not at 461.
+// named 60 s later, not at 461.
 TEST(PeerModelTest, AGapInTheSamplesRestartsTheRun) {
   Rng rng(10, 0);
   Job job(16, {PeerSignal("power")});
@@ -718,19 +717,19 @@ TEST(PeerModelTest, TwoMachinesDeviatingTogetherAreEachNamed) {
   EXPECT_EQ(job.TriggeredAt(15), 461);
 }
 
-// Runs that start further apart than the persistence time (50 s > 30 s) are independent
-// faults: machines 12 and 13 from 400 and machine 14 from 450 are each named, none shared.
+// Runs that start further apart than the persistence time (70 s > 60 s) are independent
+// faults: machines 12 and 13 from 400 and machine 14 from 470 are each named, none shared.
 TEST(PeerModelTest, RunsStartingFurtherApartThanThePersistenceAreNotShared) {
   Rng rng(17, 0);
   Job job(16, {PeerSignal("power")});
   job.Run(0, 600, 1, [&](uint32_t m, uint32_t, double t) {
-    const bool off = (m == 12 || m == 13) ? t >= 400 : m == 14 && t >= 450;
+    const bool off = (m == 12 || m == 13) ? t >= 400 : m == 14 && t >= 470;
     return Fresh(Noisy(rng, off ? 50 : 100));
   });
   EXPECT_TRUE(job.shared().empty());
   EXPECT_EQ(job.TriggeredAt(12), 461);
   EXPECT_EQ(job.TriggeredAt(13), 461);
-  EXPECT_EQ(job.TriggeredAt(14), 511);
+  EXPECT_EQ(job.TriggeredAt(14), 531);
 }
 
 // A machine far off (80% down) with two barely off beside it (20% down, less than half as far)
@@ -772,7 +771,7 @@ TEST(PeerModelTest, MachinesPlacedAlikeAreJudgedAgainstTheirOwnPast) {
   ASSERT_TRUE(d.has_value());
   EXPECT_NEAR(d->expected, 25, 2);
   EXPECT_NEAR(d->effect, -0.5, 0.05);
-  // One signal alone: 60 s of evidence, which a deviation under twice the noise threshold
+  // 60 s of evidence, which a deviation under twice the noise threshold
   // gathers at part rate (at least half).
   EXPECT_GE(job.TriggeredAt(3), d->start + 60);
   EXPECT_LE(job.TriggeredAt(3), d->start + 120);
@@ -781,7 +780,7 @@ TEST(PeerModelTest, MachinesPlacedAlikeAreJudgedAgainstTheirOwnPast) {
 
 // A machine alone at its level from its first sample (half its peers') is compared with its
 // peers as they are, not with its own past; over the warm-up it is scored but nobody is judged,
-// and it is named twice the persistence after the warm-up ends, whatever warmup_s is.
+// and it is named the persistence time after the warm-up ends, whatever warmup_s is.
 TEST(PeerModelTest, AMachineAloneAtItsLevelIsJudgedAgainstItsPeersAfterTheWarmUp) {
   for (const double warmup : {300.0, 100.0}) {
     SCOPED_TRACE(warmup);
@@ -853,8 +852,7 @@ Job::SampleOf Wandering(Rng& rng, double from, double after) {
 }
 
 // A machine that becomes 30% slower than it was is named against its own past, though its
-// peers' spread (their levels wander apart) hides it from the peer comparison: one signal, so
-// twice the persistence.
+// peers' spread (their levels wander apart) hides it from the peer comparison.
 TEST(PeerModelTest, AMachineMuchSlowerThanItsOwnPastIsNamedThoughItsPeersScatter) {
   Rng rng(40, 0);
   Job job(10, {PeerSignal("step_time", Worse::kHigher)});
