@@ -100,7 +100,7 @@ void SlowPowerJob(Harness& h, bool corroborated,
 
 // A divergence, seen on two signals of a machine (power and tensor activity) or on one, is named
 // once it has lasted the persistence time (60 s).
-TEST(DetectorTest, PersistentDivergenceIsNamedWithinSeconds) {
+TEST(DetectorTest, PersistentDivergenceIsNamedAfterAMinute) {
   for (const bool corroborated : {true, false}) {
     SCOPED_TRACE(::testing::Message() << "corroborated " << corroborated);
     Harness h;
