@@ -215,8 +215,7 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     gs.reported = true;
     Stall stall{g, gs.since, std::nullopt, {}};
     for (const OddRun& run : gs.odd) {
-      const telemetry::SignalInfo& signal = signals[SignalOfFeature(run.feature)];
-      const double persistence = signal.persistence > 0 ? signal.persistence : o_.persistence_s;
+      const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
       if (now - run.since < persistence || (stall.machine && *stall.machine == run.machine)) {
         continue;
       }
@@ -331,7 +330,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .f = f,
       .now = now,
       .signal = signal,
-      .persistence = signal.persistence > 0 ? signal.persistence : o_.persistence_s,
+      .persistence = PersistenceOf(signal),
       .centre = centre,
       .floor = floor,
       .spread = std::max(static_cast<double>(p.spread), floor),
@@ -465,6 +464,10 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
     if (!std::isfinite(t.past) || level > std::numeric_limits<float>::max()) return;
     t.past = static_cast<float>(t.past + Weight(t.interval, o_.own_half_life_s) * (level - t.past));
   }
+}
+
+double PeerModel::PersistenceOf(const telemetry::SignalInfo& signal) const {
+  return signal.persistence > 0 ? signal.persistence : o_.persistence_s;
 }
 
 bool PeerModel::Beyond(double residual, double noise, double scale) const {

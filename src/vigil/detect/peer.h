@@ -205,6 +205,8 @@ class PeerModel {
   // A residual beyond both thresholds of a deviation: z_min noise scales and effect_min of the
   // effect's scale, either way.
   bool Beyond(double residual, double noise, double scale) const;
+  // How long a deviation of `signal` must last: its own persistence, else the options'.
+  double PersistenceOf(const telemetry::SignalInfo& signal) const;
   void FollowLevel(Peers& p, double centre, double now, bool learning);
   // Machine m's evidence on f reached what it needs: it is named, or it deviates with others (a
   // shared deviation).

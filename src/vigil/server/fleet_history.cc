@@ -315,15 +315,15 @@ Result<select::History> FleetHistoryBuilder::Build(double now) {
     auto it = index.find(a.machine);
     if (it == index.end()) continue;  // job-wide ("*"), or a machine that never uploaded
     Result<Json> body = ParseJson(a.body, "alert");
-    // A job alert's component is its group (a job-level stall that names the machine differing
-    // from its stalled peers), no part of the node.
-    const bool job =
-        body.ok() && body->is_object() && body->contains("kind") && (*body)["kind"] == "job";
-    const std::string component = !job && body.ok() && body->is_object() &&
-                                          body->contains("component") &&
-                                          (*body)["component"].is_string()
-                                      ? (*body)["component"].get<std::string>()
-                                      : std::string();
+    std::string component;
+    if (body.ok() && body->is_object()) {
+      // A job alert's component is its group (a job-level stall that names the machine differing
+      // from its stalled peers), no part of the node.
+      const auto kind = body->find("kind");
+      const auto part = body->find("component");
+      const bool job = kind != body->end() && *kind == "job";
+      if (!job && part != body->end() && part->is_string()) component = part->get<std::string>();
+    }
     h.alerts.push_back({it->second, a.detected, AlertComponentKind(component)});
   }
 
