@@ -294,7 +294,16 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   const auto [centre, frame_spread] = CentreAndSpread(f, true);
   Peers& p = peers_[group][f];
   const double dt = p.updated < 0 ? 0 : now - p.updated;
-  if (p.since < 0) p.since = now;
+  if (p.since < 0) {
+    p.since = now;
+    // A warm-up begins (the job's start, a restart): every machine's placement as it stands,
+    // taken at one moment, before Place re-centres any on the new levels, is what
+    // KeepPlacementsFromBefore compares the new ones with.
+    for (uint32_t m : members_[group]) {
+      const Track& t = TrackOf(m, f);
+      WarmOf(m, f) = WarmLevels{.since = now, .before = t.log_a, .has_before = t.learned > 0};
+    }
+  }
   const bool learning = now - p.since < o_.warmup_s;
   FollowLevel(p, centre, now, learning);
   FollowSpread(p, p.spread, frame_spread, dt, learning);
@@ -445,14 +454,18 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   scored_.push_back({m, ff.f, static_cast<float>(peers.residual / peers.noise)});
   FollowRun(ff, p, m, t, deviates,
             std::max(peers.raw_strength, own_deviates ? own.raw_strength : 0.0));
-  if (ff.learning || t.run == 0) {
-    // Over the warm-up the last minute weighs most, as for the spread.
-    const double w =
-        ff.learning ? std::max(1.0 / t.samples, Weight(t.interval, o_.warmup_s / kWarmupHalfLives))
-                    : Weight(t.interval, o_.spread_half_life_s);
-    t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
+  WarmLevels& warm = WarmOf(m, ff.f);
+  LearnPlacement(ff, t, warm, deviates);
+  // Its own scatter: over the warm-up, that of its second half only, as for its placement (the
+  // first minutes, a restart's first iteration many times longer, are no scatter), the last
+  // minute weighing most; after it, while it does not deviate.
+  if (ff.learning && ff.now - ff.since >= o_.warmup_s / 2) {
+    if (warm.scattered < UINT16_MAX) ++warm.scattered;
+    FollowNoise(t,
+                std::max(1.0 / warm.scattered, Weight(t.interval, o_.warmup_s / kWarmupHalfLives)));
+  } else if (!ff.learning && t.run == 0) {
+    FollowNoise(t, Weight(t.interval, o_.spread_half_life_s));
   }
-  LearnPlacement(ff, t, WarmOf(m, ff.f), deviates);
   // Its own past: its placement when it joins after the warm-up, then its level against the
   // centre, followed while it does not deviate.
   if (ff.learning) return;
@@ -540,19 +553,24 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     // a cron job) is no level. A running mean from the start still carried them: a machine that
     // sent 270 times its peers' traffic in an init, or one placed 60% above the centre, read as
     // 18% off for good; a median over 80 s learned a network burst of 52 s as the level.
-    if (warm.since != ff.since) {
-      warm = WarmLevels{.since = ff.since, .before = t.log_a, .has_before = t.learned > 0};
-    }
+    if (warm.since != ff.since) warm = WarmLevels{.since = ff.since};  // joined since
     const double spacing = o_.warmup_s / (2.0 * kWarmSamples);
     if (warm.sampled >= 0 && ff.now - warm.sampled < spacing) return;
     warm.sampled = ff.now;
     warm.values[warm.next] = static_cast<float>(target);
+    warm.at[warm.next] = static_cast<float>(ff.now - ff.since);
     warm.next = static_cast<uint8_t>((warm.next + 1) % kWarmSamples);
     warm.count = static_cast<uint8_t>(std::min<size_t>(warm.count + 1, kWarmSamples));
+    // Those of the last half of the warm-up only: at a slow cadence (a sample every 30 s) the
+    // ring reaches back further, into a restart's first iterations.
+    const double from = ff.now - ff.since - o_.warmup_s / 2;
     float levels[kWarmSamples];
-    std::copy_n(warm.values, warm.count, levels);
-    std::nth_element(levels, levels + warm.count / 2, levels + warm.count);
-    SetPlacement(t, levels[warm.count / 2]);
+    size_t n = 0;
+    for (uint8_t i = 0; i < warm.count; ++i) {
+      if (warm.at[i] >= from) levels[n++] = warm.values[i];
+    }
+    std::nth_element(levels, levels + n / 2, levels + n);
+    SetPlacement(t, levels[n / 2]);
     if (t.learned < UINT16_MAX) ++t.learned;
     return;
   }
@@ -620,7 +638,6 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
     t.past *= static_cast<float>(shift);
     WarmLevels& warm = WarmOf(m, f);
     for (uint8_t i = 0; i < warm.count; ++i) warm.values[i] -= static_cast<float>(mid);
-    warm.before -= static_cast<float>(mid);
   }
   for (double& v : values_) v -= mid;
   scratch_ = values_;
@@ -656,18 +673,28 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
   // whose level moved from what it was before (a straggler that began before the stall) is
   // compared with its own past, not learned as it is now. When kSharedMachines or more moved,
   // the job changed (ranks placed anew, another load): the new placements stand.
+  const auto known = [&](uint32_t m) {
+    const WarmLevels& warm = WarmOf(m, f);
+    return warm.has_before && warm.count > 0;
+  };
+  // Placements are levels against the centre of the machines of their time (a restart without a
+  // machine moves it): a shift that every machine shares is no move.
+  scratch_.clear();
+  for (uint32_t m : members) {
+    if (known(m)) scratch_.push_back(TrackOf(m, f).log_a - WarmOf(m, f).before);
+  }
+  if (scratch_.empty()) return;
+  const double shift = MedianOf(scratch_);
   const double tolerance = PlacementTolerance();
   const auto moved = [&](uint32_t m) {
-    const WarmLevels& warm = WarmOf(m, f);
-    return warm.has_before && warm.count > 0 &&
-           std::fabs(TrackOf(m, f).log_a - warm.before) > tolerance;
+    return known(m) && std::fabs(TrackOf(m, f).log_a - WarmOf(m, f).before - shift) > tolerance;
   };
   if (std::count_if(members.begin(), members.end(), moved) >=
       static_cast<std::ptrdiff_t>(kSharedMachines)) {
     return;
   }
   for (uint32_t m : members) {
-    if (moved(m)) SetPlacement(TrackOf(m, f), WarmOf(m, f).before);
+    if (moved(m)) SetPlacement(TrackOf(m, f), static_cast<float>(WarmOf(m, f).before + shift));
   }
 }
 

@@ -153,15 +153,18 @@ class PeerModel {
     double seen = -1;       // latest sample, held or not
     double start = -1;      // first deviating sample of the run
   };
-  // A machine's level against the centre (log) over the second half of its group's warm-up,
-  // kWarmSamples of them: its placement is their median.
+  // A machine's level against the centre (log) over the second half of its group's warm-up, at
+  // most kWarmSamples of them (fewer at a slow cadence): its placement is their median.
   static constexpr size_t kWarmSamples = 16;
   struct WarmLevels {
     float values[kWarmSamples] = {};
+    float at[kWarmSamples] = {};  // when each was sampled: seconds after `since`
     uint8_t count = 0, next = 0;
+    uint16_t scattered = 0;  // fresh samples of its second half, whose scatter Track::noise is
     double sampled = -1;
     double since = -1;  // the warm-up they belong to (Peers::since)
-    // The placement learned before this warm-up (a job restarted after a job-level stall).
+    // The placement learned before this warm-up (a job restarted after a job-level stall), as
+    // it was then: the new ones are compared with it up to a shift that they all share.
     float before = 0;
     bool has_before = false;
   };
@@ -271,6 +274,10 @@ class PeerModel {
                  double strength);
   // Machine m's placement (Track::log_a) learned from its level against the centre.
   void LearnPlacement(const FeatureFrame& frame, Track& t, WarmLevels& warm, bool deviates) const;
+  // Track::noise follows the distance of its raw value from its smoothed one, with weight w.
+  static void FollowNoise(Track& t, double w) {
+    t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
+  }
   void Place(std::span<const uint32_t> members, uint32_t feature);
   // At the end of a warm-up after a restart: a machine whose level moved from its placement
   // before it, while fewer than kSharedMachines did, keeps that placement.
