@@ -319,7 +319,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     // The warm-up's end: the placements it learned (or those kept from before a restart) are
     // each machine's own past to begin with.
     p.settled = p.since;
-    KeepPlacementsFromBefore(valid_, f);
+    KeepPlacementsFromBefore(valid_, f, p.since);
     for (uint32_t m : valid_) {
       Track& t = TrackOf(m, f);
       t.past = t.a;
@@ -455,6 +455,7 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   FollowRun(ff, p, m, t, deviates,
             std::max(peers.raw_strength, own_deviates ? own.raw_strength : 0.0));
   WarmLevels& warm = WarmOf(m, ff.f);
+  if (ff.learning && warm.since != ff.since) warm = WarmLevels{.since = ff.since};  // joined since
   LearnPlacement(ff, t, warm, deviates);
   // Its own scatter: over the warm-up, that of its second half only, as for its placement (the
   // first minutes, a restart's first iteration many times longer, are no scatter), the last
@@ -546,14 +547,14 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
   if (ff.stalled || ff.centre <= 0 || t.smooth <= 0) return;
   const double target = std::log(t.smooth / ff.centre);
   if (ff.learning) {
-    // Over the group's warm-up: the median of its levels over the last half of the warm-up
-    // (kWarmSamples of them, evenly spaced). The job's first minutes (an init at another level,
-    // a first iteration many times longer) have left that window by the warm-up's end, however
-    // far off they were, and an event shorter than a quarter of the warm-up (a network burst,
-    // a cron job) is no level. A running mean from the start still carried them: a machine that
-    // sent 270 times its peers' traffic in an init, or one placed 60% above the centre, read as
-    // 18% off for good; a median over 80 s learned a network burst of 52 s as the level.
-    if (warm.since != ff.since) warm = WarmLevels{.since = ff.since};  // joined since
+    // Over the group's warm-up: the median of its levels over the last half of the warm-up (at
+    // most kWarmSamples of them, evenly spaced; fewer at a slow cadence). The job's first minutes
+    // (an init at another level, a first iteration many times longer) have left that window by the
+    // warm-up's end, however far off they were, and an event shorter than a quarter of the warm-up
+    // (a network burst, a cron job) is no level. A running mean from the start still carried them:
+    // a machine that sent 270 times its peers' traffic in an init, or one placed 60% above the
+    // centre, read as 18% off for good; a median over 80 s learned a network burst of 52 s as the
+    // level.
     const double spacing = o_.warmup_s / (2.0 * kWarmSamples);
     if (warm.sampled >= 0 && ff.now - warm.sampled < spacing) return;
     warm.sampled = ff.now;
@@ -667,7 +668,8 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
   }
 }
 
-void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t f) {
+void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t f,
+                                         double since) {
   // A job restarted after a job-level stall (its watchdog, perhaps without a machine) is
   // learned again, as at its start; but the machines keep their hardware and their work. One
   // whose level moved from what it was before (a straggler that began before the stall) is
@@ -675,15 +677,17 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
   // the job changed (ranks placed anew, another load): the new placements stand.
   const auto known = [&](uint32_t m) {
     const WarmLevels& warm = WarmOf(m, f);
-    return warm.has_before && warm.count > 0;
+    return warm.since == since && warm.has_before && warm.count > 0;
   };
   // Placements are levels against the centre of the machines of their time (a restart without a
-  // machine moves it): a shift that every machine shares is no move.
+  // machine moves it): a shift that every machine shares is no move. Its median holds against
+  // fewer than kSharedMachines movers only among 2 kSharedMachines - 1 machines or more known
+  // from before; with fewer, the new placements stand.
   scratch_.clear();
   for (uint32_t m : members) {
     if (known(m)) scratch_.push_back(TrackOf(m, f).log_a - WarmOf(m, f).before);
   }
-  if (scratch_.empty()) return;
+  if (scratch_.size() < 2 * kSharedMachines - 1) return;
   const double shift = MedianOf(scratch_);
   const double tolerance = PlacementTolerance();
   const auto moved = [&](uint32_t m) {

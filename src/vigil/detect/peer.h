@@ -7,7 +7,8 @@
 // (1 for a machine alone at its level in a group whose others share one: a machine odd from its
 // first sample is judged against the peers; machines placed alike, or a group that differs by
 // placement, against their own past). Placement is learned over the second half of a warm-up
-// (the job's start, a restart), and after a restart a machine that moved keeps its old one.
+// (the job's start, a restart), and after a restart a machine that moved against the others
+// keeps its old one.
 // The noise scale is the peers' own spread (MAD of the residuals), averaged over minutes so
 // that a job-wide stall does not shrink it; the effect size is the residual over the expected
 // value (at least half the feature's usual level). Each machine is also compared with its own
@@ -279,9 +280,10 @@ class PeerModel {
     t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
   }
   void Place(std::span<const uint32_t> members, uint32_t feature);
-  // At the end of a warm-up after a restart: a machine whose level moved from its placement
-  // before it, while fewer than kSharedMachines did, keeps that placement.
-  void KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t feature);
+  // At the end of the warm-up begun at `since`, after a restart: a machine whose level moved
+  // from its placement before it against the others (a shift they all share is no move), while
+  // fewer than kSharedMachines did, keeps that placement, moved by the shift.
+  void KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t feature, double since);
   // Machine m's deviation on feature f as it stands.
   Deviation DeviationOf(uint32_t m, uint32_t f) const;
   // The machines of valid_ (m among them) whose run on f goes the same way as m's, at least
