@@ -32,6 +32,18 @@ class Harness {
       }
     }
   }
+  // Step times from 16 ranks over [0, to): rank m reports when (t + phase(m)) % interval is 0
+  // (a scrape's cadence, staggered), with 1% noise drawn from a generator of its own seed.
+  template <typename Phase, typename Fn>
+  void RunSteps(int to, int interval, Phase&& phase, uint64_t seed, Fn&& value) {
+    Rng rng(seed, 0);
+    for (int t = 0; t < to; ++t) {
+      for (int m = 0; m < 16; ++m) {
+        if ((t + phase(m)) % interval != 0) continue;
+        Feed(t, m, "training_step_seconds", 0, value(m, t) * (1 + rng.Normal(0, 0.01)));
+      }
+    }
+  }
   void Feed(double t, int m, const std::string& metric, int gpu, double v) {
     telemetry::Point p;
     if (Normalize(t, m, metric, gpu, v, &p)) detector_.Feed(p);
@@ -577,17 +589,15 @@ TEST(DetectorTest, AfterARestartWithAWarmUpTransientTheStragglerIsNamed) {
 // move, and the straggler is.
 TEST(DetectorTest, AtA30sCadenceTheRestartsFirstIterationsAreNoPlacement) {
   Harness h;
-  Rng rng(11, 0);
-  for (int t = 0; t < 4200; ++t) {
-    for (int m = 0; m < 16; ++m) {
-      if ((t + 2 * m) % 30 != 0) continue;
-      double v = 1.0;
-      if (t >= 1800 && t < 2400) v = 0.0;                    // a hang, then a restart
-      if (t >= 2400 && t < 2400 + 20 + 4 * m) v = 10.0;      // its first iteration
-      if (m == 6 && t >= 1780 && v > 0 && v < 10) v *= 1.5;  // a straggler from before the hang
-      h.Feed(t, m, "training_step_seconds", 0, v * (1 + rng.Normal(0, 0.01)));
-    }
-  }
+  h.RunSteps(
+      4200, 30, [](int m) { return 2 * m; }, 11,
+      [](int m, int t) {
+        double v = 1.0;
+        if (t >= 1800 && t < 2400) v = 0.0;                    // a hang, then a restart
+        if (t >= 2400 && t < 2400 + 20 + 4 * m) v = 10.0;      // its first iteration
+        if (m == 6 && t >= 1780 && v > 0 && v < 10) v *= 1.5;  // a straggler from before the hang
+        return v;
+      });
   std::vector<Alert> alerts = h.Finish();
   std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
   ASSERT_EQ(alerts.size(), 1u);
@@ -604,17 +614,15 @@ TEST(DetectorTest, AtA30sCadenceTheRestartsFirstIterationsAreNoPlacement) {
 // placements of the machines back already may have re-centred the others'.
 TEST(DetectorTest, MachinesThatKeepTheirLevelsThroughARestartAreNotNamed) {
   Harness h;
-  Rng rng(5, 0);
-  for (int t = 0; t < 4200; ++t) {
-    for (int m = 0; m < 16; ++m) {
-      if ((t + 15 * m / 16) % 15 != 0) continue;  // every 15 s, staggered
-      double v = 1.0 + 0.04 * (m % 5);
-      if (t >= 1800 && t < 2400) v = 0.0;  // a hang, then a restart
-      // Its first iteration, long on two machines of three.
-      if (t >= 2400 && t < 2400 + 20 + 2 * m && m % 3) v *= 10;
-      h.Feed(t, m, "training_step_seconds", 0, v * (1 + rng.Normal(0, 0.01)));
-    }
-  }
+  h.RunSteps(
+      4200, 15, [](int m) { return 15 * m / 16; }, 5,
+      [](int m, int t) {
+        double v = 1.0 + 0.04 * (m % 5);
+        if (t >= 1800 && t < 2400) v = 0.0;  // a hang, then a restart
+        // Its first iteration, long on two machines of three.
+        if (t >= 2400 && t < 2400 + 20 + 2 * m && m % 3) v *= 10;
+        return v;
+      });
   std::vector<Alert> alerts = h.Finish();
   std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
   for (const Alert& a : alerts) ADD_FAILURE() << DumpJson(AlertToJson(a));
@@ -625,17 +633,15 @@ TEST(DetectorTest, MachinesThatKeepTheirLevelsThroughARestartAreNotNamed) {
 // scatter that would hide the straggler from before it for minutes after the warm-up.
 TEST(DetectorTest, ARestartsFirstIterationIsNoScatter) {
   Harness h;
-  Rng rng(3, 0);
-  for (int t = 0; t < 2400; ++t) {
-    for (int m = 0; m < 16; ++m) {
-      if ((t + m / 4) % 5 != 0) continue;  // every 5 s, staggered
-      double v = 2.4;
-      if (t >= 800 && t < 1300) v = 0.0;                // a hang, then a restart
-      if (t >= 1300 && t < 1300 + 20 + 2 * m) v *= 10;  // its first iteration
-      if (m == 6 && t >= 780 && v > 0) v *= 1.4;        // a straggler from before the hang
-      h.Feed(t, m, "training_step_seconds", 0, v * (1 + rng.Normal(0, 0.01)));
-    }
-  }
+  h.RunSteps(
+      2400, 5, [](int m) { return m / 4; }, 3,
+      [](int m, int t) {
+        double v = 2.4;
+        if (t >= 800 && t < 1300) v = 0.0;                // a hang, then a restart
+        if (t >= 1300 && t < 1300 + 20 + 2 * m) v *= 10;  // its first iteration
+        if (m == 6 && t >= 780 && v > 0) v *= 1.4;        // a straggler from before the hang
+        return v;
+      });
   std::vector<Alert> alerts = h.Finish();
   std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
   ASSERT_EQ(alerts.size(), 1u);
