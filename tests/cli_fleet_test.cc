@@ -248,6 +248,37 @@ TEST_F(FleetRunE2eTest, AHealthyFabricNamesNothingAndExitsZero) {
   EXPECT_EQ(Report(r)["culprits"].size(), 0u);
 }
 
+TEST_F(FleetRunE2eTest, CollectivesOnNodesWithoutAGpuFailEachGroupNamingItsNode) {
+  if (access("/dev/nvidia0", F_OK) == 0) GTEST_SKIP() << "this machine has a GPU";
+  const ProcessResult r =
+      ns_->FleetRun({"--pattern", "none", "--collective-pattern", "k-batch", "--group-size", "2",
+                     "--collective", "all-reduce,all-to-all", "--out", dir_.File("out")});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const Json report = Report(r);
+  EXPECT_EQ(report["collective_rounds"], 1);
+  ASSERT_EQ(report["collectives"].size(), 4u) << report.dump(2);  // 2 groups x 2 collectives
+  EXPECT_EQ(report["collectives"][0]["members"], Json({"vh1", "vh2"}));
+  EXPECT_EQ(report["collectives"][1]["op"], "alltoall");
+  EXPECT_EQ(report["collectives"][2]["members"], Json({"vh3", "vh4"}));
+  for (const Json& c : report["collectives"]) {
+    EXPECT_TRUE(c["busbw_gbs"].is_null());
+    // The first member's prepare failed: `vigil fleet nccl --count` found no GPU.
+    const std::string error = c["error"];
+    EXPECT_EQ(error.find(c["members"][0].get<std::string>() + ": vigil fleet nccl exited with"), 0u)
+        << error;
+  }
+  EXPECT_NE(r.out.find("collective allreduce round 1 on vh1,vh2 (0 GPUs): vh1: "),
+            std::string::npos)
+      << r.out;
+  // Each node's document says its group's collectives failed, and why.
+  const Result<std::string> doc = ReadFile(dir_.File("out/vh4.json"));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_NE(doc->find("\"net-collective\""), std::string::npos) << *doc;
+  EXPECT_NE(doc->find("allreduce with 2 nodes: vh3: vigil fleet nccl exited with"),
+            std::string::npos)
+      << *doc;
+}
+
 TEST_F(FleetRunE2eTest, ARankThatCrashesIsNamedByTheLauncherAndWhatWasMeasuredIsKept) {
   VigilProcess run(
       ns_->FleetRunArgs({"--transfer", "1s", "--measure", "bandwidth", "--out", dir_.File("out")}),
@@ -291,6 +322,19 @@ TEST_F(FleetRunE2eTest, AHostTheLauncherCannotReachFailsTheRunNamingTheLauncher)
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("launcher: mpirun exited with"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("vh4"), std::string::npos) << r.out;
+}
+
+TEST(FleetNcclTest, BadFlagsAreExit2AndNoGpuIsExit3NamingWhy) {
+  ProcessResult r = RunVigil({"fleet", "nccl", "--world", "2", "--op", "bcast"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("\"bcast\" is not a collective"), std::string::npos) << r.err;
+  r = RunVigil({"fleet", "run", "--hosts", "/dev/null", "--collective-pattern", "ring"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  if (access("/dev/nvidia0", F_OK) == 0) return;  // the rest is about a node without a GPU
+  r = RunVigil({"fleet", "nccl", "--count"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("CUDA"), std::string::npos) << r.err;
 }
 
 TEST(FleetRunSrunTest, SrunRunsTheSuiteAndThePairsOnEveryNodeOfTheAllocation) {

@@ -48,6 +48,25 @@ CLI::App* SetupFleetRun(CLI::App& fleet, FleetRunCliOptions& o) {
                   "Which nodes test with which: pair-wise (every pair, N-1 rounds), ring, "
                   "topology (by rack), or none")
       ->capture_default_str();
+  cmd->add_option("--collective-pattern", o.run.collective_pattern,
+                  "NCCL collectives across the GPUs of groups of nodes: all-nodes (one group), "
+                  "k-batch (groups of --group-size), or none")
+      ->check(CLI::IsMember({"all-nodes", "k-batch", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--group-size", o.run.group_size, "k-batch: nodes per group")
+      ->check(InBounds({.lo = 2, .hi = 1e6}))
+      ->capture_default_str();
+  cmd->add_option("--collective", o.run.collectives,
+                  "Which collectives each group runs: all-reduce, all-gather, reduce-scatter, "
+                  "all-to-all (repeatable, or comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--collective-size", o.run.collective_size,
+                  "Bytes per GPU of each collective, as nccl-tests sizes them (e.g. 256M, 1G)")
+      ->capture_default_str();
+  cmd->add_option("--collective-timeout", o.collective_timeout,
+                  "How long a node's part of one group's collectives may take")
+      ->capture_default_str();
   cmd->add_option("--measure", o.run.measure,
                   "What each pair measures: bandwidth, latency or both (latency is the path's "
                   "own delay, the 5th percentile of the round trips)")
@@ -86,6 +105,9 @@ CommandResult RunFleetRun(const FleetRunCliOptions& o) {
                                                                 kFleetDurationBounds));
   VIGIL_ASSIGN_OR_RETURN(run.pair_timeout_s,
                          ParseDurationFlag("--pair-timeout", o.pair_timeout, kFleetDurationBounds));
+  VIGIL_ASSIGN_OR_RETURN(
+      run.collective_timeout_s,
+      ParseDurationFlag("--collective-timeout", o.collective_timeout, kFleetDurationBounds));
   run.vigil_version = std::string(VigilVersion());
   cluster::FleetRunEvents events;
   events.progress = [](std::string_view line) { spdlog::info("{}", line); };
@@ -113,6 +135,36 @@ CLI::App* SetupFleetRank(CLI::App& fleet, agent::FleetRankCommandOptions& o) {
 
 CommandResult RunFleetRank(const agent::FleetRankCommandOptions& o) {
   VIGIL_RETURN_IF_ERROR(agent::RunFleetRankCommand(o, InstallInterruptFlag()));
+  return ExitCode::kHealthy;
+}
+
+CLI::App* SetupFleetNccl(CLI::App& fleet, agent::FleetNcclOptions& o) {
+  CLI::App* cmd = fleet.add_subcommand(
+      "nccl",
+      "One node's part of an NCCL collective across nodes under `vigil fleet rank`, with "
+      "NCCL_COMM_ID set (not for people); prints JSON");
+  cmd->add_flag("--count", o.count, "Only print how many GPUs this node brings");
+  cmd->add_option("--first-rank", o.first_rank, "The global rank of this node's first GPU")
+      ->check(InBounds({.lo = 0, .hi = 1e7}));
+  cmd->add_option("--world", o.world, "Ranks (GPUs) of every node of the group")
+      ->check(InBounds({.lo = 1, .hi = 1e7}));
+  cmd->add_option("--op", o.ops, "A collective to time, repeatable")->capture_default_str();
+  cmd->add_option("--size", o.size, "Bytes per GPU")->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "Collectives before timing")
+      ->check(InBounds({.lo = 0, .hi = 1e6}))
+      ->capture_default_str();
+  cmd->add_option("--iterations", o.iterations, "Collectives per timed sample")
+      ->check(InBounds({.lo = 1, .hi = 1e6}))
+      ->capture_default_str();
+  cmd->add_option("--samples", o.samples, "Timed samples")
+      ->check(InBounds({.lo = 1, .hi = 1e4}))
+      ->capture_default_str();
+  return cmd;
+}
+
+CommandResult RunFleetNccl(const agent::FleetNcclOptions& o) {
+  VIGIL_ASSIGN_OR_RETURN(const Json answer, agent::RunFleetNccl(o));
+  fmt::print("{}\n", DumpJson(answer));
   return ExitCode::kHealthy;
 }
 

@@ -1,5 +1,6 @@
 // vigil fleet run: a suite and the network tests on many nodes through the cluster's launcher;
-// vigil fleet rank: what each node runs under it (docs/multinode.md).
+// vigil fleet rank: what each node runs under it, and vigil fleet nccl, its part of a collective
+// across nodes (docs/multinode.md).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@ struct FleetRunCliOptions {
   std::string start_timeout = "60s";
   std::string suite_timeout = "15m";
   std::string pair_timeout = "60s";
+  std::string collective_timeout = "5m";
   bool json = false;
 };
 
@@ -24,5 +26,8 @@ CommandResult RunFleetRun(const FleetRunCliOptions& options);
 
 CLI::App* SetupFleetRank(CLI::App& fleet, agent::FleetRankCommandOptions& options);
 CommandResult RunFleetRank(const agent::FleetRankCommandOptions& options);
+
+CLI::App* SetupFleetNccl(CLI::App& fleet, agent::FleetNcclOptions& options);
+CommandResult RunFleetNccl(const agent::FleetNcclOptions& options);
 
 }  // namespace vigil::cli

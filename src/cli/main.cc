@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   commands.Add(app, SetupSelect, RunSelect);
   commands.Add(fleet, SetupFleetRun, RunFleetRun);
   commands.Add(fleet, SetupFleetRank, RunFleetRank);
+  commands.Add(fleet, SetupFleetNccl, RunFleetNccl);
   commands.Add(app, SetupDiagnose, RunDiagnose);
   commands.Add(app, SetupBaseline, RunBaseline);
   commands.Add(app, SetupLearn, RunLearn);

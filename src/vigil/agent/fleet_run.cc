@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
 
+#include "vigil/bench/benchmark.h"
+#include "vigil/bench/cuda/gpu_benchmarks.h"
 #include "vigil/cluster/command.h"
 #include "vigil/cluster/fleet_rank.h"
 #include "vigil/cluster/host_list.h"
@@ -61,6 +64,45 @@ Result<cluster::PairSchedule> ScheduleOf(const std::string& name) {
   });
 }
 
+// The groups of --collective-pattern: all-nodes or k-batch (k = --group-size).
+Result<cluster::GroupSchedule> GroupScheduleOf(const std::string& name, int k) {
+  if (name == "none") return cluster::GroupSchedule();
+  VIGIL_ASSIGN_OR_RETURN(const cluster::Pattern pattern, cluster::ParsePattern(name));
+  if (pattern != cluster::Pattern::kAllNodes && pattern != cluster::Pattern::kKBatch) {
+    return Status::InvalidArgument(fmt::format(
+        "--collective-pattern: {} measures pairs; collectives run over groups (all-nodes, "
+        "k-batch) or none",
+        name));
+  }
+  return cluster::GroupSchedule([pattern, k](const std::vector<cluster::FleetHost>& hosts)
+                                    -> Result<std::vector<cluster::GroupRound>> {
+    std::vector<cluster::PatternHost> named;
+    for (const cluster::FleetHost& h : hosts) named.push_back({h.name, h.rack});
+    return cluster::Schedule(pattern, named, {.k = k});
+  });
+}
+
+// The collectives' names as the ranks read them (gpu_benchmarks.h's CollectiveName).
+Result<std::vector<std::string>> CollectiveNames(const std::vector<std::string>& given) {
+  std::vector<std::string> names;
+  for (const std::string& g : given) {
+    Result<gpu::Collective> op = ParseCollective(g);
+    if (!op.ok()) return Status::InvalidArgument("--collective: " + op.status().message());
+    names.emplace_back(CollectiveName(*op));
+  }
+  if (names.empty()) return Status::InvalidArgument("--collective: name one collective at least");
+  return names;
+}
+
+Result<double> CollectiveBytes(const std::string& flag, const std::string& text) {
+  Result<double> bytes = ParseParamValue(ParamKind::kBytes, text);
+  if (!bytes.ok() || *bytes < 4) {
+    return Status::InvalidArgument(
+        fmt::format("{}: {} is not a size of 4 bytes or more (e.g. 1G)", flag, Quote(text)));
+  }
+  return *bytes;
+}
+
 // The nodes of the Slurm allocation this runs in ($SLURM_JOB_NUM_NODES).
 Result<int> AllocationNodes() {
   const std::string text = Env::Default().GetVariable("SLURM_JOB_NUM_NODES").value_or("");
@@ -89,6 +131,10 @@ Status CheckOptions(const FleetCommandOptions& o) {
     }
   }
   if (o.nodes < 0) return Status::InvalidArgument("--nodes: must not be negative");
+  if (o.group_size < 2) return Status::InvalidArgument("--group-size: must be at least 2");
+  if (o.collective_timeout_s <= 0 || !std::isfinite(o.collective_timeout_s)) {
+    return Status::InvalidArgument("--collective-timeout: must be a positive duration");
+  }
   return Status::Ok();
 }
 
@@ -155,6 +201,34 @@ BenchmarkRecord NetPairRecord(const std::string& node,
   return record;
 }
 
+// The collectives of one node's groups, as metrics of a "net-collective" record named as
+// SuperBench names nccl-tests' figures (`net-collective/allreduce_1073741824_busbw`, GB/s): the
+// group's figure, the slowest member's.
+BenchmarkRecord NetCollectiveRecord(const std::string& node,
+                                    const std::vector<cluster::FleetCollectiveOutcome>& all) {
+  BenchmarkRecord record{std::string(cluster::kNetCollectiveBenchmark),
+                         "network",
+                         BenchStatus::kOk,
+                         return_code::kOk,
+                         "",
+                         0,
+                         {}};
+  for (const cluster::FleetCollectiveOutcome& c : all) {
+    if (std::find(c.members.begin(), c.members.end(), node) == c.members.end()) continue;
+    if (c.busbw_gbs > 0) {
+      const std::string metric = fmt::format("{}_{:.0f}_busbw", c.op, c.bytes);
+      record.metrics.push_back(
+          {MetricKey{record.name, metric, {}}, c.busbw_gbs, "GB/s", true, {c.busbw_gbs}});
+    }
+    if (!c.error.empty() && record.error.empty()) {
+      record.status = BenchStatus::kFailed;
+      record.return_code = return_code::kFailed;
+      record.error = fmt::format("{} with {} nodes: {}", c.op, c.members.size(), c.error);
+    }
+  }
+  return record;
+}
+
 // Each node's results document: its suite's, or a new one, with its network pairs added.
 std::map<std::string, NodeResults> Documents(const cluster::FleetRunOutcome& run,
                                              const std::string& version,
@@ -176,8 +250,10 @@ std::map<std::string, NodeResults> Documents(const cluster::FleetRunOutcome& run
       doc.vigil_version = version;
       doc.suite = "network";
     }
-    BenchmarkRecord record = NetPairRecord(n.host.name, run.pairs);
-    if (!record.metrics.empty() || !record.error.empty()) doc.benchmarks.push_back(record);
+    for (BenchmarkRecord record : {NetPairRecord(n.host.name, run.pairs),
+                                   NetCollectiveRecord(n.host.name, run.collectives)}) {
+      if (!record.metrics.empty() || !record.error.empty()) doc.benchmarks.push_back(record);
+    }
     docs[n.host.name] = std::move(doc);
   }
   return docs;
@@ -257,7 +333,13 @@ int ExitCode(const FleetCommandResult& r) {
   const bool pair_failed =
       std::any_of(r.run.pairs.begin(), r.run.pairs.end(),
                   [](const cluster::FleetPairOutcome& p) { return !p.error.empty(); });
-  return failed || pair_failed || !r.culprits.empty() || !r.run.problems.empty() ? 1 : 0;
+  const bool collective_failed =
+      std::any_of(r.run.collectives.begin(), r.run.collectives.end(),
+                  [](const cluster::FleetCollectiveOutcome& c) { return !c.error.empty(); });
+  return failed || pair_failed || collective_failed || !r.culprits.empty() ||
+                 !r.run.problems.empty()
+             ? 1
+             : 0;
 }
 
 }  // namespace
@@ -270,6 +352,12 @@ Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& o,
   VIGIL_ASSIGN_OR_RETURN(run.launcher, cluster::ParseLauncher(o.launcher));
   VIGIL_ASSIGN_OR_RETURN(run.hosts, ReadHosts(o.hosts));
   VIGIL_ASSIGN_OR_RETURN(run.schedule, ScheduleOf(o.pattern));
+  VIGIL_ASSIGN_OR_RETURN(run.collectives.schedule,
+                         GroupScheduleOf(o.collective_pattern, o.group_size));
+  VIGIL_ASSIGN_OR_RETURN(run.collectives.ops, CollectiveNames(o.collectives));
+  VIGIL_ASSIGN_OR_RETURN(run.collectives.bytes,
+                         CollectiveBytes("--collective-size", o.collective_size));
+  run.collectives.timeout_s = o.collective_timeout_s;
   if (!o.out.empty()) {
     VIGIL_RETURN_IF_ERROR(Env::Default().CreateDirectories(o.out));
     VIGIL_RETURN_IF_ERROR(Env::Default().CheckWritable(o.out + "/fleet-run.json"));
@@ -319,6 +407,11 @@ std::string FleetResultText(const FleetCommandResult& r) {
         fmt::format("{:<24} {:<10} {:<16} {}\n", n.host.name, n.answered ? "answered" : "no answer",
                     bw, n.error.empty() ? (n.document.empty() ? "" : "suite done") : n.error);
   }
+  for (const cluster::FleetCollectiveOutcome& c : r.run.collectives) {
+    out += fmt::format(
+        "collective {} round {} on {} ({} GPUs): {}\n", c.op, c.round, fmt::join(c.members, ","),
+        c.world, c.error.empty() ? fmt::format("{:.4g} GB/s bus bandwidth", c.busbw_gbs) : c.error);
+  }
   for (const auto& [measure, c] : r.culprits) {
     out += fmt::format("culprit: {} {} ({}, {}): {}\n", cluster::CulpritKindName(c.kind), c.subject,
                        c.direction, measure, c.evidence);
@@ -346,9 +439,18 @@ Json FleetResultJson(const FleetCommandResult& r) {
   }
   Json culprits = Json::array();
   for (const cluster::NamedCulprit& c : r.culprits) culprits.push_back(cluster::CulpritJson(c));
+  Json collectives = Json::array();
+  for (const cluster::FleetCollectiveOutcome& c : r.run.collectives) {
+    Json one = {{"round", c.round}, {"members", c.members}, {"gpus", c.world},
+                {"op", c.op},       {"bytes", c.bytes},     {"error", c.error}};
+    one["busbw_gbs"] = c.busbw_gbs > 0 ? Json(c.busbw_gbs) : Json();
+    collectives.push_back(std::move(one));
+  }
   return {{"nodes", nodes},
           {"pairs", r.run.pairs.size()},
           {"rounds", r.run.rounds},
+          {"collectives", collectives},
+          {"collective_rounds", r.run.collective_rounds},
           {"culprits", culprits},
           {"problems", r.run.problems},
           {"launcher_exit", r.run.launcher_exit},
@@ -391,7 +493,73 @@ Status RunFleetRankCommand(const FleetRankCommandOptions& o, const std::atomic<b
     (void)Env::Default().RemoveFile(out);
     return text;
   };
-  return cluster::RunFleetRank(rank, run_suite, interrupted);
+  const auto run_collective = [&](const nlohmann::json& task) -> Result<nlohmann::json> {
+    VIGIL_ASSIGN_OR_RETURN(const cluster::CommandSpec spec, FleetNcclCommand(self, task));
+    VIGIL_ASSIGN_OR_RETURN(const cluster::CommandOutput ran, runner->Run(spec));
+    if (ran.exit_code != 0) {
+      return Status::IoError(fmt::format("vigil fleet nccl exited with {}: {}", ran.exit_code,
+                                         cluster::LastOutput(ran)));
+    }
+    nlohmann::json answer = nlohmann::json::parse(ran.out, nullptr, false);
+    if (!answer.is_object()) return Status::Internal("vigil fleet nccl printed no JSON object");
+    return answer;
+  };
+  return cluster::RunFleetRank(rank, {run_suite, run_collective}, interrupted);
+}
+
+Result<cluster::CommandSpec> FleetNcclCommand(const std::string& vigil,
+                                              const nlohmann::json& task) {
+  cluster::CommandSpec spec;
+  spec.argv = {vigil, "fleet", "nccl"};
+  spec.timeout_s = cluster::NumberField(task, "timeout_s", 300);
+  if (cluster::TextField(task, "kind") == "collective-prepare") {
+    spec.argv.emplace_back("--count");
+    return spec;
+  }
+  const std::string comm_id = cluster::TextField(task, "comm_id");
+  if (comm_id.empty()) return Status::InvalidArgument("a collective task without comm_id");
+  spec.env.push_back("NCCL_COMM_ID=" + comm_id);
+  const auto number = [&](const char* key) {
+    return fmt::format("{:.0f}", cluster::NumberField(task, key, 0));
+  };
+  spec.argv.insert(spec.argv.end(),
+                   {"--first-rank", number("first_rank"), "--world", number("world"), "--size",
+                    number("bytes"), "--warmup", number("warmup"), "--iterations",
+                    number("iterations"), "--samples", number("samples")});
+  if (const auto ops = task.find("ops"); ops != task.end() && ops->is_array()) {
+    for (const auto& op : *ops) {
+      if (op.is_string()) spec.argv.insert(spec.argv.end(), {"--op", op.get<std::string>()});
+    }
+  }
+  return spec;
+}
+
+Result<Json> RunFleetNccl(const FleetNcclOptions& o) {
+  if (o.count) {
+    VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
+    return Json{{"ranks", gpus}};
+  }
+  NodeCollectiveSpec spec;
+  spec.first_rank = o.first_rank;
+  spec.world = o.world;
+  for (const std::string& name : o.ops) {
+    VIGIL_ASSIGN_OR_RETURN(const gpu::Collective op, ParseCollective(name));
+    spec.ops.push_back(op);
+  }
+  VIGIL_ASSIGN_OR_RETURN(const double bytes, CollectiveBytes("--size", o.size));
+  spec.bytes = static_cast<size_t>(bytes);
+  spec.warmup = o.warmup;
+  spec.iterations = o.iterations;
+  spec.samples = o.samples;
+  if (o.first_rank < 0 || o.world < o.first_rank + 1 || o.iterations < 1 || o.samples < 1 ||
+      o.warmup < 0) {
+    return Status::InvalidArgument(
+        "--first-rank, --world, --warmup, --iterations, --samples: ranks inside the world and "
+        "counts of one or more");
+  }
+  VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<double> busbw, RunNodeCollective(spec));
+  return Json{{"ranks", gpus}, {"busbw_gbs", busbw}};
 }
 
 }  // namespace vigil::agent

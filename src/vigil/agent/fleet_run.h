@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/cluster/command.h"
 #include "vigil/cluster/fleet_run.h"
 #include "vigil/cluster/localise.h"
 #include "vigil/core/json.h"
@@ -35,6 +36,12 @@ struct FleetCommandOptions {
   double start_timeout_s = 60;
   double suite_timeout_s = 900;
   double pair_timeout_s = 60;
+  // NCCL collectives across nodes: all-nodes, k-batch or none.
+  std::string collective_pattern = "none";
+  int group_size = 8;  // k-batch's nodes per group
+  std::vector<std::string> collectives = {"all-reduce"};
+  std::string collective_size = "1G";  // per GPU, as nccl-tests sizes it
+  double collective_timeout_s = 300;
   std::string out;     // a directory for the documents and the run's report ("" : none)
   std::string report;  // a fleet service to upload each node's document to
   std::string token_file;
@@ -68,8 +75,31 @@ struct FleetRankCommandOptions {
   std::string work_dir;    // where a suite's document is written before it is sent; "" : $TMPDIR
 };
 
-// Serves the coordinator (cluster::RunFleetRank); a suite task runs `vigil run --suite S --out F`.
+// Serves the coordinator (cluster::RunFleetRank); a suite task runs `vigil run --suite S --out F`,
+// a collective task `vigil fleet nccl` (below) with NCCL_COMM_ID set, each in a child process that
+// its time limit stops: a GPU or a peer that hangs cannot hang the rank.
 Status RunFleetRankCommand(const FleetRankCommandOptions& options,
                            const std::atomic<bool>& interrupted);
+
+// The `vigil fleet nccl` child that does a rank's collective task (cluster/fleet_rank.h): the
+// prepare's count, or the run with NCCL_COMM_ID set to the task's comm_id; limited to the task's
+// timeout_s. InvalidArgument for a run without comm_id.
+Result<cluster::CommandSpec> FleetNcclCommand(const std::string& vigil, const nlohmann::json& task);
+
+// `vigil fleet nccl`: this node's part of a collective across nodes (not for people).
+struct FleetNcclOptions {
+  bool count = false;  // only say how many GPUs this node brings: {"ranks": N}
+  int first_rank = 0;
+  int world = 0;
+  std::vector<std::string> ops = {"all-reduce"};
+  std::string size = "1G";
+  int warmup = 5;
+  int iterations = 20;
+  int samples = 5;
+};
+// {"ranks": N} when counting, else {"ranks": N, "busbw_gbs": [one per op]}. InvalidArgument for
+// an op or size that does not parse or ranks outside the world; the GPU's and NCCL's errors as
+// gpu::Collectives gives them.
+Result<Json> RunFleetNccl(const FleetNcclOptions& options);
 
 }  // namespace vigil::agent

@@ -36,6 +36,68 @@ TEST(FleetCommandTest, BadOptionsAreRefusedBeforeAnythingStarts) {
   o.transfer_s = 1;
   o.launcher = "ssh";
   EXPECT_EQ(RunWith(o).message(), "--launcher: \"ssh\" is not one of mpirun, srun");
+  o.launcher = "mpirun";
+  o.collective_pattern = "pair-wise";
+  EXPECT_EQ(RunWith(o).message(),
+            "--collective-pattern: pair-wise measures pairs; collectives run over groups "
+            "(all-nodes, k-batch) or none");
+  o.collective_pattern = "k-batch";
+  o.collectives = {"all-reduce", "all-sum"};
+  EXPECT_EQ(RunWith(o).message(),
+            "--collective: \"all-sum\" is not a collective: all-reduce, all-gather, "
+            "reduce-scatter, all-to-all");
+  o.collectives = {"all-reduce"};
+  o.collective_size = "lots";
+  EXPECT_EQ(RunWith(o).message(),
+            "--collective-size: \"lots\" is not a size of 4 bytes or more (e.g. 1G)");
+  o.collective_size = "1G";
+  o.group_size = 1;
+  EXPECT_EQ(RunWith(o).message(), "--group-size: must be at least 2");
+}
+
+TEST(FleetNcclTest, ThePrepareCountsAndTheRunJoinsThroughNcclCommId) {
+  Result<cluster::CommandSpec> prepare =
+      FleetNcclCommand("/opt/vigil", {{"kind", "collective-prepare"}, {"timeout_s", 30}});
+  ASSERT_TRUE(prepare.ok());
+  EXPECT_EQ(prepare->argv, (std::vector<std::string>{"/opt/vigil", "fleet", "nccl", "--count"}));
+  EXPECT_EQ(prepare->timeout_s, 30);
+  EXPECT_TRUE(prepare->env.empty());
+
+  const nlohmann::json task = {{"kind", "collective"},
+                               {"comm_id", "10.0.0.1:41000"},
+                               {"first_rank", 8},
+                               {"world", 16},
+                               {"ops", {"allreduce", "alltoall"}},
+                               {"bytes", 1073741824.0},
+                               {"warmup", 5},
+                               {"iterations", 20},
+                               {"samples", 5},
+                               {"timeout_s", 300}};
+  Result<cluster::CommandSpec> run = FleetNcclCommand("/opt/vigil", task);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->argv, (std::vector<std::string>{"/opt/vigil", "fleet", "nccl", "--first-rank", "8",
+                                                 "--world", "16", "--size", "1073741824",
+                                                 "--warmup", "5", "--iterations", "20", "--samples",
+                                                 "5", "--op", "allreduce", "--op", "alltoall"}));
+  EXPECT_EQ(run->env, (std::vector<std::string>{"NCCL_COMM_ID=10.0.0.1:41000"}));
+  EXPECT_EQ(run->timeout_s, 300);
+
+  EXPECT_EQ(FleetNcclCommand("/opt/vigil", {{"kind", "collective"}}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(FleetNcclTest, BadOpsAndRanksAreRefusedBeforeAnyGpuIsTouched) {
+  FleetNcclOptions o;
+  o.world = 16;
+  o.first_rank = 8;
+  o.ops = {"broadcast"};
+  EXPECT_EQ(RunFleetNccl(o).status().code(), StatusCode::kInvalidArgument);
+  o.ops = {"all-reduce"};
+  o.first_rank = 16;
+  EXPECT_EQ(RunFleetNccl(o).status().code(), StatusCode::kInvalidArgument);
+  o.first_rank = 0;
+  o.size = "0";
+  EXPECT_EQ(RunFleetNccl(o).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(FleetCommandTest, AHostListLineThatDoesNotResolveIsNamed) {
@@ -97,6 +159,27 @@ TEST(FleetCommandTest, TheTextSaysEachNodeThenTheCulpritsThenTheCount) {
   EXPECT_NE(text.find("culprit: link c-a (c->a, bandwidth): slow from c to a"), std::string::npos);
   EXPECT_NE(text.find("1 of 2 nodes answered, 2 pairs in 1 rounds, 1 culprit\n"), std::string::npos)
       << text;
+}
+
+TEST(FleetCommandTest, EachGroupsCollectiveIsALineAndAJsonEntry) {
+  FleetCommandResult r;
+  r.run.collectives = {{1, {"a", "b"}, 16, "allreduce", 1 << 30, 181.25, ""},
+                       {1, {"c", "d"}, 0, "allreduce", 1 << 30, -1, "d: no NVIDIA driver"}};
+  r.exit_code = 1;
+  const std::string text = FleetResultText(r);
+  EXPECT_NE(text.find("collective allreduce round 1 on a,b (16 GPUs): 181.2 GB/s bus bandwidth\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("collective allreduce round 1 on c,d (0 GPUs): d: no NVIDIA driver\n"),
+            std::string::npos)
+      << text;
+  const Json j = FleetResultJson(r);
+  ASSERT_EQ(j["collectives"].size(), 2u);
+  EXPECT_EQ(j["collectives"][0]["members"], Json({"a", "b"}));
+  EXPECT_EQ(j["collectives"][0]["busbw_gbs"], 181.25);
+  EXPECT_EQ(j["collectives"][0]["gpus"], 16);
+  EXPECT_TRUE(j["collectives"][1]["busbw_gbs"].is_null());
+  EXPECT_EQ(j["collectives"][1]["error"], "d: no NVIDIA driver");
 }
 
 TEST(FleetCommandTest, TheJsonHoldsNodesCulpritsAndTheExitCode) {

@@ -32,10 +32,21 @@ nlohmann::json Answer(const std::string& node, int64_t id, const Status& status,
 }
 
 // Does one task; returns its answer's result or the error.
-Result<nlohmann::json> Perform(const nlohmann::json& task, const SuiteTaskRunner& run_suite) {
+Result<nlohmann::json> Perform(const nlohmann::json& task, const RankWork& work,
+                               const std::string& bind_address) {
   const std::string kind = TextField(task, "kind");
+  if (kind == "collective-prepare" || kind == "collective") {
+    if (!work.collective) return Status::Unavailable("this rank runs no collectives");
+    VIGIL_ASSIGN_OR_RETURN(nlohmann::json answer, work.collective(task));
+    if (kind == "collective-prepare" && BoolField(task, "leader", false)) {
+      VIGIL_ASSIGN_OR_RETURN(const int port, FreeTcpPort(bind_address));
+      answer["port"] = port;
+    }
+    return answer;
+  }
   if (kind == "suite") {
-    VIGIL_ASSIGN_OR_RETURN(const std::string document, run_suite(task));
+    if (!work.suite) return Status::Unavailable("this rank runs no suites");
+    VIGIL_ASSIGN_OR_RETURN(const std::string document, work.suite(task));
     nlohmann::json parsed = nlohmann::json::parse(document, nullptr, false);
     if (parsed.is_discarded()) return Status::Internal("the suite's document is not JSON");
     return nlohmann::json{{"document", std::move(parsed)}};
@@ -111,7 +122,7 @@ class CoordinatorLink {
 
 }  // namespace
 
-Status RunFleetRank(const FleetRankOptions& options, const SuiteTaskRunner& run_suite,
+Status RunFleetRank(const FleetRankOptions& options, const RankWork& work,
                     const std::atomic<bool>& interrupted) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<PairListener> listener,
                          PairListener::Start(options.bind_address));
@@ -126,7 +137,7 @@ Status RunFleetRank(const FleetRankOptions& options, const SuiteTaskRunner& run_
     if (kind == "exit") return Status::Ok();
     if (kind == "wait") continue;
     const auto id = static_cast<int64_t>(NumberField(task, "id", 0));
-    Result<nlohmann::json> result = Perform(task, run_suite);
+    Result<nlohmann::json> result = Perform(task, work, options.bind_address);
     const nlohmann::json answer =
         Answer(options.node, id, result.status(), result.ok() ? *result : nlohmann::json());
     VIGIL_RETURN_IF_ERROR(link.Post("/v1/result", answer, interrupted));

@@ -26,10 +26,22 @@ struct FleetRankOptions {
 // document as JSON text.
 using SuiteTaskRunner = std::function<Result<std::string>(const nlohmann::json& task)>;
 
+// Does a node's part of a collective across nodes (fleet_run.h), for a task as the coordinator
+// sent it: "collective-prepare" answers {"ranks": the GPUs this node brings}; "collective" runs
+// it as NCCL_COMM_ID = task's "comm_id" and answers {"busbw_gbs": [one per task's "ops"]}.
+using CollectiveTaskRunner = std::function<Result<nlohmann::json>(const nlohmann::json& task)>;
+
+// What a rank does besides the network tests, which it does itself.
+struct RankWork {
+  SuiteTaskRunner suite;
+  CollectiveTaskRunner collective;
+};
+
 // Serves the coordinator until it says "exit" (OK), cannot be reached for
 // coordinator_timeout_s (Unavailable), or `interrupted` is set (Cancelled). A task that fails is
-// answered with its error; it does not end the rank.
-Status RunFleetRank(const FleetRankOptions& options, const SuiteTaskRunner& run_suite,
+// answered with its error; it does not end the rank. The first member of a collective's group
+// also answers its prepare with "port", free on this node for NCCL's bootstrap.
+Status RunFleetRank(const FleetRankOptions& options, const RankWork& work,
                     const std::atomic<bool>& interrupted);
 
 // The node name a rank takes: `flag` when given; else, under mpirun with the run's host list in

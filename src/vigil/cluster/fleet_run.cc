@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -174,7 +175,130 @@ class Conductor {
     return pairs;
   }
 
+  Result<std::vector<FleetCollectiveOutcome>> Collectives(
+      const std::vector<FleetNodeOutcome>& nodes, int& rounds) {
+    const CollectiveOptions& co = o_.collectives;
+    std::vector<FleetHost> hosts;
+    for (const FleetNodeOutcome& n : nodes) {
+      if (n.answered && n.error.empty()) hosts.push_back(n.host);
+    }
+    std::map<std::string, RankInfo> ranks;
+    for (const RankInfo& r : c_.Ranks()) ranks[r.node] = r;
+    std::vector<FleetCollectiveOutcome> out;
+    if (hosts.size() < 2) return out;
+    VIGIL_ASSIGN_OR_RETURN(const std::vector<GroupRound> schedule, co.schedule(hosts));
+    rounds = static_cast<int>(schedule.size());
+    for (size_t r = 0; r < schedule.size(); ++r) {
+      std::vector<Group> groups;
+      for (const std::vector<int>& members : schedule[r]) {
+        if (members.size() < 2) continue;
+        Group& g = groups.emplace_back();
+        for (const int i : members) g.members.push_back(hosts[static_cast<size_t>(i)].name);
+      }
+      Say(fmt::format("collective round {}/{}: {} group{}", r + 1, schedule.size(), groups.size(),
+                      groups.size() == 1 ? "" : "s"));
+      Prepare(ranks, groups);
+      RunGroups(groups);
+      for (const Group& g : groups) {
+        for (size_t k = 0; k < co.ops.size(); ++k) {
+          out.push_back({static_cast<int>(r + 1), g.members, g.world, co.ops[k], co.bytes,
+                         g.error.empty() ? g.busbw[k] : -1, g.error});
+        }
+      }
+    }
+    return out;
+  }
+
  private:
+  struct Group {
+    std::vector<std::string> members;
+    std::vector<int> first_rank;  // each member's
+    int world = 0;
+    std::string comm_id;        // "address:port" of the first member's bootstrap
+    std::vector<double> busbw;  // per op, the slowest member's
+    std::string error;          // the first member's that failed
+  };
+
+  // Every member of every group says how many GPUs it brings; the first also a port.
+  void Prepare(const std::map<std::string, RankInfo>& ranks, std::vector<Group>& groups) {
+    std::vector<std::pair<std::string, nlohmann::json>> tasks;
+    for (const Group& g : groups) {
+      for (size_t i = 0; i < g.members.size(); ++i) {
+        tasks.push_back({g.members[i], {{"kind", "collective-prepare"}, {"leader", i == 0}}});
+      }
+    }
+    const std::vector<TaskOutcome> done =
+        c_.Run(tasks, o_.collectives.timeout_s + o_.collectives.grace_s, give_up_);
+    size_t t = 0;
+    for (Group& g : groups) {
+      for (size_t i = 0; i < g.members.size(); ++i, ++t) {
+        const int brings =
+            done[t].ok ? static_cast<int>(NumberField(done[t].result, "ranks", 0)) : 0;
+        const int port = static_cast<int>(NumberField(done[t].result, "port", 0));
+        if (g.error.empty() && !done[t].ok) {
+          g.error = fmt::format("{}: {}", g.members[i], done[t].error);
+        } else if (g.error.empty() && brings < 1) {
+          g.error = fmt::format("{}: no GPU to run collectives on", g.members[i]);
+        } else if (g.error.empty() && i == 0 && (port < 1 || port > 65535)) {
+          g.error = fmt::format("{}: no port for NCCL's bootstrap", g.members[i]);
+        }
+        if (i == 0) g.comm_id = fmt::format("{}:{}", ranks.at(g.members[0]).address, port);
+        g.first_rank.push_back(g.world);
+        g.world += brings;
+      }
+    }
+  }
+
+  // The collectives of every group that was prepared, all groups at once.
+  void RunGroups(std::vector<Group>& groups) {
+    const CollectiveOptions& co = o_.collectives;
+    std::vector<std::pair<std::string, nlohmann::json>> tasks;
+    std::vector<Group*> whose;
+    for (Group& g : groups) {
+      if (!g.error.empty()) continue;
+      for (size_t i = 0; i < g.members.size(); ++i) {
+        tasks.push_back({g.members[i],
+                         {{"kind", "collective"},
+                          {"comm_id", g.comm_id},
+                          {"first_rank", g.first_rank[i]},
+                          {"world", g.world},
+                          {"ops", co.ops},
+                          {"bytes", co.bytes},
+                          {"warmup", co.warmup},
+                          {"iterations", co.iterations},
+                          {"samples", co.samples},
+                          {"timeout_s", co.timeout_s}}});
+        whose.push_back(&g);
+      }
+      g.busbw.assign(co.ops.size(), std::numeric_limits<double>::infinity());
+    }
+    const std::vector<TaskOutcome> done = c_.Run(tasks, co.timeout_s + co.grace_s, give_up_);
+    for (size_t t = 0; t < done.size(); ++t) {
+      Group& g = *whose[t];
+      const std::string& node = tasks[t].first;
+      const nlohmann::json* figures =
+          done[t].ok && done[t].result.is_object() && done[t].result.contains("busbw_gbs")
+              ? &done[t].result["busbw_gbs"]
+              : nullptr;
+      if (!done[t].ok || figures == nullptr || !figures->is_array() ||
+          figures->size() != co.ops.size()) {
+        if (g.error.empty()) {
+          g.error = fmt::format(
+              "{}: {}", node, done[t].ok ? "no bus bandwidth for every collective" : done[t].error);
+        }
+        continue;
+      }
+      for (size_t k = 0; k < co.ops.size(); ++k) {
+        const double v = (*figures)[k].is_number() ? (*figures)[k].get<double>() : -1;
+        if (!(v > 0) && g.error.empty()) {
+          g.error =
+              fmt::format("{}: bus bandwidth of {} is not a positive number", node, co.ops[k]);
+        }
+        g.busbw[k] = std::min(g.busbw[k], v);
+      }
+    }
+  }
+
   // Both tests of every directed pair (from, to) at once: bandwidth, then latency.
   void Measure(const std::vector<FleetHost>& hosts, const std::map<std::string, RankInfo>& ranks,
                const std::vector<std::pair<int, int>>& directed,
@@ -282,6 +406,12 @@ Result<FleetRunOutcome> RunFleet(const FleetRunOptions& o, CommandRunner& runner
     Result<std::vector<FleetPairOutcome>> pairs = conductor.Network(outcome.nodes, outcome.rounds);
     if (!pairs.ok()) return pairs.status();
     outcome.pairs = std::move(*pairs);
+  }
+  if (o.collectives.schedule && !o.collectives.ops.empty()) {
+    Result<std::vector<FleetCollectiveOutcome>> collectives =
+        conductor.Collectives(outcome.nodes, outcome.collective_rounds);
+    if (!collectives.ok()) return collectives.status();
+    outcome.collectives = std::move(*collectives);
   }
   MarkLost(coordinator->Lost(), outcome.nodes);
   coordinator->Release();

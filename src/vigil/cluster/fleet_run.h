@@ -28,6 +28,28 @@ using PairRound = std::vector<std::pair<int, int>>;
 using PairSchedule =
     std::function<Result<std::vector<PairRound>>(const std::vector<FleetHost>& hosts)>;
 
+// Groups of host indices that run a collective at the same time (patterns.h's all-nodes and
+// k-batch), round by round.
+using GroupRound = std::vector<std::vector<int>>;
+using GroupSchedule =
+    std::function<Result<std::vector<GroupRound>>(const std::vector<FleetHost>& hosts)>;
+
+// NCCL collectives across the GPUs of each group's nodes (docs/multinode.md). Each group is
+// prepared first (every member says how many GPUs it brings; the first also a free port for NCCL's
+// bootstrap), then every member runs the same collectives with NCCL_COMM_ID set to that port.
+struct CollectiveOptions {
+  GroupSchedule schedule;          // null: no collectives
+  std::vector<std::string> ops;    // "all-reduce", "all-to-all", ... as the ranks read them
+  double bytes = double{1 << 30};  // per GPU, as nccl-tests sizes them
+  int warmup = 5;                  // collectives before timing
+  int iterations = 20;             // collectives per timed sample
+  int samples = 5;
+  double timeout_s = 300;  // a member's prepare, and its whole run of the ops
+  // How much longer the coordinator waits for a member's answer: the member stops its run at
+  // timeout_s and answers why, which is better to have than "did not answer".
+  double grace_s = 15;
+};
+
 struct FleetRunOptions {
   Launcher launcher = Launcher::kMpirun;
   // mpirun: the hosts, one rank each (required). srun: empty (the allocation's nodes, `nodes` of
@@ -53,6 +75,7 @@ struct FleetRunOptions {
   double start_timeout_s = 60;   // for every rank to register
   double suite_timeout_s = 900;  // for a node's suite
   double pair_timeout_s = 60;    // for one transfer
+  CollectiveOptions collectives;
 };
 
 struct FleetRunEvents {
@@ -74,10 +97,26 @@ struct FleetPairOutcome {
   std::string error;
 };
 
+// What a node's document holds of its groups' collectives (agent/fleet_run.h).
+inline constexpr std::string_view kNetCollectiveBenchmark = "net-collective";
+
+// One collective of one group.
+struct FleetCollectiveOutcome {
+  int round = 0;                     // from 1
+  std::vector<std::string> members;  // node names, in rank order (the first holds rank 0)
+  int world = 0;                     // ranks (GPUs) of all members; 0 when not prepared
+  std::string op;
+  double bytes = 0;
+  double busbw_gbs = -1;  // nccl-tests' bus bandwidth, the slowest member's; -1 when not measured
+  std::string error;      // "<node>: why", the first member's that failed
+};
+
 struct FleetRunOutcome {
   std::vector<FleetNodeOutcome> nodes;  // every host named or registered, in host-list order
   std::vector<FleetPairOutcome> pairs;
   int rounds = 0;
+  std::vector<FleetCollectiveOutcome> collectives;
+  int collective_rounds = 0;
   int launcher_exit = -1;             // -1: still running when the run ended (then stopped)
   std::string launcher_error;         // why the launcher failed, with the end of its output
   std::vector<std::string> problems;  // the coordinator's (a node name seen twice)

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "vigil/cluster/fleet_rank.h"
+#include "vigil/core/mutex.h"
 #include "vigil/testing/temp_dir.h"
 
 namespace vigil::cluster {
@@ -22,6 +23,39 @@ class ThreadLauncher final : public CommandRunner {
   double suite_delay_s = 0;
   std::string slow_suite_node;  // its suite takes suite_delay_s; the others' none
   CommandSpec seen;
+  // Collectives: the GPUs each node brings (2 when not named), its bus bandwidth (100 GB/s for
+  // the first op, 100 / k for the k-th), a node whose prepare fails, one whose run takes
+  // collective_delay_s; and every run as (node, comm_id, first_rank, world).
+  std::map<std::string, int> gpus;
+  std::map<std::string, double> speed;
+  std::string failing_prepare;
+  std::string slow_collective_node;
+  double collective_delay_s = 0;
+  struct Ran {
+    std::string node, comm_id;
+    int first_rank, world;
+  };
+  Mutex mu;
+  std::vector<Ran> ran GUARDED_BY(mu);
+
+  Result<nlohmann::json> Collective(const std::string& node, const nlohmann::json& task) {
+    const int brings = gpus.count(node) > 0 ? gpus.at(node) : 2;
+    if (task["kind"] == "collective-prepare") {
+      if (node == failing_prepare) return Status::Unavailable("no NVIDIA driver");
+      return nlohmann::json{{"ranks", brings}};
+    }
+    if (node == slow_collective_node) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(collective_delay_s));
+    }
+    {
+      MutexLock lock(mu);
+      ran.push_back({node, task["comm_id"], task["first_rank"], task["world"]});
+    }
+    const double v = speed.count(node) > 0 ? speed.at(node) : 100;
+    nlohmann::json busbw = nlohmann::json::array();
+    for (size_t k = 0; k < task["ops"].size(); ++k) busbw.push_back(v / static_cast<double>(k + 1));
+    return nlohmann::json{{"ranks", brings}, {"busbw_gbs", busbw}};
+  }
 
   Result<CommandOutput> Run(const CommandSpec& spec) override {
     seen = spec;
@@ -37,14 +71,17 @@ class ThreadLauncher final : public CommandRunner {
       if (std::count(absent.begin(), absent.end(), nodes[i]) > 0) continue;
       FleetRankOptions o{*(at + 1), token, nodes[i], static_cast<int>(i), "127.0.0.1", 5};
       const double delay = nodes[i] == slow_suite_node ? suite_delay_s : 0;
-      ranks.emplace_back([o, delay, &stop] {
+      ranks.emplace_back([this, o, delay, &stop] {
         const auto suite = [&](const nlohmann::json& task) -> Result<std::string> {
           std::this_thread::sleep_for(std::chrono::duration<double>(delay));
           return nlohmann::json{
               {"schema", "vigil.results/1"}, {"node", o.node}, {"suite", task.value("suite", "")}}
               .dump();
         };
-        (void)RunFleetRank(o, suite, stop);
+        const auto collective = [&](const nlohmann::json& task) {
+          return Collective(o.node, task);
+        };
+        (void)RunFleetRank(o, {suite, collective}, stop);
       });
     }
     for (std::thread& t : ranks) t.join();
@@ -161,6 +198,92 @@ TEST_F(FleetRunTest, TwoRanksWithOneNameAreAProblem) {
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->problems.size(), 1u);
   EXPECT_NE(r->problems[0].find("node n0 registered twice"), std::string::npos) << r->problems[0];
+}
+
+// Groups of two consecutive hosts, one round.
+Result<std::vector<GroupRound>> Pairs(const std::vector<FleetHost>& hosts) {
+  GroupRound round;
+  for (int i = 0; i + 1 < static_cast<int>(hosts.size()); i += 2) round.push_back({i, i + 1});
+  return std::vector<GroupRound>{round};
+}
+
+TEST_F(FleetRunTest, EachGroupRunsItsCollectivesWithConsecutiveRanksFromItsFirstMember) {
+  FleetRunOptions o = Options({"n0", "n1", "n2", "n3"});
+  o.schedule = nullptr;
+  o.collectives.schedule = Pairs;
+  o.collectives.ops = {"allreduce", "alltoall"};
+  o.collectives.timeout_s = 10;
+  launcher_.gpus = {{"n1", 8}, {"n2", 4}, {"n3", 3}};
+  launcher_.speed = {{"n3", 40}};
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->collective_rounds, 1);
+  ASSERT_EQ(r->collectives.size(), 4u);  // two groups x two ops
+  const FleetCollectiveOutcome& a = r->collectives[0];
+  EXPECT_EQ(a.members, (std::vector<std::string>{"n0", "n1"}));
+  EXPECT_EQ(a.world, 10);
+  EXPECT_EQ(a.op, "allreduce");
+  EXPECT_DOUBLE_EQ(a.busbw_gbs, 100);
+  EXPECT_DOUBLE_EQ(r->collectives[1].busbw_gbs, 50);
+  EXPECT_EQ(r->collectives[1].op, "alltoall");
+  // The group's figure is its slowest member's.
+  EXPECT_EQ(r->collectives[2].members, (std::vector<std::string>{"n2", "n3"}));
+  EXPECT_EQ(r->collectives[2].world, 7);
+  EXPECT_DOUBLE_EQ(r->collectives[2].busbw_gbs, 40);
+  for (const FleetCollectiveOutcome& c : r->collectives) EXPECT_EQ(c.error, "");
+
+  MutexLock lock(launcher_.mu);
+  std::map<std::string, ThreadLauncher::Ran> by_node;
+  for (const ThreadLauncher::Ran& x : launcher_.ran) by_node[x.node] = x;
+  ASSERT_EQ(by_node.size(), 4u);
+  EXPECT_EQ(by_node["n0"].first_rank, 0);
+  EXPECT_EQ(by_node["n1"].first_rank, 2);
+  EXPECT_EQ(by_node["n1"].world, 10);
+  EXPECT_EQ(by_node["n2"].first_rank, 0);
+  EXPECT_EQ(by_node["n3"].first_rank, 4);
+  // Every member bootstraps from its first member's address and one port.
+  EXPECT_EQ(by_node["n0"].comm_id, by_node["n1"].comm_id);
+  EXPECT_EQ(by_node["n2"].comm_id, by_node["n3"].comm_id);
+  EXPECT_NE(by_node["n0"].comm_id, by_node["n2"].comm_id);
+  EXPECT_EQ(by_node["n0"].comm_id.rfind("127.0.0.1:", 0), 0u) << by_node["n0"].comm_id;
+}
+
+TEST_F(FleetRunTest, AMemberThatCannotPrepareFailsItsGroupAndTheOtherGroupRuns) {
+  FleetRunOptions o = Options({"n0", "n1", "n2", "n3"});
+  o.schedule = nullptr;
+  o.collectives.schedule = Pairs;
+  o.collectives.ops = {"allreduce"};
+  o.collectives.timeout_s = 10;
+  launcher_.failing_prepare = "n1";
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->collectives.size(), 2u);
+  EXPECT_EQ(r->collectives[0].error, "n1: no NVIDIA driver");
+  EXPECT_EQ(r->collectives[0].busbw_gbs, -1);
+  EXPECT_EQ(r->collectives[1].error, "");
+  EXPECT_DOUBLE_EQ(r->collectives[1].busbw_gbs, 100);
+  MutexLock lock(launcher_.mu);
+  for (const ThreadLauncher::Ran& x : launcher_.ran) EXPECT_TRUE(x.node == "n2" || x.node == "n3");
+}
+
+TEST_F(FleetRunTest, AMemberPastItsTimeFailsItsGroupAndIsLost) {
+  FleetRunOptions o = Options({"n0", "n1"});
+  o.schedule = nullptr;
+  o.collectives.schedule = Pairs;
+  o.collectives.ops = {"allreduce"};
+  o.collectives.timeout_s = 0.2;
+  o.collectives.grace_s = 0.2;
+  launcher_.slow_collective_node = "n1";
+  launcher_.collective_delay_s = 1.5;
+  const auto start = std::chrono::steady_clock::now();
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
+  ASSERT_EQ(r->collectives.size(), 1u);
+  EXPECT_NE(r->collectives[0].error.find("n1: did not answer within"), std::string::npos)
+      << r->collectives[0].error;
+  EXPECT_EQ(r->nodes[1].error, "stopped answering during the network tests");
+  EXPECT_EQ(r->nodes[0].error, "");
 }
 
 TEST_F(FleetRunTest, MpirunWithoutHostsIsBadUsage) {

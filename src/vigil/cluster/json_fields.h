@@ -14,6 +14,12 @@ inline double NumberField(const nlohmann::json& j, const char* key, double fallb
   return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
+inline bool BoolField(const nlohmann::json& j, const char* key, bool fallback) {
+  if (!j.is_object()) return fallback;
+  const auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
 inline std::string TextField(const nlohmann::json& j, const char* key,
                              const std::string& fallback = "") {
   if (!j.is_object()) return fallback;

@@ -163,10 +163,13 @@ void Serve(int fd, double timeout_s) {
   (void)SendAll(fd, reinterpret_cast<const char*>(&wire), sizeof wire, timeout_s, peer);
 }
 
-}  // namespace
+struct Listening {
+  int fd;
+  int port;
+};
 
-Result<std::unique_ptr<PairListener>> PairListener::Start(const std::string& bind_address,
-                                                          double io_timeout_s) {
+// A TCP socket listening on bind_address, on a port the kernel chose.
+Result<Listening> ListenOnFreePort(const std::string& bind_address) {
   VIGIL_ASSIGN_OR_RETURN(const sockaddr_in sa, Ipv4(bind_address, 0));
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::IoError(fmt::format("socket: {}", strerror(errno)));
@@ -179,13 +182,26 @@ Result<std::unique_ptr<PairListener>> PairListener::Start(const std::string& bin
     close(fd);
     return s;
   }
+  return Listening{fd, ntohs(bound.sin_port)};
+}
+
+}  // namespace
+
+Result<int> FreeTcpPort(const std::string& bind_address) {
+  VIGIL_ASSIGN_OR_RETURN(const Listening l, ListenOnFreePort(bind_address));
+  close(l.fd);
+  return l.port;
+}
+
+Result<std::unique_ptr<PairListener>> PairListener::Start(const std::string& bind_address,
+                                                          double io_timeout_s) {
+  VIGIL_ASSIGN_OR_RETURN(const Listening l, ListenOnFreePort(bind_address));
   const int stop_fd = eventfd(0, EFD_CLOEXEC);
   if (stop_fd < 0) {
-    close(fd);
+    close(l.fd);
     return Status::IoError(fmt::format("eventfd: {}", strerror(errno)));
   }
-  return std::unique_ptr<PairListener>(
-      new PairListener(fd, stop_fd, ntohs(bound.sin_port), io_timeout_s));
+  return std::unique_ptr<PairListener>(new PairListener(l.fd, stop_fd, l.port, io_timeout_s));
 }
 
 PairListener::PairListener(int fd, int stop_fd, int port, double io_timeout_s)

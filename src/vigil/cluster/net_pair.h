@@ -43,6 +43,11 @@ class PairListener {
   std::thread acceptor_;  // last: starts once the members above exist
 };
 
+// A TCP port on `bind_address` that was free a moment ago (the kernel's choice, then closed): for
+// a program that takes its port by number, as NCCL's bootstrap does. Another process may take it
+// in between; the caller's error then names the port. Errors as PairListener::Start's.
+Result<int> FreeTcpPort(const std::string& bind_address);
+
 struct BandwidthOptions {
   double seconds = 1.0;     // how long to send
   size_t buffer = 1 << 20;  // bytes per write

@@ -17,6 +17,7 @@
 #include "vigil/bench/cuda/periodic_thread.h"
 #include "vigil/core/file.h"
 #include "vigil/core/parallel.h"
+#include "vigil/core/stats.h"
 
 namespace vigil {
 namespace {
@@ -244,11 +245,7 @@ class NcclBench : public Benchmark {
     const std::vector<int> gpus = ctx.Gpus(count);
     const int ranks = static_cast<int>(gpus.size());
     const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
-    // Whole floats for every rank's share.
-    const auto whole = [&](double bytes) {
-      const size_t unit = sizeof(float) * static_cast<size_t>(ranks);
-      return std::max(unit, static_cast<size_t>(bytes) / unit * unit);
-    };
+    const auto whole = [&](double bytes) { return WholeFloatsPerRank(bytes, ranks); };
     // The communicators are set up once for every collective and size: that takes seconds.
     VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<gpu::Collectives> nccl,
                            gpu::Collectives::Open(gpus));
@@ -555,6 +552,43 @@ std::string_view CollectiveName(gpu::Collective op) {
       return "alltoall";
   }
   return "unknown";
+}
+
+Result<gpu::Collective> ParseCollective(std::string_view name) {
+  std::string word(name);
+  word.erase(std::remove(word.begin(), word.end(), '-'), word.end());
+  for (const gpu::Collective op : {gpu::Collective::kAllReduce, gpu::Collective::kAllGather,
+                                   gpu::Collective::kReduceScatter, gpu::Collective::kAllToAll}) {
+    if (word == CollectiveName(op)) return op;
+  }
+  return Status::InvalidArgument(fmt::format(
+      "\"{}\" is not a collective: all-reduce, all-gather, reduce-scatter, all-to-all", name));
+}
+
+size_t WholeFloatsPerRank(double bytes, int ranks) {
+  const size_t unit = sizeof(float) * static_cast<size_t>(std::max(ranks, 1));
+  if (!(bytes > 0)) return unit;
+  return std::max(unit, static_cast<size_t>(bytes) / unit * unit);
+}
+
+Result<std::vector<double>> RunNodeCollective(const NodeCollectiveSpec& spec) {
+  VIGIL_ASSIGN_OR_RETURN(const int count, gpu::DeviceCount());
+  std::vector<int> gpus(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) gpus[static_cast<size_t>(i)] = i;
+  VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<gpu::Collectives> nccl,
+                         gpu::Collectives::Join(gpus, spec.first_rank, spec.world));
+  const size_t bytes = WholeFloatsPerRank(static_cast<double>(spec.bytes), spec.world);
+  VIGIL_RETURN_IF_ERROR(nccl->CheckAllReduce(WholeFloatsPerRank(64 << 20, spec.world)));
+  std::vector<double> busbw;
+  for (const gpu::Collective op : spec.ops) {
+    VIGIL_ASSIGN_OR_RETURN(
+        std::vector<double> seconds,
+        nccl->TimeFixed(op, bytes, spec.warmup, spec.iterations, std::max(spec.samples, 1)));
+    std::vector<double> rates = Rates(
+        std::move(seconds), static_cast<double>(bytes) * BusBandwidthFactor(op, spec.world), 1e9);
+    busbw.push_back(stats::Median(rates));
+  }
+  return busbw;
 }
 
 double BusBandwidthFactor(gpu::Collective op, int ranks) {

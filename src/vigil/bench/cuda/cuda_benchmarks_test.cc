@@ -71,6 +71,11 @@ TEST(GpuMembwTest, WithoutAGpuTheBenchmarksAreSkippedWithTheReason) {
   fails(gpu::Stress(0, gpu::GemmType::kBf16, 256, 0.1).status(), "Stress");
   fails(gpu::Memtest(0, 64 << 20, 0.1).status(), "Memtest");
   fails(gpu::Collectives::Open({0, 1}).status(), "Collectives::Open");
+  fails(gpu::Collectives::Join({0, 1}, 0, 4).status(), "Collectives::Join");
+  NodeCollectiveSpec spec;
+  spec.world = 16;
+  spec.ops = {gpu::Collective::kAllReduce};
+  fails(RunNodeCollective(spec).status(), "RunNodeCollective");
 }
 
 TEST(GpuCopyTest, ACopyNeedsAGpuAtOneEnd) {
@@ -285,6 +290,25 @@ TEST(NcclTest, BusBandwidthFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllToAll, 2), 0.5);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 2), 1.0);
   EXPECT_EQ(CollectiveName(Collective::kReduceScatter), "reducescatter");
+}
+
+TEST(NcclTest, CollectivesAreNamedWithOrWithoutAHyphen) {
+  EXPECT_EQ(*ParseCollective("all-reduce"), gpu::Collective::kAllReduce);
+  EXPECT_EQ(*ParseCollective("allreduce"), gpu::Collective::kAllReduce);
+  EXPECT_EQ(*ParseCollective("all-to-all"), gpu::Collective::kAllToAll);
+  EXPECT_EQ(*ParseCollective("reduce-scatter"), gpu::Collective::kReduceScatter);
+  EXPECT_EQ(*ParseCollective("allgather"), gpu::Collective::kAllGather);
+  EXPECT_EQ(ParseCollective("broadcast").status().message(),
+            "\"broadcast\" is not a collective: all-reduce, all-gather, reduce-scatter, "
+            "all-to-all");
+  EXPECT_FALSE(ParseCollective("").ok());
+}
+
+TEST(NcclTest, SizesAreWholeFloatsForEveryRank) {
+  EXPECT_EQ(WholeFloatsPerRank(1 << 30, 16), size_t{1} << 30);
+  EXPECT_EQ(WholeFloatsPerRank(1000, 24), 960u);  // 10 floats of each of 24 ranks
+  EXPECT_EQ(WholeFloatsPerRank(10, 24), 96u);     // one float each at least
+  EXPECT_EQ(WholeFloatsPerRank(-1, 2), 8u);
 }
 
 TEST(NcclTest, FewerThanTwoGpusIsSkipped) {

@@ -144,6 +144,12 @@ class Collectives {
   // Creates the communicators of `gpus`. Unavailable when NCCL cannot be loaded (or this Vigil
   // has no CUDA); Internal with NCCL's or CUDA's message when setting up fails.
   static Result<std::unique_ptr<Collectives>> Open(const std::vector<int>& gpus);
+  // Joins a communicator that spans nodes: `gpus` are ranks first_rank, first_rank + 1, ... of
+  // `world`, and every process of it was started with the same NCCL_COMM_ID (the address and port
+  // where the process holding rank 0 listens to bootstrap the others; NCCL's own variable). Every
+  // member must call it at about the same time: setting up waits for all `world` ranks.
+  static Result<std::unique_ptr<Collectives>> Join(const std::vector<int>& gpus, int first_rank,
+                                                   int world);
   ~Collectives();
   Collectives(const Collectives&) = delete;
   Collectives& operator=(const Collectives&) = delete;
@@ -153,11 +159,15 @@ class Collectives {
   // completion, as nccl-tests does. Buffers of `bytes` per GPU as nccl-tests sizes them: the
   // all-reduce's buffer, the all-gather's output, the reduce-scatter's input, the all-to-all's
   // send buffer. Returns the seconds per collective of each sample.
-  // REQUIRES: `bytes` is a multiple of 4 x the number of GPUs.
+  // REQUIRES: `bytes` is a multiple of 4 x the number of ranks (GPUs; across nodes, `world`).
   Result<std::vector<double>> Time(Collective op, size_t bytes, int reps);
+  // The same with a count fixed in advance: `warmup` collectives, then `reps` samples of `ops`
+  // each. Across nodes every member must issue the same number of collectives, so the adaptive
+  // batches of Time (sized by each process's own clock) would leave one waiting for ever.
+  Result<std::vector<double>> TimeFixed(Collective op, size_t bytes, int warmup, int ops, int reps);
 
   // One float all-reduce (sum) of `bytes` of values known in advance, checked element by element
-  // on every GPU. Internal naming the GPU when a sum is wrong.
+  // on every GPU (across nodes: every member's). Internal naming the GPU when a sum is wrong.
   Status CheckAllReduce(size_t bytes);
 
  private:

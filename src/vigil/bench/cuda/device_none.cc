@@ -26,11 +26,17 @@ Result<double> GemmError(int, GemmType, int) { return NoCuda(); }
 Result<StressRun> Stress(int, GemmType, int, double) { return NoCuda(); }
 Result<MemtestRun> Memtest(int, size_t, double) { return NoCuda(); }
 
-// Never made: Open fails, so Time and CheckAllReduce have no object to be called on.
+// Never made: Open and Join fail, so Time and CheckAllReduce have no object to be called on.
 class Collectives::Impl {};
 Collectives::~Collectives() = default;
 Result<std::unique_ptr<Collectives>> Collectives::Open(const std::vector<int>&) { return NoCuda(); }
+Result<std::unique_ptr<Collectives>> Collectives::Join(const std::vector<int>&, int, int) {
+  return NoCuda();
+}
 Result<std::vector<double>> Collectives::Time(Collective, size_t, int) { return NoCuda(); }
+Result<std::vector<double>> Collectives::TimeFixed(Collective, size_t, int, int, int) {
+  return NoCuda();
+}
 Status Collectives::CheckAllReduce(size_t) { return NoCuda(); }
 
 }  // namespace vigil::gpu

@@ -94,6 +94,31 @@ std::unique_ptr<Benchmark> MakeNcclBenchmark();
 // "allreduce", "allgather", "reducescatter", "alltoall".
 std::string_view CollectiveName(gpu::Collective op);
 
+// The collective named by CollectiveName, or by the same word with a hyphen ("all-reduce");
+// InvalidArgument naming the choices.
+Result<gpu::Collective> ParseCollective(std::string_view name);
+
+// One node's part of an NCCL collective across nodes (`vigil fleet nccl`, which `vigil fleet
+// rank` starts with NCCL_COMM_ID set; docs/multinode.md): every GPU of this node, as ranks
+// first_rank, first_rank + 1, ... of `world`. Every member must run it with the same ops, bytes
+// and counts: each collective waits for all ranks.
+struct NodeCollectiveSpec {
+  int first_rank = 0;
+  int world = 0;
+  std::vector<gpu::Collective> ops;
+  size_t bytes = size_t{1} << 30;  // per GPU, as nccl-tests sizes it; rounded down to whole floats
+  int warmup = 5;                  // collectives before timing
+  int iterations = 20;             // collectives per timed sample
+  int samples = 5;
+};
+// After one all-reduce whose sums are checked on every GPU: the median bus bandwidth (GB/s,
+// nccl-tests' factor over `world` ranks) of each op, in order. Unavailable without CUDA, a GPU or
+// NCCL; Internal with NCCL's message when a member fails.
+Result<std::vector<double>> RunNodeCollective(const NodeCollectiveSpec& spec);
+
+// `bytes` rounded down to whole floats for each of `ranks` ranks, one float each at least.
+size_t WholeFloatsPerRank(double bytes, int ranks);
+
 // nccl-tests' bus bandwidth factor: what turns a collective's algorithm bandwidth (bytes / time)
 // into the bandwidth each link carried, comparable with the hardware's: 2(n-1)/n for the
 // all-reduce, (n-1)/n for the others.

@@ -1,12 +1,14 @@
 // NCCL collectives for the nccl benchmark (device.h): one process drives every local GPU, one
 // communicator each (ncclCommInitAll, once per benchmark run: it costs seconds per GPU), each
-// collective issued to all of them in one group. NCCL
-// is loaded at run time with dlopen, its functions typed by its header.
+// collective issued to all of them in one group. Across nodes (Collectives::Join) each process
+// still drives its own GPUs, as ranks of a communicator that NCCL bootstraps from NCCL_COMM_ID.
+// NCCL is loaded at run time with dlopen, its functions typed by its header.
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,6 +24,8 @@ namespace {
 
 struct Nccl {
   decltype(&ncclCommInitAll) init_all = nullptr;
+  decltype(&ncclCommInitRank) init_rank = nullptr;
+  decltype(&ncclGetUniqueId) unique_id = nullptr;
   decltype(&ncclCommDestroy) destroy = nullptr;
   decltype(&ncclCommAbort) abort = nullptr;
   decltype(&ncclCommGetAsyncError) async_error = nullptr;
@@ -41,6 +45,8 @@ Result<const Nccl*> LoadNccl() {
   static const Status loaded = OpenLibrary(
       "libnccl.so." + std::to_string(NCCL_MAJOR), "install NCCL", "NCCL", [](void* lib) {
         return Resolve(lib, n.init_all, "ncclCommInitAll") &&
+               Resolve(lib, n.init_rank, "ncclCommInitRank") &&
+               Resolve(lib, n.unique_id, "ncclGetUniqueId") &&
                Resolve(lib, n.destroy, "ncclCommDestroy") &&
                Resolve(lib, n.abort, "ncclCommAbort") &&
                Resolve(lib, n.async_error, "ncclCommGetAsyncError") &&
@@ -94,8 +100,13 @@ __global__ void CheckSums(const float* p, size_t n, int ranks, unsigned long lon
 // The communicators, streams and buffers of the GPUs, released on destruction.
 class Collectives::Impl {
  public:
-  Impl(const Nccl& nccl, std::vector<int> gpus)
-      : n_(nccl), gpus_(std::move(gpus)), size_(gpus_.size()) {}
+  // This process's `gpus` are ranks first_rank... of `world` (world 0: only these GPUs).
+  Impl(const Nccl& nccl, std::vector<int> gpus, int first_rank, int world)
+      : n_(nccl),
+        gpus_(std::move(gpus)),
+        size_(gpus_.size()),
+        first_(first_rank),
+        world_(world > 0 ? static_cast<size_t>(world) : size_) {}
   ~Impl() {
     for (size_t r = 0; r < comms_.size(); ++r) {
       cudaSetDevice(gpus_[r]);
@@ -116,7 +127,11 @@ class Collectives::Impl {
     streams_.assign(size_, nullptr);
     send_.assign(size_, nullptr);
     recv_.assign(size_, nullptr);
-    VIGIL_NCCL_TRY(n_, n_.init_all(comms_.data(), static_cast<int>(size_), gpus_.data()));
+    if (world_ == size_) {
+      VIGIL_NCCL_TRY(n_, n_.init_all(comms_.data(), static_cast<int>(size_), gpus_.data()));
+    } else {
+      VIGIL_RETURN_IF_ERROR(JoinAcrossNodes());
+    }
     for (size_t r = 0; r < size_; ++r) {
       VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
       VIGIL_CUDA_TRY(cudaStreamCreateWithFlags(&streams_[r], cudaStreamNonBlocking));
@@ -136,7 +151,7 @@ class Collectives::Impl {
       VIGIL_CUDA_TRY(cudaMalloc(&send_[r], bytes));
       VIGIL_CUDA_TRY(cudaMalloc(&recv_[r], bytes));
       FillInputs<<<256, 256, 0, streams_[r]>>>(send_[r], bytes / sizeof(float),
-                                               static_cast<int>(r));
+                                               first_ + static_cast<int>(r));
       VIGIL_CUDA_TRY(cudaGetLastError());
     }
     capacity_ = bytes;
@@ -146,7 +161,7 @@ class Collectives::Impl {
   // Issues `op` on every GPU as one group. `bytes` as Collectives::Time describes.
   Status Issue(Collective op, size_t bytes) {
     const size_t floats = bytes / sizeof(float);
-    const size_t share = floats / size_;  // each rank's part of a gather, scatter or all-to-all
+    const size_t share = floats / world_;  // each rank's part of a gather, scatter or all-to-all
     VIGIL_NCCL_TRY(n_, n_.group_start());
     for (size_t r = 0; r < size_; ++r) {
       ncclResult_t rc = ncclSuccess;
@@ -163,7 +178,7 @@ class Collectives::Impl {
                                  streams_[r]);
           break;
         case Collective::kAllToAll:
-          for (size_t peer = 0; peer < size_ && rc == ncclSuccess; ++peer) {
+          for (size_t peer = 0; peer < world_ && rc == ncclSuccess; ++peer) {
             rc = n_.send(send_[r] + peer * share, share, ncclFloat, static_cast<int>(peer),
                          comms_[r], streams_[r]);
             if (rc == ncclSuccess) {
@@ -211,6 +226,14 @@ class Collectives::Impl {
     return Status::Ok();
   }
 
+  // Seconds for `ops` collectives issued back to back, until the last GPU's stream has drained.
+  Result<double> TimeBatch(Collective op, size_t bytes, int ops) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < ops; ++i) VIGIL_RETURN_IF_ERROR(Issue(op, bytes));
+    VIGIL_RETURN_IF_ERROR(Sync());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
   // Whether a collective failed: the communicators are then unusable (NCCL's rule after an
   // asynchronous error), and every later call says so instead of hanging.
   Status Usable() const {
@@ -225,7 +248,7 @@ class Collectives::Impl {
       VIGIL_CUDA_TRY(cudaMalloc(&bad, sizeof *bad));
       cudaError_t e = cudaMemset(bad, 0, sizeof *bad);
       if (e == cudaSuccess) {
-        CheckSums<<<256, 256>>>(recv_[r], bytes / sizeof(float), static_cast<int>(size_), bad);
+        CheckSums<<<256, 256>>>(recv_[r], bytes / sizeof(float), static_cast<int>(world_), bad);
         e = cudaGetLastError();
       }
       unsigned long long host = 0;
@@ -242,9 +265,38 @@ class Collectives::Impl {
   }
 
  private:
+  // One communicator per local GPU, rank first_ + r of world_, set up as one group (NCCL's rule
+  // for a process with several GPUs). The id comes from NCCL_COMM_ID, the same in every process,
+  // so nothing has to be passed between them; the process holding rank 0 listens there.
+  Status JoinAcrossNodes() {
+    if (std::getenv("NCCL_COMM_ID") == nullptr) {
+      return Status::InvalidArgument("joining a collective across nodes needs NCCL_COMM_ID");
+    }
+    ncclUniqueId id;
+    VIGIL_NCCL_TRY(n_, n_.unique_id(&id));
+    VIGIL_NCCL_TRY(n_, n_.group_start());
+    for (size_t r = 0; r < size_; ++r) {
+      VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
+      const ncclResult_t rc =
+          n_.init_rank(&comms_[r], static_cast<int>(world_), id, first_ + static_cast<int>(r));
+      if (rc != ncclSuccess) {
+        n_.group_end();
+        failed_ = true;
+        return Status::Internal(std::string("ncclCommInitRank: ") + n_.error_string(rc));
+      }
+    }
+    if (const ncclResult_t rc = n_.group_end(); rc != ncclSuccess) {
+      failed_ = true;
+      return Status::Internal(std::string("ncclCommInitRank (group): ") + n_.error_string(rc));
+    }
+    return Status::Ok();
+  }
+
   const Nccl& n_;
   std::vector<int> gpus_;
   size_t size_;
+  int first_;            // the global rank of gpus_[0]
+  size_t world_;         // ranks in the communicator, every node's
   size_t capacity_ = 0;  // bytes of each send and receive buffer
   bool failed_ = false;
   std::vector<ncclComm_t> comms_;
@@ -258,7 +310,19 @@ Collectives::~Collectives() = default;
 Result<std::unique_ptr<Collectives>> Collectives::Open(const std::vector<int>& gpus) {
   UsePciBusOrder();
   VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
-  auto impl = std::make_unique<Impl>(*nccl, gpus);
+  auto impl = std::make_unique<Impl>(*nccl, gpus, 0, 0);
+  VIGIL_RETURN_IF_ERROR(impl->Init());
+  return std::unique_ptr<Collectives>(new Collectives(std::move(impl)));
+}
+
+Result<std::unique_ptr<Collectives>> Collectives::Join(const std::vector<int>& gpus, int first_rank,
+                                                       int world) {
+  if (gpus.empty() || first_rank < 0 || world < first_rank + static_cast<int>(gpus.size())) {
+    return Status::InvalidArgument("Collectives::Join: ranks outside the communicator");
+  }
+  UsePciBusOrder();
+  VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
+  auto impl = std::make_unique<Impl>(*nccl, gpus, first_rank, world);
   VIGIL_RETURN_IF_ERROR(impl->Init());
   return std::unique_ptr<Collectives>(new Collectives(std::move(impl)));
 }
@@ -268,12 +332,20 @@ Result<std::vector<double>> Collectives::Time(Collective op, size_t bytes, int r
   VIGIL_RETURN_IF_ERROR(impl_->Reserve(bytes));
   // Timed on the host, as nccl-tests does: the collectives of a batch are issued back to back on
   // every GPU's stream, and the batch ends when the last GPU's stream has drained.
-  return TimePerOp(reps, [&](int ops) -> Result<double> {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < ops; ++i) VIGIL_RETURN_IF_ERROR(impl_->Issue(op, bytes));
-    VIGIL_RETURN_IF_ERROR(impl_->Sync());
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
+  return TimePerOp(reps, [&](int ops) { return impl_->TimeBatch(op, bytes, ops); });
+}
+
+Result<std::vector<double>> Collectives::TimeFixed(Collective op, size_t bytes, int warmup, int ops,
+                                                   int reps) {
+  VIGIL_RETURN_IF_ERROR(impl_->Usable());
+  VIGIL_RETURN_IF_ERROR(impl_->Reserve(bytes));
+  VIGIL_RETURN_IF_ERROR(impl_->TimeBatch(op, bytes, warmup).status());
+  std::vector<double> out;
+  for (int i = 0; i < reps; ++i) {
+    VIGIL_ASSIGN_OR_RETURN(const double s, impl_->TimeBatch(op, bytes, ops));
+    out.push_back(s / ops);
+  }
+  return out;
 }
 
 Status Collectives::CheckAllReduce(size_t bytes) {
