@@ -500,11 +500,23 @@ Status RunFleetRankCommand(const FleetRankCommandOptions& o, const std::atomic<b
       return Status::IoError(fmt::format("vigil fleet nccl exited with {}: {}", ran.exit_code,
                                          cluster::LastOutput(ran)));
     }
-    nlohmann::json answer = nlohmann::json::parse(ran.out, nullptr, false);
-    if (!answer.is_object()) return Status::Internal("vigil fleet nccl printed no JSON object");
-    return answer;
+    return LastJsonLine(ran.out);
   };
   return cluster::RunFleetRank(rank, {run_suite, run_collective}, interrupted);
+}
+
+Result<nlohmann::json> LastJsonLine(std::string_view out) {
+  std::string_view rest = out;
+  while (!rest.empty()) {
+    const size_t end = rest.find_last_not_of("\n");
+    if (end == std::string_view::npos) break;
+    rest = rest.substr(0, end + 1);
+    const size_t start = rest.rfind('\n') == std::string_view::npos ? 0 : rest.rfind('\n') + 1;
+    nlohmann::json line = nlohmann::json::parse(rest.substr(start), nullptr, false);
+    if (line.is_object()) return line;
+    rest = rest.substr(0, start);
+  }
+  return Status::Internal("vigil fleet nccl printed no JSON object");
 }
 
 Result<cluster::CommandSpec> FleetNcclCommand(const std::string& vigil,

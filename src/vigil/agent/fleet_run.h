@@ -86,6 +86,11 @@ Status RunFleetRankCommand(const FleetRankCommandOptions& options,
 // timeout_s. InvalidArgument for a run without comm_id.
 Result<cluster::CommandSpec> FleetNcclCommand(const std::string& vigil, const nlohmann::json& task);
 
+// The last line of a `vigil fleet nccl` child's standard output that is a JSON object: NCCL writes
+// its own lines there (NCCL_DEBUG=INFO, to stdout unless NCCL_DEBUG_FILE says otherwise).
+// Internal when there is none.
+Result<nlohmann::json> LastJsonLine(std::string_view out);
+
 // `vigil fleet nccl`: this node's part of a collective across nodes (not for people).
 struct FleetNcclOptions {
   bool count = false;  // only say how many GPUs this node brings: {"ranks": N}

@@ -86,6 +86,19 @@ TEST(FleetNcclTest, ThePrepareCountsAndTheRunJoinsThroughNcclCommId) {
             StatusCode::kInvalidArgument);
 }
 
+TEST(FleetNcclTest, TheAnswerIsTheLastJsonLineAfterNcclsOwn) {
+  const std::string out =
+      "gpu-001:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+      "{\"ranks\":8,\"busbw_gbs\":[181.5]}\n"
+      "gpu-001:1234:1240 [0] NCCL INFO comm 0x55 rank 0 nranks 16 - Destroy COMPLETE\n\n";
+  Result<nlohmann::json> j = LastJsonLine(out);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ((*j)["ranks"], 8);
+  EXPECT_EQ(LastJsonLine("NCCL INFO only\n[1,2]\n").status().code(), StatusCode::kInternal);
+  EXPECT_FALSE(LastJsonLine("").ok());
+  EXPECT_FALSE(LastJsonLine("\n\n").ok());
+}
+
 TEST(FleetNcclTest, BadOpsAndRanksAreRefusedBeforeAnyGpuIsTouched) {
   FleetNcclOptions o;
   o.world = 16;
