@@ -279,6 +279,19 @@ TEST_F(FleetRunE2eTest, CollectivesOnNodesWithoutAGpuFailEachGroupNamingItsNode)
       << *doc;
 }
 
+TEST_F(FleetRunE2eTest, RdmaOnNodesWithoutRdmaFailsEachPairSayingWhyAndKeepsTheTcpFigures) {
+  if (access("/sys/class/infiniband", F_OK) == 0) GTEST_SKIP() << "this machine has RDMA ports";
+  const ProcessResult r =
+      ns_->FleetRun(With(kQuick, {"--rdma", "--rdma-duration", "1s", "--out", dir_.File("out")}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const Result<std::string> pairs = ReadFile(dir_.File("out/net-pairs.jsonl"));
+  ASSERT_TRUE(pairs.ok()) << r.err;
+  EXPECT_NE(pairs->find("\"error\":\"rdma: no active RDMA port under /sys/class/infiniband\""),
+            std::string::npos)
+      << *pairs;
+  EXPECT_EQ(pairs->find("\"bw_gbps\":null"), std::string::npos) << *pairs;
+}
+
 TEST_F(FleetRunE2eTest, ARankThatCrashesIsNamedByTheLauncherAndWhatWasMeasuredIsKept) {
   VigilProcess run(
       ns_->FleetRunArgs({"--transfer", "1s", "--measure", "bandwidth", "--out", dir_.File("out")}),

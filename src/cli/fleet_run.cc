@@ -72,6 +72,13 @@ CLI::App* SetupFleetRun(CLI::App& fleet, FleetRunCliOptions& o) {
                   "own delay, the 5th percentile of the round trips)")
       ->check(CLI::IsMember({"bandwidth", "latency", "both"}))
       ->capture_default_str();
+  cmd->add_flag("--rdma", o.run.rdma,
+                "Also measure each pair's RDMA bandwidth on every active NIC at once, NIC i to NIC "
+                "i, with perftest's ib_write_bw (Debian's perftest on every node)");
+  cmd->add_option("--rdma-program", o.run.rdma_program, "--rdma: the ib_write_bw to run")
+      ->capture_default_str();
+  cmd->add_option("--rdma-duration", o.rdma_duration, "--rdma: how long each measurement lasts")
+      ->capture_default_str();
   cmd->add_option("--transfer", o.transfer, "How long each bandwidth transfer sends")
       ->capture_default_str();
   cmd->add_option("--round-trips", o.run.round_trips, "Latency: round trips per pair")
@@ -99,6 +106,8 @@ CommandResult RunFleetRun(const FleetRunCliOptions& o) {
   agent::FleetCommandOptions run = o.run;
   VIGIL_ASSIGN_OR_RETURN(run.transfer_s,
                          ParseDurationFlag("--transfer", o.transfer, kFleetDurationBounds));
+  VIGIL_ASSIGN_OR_RETURN(run.rdma_s, ParseDurationFlag("--rdma-duration", o.rdma_duration,
+                                                       {.lo = 1, .hi = 3600, .seconds = true}));
   VIGIL_ASSIGN_OR_RETURN(run.start_timeout_s, ParseDurationFlag("--start-timeout", o.start_timeout,
                                                                 kFleetDurationBounds));
   VIGIL_ASSIGN_OR_RETURN(run.suite_timeout_s, ParseDurationFlag("--suite-timeout", o.suite_timeout,

@@ -18,6 +18,7 @@ struct FleetRunCliOptions {
   std::string suite_timeout = "15m";
   std::string pair_timeout = "60s";
   std::string collective_timeout = "5m";
+  std::string rdma_duration = "2s";
   bool json = false;
 };
 

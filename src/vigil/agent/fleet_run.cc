@@ -192,6 +192,16 @@ BenchmarkRecord NetPairRecord(const std::string& node,
            false,
            {p.us}});
     }
+    for (const cluster::RdmaFigure& f : p.rdma) {
+      if (f.gbps < 0) continue;
+      record.metrics.push_back(
+          {MetricKey{
+               record.name, fmt::format("{}_{}:{}", cluster::kPairRdmaMetric, f.device, pair), {}},
+           f.gbps,
+           "Gbit/s",
+           true,
+           {f.gbps}});
+    }
     if (!p.error.empty() && record.error.empty()) {
       record.status = BenchStatus::kFailed;
       record.return_code = return_code::kFailed;
@@ -259,26 +269,6 @@ std::map<std::string, NodeResults> Documents(const cluster::FleetRunOutcome& run
   return docs;
 }
 
-Result<std::vector<cluster::NamedCulprit>> Locate(const cluster::FleetRunOutcome& run) {
-  std::map<std::string, int> index;
-  cluster::NetworkPairs pairs;
-  for (const cluster::FleetNodeOutcome& n : run.nodes) {
-    if (!n.answered) continue;
-    index[n.host.name] = static_cast<int>(pairs.nodes.size());
-    pairs.nodes.push_back(n.host.name);
-    pairs.racks.push_back(n.host.rack);
-  }
-  const bool racks = std::all_of(pairs.racks.begin(), pairs.racks.end(),
-                                 [](const std::string& r) { return !r.empty(); });
-  if (!racks) pairs.racks.clear();
-  for (const cluster::FleetPairOutcome& p : run.pairs) {
-    const int a = index.at(p.from), b = index.at(p.to);
-    if (p.gbps >= 0) pairs.bandwidth.push_back({a, b, p.gbps});
-    if (p.us >= 0) pairs.latency.push_back({a, b, p.us});
-  }
-  return cluster::LocaliseNetwork(pairs);
-}
-
 // A node's document's file name: its name with anything but letters, digits, '.', '-' and '_'
 // as '_' (a name comes from a rank: it must not reach outside the directory).
 std::string FileName(const std::string& node) {
@@ -300,6 +290,15 @@ Status WriteOutputs(const std::string& dir, const std::map<std::string, NodeResu
     Json line = {{"from", p.from}, {"to", p.to}};
     line["bw_gbps"] = p.gbps >= 0 ? Json(p.gbps) : Json();
     line["lat_us"] = p.us >= 0 ? Json(p.us) : Json();
+    if (!p.rdma.empty()) {
+      Json nics = Json::array();
+      for (const cluster::RdmaFigure& f : p.rdma) {
+        nics.push_back({{"device", f.device},
+                        {"gbps", f.gbps >= 0 ? Json(f.gbps) : Json()},
+                        {"error", f.error}});
+      }
+      line["rdma"] = std::move(nics);
+    }
     if (!p.error.empty()) line["error"] = p.error;
     pairs += DumpJson(line) + "\n";
   }
@@ -344,6 +343,40 @@ int ExitCode(const FleetCommandResult& r) {
 
 }  // namespace
 
+Result<std::vector<cluster::NamedCulprit>> LocateCulprits(const cluster::FleetRunOutcome& run) {
+  std::map<std::string, int> index;
+  cluster::NetworkPairs pairs;
+  for (const cluster::FleetNodeOutcome& n : run.nodes) {
+    if (!n.answered) continue;
+    index[n.host.name] = static_cast<int>(pairs.nodes.size());
+    pairs.nodes.push_back(n.host.name);
+    pairs.racks.push_back(n.host.rack);
+  }
+  const bool racks = std::all_of(pairs.racks.begin(), pairs.racks.end(),
+                                 [](const std::string& r) { return !r.empty(); });
+  if (!racks) pairs.racks.clear();
+  // RDMA: each NIC (rail) on its own, NIC i of the sender with NIC i of the receiver.
+  std::vector<std::vector<cluster::PairMeasure>> rails;
+  for (const cluster::FleetPairOutcome& p : run.pairs) {
+    const int a = index.at(p.from), b = index.at(p.to);
+    if (p.gbps >= 0) pairs.bandwidth.push_back({a, b, p.gbps});
+    if (p.us >= 0) pairs.latency.push_back({a, b, p.us});
+    if (rails.size() < p.rdma.size()) rails.resize(p.rdma.size());
+    for (size_t i = 0; i < p.rdma.size(); ++i) {
+      if (p.rdma[i].gbps >= 0) rails[i].push_back({a, b, p.rdma[i].gbps});
+    }
+  }
+  VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::NamedCulprit> named, cluster::LocaliseNetwork(pairs));
+  for (size_t i = 0; i < rails.size(); ++i) {
+    const cluster::PairSet set{pairs.nodes, pairs.racks, rails[i], true};
+    VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::Culprit> found, cluster::Localise(set, {}));
+    for (cluster::Culprit& c : found) {
+      named.push_back({fmt::format("rdma NIC {}", i), std::move(c)});
+    }
+  }
+  return named;
+}
+
 Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& o,
                                            const cluster::FleetRunEvents& events,
                                            const std::atomic<bool>& interrupted) {
@@ -378,6 +411,9 @@ Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& o,
   run.bandwidth = o.measure != "latency";
   run.latency = o.measure != "bandwidth";
   run.transfer_seconds = o.transfer_s;
+  run.rdma = o.rdma;
+  run.rdma_program = o.rdma_program;
+  run.rdma_seconds = o.rdma_s;
   run.latency_round_trips = o.round_trips;
   run.start_timeout_s = o.start_timeout_s;
   run.suite_timeout_s = o.suite_timeout_s;
@@ -387,7 +423,7 @@ Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& o,
   VIGIL_ASSIGN_OR_RETURN(result.run, cluster::RunFleet(run, *runner, events, interrupted));
   const std::map<std::string, NodeResults> docs =
       Documents(result.run, o.vigil_version, result.run.problems);
-  VIGIL_ASSIGN_OR_RETURN(result.culprits, Locate(result.run));
+  VIGIL_ASSIGN_OR_RETURN(result.culprits, LocateCulprits(result.run));
   if (!o.report.empty()) Upload(o, docs, result);
   result.exit_code = ExitCode(result);
   if (!o.out.empty()) VIGIL_RETURN_IF_ERROR(WriteOutputs(o.out, docs, result));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <fmt/format.h>
 #include <fstream>
 
 #include "vigil/testing/temp_dir.h"
@@ -146,7 +147,7 @@ TEST(FleetCommandTest, AnOutDirectoryThatCannotBeMadeIsRefusedFirst) {
 FleetCommandResult TwoNodesOneSlow() {
   FleetCommandResult r;
   r.run.nodes = {{{"a", "", 1}, true, "", "{}"}, {{"b", "", 2}, false, "did not register", ""}};
-  r.run.pairs = {{"a", "c", 9.5, 12, ""}, {"c", "a", 0.4, 12, ""}};
+  r.run.pairs = {{"a", "c", 9.5, 12, "", {}}, {"c", "a", 0.4, 12, "", {}}};
   r.run.rounds = 1;
   cluster::Culprit c;
   c.kind = cluster::CulpritKind::kLink;
@@ -193,6 +194,31 @@ TEST(FleetCommandTest, EachGroupsCollectiveIsALineAndAJsonEntry) {
   EXPECT_EQ(j["collectives"][0]["gpus"], 16);
   EXPECT_TRUE(j["collectives"][1]["busbw_gbs"].is_null());
   EXPECT_EQ(j["collectives"][1]["error"], "d: no NVIDIA driver");
+}
+
+TEST(FleetCommandTest, ANodesSlowRdmaNicIsNamedOnItsRailAndNothingElse) {
+  cluster::FleetRunOutcome run;
+  const std::vector<std::string> nodes = {"a", "b", "c", "d", "e", "f"};
+  for (const std::string& n : nodes) run.nodes.push_back({{n, "", 0}, true, "", ""});
+  for (const std::string& from : nodes) {
+    for (const std::string& to : nodes) {
+      if (from == to) continue;
+      cluster::FleetPairOutcome p{from, to, 9.5, -1, "", {}};
+      // c's NIC 3 trained at half speed: slow whichever way, on that rail only.
+      for (int i = 0; i < 4; ++i) {
+        const bool slow = i == 3 && (from == "c" || to == "c");
+        p.rdma.push_back({fmt::format("mlx5_{}", i), slow ? 98.0 : 196.0 + i, ""});
+      }
+      run.pairs.push_back(std::move(p));
+    }
+  }
+  Result<std::vector<cluster::NamedCulprit>> named = LocateCulprits(run);
+  ASSERT_TRUE(named.ok()) << named.status().ToString();
+  ASSERT_EQ(named->size(), 1u);
+  EXPECT_EQ((*named)[0].measure, "rdma NIC 3");
+  EXPECT_EQ((*named)[0].culprit.kind, cluster::CulpritKind::kNode);
+  EXPECT_EQ((*named)[0].culprit.subject, "c");
+  EXPECT_EQ((*named)[0].culprit.direction, "both");
 }
 
 TEST(FleetCommandTest, TheJsonHoldsNodesCulpritsAndTheExitCode) {

@@ -11,6 +11,7 @@
 #include "vigil/cluster/host_list.h"
 #include "vigil/cluster/json_fields.h"
 #include "vigil/cluster/net_pair.h"
+#include "vigil/cluster/rdma.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
 
@@ -31,10 +32,42 @@ nlohmann::json Answer(const std::string& node, int64_t id, const Status& status,
   return body;
 }
 
+// The RDMA test's settings from a task, this node's ports from `sysfs_root`.
+RdmaOptions RdmaOf(const nlohmann::json& task, const std::string& sysfs_root) {
+  RdmaOptions o;
+  o.program = TextField(task, "program", o.program);
+  o.tcp_port_base = static_cast<int>(NumberField(task, "port_base", o.tcp_port_base));
+  o.seconds = NumberField(task, "seconds", o.seconds);
+  o.timeout_s = NumberField(task, "timeout_s", o.timeout_s);
+  o.sysfs_root = sysfs_root;
+  return o;
+}
+
+Result<nlohmann::json> PerformRdma(const std::string& kind, const nlohmann::json& task,
+                                   const std::string& sysfs_root) {
+  const RdmaOptions o = RdmaOf(task, sysfs_root);
+  const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();
+  if (kind == "rdma-serve") {
+    VIGIL_RETURN_IF_ERROR(ServeRdma(o, *runner));
+    return nlohmann::json::object();
+  }
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<RdmaFigure> sent,
+                         SendRdma(TextField(task, "address"), o, *runner));
+  nlohmann::json nics = nlohmann::json::array();
+  for (const RdmaFigure& f : sent) {
+    nics.push_back({{"device", f.device}, {"gbps", f.gbps}, {"error", f.error}});
+  }
+  return nlohmann::json{{"nics", nics}};
+}
+
 // Does one task; returns its answer's result or the error.
 Result<nlohmann::json> Perform(const nlohmann::json& task, const RankWork& work,
-                               const std::string& bind_address) {
+                               const FleetRankOptions& options) {
   const std::string kind = TextField(task, "kind");
+  const std::string& bind_address = options.bind_address;
+  if (kind == "rdma-serve" || kind == "rdma-send") {
+    return PerformRdma(kind, task, options.sysfs_root);
+  }
   if (kind == "collective-prepare" || kind == "collective") {
     if (!work.collective) return Status::Unavailable("this rank runs no collectives");
     VIGIL_ASSIGN_OR_RETURN(nlohmann::json answer, work.collective(task));
@@ -137,7 +170,7 @@ Status RunFleetRank(const FleetRankOptions& options, const RankWork& work,
     if (kind == "exit") return Status::Ok();
     if (kind == "wait") continue;
     const auto id = static_cast<int64_t>(NumberField(task, "id", 0));
-    Result<nlohmann::json> result = Perform(task, work, options.bind_address);
+    Result<nlohmann::json> result = Perform(task, work, options);
     const nlohmann::json answer =
         Answer(options.node, id, result.status(), result.ok() ? *result : nlohmann::json());
     VIGIL_RETURN_IF_ERROR(link.Post("/v1/result", answer, interrupted));

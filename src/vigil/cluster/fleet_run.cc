@@ -304,7 +304,9 @@ class Conductor {
                const std::vector<std::pair<int, int>>& directed,
                std::vector<FleetPairOutcome>& pairs) {
     const size_t first = pairs.size();
-    for (const auto& [a, b] : directed) pairs.push_back({hosts[a].name, hosts[b].name, -1, -1, ""});
+    for (const auto& [a, b] : directed) {
+      pairs.push_back({hosts[a].name, hosts[b].name, -1, -1, "", {}});
+    }
     for (const char* kind : {"net-bandwidth", "net-latency"}) {
       if (!(std::string_view(kind) == "net-bandwidth" ? o_.bandwidth : o_.latency)) continue;
       std::vector<std::pair<std::string, nlohmann::json>> tasks;
@@ -326,6 +328,47 @@ class Conductor {
           p.us = NumberField(done[i].result, "us", -1);
         }
       }
+    }
+    if (o_.rdma) MeasureRdma(hosts, ranks, directed, pairs, first);
+  }
+
+  // The RDMA test of every directed pair at once: the receivers' servers and the senders' clients
+  // are started together (a client retries until its server listens).
+  void MeasureRdma(const std::vector<FleetHost>& hosts,
+                   const std::map<std::string, RankInfo>& ranks,
+                   const std::vector<std::pair<int, int>>& directed,
+                   std::vector<FleetPairOutcome>& pairs, size_t first) {
+    const nlohmann::json settings = {{"program", o_.rdma_program},
+                                     {"seconds", o_.rdma_seconds},
+                                     {"port_base", o_.rdma_port_base},
+                                     {"timeout_s", o_.pair_timeout_s / 2}};
+    std::vector<std::pair<std::string, nlohmann::json>> tasks;
+    for (const auto& [a, b] : directed) {
+      nlohmann::json send = settings, serve = settings;
+      send["kind"] = "rdma-send";
+      send["address"] = ranks.at(hosts[b].name).address;
+      serve["kind"] = "rdma-serve";
+      tasks.push_back({hosts[a].name, std::move(send)});
+      tasks.push_back({hosts[b].name, std::move(serve)});
+    }
+    const std::vector<TaskOutcome> done = c_.Run(tasks, o_.pair_timeout_s, give_up_);
+    for (size_t i = 0; i < directed.size(); ++i) {
+      FleetPairOutcome& p = pairs[first + i];
+      const TaskOutcome& sent = done[2 * i];
+      const TaskOutcome& served = done[2 * i + 1];
+      std::string error = !sent.ok ? sent.error : !served.ok ? "receiver: " + served.error : "";
+      const auto nics = sent.ok ? sent.result.find("nics") : sent.result.end();
+      if (sent.ok && nics != sent.result.end() && nics->is_array()) {
+        for (const nlohmann::json& nic : *nics) {
+          RdmaFigure& f = p.rdma.emplace_back();
+          f.device = TextField(nic, "device", "?");
+          f.gbps = NumberField(nic, "gbps", -1);
+          f.error = TextField(nic, "error");
+          if (!(f.gbps >= 0) && f.error.empty()) f.error = "no figure";
+          if (!f.error.empty() && error.empty()) error = f.device + ": " + f.error;
+        }
+      }
+      if (!error.empty() && p.error.empty()) p.error = "rdma: " + error;
     }
   }
 

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,7 @@
 
 #include "vigil/cluster/command.h"
 #include "vigil/cluster/host_list.h"
+#include "vigil/cluster/rdma.h"
 #include "vigil/core/status.h"
 
 namespace vigil::cluster {
@@ -70,6 +72,11 @@ struct FleetRunOptions {
   PairSchedule schedule;  // null: no network tests
   bool bandwidth = true;  // measure each pair's bandwidth
   bool latency = true;    // and its latency
+  // And its RDMA bandwidth per NIC with perftest's ib_write_bw (rdma.h), every NIC at once.
+  bool rdma = false;
+  std::string rdma_program = "ib_write_bw";
+  double rdma_seconds = 2;
+  int rdma_port_base = 18515;
   double transfer_seconds = 1;
   int latency_round_trips = 1000;
   double start_timeout_s = 60;   // for every rank to register
@@ -95,6 +102,7 @@ struct FleetPairOutcome {
   double gbps = -1;  // from -> to; -1 when not measured
   double us = -1;    // one-way latency (half the round trip); -1 when not measured
   std::string error;
+  std::vector<RdmaFigure> rdma;  // per NIC of the sender, in order, when measured
 };
 
 // What a node's document holds of its groups' collectives (agent/fleet_run.h).

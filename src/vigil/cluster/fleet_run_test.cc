@@ -1,6 +1,7 @@
 #include "vigil/cluster/fleet_run.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,7 +22,8 @@ class ThreadLauncher final : public CommandRunner {
   std::vector<std::string> nodes;
   std::vector<std::string> absent;
   double suite_delay_s = 0;
-  std::string slow_suite_node;  // its suite takes suite_delay_s; the others' none
+  std::string slow_suite_node;               // its suite takes suite_delay_s; the others' none
+  std::map<std::string, std::string> sysfs;  // a node's RDMA ports, when it has any
   CommandSpec seen;
   // Collectives: the GPUs each node brings (2 when not named), its bus bandwidth (100 GB/s for
   // the first op, 100 / k for the k-th), a node whose prepare fails, one whose run takes
@@ -70,6 +72,7 @@ class ThreadLauncher final : public CommandRunner {
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (std::count(absent.begin(), absent.end(), nodes[i]) > 0) continue;
       FleetRankOptions o{*(at + 1), token, nodes[i], static_cast<int>(i), "127.0.0.1", 5};
+      if (sysfs.count(nodes[i]) > 0) o.sysfs_root = sysfs.at(nodes[i]);
       const double delay = nodes[i] == slow_suite_node ? suite_delay_s : 0;
       ranks.emplace_back([this, o, delay, &stop] {
         const auto suite = [&](const nlohmann::json& task) -> Result<std::string> {
@@ -284,6 +287,73 @@ TEST_F(FleetRunTest, AMemberPastItsTimeFailsItsGroupAndIsLost) {
       << r->collectives[0].error;
   EXPECT_EQ(r->nodes[1].error, "stopped answering during the network tests");
   EXPECT_EQ(r->nodes[0].error, "");
+}
+
+// A stand-in for ib_write_bw (rdma.cc's arguments: the server has 12, the client 13): the server
+// writes its device into a marker for its TCP port while it runs; a client finds it or cannot
+// connect yet; a pair is slow when either end's device is named slow*. One pair at a time: every
+// node here shares one address.
+void FakePerftest(const testing::TempDir& dir) {
+  dir.Write("ib_write_bw",
+            "#!/bin/sh\n"
+            "d=" +
+                dir.path() +
+                "; dev=$2; tcp=$6\n"
+                "if [ $# -eq 12 ]; then\n"
+                "  echo $dev > $d/ready-$tcp.tmp; mv $d/ready-$tcp.tmp $d/ready-$tcp; sleep 0.4\n"
+                "  rm -f $d/ready-$tcp; exit 0\n"
+                "fi\n"
+                "[ -e $d/ready-$tcp ] || { echo \"Couldn't connect to ${13}:$tcp\" >&2; exit 1; }\n"
+                "peer=$(cat $d/ready-$tcp); bw=100\n"
+                "case \"$dev $peer\" in *slow*) bw=25;; esac\n"
+                "echo ' #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]'\n"
+                "echo \" 1048576 100 0 $bw 0\"\n");
+  chmod(dir.File("ib_write_bw").c_str(), 0755);
+}
+
+TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
+  FleetRunOptions o = Options({"n0", "n1", "n2"});
+  o.bandwidth = o.latency = false;
+  o.rdma = true;
+  o.rdma_program = dir_.File("ib_write_bw");
+  o.rdma_seconds = 1;
+  o.rdma_port_base = 32100;
+  FakePerftest(dir_);
+  for (const std::string n : {"n0", "n1", "n2"}) {
+    // n2's second NIC is the slow one (sorted after mlx5_0, as NIC 1).
+    for (const std::string dev : {"mlx5_0", n == "n2" ? "slowx_1" : "mlx5_1"}) {
+      dir_.Write("sys-" + n + "/class/infiniband/" + dev + "/ports/1/state", "4: ACTIVE\n");
+    }
+    launcher_.sysfs[n] = dir_.File("sys-" + n);
+  }
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->pairs.size(), 6u);
+  for (const FleetPairOutcome& p : r->pairs) {
+    EXPECT_EQ(p.error, "") << p.from << "->" << p.to;
+    EXPECT_EQ(p.gbps, -1);  // the TCP test was not asked for
+    ASSERT_EQ(p.rdma.size(), 2u) << p.from << "->" << p.to;
+    EXPECT_EQ(p.rdma[0].device, "mlx5_0");
+    EXPECT_EQ(p.rdma[0].gbps, 100) << p.from << "->" << p.to;
+    const bool n2 = p.from == "n2" || p.to == "n2";
+    EXPECT_EQ(p.rdma[1].device, p.from == "n2" ? "slowx_1" : "mlx5_1");
+    EXPECT_EQ(p.rdma[1].gbps, n2 ? 25 : 100) << p.from << "->" << p.to;
+  }
+}
+
+TEST_F(FleetRunTest, RdmaOnANodeWithoutRdmaIsAPairErrorNamingWhy) {
+  FleetRunOptions o = Options({"n0", "n1"});
+  o.bandwidth = o.latency = false;
+  o.rdma = true;
+  o.rdma_program = dir_.File("ib_write_bw");
+  o.pair_timeout_s = 4;
+  FakePerftest(dir_);
+  launcher_.sysfs = {{"n0", dir_.File("none")}, {"n1", dir_.File("none")}};
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->pairs.size(), 2u);
+  EXPECT_EQ(r->pairs[0].error,
+            "rdma: no active RDMA port under " + dir_.File("none") + "/class/infiniband");
 }
 
 TEST_F(FleetRunTest, MpirunWithoutHostsIsBadUsage) {

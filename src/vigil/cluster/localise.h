@@ -89,6 +89,8 @@ std::string_view CulpritKindName(CulpritKind kind);
 inline constexpr std::string_view kNetPairBenchmark = "net-pair";
 inline constexpr std::string_view kPairBandwidthMetric = "bw_gbps";
 inline constexpr std::string_view kPairLatencyMetric = "lat_us";
+// RDMA per NIC: `net-pair/rdma_gbps_<device>:<from>-<to>` (Gbit/s), the sender's device.
+inline constexpr std::string_view kPairRdmaMetric = "rdma_gbps";
 
 struct NetworkPairs {
   std::vector<std::string> nodes;  // index -> node name
