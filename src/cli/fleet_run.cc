@@ -152,7 +152,10 @@ CLI::App* SetupFleetNccl(CLI::App& fleet, agent::FleetNcclOptions& o) {
       "nccl",
       "One node's part of an NCCL collective across nodes under `vigil fleet rank`, with "
       "NCCL_COMM_ID set (not for people); prints JSON");
-  cmd->add_flag("--count", o.count, "Only print how many GPUs this node brings");
+  cmd->add_flag("--count", o.count,
+                "Only print how many GPUs this node brings and the NCCL version it loads");
+  cmd->add_option("--ranks", o.ranks, "The GPUs this node said it brings (--count)")
+      ->check(InBounds({.lo = 1, .hi = 1e6}));
   cmd->add_option("--first-rank", o.first_rank, "The global rank of this node's first GPU")
       ->check(InBounds({.lo = 0, .hi = 1e7}));
   cmd->add_option("--world", o.world, "Ranks (GPUs) of every node of the group")

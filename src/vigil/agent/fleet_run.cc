@@ -571,9 +571,9 @@ Result<cluster::CommandSpec> FleetNcclCommand(const std::string& vigil,
     return fmt::format("{:.0f}", cluster::NumberField(task, key, 0));
   };
   spec.argv.insert(spec.argv.end(),
-                   {"--first-rank", number("first_rank"), "--world", number("world"), "--size",
-                    number("bytes"), "--warmup", number("warmup"), "--iterations",
-                    number("iterations"), "--samples", number("samples")});
+                   {"--ranks", number("ranks"), "--first-rank", number("first_rank"), "--world",
+                    number("world"), "--size", number("bytes"), "--warmup", number("warmup"),
+                    "--iterations", number("iterations"), "--samples", number("samples")});
   if (const auto ops = task.find("ops"); ops != task.end() && ops->is_array()) {
     for (const auto& op : *ops) {
       if (op.is_string()) spec.argv.insert(spec.argv.end(), {"--op", op.get<std::string>()});
@@ -585,9 +585,11 @@ Result<cluster::CommandSpec> FleetNcclCommand(const std::string& vigil,
 Result<Json> RunFleetNccl(const FleetNcclOptions& o) {
   if (o.count) {
     VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
-    return Json{{"ranks", gpus}};
+    VIGIL_ASSIGN_OR_RETURN(const std::string nccl, gpu::NcclVersion());
+    return Json{{"ranks", gpus}, {"nccl", nccl}};
   }
   NodeCollectiveSpec spec;
+  spec.ranks = o.ranks;
   spec.first_rank = o.first_rank;
   spec.world = o.world;
   for (const std::string& name : o.ops) {
@@ -599,15 +601,14 @@ Result<Json> RunFleetNccl(const FleetNcclOptions& o) {
   spec.warmup = o.warmup;
   spec.iterations = o.iterations;
   spec.samples = o.samples;
-  if (o.first_rank < 0 || o.world < o.first_rank + 1 || o.iterations < 1 || o.samples < 1 ||
-      o.warmup < 0) {
+  if (o.ranks < 1 || o.first_rank < 0 || o.world < o.first_rank + o.ranks || o.iterations < 1 ||
+      o.samples < 1 || o.warmup < 0) {
     return Status::InvalidArgument(
-        "--first-rank, --world, --warmup, --iterations, --samples: ranks inside the world and "
-        "counts of one or more");
+        "--ranks, --first-rank, --world, --warmup, --iterations, --samples: this node's ranks "
+        "inside the world and counts of one or more");
   }
-  VIGIL_ASSIGN_OR_RETURN(const int gpus, gpu::DeviceCount());
   VIGIL_ASSIGN_OR_RETURN(const std::vector<double> busbw, RunNodeCollective(spec));
-  return Json{{"ranks", gpus}, {"busbw_gbs", busbw}};
+  return Json{{"ranks", o.ranks}, {"busbw_gbs", busbw}};
 }
 
 }  // namespace vigil::agent

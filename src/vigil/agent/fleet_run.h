@@ -101,7 +101,8 @@ Result<nlohmann::json> LastJsonLine(std::string_view out);
 
 // `vigil fleet nccl`: this node's part of a collective across nodes (not for people).
 struct FleetNcclOptions {
-  bool count = false;  // only say how many GPUs this node brings: {"ranks": N}
+  bool count = false;  // only say how many GPUs this node brings and its NCCL version
+  int ranks = 0;       // the GPUs it said it brings
   int first_rank = 0;
   int world = 0;
   std::vector<std::string> ops = {"all-reduce"};
@@ -110,7 +111,8 @@ struct FleetNcclOptions {
   int iterations = 20;
   int samples = 5;
 };
-// {"ranks": N} when counting, else {"ranks": N, "busbw_gbs": [one per op]}. InvalidArgument for
+// {"ranks": N, "nccl": "2.28.3"} when counting (NCCL loaded: a node without it fails here, not
+// in the middle of its group), else {"ranks": N, "busbw_gbs": [one per op]}. InvalidArgument for
 // an op or size that does not parse or ranks outside the world; the GPU's and NCCL's errors as
 // gpu::Collectives gives them.
 Result<Json> RunFleetNccl(const FleetNcclOptions& options);

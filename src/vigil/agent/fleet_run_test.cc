@@ -66,6 +66,7 @@ TEST(FleetNcclTest, ThePrepareCountsAndTheRunJoinsThroughNcclCommId) {
 
   const nlohmann::json task = {{"kind", "collective"},
                                {"comm_id", "10.0.0.1:41000"},
+                               {"ranks", 8},
                                {"first_rank", 8},
                                {"world", 16},
                                {"ops", {"allreduce", "alltoall"}},
@@ -76,10 +77,12 @@ TEST(FleetNcclTest, ThePrepareCountsAndTheRunJoinsThroughNcclCommId) {
                                {"timeout_s", 300}};
   Result<cluster::CommandSpec> run = FleetNcclCommand("/opt/vigil", task);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->argv, (std::vector<std::string>{"/opt/vigil", "fleet", "nccl", "--first-rank", "8",
-                                                 "--world", "16", "--size", "1073741824",
-                                                 "--warmup", "5", "--iterations", "20", "--samples",
-                                                 "5", "--op", "allreduce", "--op", "alltoall"}));
+  EXPECT_EQ(run->argv,
+            (std::vector<std::string>{
+                "/opt/vigil", "fleet",        "nccl",    "--ranks",   "8",          "--first-rank",
+                "8",          "--world",      "16",      "--size",    "1073741824", "--warmup",
+                "5",          "--iterations", "20",      "--samples", "5",          "--op",
+                "allreduce",  "--op",         "alltoall"}));
   EXPECT_EQ(run->env, (std::vector<std::string>{"NCCL_COMM_ID=10.0.0.1:41000"}));
   EXPECT_EQ(run->timeout_s, 300);
 
@@ -104,11 +107,16 @@ TEST(FleetNcclTest, BadOpsAndRanksAreRefusedBeforeAnyGpuIsTouched) {
   FleetNcclOptions o;
   o.world = 16;
   o.first_rank = 8;
+  o.ranks = 8;
   o.ops = {"broadcast"};
   EXPECT_EQ(RunFleetNccl(o).status().code(), StatusCode::kInvalidArgument);
   o.ops = {"all-reduce"};
-  o.first_rank = 16;
+  o.first_rank = 9;  // 9 + 8 ranks > 16
   EXPECT_EQ(RunFleetNccl(o).status().code(), StatusCode::kInvalidArgument);
+  o.first_rank = 8;
+  o.ranks = 0;
+  EXPECT_EQ(RunFleetNccl(o).status().code(), StatusCode::kInvalidArgument);
+  o.ranks = 8;
   o.first_rank = 0;
   o.size = "0";
   EXPECT_EQ(RunFleetNccl(o).status().code(), StatusCode::kInvalidArgument);

@@ -198,6 +198,7 @@ void FleetCoordinator::Answer(const httplib::Request& req, httplib::Response& re
                               [id](const Pending& x) { return x.id == id && x.handed; });
   if (p == queue.end()) return Reply(res, 200, {{"ok", false}});  // late: given up on
   queue.erase(p);
+  answer->outcome.at = Now();
   it->second.answers[id] = std::move(answer->outcome);
   changed_.NotifyAll();
   Reply(res, 200, {{"ok", true}});
@@ -238,7 +239,7 @@ TaskOutcome FleetCoordinator::Await(const std::string& node, int64_t id, double 
                                     double timeout_s, const std::function<bool()>& give_up) {
   MutexLock lock(mu_);
   const auto it = nodes_.find(node);
-  if (it == nodes_.end()) return {node, false, {}, "the node never registered"};
+  if (it == nodes_.end()) return {node, false, {}, "the node never registered", Now()};
   NodeState& state = it->second;
   for (;;) {
     if (const auto a = state.answers.find(id); a != state.answers.end()) {
@@ -246,7 +247,9 @@ TaskOutcome FleetCoordinator::Await(const std::string& node, int64_t id, double 
       state.answers.erase(a);
       return outcome;
     }
-    if (state.lost) return {node, false, {}, "the node stopped answering earlier in this run"};
+    if (state.lost) {
+      return {node, false, {}, "the node stopped answering earlier in this run", Now()};
+    }
     const bool out_of_time = Now() >= deadline_mono;
     if (out_of_time || give_up()) {
       state.lost = true;
@@ -255,7 +258,8 @@ TaskOutcome FleetCoordinator::Await(const std::string& node, int64_t id, double 
               false,
               {},
               out_of_time ? fmt::format("did not answer within {:g} s", timeout_s)
-                          : "the launcher ended before the node answered"};
+                          : "the launcher ended before the node answered",
+              Now()};
     }
     changed_.WaitUntil(mu_, At(std::min(deadline_mono, Now() + 0.1)));
   }

@@ -42,6 +42,7 @@ struct TaskOutcome {
   bool ok = false;
   nlohmann::json result;  // the task's answer when ok
   std::string error;      // why not, when !ok
+  double at = 0;  // when it was answered or given up on, in the coordinator's monotonic seconds
 };
 
 // A rank's registration, from its body: InvalidArgument naming the field that is missing or of the

@@ -71,9 +71,12 @@ Result<nlohmann::json> Perform(const nlohmann::json& task, const RankWork& work,
   if (kind == "collective-prepare" || kind == "collective") {
     if (!work.collective) return Status::Unavailable("this rank runs no collectives");
     VIGIL_ASSIGN_OR_RETURN(nlohmann::json answer, work.collective(task));
-    if (kind == "collective-prepare" && BoolField(task, "leader", false)) {
-      VIGIL_ASSIGN_OR_RETURN(const int port, FreeTcpPort(bind_address));
-      answer["port"] = port;
+    if (kind == "collective-prepare") {
+      answer["subnets"] = LocalSubnets();
+      if (BoolField(task, "leader", false)) {
+        VIGIL_ASSIGN_OR_RETURN(const int port, FreeTcpPort(bind_address));
+        answer["port"] = port;
+      }
     }
     return answer;
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "vigil/cluster/fleet_coordinator.h"
 #include "vigil/cluster/json_fields.h"
+#include "vigil/cluster/net_pair.h"
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
 #include "vigil/core/text.h"
@@ -178,9 +180,13 @@ class Conductor {
   Result<std::vector<FleetCollectiveOutcome>> Collectives(
       const std::vector<FleetNodeOutcome>& nodes, int& rounds) {
     const CollectiveOptions& co = o_.collectives;
+    const std::vector<std::string> lost = c_.Lost();
     std::vector<FleetHost> hosts;
     for (const FleetNodeOutcome& n : nodes) {
-      if (n.answered && n.error.empty()) hosts.push_back(n.host);
+      if (n.answered && n.error.empty() &&
+          std::find(lost.begin(), lost.end(), n.host.name) == lost.end()) {
+        hosts.push_back(n.host);
+      }
     }
     std::map<std::string, RankInfo> ranks;
     for (const RankInfo& r : c_.Ranks()) ranks[r.node] = r;
@@ -201,8 +207,9 @@ class Conductor {
       RunGroups(groups);
       for (const Group& g : groups) {
         for (size_t k = 0; k < co.ops.size(); ++k) {
-          out.push_back({static_cast<int>(r + 1), g.members, g.world, co.ops[k], co.bytes,
-                         g.error.empty() ? g.busbw[k] : -1, g.error});
+          const bool failed = !g.failure.empty();
+          out.push_back({static_cast<int>(r + 1), g.members, failed ? 0 : g.world, co.ops[k],
+                         g.bytes, failed ? -1 : g.busbw[k], g.failure.Text()});
         }
       }
     }
@@ -210,43 +217,91 @@ class Conductor {
   }
 
  private:
+  // Why a group failed: its members' errors, the first to come in first. When one member fails,
+  // the others wait in NCCL for it until their own limit: the earliest error is the likeliest
+  // cause, and the later ones (time-outs, "remote process exited") are its echoes.
+  struct Failure {
+    std::vector<std::pair<double, std::string>> errors;  // (when, "<node>: why")
+    bool empty() const { return errors.empty(); }
+    void Add(double at, std::string text) { errors.emplace_back(at, std::move(text)); }
+    std::string Text() const {
+      if (errors.empty()) return "";
+      const auto first = std::min_element(errors.begin(), errors.end());
+      if (errors.size() == 1) return first->second;
+      return fmt::format("{} (then {} more member{})", first->second, errors.size() - 1,
+                         errors.size() == 2 ? "" : "s");
+    }
+  };
+
   struct Group {
     std::vector<std::string> members;
     std::vector<int> first_rank;  // each member's
+    std::vector<int> brings;      // each member's GPUs
     int world = 0;
+    double bytes = 0;           // per GPU, whole floats for every rank
     std::string comm_id;        // "address:port" of the first member's bootstrap
     std::vector<double> busbw;  // per op, the slowest member's
-    std::string error;          // the first member's that failed
+    Failure failure;
   };
 
-  // Every member of every group says how many GPUs it brings; the first also a port.
+  // Every member of every group says how many GPUs it brings, its NCCL version and its IPv4
+  // subnets; the first also a port. NCCL bootstraps each member from an interface in the subnet of
+  // NCCL_COMM_ID's address, and a communicator of two NCCL versions is not to be trusted: both
+  // are checked here, before anyone waits on them.
   void Prepare(const std::map<std::string, RankInfo>& ranks, std::vector<Group>& groups) {
+    const CollectiveOptions& co = o_.collectives;
     std::vector<std::pair<std::string, nlohmann::json>> tasks;
     for (const Group& g : groups) {
       for (size_t i = 0; i < g.members.size(); ++i) {
-        tasks.push_back({g.members[i], {{"kind", "collective-prepare"}, {"leader", i == 0}}});
+        tasks.push_back(
+            {g.members[i],
+             {{"kind", "collective-prepare"}, {"leader", i == 0}, {"timeout_s", co.timeout_s}}});
       }
     }
-    const std::vector<TaskOutcome> done =
-        c_.Run(tasks, o_.collectives.timeout_s + o_.collectives.grace_s, give_up_);
+    const std::vector<TaskOutcome> done = c_.Run(tasks, co.timeout_s + co.grace_s, give_up_);
     size_t t = 0;
     for (Group& g : groups) {
+      const std::string leader = ranks.at(g.members[0]).address;
+      const std::string version = TextField(done[t].result, "nccl");
+      const bool leader_ok = done[t].ok && NumberField(done[t].result, "ranks", 0) >= 1;
       for (size_t i = 0; i < g.members.size(); ++i, ++t) {
-        const int brings =
-            done[t].ok ? static_cast<int>(NumberField(done[t].result, "ranks", 0)) : 0;
-        const int port = static_cast<int>(NumberField(done[t].result, "port", 0));
-        if (g.error.empty() && !done[t].ok) {
-          g.error = fmt::format("{}: {}", g.members[i], done[t].error);
-        } else if (g.error.empty() && brings < 1) {
-          g.error = fmt::format("{}: no GPU to run collectives on", g.members[i]);
-        } else if (g.error.empty() && i == 0 && (port < 1 || port > 65535)) {
-          g.error = fmt::format("{}: no port for NCCL's bootstrap", g.members[i]);
+        const TaskOutcome& d = done[t];
+        const std::string& node = g.members[i];
+        const int brings = d.ok ? static_cast<int>(NumberField(d.result, "ranks", 0)) : 0;
+        const int port = static_cast<int>(NumberField(d.result, "port", 0));
+        if (!d.ok) {
+          g.failure.Add(d.at, fmt::format("{}: {}", node, d.error));
+        } else if (brings < 1) {
+          g.failure.Add(d.at, fmt::format("{}: no GPU to run collectives on", node));
+        } else if (i == 0 && (port < 1 || port > 65535)) {
+          g.failure.Add(d.at, fmt::format("{}: no port for NCCL's bootstrap", node));
+        } else if (leader_ok && TextField(d.result, "nccl") != version) {
+          g.failure.Add(d.at, fmt::format("{}: NCCL {}, where {} has {}", node,
+                                          TextField(d.result, "nccl", "?"), g.members[0], version));
+        } else if (leader_ok && !InSubnets(leader, d.result)) {
+          g.failure.Add(d.at, fmt::format("{}: no interface in the subnet of {}, where NCCL "
+                                          "bootstraps from {}",
+                                          node, leader, g.members[0]));
         }
-        if (i == 0) g.comm_id = fmt::format("{}:{}", ranks.at(g.members[0]).address, port);
+        if (i == 0) g.comm_id = fmt::format("{}:{}", leader, port);
         g.first_rank.push_back(g.world);
+        g.brings.push_back(brings);
         g.world += brings;
       }
+      // Whole floats for every rank, as every member rounds them.
+      const double unit = 4.0 * std::max(g.world, 1);
+      g.bytes = std::max(unit, std::floor(co.bytes / unit) * unit);
     }
+  }
+
+  // Whether `address` (IPv4) lies in one of the prepare answer's "subnets" ("a.b.c.d/len").
+  static bool InSubnets(const std::string& address, const nlohmann::json& answer) {
+    const auto subnets = answer.find("subnets");
+    if (!answer.is_object() || subnets == answer.end() || !subnets->is_array()) return false;
+    for (const nlohmann::json& s : *subnets) {
+      if (s.is_string() && InSubnet(address, s.get<std::string>())) return true;
+    }
+    return false;
   }
 
   // The collectives of every group that was prepared, all groups at once.
@@ -255,15 +310,16 @@ class Conductor {
     std::vector<std::pair<std::string, nlohmann::json>> tasks;
     std::vector<Group*> whose;
     for (Group& g : groups) {
-      if (!g.error.empty()) continue;
+      if (!g.failure.empty()) continue;
       for (size_t i = 0; i < g.members.size(); ++i) {
         tasks.push_back({g.members[i],
                          {{"kind", "collective"},
                           {"comm_id", g.comm_id},
                           {"first_rank", g.first_rank[i]},
+                          {"ranks", g.brings[i]},
                           {"world", g.world},
                           {"ops", co.ops},
-                          {"bytes", co.bytes},
+                          {"bytes", g.bytes},
                           {"warmup", co.warmup},
                           {"iterations", co.iterations},
                           {"samples", co.samples},
@@ -276,23 +332,20 @@ class Conductor {
     for (size_t t = 0; t < done.size(); ++t) {
       Group& g = *whose[t];
       const std::string& node = tasks[t].first;
-      const nlohmann::json* figures =
-          done[t].ok && done[t].result.is_object() && done[t].result.contains("busbw_gbs")
-              ? &done[t].result["busbw_gbs"]
-              : nullptr;
-      if (!done[t].ok || figures == nullptr || !figures->is_array() ||
+      const auto figures = done[t].ok ? done[t].result.find("busbw_gbs") : done[t].result.end();
+      if (!done[t].ok || figures == done[t].result.end() || !figures->is_array() ||
           figures->size() != co.ops.size()) {
-        if (g.error.empty()) {
-          g.error = fmt::format(
-              "{}: {}", node, done[t].ok ? "no bus bandwidth for every collective" : done[t].error);
-        }
+        g.failure.Add(done[t].at, fmt::format("{}: {}", node,
+                                              done[t].ok ? "no bus bandwidth for every collective"
+                                                         : done[t].error));
         continue;
       }
       for (size_t k = 0; k < co.ops.size(); ++k) {
         const double v = (*figures)[k].is_number() ? (*figures)[k].get<double>() : -1;
-        if (!(v > 0) && g.error.empty()) {
-          g.error =
-              fmt::format("{}: bus bandwidth of {} is not a positive number", node, co.ops[k]);
+        if (!(v > 0)) {
+          g.failure.Add(done[t].at, fmt::format("{}: bus bandwidth of {} is not a positive number",
+                                                node, co.ops[k]));
+          break;
         }
         g.busbw[k] = std::min(g.busbw[k], v);
       }

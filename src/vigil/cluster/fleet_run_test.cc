@@ -31,8 +31,10 @@ class ThreadLauncher final : public CommandRunner {
   std::map<std::string, int> gpus;
   std::map<std::string, double> speed;
   std::string failing_prepare;
-  std::string slow_collective_node;
-  double collective_delay_s = 0;
+  std::string failing_run;                  // fails its run at once
+  std::map<std::string, std::string> nccl;  // a node's NCCL version, when not 2.28.3
+  std::string slow_collective_node;  // answers after collective_delay_s (with an error when a
+  double collective_delay_s = 0;     // failing_run is set: it waited for that member)
   struct Ran {
     std::string node, comm_id;
     int first_rank, world;
@@ -44,10 +46,13 @@ class ThreadLauncher final : public CommandRunner {
     const int brings = gpus.count(node) > 0 ? gpus.at(node) : 2;
     if (task["kind"] == "collective-prepare") {
       if (node == failing_prepare) return Status::Unavailable("no NVIDIA driver");
-      return nlohmann::json{{"ranks", brings}};
+      return nlohmann::json{{"ranks", brings},
+                            {"nccl", nccl.count(node) > 0 ? nccl.at(node) : "2.28.3"}};
     }
+    if (node == failing_run) return Status::Internal("8 sums wrong on GPU 3");
     if (node == slow_collective_node) {
       std::this_thread::sleep_for(std::chrono::duration<double>(collective_delay_s));
+      if (!failing_run.empty()) return Status::Internal("NCCL: remote process exited");
     }
     {
       MutexLock lock(mu);
@@ -225,6 +230,7 @@ TEST_F(FleetRunTest, EachGroupRunsItsCollectivesWithConsecutiveRanksFromItsFirst
   const FleetCollectiveOutcome& a = r->collectives[0];
   EXPECT_EQ(a.members, (std::vector<std::string>{"n0", "n1"}));
   EXPECT_EQ(a.world, 10);
+  EXPECT_EQ(a.bytes, 1073741800);  // whole floats for each of 10 ranks
   EXPECT_EQ(a.op, "allreduce");
   EXPECT_DOUBLE_EQ(a.busbw_gbs, 100);
   EXPECT_DOUBLE_EQ(r->collectives[1].busbw_gbs, 50);
@@ -267,6 +273,39 @@ TEST_F(FleetRunTest, AMemberThatCannotPrepareFailsItsGroupAndTheOtherGroupRuns) 
   EXPECT_DOUBLE_EQ(r->collectives[1].busbw_gbs, 100);
   MutexLock lock(launcher_.mu);
   for (const ThreadLauncher::Ran& x : launcher_.ran) EXPECT_TRUE(x.node == "n2" || x.node == "n3");
+}
+
+TEST_F(FleetRunTest, AFailedGroupNamesTheMemberThatFailedFirstNotTheOnesWaitingForIt) {
+  FleetRunOptions o = Options({"n0", "n1", "n2"});
+  o.schedule = nullptr;
+  o.collectives.schedule = [](const std::vector<FleetHost>&) {
+    return Result<std::vector<GroupRound>>(std::vector<GroupRound>{{{0, 1, 2}}});
+  };
+  o.collectives.ops = {"allreduce"};
+  o.collectives.timeout_s = 10;
+  launcher_.failing_run = "n2";
+  launcher_.slow_collective_node = "n0";  // the first member, which waited for n2
+  launcher_.collective_delay_s = 0.5;
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->collectives.size(), 1u);
+  EXPECT_EQ(r->collectives[0].error, "n2: 8 sums wrong on GPU 3 (then 1 more member)");
+  EXPECT_EQ(r->collectives[0].world, 0);
+}
+
+TEST_F(FleetRunTest, MembersWithAnotherNcclVersionFailTheirGroupBeforeItRuns) {
+  FleetRunOptions o = Options({"n0", "n1"});
+  o.schedule = nullptr;
+  o.collectives.schedule = Pairs;
+  o.collectives.ops = {"allreduce"};
+  o.collectives.timeout_s = 10;
+  launcher_.nccl = {{"n1", "2.27.7"}};
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->collectives.size(), 1u);
+  EXPECT_EQ(r->collectives[0].error, "n1: NCCL 2.27.7, where n0 has 2.28.3");
+  MutexLock lock(launcher_.mu);
+  EXPECT_TRUE(launcher_.ran.empty());
 }
 
 TEST_F(FleetRunTest, AMemberPastItsTimeFailsItsGroupAndIsLost) {

@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "vigil/core/stats.h"
@@ -186,6 +189,42 @@ Result<Listening> ListenOnFreePort(const std::string& bind_address) {
 }
 
 }  // namespace
+
+std::vector<std::string> LocalSubnets() {
+  std::vector<std::string> out;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return out;
+  for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET || i->ifa_netmask == nullptr ||
+        (i->ifa_flags & IFF_UP) == 0) {
+      continue;
+    }
+    char text[INET_ADDRSTRLEN] = {};
+    const in_addr addr = reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr;
+    const uint32_t mask =
+        ntohl(reinterpret_cast<const sockaddr_in*>(i->ifa_netmask)->sin_addr.s_addr);
+    if (inet_ntop(AF_INET, &addr, text, sizeof text) == nullptr) continue;
+    out.push_back(fmt::format("{}/{}", text, __builtin_popcount(mask)));
+  }
+  freeifaddrs(list);
+  return out;
+}
+
+bool InSubnet(const std::string& address, const std::string& subnet) {
+  const size_t slash = subnet.find('/');
+  if (slash == std::string::npos) return false;
+  in_addr a{}, net{};
+  if (inet_pton(AF_INET, address.c_str(), &a) != 1 ||
+      inet_pton(AF_INET, subnet.substr(0, slash).c_str(), &net) != 1) {
+    return false;
+  }
+  const std::string bits_text = subnet.substr(slash + 1);
+  char* end = nullptr;
+  const long bits = std::strtol(bits_text.c_str(), &end, 10);
+  if (bits_text.empty() || *end != '\0' || bits < 0 || bits > 32) return false;
+  const uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+  return (ntohl(a.s_addr) & mask) == (ntohl(net.s_addr) & mask);
+}
 
 Result<int> FreeTcpPort(const std::string& bind_address) {
   VIGIL_ASSIGN_OR_RETURN(const Listening l, ListenOnFreePort(bind_address));

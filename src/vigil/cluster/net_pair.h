@@ -48,6 +48,13 @@ class PairListener {
 // in between; the caller's error then names the port. Errors as PairListener::Start's.
 Result<int> FreeTcpPort(const std::string& bind_address);
 
+// This machine's IPv4 subnets, one per address of an interface that is up: "10.0.0.5/24".
+std::vector<std::string> LocalSubnets();
+
+// Whether IPv4 `address` lies in `subnet` ("10.0.0.0/24", the host bits may be set). False for
+// anything that does not parse.
+bool InSubnet(const std::string& address, const std::string& subnet);
+
 struct BandwidthOptions {
   double seconds = 1.0;     // how long to send
   size_t buffer = 1 << 20;  // bytes per write

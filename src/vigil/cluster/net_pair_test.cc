@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <atomic>
 #include <thread>
@@ -86,6 +88,23 @@ TEST(NetPairTest, ASilentListenerEndsTheLatencyTestAtItsDeadline) {
   const Result<double> us = MeasureLatencyUs("127.0.0.1", ntohs(sa.sin_port), o);
   close(fd);
   EXPECT_EQ(us.status().code(), StatusCode::kDeadlineExceeded) << us.status().ToString();
+}
+
+TEST(SubnetTest, AnAddressIsInASubnetByItsPrefix) {
+  EXPECT_TRUE(InSubnet("10.0.3.7", "10.0.0.5/16"));
+  EXPECT_FALSE(InSubnet("10.1.3.7", "10.0.0.5/16"));
+  EXPECT_TRUE(InSubnet("192.168.1.20", "192.168.1.1/24"));
+  EXPECT_FALSE(InSubnet("192.168.2.20", "192.168.1.1/24"));
+  EXPECT_TRUE(InSubnet("8.8.8.8", "10.0.0.1/0"));
+  EXPECT_TRUE(InSubnet("10.0.0.1", "10.0.0.1/32"));
+  EXPECT_FALSE(InSubnet("10.0.0.2", "10.0.0.1/32"));
+  for (const char* bad : {"10.0.0.1", "10.0.0.1/33", "10.0.0.1/", "10.0.0.1/x", "nowhere/8"}) {
+    EXPECT_FALSE(InSubnet("10.0.0.1", bad)) << bad;
+  }
+  EXPECT_FALSE(InSubnet("not-an-address", "10.0.0.1/8"));
+  // Loopback is up on every machine, with its /8.
+  const std::vector<std::string> mine = LocalSubnets();
+  EXPECT_NE(std::find(mine.begin(), mine.end(), "127.0.0.1/8"), mine.end());
 }
 
 }  // namespace

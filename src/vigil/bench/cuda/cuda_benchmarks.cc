@@ -573,21 +573,28 @@ size_t WholeFloatsPerRank(double bytes, int ranks) {
 
 Result<std::vector<double>> RunNodeCollective(const NodeCollectiveSpec& spec) {
   VIGIL_ASSIGN_OR_RETURN(const int count, gpu::DeviceCount());
+  if (count != spec.ranks) {
+    return Status::InvalidArgument(fmt::format(
+        "this node has {} GPUs now and {} when its group was prepared", count, spec.ranks));
+  }
   std::vector<int> gpus(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) gpus[static_cast<size_t>(i)] = i;
   VIGIL_ASSIGN_OR_RETURN(const std::unique_ptr<gpu::Collectives> nccl,
                          gpu::Collectives::Join(gpus, spec.first_rank, spec.world));
   const size_t bytes = WholeFloatsPerRank(static_cast<double>(spec.bytes), spec.world);
-  VIGIL_RETURN_IF_ERROR(nccl->CheckAllReduce(WholeFloatsPerRank(64 << 20, spec.world)));
+  // A wrong sum on this node is kept until the end: every member issues every collective.
+  const Status checked = nccl->CheckAllReduce(WholeFloatsPerRank(64 << 20, spec.world));
   std::vector<double> busbw;
   for (const gpu::Collective op : spec.ops) {
-    VIGIL_ASSIGN_OR_RETURN(
-        std::vector<double> seconds,
-        nccl->TimeFixed(op, bytes, spec.warmup, spec.iterations, std::max(spec.samples, 1)));
+    Result<std::vector<double>> timed =
+        nccl->TimeFixed(op, bytes, spec.warmup, spec.iterations, std::max(spec.samples, 1));
+    if (!timed.ok()) return checked.ok() ? timed.status() : checked;
+    std::vector<double> seconds = std::move(*timed);
     std::vector<double> rates = Rates(
         std::move(seconds), static_cast<double>(bytes) * BusBandwidthFactor(op, spec.world), 1e9);
     busbw.push_back(stats::Median(rates));
   }
+  VIGIL_RETURN_IF_ERROR(checked);
   return busbw;
 }
 

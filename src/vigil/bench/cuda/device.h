@@ -133,6 +133,9 @@ Result<MemtestRun> Memtest(int device, size_t bytes, double seconds);
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 
+// The version of the NCCL this process loads ("2.28.3"): Unavailable when it cannot be loaded.
+Result<std::string> NcclVersion();
+
 // NCCL communicators across GPUs of this process (one per GPU, ncclCommInitAll), with their
 // streams and buffers: set up once per benchmark run, since setting them up takes seconds per
 // GPU. NCCL (libnccl.so.2) is loaded at run time. A collective that fails (an error at issue, or

@@ -30,6 +30,7 @@ Result<MemtestRun> Memtest(int, size_t, double) { return NoCuda(); }
 class Collectives::Impl {};
 Collectives::~Collectives() = default;
 Result<std::unique_ptr<Collectives>> Collectives::Open(const std::vector<int>&) { return NoCuda(); }
+Result<std::string> NcclVersion() { return NoCuda(); }
 Result<std::unique_ptr<Collectives>> Collectives::Join(const std::vector<int>&, int, int) {
   return NoCuda();
 }

@@ -103,6 +103,7 @@ Result<gpu::Collective> ParseCollective(std::string_view name);
 // first_rank, first_rank + 1, ... of `world`. Every member must run it with the same ops, bytes
 // and counts: each collective waits for all ranks.
 struct NodeCollectiveSpec {
+  int ranks = 0;  // the GPUs this node brings, as it said when the group was prepared
   int first_rank = 0;
   int world = 0;
   std::vector<gpu::Collective> ops;
@@ -113,7 +114,9 @@ struct NodeCollectiveSpec {
 };
 // After one all-reduce whose sums are checked on every GPU: the median bus bandwidth (GB/s,
 // nccl-tests' factor over `world` ranks) of each op, in order. Unavailable without CUDA, a GPU or
-// NCCL; Internal with NCCL's message when a member fails.
+// NCCL; InvalidArgument when this node now has another number of GPUs than `ranks`; Internal with
+// NCCL's message when a member fails. Wrong sums are an Internal error too, returned only after
+// every scheduled collective was issued, so that the other members are not left waiting.
 Result<std::vector<double>> RunNodeCollective(const NodeCollectiveSpec& spec);
 
 // `bytes` rounded down to whole floats for each of `ranks` ranks, one float each at least.

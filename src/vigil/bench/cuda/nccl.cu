@@ -26,6 +26,7 @@ struct Nccl {
   decltype(&ncclCommInitAll) init_all = nullptr;
   decltype(&ncclCommInitRank) init_rank = nullptr;
   decltype(&ncclGetUniqueId) unique_id = nullptr;
+  decltype(&ncclGetVersion) version = nullptr;
   decltype(&ncclCommDestroy) destroy = nullptr;
   decltype(&ncclCommAbort) abort = nullptr;
   decltype(&ncclCommGetAsyncError) async_error = nullptr;
@@ -47,6 +48,7 @@ Result<const Nccl*> LoadNccl() {
         return Resolve(lib, n.init_all, "ncclCommInitAll") &&
                Resolve(lib, n.init_rank, "ncclCommInitRank") &&
                Resolve(lib, n.unique_id, "ncclGetUniqueId") &&
+               Resolve(lib, n.version, "ncclGetVersion") &&
                Resolve(lib, n.destroy, "ncclCommDestroy") &&
                Resolve(lib, n.abort, "ncclCommAbort") &&
                Resolve(lib, n.async_error, "ncclCommGetAsyncError") &&
@@ -100,13 +102,15 @@ __global__ void CheckSums(const float* p, size_t n, int ranks, unsigned long lon
 // The communicators, streams and buffers of the GPUs, released on destruction.
 class Collectives::Impl {
  public:
-  // This process's `gpus` are ranks first_rank... of `world` (world 0: only these GPUs).
-  Impl(const Nccl& nccl, std::vector<int> gpus, int first_rank, int world)
+  // This process's `gpus` are ranks first_rank... of `world` across nodes when `joined`, else
+  // the only ranks.
+  Impl(const Nccl& nccl, std::vector<int> gpus, bool joined, int first_rank, int world)
       : n_(nccl),
         gpus_(std::move(gpus)),
         size_(gpus_.size()),
-        first_(first_rank),
-        world_(world > 0 ? static_cast<size_t>(world) : size_) {}
+        joined_(joined),
+        first_(joined ? first_rank : 0),
+        world_(joined ? static_cast<size_t>(world) : size_) {}
   ~Impl() {
     for (size_t r = 0; r < comms_.size(); ++r) {
       cudaSetDevice(gpus_[r]);
@@ -127,10 +131,10 @@ class Collectives::Impl {
     streams_.assign(size_, nullptr);
     send_.assign(size_, nullptr);
     recv_.assign(size_, nullptr);
-    if (world_ == size_) {
-      VIGIL_NCCL_TRY(n_, n_.init_all(comms_.data(), static_cast<int>(size_), gpus_.data()));
-    } else {
+    if (joined_) {
       VIGIL_RETURN_IF_ERROR(JoinAcrossNodes());
+    } else {
+      VIGIL_NCCL_TRY(n_, n_.init_all(comms_.data(), static_cast<int>(size_), gpus_.data()));
     }
     for (size_t r = 0; r < size_; ++r) {
       VIGIL_CUDA_TRY(cudaSetDevice(gpus_[r]));
@@ -295,6 +299,7 @@ class Collectives::Impl {
   const Nccl& n_;
   std::vector<int> gpus_;
   size_t size_;
+  bool joined_;          // a communicator across nodes
   int first_;            // the global rank of gpus_[0]
   size_t world_;         // ranks in the communicator, every node's
   size_t capacity_ = 0;  // bytes of each send and receive buffer
@@ -310,9 +315,18 @@ Collectives::~Collectives() = default;
 Result<std::unique_ptr<Collectives>> Collectives::Open(const std::vector<int>& gpus) {
   UsePciBusOrder();
   VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
-  auto impl = std::make_unique<Impl>(*nccl, gpus, 0, 0);
+  auto impl = std::make_unique<Impl>(*nccl, gpus, false, 0, 0);
   VIGIL_RETURN_IF_ERROR(impl->Init());
   return std::unique_ptr<Collectives>(new Collectives(std::move(impl)));
+}
+
+Result<std::string> NcclVersion() {
+  VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
+  int code = 0;
+  VIGIL_NCCL_TRY(*nccl, nccl->version(&code));
+  // NCCL 2.9 and later: major x 10000 + minor x 100 + patch.
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+         std::to_string(code % 100);
 }
 
 Result<std::unique_ptr<Collectives>> Collectives::Join(const std::vector<int>& gpus, int first_rank,
@@ -322,7 +336,7 @@ Result<std::unique_ptr<Collectives>> Collectives::Join(const std::vector<int>& g
   }
   UsePciBusOrder();
   VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
-  auto impl = std::make_unique<Impl>(*nccl, gpus, first_rank, world);
+  auto impl = std::make_unique<Impl>(*nccl, gpus, true, first_rank, world);
   VIGIL_RETURN_IF_ERROR(impl->Init());
   return std::unique_ptr<Collectives>(new Collectives(std::move(impl)));
 }
