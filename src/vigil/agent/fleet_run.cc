@@ -162,17 +162,24 @@ class WorkDir {
   std::string path_;
 };
 
+// An empty record of a network benchmark, passed until a pair or group of it failed.
+BenchmarkRecord NetworkRecord(std::string_view name) {
+  return {std::string(name), "network", BenchStatus::kOk, return_code::kOk, "", 0, {}};
+}
+
+// Marks the record failed with `error`, unless it already failed: the first error stands.
+void Fail(BenchmarkRecord& record, std::string error) {
+  if (!record.error.empty()) return;
+  record.status = BenchStatus::kFailed;
+  record.return_code = return_code::kFailed;
+  record.error = std::move(error);
+}
+
 // The network pairs of one node, as metrics of a "net-pair" record: the node sent, the key's
 // suffix names the pair (`net-pair/bw_gbps:<node>-<peer>`).
 BenchmarkRecord NetPairRecord(const std::string& node,
                               const std::vector<cluster::FleetPairOutcome>& pairs) {
-  BenchmarkRecord record{std::string(cluster::kNetPairBenchmark),
-                         "network",
-                         BenchStatus::kOk,
-                         return_code::kOk,
-                         "",
-                         0,
-                         {}};
+  BenchmarkRecord record = NetworkRecord(cluster::kNetPairBenchmark);
   for (const cluster::FleetPairOutcome& p : pairs) {
     if (p.from != node) continue;
     const std::string pair = fmt::format("{}-{}", p.from, p.to);
@@ -202,11 +209,7 @@ BenchmarkRecord NetPairRecord(const std::string& node,
            true,
            {f.gbps}});
     }
-    if (!p.error.empty() && record.error.empty()) {
-      record.status = BenchStatus::kFailed;
-      record.return_code = return_code::kFailed;
-      record.error = fmt::format("{}: {}", pair, p.error);
-    }
+    if (!p.error.empty()) Fail(record, fmt::format("{}: {}", pair, p.error));
   }
   return record;
 }
@@ -216,13 +219,7 @@ BenchmarkRecord NetPairRecord(const std::string& node,
 // group's figure, the slowest member's.
 BenchmarkRecord NetCollectiveRecord(const std::string& node,
                                     const std::vector<cluster::FleetCollectiveOutcome>& all) {
-  BenchmarkRecord record{std::string(cluster::kNetCollectiveBenchmark),
-                         "network",
-                         BenchStatus::kOk,
-                         return_code::kOk,
-                         "",
-                         0,
-                         {}};
+  BenchmarkRecord record = NetworkRecord(cluster::kNetCollectiveBenchmark);
   for (const cluster::FleetCollectiveOutcome& c : all) {
     if (std::find(c.members.begin(), c.members.end(), node) == c.members.end()) continue;
     if (c.busbw_gbs > 0) {
@@ -230,10 +227,8 @@ BenchmarkRecord NetCollectiveRecord(const std::string& node,
       record.metrics.push_back(
           {MetricKey{record.name, metric, {}}, c.busbw_gbs, "GB/s", true, {c.busbw_gbs}});
     }
-    if (!c.error.empty() && record.error.empty()) {
-      record.status = BenchStatus::kFailed;
-      record.return_code = return_code::kFailed;
-      record.error = fmt::format("{} with {} nodes: {}", c.op, c.members.size(), c.error);
+    if (!c.error.empty()) {
+      Fail(record, fmt::format("{} with {} nodes: {}", c.op, c.members.size(), c.error));
     }
   }
   return record;

@@ -155,12 +155,8 @@ class Conductor {
 
   Result<std::vector<FleetPairOutcome>> Network(const std::vector<FleetNodeOutcome>& nodes,
                                                 int& rounds) {
-    std::vector<FleetHost> hosts;
-    for (const FleetNodeOutcome& n : nodes) {
-      if (n.answered && n.error.empty()) hosts.push_back(n.host);
-    }
-    std::map<std::string, RankInfo> ranks;
-    for (const RankInfo& r : c_.Ranks()) ranks[r.node] = r;
+    const std::vector<FleetHost> hosts = Usable(nodes);
+    const std::map<std::string, RankInfo> ranks = RanksByName();
     std::vector<FleetPairOutcome> pairs;
     if (hosts.size() < 2) return pairs;
     VIGIL_ASSIGN_OR_RETURN(const std::vector<PairRound> schedule, o_.schedule(hosts));
@@ -180,16 +176,8 @@ class Conductor {
   Result<std::vector<FleetCollectiveOutcome>> Collectives(
       const std::vector<FleetNodeOutcome>& nodes, int& rounds) {
     const CollectiveOptions& co = o_.collectives;
-    const std::vector<std::string> lost = c_.Lost();
-    std::vector<FleetHost> hosts;
-    for (const FleetNodeOutcome& n : nodes) {
-      if (n.answered && n.error.empty() &&
-          std::find(lost.begin(), lost.end(), n.host.name) == lost.end()) {
-        hosts.push_back(n.host);
-      }
-    }
-    std::map<std::string, RankInfo> ranks;
-    for (const RankInfo& r : c_.Ranks()) ranks[r.node] = r;
+    const std::vector<FleetHost> hosts = Usable(nodes);
+    const std::map<std::string, RankInfo> ranks = RanksByName();
     std::vector<FleetCollectiveOutcome> out;
     if (hosts.size() < 2) return out;
     VIGIL_ASSIGN_OR_RETURN(const std::vector<GroupRound> schedule, co.schedule(hosts));
@@ -217,6 +205,25 @@ class Conductor {
   }
 
  private:
+  // The nodes that answered, passed their suite and have not stopped answering since.
+  std::vector<FleetHost> Usable(const std::vector<FleetNodeOutcome>& nodes) const {
+    const std::vector<std::string> lost = c_.Lost();
+    std::vector<FleetHost> hosts;
+    for (const FleetNodeOutcome& n : nodes) {
+      if (n.answered && n.error.empty() &&
+          std::find(lost.begin(), lost.end(), n.host.name) == lost.end()) {
+        hosts.push_back(n.host);
+      }
+    }
+    return hosts;
+  }
+
+  std::map<std::string, RankInfo> RanksByName() const {
+    std::map<std::string, RankInfo> ranks;
+    for (const RankInfo& r : c_.Ranks()) ranks[r.node] = r;
+    return ranks;
+  }
+
   // Why a group failed: its members' errors, the first to come in first. When one member fails,
   // the others wait in NCCL for it until their own limit: the earliest error is the likeliest
   // cause, and the later ones (time-outs, "remote process exited") are its echoes.

@@ -215,12 +215,18 @@ Result<std::vector<GroupRound>> Pairs(const std::vector<FleetHost>& hosts) {
   return std::vector<GroupRound>{round};
 }
 
-TEST_F(FleetRunTest, EachGroupRunsItsCollectivesWithConsecutiveRanksFromItsFirstMember) {
-  FleetRunOptions o = Options({"n0", "n1", "n2", "n3"});
+// Collectives only: an all-reduce in groups of two, no pair tests.
+FleetRunOptions CollectiveOnly(FleetRunOptions o) {
   o.schedule = nullptr;
   o.collectives.schedule = Pairs;
-  o.collectives.ops = {"allreduce", "alltoall"};
+  o.collectives.ops = {"allreduce"};
   o.collectives.timeout_s = 10;
+  return o;
+}
+
+TEST_F(FleetRunTest, EachGroupRunsItsCollectivesWithConsecutiveRanksFromItsFirstMember) {
+  FleetRunOptions o = CollectiveOnly(Options({"n0", "n1", "n2", "n3"}));
+  o.collectives.ops = {"allreduce", "alltoall"};
   launcher_.gpus = {{"n1", 8}, {"n2", 4}, {"n3", 3}};
   launcher_.speed = {{"n3", 40}};
   const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
@@ -258,11 +264,7 @@ TEST_F(FleetRunTest, EachGroupRunsItsCollectivesWithConsecutiveRanksFromItsFirst
 }
 
 TEST_F(FleetRunTest, AMemberThatCannotPrepareFailsItsGroupAndTheOtherGroupRuns) {
-  FleetRunOptions o = Options({"n0", "n1", "n2", "n3"});
-  o.schedule = nullptr;
-  o.collectives.schedule = Pairs;
-  o.collectives.ops = {"allreduce"};
-  o.collectives.timeout_s = 10;
+  FleetRunOptions o = CollectiveOnly(Options({"n0", "n1", "n2", "n3"}));
   launcher_.failing_prepare = "n1";
   const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -276,13 +278,10 @@ TEST_F(FleetRunTest, AMemberThatCannotPrepareFailsItsGroupAndTheOtherGroupRuns) 
 }
 
 TEST_F(FleetRunTest, AFailedGroupNamesTheMemberThatFailedFirstNotTheOnesWaitingForIt) {
-  FleetRunOptions o = Options({"n0", "n1", "n2"});
-  o.schedule = nullptr;
+  FleetRunOptions o = CollectiveOnly(Options({"n0", "n1", "n2"}));
   o.collectives.schedule = [](const std::vector<FleetHost>&) {
     return Result<std::vector<GroupRound>>(std::vector<GroupRound>{{{0, 1, 2}}});
   };
-  o.collectives.ops = {"allreduce"};
-  o.collectives.timeout_s = 10;
   launcher_.failing_run = "n2";
   launcher_.slow_collective_node = "n0";  // the first member, which waited for n2
   launcher_.collective_delay_s = 0.5;
@@ -294,11 +293,7 @@ TEST_F(FleetRunTest, AFailedGroupNamesTheMemberThatFailedFirstNotTheOnesWaitingF
 }
 
 TEST_F(FleetRunTest, MembersWithAnotherNcclVersionFailTheirGroupBeforeItRuns) {
-  FleetRunOptions o = Options({"n0", "n1"});
-  o.schedule = nullptr;
-  o.collectives.schedule = Pairs;
-  o.collectives.ops = {"allreduce"};
-  o.collectives.timeout_s = 10;
+  FleetRunOptions o = CollectiveOnly(Options({"n0", "n1"}));
   launcher_.nccl = {{"n1", "2.27.7"}};
   const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -309,10 +304,7 @@ TEST_F(FleetRunTest, MembersWithAnotherNcclVersionFailTheirGroupBeforeItRuns) {
 }
 
 TEST_F(FleetRunTest, AMemberPastItsTimeFailsItsGroupAndIsLost) {
-  FleetRunOptions o = Options({"n0", "n1"});
-  o.schedule = nullptr;
-  o.collectives.schedule = Pairs;
-  o.collectives.ops = {"allreduce"};
+  FleetRunOptions o = CollectiveOnly(Options({"n0", "n1"}));
   o.collectives.timeout_s = 0.2;
   o.collectives.grace_s = 0.2;
   launcher_.slow_collective_node = "n1";
