@@ -27,6 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const auto info = vigil::cluster::ParseRegistration(text, "10.0.0.1");
       if (!info.ok()) return 0;
       if (info->node.empty() || info->data_port <= 0 || info->data_port > 65535) std::abort();
+      for (const auto& p : info->rdma) {
+        if (p.device.empty() || p.port < 1 || p.port > 255) std::abort();
+      }
       return 0;
     }
     default: {

@@ -288,7 +288,8 @@ Status WriteOutputs(const std::string& dir, const std::map<std::string, NodeResu
     if (!p.rdma.empty()) {
       Json nics = Json::array();
       for (const cluster::RdmaFigure& f : p.rdma) {
-        nics.push_back({{"device", f.device},
+        nics.push_back({{"nic", f.index},
+                        {"device", f.device},
                         {"gbps", f.gbps >= 0 ? Json(f.gbps) : Json()},
                         {"error", f.error}});
       }
@@ -356,13 +357,16 @@ Result<std::vector<cluster::NamedCulprit>> LocateCulprits(const cluster::FleetRu
     const int a = index.at(p.from), b = index.at(p.to);
     if (p.gbps >= 0) pairs.bandwidth.push_back({a, b, p.gbps});
     if (p.us >= 0) pairs.latency.push_back({a, b, p.us});
-    if (rails.size() < p.rdma.size()) rails.resize(p.rdma.size());
-    for (size_t i = 0; i < p.rdma.size(); ++i) {
-      if (p.rdma[i].gbps >= 0) rails[i].push_back({a, b, p.rdma[i].gbps});
+    for (const cluster::RdmaFigure& f : p.rdma) {
+      if (f.gbps < 0 || f.index < 0) continue;
+      if (rails.size() <= static_cast<size_t>(f.index))
+        rails.resize(static_cast<size_t>(f.index) + 1);
+      rails[static_cast<size_t>(f.index)].push_back({a, b, f.gbps});
     }
   }
   VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::NamedCulprit> named, cluster::LocaliseNetwork(pairs));
   for (size_t i = 0; i < rails.size(); ++i) {
+    if (rails[i].empty()) continue;
     const cluster::PairSet set{pairs.nodes, pairs.racks, rails[i], true};
     VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::Culprit> found, cluster::Localise(set, {}));
     for (cluster::Culprit& c : found) {

@@ -215,7 +215,7 @@ TEST(FleetCommandTest, ANodesSlowRdmaNicIsNamedOnItsRailAndNothingElse) {
       // c's NIC 3 trained at half speed: slow whichever way, on that rail only.
       for (int i = 0; i < 4; ++i) {
         const bool slow = i == 3 && (from == "c" || to == "c");
-        p.rdma.push_back({fmt::format("mlx5_{}", i), slow ? 98.0 : 196.0 + i, ""});
+        p.rdma.push_back({i, fmt::format("mlx5_{}", i), slow ? 98.0 : 196.0 + i, ""});
       }
       run.pairs.push_back(std::move(p));
     }

@@ -63,8 +63,31 @@ Result<RankInfo> ParseRegistration(std::string_view body, const std::string& add
     return Missing("\"node\": a name");
   }
   if (port == nullptr) return Missing("\"data_port\": a port number");
-  return RankInfo{node->get<std::string>(), address, port->get<int>(),
-                  rank == nullptr ? -1 : rank->get<int>()};
+  RankInfo info{node->get<std::string>(),
+                address,
+                port->get<int>(),
+                rank == nullptr ? -1 : rank->get<int>(),
+                {}};
+  // Its RDMA ports (none from a rank that says nothing of them).
+  const auto rdma = j.find("rdma");
+  if (rdma == j.end()) return info;
+  if (!rdma->is_array()) return Missing("\"rdma\": a list of ports");
+  for (const nlohmann::json& p : *rdma) {
+    const auto* device = Field(p, "device", [](const auto& v) {
+      return v.is_string() && !v.template get_ref<const std::string&>().empty();
+    });
+    const auto* number = Field(p, "port", [](const auto& v) {
+      return v.is_number_integer() && v.template get<int64_t>() >= 1 &&
+             v.template get<int64_t>() <= 255;
+    });
+    const auto* state = Field(p, "state", [](const auto& v) { return v.is_string(); });
+    if (!p.is_object() || device == nullptr || number == nullptr || state == nullptr) {
+      return Missing("\"rdma\": ports with a device, a port number (1-255) and a state");
+    }
+    info.rdma.push_back(
+        {device->get<std::string>(), number->get<int>(), state->get<std::string>(), "", 0});
+  }
+  return info;
 }
 
 Result<RankAnswer> ParseRankAnswer(std::string_view body) {

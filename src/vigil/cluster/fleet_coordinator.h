@@ -4,7 +4,7 @@
 // answers, or stops answering, is known by name and the others' results are kept.
 //
 // Protocol (JSON bodies, the run's token in "Authorization: Bearer <token>"):
-//   POST /v1/register {"node", "rank", "data_port"}      -> {"ok": true} (409 for a name seen
+//   POST /v1/register {"node", "rank", "data_port", "rdma"} -> {"ok": true} (409 for a name seen
 //   twice) GET  /v1/task?node=N  waits up to 2 s                -> a task {"id", "kind", ...},
 //                                                           {"kind": "wait"} or {"kind": "exit"}
 //   POST /v1/result {"node", "id", "ok", "result" | "error"}
@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "vigil/cluster/rdma.h"
 #include "vigil/core/mutex.h"
 #include "vigil/core/status.h"
 
@@ -32,9 +33,10 @@ namespace vigil::cluster {
 
 struct RankInfo {
   std::string node;
-  std::string address;  // where its registration came from: its pair listener's address
-  int data_port = 0;    // its pair listener's port
-  int rank = -1;        // the launcher's rank, -1 when it has none
+  std::string address;         // where its registration came from: its pair listener's address
+  int data_port = 0;           // its pair listener's port
+  int rank = -1;               // the launcher's rank, -1 when it has none
+  std::vector<RdmaPort> rdma;  // its RDMA ports, every state, in order (rdma.h)
 };
 
 struct TaskOutcome {

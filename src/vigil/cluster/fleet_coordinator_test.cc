@@ -25,6 +25,27 @@ TEST(FleetCoordinatorTest, ARegistrationNeedsANameAndAPort) {
   EXPECT_EQ(ParseRegistration(R"({"node": "a", "data_port": 9, "rank": "zero"})", "x")->rank, -1);
 }
 
+TEST(FleetCoordinatorTest, ARegistrationListsItsRdmaPortsInOrder) {
+  const Result<RankInfo> ok = ParseRegistration(
+      R"({"node": "a", "data_port": 9, "rdma": [{"device": "mlx5_0", "port": 1, "state": "DOWN"},
+          {"device": "mlx5_1", "port": 2, "state": "ACTIVE"}]})",
+      "x");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(ok->rdma.size(), 2u);
+  EXPECT_EQ(ok->rdma[0].device, "mlx5_0");
+  EXPECT_FALSE(ok->rdma[0].active());
+  EXPECT_EQ(ok->rdma[1].Name(), "mlx5_1_p2");
+  EXPECT_TRUE(ok->rdma[1].active());
+  for (const char* bad :
+       {R"({"node": "a", "data_port": 9, "rdma": {}})",
+        R"({"node": "a", "data_port": 9, "rdma": [1]})",
+        R"({"node": "a", "data_port": 9, "rdma": [{"device": "", "port": 1, "state": "ACTIVE"}]})",
+        R"({"node": "a", "data_port": 9, "rdma": [{"device": "m", "port": 0, "state": "ACTIVE"}]})",
+        R"({"node": "a", "data_port": 9, "rdma": [{"device": "m", "port": 1}]})"}) {
+    EXPECT_EQ(ParseRegistration(bad, "x").status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST(FleetCoordinatorTest, AnAnswerNeedsNodeIdAndOk) {
   const Result<RankAnswer> ok =
       ParseRankAnswer(R"({"node": "a", "id": 4, "ok": true, "result": {"gbps": 9.5}})");

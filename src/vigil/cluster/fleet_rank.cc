@@ -32,42 +32,46 @@ nlohmann::json Answer(const std::string& node, int64_t id, const Status& status,
   return body;
 }
 
-// The RDMA test's settings from a task, this node's ports from `sysfs_root`.
-RdmaOptions RdmaOf(const nlohmann::json& task, const std::string& sysfs_root) {
-  RdmaOptions o;
-  o.program = TextField(task, "program", o.program);
-  o.tcp_port_base = static_cast<int>(NumberField(task, "port_base", o.tcp_port_base));
-  o.seconds = NumberField(task, "seconds", o.seconds);
-  o.timeout_s = NumberField(task, "timeout_s", o.timeout_s);
-  o.sysfs_root = sysfs_root;
-  return o;
+// The NICs a task plans for this end: [{"index", "device", "port", "tcp_port"}].
+std::vector<RdmaNic> NicsOf(const nlohmann::json& task) {
+  std::vector<RdmaNic> nics;
+  const auto list = task.find("nics");
+  if (list == task.end() || !list->is_array()) return nics;
+  for (const nlohmann::json& n : *list) {
+    nics.push_back({static_cast<int>(NumberField(n, "index", 0)), TextField(n, "device"),
+                    static_cast<int>(NumberField(n, "port", 1)),
+                    static_cast<int>(NumberField(n, "tcp_port", 18515))});
+  }
+  return nics;
 }
 
 Result<nlohmann::json> PerformRdma(const std::string& kind, const nlohmann::json& task,
-                                   const std::string& sysfs_root) {
-  const RdmaOptions o = RdmaOf(task, sysfs_root);
+                                   const std::atomic<bool>& interrupted) {
+  RdmaOptions o;
+  o.program = TextField(task, "program", o.program);
+  o.seconds = NumberField(task, "seconds", o.seconds);
+  o.timeout_s = NumberField(task, "timeout_s", o.timeout_s);
+  o.cancel = &interrupted;
   const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();
   if (kind == "rdma-serve") {
-    VIGIL_RETURN_IF_ERROR(ServeRdma(o, *runner));
+    VIGIL_RETURN_IF_ERROR(ServeRdma(NicsOf(task), o, *runner));
     return nlohmann::json::object();
   }
-  VIGIL_ASSIGN_OR_RETURN(const std::vector<RdmaFigure> sent,
-                         SendRdma(TextField(task, "address"), o, *runner));
   nlohmann::json nics = nlohmann::json::array();
-  for (const RdmaFigure& f : sent) {
-    nics.push_back({{"device", f.device}, {"gbps", f.gbps}, {"error", f.error}});
+  for (const RdmaFigure& f : SendRdma(TextField(task, "address"), NicsOf(task), o, *runner)) {
+    nics.push_back(
+        {{"index", f.index}, {"device", f.device}, {"gbps", f.gbps}, {"error", f.error}});
   }
   return nlohmann::json{{"nics", nics}};
 }
 
 // Does one task; returns its answer's result or the error.
 Result<nlohmann::json> Perform(const nlohmann::json& task, const RankWork& work,
-                               const FleetRankOptions& options) {
+                               const FleetRankOptions& options,
+                               const std::atomic<bool>& interrupted) {
   const std::string kind = TextField(task, "kind");
   const std::string& bind_address = options.bind_address;
-  if (kind == "rdma-serve" || kind == "rdma-send") {
-    return PerformRdma(kind, task, options.sysfs_root);
-  }
+  if (kind == "rdma-serve" || kind == "rdma-send") return PerformRdma(kind, task, interrupted);
   if (kind == "collective-prepare" || kind == "collective") {
     if (!work.collective) return Status::Unavailable("this rank runs no collectives");
     VIGIL_ASSIGN_OR_RETURN(nlohmann::json answer, work.collective(task));
@@ -163,17 +167,23 @@ Status RunFleetRank(const FleetRankOptions& options, const RankWork& work,
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<PairListener> listener,
                          PairListener::Start(options.bind_address));
   CoordinatorLink link(options);
-  VIGIL_RETURN_IF_ERROR(
-      link.Post("/v1/register",
-                {{"node", options.node}, {"rank", options.rank}, {"data_port", listener->port()}},
-                interrupted));
+  nlohmann::json rdma = nlohmann::json::array();
+  for (const RdmaPort& p : RdmaPorts(options.sysfs_root)) {
+    rdma.push_back({{"device", p.device}, {"port", p.port}, {"state", p.state}});
+  }
+  VIGIL_RETURN_IF_ERROR(link.Post("/v1/register",
+                                  {{"node", options.node},
+                                   {"rank", options.rank},
+                                   {"data_port", listener->port()},
+                                   {"rdma", rdma}},
+                                  interrupted));
   for (;;) {
     VIGIL_ASSIGN_OR_RETURN(const nlohmann::json task, link.NextTask(interrupted));
     const std::string kind = TextField(task, "kind");
     if (kind == "exit") return Status::Ok();
     if (kind == "wait") continue;
     const auto id = static_cast<int64_t>(NumberField(task, "id", 0));
-    Result<nlohmann::json> result = Perform(task, work, options);
+    Result<nlohmann::json> result = Perform(task, work, options, interrupted);
     const nlohmann::json answer =
         Answer(options.node, id, result.status(), result.ok() ? *result : nlohmann::json());
     VIGIL_RETURN_IF_ERROR(link.Post("/v1/result", answer, interrupted));

@@ -20,7 +20,7 @@ struct FleetRankOptions {
   std::string bind_address = "0.0.0.0";  // the pair listener's
   // Give up when the coordinator cannot be reached for this long (it is gone; never hang).
   double coordinator_timeout_s = 60;
-  std::string sysfs_root = "/sys";  // where the RDMA test finds this node's RDMA ports
+  std::string sysfs_root = "/sys";  // where this node's RDMA ports are listed (rdma.h)
 };
 
 // Runs a "suite" task (the task object as the coordinator sent it) and returns the node's results

@@ -26,6 +26,8 @@ namespace {
 constexpr double kLauncherGrace = 30;
 // The launcher's own limit: far beyond any run; the run stops it itself (cancel).
 constexpr double kLauncherLimit = 7 * 24 * 3600;
+// How much longer than an RDMA test's own limit the coordinator waits for the rank's answer.
+constexpr double kRdmaGrace = 15;
 
 std::string NewToken() {
   std::random_device device;
@@ -392,44 +394,95 @@ class Conductor {
     if (o_.rdma) MeasureRdma(hosts, ranks, directed, pairs, first);
   }
 
-  // The RDMA test of every directed pair at once: the receivers' servers and the senders' clients
-  // are started together (a client retries until its server listens).
+  // The RDMA test of every directed pair at once: the receivers' servers and the senders'
+  // clients are started together (a client retries until its server listens). NIC i runs when
+  // both ends have an ACTIVE NIC i; the others are named from what the ranks registered.
   void MeasureRdma(const std::vector<FleetHost>& hosts,
                    const std::map<std::string, RankInfo>& ranks,
                    const std::vector<std::pair<int, int>>& directed,
                    std::vector<FleetPairOutcome>& pairs, size_t first) {
-    const nlohmann::json settings = {{"program", o_.rdma_program},
-                                     {"seconds", o_.rdma_seconds},
-                                     {"port_base", o_.rdma_port_base},
-                                     {"timeout_s", o_.pair_timeout_s / 2}};
+    RdmaOptions limits;
+    limits.seconds = o_.rdma_seconds;
+    limits.timeout_s = o_.pair_timeout_s;
+    const nlohmann::json settings = {
+        {"program", o_.rdma_program}, {"seconds", limits.seconds}, {"timeout_s", limits.timeout_s}};
     std::vector<std::pair<std::string, nlohmann::json>> tasks;
-    for (const auto& [a, b] : directed) {
+    std::vector<size_t> task_of;  // the pair of each send task (its serve task follows it)
+    for (size_t k = 0; k < directed.size(); ++k) {
+      const auto& [a, b] = directed[k];
+      const std::vector<RdmaPort>& from = ranks.at(hosts[a].name).rdma;
+      const std::vector<RdmaPort>& to = ranks.at(hosts[b].name).rdma;
+      FleetPairOutcome& p = pairs[first + k];
+      nlohmann::json send_nics = nlohmann::json::array(), serve_nics = nlohmann::json::array();
+      for (size_t i = 0; i < std::max(from.size(), to.size()); ++i) {
+        const std::string why = NicMissing(hosts[a].name, from, i).empty()
+                                    ? NicMissing(hosts[b].name, to, i)
+                                    : NicMissing(hosts[a].name, from, i);
+        if (!why.empty()) {
+          p.rdma.push_back({static_cast<int>(i), i < from.size() ? from[i].Name() : "-", -1, why});
+          continue;
+        }
+        const int tcp = o_.rdma_port_base + static_cast<int>(i);
+        send_nics.push_back(
+            {{"index", i}, {"device", from[i].device}, {"port", from[i].port}, {"tcp_port", tcp}});
+        serve_nics.push_back(
+            {{"index", i}, {"device", to[i].device}, {"port", to[i].port}, {"tcp_port", tcp}});
+      }
+      if (from.empty() && to.empty()) {
+        p.rdma.push_back({0, "-", -1, "neither node has an RDMA port"});
+      }
+      if (send_nics.empty()) continue;
       nlohmann::json send = settings, serve = settings;
       send["kind"] = "rdma-send";
       send["address"] = ranks.at(hosts[b].name).address;
+      send["nics"] = std::move(send_nics);
       serve["kind"] = "rdma-serve";
+      serve["nics"] = std::move(serve_nics);
       tasks.push_back({hosts[a].name, std::move(send)});
       tasks.push_back({hosts[b].name, std::move(serve)});
+      task_of.push_back(k);
     }
-    const std::vector<TaskOutcome> done = c_.Run(tasks, o_.pair_timeout_s, give_up_);
-    for (size_t i = 0; i < directed.size(); ++i) {
-      FleetPairOutcome& p = pairs[first + i];
-      const TaskOutcome& sent = done[2 * i];
-      const TaskOutcome& served = done[2 * i + 1];
-      std::string error = !sent.ok ? sent.error : !served.ok ? "receiver: " + served.error : "";
+    const std::vector<TaskOutcome> done =
+        c_.Run(tasks, RdmaLimitSeconds(limits) + kRdmaGrace, give_up_);
+    for (size_t t = 0; t < task_of.size(); ++t) {
+      FleetPairOutcome& p = pairs[first + task_of[t]];
+      const TaskOutcome& sent = done[2 * t];
+      const TaskOutcome& served = done[2 * t + 1];
       const auto nics = sent.ok ? sent.result.find("nics") : sent.result.end();
       if (sent.ok && nics != sent.result.end() && nics->is_array()) {
         for (const nlohmann::json& nic : *nics) {
-          RdmaFigure& f = p.rdma.emplace_back();
-          f.device = TextField(nic, "device", "?");
-          f.gbps = NumberField(nic, "gbps", -1);
-          f.error = TextField(nic, "error");
+          RdmaFigure f{static_cast<int>(NumberField(nic, "index", 0)),
+                       TextField(nic, "device", "?"), NumberField(nic, "gbps", -1),
+                       TextField(nic, "error")};
           if (!(f.gbps >= 0) && f.error.empty()) f.error = "no figure";
-          if (!f.error.empty() && error.empty()) error = f.device + ": " + f.error;
+          p.rdma.push_back(std::move(f));
+        }
+      } else if (!sent.ok) {
+        p.rdma.push_back({0, "-", -1, sent.error});
+      }
+      if (!served.ok) p.rdma.push_back({0, "-", -1, "receiver: " + served.error});
+    }
+    for (size_t k = 0; k < directed.size(); ++k) {
+      FleetPairOutcome& p = pairs[first + k];
+      std::sort(p.rdma.begin(), p.rdma.end(),
+                [](const RdmaFigure& x, const RdmaFigure& y) { return x.index < y.index; });
+      for (const RdmaFigure& f : p.rdma) {
+        if (!f.error.empty() && p.error.empty()) {
+          p.error = fmt::format("rdma NIC {} ({}): {}", f.index, f.device, f.error);
         }
       }
-      if (!error.empty() && p.error.empty()) p.error = "rdma: " + error;
     }
+  }
+
+  // Why NIC i of `node` cannot run: it has none, or it is not ACTIVE; "" when it can.
+  static std::string NicMissing(const std::string& node, const std::vector<RdmaPort>& ports,
+                                size_t i) {
+    if (i >= ports.size()) {
+      return fmt::format("{} has {} RDMA port{}", node, ports.size(), ports.size() == 1 ? "" : "s");
+    }
+    if (!ports[i].active())
+      return fmt::format("{}'s {} is {}", node, ports[i].Name(), ports[i].state);
+    return "";
   }
 
   void Say(const std::string& line) const {

@@ -72,7 +72,8 @@ struct FleetRunOptions {
   PairSchedule schedule;  // null: no network tests
   bool bandwidth = true;  // measure each pair's bandwidth
   bool latency = true;    // and its latency
-  // And its RDMA bandwidth per NIC with perftest's ib_write_bw (rdma.h), every NIC at once.
+  // And its RDMA bandwidth per NIC with perftest's ib_write_bw (rdma.h), every NIC at once, NIC i
+  // on TCP port rdma_port_base + i; a client may take pair_timeout_s to reach its server.
   bool rdma = false;
   std::string rdma_program = "ib_write_bw";
   double rdma_seconds = 2;
@@ -102,7 +103,7 @@ struct FleetPairOutcome {
   double gbps = -1;  // from -> to; -1 when not measured
   double us = -1;    // one-way latency (half the round trip); -1 when not measured
   std::string error;
-  std::vector<RdmaFigure> rdma;  // per NIC of the sender, in order, when measured
+  std::vector<RdmaFigure> rdma;  // per NIC, in order, when asked: a figure or why not
 };
 
 // What a node's document holds of its groups' collectives (agent/fleet_run.h).

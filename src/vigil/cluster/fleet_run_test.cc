@@ -364,6 +364,7 @@ TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
     EXPECT_EQ(p.error, "") << p.from << "->" << p.to;
     EXPECT_EQ(p.gbps, -1);  // the TCP test was not asked for
     ASSERT_EQ(p.rdma.size(), 2u) << p.from << "->" << p.to;
+    EXPECT_EQ(p.rdma[0].index, 0);
     EXPECT_EQ(p.rdma[0].device, "mlx5_0");
     EXPECT_EQ(p.rdma[0].gbps, 100) << p.from << "->" << p.to;
     const bool n2 = p.from == "n2" || p.to == "n2";
@@ -372,19 +373,45 @@ TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
   }
 }
 
-TEST_F(FleetRunTest, RdmaOnANodeWithoutRdmaIsAPairErrorNamingWhy) {
+TEST_F(FleetRunTest, ADownNicIsNamedAndTheOtherNicsKeepTheirRails) {
   FleetRunOptions o = Options({"n0", "n1"});
   o.bandwidth = o.latency = false;
   o.rdma = true;
   o.rdma_program = dir_.File("ib_write_bw");
-  o.pair_timeout_s = 4;
+  o.rdma_seconds = 1;
+  o.rdma_port_base = 32200;
   FakePerftest(dir_);
+  for (const std::string n : {"n0", "n1"}) {
+    for (const std::string dev : {"mlx5_0", "mlx5_1"}) {
+      const bool down = n == "n1" && dev == "mlx5_0";
+      dir_.Write("sys-" + n + "/class/infiniband/" + dev + "/ports/1/state",
+                 down ? "1: DOWN\n" : "4: ACTIVE\n");
+    }
+    launcher_.sysfs[n] = dir_.File("sys-" + n);
+  }
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->pairs.size(), 2u);
+  for (const FleetPairOutcome& p : r->pairs) {
+    ASSERT_EQ(p.rdma.size(), 2u) << p.from << "->" << p.to;
+    EXPECT_EQ(p.rdma[0].gbps, -1);
+    EXPECT_EQ(p.rdma[0].error, "n1's mlx5_0 is DOWN");
+    EXPECT_EQ(p.rdma[1].index, 1);  // NIC 1 with NIC 1, not with the next active one
+    EXPECT_EQ(p.rdma[1].device, "mlx5_1");
+    EXPECT_EQ(p.rdma[1].gbps, 100) << p.rdma[1].error;
+    EXPECT_EQ(p.error, "rdma NIC 0 (mlx5_0): n1's mlx5_0 is DOWN");
+  }
+}
+
+TEST_F(FleetRunTest, RdmaOnNodesWithoutRdmaIsAPairErrorNamingWhy) {
+  FleetRunOptions o = Options({"n0", "n1"});
+  o.bandwidth = o.latency = false;
+  o.rdma = true;
   launcher_.sysfs = {{"n0", dir_.File("none")}, {"n1", dir_.File("none")}};
   const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->pairs.size(), 2u);
-  EXPECT_EQ(r->pairs[0].error,
-            "rdma: no active RDMA port under " + dir_.File("none") + "/class/infiniband");
+  EXPECT_EQ(r->pairs[0].error, "rdma NIC 0 (-): neither node has an RDMA port");
 }
 
 TEST_F(FleetRunTest, MpirunWithoutHostsIsBadUsage) {

@@ -40,14 +40,14 @@ bool IsNumber(std::string_view token, double& value) {
   return !s.empty() && end == s.c_str() + s.size();
 }
 
-std::vector<std::string> PerftestArgs(const RdmaOptions& o, const RdmaPort& p, int tcp_port) {
+std::vector<std::string> PerftestArgs(const RdmaOptions& o, const RdmaNic& nic) {
   return {o.program,
           "-d",
-          p.device,
+          nic.device,
           "-i",
-          std::to_string(p.port),
+          std::to_string(nic.port),
           "-p",
-          std::to_string(tcp_port),
+          std::to_string(nic.tcp_port),
           "-D",
           fmt::format("{:.0f}", std::max(1.0, o.seconds)),
           "-s",
@@ -56,22 +56,35 @@ std::vector<std::string> PerftestArgs(const RdmaOptions& o, const RdmaPort& p, i
           "--report_gbits"};
 }
 
-// Runs `each(i)` for every port at once and waits for all of them.
+// Runs `each(i)` for every NIC at once and waits for all of them.
 template <typename Each>
-void ForEachPortAtOnce(size_t ports, const Each& each) {
+void ForEachNicAtOnce(size_t nics, const Each& each) {
   std::vector<std::thread> threads;
-  for (size_t i = 0; i < ports; ++i) threads.emplace_back([&each, i] { each(i); });
+  for (size_t i = 0; i < nics; ++i) threads.emplace_back([&each, i] { each(i); });
   for (std::thread& t : threads) t.join();
 }
 
-Status NoPorts(const RdmaOptions& o) {
-  return Status::Unavailable(
-      fmt::format("no active RDMA port under {}/class/infiniband", o.sysfs_root));
+// The whitespace-separated words of a line (perftest pads its rows with spaces and tabs).
+std::vector<std::string_view> Words(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t at = 0;
+  while (at < line.size()) {
+    const size_t start = line.find_first_not_of(" \t\r", at);
+    if (start == std::string_view::npos) break;
+    const size_t end = std::min(line.find_first_of(" \t\r", start), line.size());
+    words.push_back(line.substr(start, end - start));
+    at = end;
+  }
+  return words;
 }
 
 }  // namespace
 
-std::vector<RdmaPort> ActiveRdmaPorts(const std::string& sysfs_root) {
+std::string RdmaPort::Name() const {
+  return port == 1 ? device : fmt::format("{}_p{}", device, port);
+}
+
+std::vector<RdmaPort> RdmaPorts(const std::string& sysfs_root) {
   std::vector<RdmaPort> out;
   std::error_code ec;
   std::vector<std::string> devices;
@@ -92,8 +105,12 @@ std::vector<RdmaPort> ActiveRdmaPorts(const std::string& sysfs_root) {
     for (const int port : ports) {
       const fs::path p = dir / std::to_string(port);
       // "4: ACTIVE"
-      if (ReadTrimmed(p / "state").find("ACTIVE") == std::string::npos) continue;
-      RdmaPort r{device, port, ReadTrimmed(p / "link_layer"), 0};
+      const std::string state = ReadTrimmed(p / "state");
+      const size_t colon = state.find(':');
+      RdmaPort r{device, port,
+                 std::string(Trim(colon == std::string::npos ? state : state.substr(colon + 1))),
+                 ReadTrimmed(p / "link_layer"), 0};
+      if (r.state.empty()) r.state = "unknown";
       double rate = 0;
       const std::string text = ReadTrimmed(p / "rate");  // "200 Gb/sec (4X HDR)"
       if (IsNumber(text.substr(0, text.find(' ')), rate) && rate > 0) r.rate_gbps = rate;
@@ -120,9 +137,8 @@ Result<double> ParseIbWriteBw(std::string_view output) {
     // BW average, ...
     for (size_t j = i + 1; j < lines.size(); ++j) {
       std::vector<double> numbers;
-      for (const std::string_view token : Split(Trim(lines[j]), ' ')) {
+      for (const std::string_view token : Words(lines[j])) {
         double v = 0;
-        if (token.empty()) continue;
         if (!IsNumber(token, v)) break;
         numbers.push_back(v);
       }
@@ -136,20 +152,19 @@ Result<double> ParseIbWriteBw(std::string_view output) {
   return Status::InvalidArgument("ib_write_bw: no \"BW average\" table in its output");
 }
 
-Status ServeRdma(const RdmaOptions& o, CommandRunner& runner) {
-  const std::vector<RdmaPort> ports = ActiveRdmaPorts(o.sysfs_root);
-  if (ports.empty()) return NoPorts(o);
-  std::vector<Status> done(ports.size());
-  ForEachPortAtOnce(ports.size(), [&](size_t i) {
-    CommandSpec spec{PerftestArgs(o, ports[i], o.tcp_port_base + static_cast<int>(i)),
-                     {},
-                     o.timeout_s + o.seconds + 5};
+double RdmaLimitSeconds(const RdmaOptions& o) { return o.timeout_s + std::max(1.0, o.seconds) + 5; }
+
+Status ServeRdma(const std::vector<RdmaNic>& nics, const RdmaOptions& o, CommandRunner& runner) {
+  std::vector<Status> done(nics.size());
+  ForEachNicAtOnce(nics.size(), [&](size_t i) {
+    CommandSpec spec{PerftestArgs(o, nics[i]), {}, RdmaLimitSeconds(o)};
+    spec.cancel = o.cancel;
     Result<CommandOutput> ran = runner.Run(spec);
     if (!ran.ok()) {
       done[i] = Status(ran.status().code(),
-                       fmt::format("{}: {}", ports[i].device, ran.status().message()));
+                       fmt::format("{}: {}", nics[i].device, ran.status().message()));
     } else if (ran->exit_code != 0) {
-      done[i] = Status::IoError(fmt::format("{}: {} exited with {}: {}", ports[i].device, o.program,
+      done[i] = Status::IoError(fmt::format("{}: {} exited with {}: {}", nics[i].device, o.program,
                                             ran->exit_code, LastOutput(*ran)));
     }
   });
@@ -157,46 +172,43 @@ Status ServeRdma(const RdmaOptions& o, CommandRunner& runner) {
   return Status::Ok();
 }
 
-Result<std::vector<RdmaFigure>> SendRdma(const std::string& address, const RdmaOptions& o,
-                                         CommandRunner& runner) {
-  const std::vector<RdmaPort> ports = ActiveRdmaPorts(o.sysfs_root);
-  if (ports.empty()) return NoPorts(o);
-  std::vector<Result<double>> done(ports.size(), Status::Internal("not run"));
-  ForEachPortAtOnce(ports.size(), [&](size_t i) {
-    CommandSpec spec{PerftestArgs(o, ports[i], o.tcp_port_base + static_cast<int>(i)),
-                     {},
-                     o.timeout_s + o.seconds + 5};
+std::vector<RdmaFigure> SendRdma(const std::string& address, const std::vector<RdmaNic>& nics,
+                                 const RdmaOptions& o, CommandRunner& runner) {
+  std::vector<RdmaFigure> figures(nics.size());
+  const auto until = SteadyClock::now() + std::chrono::duration<double>(o.timeout_s);
+  ForEachNicAtOnce(nics.size(), [&](size_t i) {
+    RdmaFigure& f = figures[i];
+    f.index = nics[i].index;
+    f.device = RdmaPort{nics[i].device, nics[i].port, "", "", 0}.Name();
+    CommandSpec spec{PerftestArgs(o, nics[i]), {}, 0};
     spec.argv.push_back(address);
-    const auto until = SteadyClock::now() + std::chrono::duration<double>(o.timeout_s);
+    spec.cancel = o.cancel;
     for (;;) {
+      // Each try within what is left of the time to connect, plus the measurement.
+      const double left = std::chrono::duration<double>(until - SteadyClock::now()).count();
+      spec.timeout_s = std::max(left, 0.0) + std::max(1.0, o.seconds) + 5;
       Result<CommandOutput> ran = runner.Run(spec);
       if (!ran.ok()) {
-        done[i] = ran.status();
+        f.error = ran.status().message();
         return;
       }
       if (ran->exit_code == 0) {
-        done[i] = ParseIbWriteBw(ran->out);
+        Result<double> gbps = ParseIbWriteBw(ran->out);
+        if (gbps.ok()) {
+          f.gbps = *gbps;
+        } else {
+          f.error = gbps.status().message();
+        }
         return;
       }
       const bool early = (ran->err + ran->out).find("Couldn't connect") != std::string::npos;
       if (!early || SteadyClock::now() >= until) {
-        done[i] = Status::IoError(
-            fmt::format("{} exited with {}: {}", o.program, ran->exit_code, LastOutput(*ran)));
+        f.error = fmt::format("{} exited with {}: {}", o.program, ran->exit_code, LastOutput(*ran));
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   });
-  std::vector<RdmaFigure> figures;
-  for (size_t i = 0; i < ports.size(); ++i) {
-    RdmaFigure& f = figures.emplace_back();
-    f.device = ports[i].device;
-    if (done[i].ok()) {
-      f.gbps = *done[i];
-    } else {
-      f.error = done[i].status().message();
-    }
-  }
   return figures;
 }
 

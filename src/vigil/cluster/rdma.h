@@ -1,9 +1,11 @@
 // RDMA bandwidth per NIC between two nodes of `vigil fleet run` (docs/multinode.md), with
-// perftest's ib_write_bw (Debian's perftest): the receiver runs one ib_write_bw server per active
-// RDMA port, the sender one client per port, all ports at once, NIC i to NIC i (the rails of a GPU
-// cluster's fabric), each pair on TCP port tcp_port_base + i for perftest's own handshake.
+// perftest's ib_write_bw (Debian's perftest): NIC i of the sender with NIC i of the receiver (the
+// rails of a GPU cluster's fabric), every NIC at once, the receiver running one ib_write_bw server
+// per NIC and the sender one client. Each rank lists its ports when it registers; the coordinator
+// plans which NICs of a pair run (both ends ACTIVE) and names the others.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,43 +18,63 @@ namespace vigil::cluster {
 struct RdmaPort {
   std::string device;      // "mlx5_0"
   int port = 1;            // the device's port number
+  std::string state;       // "ACTIVE", "DOWN", ... (sysfs's state without its number)
   std::string link_layer;  // "InfiniBand" or "Ethernet" (RoCE)
   double rate_gbps = 0;    // what the port trained at ("200 Gb/sec (4X HDR)"), 0 when unread
+
+  bool active() const { return state == "ACTIVE"; }
+  // "mlx5_0", or "mlx5_0_p2" for a port other than the first (a metric's name holds it).
+  std::string Name() const;
 };
 
-// The RDMA ports whose state is ACTIVE under sysfs_root/class/infiniband, ordered by device name
-// (natural order: mlx5_2 before mlx5_10), then port. None when the directory is missing.
-std::vector<RdmaPort> ActiveRdmaPorts(const std::string& sysfs_root);
+// Every RDMA port under sysfs_root/class/infiniband, whatever its state, ordered by device name
+// (natural order: mlx5_2 before mlx5_10), then port: NIC i of a node is the i-th. None when the
+// directory is missing.
+std::vector<RdmaPort> RdmaPorts(const std::string& sysfs_root);
 
 // The average bandwidth ib_write_bw reports, in Gbit/s: its table's "BW average[Gb/sec]" with
 // --report_gbits, or "[MB/sec]" (perftest's MB are MiB) without. InvalidArgument saying what is
 // missing when the output has no such table.
 Result<double> ParseIbWriteBw(std::string_view output);
 
-struct RdmaOptions {
-  std::string program = "ib_write_bw";
-  int tcp_port_base = 18515;  // perftest's default port, for the first NIC
-  double seconds = 2;         // each measurement (-D)
-  size_t message_bytes = size_t{1} << 20;
-  double timeout_s = 30;  // for a client to reach its server, and for a server to be reached
-  std::string sysfs_root = "/sys";
+// One NIC's part of a pair's test, as the coordinator plans it: NIC `index` of each end, the
+// device and port this end runs on, and the TCP port of perftest's handshake.
+struct RdmaNic {
+  int index = 0;
+  std::string device;
+  int port = 1;
+  int tcp_port = 18515;
 };
 
-// The receiving end: a server for every active port at once; returns once every server has ended
-// (its client came and went, or timeout_s passed). Unavailable when this node has no active
-// RDMA port; otherwise the first server's error, naming its device.
-Status ServeRdma(const RdmaOptions& options, CommandRunner& runner);
+struct RdmaOptions {
+  std::string program = "ib_write_bw";
+  double seconds = 2;  // each measurement (-D)
+  size_t message_bytes = size_t{1} << 20;
+  // How long a client may take to reach its server; a server lives this long plus the
+  // measurement and 5 s.
+  double timeout_s = 30;
+  const std::atomic<bool>* cancel = nullptr;  // stops every ib_write_bw when set
+};
 
-// The sending end: a client for every active port at once to `address`, each retried while its
-// server is not listening yet (the two ends start at about the same time). One figure per port,
-// in ActiveRdmaPorts' order: NIC i of this node measured with NIC i of the receiver. Unavailable
-// when this node has no active RDMA port.
+// The longest a ServeRdma or SendRdma with `o` takes.
+double RdmaLimitSeconds(const RdmaOptions& o);
+
+// The receiving end: a server for every NIC of `nics` at once; returns once every server has
+// ended (its client came and went, or its time ran out). The first server's error, naming its
+// device.
+Status ServeRdma(const std::vector<RdmaNic>& nics, const RdmaOptions& options,
+                 CommandRunner& runner);
+
+// The sending end: a client for every NIC of `nics` at once to `address`, each retried while its
+// server is not listening yet (the two ends start at about the same time), until
+// options.timeout_s. One figure per NIC, in order.
 struct RdmaFigure {
-  std::string device;  // this node's
+  int index = 0;
+  std::string device;  // this end's (RdmaPort::Name)
   double gbps = -1;    // -1 when it failed
   std::string error;   // why, when it failed
 };
-Result<std::vector<RdmaFigure>> SendRdma(const std::string& address, const RdmaOptions& options,
-                                         CommandRunner& runner);
+std::vector<RdmaFigure> SendRdma(const std::string& address, const std::vector<RdmaNic>& nics,
+                                 const RdmaOptions& options, CommandRunner& runner);
 
 }  // namespace vigil::cluster
