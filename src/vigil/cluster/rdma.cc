@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -143,7 +144,7 @@ Result<double> ParseIbWriteBw(std::string_view output) {
         numbers.push_back(v);
       }
       if (numbers.size() >= 4) {
-        if (!(numbers[3] >= 0)) break;
+        if (!std::isfinite(numbers[3]) || numbers[3] < 0) break;
         return numbers[3] * scale;
       }
     }

@@ -64,6 +64,9 @@ TEST(IbWriteBwTest, ReadsTheAverageInGbitsOrMib) {
   EXPECT_FALSE(ParseIbWriteBw(" #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec]\n").ok());
   EXPECT_FALSE(ParseIbWriteBw(" BW average[furlongs]\n 1 2 3 4\n").ok());
   EXPECT_FALSE(ParseIbWriteBw(" BW average[Gb/sec]\n 1 2 3 nan\n").ok());
+  // Found by fuzz/perftest_fuzz: a figure too large for a double reads as infinity.
+  EXPECT_FALSE(
+      ParseIbWriteBw("  BW average[MB/sec]   Msps]\n 6552 63   54 2E1780   W a 2\b\n").ok());
 }
 
 // A stand-in for ib_write_bw with the arguments rdma.cc gives it: the server (12 arguments) marks
