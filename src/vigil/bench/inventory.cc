@@ -32,11 +32,6 @@ std::optional<double> LeadingNumber(const std::string& text) {
 // A display (0x0300) or 3D (0x0302) controller: a GPU, not its audio function or an NVSwitch.
 bool IsGpuClass(const std::string& pci_class) { return pci_class.rfind("0x03", 0) == 0; }
 
-std::string ReadTrimmed(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
-  return text.ok() ? std::string(Trim(*text)) : "";
-}
-
 // "key : value" lines as /proc/cpuinfo and the driver's information files write them.
 std::string ValueOf(std::string_view line, std::string_view key) {
   const size_t colon = line.find(':');

@@ -70,7 +70,6 @@ Result<nlohmann::json> Perform(const nlohmann::json& task, const RankWork& work,
                                const FleetRankOptions& options,
                                const std::atomic<bool>& interrupted) {
   const std::string kind = TextField(task, "kind");
-  const std::string& bind_address = options.bind_address;
   if (kind == "rdma-serve" || kind == "rdma-send") return PerformRdma(kind, task, interrupted);
   if (kind == "collective-prepare" || kind == "collective") {
     if (!work.collective) return Status::Unavailable("this rank runs no collectives");
@@ -78,7 +77,7 @@ Result<nlohmann::json> Perform(const nlohmann::json& task, const RankWork& work,
     if (kind == "collective-prepare") {
       answer["subnets"] = LocalSubnets();
       if (BoolField(task, "leader", false)) {
-        VIGIL_ASSIGN_OR_RETURN(const int port, FreeTcpPort(bind_address));
+        VIGIL_ASSIGN_OR_RETURN(const int port, FreeTcpPort(options.bind_address));
         answer["port"] = port;
       }
     }

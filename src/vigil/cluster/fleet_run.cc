@@ -415,9 +415,8 @@ class Conductor {
       FleetPairOutcome& p = pairs[first + k];
       nlohmann::json send_nics = nlohmann::json::array(), serve_nics = nlohmann::json::array();
       for (size_t i = 0; i < std::max(from.size(), to.size()); ++i) {
-        const std::string why = NicMissing(hosts[a].name, from, i).empty()
-                                    ? NicMissing(hosts[b].name, to, i)
-                                    : NicMissing(hosts[a].name, from, i);
+        std::string why = NicMissing(hosts[a].name, from, i);
+        if (why.empty()) why = NicMissing(hosts[b].name, to, i);
         if (!why.empty()) {
           p.rdma.push_back({static_cast<int>(i), i < from.size() ? from[i].Name() : "-", -1, why});
           continue;

@@ -342,20 +342,32 @@ void FakePerftest(const testing::TempDir& dir) {
   chmod(dir.File("ib_write_bw").c_str(), 0755);
 }
 
-TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
-  FleetRunOptions o = Options({"n0", "n1", "n2"});
+// RDMA only, through the stand-in ib_write_bw, its TCP ports from `port_base`.
+FleetRunOptions RdmaOnly(FleetRunOptions o, const testing::TempDir& dir, int port_base) {
   o.bandwidth = o.latency = false;
   o.rdma = true;
-  o.rdma_program = dir_.File("ib_write_bw");
+  o.rdma_program = dir.File("ib_write_bw");
   o.rdma_seconds = 1;
-  o.rdma_port_base = 32100;
-  FakePerftest(dir_);
+  o.rdma_port_base = port_base;
+  FakePerftest(dir);
+  return o;
+}
+
+// Gives `node` the RDMA ports (first port of each device) with their sysfs states, in order.
+void GiveRdmaPorts(const testing::TempDir& dir, ThreadLauncher& launcher, const std::string& node,
+                   const std::vector<std::pair<std::string, std::string>>& states) {
+  for (const auto& [device, state] : states) {
+    dir.Write("sys-" + node + "/class/infiniband/" + device + "/ports/1/state", state + "\n");
+  }
+  launcher.sysfs[node] = dir.File("sys-" + node);
+}
+
+TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
+  FleetRunOptions o = RdmaOnly(Options({"n0", "n1", "n2"}), dir_, 32100);
   for (const std::string n : {"n0", "n1", "n2"}) {
     // n2's second NIC is the slow one (sorted after mlx5_0, as NIC 1).
-    for (const std::string dev : {"mlx5_0", n == "n2" ? "slowx_1" : "mlx5_1"}) {
-      dir_.Write("sys-" + n + "/class/infiniband/" + dev + "/ports/1/state", "4: ACTIVE\n");
-    }
-    launcher_.sysfs[n] = dir_.File("sys-" + n);
+    GiveRdmaPorts(dir_, launcher_, n,
+                  {{"mlx5_0", "4: ACTIVE"}, {n == "n2" ? "slowx_1" : "mlx5_1", "4: ACTIVE"}});
   }
   const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -374,21 +386,9 @@ TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
 }
 
 TEST_F(FleetRunTest, ADownNicIsNamedAndTheOtherNicsKeepTheirRails) {
-  FleetRunOptions o = Options({"n0", "n1"});
-  o.bandwidth = o.latency = false;
-  o.rdma = true;
-  o.rdma_program = dir_.File("ib_write_bw");
-  o.rdma_seconds = 1;
-  o.rdma_port_base = 32200;
-  FakePerftest(dir_);
-  for (const std::string n : {"n0", "n1"}) {
-    for (const std::string dev : {"mlx5_0", "mlx5_1"}) {
-      const bool down = n == "n1" && dev == "mlx5_0";
-      dir_.Write("sys-" + n + "/class/infiniband/" + dev + "/ports/1/state",
-                 down ? "1: DOWN\n" : "4: ACTIVE\n");
-    }
-    launcher_.sysfs[n] = dir_.File("sys-" + n);
-  }
+  FleetRunOptions o = RdmaOnly(Options({"n0", "n1"}), dir_, 32200);
+  GiveRdmaPorts(dir_, launcher_, "n0", {{"mlx5_0", "4: ACTIVE"}, {"mlx5_1", "4: ACTIVE"}});
+  GiveRdmaPorts(dir_, launcher_, "n1", {{"mlx5_0", "1: DOWN"}, {"mlx5_1", "4: ACTIVE"}});
   const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->pairs.size(), 2u);

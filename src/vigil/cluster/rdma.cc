@@ -29,11 +29,6 @@ bool NaturalLess(const std::string& a, const std::string& b) {
   return x != y ? x < y : a < b;
 }
 
-std::string ReadTrimmed(const fs::path& path) {
-  Result<std::string> text = ReadFile(path.string());
-  return text.ok() ? std::string(Trim(*text)) : "";
-}
-
 bool IsNumber(std::string_view token, double& value) {
   const std::string s(token);
   char* end = nullptr;
@@ -81,9 +76,11 @@ std::vector<std::string_view> Words(std::string_view line) {
 
 }  // namespace
 
-std::string RdmaPort::Name() const {
-  return port == 1 ? device : fmt::format("{}_p{}", device, port);
+std::string RdmaPortName(std::string_view device, int port) {
+  return port == 1 ? std::string(device) : fmt::format("{}_p{}", device, port);
 }
+
+std::string RdmaPort::Name() const { return RdmaPortName(device, port); }
 
 std::vector<RdmaPort> RdmaPorts(const std::string& sysfs_root) {
   std::vector<RdmaPort> out;
@@ -106,14 +103,14 @@ std::vector<RdmaPort> RdmaPorts(const std::string& sysfs_root) {
     for (const int port : ports) {
       const fs::path p = dir / std::to_string(port);
       // "4: ACTIVE"
-      const std::string state = ReadTrimmed(p / "state");
+      const std::string state = ReadTrimmed((p / "state").string());
       const size_t colon = state.find(':');
       RdmaPort r{device, port,
                  std::string(Trim(colon == std::string::npos ? state : state.substr(colon + 1))),
-                 ReadTrimmed(p / "link_layer"), 0};
+                 ReadTrimmed((p / "link_layer").string()), 0};
       if (r.state.empty()) r.state = "unknown";
       double rate = 0;
-      const std::string text = ReadTrimmed(p / "rate");  // "200 Gb/sec (4X HDR)"
+      const std::string text = ReadTrimmed((p / "rate").string());  // "200 Gb/sec (4X HDR)"
       if (IsNumber(text.substr(0, text.find(' ')), rate) && rate > 0) r.rate_gbps = rate;
       out.push_back(std::move(r));
     }
@@ -180,7 +177,7 @@ std::vector<RdmaFigure> SendRdma(const std::string& address, const std::vector<R
   ForEachNicAtOnce(nics.size(), [&](size_t i) {
     RdmaFigure& f = figures[i];
     f.index = nics[i].index;
-    f.device = RdmaPort{nics[i].device, nics[i].port, "", "", 0}.Name();
+    f.device = RdmaPortName(nics[i].device, nics[i].port);
     CommandSpec spec{PerftestArgs(o, nics[i]), {}, 0};
     spec.argv.push_back(address);
     spec.cancel = o.cancel;

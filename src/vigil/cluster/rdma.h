@@ -23,9 +23,11 @@ struct RdmaPort {
   double rate_gbps = 0;    // what the port trained at ("200 Gb/sec (4X HDR)"), 0 when unread
 
   bool active() const { return state == "ACTIVE"; }
-  // "mlx5_0", or "mlx5_0_p2" for a port other than the first (a metric's name holds it).
-  std::string Name() const;
+  std::string Name() const;  // RdmaPortName's
 };
+
+// "mlx5_0", or "mlx5_0_p2" for a port other than the first (a metric's name holds it).
+std::string RdmaPortName(std::string_view device, int port);
 
 // Every RDMA port under sysfs_root/class/infiniband, whatever its state, ordered by device name
 // (natural order: mlx5_2 before mlx5_10), then port: NIC i of a node is the i-th. None when the

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "vigil/core/text.h"
+
 namespace vigil {
 namespace {
 
@@ -138,6 +140,11 @@ Result<std::string> ReadFile(const std::string& path) {
   close(fd);
   out.resize(used);
   return out;
+}
+
+std::string ReadTrimmed(const std::string& path) {
+  Result<std::string> text = ReadFile(path);
+  return text.ok() ? std::string(Trim(*text)) : "";
 }
 
 Result<LineChunkReader> LineChunkReader::Open(std::string path, size_t chunk_bytes) {

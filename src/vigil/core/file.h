@@ -20,6 +20,10 @@ Status WriteAll(int fd, std::string_view content, std::string_view what);
 // otherwise.
 Result<std::string> ReadFile(const std::string& path);
 
+// A small file's text (a sysfs or procfs value) without the white space around it; "" when it
+// cannot be read, which for such a value means the same as an empty one.
+std::string ReadTrimmed(const std::string& path);
+
 // Reads a file in pieces of whole lines, so that a file of any size is read in bounded memory
 // (LineReader numbers each piece's lines on from the pieces before). A regular file is opened for
 // each piece and read from where the last one ended, and the piece goes to a buffer the caller

@@ -33,6 +33,13 @@ TEST_F(FileTest, WriteThenRead) {
   EXPECT_EQ(EntryCount(), 1u);  // no temporary file left behind
 }
 
+TEST_F(FileTest, ReadTrimmedGivesASysfsValueOrNothing) {
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/state", "4: ACTIVE\n").ok());
+  EXPECT_EQ(ReadTrimmed(dir_ + "/state"), "4: ACTIVE");
+  EXPECT_EQ(ReadTrimmed(dir_ + "/missing"), "");
+  EXPECT_EQ(ReadTrimmed(dir_), "");  // a directory
+}
+
 TEST_F(FileTest, MissingFileIsNotFound) {
   Result<std::string> r = ReadFile(dir_ + "/nope");
   ASSERT_FALSE(r.ok());

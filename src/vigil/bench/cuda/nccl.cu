@@ -102,6 +102,10 @@ __global__ void CheckSums(const float* p, size_t n, int ranks, unsigned long lon
 // The communicators, streams and buffers of the GPUs, released on destruction.
 class Collectives::Impl {
  public:
+  // NCCL loaded, then Init: what Open and Join make their object from.
+  static Result<std::unique_ptr<Impl>> Start(const std::vector<int>& gpus, bool joined,
+                                             int first_rank, int world);
+
   // This process's `gpus` are ranks first_rank... of `world` across nodes when `joined`, else
   // the only ranks.
   Impl(const Nccl& nccl, std::vector<int> gpus, bool joined, int first_rank, int world)
@@ -312,11 +316,18 @@ class Collectives::Impl {
 Collectives::Collectives(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Collectives::~Collectives() = default;
 
-Result<std::unique_ptr<Collectives>> Collectives::Open(const std::vector<int>& gpus) {
+Result<std::unique_ptr<Collectives::Impl>> Collectives::Impl::Start(const std::vector<int>& gpus,
+                                                                    bool joined, int first_rank,
+                                                                    int world) {
   UsePciBusOrder();
   VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
-  auto impl = std::make_unique<Impl>(*nccl, gpus, false, 0, 0);
+  auto impl = std::make_unique<Impl>(*nccl, gpus, joined, first_rank, world);
   VIGIL_RETURN_IF_ERROR(impl->Init());
+  return Result<std::unique_ptr<Impl>>(std::move(impl));
+}
+
+Result<std::unique_ptr<Collectives>> Collectives::Open(const std::vector<int>& gpus) {
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Start(gpus, false, 0, 0));
   return std::unique_ptr<Collectives>(new Collectives(std::move(impl)));
 }
 
@@ -334,10 +345,7 @@ Result<std::unique_ptr<Collectives>> Collectives::Join(const std::vector<int>& g
   if (gpus.empty() || first_rank < 0 || world < first_rank + static_cast<int>(gpus.size())) {
     return Status::InvalidArgument("Collectives::Join: ranks outside the communicator");
   }
-  UsePciBusOrder();
-  VIGIL_ASSIGN_OR_RETURN(const Nccl* nccl, LoadNccl());
-  auto impl = std::make_unique<Impl>(*nccl, gpus, true, first_rank, world);
-  VIGIL_RETURN_IF_ERROR(impl->Init());
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Start(gpus, true, first_rank, world));
   return std::unique_ptr<Collectives>(new Collectives(std::move(impl)));
 }
 
