@@ -37,12 +37,14 @@ function(vigil_module name)
   target_link_libraries(vigil_${name} PUBLIC ${ARG_DEPS} PRIVATE vigil_flags ${ARG_PRIVATE_DEPS})
 endfunction()
 
-# vigil_test(NAME SOURCES... DEPS ...) declares a GoogleTest program registered with CTest.
+# vigil_test(NAME SOURCES... DEPS ... [LABELS ...] [SERIAL]) declares a GoogleTest program
+# registered with CTest. SERIAL: its tests run with nothing else beside them (ctest's RUN_SERIAL),
+# for tests that measure the machine itself, whose figures another test's load would move.
 function(vigil_test name)
   if(NOT VIGIL_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} vigil_testing GTest::gtest GTest::gtest_main GTest::gmock vigil_flags)
   target_compile_definitions(${name} PRIVATE VIGIL_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
@@ -50,5 +52,9 @@ function(vigil_test name)
   if(ARG_LABELS)
     set(label ${ARG_LABELS})
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES LABELS ${label})
+  set(serial FALSE)
+  if(ARG_SERIAL)
+    set(serial TRUE)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES LABELS ${label} RUN_SERIAL ${serial})
 endfunction()
