@@ -347,6 +347,12 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .learning = learning,
       .stalled = stalled,
       .judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s),
+      // During the group's stall the placements learned in training may or may not hold (every
+      // rank spins in its collective at one power, whatever its stage drew; a hot machine stays
+      // hotter).
+      .alike = group < group_stalls_.size() && group_stalls_[group].since >= 0
+                   ? std::optional<double>(CentreAndSpread(f, false).first)
+                   : std::nullopt,
       .since = p.since,
   };
   for (uint32_t m : valid_) {
@@ -431,9 +437,16 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   // that is larger (a signal that swings with the training step, sampled at a scrape's chance
   // phase).
   const double own_noise = kMeanDeviationToSigma * t.noise;
-  const Reference peers =
-      ReferenceOf(ff, p, t, Factor(t.placed, t.a), std::max(ff.spread, own_noise), 0);
-  const Reference own = ReferenceOf(ff, p, t, t.past, std::max(own_noise, ff.floor), ff.own_spread);
+  const double peers_noise = std::max(ff.spread, own_noise);
+  Reference peers = ReferenceOf(ff, p, t, ff.centre, Factor(t.placed, t.a), peers_noise, 0);
+  if (ff.alike) {
+    // Off as placed and all alike, whichever the stall left standing.
+    const Reference alike = ReferenceOf(ff, p, t, *ff.alike, 1.0, peers_noise, 0);
+    peers.deviates = peers.deviates && alike.deviates;
+    peers.raw_strength = std::min(peers.raw_strength, alike.raw_strength);
+  }
+  const Reference own =
+      ReferenceOf(ff, p, t, ff.centre, t.past, std::max(own_noise, ff.floor), ff.own_spread);
   // Where a signal is worse either way, a machine that returns toward the typical level (from
   // an odd one it kept for minutes) is no new fault against its own past.
   const bool away = ff.signal.worse != telemetry::Worse::kEither ||
@@ -442,7 +455,8 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   // later: from its first sample on), and only one that a float holds.
   const bool has_past = !ff.learning && t.own_since == ff.since && t.past > 0 &&
                         std::isfinite(t.past) && std::isfinite(own.expected);
-  const bool own_deviates = has_past && !ff.stalled && ff.own_spread > 0 && away && own.deviates;
+  const bool own_deviates =
+      has_past && ff.levels_hold() && ff.own_spread > 0 && away && own.deviates;
   const bool deviates = peers.deviates || own_deviates;
   // What the alert reports: the peers, unless only its own past says it deviates.
   const bool shown_own = own_deviates && !peers.deviates;
@@ -473,7 +487,7 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   if (t.own_since != ff.since) {
     t.past = t.a;
     t.own_since = ff.since;
-  } else if (!deviates && !ff.stalled && ff.centre > 0 && t.smooth > 0) {
+  } else if (!deviates && ff.levels_hold() && ff.centre > 0 && t.smooth > 0) {
     const double level = t.smooth / ff.centre;
     if (!std::isfinite(t.past) || level > std::numeric_limits<float>::max()) return;
     t.past = static_cast<float>(t.past + Weight(t.interval, o_.own_half_life_s) * (level - t.past));
@@ -489,10 +503,10 @@ bool PeerModel::Beyond(double residual, double noise, double scale) const {
 }
 
 PeerModel::Reference PeerModel::ReferenceOf(const FeatureFrame& ff, const Peers& p, const Track& t,
-                                            double factor, double noise,
+                                            double centre, double factor, double noise,
                                             double relative_noise) const {
   Reference r;
-  r.expected = factor * ff.centre;
+  r.expected = factor * centre;
   r.residual = t.smooth - r.expected;
   r.scale = EffectScale(r.expected, factor, p.level, ff.floor);
   r.noise = std::max(noise, relative_noise * r.scale);
@@ -544,7 +558,7 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
 void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& warm,
                                bool deviates) const {
   // Placement: the machine's level against the centre, never learned during a stall.
-  if (ff.stalled || ff.centre <= 0 || t.smooth <= 0) return;
+  if (!ff.levels_hold() || ff.centre <= 0 || t.smooth <= 0) return;
   const double target = std::log(t.smooth / ff.centre);
   if (ff.learning) {
     // Over the group's warm-up: the median of its levels over the last half of the warm-up (at

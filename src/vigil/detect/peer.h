@@ -8,7 +8,9 @@
 // first sample is judged against the peers; machines placed alike, or a group that differs by
 // placement, against their own past). Placement is learned over the second half of a warm-up
 // (the job's start, a restart), and after a restart a machine that moved against the others
-// keeps its old one.
+// keeps its old one. During a job-level stall (most features stalled) a machine deviates only
+// when it does against the peers both as placed and all alike (every rank spinning at one power,
+// whatever its stage drew in training), and neither own pasts nor placements count.
 // The noise scale is the peers' own spread (MAD of the residuals), averaged over minutes so
 // that a job-wide stall does not shrink it; the effect size is the residual over the expected
 // value (at least half the feature's usual level). Each machine is also compared with its own
@@ -229,7 +231,12 @@ class PeerModel {
     bool learning = false;   // within the group's warm-up
     bool stalled = false;    // the feature stalls (FollowLevel): no placement is learned
     bool judging = false;    // after the warm-up, and the centre has settled
-    double since = 0;        // the group's warm-up began (Peers::since)
+    // During the group's stall (most features stalled): the current machines' median all alike,
+    // which a machine must deviate from too; placements and own pasts then do not count.
+    std::optional<double> alike;
+    // Placements and own pasts hold now: learned from it, and judged against.
+    bool levels_hold() const { return !stalled && !alike; }
+    double since = 0;  // the group's warm-up began (Peers::since)
   };
 
   // Grows tracks_ and peers_ to `machines` x `features` (never shrinks them).
@@ -260,15 +267,16 @@ class PeerModel {
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
-  // A machine's value against one reference: the peers (a_m C) or its own past (b_m C).
+  // A machine's value against one reference: the peers (a_m C, or C all alike) or its own past
+  // (b_m C).
   struct Reference {
     double expected = 0, residual = 0, scale = 0, noise = 0;
     bool deviates = false;    // the smoothed value
     double raw_strength = 0;  // the raw value's: 0 when it does not deviate, up to 1
   };
   // `noise` in the feature's units, `relative_noise` of the effect's scale: the larger counts.
-  Reference ReferenceOf(const FeatureFrame& frame, const Peers& p, const Track& t, double factor,
-                        double noise, double relative_noise) const;
+  Reference ReferenceOf(const FeatureFrame& frame, const Peers& p, const Track& t, double centre,
+                        double factor, double noise, double relative_noise) const;
   // Machine m's run on the feature: ended when its smoothed value does not deviate, its evidence
   // grown by `strength` when its raw value deviates too, and Trigger when the evidence is enough.
   void FollowRun(const FeatureFrame& frame, Peers& p, uint32_t m, Track& t, bool deviates,
