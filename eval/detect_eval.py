@@ -293,10 +293,10 @@ def main():
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    report(runs)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(runs, f, indent=1)
+    report(runs)
 
 
 if __name__ == "__main__":

@@ -440,10 +440,16 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   const double peers_noise = std::max(ff.spread, own_noise);
   Reference peers = ReferenceOf(ff, p, t, ff.centre, Factor(t.placed, t.a), peers_noise, 0);
   if (ff.alike) {
-    // Off as placed and all alike, whichever the stall left standing.
-    const Reference alike = ReferenceOf(ff, p, t, *ff.alike, 1.0, peers_noise, 0);
-    peers.deviates = peers.deviates && alike.deviates;
-    peers.raw_strength = std::min(peers.raw_strength, alike.raw_strength);
+    // Off as placed and all alike, whichever the stall left standing; the nearer one is shown.
+    Reference alike = ReferenceOf(ff, p, t, *ff.alike, 1.0, peers_noise, 0);
+    alike.deviates = peers.deviates && alike.deviates;
+    alike.raw_strength = std::min(peers.raw_strength, alike.raw_strength);
+    if (std::fabs(alike.residual / alike.noise) < std::fabs(peers.residual / peers.noise)) {
+      peers = alike;
+    } else {
+      peers.deviates = alike.deviates;
+      peers.raw_strength = alike.raw_strength;
+    }
   }
   const Reference own =
       ReferenceOf(ff, p, t, ff.centre, t.past, std::max(own_noise, ff.floor), ff.own_spread);
@@ -557,7 +563,8 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
 
 void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& warm,
                                bool deviates) const {
-  // Placement: the machine's level against the centre, never learned during a stall.
+  // Placement: the machine's level against the centre, never learned during a stall (the
+  // feature's own, or its group's: then not even over a warm-up, whose levels are no placement).
   if (!ff.levels_hold() || ff.centre <= 0 || t.smooth <= 0) return;
   const double target = std::log(t.smooth / ff.centre);
   if (ff.learning) {

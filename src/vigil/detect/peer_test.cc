@@ -648,30 +648,46 @@ TEST(PeerModelTest, AJobLevelStallNamesTheOneMachineThatDiffersFromItsStalledPee
 
 // A hang in a pipeline: machines 14 and 15 (a stage of two, sharing a level) drew 1.7 times the
 // others' 250 W in training; at 600 every rank spins in its collective at 160 W, and tensor
-// activity and traffic stall. Power falls to 0.64 of its level, no stall of its own, so the
-// ordinary path judges it: against the placements of training the stage would be 41% under its
-// expected 272 W and named, though it only follows the group. During the group's stall a machine
-// deviates only when it does against the peers both as placed and all alike, and nobody is named.
-// The hung machine 5, spinning in its own kernel at 193 W, is off both ways and still named, and
-// the job-level stall names it. Nor is a placement learned from the stall: when the job restarts
-// at 1800 and the stage draws 425 W again, it is where it was placed before, not a move to be
-// named for.
+// activity and traffic stall. Power (lower is worse) falls to 0.64 of its level, no stall of its
+// own, so the ordinary path judges it: against the placements of training, and against its own
+// past, the stage would be 41% under its expected 272 W and named, though it only follows the
+// group. During the group's stall a machine deviates only when it does against the peers both as
+// placed and all alike, its own past does not count, and nobody is named. The hung machine 5,
+// idle at 120 W, is off both ways and still named (against the nearer reference, the stalled
+// peers' 160 W), and the job-level stall names it. Nor is a placement learned from the stall:
+// when the job restarts at 1800 and the stage draws 425 W again, it is where it was placed
+// before, not a move to be named for (a placement followed through the stall would have moved
+// 12% and been kept: a power either way worse would name the stage then). Each case with power
+// lower-is-worse and either-way-worse (against its own past, a machine is judged only when it
+// moves away from the centre; one at the centre never is, either way).
 TEST(PeerModelTest, DuringAStallAStageThatDrewMoreInTrainingIsNotOffForItsPlacement) {
   enum class Case { kQuiet, kHung, kRestart };
-  for (const Case c : {Case::kQuiet, Case::kHung, Case::kRestart}) {
-    SCOPED_TRACE(static_cast<int>(c));
+  for (const auto& cw : {std::pair{Case::kQuiet, Worse::kLower},
+                         {Case::kHung, Worse::kLower},
+                         {Case::kRestart, Worse::kLower},
+                         {Case::kQuiet, Worse::kEither},
+                         {Case::kHung, Worse::kEither},
+                         {Case::kRestart, Worse::kEither}}) {
+    const Case c = cw.first;
+    const Worse worse = cw.second;
+    SCOPED_TRACE(static_cast<int>(c) * 10 + static_cast<int>(worse));
     Rng rng(33, 0);
-    Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
+    Job job(16, {PeerSignal("power", worse), PeerSignal("tensor_active"), PeerSignal("traffic")});
     const double end = c == Case::kRestart ? 1800 : 1000;
     job.Run(0, c == Case::kRestart ? 2700 : end, 1, [&](uint32_t m, uint32_t s, double t) {
       if (t < 600 || t >= end) return Fresh(Noisy(rng, s > 0 ? 100 : m >= 14 ? 425 : 250));
       if (s > 0) return Fresh(Noisy(rng, 2));
-      return Fresh(Noisy(rng, c == Case::kHung && m == 5 ? 193 : 160));
+      return Fresh(Noisy(rng, c == Case::kHung && m == 5 ? 120 : 160));
     });
     ASSERT_EQ(job.stalls().size(), 1u);
     const PeerModel::Stall& stall = job.stalls()[0].second;
     EXPECT_EQ(stall.machine, c == Case::kHung ? std::optional<uint32_t>(5) : std::nullopt);
     EXPECT_EQ(job.Named(), c == Case::kHung ? std::vector<uint32_t>{5} : std::vector<uint32_t>{});
+    if (c == Case::kHung) {
+      const std::optional<Deviation> d = job.DeviationOn(5, kMean);
+      ASSERT_TRUE(d.has_value());
+      EXPECT_NEAR(d->expected, 160, 5);
+    }
   }
 }
 
