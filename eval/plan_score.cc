@@ -57,9 +57,10 @@ int64_t Int(const std::map<std::string, std::string>& row, const std::string& ke
 
 double Error(double predicted, double published) { return (predicted - published) / published; }
 
-// The weak-scaling table: seq 2048, vocab 51200, full recomputation, unfused attention (the table
-// predates FlashAttention), TP within a node, no ZeRO;
-// micro-batch 1 and no interleaving, which the table does not state (docs/plan.md).
+// The weak-scaling table: seq 2048, vocab 51200, full recomputation, unfused attention and no
+// sequence parallelism (the table predates both), TP within a node, no ZeRO; the micro-batch and
+// the interleaving of each row from the authors' script, examples/sc21/run_table_1.sh of
+// NVIDIA/Megatron-LM (docs/plan.md).
 int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a100) {
   fmt::print("Megatron-LM GPT weak scaling (Narayanan et al. 2021, Table 1), A100\n");
   fmt::print("{:>6} {:>5} {:>3} {:>3} {:>5} {:>6} {:>9} {:>9} {:>7} {:>6} {:>7}\n", "model", "GPUs",
@@ -72,11 +73,14 @@ int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a1
     l.gpus = Int(row, "gpus");
     l.tp = Int(row, "tp");
     l.pp = Int(row, "pp");
+    l.vpp = Int(row, "vpp");
     l.dp = l.gpus / (l.tp * l.pp);
     l.global_batch = Int(row, "global_batch");
-    l.micro_batch = 1;
+    l.micro_batch = Int(row, "micro_batch");
     l.recompute = vigil::plan::Recompute::kFull;
     l.attention = vigil::plan::Attention::kUnfused;  // 2021: before FlashAttention (2022)
+    l.sequence_parallel = false;                     // and before Korthikanti et al. (2022)
+    l.sequence_parallel = false;
     if (const vigil::Status s = vigil::plan::CheckLayout(m, l, a100); !s.ok()) {
       fmt::print(stderr, "{}: {}\n", row.at("model"), s.message());
       return 2;

@@ -79,6 +79,30 @@ TEST(PlanCliTest, AttentionKernelChoice) {
   EXPECT_NE(bad.err.find("--attention"), std::string::npos) << bad.err;
 }
 
+// --no-sequence-parallel: Megatron-LM before 2022; each TP rank keeps the norms whole, so more
+// memory and a slower step, and the JSON says so.
+TEST(PlanCliTest, SequenceParallelismChoice) {
+  auto train = [](std::vector<std::string> extra) {
+    std::vector<std::string> layout = {
+        "--gpus",        "1024", "--tp",           "8",    "--pp",        "8",    "--dp",  "16",
+        "--micro-batch", "1",    "--global-batch", "1024", "--recompute", "full", "--json"};
+    layout.insert(layout.end(), extra.begin(), extra.end());
+    return RunVigil(Train("gpt3-175b.yaml", layout));
+  };
+  const ProcessResult on = train({}), off = train({"--no-sequence-parallel"});
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const Json a = JsonOf(on), b = JsonOf(off);
+  EXPECT_EQ(a["layout"]["sequence_parallel"], true);
+  EXPECT_EQ(b["layout"]["sequence_parallel"], false);
+  EXPECT_GT(b["memory_gib_per_gpu"].get<double>(), a["memory_gib_per_gpu"].get<double>());
+  EXPECT_GT(b["step_time_s"].get<double>(), a["step_time_s"].get<double>());
+  const ProcessResult text = RunVigil(Train(
+      "gpt3-175b.yaml", {"--gpus", "1024", "--tp", "8", "--pp", "8", "--dp", "16", "--micro-batch",
+                         "1", "--global-batch", "1024", "--no-sequence-parallel"}));
+  EXPECT_NE(text.out.find("no sequence parallelism"), std::string::npos) << text.out;
+}
+
 TEST(PlanCliTest, TrainWithMeasuredHardware) {
   const ProcessResult r =
       RunVigil(Train("gpt3-175b.yaml",

@@ -63,6 +63,9 @@ void AddPlanJobFlags(CLI::App& cmd, plan::TrainRequest& r) {
       ->capture_default_str();
   cmd.add_option("--precision", r.precision, "GEMM precision: bf16, fp8")->capture_default_str();
   AddAttentionFlag(cmd, r.attention);
+  cmd.add_flag("--sequence-parallel,!--no-sequence-parallel", l.sequence_parallel,
+               "Megatron's sequence parallelism: on by default; off, each TP rank repeats the "
+               "norms and dropouts on the whole sequence (Megatron-LM before 2022)");
 }
 
 void AddAttentionFlag(CLI::App& cmd, std::string& attention) {

@@ -92,6 +92,14 @@ double FlashSeconds(double flops, const HardwareProfile& hw, const TrainAssumpti
          (PeakOf(hw, Precision::kBf16) * kTera * hw.bf16_efficiency * a.flash_of_gemm);
 }
 
+// The activations a block keeps of its norms, dropouts, residuals and GEMM inputs, in bytes per
+// GPU (Korthikanti et al. 2022, Table 2): s b h (10 + 24 / t) where TP alone splits them and every
+// rank keeps the 10 of the norms and dropouts whole; s b h 34 / t with sequence parallelism.
+double LinearActivationBytes(const ModelSpec& m, const Layout& l) {
+  const double sbh = D(m.seq_len) * D(l.micro_batch) * D(m.hidden) / D(l.cp), t = D(l.tp);
+  return l.sequence_parallel ? 34 * sbh / t : sbh * (10 + 24 / t);
+}
+
 BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile& hw,
                       const TrainAssumptions& a) {
   const bool flash = l.attention == Attention::kFlash;
@@ -134,10 +142,11 @@ BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
     cost.forward_flops += flops;
     cost.hardware_flops += flops * passes;
   }
-  // Korthikanti et al. (2022): s b h (34 + 5 a s / h) bytes per block, split by TP (sequence
-  // parallel) and CP; the 5 a s / h part is attention's scores, softmax and dropout, which
-  // FlashAttention never writes to HBM.
-  const double linear = 34 * s * b * h / (t * c);
+  // Korthikanti et al. (2022): s b h (34 + 5 a s / h) bytes per block, split by CP and, with
+  // sequence parallelism, all of it by TP (LinearActivationBytes); the 5 a s / h part is
+  // attention's scores, softmax and dropout, split by TP's heads, which FlashAttention never
+  // writes to HBM.
+  const double linear = LinearActivationBytes(m, l);
   const double quadratic = flash ? 0 : 5 * n * s * s * b / (t * c);
   cost.activation_bytes = linear + quadratic;
   // The memory-bound kernels (norms, activation, dropout, softmax, residuals) write the activations
@@ -154,8 +163,11 @@ double ActivationBytes(const ModelSpec& m, const Layout& l, const BlockCost& blo
   const double b = D(l.micro_batch), s = D(m.seq_len), h = D(m.hidden);
   const double t = D(l.tp), c = D(l.cp);
   double per_block = block.activation_bytes;
-  if (l.recompute == Recompute::kSelective) per_block = 34 * s * b * h / (t * c);
-  if (l.recompute == Recompute::kFull) per_block = 2 * s * b * h / (t * c);
+  if (l.recompute == Recompute::kSelective) per_block = LinearActivationBytes(m, l);
+  // Full recomputation keeps each block's input, split by TP only with sequence parallelism.
+  if (l.recompute == Recompute::kFull) {
+    per_block = 2 * s * b * h / (c * (l.sequence_parallel ? t : 1));
+  }
   // 1F1B: the first stage holds min(p, m) micro-batches of its blocks; interleaving adds
   // (p - 1) / (p v) of that (Korthikanti et al. 2022, section 4.2.3).
   double in_flight = D(std::min(l.pp, micro_batches));

@@ -47,6 +47,10 @@ struct Layout {
   Recompute recompute = Recompute::kNone;
   Precision precision = Precision::kBf16;
   Attention attention = Attention::kFlash;
+  // Megatron's sequence parallelism (Korthikanti et al. 2022): the norms, dropouts and residuals
+  // between TP's GEMMs work on 1/TP of the sequence; without it (Megatron-LM before 2022, or a
+  // framework that lacks it) every TP rank repeats them on the whole sequence.
+  bool sequence_parallel = true;
 };
 
 // The one set of assumptions of docs/plan.md ("Assumptions"), frozen before scoring. Shares of a

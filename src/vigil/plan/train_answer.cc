@@ -58,7 +58,8 @@ Json LayoutJson(const Layout& l) {
               {"zero", l.zero},
               {"recompute", RecomputeName(l.recompute)},
               {"precision", PrecisionName(l.precision)},
-              {"attention", AttentionName(l.attention)}};
+              {"attention", AttentionName(l.attention)},
+              {"sequence_parallel", l.sequence_parallel}};
 }
 
 Json ProfileJson(const HardwareProfile& hw) {
@@ -117,10 +118,11 @@ std::string TrainText(const TrainAnswer& a) {
   const StepBreakdown& t = p.time;
   std::string out = fmt::format(
       "{} ({:.3g}B parameters) on {} {} GPUs: {}, "
-      "micro-batch {}, global batch {}, ZeRO {}, recompute {}, {}, {} attention\nProfile: {}\n\n",
+      "micro-batch {}, global batch {}, ZeRO {}, recompute {}, {}, {} attention{}\nProfile: {}\n\n",
       a.model.name.empty() ? "model" : a.model.name, p.parameters / 1e9, l.gpus, a.hw.gpu,
       LayoutText(l), l.micro_batch, l.global_batch, l.zero, RecomputeName(l.recompute),
-      PrecisionName(l.precision), AttentionName(l.attention), a.hw.source);
+      PrecisionName(l.precision), AttentionName(l.attention),
+      l.sequence_parallel ? "" : ", no sequence parallelism", a.hw.source);
   out += fmt::format(
       "Step time {:.4g} s, {:.4g} tokens/s, {:.1f} TFLOP/s per GPU (recomputation counted), "
       "MFU {:.1f}%\n\n",

@@ -129,6 +129,40 @@ TEST(PredictTrainTest, ActivationsFollowKorthikantiEtAl) {
   EXPECT_NEAR(selective - full, L * 32 * s * h / t - s * h * (34 + 5 * a * s / h) / t, 1);
 }
 
+// Without sequence parallelism (Korthikanti et al. 2022, Table 2) every TP rank keeps the norms'
+// and dropouts' 10 s b h bytes of a block whole, s b h (10 + 24 / t) against 34 s b h / t, and
+// runs their kernels on the whole sequence; full recomputation keeps each block's whole input.
+// TP's communication moves the same bytes (all-reduce against reduce-scatter plus all-gather).
+TEST(PredictTrainTest, WithoutSequenceParallelismEachTpRankKeepsTheNormsWhole) {
+  const ModelSpec m = GptModel(96, 12288, 96);
+  const double s = 2048, h = 12288, L = 96;
+  for (const double t : {8.0, 1.0}) {
+    Layout l = Megatron(static_cast<int64_t>(t), static_cast<int64_t>(t), 1, 1);
+    l.attention = Attention::kUnfused;
+    auto predict = [&](Recompute r, bool sequence_parallel) {
+      l.recompute = r;
+      l.sequence_parallel = sequence_parallel;
+      return PredictTrain(m, l, A100());
+    };
+    const double norms = s * h * (10 - 10 / t);  // what a block keeps more without it
+    for (const Recompute r : {Recompute::kNone, Recompute::kSelective}) {
+      const TrainPrediction with = predict(r, true), without = predict(r, false);
+      EXPECT_NEAR(without.memory.activations - with.memory.activations, L * norms, 1) << t;
+    }
+    const TrainPrediction with = predict(Recompute::kFull, true);
+    const TrainPrediction without = predict(Recompute::kFull, false);
+    EXPECT_NEAR(without.memory.activations - with.memory.activations,
+                L * 2 * s * h * (1 - 1 / t) + norms, 1)
+        << t;
+    EXPECT_EQ(without.time.tp_comm_s, with.time.tp_comm_s) << t;
+    if (t > 1) {
+      EXPECT_GT(without.time.compute_s, with.time.compute_s);
+    } else {
+      EXPECT_EQ(without.time.compute_s, with.time.compute_s);
+    }
+  }
+}
+
 // FlashAttention keeps the scores on chip: no 5 a s / h term in the activations (selective
 // recomputation saves nothing more), its backward recomputes the scores (attention's two products
 // count 3.5 passes, not 3), and the causal half it skips makes it faster than the unfused kernels.
