@@ -441,15 +441,14 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   Reference peers = ReferenceOf(ff, p, t, ff.centre, Factor(t.placed, t.a), peers_noise, 0);
   if (ff.alike) {
     // Off as placed and all alike, whichever the stall left standing; the nearer one is shown.
-    Reference alike = ReferenceOf(ff, p, t, *ff.alike, 1.0, peers_noise, 0);
-    alike.deviates = peers.deviates && alike.deviates;
-    alike.raw_strength = std::min(peers.raw_strength, alike.raw_strength);
+    const Reference alike = ReferenceOf(ff, p, t, *ff.alike, 1.0, peers_noise, 0);
+    const bool both = peers.deviates && alike.deviates;
+    const double strength = std::min(peers.raw_strength, alike.raw_strength);
     if (std::fabs(alike.residual / alike.noise) < std::fabs(peers.residual / peers.noise)) {
       peers = alike;
-    } else {
-      peers.deviates = alike.deviates;
-      peers.raw_strength = alike.raw_strength;
     }
+    peers.deviates = both;
+    peers.raw_strength = strength;
   }
   const Reference own =
       ReferenceOf(ff, p, t, ff.centre, t.past, std::max(own_noise, ff.floor), ff.own_spread);
