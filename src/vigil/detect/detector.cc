@@ -67,6 +67,12 @@ namespace {
 // (seconds) or a dead driver (for good). Named once it has lasted this long.
 constexpr double kExporterGrace = 120;
 
+// An error counter with a threshold rate is a fault once its errors exceed that rate by this
+// many seconds' worth: a burst of them at once, or a steady excess. A healthy NVLink's few
+// corrected errors now and then never do; a failing one's hundreds a second do at its first
+// sample, at any cadence.
+constexpr double kErrorBurstSeconds = 10;
+
 // The evidence's `reference` of a deviation.
 std::string ReferenceName(const Deviation& d) {
   return std::string(d.own_past ? kOwnPastReference : kPeersReference);
@@ -259,15 +265,26 @@ void Detector::Rule(const telemetry::Point& p) {
       r.xid = code;
       break;
     }
-    case SignalRole::kErrorCounter:
+    case SignalRole::kErrorCounter: {
+      // The errors themselves, not the rate of one sample: the same count over 1 s or 60 s is
+      // the same news at any cadence. They fill a bucket that drains at the threshold rate; more
+      // than kErrorBurstSeconds of that rate in it is a fault. A grid's copy brings none.
+      if (p.held) break;
+      const double errors = p.value * p.span;
+      if (r.excess_time >= 0) {
+        r.excess = std::max(0.0, r.excess - signal.threshold * (p.time - r.excess_time));
+      }
+      r.excess_time = p.time;
+      r.excess += errors;
       // One alert while errors keep coming; again after they stopped for the re-arm time.
-      if (p.value > signal.threshold) {
+      if (errors > 0 && r.excess > signal.threshold * kErrorBurstSeconds) {
         if (r.last_error < 0 || p.time - r.last_error > o_.rearm) {
           alert(signal.name, p.time, p.value);
         }
         r.last_error = p.time;
       }
       break;
+    }
     case SignalRole::kLinkWidth:
     case SignalRole::kLinkWidthMax:
       (signal.role == SignalRole::kLinkWidth ? r.width : r.width_max) = p.value;

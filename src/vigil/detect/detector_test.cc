@@ -807,6 +807,32 @@ TEST(DetectorTest, ThresholdsAndPersistenceComeFromTheSignalMap) {
   EXPECT_EQ(alerts[0].rule, "nvlink_crc_errors");
 }
 
+// An error counter is judged by its errors, not by one sample's rate: a healthy link's 3
+// corrected errors are no fault whether the sample that carries them covers 60 s or 1 s, and
+// a failing link's 200 a second are one at every cadence, at its first sample.
+TEST(DetectorTest, ErrorCountersAreJudgedByTheirErrorsAtAnyCadence) {
+  for (const int interval : {1, 5, 15, 60}) {
+    Harness h;
+    double crc0 = 0, crc1 = 0;
+    for (int t = 0; t < 3600; ++t) {
+      crc0 += t % 61 == 0 ? 3 : 0;  // m0: 3 errors every 61 s, at every phase of its scrapes
+      crc1 += t >= 1800 ? 200 : 0;  // m1: 200 a second from 1800 s
+      if (t % interval != 0) continue;
+      for (int m = 0; m < 8; ++m) {
+        h.Feed(t, m, "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", 0,
+               m == 0   ? crc0
+               : m == 1 ? crc1
+                        : 0);
+      }
+    }
+    const std::vector<Alert> alerts = h.Finish();
+    ASSERT_EQ(alerts.size(), 1u) << "every " << interval << " s";
+    EXPECT_EQ(alerts[0].machine, "m1");
+    EXPECT_EQ(alerts[0].rule, "nvlink_crc_errors");
+    EXPECT_LE(alerts[0].detected, 1800 + interval) << "every " << interval << " s";
+  }
+}
+
 TEST(AlertJsonTest, RoundTripsAndRejectsWhatItCannotRead) {
   Alert a{"gpu-07", AlertKind::kRule, "xid 79", "gpu3", 100.5, 102, {{"xid", "gpu3", 79, 0, 0}}};
   const Json j = AlertToJson(a);

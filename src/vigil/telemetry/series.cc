@@ -135,6 +135,7 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
       ++counts_.counter_resets;
       increase = s.value;
     }
+    p.span = static_cast<float>(s.time - st.fresh_time);
     value = increase / (s.time - st.fresh_time);
   }
   if (st.fresh_samples == 1024) {

@@ -64,7 +64,11 @@ struct Point {
   // Held, but a new scrape of the series: its exporter repeats a value it holds (a continuous
   // gauge's frozen value). It counts for the series' cadence, not as evidence.
   bool rescraped = false;
+  // A counter's rate: the seconds it is the increase over (since the series' previous fresh
+  // sample), so that value x span is the increase itself; 0 for a gauge or a held copy.
+  float span = 0;
 };
+static_assert(sizeof(Point) == 40, "a Point stays 40 bytes: spill files and buffers hold millions");
 
 struct SignalInfo {
   std::string name;

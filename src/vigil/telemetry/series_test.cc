@@ -23,6 +23,7 @@ TEST(NormalizerTest, CountersBecomeRatesAndResetsAreHandled) {
   EXPECT_FALSE(n.Normalize(Sample(10, "node_network_receive_bytes_total", 1000, "ib0"), &p));
   ASSERT_TRUE(n.Normalize(Sample(12, "node_network_receive_bytes_total", 3000, "ib0"), &p));
   EXPECT_DOUBLE_EQ(p.value, 1000);  // 2000 bytes in 2 s
+  EXPECT_EQ(p.span, 2);             // value x span: the increase
   EXPECT_EQ(n.signals()[p.signal].name, "net_rx_bytes");
   EXPECT_EQ(n.components().Name(p.component), "ib0");
   ASSERT_TRUE(n.Normalize(Sample(13, "node_network_receive_bytes_total", 500, "ib0"), &p));
@@ -43,6 +44,7 @@ TEST(NormalizerTest, AGridsRepeatsAreHeldAndCountersKeepTheirRate) {
     const double bytes = 1000.0 * 15 * scrape + 7 * (scrape % 3);
     if (!n.Normalize(Sample(t, "node_network_receive_bytes_total", bytes, "ib0"), &p)) continue;
     (p.held ? held : fresh)++;
+    EXPECT_EQ(p.span, p.held ? 0 : 15) << "t " << t;  // a copy brings no increase
     if (t >= 60) {
       EXPECT_NEAR(p.value, 1000, 1) << "t " << t;  // 15,000 bytes per 15 s
     }
@@ -53,6 +55,7 @@ TEST(NormalizerTest, AGridsRepeatsAreHeldAndCountersKeepTheirRate) {
   for (int t = 0; t < 100; ++t) {
     ASSERT_TRUE(n.Normalize(Sample(t, "DCGM_FI_DEV_POWER_USAGE", 300 + t % 7), &p));
     EXPECT_FALSE(p.held && t > 10) << t;
+    EXPECT_EQ(p.span, 0);  // a gauge's value is no rate
   }
   // A value that never changes is a new sample every kMaxHold seconds.
   fresh = 0;
