@@ -80,7 +80,6 @@ int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a1
     l.recompute = vigil::plan::Recompute::kFull;
     l.attention = vigil::plan::Attention::kUnfused;  // 2021: before FlashAttention (2022)
     l.sequence_parallel = false;                     // and before Korthikanti et al. (2022)
-    l.sequence_parallel = false;
     if (const vigil::Status s = vigil::plan::CheckLayout(m, l, a100); !s.ok()) {
       fmt::print(stderr, "{}: {}\n", row.at("model"), s.message());
       return 2;

@@ -2,7 +2,9 @@
 // against labels, bad input, and a Prometheus server that is down.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "vigil/core/file.h"
 #include "vigil/core/json.h"
@@ -51,6 +53,28 @@ TEST(CliDetectTest, NamesTheFaultyMachinesOfASimulatedJob) {
   EXPECT_TRUE(Contains(text.out, "ALERT node")) << text.out;
   EXPECT_TRUE(Contains(text.out, "precision 1.000  recall 1.000")) << text.out;
   EXPECT_TRUE(Contains(text.out, "nic_down")) << text.out;
+}
+
+// The simulator's file carries error counters as rates already (normalised signals): an
+// uncorrectable ECC error and a failing NVLink are each named by their rule from it.
+TEST(CliDetectTest, ErrorCountersInASimulatedFileAreNamedByTheirRules) {
+  TempDir dir;
+  ProcessResult sim =
+      RunVigil({"simulate", "telemetry", "--machines", "8", "--duration", "10m", "--faults", "2",
+                "--kinds", "ecc_uncorrectable,nvlink_error", "--seed", "3", "--no-events", "--out",
+                dir.File("t.csv"), "--labels", dir.File("labels.csv")});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  ProcessResult r = RunVigil(
+      {"detect", "--input", dir.File("t.csv"), "--labels", dir.File("labels.csv"), "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  Result<Json> out = ParseJson(r.out, "stdout");
+  ASSERT_TRUE(out.ok()) << r.out;
+  std::vector<std::string> rules;
+  for (const Json& a : (*out)["alerts"]) rules.push_back(a["rule"].get<std::string>());
+  for (const char* rule : {"ecc_uncorrectable", "nvlink_crc_errors"}) {
+    EXPECT_NE(std::find(rules.begin(), rules.end(), rule), rules.end()) << rule << "\n" << r.out;
+  }
+  EXPECT_EQ((*out)["score"]["precision"], 1.0) << r.out;
 }
 
 TEST(CliDetectTest, AHealthyJobRaisesNothingInAnyFormat) {

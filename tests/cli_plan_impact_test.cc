@@ -136,6 +136,26 @@ TEST(PlanImpactCliTest, TheNodeMayBeADirectory) {
   EXPECT_EQ(components, (std::set<std::string>{"bf16", "host"}));
 }
 
+// The layout the job would shrink to keeps the job's sequence parallelism (a framework without
+// it has none after the drain either).
+TEST(PlanImpactCliTest, TheShrunkLayoutKeepsTheJobsSequenceParallelism) {
+  for (const bool sp : {true, false}) {
+    std::vector<std::string> args = {
+        "plan",           "impact",  "--model",       kModels + "gpt3-175b.yaml",
+        "--gpus",         "520",     "--tp",          "8",
+        "--pp",           "1",       "--dp",          "65",
+        "--zero",         "1",       "--micro-batch", "1",
+        "--global-batch", "1040",    "--recompute",   "full",
+        "--slow",         "nic=0.5", "--json"};
+    if (!sp) args.push_back("--no-sequence-parallel");
+    const ProcessResult r = RunVigil(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json shrink = JsonOf(r)["drain"]["shrink"];
+    ASSERT_TRUE(shrink["possible"].get<bool>()) << r.out;
+    EXPECT_EQ(shrink["layout"]["sequence_parallel"].get<bool>(), sp) << r.out;
+  }
+}
+
 TEST(PlanImpactCliTest, BadInputExits2) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--slow", "gpu=0.5"},

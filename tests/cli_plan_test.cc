@@ -101,6 +101,14 @@ TEST(PlanCliTest, SequenceParallelismChoice) {
       "gpt3-175b.yaml", {"--gpus", "1024", "--tp", "8", "--pp", "8", "--dp", "16", "--micro-batch",
                          "1", "--global-batch", "1024", "--no-sequence-parallel"}));
   EXPECT_NE(text.out.find("no sequence parallelism"), std::string::npos) << text.out;
+  // plan search prices every layout without it too.
+  const ProcessResult search =
+      RunVigil({"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "1024",
+                "--global-batch", "1024", "--no-sequence-parallel", "--top", "3", "--json"});
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  for (const Json& best : JsonOf(search)["best"]) {
+    EXPECT_EQ(best["layout"]["sequence_parallel"], false);
+  }
 }
 
 TEST(PlanCliTest, TrainWithMeasuredHardware) {

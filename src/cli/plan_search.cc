@@ -21,6 +21,7 @@ CLI::App* SetupPlanSearch(CLI::App& plan, PlanSearchOptions& o) {
       ->check(InBounds(Bounds{.lo = 1, .hi = 1e6}));
   c->add_option("--precision", f.precision, "GEMM precision: bf16, fp8")->capture_default_str();
   AddAttentionFlag(*c, f.attention);
+  AddSequenceParallelFlag(*c, f.sequence_parallel);
   c->add_option("--second-gpu", f.second_gpu,
                 "A second GPU type in the cluster (datasheet row), or the same type for "
                 "degraded nodes with --second-speed");

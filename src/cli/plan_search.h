@@ -20,6 +20,9 @@ struct PlanSearchOptions {
 // The flags `plan train` and `plan search` share: --model, --gpu, --hardware.
 // --attention flash|unfused, for plan train, search and impact.
 void AddAttentionFlag(CLI::App& cmd, std::string& attention);
+// --sequence-parallel / --no-sequence-parallel, `plan train`'s, `plan impact`'s and `plan
+// search`'s.
+void AddSequenceParallelFlag(CLI::App& cmd, bool& sequence_parallel);
 
 void AddPlanModelFlags(CLI::App& cmd, std::string& model, std::string& gpu,
                        std::vector<std::string>& hardware);

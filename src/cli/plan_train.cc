@@ -63,7 +63,11 @@ void AddPlanJobFlags(CLI::App& cmd, plan::TrainRequest& r) {
       ->capture_default_str();
   cmd.add_option("--precision", r.precision, "GEMM precision: bf16, fp8")->capture_default_str();
   AddAttentionFlag(cmd, r.attention);
-  cmd.add_flag("--sequence-parallel,!--no-sequence-parallel", l.sequence_parallel,
+  AddSequenceParallelFlag(cmd, l.sequence_parallel);
+}
+
+void AddSequenceParallelFlag(CLI::App& cmd, bool& sequence_parallel) {
+  cmd.add_flag("--sequence-parallel,!--no-sequence-parallel", sequence_parallel,
                "Megatron's sequence parallelism: on by default; off, each TP rank repeats the "
                "norms and dropouts on the whole sequence (Megatron-LM before 2022)");
 }

@@ -267,21 +267,29 @@ void Detector::Rule(const telemetry::Point& p) {
     }
     case SignalRole::kErrorCounter: {
       // The errors themselves, not the rate of one sample: the same count over 1 s or 60 s is
-      // the same news at any cadence. They fill a bucket that drains at the threshold rate; more
-      // than kErrorBurstSeconds of that rate in it is a fault. A grid's copy brings none.
+      // the same news at any cadence. Those beyond the threshold rate over the sample's span fill
+      // a bucket; more than kErrorBurstSeconds of that rate in it is a fault. A grid's copy
+      // brings none.
       if (p.held) break;
-      const double errors = p.value * p.span;
-      if (r.excess_time >= 0) {
-        r.excess = std::max(0.0, r.excess - signal.threshold * (p.time - r.excess_time));
+      auto bucket =
+          std::find_if(r.errors.begin(), r.errors.end(),
+                       [&](const RuleState::ErrorBucket& b) { return b.signal == p.signal; });
+      if (bucket == r.errors.end()) {
+        r.errors.push_back({.signal = p.signal, .excess = 0, .last_error = -1});
+        bucket = std::prev(r.errors.end());
       }
-      r.excess_time = p.time;
-      r.excess += errors;
-      // One alert while errors keep coming; again after they stopped for the re-arm time.
-      if (errors > 0 && r.excess > signal.threshold * kErrorBurstSeconds) {
-        if (r.last_error < 0 || p.time - r.last_error > o_.rearm) {
+      const double errors = p.value * p.span;
+      const double limit = signal.threshold * kErrorBurstSeconds;
+      bucket->excess = std::max(0.0, bucket->excess + errors - signal.threshold * p.span);
+      // One alert while errors keep coming; again after they stopped for the re-arm time. The
+      // bucket keeps no more than the limit: once the errors stop, a healthy error now and then
+      // is no fault again.
+      if (errors > 0 && bucket->excess > limit) {
+        if (bucket->last_error < 0 || p.time - bucket->last_error > o_.rearm) {
           alert(signal.name, p.time, p.value);
         }
-        r.last_error = p.time;
+        bucket->last_error = p.time;
+        bucket->excess = limit;
       }
       break;
     }

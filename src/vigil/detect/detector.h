@@ -111,11 +111,15 @@ class Detector {
     double width = 0, width_max = 0, gen = 0, gen_max = 0;
     double gen_low_since = -1;
     double link_up = -1;
-    double last_error = -1;  // an error counter's last increase that alerted or kept an alert on
-    // An error counter's errors beyond its threshold rate: a bucket that drains at `threshold`
-    // a second (docs/detect.md, "Fast-path rules").
-    double excess = 0;
-    double excess_time = -1;
+    // Each error counter of the component's own (ECC, NVLink CRC, ...): its errors beyond its
+    // threshold rate, a bucket that drains at `threshold` a second (docs/detect.md, "Fast-path
+    // rules"), and its last increase that alerted or kept an alert on.
+    struct ErrorBucket {
+      uint32_t signal = 0;
+      double excess = 0;
+      double last_error = -1;
+    };
+    std::vector<ErrorBucket> errors;
     bool width_alerted = false, gen_alerted = false;
   };
   struct Presence {  // of a machine or of one of its components

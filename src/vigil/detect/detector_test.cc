@@ -1,5 +1,6 @@
 #include "vigil/detect/detector.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -807,29 +808,60 @@ TEST(DetectorTest, ThresholdsAndPersistenceComeFromTheSignalMap) {
   EXPECT_EQ(alerts[0].rule, "nvlink_crc_errors");
 }
 
-// An error counter is judged by its errors, not by one sample's rate: a healthy link's 3
-// corrected errors are no fault whether the sample that carries them covers 60 s or 1 s, and
-// a failing link's 200 a second are one at every cadence, at its first sample.
+// An error counter is judged by its errors, not by one sample's rate, at 1, 5, 15 and 60 s:
+// - m0, a healthy link: 3 corrected errors every 61 s (at every phase of its scrapes: over 1 s
+//   they once read as 3 a second), beside an ECC counter of the same GPU that stays at 0;
+// - m2: a steady 0.5 a second, under the threshold of 1 (60 s of it is 30 errors in a sample);
+// - m1: 200 a second from 1800 s to 2400 s, one alert at its first sample; a single error at
+//   3300 s, after the re-arm time, is none (the bucket does not keep the failing stretch);
+// - m3: an uncorrectable ECC error at 1000 s, then its NVLink failing from 1100 s: two causes,
+//   two alerts (one does not hide the other).
 TEST(DetectorTest, ErrorCountersAreJudgedByTheirErrorsAtAnyCadence) {
   for (const int interval : {1, 5, 15, 60}) {
     Harness h;
-    double crc0 = 0, crc1 = 0;
-    for (int t = 0; t < 3600; ++t) {
-      crc0 += t % 61 == 0 ? 3 : 0;  // m0: 3 errors every 61 s, at every phase of its scrapes
-      crc1 += t >= 1800 ? 200 : 0;  // m1: 200 a second from 1800 s
+    double crc[4] = {0, 0, 0, 0}, ecc3 = 0;
+    for (int t = 0; t < 4200; ++t) {
+      crc[0] += t % 61 == 0 ? 3 : 0;
+      crc[1] += (t >= 1800 && t < 2400 ? 200 : 0) + (t == 3300 ? 1 : 0);
+      crc[2] += 0.5;
+      crc[3] += t >= 1100 ? 200 : 0;
+      ecc3 += t == 1000 ? 1 : 0;
       if (t % interval != 0) continue;
       for (int m = 0; m < 8; ++m) {
-        h.Feed(t, m, "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", 0,
-               m == 0   ? crc0
-               : m == 1 ? crc1
-                        : 0);
+        h.Feed(t, m, "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", 0, m < 4 ? crc[m] : 0);
+        h.Feed(t, m, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 0, m == 3 ? ecc3 : 0);
+      }
+    }
+    std::vector<std::string> got;
+    for (const Alert& a : h.Finish()) {
+      got.push_back(fmt::format("{} {} {}", a.machine, a.rule, a.detected));
+    }
+    const auto first = [&](int t) { return (t + interval - 1) / interval * interval; };
+    const std::vector<std::string> want = {
+        fmt::format("m3 ecc_uncorrectable {}", first(1000)),
+        fmt::format("m3 nvlink_crc_errors {}", first(1100)),
+        fmt::format("m1 nvlink_crc_errors {}", first(1800)),
+    };
+    EXPECT_EQ(got, want) << "every " << interval << " s";
+  }
+}
+
+// A file of normalised signals (`vigil simulate telemetry --out`) carries an error counter's
+// rate as a gauge already: its errors are that rate over the time since its previous sample.
+TEST(DetectorTest, AnErrorRateWrittenAsAGaugeIsJudgedByItsErrorsToo) {
+  for (const int interval : {1, 15}) {
+    Harness h;
+    for (int t = 0; t < 1800; t += interval) {
+      for (int m = 0; m < 8; ++m) {
+        const double rate = m == 1 && t >= 900 ? 200 : m == 0 ? 0.05 : 0;
+        h.Feed(t, m, "nvlink_crc_errors", 0, rate);
       }
     }
     const std::vector<Alert> alerts = h.Finish();
     ASSERT_EQ(alerts.size(), 1u) << "every " << interval << " s";
     EXPECT_EQ(alerts[0].machine, "m1");
     EXPECT_EQ(alerts[0].rule, "nvlink_crc_errors");
-    EXPECT_LE(alerts[0].detected, 1800 + interval) << "every " << interval << " s";
+    EXPECT_EQ(alerts[0].detected, 900) << "every " << interval << " s";
   }
 }
 

@@ -130,6 +130,7 @@ DrainOption ShrinkOption(const ModelSpec& m, const Layout& l, const HardwareProf
   request.global_batch = l.global_batch;
   request.precision = l.precision;
   request.attention = l.attention;
+  request.sequence_parallel = l.sequence_parallel;
   request.top = 1;
   Result<SearchResult> found = SearchLayouts(request, a);
   if (!found.ok() || found->best.empty()) {

@@ -124,6 +124,7 @@ struct Search {
     l.global_batch = request.global_batch;
     l.precision = request.precision;
     l.attention = request.attention;
+    l.sequence_parallel = request.sequence_parallel;
     for (const int64_t tp : Divisors(m.heads, first.gpus_per_node)) {
       if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
       for (int64_t cp = 1; cp <= kMaxContextParallel; cp *= 2) {

@@ -25,6 +25,7 @@ struct SearchRequest {
   double memory_limit_gb = 0;  // per GPU; 0: each type's own memory
   Precision precision = Precision::kBf16;
   Attention attention = Attention::kFlash;
+  bool sequence_parallel = true;          // Layout::sequence_parallel of every layout
   std::optional<HardwareProfile> second;  // a second GPU type (or degraded nodes), if any
   int64_t second_gpus = 0;                // how many of the GPUs are of the second type
   size_t top = 10;                        // layouts to keep, best first

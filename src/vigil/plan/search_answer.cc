@@ -51,6 +51,7 @@ Result<SearchAnswer> AnswerSearch(const SearchFlags& f) {
   VIGIL_ASSIGN_OR_RETURN(r.precision, ParsePrecision(f.precision));
   VIGIL_ASSIGN_OR_RETURN(r.attention, ParseAttention(f.attention));
   VIGIL_ASSIGN_OR_RETURN(r.second, SecondProfile(f));
+  r.sequence_parallel = f.sequence_parallel;
   r.gpus = f.gpus;
   r.global_batch = f.global_batch;
   r.memory_limit_gb = f.memory_gb;

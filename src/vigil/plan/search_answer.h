@@ -20,6 +20,7 @@ struct SearchFlags {
   double memory_gb = 0;  // per GPU; 0: the GPUs' own
   std::string precision = "bf16";
   std::string attention = "flash";
+  bool sequence_parallel = true;
   std::string second_gpu;   // a second GPU type's datasheet row; empty: one type
   int64_t second_gpus = 0;  // GPUs of the second type
   double second_speed = 1;  // its GEMM and HBM rates scaled by this (a degraded node)

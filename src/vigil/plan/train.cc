@@ -175,8 +175,9 @@ double ActivationBytes(const ModelSpec& m, const Layout& l, const BlockCost& blo
   double bytes = per_block * layers_per_stage * in_flight;
   // Full recomputation rebuilds one block's activations at a time for its backward.
   if (l.recompute == Recompute::kFull) bytes += block.activation_bytes;
-  // The output layer's logits and their fp32 loss (Korthikanti's 4 s b h / t (1 + V / h)).
-  bytes += 4 * s * b * h / (t * c) * (1 + D(m.vocab) / h);
+  // The output layer's input and its logits with their fp32 loss (Korthikanti's
+  // 4 s b h / t (1 + V / h)); without sequence parallelism the input is whole on each TP rank.
+  bytes += 4 * s * b * h / (c * (l.sequence_parallel ? t : 1)) + 4 * s * b * D(m.vocab) / (t * c);
   return bytes;
 }
 
@@ -332,6 +333,10 @@ Status CheckLayout(const ModelSpec& m, const Layout& l, const HardwareProfile& h
   }
   if (m.experts % l.ep != 0 || l.dp % l.ep != 0) {
     return Bad("EP ({}) must divide the {} experts and DP ({})", l.ep, m.experts, l.dp);
+  }
+  // Megatron-Core refuses MoE with TP but without sequence parallelism.
+  if (m.experts > 1 && l.tp > 1 && !l.sequence_parallel) {
+    return Bad("MoE with TP ({}) needs sequence parallelism", l.tp);
   }
   if (l.cp > 1 && m.seq_len % (2 * l.cp) != 0) {
     return Bad("2 x CP ({}) does not divide the sequence length {}", 2 * l.cp, m.seq_len);

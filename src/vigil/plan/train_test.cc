@@ -131,8 +131,9 @@ TEST(PredictTrainTest, ActivationsFollowKorthikantiEtAl) {
 
 // Without sequence parallelism (Korthikanti et al. 2022, Table 2) every TP rank keeps the norms'
 // and dropouts' 10 s b h bytes of a block whole, s b h (10 + 24 / t) against 34 s b h / t, and
-// runs their kernels on the whole sequence; full recomputation keeps each block's whole input.
-// TP's communication moves the same bytes (all-reduce against reduce-scatter plus all-gather).
+// runs their kernels on the whole sequence; full recomputation keeps each block's whole input,
+// and the output layer's input (4 s b h) is whole too. TP's communication moves the same bytes
+// (all-reduce against reduce-scatter plus all-gather).
 TEST(PredictTrainTest, WithoutSequenceParallelismEachTpRankKeepsTheNormsWhole) {
   const ModelSpec m = GptModel(96, 12288, 96);
   const double s = 2048, h = 12288, L = 96;
@@ -144,15 +145,16 @@ TEST(PredictTrainTest, WithoutSequenceParallelismEachTpRankKeepsTheNormsWhole) {
       l.sequence_parallel = sequence_parallel;
       return PredictTrain(m, l, A100());
     };
-    const double norms = s * h * (10 - 10 / t);  // what a block keeps more without it
+    const double norms = s * h * (10 - 10 / t);     // what a block keeps more without it
+    const double output = 4 * s * h * (1 - 1 / t);  // and the output layer
     for (const Recompute r : {Recompute::kNone, Recompute::kSelective}) {
       const TrainPrediction with = predict(r, true), without = predict(r, false);
-      EXPECT_NEAR(without.memory.activations - with.memory.activations, L * norms, 1) << t;
+      EXPECT_NEAR(without.memory.activations - with.memory.activations, L * norms + output, 1) << t;
     }
     const TrainPrediction with = predict(Recompute::kFull, true);
     const TrainPrediction without = predict(Recompute::kFull, false);
     EXPECT_NEAR(without.memory.activations - with.memory.activations,
-                L * 2 * s * h * (1 - 1 / t) + norms, 1)
+                L * 2 * s * h * (1 - 1 / t) + norms + output, 1)
         << t;
     EXPECT_EQ(without.time.tp_comm_s, with.time.tp_comm_s) << t;
     if (t > 1) {
@@ -211,6 +213,14 @@ TEST(CheckLayoutTest, NamesEachBrokenConstraint) {
   l.vpp = 2;
   EXPECT_EQ(error(l),
             "interleaving (VPP 2) needs PP > 1 and micro-batches (8) a multiple of PP (1)");
+  ModelSpec moe = m;
+  moe.experts = 8;
+  moe.top_k = 2;
+  l = Megatron(1024, 8, 8, 512);
+  l.sequence_parallel = false;
+  EXPECT_EQ(CheckLayout(moe, l, A100()).message(), "MoE with TP (8) needs sequence parallelism");
+  l.sequence_parallel = true;
+  EXPECT_TRUE(CheckLayout(moe, l, A100()).ok());
 }
 
 TEST(GemmEfficiencyTest, GrowsWithTheShapeBelowTheLargeGemmShare) {

@@ -129,13 +129,13 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
     return true;
   }
   double value = s.value;
+  p.span = static_cast<float>(s.time - st.fresh_time);
   if (counter) {
     double increase = s.value - st.fresh_raw;
     if (increase < 0) {
       ++counts_.counter_resets;
       increase = s.value;
     }
-    p.span = static_cast<float>(s.time - st.fresh_time);
     value = increase / (s.time - st.fresh_time);
   }
   if (st.fresh_samples == 1024) {

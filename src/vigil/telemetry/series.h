@@ -64,8 +64,9 @@ struct Point {
   // Held, but a new scrape of the series: its exporter repeats a value it holds (a continuous
   // gauge's frozen value). It counts for the series' cadence, not as evidence.
   bool rescraped = false;
-  // A counter's rate: the seconds it is the increase over (since the series' previous fresh
-  // sample), so that value x span is the increase itself; 0 for a gauge or a held copy.
+  // The seconds since the series' previous fresh sample: what a counter's rate is the increase
+  // over (value x span is the increase itself), and what a gauge that carries a rate already
+  // (a file of normalised signals) covers. 0 at a series' first sample and for a held copy.
   float span = 0;
 };
 static_assert(sizeof(Point) == 40, "a Point stays 40 bytes: spill files and buffers hold millions");
