@@ -27,10 +27,13 @@ namespace {
 
 constexpr int kHosts = 4;
 // Every link's wire speed: a NIC's limit, as real links have, so that a healthy pair measures the
-// link and not how busy this machine's two cores are (veth alone is CPU-bound and noisy).
-constexpr const char* kWire = "tbf rate 400mbit burst 64kbit latency 20ms";
+// link and not how busy this machine's two cores are (veth alone is CPU-bound and noisy). Each
+// bucket holds at least a timer tick of its rate (rate / HZ: 1.6 Mbit at 400 Mbit/s and HZ 250):
+// with 64 kbit, a tbf woken late by a busy machine idled its link, and a healthy pair measured
+// 0.42 of the others in CI and was named.
+constexpr const char* kWire = "tbf rate 400mbit burst 2mbit latency 20ms";
 // A bad link: 20x slower. (tbf and htb: the kernel this was written on has no prio or netem.)
-constexpr const char* kSlow = "tbf rate 20mbit burst 32kbit latency 50ms";
+constexpr const char* kSlow = "tbf rate 20mbit burst 160kbit latency 50ms";
 
 ProcessResult Sh(const std::string& script) { return RunProgram("/bin/sh", {"-c", script}); }
 
@@ -84,12 +87,15 @@ class Namespaces {
     chmod(dir_.File("rsh").c_str(), 0755);
   }
   ~Namespaces() {
-    // The root side of each veth first: deleting it removes the pair at once, where a namespace's
-    // devices go in the kernel's own time.
+    // What still runs in a host first (an OpenMPI daemon that outlived its mpirun kept running
+    // after its namespace was deleted); then the root side of each veth: deleting it removes the
+    // pair at once, where a namespace's devices go in the kernel's own time.
     std::string script = fmt::format("ip link del {}br 2>/dev/null\n", prefix_);
     for (int i = 1; i <= kHosts; ++i) {
-      script += fmt::format("ip link del {0}v{1} 2>/dev/null; ip netns del {0}h{1} 2>/dev/null\n",
-                            prefix_, i);
+      script += fmt::format(
+          "for p in $(ip netns pids {0}h{1} 2>/dev/null); do kill -9 $p; done\n"
+          "ip link del {0}v{1} 2>/dev/null; ip netns del {0}h{1} 2>/dev/null\n",
+          prefix_, i);
     }
     Sh(script);
   }
@@ -169,7 +175,8 @@ class FleetRunE2eTest : public ::testing::Test {
 // The faults planted here are bandwidth (tc has no netem on this kernel to plant a delay), and
 // the hosts share this machine's cores, so latency would measure its scheduler: the localisation
 // tests measure bandwidth, one test checks that latency is measured.
-const std::vector<std::string> kQuick = {"--transfer", "0.3s", "--measure", "bandwidth"};
+// A second a transfer: long enough that the two pairs of a round share the cores evenly.
+const std::vector<std::string> kQuick = {"--transfer", "1s", "--measure", "bandwidth"};
 
 std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
