@@ -92,6 +92,10 @@ double FlashSeconds(double flops, const HardwareProfile& hw, const TrainAssumpti
          (PeakOf(hw, Precision::kBf16) * kTera * hw.bf16_efficiency * a.flash_of_gemm);
 }
 
+// What TP splits the tensors between its GEMMs by (a block's input, the norms' and dropouts'):
+// TP with sequence parallelism, 1 without (each rank keeps them whole).
+double SequenceSplit(const Layout& l) { return l.sequence_parallel ? D(l.tp) : 1; }
+
 // The activations a block keeps of its norms, dropouts, residuals and GEMM inputs, in bytes per
 // GPU (Korthikanti et al. 2022, Table 2): s b h (10 + 24 / t) where TP alone splits them and every
 // rank keeps the 10 of the norms and dropouts whole; s b h 34 / t with sequence parallelism.
@@ -165,9 +169,7 @@ double ActivationBytes(const ModelSpec& m, const Layout& l, const BlockCost& blo
   double per_block = block.activation_bytes;
   if (l.recompute == Recompute::kSelective) per_block = LinearActivationBytes(m, l);
   // Full recomputation keeps each block's input, split by TP only with sequence parallelism.
-  if (l.recompute == Recompute::kFull) {
-    per_block = 2 * s * b * h / (c * (l.sequence_parallel ? t : 1));
-  }
+  if (l.recompute == Recompute::kFull) per_block = 2 * s * b * h / (c * SequenceSplit(l));
   // 1F1B: the first stage holds min(p, m) micro-batches of its blocks; interleaving adds
   // (p - 1) / (p v) of that (Korthikanti et al. 2022, section 4.2.3).
   double in_flight = D(std::min(l.pp, micro_batches));
@@ -177,7 +179,7 @@ double ActivationBytes(const ModelSpec& m, const Layout& l, const BlockCost& blo
   if (l.recompute == Recompute::kFull) bytes += block.activation_bytes;
   // The output layer's input and its logits with their fp32 loss (Korthikanti's
   // 4 s b h / t (1 + V / h)); without sequence parallelism the input is whole on each TP rank.
-  bytes += 4 * s * b * h / (c * (l.sequence_parallel ? t : 1)) + 4 * s * b * D(m.vocab) / (t * c);
+  bytes += 4 * s * b * h / (c * SequenceSplit(l)) + 4 * s * b * D(m.vocab) / (t * c);
   return bytes;
 }
 

@@ -129,14 +129,15 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
     return true;
   }
   double value = s.value;
-  p.span = static_cast<float>(s.time - st.fresh_time);
+  const double since = s.time - st.fresh_time;
+  p.span = static_cast<float>(since);
   if (counter) {
     double increase = s.value - st.fresh_raw;
     if (increase < 0) {
       ++counts_.counter_resets;
       increase = s.value;
     }
-    value = increase / (s.time - st.fresh_time);
+    value = increase / since;
   }
   if (st.fresh_samples == 1024) {
     st.fresh_samples /= 2;
