@@ -54,6 +54,8 @@ constexpr double kCurrentMinSeconds = 5;
 // Over the warm-up its last minutes weigh most: its averages take the warm-up over this as their
 // half-life (a job's first iterations may be anything).
 constexpr double kWarmupHalfLives = 5;
+// A warm-up lasts at most this many times --warmup, however long its centre keeps moving.
+constexpr double kMaxWarmups = 2;
 // The half-life of a feature's slow centre (Peers::slow_centre), seconds.
 constexpr double kSlowCentreHalfLife = 30;
 // The centre is moving while it lies more than this share of the level off its slow average.
@@ -304,17 +306,26 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       WarmOf(m, f) = WarmLevels{.since = now, .before = t.log_a, .has_before = t.learned > 0};
     }
   }
-  const bool learning = now - p.since < o_.warmup_s;
-  FollowLevel(p, centre, now, learning);
-  FollowSpread(p, p.spread, frame_spread, dt, learning);
-  p.updated = now;
-  const double floor = NoiseFloor(p.quantum, p.level);
-  const bool stalled = p.stalled_since >= 0;
   p.slow_centre = p.since == now
                       ? static_cast<float>(centre)
                       : static_cast<float>(p.slow_centre + Weight(dt, kSlowCentreHalfLife) *
                                                                (centre - p.slow_centre));
   if (std::fabs(centre - p.slow_centre) > kMovingShare * p.level) p.moving = now;
+  // Placements are learned over the warm-up, and past it until the centre has settled (while
+  // nobody is judged yet), up to kMaxWarmups warm-ups: while machines cross a job-wide
+  // transition each at its own moment (a job that hung from its start and has just begun to
+  // train, its scrapes staggered), a level against a centre that has not crossed yet is no
+  // placement (one rank's first step of training against the hang's centre read as 1,000 times
+  // it). The level and the spread follow the warm-up's own rules over its first warmup_s only.
+  const bool warming = now - p.since < o_.warmup_s;
+  const bool learning =
+      p.settled != p.since && (warming || (now - p.since < kMaxWarmups * o_.warmup_s &&
+                                           p.moving >= 0 && now - p.moving < o_.settle_s));
+  FollowLevel(p, centre, now, warming);
+  FollowSpread(p, p.spread, frame_spread, dt, warming);
+  p.updated = now;
+  const double floor = NoiseFloor(p.quantum, p.level);
+  const bool stalled = p.stalled_since >= 0;
   if (!learning && p.settled != p.since) {
     // The warm-up's end: the placements it learned (or those kept from before a restart) are
     // each machine's own past to begin with.
@@ -332,7 +343,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   if (p.own_spread < 0) {
     p.own_spread = static_cast<float>(own_spread);
   } else if (own_spread >= 0) {
-    FollowSpread(p, p.own_spread, own_spread, dt, learning);
+    FollowSpread(p, p.own_spread, own_spread, dt, warming);
   }
   const FeatureFrame frame{
       .group = group,

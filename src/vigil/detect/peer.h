@@ -6,11 +6,12 @@
 // placement factors a and a_m is m's usual level against the others, learned from its own past
 // (1 for a machine alone at its level in a group whose others share one: a machine odd from its
 // first sample is judged against the peers; machines placed alike, or a group that differs by
-// placement, against their own past). Placement is learned over the second half of a warm-up
-// (the job's start, a restart), and after a restart a machine that moved against the others
-// keeps its old one. During a job-level stall (most features stalled) a machine deviates only
-// when it does against the peers both as placed and all alike (every rank spinning at one power,
-// whatever its stage drew in training), and neither own pasts nor placements count.
+// placement, against their own past). Placement is learned over the last half of a warm-up
+// (the job's start, a restart; longer while the centre moves), and after a restart a machine
+// that moved against the others keeps its old one. During a job-level stall (most features
+// stalled) a machine deviates only when it does against the peers both as placed and all alike
+// (every rank spinning at one power, whatever its stage drew in training), and neither own
+// pasts nor placements count.
 // The noise scale is the peers' own spread (MAD of the residuals), averaged over minutes so
 // that a job-wide stall does not shrink it; the effect size is the residual over the expected
 // value (at least half the feature's usual level). Each machine is also compared with its own
@@ -156,7 +157,7 @@ class PeerModel {
     double seen = -1;       // latest sample, held or not
     double start = -1;      // first deviating sample of the run
   };
-  // A machine's level against the centre (log) over the second half of its group's warm-up, at
+  // A machine's level against the centre (log) over the last half of its group's warm-up, at
   // most kWarmSamples of them (fewer at a slow cadence): its placement is their median.
   static constexpr size_t kWarmSamples = 16;
   struct WarmLevels {
@@ -188,8 +189,8 @@ class PeerModel {
     double moving = -1;     // last seen moving (the centre a fifth of the level off its slow
                             // average)
     double placed_at = -1;  // when placement was last decided
-    double settled = -1;    // the warm-up (its `since`) whose placements were compared with
-                            // those from before it
+    double settled = -1;    // the warm-up (its `since`) that has ended, its placements
+                            // compared with those from before it
     bool shared = false;    // a shared deviation was reported and some machine still deviates
   };
   struct OddRun {  // a machine differing from its stalled peers on a feature, since when

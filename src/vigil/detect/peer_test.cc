@@ -880,6 +880,29 @@ TEST(PeerModelTest, AShortEventOverTheWarmUpIsNotLearnedAsTheMachinesLevel) {
   EXPECT_LT(d->expected, 100.5);
 }
 
+// A job that hangs from its start and begins to train just before its warm-up ends (jobgen's seed
+// 14,001 at a 30 s cadence). Over the hang the lowest tensor activity of a machine's GPUs is 0 on
+// some machines and a few ten-thousandths on others, and no level is known yet that would call
+// it a stall. Scrapes are staggered: machines 0 and 1 are scraped just after training resumes,
+// the others just before, so their first sample of training, 0.3, met a centre of 0.0003 and,
+// the only level of the warm-up's second half above 0, was learned as a placement of 1,000;
+// both were named once the level of training was known. Placements are learned until the centre
+// has settled (here until the usual level, the hang's, has caught up with training's, which
+// then no longer reads as a move): nobody is named.
+TEST(PeerModelTest, AWarmUpDoesNotEndWhileItsGroupCrossesATransition) {
+  Rng rng(25, 0);
+  Job job(16, {PeerSignal("tensor_active")});
+  job.Run(0, 3600, 30, [&](uint32_t m, uint32_t, double t) {
+    if (t >= 300 || (t >= 270 && m < 2)) return Fresh(Noisy(rng, 0.3));
+    return Fresh(m < 2 ? 0 : Noisy(rng, 0.0003));
+  });
+  EXPECT_EQ(job.Named(), std::vector<uint32_t>{});
+  for (uint32_t m = 0; m < 16; ++m) {
+    EXPECT_TRUE(job.model().Quiet(m)) << m;
+    EXPECT_NEAR(*job.ZOf(m, kMean), 0, 4) << m;
+  }
+}
+
 // After the warm-up a machine's level is learned only while it does not deviate: a machine
 // that drops to half after the warm-up and stays there an hour is still off its peers' 100.
 TEST(PeerModelTest, ALastingDeviationIsNotLearnedAsTheMachinesLevel) {
