@@ -217,12 +217,8 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     gs.reported = true;
     Stall stall{g, gs.since, std::nullopt, {}};
     for (const OddRun& run : gs.odd) {
-      // Odd for the signal's persistence time, and since within that time of the stall's start:
-      // a machine that began to differ later (a benign burst of its own during the stall) did
-      // not cause it.
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
-      if (now - run.since < persistence || run.since - gs.since > persistence ||
-          (stall.machine && *stall.machine == run.machine)) {
+      if (now - run.since < persistence || (stall.machine && *stall.machine == run.machine)) {
         continue;
       }
       if (stall.machine) {  // several: the peers cannot tell
