@@ -427,13 +427,13 @@ double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double sin
 }
 
 void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
-                             bool learning) const {
+                             bool warming) const {
   // The spread rises within seconds (the peers scatter: a disturbance of the whole job, long
   // iterations sampled at chance phases, machines crossing a job-wide transition at different
   // moments) and falls over minutes (a job-wide stall does not shrink it). Over the warm-up,
   // whose first minutes may be anything (machines ending a first iteration many times longer
   // at different moments), it follows the last minute both ways.
-  const double spread_half_life = learning                ? o_.warmup_s / kWarmupHalfLives
+  const double spread_half_life = warming                 ? o_.warmup_s / kWarmupHalfLives
                                   : frame_spread > spread ? kSpreadRiseHalfLife
                                                           : o_.spread_half_life_s;
   spread =
@@ -630,7 +630,7 @@ void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double
   shared_.push_back(std::move(sh));
 }
 
-void PeerModel::FollowLevel(Peers& p, double centre, double now, bool learning) {
+void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming) {
   const double size = std::fabs(centre);
   if (p.history.empty()) p.level = static_cast<float>(size);
   const bool stalled = size < 0.2 * p.level;
@@ -643,7 +643,7 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool learning) 
   // runs many times longer), a stall stays out of the level until it has lasted a third of the
   // window: then it is the feature's new normal (a lighter load after a restart), not an event.
   if (p.sampled >= 0 && now - p.sampled < kLevelEvery) return;
-  if (!learning && stalled && now - p.stalled_since < o_.level_window_s / 3) return;
+  if (!warming && stalled && now - p.stalled_since < o_.level_window_s / 3) return;
   p.sampled = now;
   const auto capacity = static_cast<size_t>(std::max(1.0, o_.level_window_s / kLevelEvery));
   if (p.history.size() < capacity) {

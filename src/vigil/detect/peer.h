@@ -214,7 +214,8 @@ class PeerModel {
   bool Beyond(double residual, double noise, double scale) const;
   // How long a deviation of `signal` must last: its own persistence, else the options'.
   double PersistenceOf(const telemetry::SignalInfo& signal) const;
-  void FollowLevel(Peers& p, double centre, double now, bool learning);
+  // Follows the feature's usual level and whether it stalls; `warming` as for FollowSpread.
+  void FollowLevel(Peers& p, double centre, double now, bool warming);
   // Machine m's evidence on f reached what it needs: it is named, or it deviates with others (a
   // shared deviation).
   void Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence);
@@ -229,7 +230,7 @@ class PeerModel {
     double floor = 0;        // of the noise scale and the effect's scale
     double spread = 0;       // the peers' spread, at least `floor`
     double own_spread = 0;   // Peers::own_spread
-    bool learning = false;   // within the group's warm-up
+    bool learning = false;   // placements still learned: the warm-up, longer while it moves
     bool stalled = false;    // the feature stalls (FollowLevel): no placement is learned
     bool judging = false;    // after the warm-up, and the centre has settled
     // During the group's stall (most features stalled): the current machines' median all alike,
@@ -262,9 +263,9 @@ class PeerModel {
   // warm-up `since`; relative; -1 with fewer than min_peers such values).
   double OwnSpread(uint32_t f, double centre, bool learning, double since);
   // Follows this frame's spread of the peers into `spread`, one of p's; in the group's first
-  // frame (p.updated < 0) it takes the frame's.
+  // frame (p.updated < 0) it takes the frame's. `warming`: within the warm-up's first warmup_s.
   void FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
-                    bool learning) const;
+                    bool warming) const;
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
