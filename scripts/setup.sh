@@ -32,13 +32,13 @@ BUILD=(
   libssl-dev
   libsimdjson-dev libre2-dev              # fleet JSONL at GB/s; linear-time regexes of rule files
   libhowardhinnant-date-dev
+  libeigen3-dev                           # least squares of plan's fits; the Selector's risk model
   libbenchmark-dev                        # perf/, which the release preset builds (VIGIL_BENCH)
   dpkg-dev file                           # `make package`: CPack's Depends from dpkg-shlibdeps
 )
 DEV=(
   git                                     # `make format` and the format check list tracked files
   clang libclang-rt-14-dev clang-format   # fuzzing (libFuzzer) and the format check
-  libeigen3-dev
   openssl                                 # the tests' certificates
   libgtest-dev libgmock-dev
   mbw fio                                 # reference tools for docs/benchmarks.md
