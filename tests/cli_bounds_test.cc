@@ -19,13 +19,10 @@
 namespace vigil {
 namespace {
 
+using testing::Contains;
 using testing::ProcessResult;
 using testing::RunVigil;
 using testing::TempDir;
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // Runs vigil and says how long it took, in seconds.
 ProcessResult RunTimed(const std::vector<std::string>& args, double* seconds) {

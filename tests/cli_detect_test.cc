@@ -14,13 +14,10 @@
 namespace vigil {
 namespace {
 
+using testing::Contains;
 using testing::ProcessResult;
 using testing::RunVigil;
 using testing::TempDir;
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 TEST(CliDetectTest, NamesTheFaultyMachinesOfASimulatedJob) {
   TempDir dir;

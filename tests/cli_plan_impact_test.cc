@@ -13,20 +13,14 @@
 namespace vigil::testing {
 namespace {
 
-const std::string kModels = std::string(VIGIL_SOURCE_DIR) + "/eval/data/plan/models/";
+const std::string kImpactModels = std::string(VIGIL_SOURCE_DIR) + "/eval/data/plan/models/";
 const std::string kSuperBench =
     std::string(VIGIL_SOURCE_DIR) + "/tests/data/superbench_test_results.jsonl";
-
-Json JsonOf(const ProcessResult& r) {
-  Result<Json> j = ParseJson(r.out, "stdout");
-  EXPECT_TRUE(j.ok()) << r.out << r.err;
-  return j.ok() ? *j : Json();
-}
 
 // GPT-3 175B on 1,024 GPUs as `plan train` takes it, and `more` flags.
 std::vector<std::string> Impact(std::vector<std::string> more) {
   std::vector<std::string> args = {
-      "plan",           "impact", "--model",       kModels + "gpt3-175b.yaml",
+      "plan",           "impact", "--model",       kImpactModels + "gpt3-175b.yaml",
       "--gpus",         "1024",   "--tp",          "8",
       "--pp",           "8",      "--dp",          "16",
       "--zero",         "1",      "--micro-batch", "1",
@@ -141,7 +135,7 @@ TEST(PlanImpactCliTest, TheNodeMayBeADirectory) {
 TEST(PlanImpactCliTest, TheShrunkLayoutKeepsTheJobsSequenceParallelism) {
   for (const bool sp : {true, false}) {
     std::vector<std::string> args = {
-        "plan",           "impact",  "--model",       kModels + "gpt3-175b.yaml",
+        "plan",           "impact",  "--model",       kImpactModels + "gpt3-175b.yaml",
         "--gpus",         "520",     "--tp",          "8",
         "--pp",           "1",       "--dp",          "65",
         "--zero",         "1",       "--micro-batch", "1",

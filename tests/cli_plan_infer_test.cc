@@ -14,13 +14,7 @@
 namespace vigil::testing {
 namespace {
 
-const std::string kModels = std::string(VIGIL_SOURCE_DIR) + "/eval/data/plan/";
-
-Json JsonOf(const ProcessResult& r) {
-  Result<Json> j = ParseJson(r.out, "stdout");
-  EXPECT_TRUE(j.ok()) << r.out << r.err;
-  return j.ok() ? *j : Json();
-}
+const std::string kInferModels = std::string(VIGIL_SOURCE_DIR) + "/eval/data/plan/";
 
 TEST(PlanInferCliTest, PrintsTheRooflineAndTheFit) {
   TempDir dir;
@@ -32,9 +26,9 @@ TEST(PlanInferCliTest, PrintsTheRooflineAndTheFit) {
   }
   dir.Write("lat.csv", csv);
   const ProcessResult r =
-      RunVigil({"plan", "infer", "--model", kModels + "llama-3-70b.yaml", "--gpus", "4", "--gpu",
-                "h100", "--batch", "8", "--prompt", "1024", "--output", "256", "--precision", "fp8",
-                "--latencies", dir.File("lat.csv"), "--json"});
+      RunVigil({"plan", "infer", "--model", kInferModels + "llama-3-70b.yaml", "--gpus", "4",
+                "--gpu", "h100", "--batch", "8", "--prompt", "1024", "--output", "256",
+                "--precision", "fp8", "--latencies", dir.File("lat.csv"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = JsonOf(r);
   EXPECT_EQ(j["model"], "llama-3-70b");
@@ -48,7 +42,7 @@ TEST(PlanInferCliTest, PrintsTheRooflineAndTheFit) {
   EXPECT_NEAR(j["fit"]["per_token_s"].get<double>(), 0.02, 1e-9);
   EXPECT_NEAR(j["fit"]["prefill_s"].get<double>(), 0.03 + 0.1024, 1e-9);
   const ProcessResult table =
-      RunVigil({"plan", "infer", "--model", kModels + "mixtral-8x7b.yaml", "--gpus", "2"});
+      RunVigil({"plan", "infer", "--model", kInferModels + "mixtral-8x7b.yaml", "--gpus", "2"});
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("decode step (b)"), std::string::npos) << table.out;
 }
@@ -57,9 +51,10 @@ TEST(PlanInferCliTest, PrintsTheRooflineAndTheFit) {
 // scales with the GEMM throughput the profile holds.
 TEST(PlanInferCliTest, PricesWithMeasuredHardware) {
   auto infer = [](std::vector<std::string> extra) {
-    std::vector<std::string> args = {"plan",    "infer", "--model", kModels + "llama-3-70b.yaml",
-                                     "--gpus",  "4",     "--gpu",   "a100",
-                                     "--batch", "4",     "--json"};
+    std::vector<std::string> args = {
+        "plan",    "infer", "--model", kInferModels + "llama-3-70b.yaml",
+        "--gpus",  "4",     "--gpu",   "a100",
+        "--batch", "4",     "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
     const ProcessResult r = RunVigil(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -75,7 +70,7 @@ TEST(PlanInferCliTest, PricesWithMeasuredHardware) {
   };
   EXPECT_NEAR(measured["prefill"]["compute_s"].get<double>() * achieved(measured["profile"]),
               sheet["prefill"]["compute_s"].get<double>() * achieved(sheet["profile"]), 1e-9);
-  EXPECT_EQ(RunVigil({"plan", "infer", "--model", kModels + "llama-3-70b.yaml", "--hardware",
+  EXPECT_EQ(RunVigil({"plan", "infer", "--model", kInferModels + "llama-3-70b.yaml", "--hardware",
                       "/nonexistent.json"})
                 .exit_code,
             2);
@@ -88,20 +83,20 @@ TEST(PlanInferCliTest, BadInputExitsTwoNamingWhere) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir.File("m.yaml") + ":5: ffn_hidden:"), std::string::npos) << r.err;
   dir.Write("lat.csv", "prompt_tokens,output_tokens,latency_s\n10,10,1\n10,ten,1\n");
-  r = RunVigil({"plan", "infer", "--model", kModels + "llama-3-8b.yaml", "--latencies",
+  r = RunVigil({"plan", "infer", "--model", kInferModels + "llama-3-8b.yaml", "--latencies",
                 dir.File("lat.csv")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir.File("lat.csv") + ":3: output_tokens:"), std::string::npos) << r.err;
-  r = RunVigil({"plan", "infer", "--model", kModels + "llama-3-70b.yaml", "--gpus", "3"});
+  r = RunVigil({"plan", "infer", "--model", kInferModels + "llama-3-70b.yaml", "--gpus", "3"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--gpus 3 does not divide the model's heads (64)"), std::string::npos)
       << r.err;
-  r = RunVigil({"plan", "infer", "--model", kModels + "llama-3-70b.yaml", "--gpus", "1"});
+  r = RunVigil({"plan", "infer", "--model", kInferModels + "llama-3-70b.yaml", "--gpus", "1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("does not fit"), std::string::npos) << r.err;
 }
 
-constexpr std::string_view kJobs = R"(jobs:
+constexpr std::string_view kInferJobs = R"(jobs:
   - name: pretrain
     weight: 1
     gpus: 64
@@ -119,7 +114,7 @@ constexpr std::string_view kJobs = R"(jobs:
 
 TEST(PlanReconfigureCliTest, PlansBesideTheNaiveRestart) {
   TempDir dir;
-  dir.Write("jobs.yaml", std::string(kJobs));
+  dir.Write("jobs.yaml", std::string(kInferJobs));
   const ProcessResult r = RunVigil({"plan", "reconfigure", "--jobs", dir.File("jobs.yaml"),
                                     "--gpus", "64", "--mttf", "6h", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -138,7 +133,7 @@ TEST(PlanReconfigureCliTest, PlansBesideTheNaiveRestart) {
 
 TEST(PlanReconfigureCliTest, BadInputExitsTwoNamingWhere) {
   TempDir dir;
-  std::string bad(kJobs);
+  std::string bad(kInferJobs);
   bad.replace(bad.find("gpus: 8\n"), 8, "gpus: 16\n");
   dir.Write("jobs.yaml", bad);
   const ProcessResult r =

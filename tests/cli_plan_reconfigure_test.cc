@@ -24,7 +24,7 @@ vocab: 32000
 seq_len: 2048
 )";
 
-constexpr std::string_view kJobs = R"(jobs:
+constexpr std::string_view kReconfigureJobs = R"(jobs:
   - name: big
     weight: 2
     gpus: 32
@@ -41,16 +41,10 @@ constexpr std::string_view kJobs = R"(jobs:
     throughput: [{gpus: 8, tflops_per_gpu: 300}]
 )";
 
-Json JsonOf(const ProcessResult& r) {
-  Result<Json> j = ParseJson(r.out, "stdout");
-  EXPECT_TRUE(j.ok()) << r.out << r.err;
-  return j.ok() ? *j : Json();
-}
-
 TEST(PlanReconfigureModelCliTest, CurvesComeFromTheModel) {
   TempDir dir;
   dir.Write("models/small.yaml", std::string(kModel));
-  dir.Write("jobs.yaml", std::string(kJobs));
+  dir.Write("jobs.yaml", std::string(kReconfigureJobs));
   const ProcessResult r = RunVigil({"plan", "reconfigure", "--jobs", dir.File("jobs.yaml"),
                                     "--gpus", "36", "--mttf", "6h", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -82,7 +76,7 @@ TEST(PlanReconfigureModelCliTest, CurvesComeFromTheModel) {
 
 TEST(PlanReconfigureModelCliTest, BadInputExitsTwoNamingTheJob) {
   TempDir dir;
-  std::string both(kJobs);
+  std::string both(kReconfigureJobs);
   both.replace(both.find("    model:"), 0, "    throughput: [{gpus: 32, tflops_per_gpu: 1}]\n");
   dir.Write("jobs.yaml", both);
   ProcessResult r =
@@ -91,7 +85,7 @@ TEST(PlanReconfigureModelCliTest, BadInputExitsTwoNamingTheJob) {
   EXPECT_EQ(r.err, "vigil: " + dir.File("jobs.yaml") +
                        ":2: jobs[0]: job 'big' has both throughput and model; give one\n");
   // The model file is looked for beside the jobs file: not there.
-  dir.Write("jobs.yaml", std::string(kJobs));
+  dir.Write("jobs.yaml", std::string(kReconfigureJobs));
   r = RunVigil({"plan", "reconfigure", "--jobs", dir.File("jobs.yaml"), "--gpus", "36"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("vigil: " + dir.File("jobs.yaml") + ":8: jobs[0].model.file: ", 0), 0u)

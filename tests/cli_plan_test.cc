@@ -12,16 +12,10 @@
 namespace vigil::testing {
 namespace {
 
-const std::string kModels = std::string(VIGIL_SOURCE_DIR) + "/eval/data/plan/models/";
-
-Json JsonOf(const ProcessResult& r) {
-  Result<Json> j = ParseJson(r.out, "stdout");
-  EXPECT_TRUE(j.ok()) << r.out << r.err;
-  return j.ok() ? *j : Json();
-}
+const std::string kTrainModels = std::string(VIGIL_SOURCE_DIR) + "/eval/data/plan/models/";
 
 std::vector<std::string> Train(const std::string& model, std::vector<std::string> layout) {
-  std::vector<std::string> args = {"plan", "train", "--model", kModels + model};
+  std::vector<std::string> args = {"plan", "train", "--model", kTrainModels + model};
   args.insert(args.end(), layout.begin(), layout.end());
   return args;
 }
@@ -103,7 +97,7 @@ TEST(PlanCliTest, SequenceParallelismChoice) {
   EXPECT_NE(text.out.find("no sequence parallelism"), std::string::npos) << text.out;
   // plan search prices every layout without it too.
   const ProcessResult search =
-      RunVigil({"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "1024",
+      RunVigil({"plan", "search", "--model", kTrainModels + "gpt3-175b.yaml", "--gpus", "1024",
                 "--global-batch", "1024", "--no-sequence-parallel", "--top", "3", "--json"});
   ASSERT_EQ(search.exit_code, 0) << search.err;
   for (const Json& best : JsonOf(search)["best"]) {
@@ -193,8 +187,8 @@ TEST(PlanCliTest, AMalformedModelFileNamesFileLineAndField) {
 
 TEST(PlanCliTest, SearchRanksLayoutsAndPlacesStagesBySpeed) {
   const ProcessResult r =
-      RunVigil({"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "256", "--gpu",
-                "h100", "--global-batch", "512", "--top", "3", "--json"});
+      RunVigil({"plan", "search", "--model", kTrainModels + "gpt3-175b.yaml", "--gpus", "256",
+                "--gpu", "h100", "--global-batch", "512", "--top", "3", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = JsonOf(r);
   ASSERT_EQ(j["best"].size(), 3u);
@@ -202,9 +196,9 @@ TEST(PlanCliTest, SearchRanksLayoutsAndPlacesStagesBySpeed) {
   EXPECT_GE(j["best"][0]["tokens_per_s"].get<double>(), j["best"][1]["tokens_per_s"].get<double>());
 
   const ProcessResult mixed =
-      RunVigil({"plan", "search", "--model", kModels + "gpt3-175b.yaml", "--gpus", "256", "--gpu",
-                "h100", "--second-gpu", "h100", "--second-gpus", "64", "--second-speed", "0.5",
-                "--global-batch", "512", "--top", "1", "--json"});
+      RunVigil({"plan", "search", "--model", kTrainModels + "gpt3-175b.yaml", "--gpus", "256",
+                "--gpu", "h100", "--second-gpu", "h100", "--second-gpus", "64", "--second-speed",
+                "0.5", "--global-batch", "512", "--top", "1", "--json"});
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
   const Json placement = JsonOf(mixed)["best"][0]["placement"];
   EXPECT_GT(placement["first"]["layers_per_stage"].get<int>(),
@@ -213,8 +207,8 @@ TEST(PlanCliTest, SearchRanksLayoutsAndPlacesStagesBySpeed) {
 }
 
 TEST(PlanCliTest, SearchSaysWhenTheModelFitsNowhere) {
-  const ProcessResult r = RunVigil({"plan", "search", "--model", kModels + "gpt-1t.yaml", "--gpus",
-                                    "8", "--gpu", "a100", "--global-batch", "8"});
+  const ProcessResult r = RunVigil({"plan", "search", "--model", kTrainModels + "gpt-1t.yaml",
+                                    "--gpus", "8", "--gpu", "a100", "--global-batch", "8"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.err.starts_with("vigil: the model fits nowhere")) << r.err;
 }

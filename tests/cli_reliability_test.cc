@@ -14,12 +14,6 @@
 namespace vigil::testing {
 namespace {
 
-Json JsonOf(const ProcessResult& r) {
-  Result<Json> j = ParseJson(r.out, "stdout");
-  EXPECT_TRUE(j.ok()) << r.out << r.err;
-  return j.ok() ? *j : Json();
-}
-
 TEST(ModelCliTest, MttfReproducesMetasProjections) {
   const ProcessResult r = RunVigil({"model", "mttf", "--gpus", "16384,131072", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -13,15 +13,12 @@
 namespace vigil {
 namespace {
 
+using testing::Contains;
 using testing::ProcessResult;
 using testing::RunVigil;
 using testing::TempDir;
 
 const std::string kData = std::string(VIGIL_SOURCE_DIR) + "/tests/data/";
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // A SuperBench user gets SuperBench's own expected files from SuperBench's own inputs.
 TEST(CliValidateTest, DiagnoseMatchesSuperBench) {

@@ -1,5 +1,7 @@
 #include "vigil_process.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 
 namespace vigil::testing {
@@ -23,6 +25,16 @@ ProcessResult RunVigil(const std::vector<std::string>& args) { return VigilProce
 
 ProcessResult RunProgram(const std::string& program, const std::vector<std::string>& args) {
   return VigilProcess(args, program).Wait();
+}
+
+Json JsonOf(const ProcessResult& r) {
+  Result<Json> j = ParseJson(r.out, "stdout");
+  EXPECT_TRUE(j.ok()) << r.out << r.err;
+  return j.ok() ? *j : Json();
+}
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
 }
 
 }  // namespace vigil::testing

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/core/json.h"
 #include "vigil/testing/child.h"
 
 namespace vigil::testing {
@@ -32,5 +33,12 @@ ProcessResult RunVigil(const std::vector<std::string>& args);
 
 // Runs another program (a full path) with `args` and waits for it.
 ProcessResult RunProgram(const std::string& program, const std::vector<std::string>& args);
+
+// The process's standard output as JSON; a failed expectation showing its output, and an empty
+// value, when it is not JSON.
+Json JsonOf(const ProcessResult& r);
+
+// Whether `part` occurs in `s`.
+bool Contains(const std::string& s, const std::string& part);
 
 }  // namespace vigil::testing

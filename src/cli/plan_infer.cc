@@ -12,7 +12,7 @@ namespace {
 
 // Token counts: far above any context served.
 constexpr Bounds kTokenBounds{.lo = 1, .hi = 16777216};
-constexpr Bounds kBatchBounds{.lo = 1, .hi = 1048576};
+constexpr Bounds kDecodeBatchBounds{.lo = 1, .hi = 1048576};
 
 Json PhaseJson(const plan::PhaseTime& t) {
   return Json{{"seconds", t.seconds},
@@ -97,7 +97,7 @@ CLI::App* SetupPlanInfer(CLI::App& plan, PlanInferOptions& o) {
       ->check(InBounds(kGpusBounds))
       ->capture_default_str();
   c->add_option("--batch", o.batch, "Sequences decoded together")
-      ->check(InBounds(kBatchBounds))
+      ->check(InBounds(kDecodeBatchBounds))
       ->capture_default_str();
   c->add_option("--prompt", o.prompt, "Prompt tokens per sequence")
       ->check(InBounds(kTokenBounds))

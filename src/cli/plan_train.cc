@@ -11,7 +11,7 @@ namespace {
 
 // Parallel degrees and batches: far beyond any cluster, low enough that no product overflows.
 constexpr Bounds kDegreeBounds{.lo = 1, .hi = 1048576};
-constexpr Bounds kBatchBounds{.lo = 1, .hi = 1 << 30};
+constexpr Bounds kTrainBatchBounds{.lo = 1, .hi = 1 << 30};
 
 }  // namespace
 
@@ -55,10 +55,10 @@ void AddPlanJobFlags(CLI::App& cmd, plan::TrainRequest& r) {
       ->check(CLI::Range(0, 3));
   cmd.add_option("--micro-batch", l.micro_batch, "Sequences per micro-batch")
       ->required()
-      ->check(InBounds(kBatchBounds));
+      ->check(InBounds(kTrainBatchBounds));
   cmd.add_option("--global-batch", l.global_batch, "Sequences per step")
       ->required()
-      ->check(InBounds(kBatchBounds));
+      ->check(InBounds(kTrainBatchBounds));
   cmd.add_option("--recompute", r.recompute, "Activation recomputation: none, selective, full")
       ->capture_default_str();
   cmd.add_option("--precision", r.precision, "GEMM precision: bf16, fp8")->capture_default_str();

@@ -36,7 +36,7 @@ void Reply(httplib::Response& res, int status, const nlohmann::json& body) {
 
 // `body[key]` when it is there with the type `ok` accepts.
 template <typename Check>
-const nlohmann::json* Field(const nlohmann::json& body, const char* key, Check ok) {
+const nlohmann::json* CheckedField(const nlohmann::json& body, const char* key, Check ok) {
   const auto it = body.find(key);
   return it != body.end() && ok(*it) ? &*it : nullptr;
 }
@@ -50,12 +50,12 @@ Status Missing(const char* what) {
 Result<RankInfo> ParseRegistration(std::string_view body, const std::string& address) {
   const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_object()) return Missing("a JSON object");
-  const auto* node = Field(j, "node", [](const auto& v) { return v.is_string(); });
-  const auto* port = Field(j, "data_port", [](const auto& v) {
+  const auto* node = CheckedField(j, "node", [](const auto& v) { return v.is_string(); });
+  const auto* port = CheckedField(j, "data_port", [](const auto& v) {
     return v.is_number_integer() && v.template get<int64_t>() > 0 &&
            v.template get<int64_t>() < 65536;
   });
-  const auto* rank = Field(j, "rank", [](const auto& v) {
+  const auto* rank = CheckedField(j, "rank", [](const auto& v) {
     return v.is_number_integer() && v.template get<int64_t>() >= -1 &&
            v.template get<int64_t>() <= INT32_MAX;
   });
@@ -73,14 +73,14 @@ Result<RankInfo> ParseRegistration(std::string_view body, const std::string& add
   if (rdma == j.end()) return info;
   if (!rdma->is_array()) return Missing("\"rdma\": a list of ports");
   for (const nlohmann::json& p : *rdma) {
-    const auto* device = Field(p, "device", [](const auto& v) {
+    const auto* device = CheckedField(p, "device", [](const auto& v) {
       return v.is_string() && !v.template get_ref<const std::string&>().empty();
     });
-    const auto* number = Field(p, "port", [](const auto& v) {
+    const auto* number = CheckedField(p, "port", [](const auto& v) {
       return v.is_number_integer() && v.template get<int64_t>() >= 1 &&
              v.template get<int64_t>() <= 255;
     });
-    const auto* state = Field(p, "state", [](const auto& v) { return v.is_string(); });
+    const auto* state = CheckedField(p, "state", [](const auto& v) { return v.is_string(); });
     if (!p.is_object() || device == nullptr || number == nullptr || state == nullptr) {
       return Missing("\"rdma\": ports with a device, a port number (1-255) and a state");
     }
@@ -93,19 +93,19 @@ Result<RankInfo> ParseRegistration(std::string_view body, const std::string& add
 Result<RankAnswer> ParseRankAnswer(std::string_view body) {
   const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_object()) return Missing("a JSON object");
-  const auto* node = Field(j, "node", [](const auto& v) { return v.is_string(); });
-  const auto* id = Field(j, "id", [](const auto& v) { return v.is_number_integer(); });
-  const auto* ok = Field(j, "ok", [](const auto& v) { return v.is_boolean(); });
+  const auto* node = CheckedField(j, "node", [](const auto& v) { return v.is_string(); });
+  const auto* id = CheckedField(j, "id", [](const auto& v) { return v.is_number_integer(); });
+  const auto* ok = CheckedField(j, "ok", [](const auto& v) { return v.is_boolean(); });
   if (node == nullptr || id == nullptr || ok == nullptr) {
     return Missing("\"node\" (string), \"id\" (integer) and \"ok\" (boolean)");
   }
   RankAnswer a{node->get<std::string>(), id->get<int64_t>(), {}};
   a.outcome.node = a.node;
   a.outcome.ok = ok->get<bool>();
-  if (const auto* result = Field(j, "result", [](const auto&) { return true; })) {
+  if (const auto* result = CheckedField(j, "result", [](const auto&) { return true; })) {
     a.outcome.result = *result;
   }
-  if (const auto* error = Field(j, "error", [](const auto& v) { return v.is_string(); })) {
+  if (const auto* error = CheckedField(j, "error", [](const auto& v) { return v.is_string(); })) {
     a.outcome.error = error->get<std::string>();
   }
   if (!a.outcome.ok && a.outcome.error.empty()) a.outcome.error = "failed, saying nothing";

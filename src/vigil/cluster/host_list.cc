@@ -17,18 +17,6 @@
 namespace vigil::cluster {
 namespace {
 
-std::vector<std::string_view> Words(std::string_view line) {
-  std::vector<std::string_view> words;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    const size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > start) words.push_back(line.substr(start, i - start));
-  }
-  return words;
-}
-
 // Applies one `key=value` word of a host line to `host`.
 Status ApplyKey(std::string_view word, FleetHost& host, const std::string& where) {
   const size_t eq = word.find('=');

@@ -17,18 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using SteadyClock = std::chrono::steady_clock;
 
-// "mlx5_10" after "mlx5_2": the name without its trailing digits, then the digits as a number.
-bool NaturalLess(const std::string& a, const std::string& b) {
-  const auto split = [](const std::string& s) {
-    size_t i = s.size();
-    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
-    const std::string digits = s.substr(i);
-    return std::pair{s.substr(0, i), digits.empty() || digits.size() > 9 ? -1 : std::stoi(digits)};
-  };
-  const auto x = split(a), y = split(b);
-  return x != y ? x < y : a < b;
-}
-
 bool IsNumber(std::string_view token, double& value) {
   const std::string s(token);
   char* end = nullptr;
@@ -60,21 +48,18 @@ void ForEachNicAtOnce(size_t nics, const Each& each) {
   for (std::thread& t : threads) t.join();
 }
 
-// The whitespace-separated words of a line (perftest pads its rows with spaces and tabs).
-std::vector<std::string_view> Words(std::string_view line) {
-  std::vector<std::string_view> words;
-  size_t at = 0;
-  while (at < line.size()) {
-    const size_t start = line.find_first_not_of(" \t\r", at);
-    if (start == std::string_view::npos) break;
-    const size_t end = std::min(line.find_first_of(" \t\r", start), line.size());
-    words.push_back(line.substr(start, end - start));
-    at = end;
-  }
-  return words;
-}
-
 }  // namespace
+
+bool NaturalLess(const std::string& a, const std::string& b) {
+  const auto split = [](const std::string& s) {
+    size_t i = s.size();
+    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
+    const std::string digits = s.substr(i);
+    return std::pair{s.substr(0, i), digits.empty() || digits.size() > 9 ? -1 : std::stoi(digits)};
+  };
+  const auto x = split(a), y = split(b);
+  return x != y ? x < y : a < b;
+}
 
 std::string RdmaPortName(std::string_view device, int port) {
   return port == 1 ? std::string(device) : fmt::format("{}_p{}", device, port);

@@ -29,6 +29,10 @@ struct RdmaPort {
 // "mlx5_0", or "mlx5_0_p2" for a port other than the first (a metric's name holds it).
 std::string RdmaPortName(std::string_view device, int port);
 
+// Device names in natural order: "mlx5_2" before "mlx5_10" (the name without its trailing digits,
+// then the digits as a number).
+bool NaturalLess(const std::string& a, const std::string& b);
+
 // Every RDMA port under sysfs_root/class/infiniband, whatever its state, ordered by device name
 // (natural order: mlx5_2 before mlx5_10), then port: NIC i of a node is the i-th. None when the
 // directory is missing.

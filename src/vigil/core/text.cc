@@ -75,4 +75,17 @@ std::vector<std::string_view> Split(std::string_view text, char separator) {
   return fields;
 }
 
+std::vector<std::string_view> Words(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t at = 0;
+  while (at < line.size()) {
+    const size_t start = line.find_first_not_of(" \t\r", at);
+    if (start == std::string_view::npos) break;
+    const size_t end = std::min(line.find_first_of(" \t\r", start), line.size());
+    words.push_back(line.substr(start, end - start));
+    at = end;
+  }
+  return words;
+}
+
 }  // namespace vigil

@@ -42,6 +42,10 @@ size_t ForEachField(std::string_view text, char separator, Fn&& fn) {
 // The fields of ForEachField, as views into `text`.
 std::vector<std::string_view> Split(std::string_view text, char separator);
 
+// The words of a line separated by runs of spaces, tabs and carriage returns (a host file, a
+// tool's padded table), as views into `line`; none for a blank line.
+std::vector<std::string_view> Words(std::string_view line);
+
 // Lets a map keyed by std::string be searched with a string_view, without building a string per
 // lookup: std::unordered_map<std::string, T, StringHash, std::equal_to<>>.
 struct StringHash {

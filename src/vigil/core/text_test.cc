@@ -32,6 +32,14 @@ TEST(TextTest, APlainWordHasOnlyLettersDigitsAndTheGivenPunctuation) {
   EXPECT_FALSE(IsPlainWord("caf\xc3\xa9", "-"));  // bytes outside ASCII
 }
 
+TEST(TextTest, WordsAreSeparatedByRunsOfBlanks) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(Words("  a\tb  \t c\r"), (V{"a", "b", "c"}));
+  EXPECT_EQ(Words("one"), (V{"one"}));
+  EXPECT_EQ(Words(" \t\r "), V{});
+  EXPECT_EQ(Words(""), V{});
+}
+
 TEST(TextTest, SplitsKeepingEmptyFields) {
   using V = std::vector<std::string_view>;
   EXPECT_EQ(Split("a,b,,c", ','), (V{"a", "b", "", "c"}));

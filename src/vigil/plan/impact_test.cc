@@ -9,8 +9,6 @@
 namespace vigil::plan {
 namespace {
 
-HardwareProfile H100() { return *DatasheetProfile("h100"); }
-
 // A 1.3B GPT (24 blocks of 2048) under data parallelism alone, one sequence per GPU.
 ModelSpec Small() { return GptModel(24, 2048, 16); }
 

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/plan/units.h"
+
 namespace vigil::plan {
 namespace {
 
-constexpr double kGiga = 1e9;
-constexpr double kTera = 1e12;
 // Activations travel in BF16 whatever the weights' precision (FP8 inference keeps them so).
 constexpr double kActivationBytes = 2;
 // Two all-reduces per layer: after attention's output projection and after the MLP.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "vigil/plan/layout_fixture.h"
 #include "vigil/plan/train.h"
 
 namespace vigil::plan {
@@ -43,8 +44,6 @@ InferRequest Req(int64_t gpus, int64_t batch, int64_t prompt, int64_t output, bo
   r.fp8 = fp8;
   return r;
 }
-
-HardwareProfile H100() { return *DatasheetProfile("h100"); }
 
 TEST(InferenceTest, CountsPublishedParameters) {
   Result<InferEstimate> e = EstimateInference(Llama70b(), H100(), Req(4, 1, 1, 1, false));

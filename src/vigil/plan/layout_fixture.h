@@ -1,11 +1,15 @@
-// Layouts the plan tests share: Megatron-LM's, as its published tables run them.
+// Layouts the plan tests share, Megatron-LM's as its published tables run them, and the H100.
 #pragma once
 
 #include <cstdint>
 
+#include "vigil/plan/hardware.h"
 #include "vigil/plan/train.h"
 
 namespace vigil::plan {
+
+// The H100's datasheet profile.
+inline HardwareProfile H100() { return *DatasheetProfile("h100"); }
 
 // `gpus` split into tensor x pipeline x data parallelism, a global batch of `batch` sequences,
 // full recomputation of activations.

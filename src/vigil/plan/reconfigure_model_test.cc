@@ -22,7 +22,7 @@ vocab: 32000
 seq_len: 2048
 )";
 
-constexpr std::string_view kJobs = R"(jobs:
+constexpr std::string_view kModelJobs = R"(jobs:
   - name: a
     weight: 2
     gpus: 8
@@ -57,7 +57,7 @@ double BestTflops(int64_t gpus, int64_t micro_batch) {
 }
 
 TEST(ReconfigureModelTest, ReadsTheModelOfAJob) {
-  Result<std::vector<JobCurve>> jobs = ParseJobs(kJobs, "jobs.yaml");
+  Result<std::vector<JobCurve>> jobs = ParseJobs(kModelJobs, "jobs.yaml");
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
   const JobCurve& a = (*jobs)[0];
   ASSERT_TRUE(a.model.has_value());
@@ -75,7 +75,7 @@ TEST(ReconfigureModelTest, ReadsTheModelOfAJob) {
 TEST(ReconfigureModelTest, CurvesAreTheBestLayoutAtEachSize) {
   testing::TempDir dir;
   dir.Write("models/small.yaml", std::string(kModel));
-  std::string text(kJobs);
+  std::string text(kModelJobs);
   text.replace(text.find("models/"), 7, "../models/");
   dir.Write("plan/jobs.yaml", text);
   Result<std::vector<JobCurve>> jobs = ReadJobs(dir.File("plan/jobs.yaml"));
@@ -107,7 +107,7 @@ TEST(ReconfigureModelTest, CurvesAreTheBestLayoutAtEachSize) {
 
 TEST(ReconfigureModelTest, NamesTheJobOfEachProblem) {
   const auto error = [](std::string_view from, std::string_view to) {
-    std::string text(kJobs);
+    std::string text(kModelJobs);
     text.replace(text.find(from), from.size(), to);
     return ParseJobs(text, "jobs.yaml").status().message();
   };
@@ -134,7 +134,7 @@ TEST(ReconfigureModelTest, NamesTheJobOfEachProblem) {
 TEST(ReconfigureModelTest, RefusesAModelThatFitsNowhereItMustRun) {
   testing::TempDir dir;
   dir.Write("small.yaml", std::string(kModel));
-  std::string text(kJobs);
+  std::string text(kModelJobs);
   text.replace(text.find("models/"), 7, "");
   text.replace(text.find("models/"), 7, "");
   // a runs on 8 GPUs now; with only 3 allowed besides, nothing fits where it runs.
@@ -149,7 +149,7 @@ TEST(ReconfigureModelTest, RefusesAModelThatFitsNowhereItMustRun) {
                           0),
             0u)
       << message;
-  dir.Write("jobs.yaml", std::string(kJobs));
+  dir.Write("jobs.yaml", std::string(kModelJobs));
   jobs = ReadJobs(dir.File("jobs.yaml"));
   ASSERT_TRUE(jobs.ok());
   EXPECT_EQ(CurvesFromModels(*jobs).message().rfind(

@@ -105,7 +105,7 @@ TEST(ReconfigureTest, RefusesWhatItCannotPlan) {
             std::string::npos);
 }
 
-constexpr std::string_view kJobs = R"(jobs:
+constexpr std::string_view kCurveJobs = R"(jobs:
   - name: pretrain
     weight: 2
     gpus: 64
@@ -121,7 +121,7 @@ constexpr std::string_view kJobs = R"(jobs:
 )";
 
 TEST(ReconfigureTest, ReadsTheJobsFile) {
-  Result<std::vector<JobCurve>> jobs = ParseJobs(kJobs, "jobs.yaml");
+  Result<std::vector<JobCurve>> jobs = ParseJobs(kCurveJobs, "jobs.yaml");
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
   ASSERT_EQ(jobs->size(), 2u);
   const JobCurve& p = (*jobs)[0];
@@ -138,7 +138,7 @@ TEST(ReconfigureTest, ReadsTheJobsFile) {
 
 TEST(ReconfigureTest, RefusesSparedJobsOnMoreGpusThanAreHealthy) {
   testing::TempDir dir;
-  std::string text(kJobs);
+  std::string text(kCurveJobs);
   text.replace(text.find("gpus: 0"), 7, "gpus: 8");  // finetune, not hit, runs on 8
   ASSERT_TRUE(WriteFileAtomic(dir.File("jobs.yaml"), text).ok());
   ReconfigureQuestion q;
@@ -157,7 +157,7 @@ TEST(ReconfigureTest, NamesFileLineAndFieldOfEachProblem) {
     text.replace(text.find(from), from.size(), to);
     return ParseJobs(text, "jobs.yaml").status().message();
   };
-  const std::string jobs(kJobs);
+  const std::string jobs(kCurveJobs);
   EXPECT_EQ(error(jobs, "tflops_per_gpu: 420", "tflops_per_gpu: fast"),
             "jobs.yaml:9: jobs[0].throughput[1].tflops_per_gpu: expected a number, got \"fast\"");
   EXPECT_EQ(error(jobs, "gpus: 64\n", "gpus: 96\n"),

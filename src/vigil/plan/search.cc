@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "vigil/plan/units.h"
+
 namespace vigil::plan {
 namespace {
 
@@ -13,9 +15,6 @@ constexpr int64_t kMaxContextParallel = 8;
 constexpr int64_t kMicroBatches[] = {1, 2, 4, 8};
 constexpr Recompute kRecomputes[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 constexpr int kMaxZero = 3;
-constexpr double kGiga = 1e9;
-
-double D(int64_t v) { return static_cast<double>(v); }
 
 std::vector<int64_t> Divisors(int64_t n, int64_t limit) {
   std::vector<int64_t> out;

@@ -6,11 +6,10 @@
 #include "vigil/core/text_table.h"
 #include "vigil/plan/profile.h"
 #include "vigil/plan/train_answer.h"
+#include "vigil/plan/units.h"
 
 namespace vigil::plan {
 namespace {
-
-constexpr double kGib = 1024.0 * 1024 * 1024;
 
 // "3 x 10 a100 + 5 x 12 h100": stages x blocks of each type.
 std::string Placement(const Candidate& c) {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "vigil/plan/units.h"
+
 namespace vigil::plan {
 namespace {
 
@@ -15,10 +17,6 @@ constexpr double kMasterAndAdam = 12;  // fp32 master weights and Adam's two mom
 // The optimizer step reads the fp32 state and the gradient and writes the state and the weight:
 // 12 + 2 read, 12 + 2 written, per parameter.
 constexpr double kOptimizerTraffic = 28;
-constexpr double kGiga = 1e9;
-constexpr double kTera = 1e12;
-
-double D(int64_t v) { return static_cast<double>(v); }
 
 template <typename... Args>
 Status Bad(fmt::format_string<Args...> format, Args&&... args) {

@@ -4,11 +4,10 @@
 
 #include "vigil/core/text_table.h"
 #include "vigil/plan/profile.h"
+#include "vigil/plan/units.h"
 
 namespace vigil::plan {
 namespace {
-
-constexpr double kGib = 1024.0 * 1024 * 1024;
 
 double Gib(double bytes) { return bytes / kGib; }
 

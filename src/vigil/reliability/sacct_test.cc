@@ -7,10 +7,12 @@
 namespace vigil::reliability {
 namespace {
 
-constexpr std::string_view kHeader = "JobID|State|NNodes|AllocTRES|Start|End|NodeList|ExitCode\n";
+constexpr std::string_view kSacctHeader =
+    "JobID|State|NNodes|AllocTRES|Start|End|NodeList|ExitCode\n";
 
 Result<SacctLog> Parse(std::string_view body, bool lenient = false) {
-  return ParseSacct(std::string(kHeader) + std::string(body), "t.sacct", SacctOptions{lenient});
+  return ParseSacct(std::string(kSacctHeader) + std::string(body), "t.sacct",
+                    SacctOptions{lenient});
 }
 
 TEST(SacctTest, TimesAreReadInTheLogsZone) {
@@ -19,7 +21,7 @@ TEST(SacctTest, TimesAreReadInTheLogsZone) {
       "7|COMPLETED|1|gres/gpu=8|2026-11-01T00:30:00|2026-11-01T03:30:00|n1|0:0\n";
   SacctOptions chicago;
   chicago.time_zone = *TimeZone::Find("America/Chicago");
-  const auto log = ParseSacct(std::string(kHeader) + body, "t.sacct", chicago);
+  const auto log = ParseSacct(std::string(kSacctHeader) + body, "t.sacct", chicago);
   ASSERT_TRUE(log.ok()) << log.status().message();
   EXPECT_EQ(log->jobs[0].end - log->jobs[0].start, 4 * 3600);
   EXPECT_EQ(FormatIsoSeconds(log->jobs[0].start), "2026-11-01T05:30:00");

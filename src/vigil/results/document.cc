@@ -14,7 +14,7 @@
 namespace vigil {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNull = std::numeric_limits<double>::quiet_NaN();
 
 // JSON has no NaN: a missing figure is written as null and read back as NaN.
 Json NumberOrNull(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -111,7 +111,7 @@ class Fields {
   // A number, or null for a missing figure (NaN).
   Result<double> Number(std::string_view name) const {
     element e;
-    if (!obj_.at_key(name).get(e) && e.is_null()) return kNaN;
+    if (!obj_.at_key(name).get(e) && e.is_null()) return kNull;
     VIGIL_ASSIGN_OR_RETURN(e, Get(name, &element::is_number, "a number"));
     return e.get_double().value_unsafe();
   }
@@ -199,7 +199,7 @@ Result<Metric> MetricFrom(element j, const std::string& path) {
       return Status::InvalidArgument(
           fmt::format("{}[{}]: expected a number or null", f.Path("samples"), i));
     }
-    const double v = s.is_null() ? kNaN : s.get_double().value_unsafe();
+    const double v = s.is_null() ? kNull : s.get_double().value_unsafe();
     if (!std::isnan(v) && !kMetricValueBounds.Contains(v)) {
       return Status::InvalidArgument(
           fmt::format("{}[{}]: {}", f.Path("samples"), i, DescribeOutside(v, kMetricValueBounds)));

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "vigil/core/duration.h"
 #include "vigil/core/random.h"
 #include "vigil/reliability/models.h"
 
@@ -15,7 +16,6 @@ namespace {
 
 constexpr double kEpochS = 1.7e9;  // the simulated year's start, seconds since the Unix epoch
 constexpr double kHoursPerDay = 24;
-constexpr double kSecondsPerHour = 3600;
 constexpr double kHoursPerWeek = 168;
 
 enum class Activity { kIdle, kBusy, kValidating, kDown };

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vigil/core/duration.h"
 #include "vigil/core/stats.h"
 
 namespace vigil::select {
 namespace {
-
-constexpr double kSecondsPerHour = 3600;
 
 size_t IndexOf(std::vector<std::string>& names, const std::string& name) {
   auto it = std::find(names.begin(), names.end(), name);

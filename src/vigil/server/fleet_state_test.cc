@@ -125,7 +125,7 @@ TEST(FleetStateTest, RenamedNodesKeepTheirPlaceInOrderAndResetReplacesAll) {
 namespace vigil::server {
 namespace {
 
-store::NodeState NodeOf(std::string name, Verdict verdict) {
+store::NodeState StateOf(std::string name, Verdict verdict) {
   store::NodeState n;
   n.node = std::move(name);
   n.verdict = verdict;
@@ -167,7 +167,7 @@ TEST(FleetRankingTest, TheWorstNodesComeFirst) {
 }
 
 TEST(FleetRankingTest, EqualNodesAreOrderedByName) {
-  RankedNode a{NodeOf("a", Verdict::kHealthy), {"m", 0.5, 1}};
+  RankedNode a{StateOf("a", Verdict::kHealthy), {"m", 0.5, 1}};
   RankedNode b = a;
   b.node.node = "b";
   EXPECT_TRUE(WorseFirst(a, b));

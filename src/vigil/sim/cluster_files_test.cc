@@ -8,7 +8,7 @@
 namespace vigil::sim {
 namespace {
 
-ClusterSimOptions Small() {
+ClusterSimOptions SmallCluster() {
   ClusterSimOptions o;
   o.nodes = 32;
   o.days = 3;
@@ -21,9 +21,9 @@ TEST(ClusterFilesTest, WritesWhatWasGenerated) {
   const ClusterFiles files{.sacct = dir.File("s.sacct"),
                            .events = dir.File("events.csv"),
                            .truth = dir.File("truth.csv")};
-  const Result<ClusterSimOutput> out = WriteSimulatedCluster(Small(), files);
+  const Result<ClusterSimOutput> out = WriteSimulatedCluster(SmallCluster(), files);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
-  const ClusterSimOutput same = *SimulateCluster(Small());
+  const ClusterSimOutput same = *SimulateCluster(SmallCluster());
   EXPECT_EQ(*ReadFile(files.sacct), same.sacct);
   EXPECT_EQ(*ReadFile(files.events), same.events);
   EXPECT_EQ(*ReadFile(files.truth), same.truth);
@@ -32,20 +32,20 @@ TEST(ClusterFilesTest, WritesWhatWasGenerated) {
 
 TEST(ClusterFilesTest, OptionalFilesAreLeftOut) {
   vigil::testing::TempDir dir;
-  ASSERT_TRUE(
-      WriteSimulatedCluster(Small(), {.sacct = dir.File("s.sacct"), .events = "", .truth = ""})
-          .ok());
+  ASSERT_TRUE(WriteSimulatedCluster(SmallCluster(),
+                                    {.sacct = dir.File("s.sacct"), .events = "", .truth = ""})
+                  .ok());
   EXPECT_TRUE(ReadFile(dir.File("s.sacct")).ok());
   EXPECT_FALSE(ReadFile(dir.File("events.csv")).ok());
 }
 
 TEST(ClusterFilesTest, NothingIsWrittenWhenAPathIsNotWritableOrTheOptionsAreBad) {
   vigil::testing::TempDir dir;
-  EXPECT_FALSE(WriteSimulatedCluster(Small(), {.sacct = dir.File("s.sacct"),
-                                               .events = "",
-                                               .truth = dir.File("no/such/dir/truth.csv")})
+  EXPECT_FALSE(WriteSimulatedCluster(SmallCluster(), {.sacct = dir.File("s.sacct"),
+                                                      .events = "",
+                                                      .truth = dir.File("no/such/dir/truth.csv")})
                    .ok());
-  ClusterSimOptions bad = Small();
+  ClusterSimOptions bad = SmallCluster();
   bad.lemons = 99;
   EXPECT_EQ(WriteSimulatedCluster(bad, {.sacct = dir.File("s.sacct"), .events = "", .truth = ""})
                 .status()

@@ -14,7 +14,7 @@ double Sum(const TimeBreakdown& b) {
   return b.productive + b.recompute + b.detect + b.restart + b.queue + b.checkpoint;
 }
 
-JobSimOptions Small() {
+JobSimOptions SmallJobSim() {
   JobSimOptions o;
   o.nodes = 512;
   o.runs = 200;
@@ -22,7 +22,7 @@ JobSimOptions Small() {
 }
 
 TEST(JobSimTest, WithoutFailuresOnlyCheckpointsCost) {
-  JobSimOptions o = Small();
+  JobSimOptions o = SmallJobSim();
   o.failures_per_1000_node_days = 1e-9;
   o.interval_s = 3600;
   o.write_s = 400;
@@ -36,7 +36,7 @@ TEST(JobSimTest, WithoutFailuresOnlyCheckpointsCost) {
 }
 
 TEST(JobSimTest, PartsSumToTheWholeAndFailuresMatchTheRate) {
-  JobSimOptions o = Small();
+  JobSimOptions o = SmallJobSim();
   o.queue_s = 900;
   const JobSimResult r = *SimulateJob(o);
   EXPECT_NEAR(Sum(r.mean_fraction), 1, 1e-9);
@@ -53,7 +53,7 @@ TEST(JobSimTest, PartsSumToTheWholeAndFailuresMatchTheRate) {
 }
 
 TEST(JobSimTest, SameSeedSameResult) {
-  const JobSimOptions o = Small();
+  const JobSimOptions o = SmallJobSim();
   EXPECT_EQ(SimulateJob(o)->ettr, SimulateJob(o)->ettr);
   JobSimOptions other = o;
   other.seed = 2;
@@ -136,7 +136,7 @@ TEST(JobSimTest, EachRejectedOptionIsNamedByItsFlag) {
 
 // The formula beside the simulation is the formula of the same job, and only where it applies.
 TEST(JobSimTest, TheFormulaComesWhereItDescribesTheJob) {
-  JobSimOptions o = Small();
+  JobSimOptions o = SmallJobSim();
   o.runs = 20;
   const Result<JobSimComparison> both = SimulateJobAndFormula(o);
   ASSERT_TRUE(both.ok()) << both.status().ToString();
@@ -162,7 +162,7 @@ TEST(JobSimTest, TheFormulaComesWhereItDescribesTheJob) {
 }
 
 TEST(JobSimTest, SparesRemoveQueueingAndAsyncRemovesStalls) {
-  JobSimOptions o = Small();
+  JobSimOptions o = SmallJobSim();
   o.queue_s = 1800;
   const JobSimResult none = *SimulateJob(o);
   o.spares = 4;
@@ -178,13 +178,13 @@ TEST(JobSimTest, SparesRemoveQueueingAndAsyncRemovesStalls) {
 }
 
 TEST(JobSimTest, WeibullKeepsTheMeanRate) {
-  JobSimOptions o = Small();
+  JobSimOptions o = SmallJobSim();
   o.distribution = FailureDistribution::kWeibull;
   o.weibull_shape = 1;
   const JobSimResult w1 = *SimulateJob(o);
   EXPECT_NEAR(w1.mean_failures, 512 * 6.5e-3 * 30, 2);
   // Shape 1 is the exponential: the same job gets the same ETTR within Monte Carlo noise.
-  JobSimOptions exponential = Small();
+  JobSimOptions exponential = SmallJobSim();
   EXPECT_NEAR(w1.mean, SimulateJob(exponential)->mean, 0.003);
   o.weibull_shape = 0.5;  // bursty, same long-run mean
   EXPECT_NEAR(SimulateJob(o)->mean_failures, 512 * 6.5e-3 * 30, 6);

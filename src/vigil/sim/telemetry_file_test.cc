@@ -13,7 +13,7 @@
 namespace vigil::sim {
 namespace {
 
-TelemetryJob SmallJob() {
+TelemetryJob SmallFileJob() {
   TelemetryJob job;
   job.machines = 3;
   job.duration_s = 20;
@@ -23,7 +23,7 @@ TelemetryJob SmallJob() {
 // Normalised: every metric a signal name, counters as rates (their first sample only a base).
 TEST(TelemetryFileTest, CsvAndJsonlHoldTheSameNormalisedSamples) {
   vigil::testing::TempDir dir;
-  TelemetryGenerator csv_gen(SmallJob()), jsonl_gen(SmallJob());
+  TelemetryGenerator csv_gen(SmallFileJob()), jsonl_gen(SmallFileJob());
   const Result<int64_t> csv_rows = WriteTelemetryFile(csv_gen, dir.File("t.csv"));
   const Result<int64_t> jsonl_rows = WriteTelemetryFile(jsonl_gen, dir.File("t.jsonl"));
   ASSERT_TRUE(csv_rows.ok()) << csv_rows.status().ToString();
@@ -51,7 +51,7 @@ TEST(TelemetryFileTest, CsvAndJsonlHoldTheSameNormalisedSamples) {
 
 TEST(TelemetryFileTest, AFileThatCannotBeWrittenIsAnErrorAndLeavesNothing) {
   vigil::testing::TempDir dir;
-  TelemetryGenerator gen(SmallJob());
+  TelemetryGenerator gen(SmallFileJob());
   EXPECT_FALSE(WriteTelemetryFile(gen, dir.File("missing/t.csv")).ok());
   EXPECT_EQ(dir.EntryCount(), 0u);
 }

@@ -12,7 +12,7 @@
 namespace vigil::sim {
 namespace {
 
-TelemetrySimOptions Small() {
+TelemetrySimOptions SmallTelemetry() {
   TelemetrySimOptions o;
   o.machines = 3;
   o.duration_s = 20;
@@ -114,29 +114,30 @@ TEST(TelemetrySimTest, FaultsAreOnDistinctMachinesInTheOnsetWindowAndTakeKindsIn
 TEST(TelemetrySimTest, FileWritesLabelsAndTelemetry) {
   vigil::testing::TempDir dir;
   const Result<int64_t> rows =
-      SimulateTelemetryFile(Small(), dir.File("t.csv"), dir.File("labels.csv"));
+      SimulateTelemetryFile(SmallTelemetry(), dir.File("t.csv"), dir.File("labels.csv"));
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_GT(*rows, 0);
-  const TelemetryGenerator same(*TelemetryJobOf(Small()));
+  const TelemetryGenerator same(*TelemetryJobOf(SmallTelemetry()));
   EXPECT_EQ(*ReadFile(dir.File("labels.csv")), same.LabelsCsv());
   EXPECT_TRUE(ReadFile(dir.File("t.csv")).ok());
 }
 
 TEST(TelemetrySimTest, FileRefusesBadOptionsOrAnUnwritableOutputBeforeWritingAnything) {
   vigil::testing::TempDir dir;
-  TelemetrySimOptions bad = Small();
+  TelemetrySimOptions bad = SmallTelemetry();
   bad.faults = 4;
   EXPECT_EQ(SimulateTelemetryFile(bad, dir.File("t.csv"), dir.File("labels.csv")).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_FALSE(
-      SimulateTelemetryFile(Small(), dir.File("no/such/dir/t.csv"), dir.File("labels.csv")).ok());
+      SimulateTelemetryFile(SmallTelemetry(), dir.File("no/such/dir/t.csv"), dir.File("labels.csv"))
+          .ok());
   EXPECT_FALSE(ReadFile(dir.File("labels.csv")).ok());
 }
 
 TEST(TelemetrySimTest, LiveStartsAtTheClocksWholeSecond) {
   vigil::testing::TempDir dir;
   const FakeClock clock(1.9e9 + 0.75);
-  TelemetrySimOptions o = Small();
+  TelemetrySimOptions o = SmallTelemetry();
   o.start = -5;  // not used
   const auto gen = LiveTelemetry(o, dir.File("labels.csv"), clock);
   ASSERT_TRUE(gen.ok()) << gen.status().ToString();

@@ -33,7 +33,7 @@ constexpr uint64_t kVerifyIters = 1 << 14;
 template <typename T>
 constexpr T kMul = T(1) - T(1) / T(1 << 20);
 template <typename T>
-constexpr T kAdd = T(1) / T(1 << 20);
+constexpr T kAddend = T(1) / T(1 << 20);
 
 template <typename T>
 T InitialValue(int acc) {
@@ -61,7 +61,7 @@ struct Isa {
     VEC acc[ACC];                                                             \
     for (int j = 0; j < ACC; ++j) acc[j] = SET1(InitialValue<T>(j));          \
     const VEC m = SET1(kMul<T>);                                              \
-    const VEC a = SET1(kAdd<T>);                                              \
+    const VEC a = SET1(kAddend<T>);                                           \
     for (uint64_t i = 0; i < iters; ++i) {                                    \
       _Pragma("GCC unroll 16") for (int j = 0; j < ACC; ++j) acc[j] = STEP;   \
     }                                                                         \
@@ -98,7 +98,7 @@ void ScalarKernel(uint64_t iters, T* out) {
   T acc[12];
   for (int j = 0; j < 12; ++j) acc[j] = InitialValue<T>(j);
   for (uint64_t i = 0; i < iters; ++i) {
-    for (int j = 0; j < 12; ++j) acc[j] = std::fma(acc[j], kMul<T>, kAdd<T>);
+    for (int j = 0; j < 12; ++j) acc[j] = std::fma(acc[j], kMul<T>, kAddend<T>);
   }
   std::copy(acc, acc + 12, out);
 }
@@ -119,7 +119,7 @@ Status Verify(const Isa& isa, const T* out, size_t thread) {
   for (int j = 0; j < isa.accumulators; ++j) {
     T want = InitialValue<T>(j);
     for (uint64_t i = 0; i < kVerifyIters; ++i) {
-      want = isa.fused ? std::fma(want, kMul<T>, kAdd<T>) : want * kMul<T> + kAdd<T>;
+      want = isa.fused ? std::fma(want, kMul<T>, kAddend<T>) : want * kMul<T> + kAddend<T>;
     }
     for (size_t l = 0; l < lanes; ++l) {
       const T got = out[static_cast<size_t>(j) * lanes + l];

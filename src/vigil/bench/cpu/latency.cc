@@ -20,7 +20,7 @@ namespace {
 
 constexpr size_t kLine = 64;
 constexpr size_t kMinBufferBytes = 256u << 20;
-constexpr size_t kLlcMultiple = 8;
+constexpr size_t kBufferLlcMultiple = 8;
 constexpr uint64_t kSeed = 0x5eed'1a7e'0c4a'11ed;
 
 struct alignas(kLine) Line {
@@ -67,7 +67,7 @@ class CpuLatency : public Benchmark {
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(CpuTopology topo, ReadCpuTopology());
     size_t bytes = static_cast<size_t>(ctx.Param("buffer_size"));
-    if (bytes == 0) bytes = std::max(kMinBufferBytes, kLlcMultiple * topo.llc_bytes_total);
+    if (bytes == 0) bytes = std::max(kMinBufferBytes, kBufferLlcMultiple * topo.llc_bytes_total);
     const size_t lines = std::max<size_t>(bytes / kLine, 2);
     const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
     // Pin to the first CPU; its first touch puts the buffer on its own NUMA node.

@@ -23,7 +23,7 @@ namespace {
 
 constexpr double kScalar = 3.0;
 constexpr size_t kMinArrayBytes = 128u << 20;  // floor when sysfs does not give the LLC size
-constexpr size_t kLlcMultiple = 4;             // STREAM's rule: each array >= 4x all LLCs
+constexpr size_t kArrayLlcMultiple = 4;        // STREAM's rule: each array >= 4x all LLCs
 constexpr size_t kChunk = 8;                   // elements: thread ranges stay 64-byte aligned
 constexpr double kTolerance = 1e-12;           // relative, per element
 
@@ -153,7 +153,7 @@ class CpuStream : public Benchmark {
   Result<std::vector<Metric>> Run(const BenchContext& ctx) const override {
     VIGIL_ASSIGN_OR_RETURN(CpuTopology topo, ReadCpuTopology());
     size_t bytes = static_cast<size_t>(ctx.Param("array_size"));
-    if (bytes == 0) bytes = std::max(kMinArrayBytes, kLlcMultiple * topo.llc_bytes_total);
+    if (bytes == 0) bytes = std::max(kMinArrayBytes, kArrayLlcMultiple * topo.llc_bytes_total);
     const size_t n = std::max<size_t>(bytes / sizeof(double) / kChunk, 1) * kChunk;
     const int reps = std::max(1, static_cast<int>(ctx.Param("repetitions")));
 
