@@ -352,28 +352,19 @@ Result<std::vector<cluster::NamedCulprit>> LocateCulprits(const cluster::FleetRu
                                  [](const std::string& r) { return !r.empty(); });
   if (!racks) pairs.racks.clear();
   // RDMA: each NIC (rail) on its own, NIC i of the sender with NIC i of the receiver.
-  std::vector<std::vector<cluster::PairMeasure>> rails;
   for (const cluster::FleetPairOutcome& p : run.pairs) {
     const int a = index.at(p.from), b = index.at(p.to);
     if (p.gbps >= 0) pairs.bandwidth.push_back({a, b, p.gbps});
     if (p.us >= 0) pairs.latency.push_back({a, b, p.us});
     for (const cluster::RdmaFigure& f : p.rdma) {
       if (f.gbps < 0 || f.index < 0) continue;
-      if (rails.size() <= static_cast<size_t>(f.index))
-        rails.resize(static_cast<size_t>(f.index) + 1);
-      rails[static_cast<size_t>(f.index)].push_back({a, b, f.gbps});
+      for (int i = static_cast<int>(pairs.rdma.size()); i <= f.index; ++i) {
+        pairs.rdma.push_back({fmt::format("NIC {}", i), {}});
+      }
+      pairs.rdma[static_cast<size_t>(f.index)].bandwidth.push_back({a, b, f.gbps});
     }
   }
-  VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::NamedCulprit> named, cluster::LocaliseNetwork(pairs));
-  for (size_t i = 0; i < rails.size(); ++i) {
-    if (rails[i].empty()) continue;
-    const cluster::PairSet set{pairs.nodes, pairs.racks, rails[i], true};
-    VIGIL_ASSIGN_OR_RETURN(std::vector<cluster::Culprit> found, cluster::Localise(set, {}));
-    for (cluster::Culprit& c : found) {
-      named.push_back({fmt::format("rdma NIC {}", i), std::move(c)});
-    }
-  }
-  return named;
+  return cluster::LocaliseNetwork(pairs);
 }
 
 Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& o,

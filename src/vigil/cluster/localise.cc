@@ -373,6 +373,11 @@ Result<std::vector<NamedCulprit>> LocaliseNetwork(const NetworkPairs& pairs,
     VIGIL_ASSIGN_OR_RETURN(std::vector<Culprit> found, Localise(set, o));
     for (Culprit& c : found) named.push_back({bandwidth ? "bandwidth" : "latency", std::move(c)});
   }
+  for (const RailPairs& rail : pairs.rdma) {
+    const PairSet set{pairs.nodes, pairs.racks, rail.bandwidth, true};
+    VIGIL_ASSIGN_OR_RETURN(std::vector<Culprit> found, Localise(set, o));
+    for (Culprit& c : found) named.push_back({"rdma " + rail.name, std::move(c)});
+  }
   return named;
 }
 

@@ -92,20 +92,30 @@ inline constexpr std::string_view kPairLatencyMetric = "lat_us";
 // RDMA per NIC: `net-pair/rdma_gbps_<device>:<from>-<to>` (Gbit/s), the sender's device.
 inline constexpr std::string_view kPairRdmaMetric = "rdma_gbps";
 
+// One RDMA rail: NIC i of each sender measured with NIC i of its receiver, in Gbit/s.
+struct RailPairs {
+  // "NIC 3" where the rail is known by position (`vigil fleet run`), or the sender's device,
+  // "mlx5_3", where only the documents' keys are known (the fleet service).
+  std::string name;
+  std::vector<PairMeasure> bandwidth;
+};
+
 struct NetworkPairs {
   std::vector<std::string> nodes;  // index -> node name
   std::vector<std::string> racks;  // empty, or one rack label per node
   std::vector<PairMeasure> bandwidth;
   std::vector<PairMeasure> latency;
+  std::vector<RailPairs> rdma;  // each rail on its own: a NIC is judged against its own rail
 };
 
-// A culprit and the measure that named it ("bandwidth" or "latency").
+// A culprit and the measure that named it ("bandwidth", "latency" or "rdma <rail name>").
 struct NamedCulprit {
   std::string measure;
   Culprit culprit;
 };
 
-// Localise on each measure apart: bandwidth's culprits, then latency's. Errors: Localise's.
+// Localise on each measure apart: bandwidth's culprits, then latency's, then each RDMA rail's in
+// the order given (a rail without pairs names nothing). Errors: Localise's.
 Result<std::vector<NamedCulprit>> LocaliseNetwork(const NetworkPairs& pairs,
                                                   const LocaliseOptions& o = {});
 

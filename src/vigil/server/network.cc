@@ -2,20 +2,25 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
 
 #include "vigil/cluster/localise.h"
+#include "vigil/cluster/rdma.h"
 
 namespace vigil::server {
 namespace {
 
-// "net-pair/bw_gbps:" and "net-pair/lat_us:": what precedes "<from>-<to>".
+// "net-pair/bw_gbps:" and "net-pair/lat_us:": what precedes "<from>-<to>"; "net-pair/rdma_gbps_":
+// what precedes "<device>:<from>-<to>".
 const std::string kBandwidth =
     fmt::format("{}/{}:", cluster::kNetPairBenchmark, cluster::kPairBandwidthMetric);
 const std::string kLatency =
     fmt::format("{}/{}:", cluster::kNetPairBenchmark, cluster::kPairLatencyMetric);
+const std::string kRdma =
+    fmt::format("{}/{}_", cluster::kNetPairBenchmark, cluster::kPairRdmaMetric);
 
 // The peer of `node` in a pair key's suffix "<node>-<peer>"; "" when the suffix is not that.
 std::string_view PeerOf(std::string_view suffix, std::string_view node) {
@@ -35,24 +40,55 @@ Result<Json> NetworkVerdict(const std::vector<store::Upload>& latest) {
     index.emplace(u.node, static_cast<int>(pairs.nodes.size()));
     pairs.nodes.push_back(u.node);
   }
+  std::map<std::string, size_t, std::less<>> rails;  // device -> index into pairs.rdma
+  size_t rdma_pairs = 0;
   for (const store::Upload& u : latest) {
     const int from = index.at(u.node);
     for (const auto& [key, value] : u.row.values) {
-      const bool bw = key.starts_with(kBandwidth);
-      if (!(bw || key.starts_with(kLatency)) || !(value >= 0)) continue;  // NaN: missing
-      const std::string_view suffix =
-          std::string_view(key).substr(bw ? kBandwidth.size() : kLatency.size());
-      const auto to = index.find(PeerOf(suffix, u.node));
+      if (!(value >= 0)) continue;  // NaN: missing
+      std::string_view rest = key;
+      std::vector<cluster::PairMeasure>* into = nullptr;
+      if (rest.starts_with(kBandwidth)) {
+        rest.remove_prefix(kBandwidth.size());
+        into = &pairs.bandwidth;
+      } else if (rest.starts_with(kLatency)) {
+        rest.remove_prefix(kLatency.size());
+        into = &pairs.latency;
+      } else if (rest.starts_with(kRdma)) {
+        // The sender's device names the rail: documents do not carry the NIC's position.
+        rest.remove_prefix(kRdma.size());
+        const size_t colon = rest.find(':');
+        if (colon == 0 || colon == std::string_view::npos) continue;
+        const std::string_view device = rest.substr(0, colon);
+        auto rail = rails.find(device);
+        if (rail == rails.end()) {
+          rail = rails.emplace(std::string(device), pairs.rdma.size()).first;
+          pairs.rdma.push_back({std::string(device), {}});
+        }
+        rest.remove_prefix(colon + 1);
+        into = &pairs.rdma[rail->second].bandwidth;
+      } else {
+        continue;
+      }
+      const auto to = index.find(PeerOf(rest, u.node));
       if (to == index.end() || to->second == from) continue;
-      (bw ? pairs.bandwidth : pairs.latency).push_back({from, to->second, value});
+      into->push_back({from, to->second, value});
+      if (into != &pairs.bandwidth && into != &pairs.latency) ++rdma_pairs;
     }
   }
+  std::sort(pairs.rdma.begin(), pairs.rdma.end(),
+            [](const cluster::RailPairs& a, const cluster::RailPairs& b) {
+              return cluster::NaturalLess(a.name, b.name);
+            });
   VIGIL_ASSIGN_OR_RETURN(const std::vector<cluster::NamedCulprit> found,
                          cluster::LocaliseNetwork(pairs));
   Json culprits = Json::array();
   for (const cluster::NamedCulprit& c : found) culprits.push_back(cluster::CulpritJson(c));
   return Json{{"nodes", latest.size()},
-              {"pairs", {{"bandwidth", pairs.bandwidth.size()}, {"latency", pairs.latency.size()}}},
+              {"pairs",
+               {{"bandwidth", pairs.bandwidth.size()},
+                {"latency", pairs.latency.size()},
+                {"rdma", rdma_pairs}}},
               {"culprits", std::move(culprits)}};
 }
 

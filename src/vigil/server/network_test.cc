@@ -56,10 +56,55 @@ TEST(NetworkTest, PairsWithNodesOutsideTheFleetAndMissingValuesAreLeftOut) {
   EXPECT_EQ((*v)["culprits"].size(), 0u) << v->dump(2);
 }
 
+TEST(NetworkTest, EachRdmaDeviceIsARailJudgedOnItsOwn) {
+  // Two rails at 200 Gbit/s: n3's mlx5_10 sends and receives at 50, which its mlx5_2 does not.
+  std::vector<store::Upload> latest = Fleet(5, "");
+  for (store::Upload& u : latest) {
+    for (const store::Upload& peer : latest) {
+      if (peer.node == u.node) continue;
+      for (const std::string device : {"mlx5_10", "mlx5_2"}) {
+        const bool bad = device == "mlx5_10" && (u.node == "n3" || peer.node == "n3");
+        u.row.values.emplace_back(
+            fmt::format("net-pair/rdma_gbps_{}:{}-{}", device, u.node, peer.node),
+            bad ? 50.0 : 200.0 - (u.node < peer.node ? 1 : 0));
+      }
+    }
+  }
+  latest[0].row.values.emplace_back("net-pair/rdma_gbps_:n0-n1", 1);        // no device
+  latest[0].row.values.emplace_back("net-pair/rdma_gbps_mlx5_2", 1);        // no pair
+  latest[0].row.values.emplace_back("net-pair/rdma_gbps_mlx5_2:n1-n2", 1);  // not n0's to send
+  const Result<Json> v = NetworkVerdict(latest);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ((*v)["pairs"]["bandwidth"], 20);
+  EXPECT_EQ((*v)["pairs"]["rdma"], 40);
+  ASSERT_EQ((*v)["culprits"].size(), 1u) << v->dump(2);
+  EXPECT_EQ((*v)["culprits"][0]["measure"], "rdma mlx5_10");
+  EXPECT_EQ((*v)["culprits"][0]["kind"], "node");
+  EXPECT_EQ((*v)["culprits"][0]["subject"], "n3");
+  EXPECT_EQ((*v)["culprits"][0]["direction"], "both");
+
+  // And n1's mlx5_2: mlx5_2's culprit comes first (natural order), then mlx5_10's.
+  for (store::Upload& u : latest) {
+    for (auto& [key, value] : u.row.values) {
+      if (key.starts_with("net-pair/rdma_gbps_mlx5_2:") && key.find("n1") != std::string::npos) {
+        value = 20;
+      }
+    }
+  }
+  const Result<Json> two = NetworkVerdict(latest);
+  ASSERT_TRUE(two.ok());
+  ASSERT_EQ((*two)["culprits"].size(), 2u) << two->dump(2);
+  EXPECT_EQ((*two)["culprits"][0]["measure"], "rdma mlx5_2");
+  EXPECT_EQ((*two)["culprits"][0]["subject"], "n1");
+  EXPECT_EQ((*two)["culprits"][1]["measure"], "rdma mlx5_10");
+  EXPECT_EQ((*two)["culprits"][1]["subject"], "n3");
+}
+
 TEST(NetworkTest, AFleetWithoutPairsNamesNothing) {
   const Result<Json> v = NetworkVerdict({});
   ASSERT_TRUE(v.ok());
   EXPECT_EQ((*v)["pairs"]["bandwidth"], 0);
+  EXPECT_EQ((*v)["pairs"]["rdma"], 0);
   EXPECT_EQ((*v)["culprits"].size(), 0u);
 }
 
