@@ -48,6 +48,7 @@ Result<Json> NetworkVerdict(const std::vector<store::Upload>& latest) {
       if (!(value >= 0)) continue;  // NaN: missing
       std::string_view rest = key;
       std::vector<cluster::PairMeasure>* into = nullptr;
+      std::string_view device;  // an RDMA figure's: the sender's device names the rail
       if (rest.starts_with(kBandwidth)) {
         rest.remove_prefix(kBandwidth.size());
         into = &pairs.bandwidth;
@@ -55,25 +56,26 @@ Result<Json> NetworkVerdict(const std::vector<store::Upload>& latest) {
         rest.remove_prefix(kLatency.size());
         into = &pairs.latency;
       } else if (rest.starts_with(kRdma)) {
-        // The sender's device names the rail: documents do not carry the NIC's position.
         rest.remove_prefix(kRdma.size());
         const size_t colon = rest.find(':');
         if (colon == 0 || colon == std::string_view::npos) continue;
-        const std::string_view device = rest.substr(0, colon);
-        auto rail = rails.find(device);
-        if (rail == rails.end()) {
-          rail = rails.emplace(std::string(device), pairs.rdma.size()).first;
-          pairs.rdma.push_back({std::string(device), {}});
-        }
+        device = rest.substr(0, colon);
         rest.remove_prefix(colon + 1);
-        into = &pairs.rdma[rail->second].bandwidth;
       } else {
         continue;
       }
       const auto to = index.find(PeerOf(rest, u.node));
       if (to == index.end() || to->second == from) continue;
+      if (!device.empty()) {  // documents do not carry the NIC's position, only its device
+        auto rail = rails.find(device);
+        if (rail == rails.end()) {
+          rail = rails.emplace(std::string(device), pairs.rdma.size()).first;
+          pairs.rdma.push_back({std::string(device), {}});
+        }
+        into = &pairs.rdma[rail->second].bandwidth;
+        ++rdma_pairs;
+      }
       into->push_back({from, to->second, value});
-      if (into != &pairs.bandwidth && into != &pairs.latency) ++rdma_pairs;
     }
   }
   std::sort(pairs.rdma.begin(), pairs.rdma.end(),
@@ -84,7 +86,10 @@ Result<Json> NetworkVerdict(const std::vector<store::Upload>& latest) {
                          cluster::LocaliseNetwork(pairs));
   Json culprits = Json::array();
   for (const cluster::NamedCulprit& c : found) culprits.push_back(cluster::CulpritJson(c));
+  Json rail_names = Json::array();
+  for (const cluster::RailPairs& rail : pairs.rdma) rail_names.push_back(rail.name);
   return Json{{"nodes", latest.size()},
+              {"rails", std::move(rail_names)},
               {"pairs",
                {{"bandwidth", pairs.bandwidth.size()},
                 {"latency", pairs.latency.size()},

@@ -15,9 +15,10 @@ namespace vigil::server {
 // From the latest upload of every node: the pairs each node sent to another node of the fleet,
 // and the culprits by bandwidth, by latency, then by each RDMA rail in natural order of device
 // ("rdma mlx5_0": a document keys RDMA by the sender's device, not by the NIC's position, so a
-// rail is the sends of every node's device of that name). {"nodes": n, "pairs": {"bandwidth": n,
-// "latency": n, "rdma": n}, "culprits": [cluster::CulpritJson...]}. A pair whose peer is not a
-// node of the fleet is left out (its sender's name ends the key's prefix: "<node>-").
+// rail is the sends of every node's device of that name). {"nodes": n, "rails": [device...],
+// "pairs": {"bandwidth": n, "latency": n, "rdma": n}, "culprits": [cluster::CulpritJson...]}.
+// A pair whose peer is not a node of the fleet is left out (its sender's name ends the key's
+// prefix: "<node>-"), and names no rail.
 Result<Json> NetworkVerdict(const std::vector<store::Upload>& latest);
 
 }  // namespace vigil::server

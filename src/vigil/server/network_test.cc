@@ -70,13 +70,15 @@ TEST(NetworkTest, EachRdmaDeviceIsARailJudgedOnItsOwn) {
       }
     }
   }
-  latest[0].row.values.emplace_back("net-pair/rdma_gbps_:n0-n1", 1);        // no device
-  latest[0].row.values.emplace_back("net-pair/rdma_gbps_mlx5_2", 1);        // no pair
-  latest[0].row.values.emplace_back("net-pair/rdma_gbps_mlx5_2:n1-n2", 1);  // not n0's to send
+  latest[0].row.values.emplace_back("net-pair/rdma_gbps_:n0-n1", 1);          // no device
+  latest[0].row.values.emplace_back("net-pair/rdma_gbps_mlx5_2", 1);          // no pair
+  latest[0].row.values.emplace_back("net-pair/rdma_gbps_mlx5_2:n1-n2", 1);    // not n0's to send
+  latest[0].row.values.emplace_back("net-pair/rdma_gbps_mlx5_9:n0-gone", 1);  // no such peer
   const Result<Json> v = NetworkVerdict(latest);
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_EQ((*v)["pairs"]["bandwidth"], 20);
   EXPECT_EQ((*v)["pairs"]["rdma"], 40);
+  EXPECT_EQ((*v)["rails"], Json::array({"mlx5_2", "mlx5_10"}));  // none from a pair left out
   ASSERT_EQ((*v)["culprits"].size(), 1u) << v->dump(2);
   EXPECT_EQ((*v)["culprits"][0]["measure"], "rdma mlx5_10");
   EXPECT_EQ((*v)["culprits"][0]["kind"], "node");
@@ -105,6 +107,7 @@ TEST(NetworkTest, AFleetWithoutPairsNamesNothing) {
   ASSERT_TRUE(v.ok());
   EXPECT_EQ((*v)["pairs"]["bandwidth"], 0);
   EXPECT_EQ((*v)["pairs"]["rdma"], 0);
+  EXPECT_EQ((*v)["rails"].size(), 0u);
   EXPECT_EQ((*v)["culprits"].size(), 0u);
 }
 
