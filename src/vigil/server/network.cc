@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
@@ -40,8 +39,11 @@ Result<Json> NetworkVerdict(const std::vector<store::Upload>& latest) {
     index.emplace(u.node, static_cast<int>(pairs.nodes.size()));
     pairs.nodes.push_back(u.node);
   }
-  std::map<std::string, size_t, std::less<>> rails;  // device -> index into pairs.rdma
-  size_t rdma_pairs = 0;
+  // Each RDMA device's pairs, in natural order of device (mlx5_2 before mlx5_10).
+  const auto natural = [](const std::string& a, const std::string& b) {
+    return cluster::NaturalLess(a, b);
+  };
+  std::map<std::string, std::vector<cluster::PairMeasure>, decltype(natural)> rails(natural);
   for (const store::Upload& u : latest) {
     const int from = index.at(u.node);
     for (const auto& [key, value] : u.row.values) {
@@ -66,22 +68,16 @@ Result<Json> NetworkVerdict(const std::vector<store::Upload>& latest) {
       }
       const auto to = index.find(PeerOf(rest, u.node));
       if (to == index.end() || to->second == from) continue;
-      if (!device.empty()) {  // documents do not carry the NIC's position, only its device
-        auto rail = rails.find(device);
-        if (rail == rails.end()) {
-          rail = rails.emplace(std::string(device), pairs.rdma.size()).first;
-          pairs.rdma.push_back({std::string(device), {}});
-        }
-        into = &pairs.rdma[rail->second].bandwidth;
-        ++rdma_pairs;
-      }
+      // Documents do not carry the NIC's position, only its device.
+      if (!device.empty()) into = &rails[std::string(device)];
       into->push_back({from, to->second, value});
     }
   }
-  std::sort(pairs.rdma.begin(), pairs.rdma.end(),
-            [](const cluster::RailPairs& a, const cluster::RailPairs& b) {
-              return cluster::NaturalLess(a.name, b.name);
-            });
+  size_t rdma_pairs = 0;
+  for (auto& [device, measured] : rails) {
+    rdma_pairs += measured.size();
+    pairs.rdma.push_back({device, std::move(measured)});
+  }
   VIGIL_ASSIGN_OR_RETURN(const std::vector<cluster::NamedCulprit> found,
                          cluster::LocaliseNetwork(pairs));
   Json culprits = Json::array();
