@@ -218,7 +218,8 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     Stall stall{g, gs.since, std::nullopt, {}};
     for (const OddRun& run : gs.odd) {
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
-      if (now - run.since < persistence || (stall.machine && *stall.machine == run.machine)) {
+      if (run.evidence < persistence || run.samples < o_.min_samples ||
+          (stall.machine && *stall.machine == run.machine)) {
         continue;
       }
       if (stall.machine) {  // several: the peers cannot tell
@@ -241,6 +242,8 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
 
 void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
   odd_.clear();
+  std::vector<OddRun> runs;
+  const auto key = [](const OddRun& r) { return std::pair{r.machine, r.feature}; };
   for (uint32_t f = 0; f < features_; ++f) {
     const Peers& p = peers_[g][f];
     if (p.updated < 0 || p.level <= 0) continue;
@@ -257,8 +260,15 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
     const double noise = std::max(spread, floor);
     for (uint32_t m : valid_) {
       const Track& t = TrackOf(m, f);
+      const auto before = std::lower_bound(
+          gs.odd.begin(), gs.odd.end(), std::pair{m, f},
+          [&](const OddRun& r, const std::pair<uint32_t, uint32_t>& k) { return key(r) < k; });
+      const bool known = before != gs.odd.end() && key(*before) == std::pair{m, f};
       // A value its exporter holds (a step-time gauge during a hang) is no evidence.
-      if (now - t.fresh > CurrentWithin(t.interval)) continue;
+      if (now - t.fresh > CurrentWithin(t.interval)) {
+        if (known) runs.push_back(*before);
+        continue;
+      }
       const double factor = placed ? Factor(t.placed, t.a) : 1.0;
       const double expected = factor * centre;
       const double residual = t.smooth - expected;
@@ -271,22 +281,23 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
                                    .effect = static_cast<float>(residual / scale),
                                    .evidence = 0,
                                    .start = -1}});
+      OddRun run = known ? *before : OddRun{.machine = m, .feature = f};
+      if (t.fresh > run.last && Beyond(t.raw - expected, noise, scale)) {
+        const double gap = t.fresh - run.last;
+        if (run.samples == 0 || gap > kRunGapIntervals * std::max(t.interval, 1.0f)) {
+          run.evidence = 0;
+          run.samples = 0;
+        } else {
+          run.evidence += static_cast<float>(gap);
+        }
+        if (run.samples < UINT16_MAX) ++run.samples;
+        run.last = t.fresh;
+      }
+      runs.push_back(run);
     }
   }
-  // Machine-features that stopped differing leave; those that started join, from now. Both
-  // lists in (machine, feature) order, merged in one pass.
-  std::sort(odd_.begin(), odd_.end(), [](const auto& x, const auto& y) {
-    return std::pair{x.first, x.second.feature} < std::pair{y.first, y.second.feature};
-  });
-  std::vector<OddRun> runs;
-  runs.reserve(odd_.size());
-  auto before = gs.odd.begin();
-  for (const auto& [m, d] : odd_) {
-    const std::pair key{m, d.feature};
-    while (before != gs.odd.end() && std::pair{before->machine, before->feature} < key) ++before;
-    const bool known = before != gs.odd.end() && std::pair{before->machine, before->feature} == key;
-    runs.push_back({m, d.feature, known ? before->since : now});
-  }
+  std::sort(runs.begin(), runs.end(),
+            [&](const OddRun& x, const OddRun& y) { return key(x) < key(y); });
   gs.odd = std::move(runs);
 }
 

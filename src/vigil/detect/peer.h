@@ -193,9 +193,14 @@ class PeerModel {
                             // compared with those from before it
     bool shared = false;    // a shared deviation was reported and some machine still deviates
   };
-  struct OddRun {  // a machine differing from its stalled peers on a feature, since when
+  // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
+  // evidence is the time between its fresh samples whose own value differs too (as a run's,
+  // FollowRun), so that neither the smoothing's tail after a burst nor a held value lengthens it.
+  struct OddRun {
     uint32_t machine, feature;
-    double since;
+    double last = -1;      // its latest fresh sample whose own value differed
+    float evidence = 0;    // seconds
+    uint16_t samples = 0;  // fresh samples whose own value differed
   };
   struct GroupStall {
     double since = -1;
@@ -207,7 +212,8 @@ class PeerModel {
   // feature the stall moved (its centre a fifth of its usual level or more away from it):
   // against the centre and the peers' scatter about it now (the stalled peers' own noise, not
   // the one learned before the stall), either way, with the thresholds of a divergence. Each
-  // machine-feature that deviates goes into odd_; `gs.odd` keeps since when each has.
+  // machine-feature that deviates goes into odd_; `gs.odd` follows each one's run (OddRun): a
+  // machine whose exporter holds its value keeps its run but adds nothing to it.
   void FollowOdd(uint32_t g, double now, GroupStall& gs);
   // A residual beyond both thresholds of a deviation: z_min noise scales and effect_min of the
   // effect's scale, either way.

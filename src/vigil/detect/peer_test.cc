@@ -691,6 +691,60 @@ TEST(PeerModelTest, DuringAStallAStageThatDrewMoreInTrainingIsNotOffForItsPlacem
   }
 }
 
+// The hang of AJobLevelStallNamesTheOneMachineThatDiffersFromItsStalledPeers at the cadences of
+// Prometheus (a fresh sample every 30 or 60 s, each machine scraped at its own phase, its value
+// held in between, frames every second). The hung machine 5 is named. What counts is the time
+// between its fresh samples whose own value differs, not how long its smoothed value (whose time
+// constant is the interval) stays off, so:
+// - kBurst: machine 9's burst of 57 s that ends just before the report (its smoothed value still
+//   off by then) is no evidence: 5 is named, not "cannot tell";
+// - kBurstOnly: the same burst in a hang without a hung machine names nobody;
+// - kGap: 5's exporter silent for two of its intervals shortly before the report keeps its run,
+//   though its value is held, not fresh, in that gap.
+TEST(PeerModelTest, AStallCountsAMachinesDifferenceOnlyBetweenItsFreshSamplesThatDiffer) {
+  enum class Case { kOne, kBurst, kBurstOnly, kGap };
+  for (const double every : {30.0, 60.0}) {
+    double report = -1;  // when kOne's stall is reported
+    for (const Case c : {Case::kOne, Case::kBurst, Case::kBurstOnly, Case::kGap}) {
+      SCOPED_TRACE(every * 10 + static_cast<int>(c));
+      Rng rng(37, 0);
+      Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
+      std::vector<double> held(16 * 3, 0);
+      // Machine 9's first fresh sample from every + 60 s before the report.
+      const double phase9 = std::floor(9 * every / 16);
+      const double burst = phase9 + every * std::ceil((report - every - 60 - phase9) / every);
+      const auto value = [&](uint32_t m, uint32_t s, double t) {
+        if (t < 400 + m % 4) return s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform());
+        if (s > 0) return Noisy(rng, 2);
+        if (m == 5 && c != Case::kBurstOnly) return Noisy(rng, 193);
+        if (m == 9 && (c == Case::kBurst || c == Case::kBurstOnly) && t >= burst - 1 &&
+            t < burst + 56) {
+          return Noisy(rng, 20);
+        }
+        return Noisy(rng, 160);
+      };
+      job.Run(0, 1400, 1, [&](uint32_t m, uint32_t s, double t) {
+        const double phase = std::fmod(t - std::floor(m * every / 16), every);
+        if (c == Case::kGap && m == 5 && t >= report - 40 - 2 * every && t < report - 40 - every) {
+          return kNone;
+        }
+        if (phase != 0 && t > 0) return Held(held[m * 3 + s]);
+        held[m * 3 + s] = value(m, s, t);
+        return Fresh(held[m * 3 + s]);
+      });
+      ASSERT_EQ(job.stalls().size(), 1u);
+      if (c == Case::kOne) report = job.stalls()[0].first;
+      const PeerModel::Stall& stall = job.stalls()[0].second;
+      if (c == Case::kBurstOnly) {
+        EXPECT_FALSE(stall.machine.has_value());
+        continue;
+      }
+      ASSERT_TRUE(stall.machine.has_value());
+      EXPECT_EQ(*stall.machine, 5u);
+    }
+  }
+}
+
 // --- Job-wide moves -----------------------------------------------------------------------------
 
 // A group that moves together (an evaluation phase at half the load, each machine entering it
