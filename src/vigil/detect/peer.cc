@@ -210,7 +210,11 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       gs = GroupStall{};
       continue;
     }
-    if (gs.since < 0) gs.since = now;
+    if (gs.since < 0) {
+      gs.since = now;
+      gs.level_before.clear();
+      for (const Peers& p : peers_[g]) gs.level_before.push_back(p.level);
+    }
     if (gs.reported) continue;
     FollowOdd(g, now, gs);
     if (now - gs.since < o_.stall_s) continue;
@@ -255,7 +259,10 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
     const auto [alike_centre, alike_spread] = CentreAndSpread(f, false);
     const bool placed = spread <= alike_spread;
     if (!placed) std::tie(centre, spread) = std::pair{alike_centre, alike_spread};
-    if (std::fabs(std::fabs(centre) - p.level) <= kMovingShare * p.level) continue;
+    // A feature first seen during the stall has no level from before it.
+    const double level =
+        f < gs.level_before.size() && gs.level_before[f] > 0 ? gs.level_before[f] : p.level;
+    if (std::fabs(std::fabs(centre) - level) <= kMovingShare * level) continue;
     const double floor = NoiseFloor(p.quantum, p.level);
     const double noise = std::max(spread, floor);
     for (uint32_t m : valid_) {

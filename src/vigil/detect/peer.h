@@ -205,6 +205,10 @@ class PeerModel {
   struct GroupStall {
     double since = -1;
     bool reported = false;
+    // Each feature's usual level as the stall began: FollowOdd judges the features the stall
+    // moved from it. The level itself follows a feature that never stalls (power, spinning at
+    // half its level), and over a second hang soon after a first it becomes the hang's own.
+    std::vector<float> level_before;
     std::vector<OddRun> odd;  // FollowOdd's, while the stall is not yet reported
   };
   void FollowStalls(double now, std::span<const telemetry::SignalInfo> signals);

@@ -745,6 +745,26 @@ TEST(PeerModelTest, AStallCountsAMachinesDifferenceOnlyBetweenItsFreshSamplesTha
   }
 }
 
+// Two hangs with a short restart between them (jobgen's lost GPU, every rank spinning in NCCL
+// until the job is killed and restarted after about 12 minutes, then a rank that hangs 3 minutes
+// into the restart). Power never stalls (every rank spins at about half its level), so its usual
+// level follows it: over the second hang it falls from training's 330 W to the hang's 160 W,
+// and power would no longer count as moved by the stall. What the stall moved is judged against the
+// levels from before it began: the second hang's stall names the hung machine 5, spinning at 193 W.
+TEST(PeerModelTest, AStallJudgesWhatItMovedFromTheLevelsBeforeItBegan) {
+  Rng rng(41, 0);
+  Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
+  job.Run(0, 2400, 1, [&](uint32_t m, uint32_t s, double t) {
+    const bool training = t < 900 + m % 4 || (t >= 1600 && t < 1780 + m % 4);
+    if (training) return Fresh(s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform()));
+    if (s > 0) return Fresh(Noisy(rng, 2));
+    return Fresh(Noisy(rng, m == 5 && t >= 1780 ? 193 : 160));
+  });
+  ASSERT_EQ(job.stalls().size(), 2u);
+  EXPECT_FALSE(job.stalls()[0].second.machine.has_value());
+  EXPECT_EQ(job.stalls()[1].second.machine, std::optional<uint32_t>(5));
+}
+
 // --- Job-wide moves -----------------------------------------------------------------------------
 
 // A group that moves together (an evaluation phase at half the load, each machine entering it
