@@ -222,7 +222,11 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     Stall stall{g, gs.since, std::nullopt, {}};
     for (const OddRun& run : gs.odd) {
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
-      if (run.evidence < persistence || run.samples < o_.min_samples ||
+      // A run whose own values stopped differing (a burst that has ended, its smoothed value not
+      // yet back) is over, as a divergence's run is at its next deviating sample.
+      const float interval = TrackOf(run.machine, run.feature).interval;
+      const bool over = now - run.last > kRunGapIntervals * std::max(interval, 1.0f);
+      if (over || run.evidence < persistence || run.samples < o_.min_samples ||
           (stall.machine && *stall.machine == run.machine)) {
         continue;
       }
@@ -271,11 +275,8 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
           gs.odd.begin(), gs.odd.end(), std::pair{m, f},
           [&](const OddRun& r, const std::pair<uint32_t, uint32_t>& k) { return key(r) < k; });
       const bool known = before != gs.odd.end() && key(*before) == std::pair{m, f};
-      // A value its exporter holds (a step-time gauge during a hang) is no evidence.
-      if (now - t.fresh > CurrentWithin(t.interval)) {
-        if (known) runs.push_back(*before);
-        continue;
-      }
+      // A value its exporter holds (a step-time gauge during a hang) is no evidence: its run ends.
+      if (now - t.fresh > CurrentWithin(t.interval)) continue;
       const double factor = placed ? Factor(t.placed, t.a) : 1.0;
       const double expected = factor * centre;
       const double residual = t.smooth - expected;

@@ -101,9 +101,9 @@ class PeerModel {
   };
   std::span<const Scored> scored() const { return scored_; }
   // A job-wide stall that reached stall_s in the last Update (reported once per stall): the
-  // group, when it began, and the one machine that has differed from its stalled peers on some
-  // feature for that signal's persistence time (FollowOdd), with its deviations now, the largest
-  // first; none where no machine or several have.
+  // group, when it began, and the one machine that differs from its stalled peers on some feature
+  // and has for that signal's persistence time over min_samples fresh samples (FollowOdd's runs),
+  // with its deviations now, the largest first; none where no machine or several have.
   struct Stall {
     uint32_t group;
     double start;
@@ -195,7 +195,10 @@ class PeerModel {
   };
   // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
   // evidence is the time between its fresh samples whose own value differs too (as a run's,
-  // FollowRun), so that neither the smoothing's tail after a burst nor a held value lengthens it.
+  // FollowRun), so that the smoothing's tail after a burst does not lengthen it. It ends when the
+  // smoothed value stops differing or the machine's value is held or missing for more than
+  // kCurrentIntervals of its intervals, and it no longer counts once its own values have not
+  // differed for kRunGapIntervals.
   struct OddRun {
     uint32_t machine, feature;
     double last = -1;      // its latest fresh sample whose own value differed
@@ -216,8 +219,7 @@ class PeerModel {
   // feature the stall moved (its centre a fifth of its usual level or more away from it):
   // against the centre and the peers' scatter about it now (the stalled peers' own noise, not
   // the one learned before the stall), either way, with the thresholds of a divergence. Each
-  // machine-feature that deviates goes into odd_; `gs.odd` follows each one's run (OddRun): a
-  // machine whose exporter holds its value keeps its run but adds nothing to it.
+  // machine-feature that deviates goes into odd_; `gs.odd` follows each one's run (OddRun).
   void FollowOdd(uint32_t g, double now, GroupStall& gs);
   // A residual beyond both thresholds of a deviation: z_min noise scales and effect_min of the
   // effect's scale, either way.

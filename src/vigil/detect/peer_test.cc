@@ -605,11 +605,13 @@ TEST(PeerModelTest, AJobLevelStallIsMostFeaturesStalledForFiveMinutes) {
 // and the job-level stall names it, with its power as evidence. Not named: where a second
 // machine differs as long (9, at 130 W), the peers cannot tell; a machine that differs for
 // less than the persistence time (9, a 15-s burst at the stall's report; 9's traffic for 66 s,
-// a signal whose own persistence is 120 s) does not count; nor
-// does a value its exporter holds (5's power repeated, not sampled).
+// a signal whose own persistence is 120 s) does not count, nor one whose own values have stopped
+// differing (9 at 100 W for 70 s, ended 5 s before the report, its smoothed value not yet back),
+// nor a value its exporter holds (5's power repeated, not sampled).
 TEST(PeerModelTest, AJobLevelStallNamesTheOneMachineThatDiffersFromItsStalledPeers) {
-  enum class Case { kOne, kTwo, kBurst, kHeld, kSlowSignal };
-  for (const Case c : {Case::kOne, Case::kTwo, Case::kBurst, Case::kHeld, Case::kSlowSignal}) {
+  enum class Case { kOne, kTwo, kBurst, kHeld, kSlowSignal, kEnded };
+  for (const Case c :
+       {Case::kOne, Case::kTwo, Case::kBurst, Case::kHeld, Case::kSlowSignal, Case::kEnded}) {
     SCOPED_TRACE(static_cast<int>(c));
     Rng rng(31, 0);
     Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"),
@@ -624,6 +626,7 @@ TEST(PeerModelTest, AJobLevelStallNamesTheOneMachineThatDiffersFromItsStalledPee
       if (m == 9 && (c == Case::kTwo || (c == Case::kBurst && t >= 705 && t < 720))) {
         return Fresh(Noisy(rng, 130));
       }
+      if (m == 9 && c == Case::kEnded && t >= 641 && t < 711) return Fresh(Noisy(rng, 100));
       return Fresh(Noisy(rng, 160));
     });
     ASSERT_EQ(job.stalls().size(), 1u);
@@ -699,13 +702,16 @@ TEST(PeerModelTest, DuringAStallAStageThatDrewMoreInTrainingIsNotOffForItsPlacem
 // - kBurst: machine 9's burst of 57 s that ends just before the report (its smoothed value still
 //   off by then) is no evidence: 5 is named, not "cannot tell";
 // - kBurstOnly: the same burst in a hang without a hung machine names nobody;
-// - kGap: 5's exporter silent for two of its intervals shortly before the report keeps its run,
-//   though its value is held, not fresh, in that gap.
+// - kMissed: 5 misses one scrape shortly before the report: its run goes on;
+// - kHeld (at 30 s: at 60 s a hold longer than three intervals does not fit in the stall's five
+//   minutes after a run): 5's exporter holds its value for four of its intervals, ending 40 s
+//   before the report: its run ends there, and what comes after is too short; nobody is named.
 TEST(PeerModelTest, AStallCountsAMachinesDifferenceOnlyBetweenItsFreshSamplesThatDiffer) {
-  enum class Case { kOne, kBurst, kBurstOnly, kGap };
+  enum class Case { kOne, kBurst, kBurstOnly, kMissed, kHeld };
   for (const double every : {30.0, 60.0}) {
     double report = -1;  // when kOne's stall is reported
-    for (const Case c : {Case::kOne, Case::kBurst, Case::kBurstOnly, Case::kGap}) {
+    for (const Case c : {Case::kOne, Case::kBurst, Case::kBurstOnly, Case::kMissed, Case::kHeld}) {
+      if (c == Case::kHeld && every != 30) continue;
       SCOPED_TRACE(every * 10 + static_cast<int>(c));
       Rng rng(37, 0);
       Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
@@ -725,22 +731,21 @@ TEST(PeerModelTest, AStallCountsAMachinesDifferenceOnlyBetweenItsFreshSamplesTha
       };
       job.Run(0, 1400, 1, [&](uint32_t m, uint32_t s, double t) {
         const double phase = std::fmod(t - std::floor(m * every / 16), every);
-        if (c == Case::kGap && m == 5 && t >= report - 40 - 2 * every && t < report - 40 - every) {
+        if (c == Case::kMissed && m == 5 && t >= report - 40 - 2 * every &&
+            t < report - 40 - every) {
           return kNone;
         }
-        if (phase != 0 && t > 0) return Held(held[m * 3 + s]);
+        const bool holding =
+            c == Case::kHeld && m == 5 && t >= report - 40 - 4 * every && t < report - 40;
+        if ((phase != 0 || holding) && t > 0) return Held(held[m * 3 + s]);
         held[m * 3 + s] = value(m, s, t);
         return Fresh(held[m * 3 + s]);
       });
       ASSERT_EQ(job.stalls().size(), 1u);
       if (c == Case::kOne) report = job.stalls()[0].first;
       const PeerModel::Stall& stall = job.stalls()[0].second;
-      if (c == Case::kBurstOnly) {
-        EXPECT_FALSE(stall.machine.has_value());
-        continue;
-      }
-      ASSERT_TRUE(stall.machine.has_value());
-      EXPECT_EQ(*stall.machine, 5u);
+      const bool nobody = c == Case::kBurstOnly || c == Case::kHeld;
+      EXPECT_EQ(stall.machine, nobody ? std::nullopt : std::optional<uint32_t>(5));
     }
   }
 }
