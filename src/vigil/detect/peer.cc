@@ -71,6 +71,27 @@ constexpr double kFullStrengthThresholds = 2;
 // A run ends when no deviating sample came for this many of the machine's intervals (at least 1 s).
 constexpr float kRunGapIntervals = 3;
 
+// The longest gap between a run's deviating samples of a machine sampled every `interval`.
+double RunGap(float interval) { return kRunGapIntervals * std::max(interval, 1.0f); }
+
+// Extends a run (its evidence in seconds, its deviating samples and the latest of them) by a
+// deviating sample at `now`, the gap since the latest weighted by `strength`; the run's first
+// sample, or one after a gap longer than RunGap, starts it again. Returns whether it started.
+bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, float interval,
+               double strength) {
+  const double gap = now - last;
+  const bool starts = samples == 0 || gap > RunGap(interval);
+  if (starts) {
+    evidence = 0;
+    samples = 0;
+  } else {
+    evidence += static_cast<float>(gap * strength);
+  }
+  if (samples < UINT16_MAX) ++samples;
+  last = now;
+  return starts;
+}
+
 // The machine's placement factor on a feature: its usual level over the centre, 1 unless placed.
 float Factor(bool placed, float a) { return placed ? a : 1.0f; }
 
@@ -224,8 +245,7 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
       // A run whose own values stopped differing (a burst that has ended, its smoothed value not
       // yet back) is over, as a divergence's run is at its next deviating sample.
-      const float interval = TrackOf(run.machine, run.feature).interval;
-      const bool over = now - run.last > kRunGapIntervals * std::max(interval, 1.0f);
+      const bool over = now - run.last > RunGap(TrackOf(run.machine, run.feature).interval);
       if (over || run.evidence < persistence || run.samples < o_.min_samples ||
           (stall.machine && *stall.machine == run.machine)) {
         continue;
@@ -271,10 +291,6 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
     const double noise = std::max(spread, floor);
     for (uint32_t m : valid_) {
       const Track& t = TrackOf(m, f);
-      const auto before = std::lower_bound(
-          gs.odd.begin(), gs.odd.end(), std::pair{m, f},
-          [&](const OddRun& r, const std::pair<uint32_t, uint32_t>& k) { return key(r) < k; });
-      const bool known = before != gs.odd.end() && key(*before) == std::pair{m, f};
       // A value its exporter holds (a step-time gauge during a hang) is no evidence: its run ends.
       if (now - t.fresh > CurrentWithin(t.interval)) continue;
       const double factor = placed ? Factor(t.placed, t.a) : 1.0;
@@ -289,17 +305,13 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
                                    .effect = static_cast<float>(residual / scale),
                                    .evidence = 0,
                                    .start = -1}});
+      const auto before = std::lower_bound(
+          gs.odd.begin(), gs.odd.end(), std::pair{m, f},
+          [&](const OddRun& r, const std::pair<uint32_t, uint32_t>& k) { return key(r) < k; });
+      const bool known = before != gs.odd.end() && key(*before) == std::pair{m, f};
       OddRun run = known ? *before : OddRun{.machine = m, .feature = f};
       if (t.fresh > run.last && Beyond(t.raw - expected, noise, scale)) {
-        const double gap = t.fresh - run.last;
-        if (run.samples == 0 || gap > kRunGapIntervals * std::max(t.interval, 1.0f)) {
-          run.evidence = 0;
-          run.samples = 0;
-        } else {
-          run.evidence += static_cast<float>(gap);
-        }
-        if (run.samples < UINT16_MAX) ++run.samples;
-        run.last = t.fresh;
+        ExtendRun(run.evidence, run.samples, run.last, t.fresh, t.interval, 1);
       }
       runs.push_back(run);
     }
@@ -574,17 +586,9 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     return;
   }
   if (strength <= 0) return;
-  const double now = ff.now;
-  const double gap = now - t.last_deviating;
-  if (t.run == 0 || gap > kRunGapIntervals * std::max(t.interval, 1.0f)) {
-    t.run = 0;
-    t.start = now;
-    t.evidence = 0;
-  } else {
-    t.evidence += static_cast<float>(gap * strength);
+  if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength)) {
+    t.start = ff.now;
   }
-  if (t.run < UINT16_MAX) ++t.run;
-  t.last_deviating = now;
   if (!t.shared && t.evidence >= ff.persistence && t.run >= o_.min_samples) {
     Trigger(p, ff.group, ff.f, m, ff.persistence);
   }
