@@ -289,8 +289,12 @@ TEST_F(FleetRunE2eTest, CollectivesOnNodesWithoutAGpuFailEachGroupNamingItsNode)
 
 TEST_F(FleetRunE2eTest, RdmaOnNodesWithoutRdmaFailsEachPairSayingWhyAndKeepsTheTcpFigures) {
   if (access("/sys/class/infiniband", F_OK) == 0) GTEST_SKIP() << "this machine has RDMA ports";
+  const ProcessResult bad = ns_->FleetRun(With(kQuick, {"--rdma", "--rdma-iterations", "0"}));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("--rdma-iterations"), std::string::npos) << bad.err;
   const ProcessResult r =
-      ns_->FleetRun(With(kQuick, {"--rdma", "--rdma-duration", "1s", "--out", dir_.File("out")}));
+      ns_->FleetRun(With(kQuick, {"--rdma", "--rdma-duration", "1s", "--rdma-iterations", "100",
+                                  "--out", dir_.File("out")}));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const Result<std::string> pairs = ReadFile(dir_.File("out/net-pairs.jsonl"));
   ASSERT_TRUE(pairs.ok()) << r.err;

@@ -73,11 +73,20 @@ CLI::App* SetupFleetRun(CLI::App& fleet, FleetRunCliOptions& o) {
       ->check(CLI::IsMember({"bandwidth", "latency", "both"}))
       ->capture_default_str();
   cmd->add_flag("--rdma", o.run.rdma,
-                "Also measure each pair's RDMA bandwidth on every active NIC at once, NIC i to NIC "
-                "i, with perftest's ib_write_bw (Debian's perftest on every node)");
-  cmd->add_option("--rdma-program", o.run.rdma_program, "--rdma: the ib_write_bw to run")
+                "Also measure each pair over RDMA on every active NIC at once, NIC i to NIC i, as "
+                "--measure says: bandwidth with perftest's ib_write_bw, latency with ib_write_lat "
+                "(Debian's perftest on every node)");
+  cmd->add_option("--rdma-bw-program,--rdma-program", o.run.rdma_bw_program,
+                  "--rdma: the ib_write_bw to run")
       ->capture_default_str();
-  cmd->add_option("--rdma-duration", o.rdma_duration, "--rdma: how long each measurement lasts")
+  cmd->add_option("--rdma-lat-program", o.run.rdma_lat_program, "--rdma: the ib_write_lat to run")
+      ->capture_default_str();
+  cmd->add_option("--rdma-duration", o.rdma_duration,
+                  "--rdma: how long each bandwidth measurement lasts")
+      ->capture_default_str();
+  cmd->add_option("--rdma-iterations", o.run.rdma_iterations,
+                  "--rdma: round trips of each latency measurement (its figure is their median)")
+      ->check(InBounds({.lo = 1, .hi = 1e8}))
       ->capture_default_str();
   cmd->add_option("--transfer", o.transfer, "How long each bandwidth transfer sends")
       ->capture_default_str();

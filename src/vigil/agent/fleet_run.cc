@@ -200,14 +200,17 @@ BenchmarkRecord NetPairRecord(const std::string& node,
            {p.us}});
     }
     for (const cluster::RdmaFigure& f : p.rdma) {
-      if (f.gbps < 0) continue;
-      record.metrics.push_back(
-          {MetricKey{
-               record.name, fmt::format("{}_{}:{}", cluster::kPairRdmaMetric, f.device, pair), {}},
-           f.gbps,
-           "Gbit/s",
-           true,
-           {f.gbps}});
+      const auto metric = [&](std::string_view name) {
+        return MetricKey{record.name, fmt::format("{}_{}:{}", name, f.device, pair), {}};
+      };
+      if (f.gbps >= 0) {
+        record.metrics.push_back(
+            {metric(cluster::kPairRdmaMetric), f.gbps, "Gbit/s", true, {f.gbps}});
+      }
+      if (f.us >= 0) {
+        record.metrics.push_back(
+            {metric(cluster::kPairRdmaLatencyMetric), f.us, "us", false, {f.us}});
+      }
     }
     if (!p.error.empty()) Fail(record, fmt::format("{}: {}", pair, p.error));
   }
@@ -291,6 +294,7 @@ Status WriteOutputs(const std::string& dir, const std::map<std::string, NodeResu
         nics.push_back({{"nic", f.index},
                         {"device", f.device},
                         {"gbps", f.gbps >= 0 ? Json(f.gbps) : Json()},
+                        {"us", f.us >= 0 ? Json(f.us) : Json()},
                         {"error", f.error}});
       }
       line["rdma"] = std::move(nics);
@@ -357,11 +361,13 @@ Result<std::vector<cluster::NamedCulprit>> LocateCulprits(const cluster::FleetRu
     if (p.gbps >= 0) pairs.bandwidth.push_back({a, b, p.gbps});
     if (p.us >= 0) pairs.latency.push_back({a, b, p.us});
     for (const cluster::RdmaFigure& f : p.rdma) {
-      if (f.gbps < 0 || f.index < 0) continue;
+      if ((f.gbps < 0 && f.us < 0) || f.index < 0) continue;
       for (int i = static_cast<int>(pairs.rdma.size()); i <= f.index; ++i) {
-        pairs.rdma.push_back({fmt::format("NIC {}", i), {}});
+        pairs.rdma.push_back({fmt::format("NIC {}", i), {}, {}});
       }
-      pairs.rdma[static_cast<size_t>(f.index)].bandwidth.push_back({a, b, f.gbps});
+      cluster::RailPairs& rail = pairs.rdma[static_cast<size_t>(f.index)];
+      if (f.gbps >= 0) rail.bandwidth.push_back({a, b, f.gbps});
+      if (f.us >= 0) rail.latency.push_back({a, b, f.us});
     }
   }
   return cluster::LocaliseNetwork(pairs);
@@ -401,9 +407,12 @@ Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& o,
   run.bandwidth = o.measure != "latency";
   run.latency = o.measure != "bandwidth";
   run.transfer_seconds = o.transfer_s;
-  run.rdma = o.rdma;
-  run.rdma_program = o.rdma_program;
+  run.rdma_bandwidth = o.rdma && run.bandwidth;
+  run.rdma_latency = o.rdma && run.latency;
+  run.rdma_bw_program = o.rdma_bw_program;
+  run.rdma_lat_program = o.rdma_lat_program;
   run.rdma_seconds = o.rdma_s;
+  run.rdma_iterations = o.rdma_iterations;
   run.latency_round_trips = o.round_trips;
   run.start_timeout_s = o.start_timeout_s;
   run.suite_timeout_s = o.suite_timeout_s;

@@ -31,9 +31,12 @@ struct FleetCommandOptions {
   std::vector<std::string> suite_args;  // more `vigil run` flags for each node
   std::string pattern = "pair-wise";    // a pair pattern, or "none" for no network test
   std::string measure = "both";         // bandwidth, latency or both
-  bool rdma = false;                    // also RDMA per NIC with perftest's ib_write_bw
-  std::string rdma_program = "ib_write_bw";
-  double rdma_s = 2;  // each RDMA measurement
+  // Also RDMA per NIC, as `measure` says: perftest's ib_write_bw and ib_write_lat.
+  bool rdma = false;
+  std::string rdma_bw_program = "ib_write_bw";
+  std::string rdma_lat_program = "ib_write_lat";
+  double rdma_s = 2;            // each RDMA bandwidth measurement
+  int rdma_iterations = 10000;  // each RDMA latency measurement's round trips
   double transfer_s = 1;
   int round_trips = 1000;
   double start_timeout_s = 60;
@@ -66,8 +69,9 @@ Result<FleetCommandResult> RunFleetCommand(const FleetCommandOptions& options,
                                            const std::atomic<bool>& interrupted);
 
 // The culprits of a run's measured pairs: the TCP bandwidth's, then latency's (racks when every
-// node has one), then each RDMA NIC's on its own ("rdma NIC 1": NIC i of every sender with NIC i
-// of its receiver, a rail of the fabric). Errors: cluster::Localise's.
+// node has one), then each RDMA NIC's on its own, its bandwidth's then its latency's ("rdma NIC
+// 1", "rdma latency NIC 1": NIC i of every sender with NIC i of its receiver, a rail of the
+// fabric). Errors: cluster::Localise's.
 Result<std::vector<cluster::NamedCulprit>> LocateCulprits(const cluster::FleetRunOutcome& run);
 
 // The run as a person reads it: one line per node, then the culprits.

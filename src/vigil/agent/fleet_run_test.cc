@@ -204,7 +204,7 @@ TEST(FleetCommandTest, EachGroupsCollectiveIsALineAndAJsonEntry) {
   EXPECT_EQ(j["collectives"][1]["error"], "d: no NVIDIA driver");
 }
 
-TEST(FleetCommandTest, ANodesSlowRdmaNicIsNamedOnItsRailAndNothingElse) {
+TEST(FleetCommandTest, ANodesSlowRdmaNicIsNamedOnItsRailAndMeasureAndNothingElse) {
   cluster::FleetRunOutcome run;
   const std::vector<std::string> nodes = {"a", "b", "c", "d", "e", "f"};
   for (const std::string& n : nodes) run.nodes.push_back({{n, "", 0}, true, "", ""});
@@ -212,21 +212,26 @@ TEST(FleetCommandTest, ANodesSlowRdmaNicIsNamedOnItsRailAndNothingElse) {
     for (const std::string& to : nodes) {
       if (from == to) continue;
       cluster::FleetPairOutcome p{from, to, 9.5, -1, "", {}};
-      // c's NIC 3 trained at half speed: slow whichever way, on that rail only.
+      // c's NIC 3 trained at half speed: slow whichever way, on that rail only; e's NIC 1 has
+      // four times the latency of the others (its bandwidth is fine).
       for (int i = 0; i < 4; ++i) {
         const bool slow = i == 3 && (from == "c" || to == "c");
-        p.rdma.push_back({i, fmt::format("mlx5_{}", i), slow ? 98.0 : 196.0 + i, ""});
+        const bool late = i == 1 && (from == "e" || to == "e");
+        p.rdma.push_back({i, fmt::format("mlx5_{}", i), slow ? 98.0 : 196.0 + i, "",
+                          late ? 8.0 : 2.0 + 0.01 * i});
       }
       run.pairs.push_back(std::move(p));
     }
   }
   Result<std::vector<cluster::NamedCulprit>> named = LocateCulprits(run);
   ASSERT_TRUE(named.ok()) << named.status().ToString();
-  ASSERT_EQ(named->size(), 1u);
-  EXPECT_EQ((*named)[0].measure, "rdma NIC 3");
-  EXPECT_EQ((*named)[0].culprit.kind, cluster::CulpritKind::kNode);
-  EXPECT_EQ((*named)[0].culprit.subject, "c");
-  EXPECT_EQ((*named)[0].culprit.direction, "both");
+  ASSERT_EQ(named->size(), 2u);
+  EXPECT_EQ((*named)[0].measure, "rdma latency NIC 1");
+  EXPECT_EQ((*named)[0].culprit.subject, "e");
+  EXPECT_EQ((*named)[1].measure, "rdma NIC 3");
+  EXPECT_EQ((*named)[1].culprit.kind, cluster::CulpritKind::kNode);
+  EXPECT_EQ((*named)[1].culprit.subject, "c");
+  EXPECT_EQ((*named)[1].culprit.direction, "both");
 }
 
 TEST(FleetCommandTest, TheJsonHoldsNodesCulpritsAndTheExitCode) {

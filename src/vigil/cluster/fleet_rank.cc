@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <thread>
@@ -48,8 +49,11 @@ std::vector<RdmaNic> NicsOf(const nlohmann::json& task) {
 Result<nlohmann::json> PerformRdma(const std::string& kind, const nlohmann::json& task,
                                    const std::atomic<bool>& interrupted) {
   RdmaOptions o;
+  if (TextField(task, "test") == "latency") o.test = RdmaTest::kLatency;
   o.program = TextField(task, "program", o.program);
   o.seconds = NumberField(task, "seconds", o.seconds);
+  o.iterations =
+      static_cast<int>(std::clamp(NumberField(task, "iterations", o.iterations), 1.0, 1e8));
   o.timeout_s = NumberField(task, "timeout_s", o.timeout_s);
   o.cancel = &interrupted;
   const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();
@@ -59,8 +63,11 @@ Result<nlohmann::json> PerformRdma(const std::string& kind, const nlohmann::json
   }
   nlohmann::json nics = nlohmann::json::array();
   for (const RdmaFigure& f : SendRdma(TextField(task, "address"), NicsOf(task), o, *runner)) {
-    nics.push_back(
-        {{"index", f.index}, {"device", f.device}, {"gbps", f.gbps}, {"error", f.error}});
+    nics.push_back({{"index", f.index},
+                    {"device", f.device},
+                    {"gbps", f.gbps},
+                    {"us", f.us},
+                    {"error", f.error}});
   }
   return nlohmann::json{{"nics", nics}};
 }

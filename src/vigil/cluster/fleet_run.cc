@@ -391,84 +391,129 @@ class Conductor {
         }
       }
     }
-    if (o_.rdma) MeasureRdma(hosts, ranks, directed, pairs, first);
+    if (o_.rdma_bandwidth || o_.rdma_latency) MeasureRdma(hosts, ranks, directed, pairs, first);
   }
 
-  // The RDMA test of every directed pair at once: the receivers' servers and the senders'
-  // clients are started together (a client retries until its server listens). NIC i runs when
-  // both ends have an ACTIVE NIC i; the others are named from what the ranks registered.
+  // The RDMA tests of every directed pair at once, bandwidth then latency: the receivers' servers
+  // and the senders' clients are started together (a client retries until its server listens).
+  // NIC i runs when both ends have an ACTIVE NIC i; the others are named from what the ranks
+  // registered.
   void MeasureRdma(const std::vector<FleetHost>& hosts,
                    const std::map<std::string, RankInfo>& ranks,
                    const std::vector<std::pair<int, int>>& directed,
                    std::vector<FleetPairOutcome>& pairs, size_t first) {
-    RdmaOptions limits;
-    limits.seconds = o_.rdma_seconds;
-    limits.timeout_s = o_.pair_timeout_s;
-    const nlohmann::json settings = {
-        {"program", o_.rdma_program}, {"seconds", limits.seconds}, {"timeout_s", limits.timeout_s}};
-    std::vector<std::pair<std::string, nlohmann::json>> tasks;
-    std::vector<size_t> task_of;  // the pair of each send task (its serve task follows it)
+    // A NIC that cannot run is named in the pair's figures now; one that runs gets its figures
+    // from each test.
+    std::vector<RdmaPlan> plans;
     for (size_t k = 0; k < directed.size(); ++k) {
       const auto& [a, b] = directed[k];
       const std::vector<RdmaPort>& from = ranks.at(hosts[a].name).rdma;
       const std::vector<RdmaPort>& to = ranks.at(hosts[b].name).rdma;
       FleetPairOutcome& p = pairs[first + k];
-      nlohmann::json send_nics = nlohmann::json::array(), serve_nics = nlohmann::json::array();
+      RdmaPlan plan{k};
       for (size_t i = 0; i < std::max(from.size(), to.size()); ++i) {
         std::string why = NicMissing(hosts[a].name, from, i);
         if (why.empty()) why = NicMissing(hosts[b].name, to, i);
-        if (!why.empty()) {
-          p.rdma.push_back({static_cast<int>(i), i < from.size() ? from[i].Name() : "-", -1, why});
-          continue;
-        }
+        p.rdma.push_back({static_cast<int>(i), i < from.size() ? from[i].Name() : "-", -1, why});
+        if (!why.empty()) continue;
         const int tcp = o_.rdma_port_base + static_cast<int>(i);
-        send_nics.push_back(
+        plan.send_nics.push_back(
             {{"index", i}, {"device", from[i].device}, {"port", from[i].port}, {"tcp_port", tcp}});
-        serve_nics.push_back(
+        plan.serve_nics.push_back(
             {{"index", i}, {"device", to[i].device}, {"port", to[i].port}, {"tcp_port", tcp}});
       }
       if (from.empty() && to.empty()) {
         p.rdma.push_back({0, "-", -1, "neither node has an RDMA port"});
       }
-      if (send_nics.empty()) continue;
-      nlohmann::json send = settings, serve = settings;
-      send["kind"] = "rdma-send";
-      send["address"] = ranks.at(hosts[b].name).address;
-      send["nics"] = std::move(send_nics);
-      serve["kind"] = "rdma-serve";
-      serve["nics"] = std::move(serve_nics);
-      tasks.push_back({hosts[a].name, std::move(send)});
-      tasks.push_back({hosts[b].name, std::move(serve)});
-      task_of.push_back(k);
+      if (!plan.send_nics.empty()) plans.push_back(std::move(plan));
     }
-    const std::vector<TaskOutcome> done =
-        c_.Run(tasks, RdmaLimitSeconds(limits) + kRdmaGrace, give_up_);
-    for (size_t t = 0; t < task_of.size(); ++t) {
-      FleetPairOutcome& p = pairs[first + task_of[t]];
-      const TaskOutcome& sent = done[2 * t];
-      const TaskOutcome& served = done[2 * t + 1];
-      const auto nics = sent.ok ? sent.result.find("nics") : sent.result.end();
-      if (sent.ok && nics != sent.result.end() && nics->is_array()) {
-        for (const nlohmann::json& nic : *nics) {
-          RdmaFigure f{static_cast<int>(NumberField(nic, "index", 0)),
-                       TextField(nic, "device", "?"), NumberField(nic, "gbps", -1),
-                       TextField(nic, "error")};
-          if (!(f.gbps >= 0) && f.error.empty()) f.error = "no figure";
-          p.rdma.push_back(std::move(f));
-        }
-      } else if (!sent.ok) {
-        p.rdma.push_back({0, "-", -1, sent.error});
-      }
-      if (!served.ok) p.rdma.push_back({0, "-", -1, "receiver: " + served.error});
+    for (const RdmaTest test : {RdmaTest::kBandwidth, RdmaTest::kLatency}) {
+      const bool latency = test == RdmaTest::kLatency;
+      if (!(latency ? o_.rdma_latency : o_.rdma_bandwidth)) continue;
+      RunRdmaTest(test, hosts, ranks, directed, plans, pairs, first);
     }
     for (size_t k = 0; k < directed.size(); ++k) {
       FleetPairOutcome& p = pairs[first + k];
-      std::sort(p.rdma.begin(), p.rdma.end(),
-                [](const RdmaFigure& x, const RdmaFigure& y) { return x.index < y.index; });
       for (const RdmaFigure& f : p.rdma) {
         if (!f.error.empty() && p.error.empty()) {
           p.error = fmt::format("rdma NIC {} ({}): {}", f.index, f.device, f.error);
         }
+      }
+    }
+  }
+
+  // A directed pair's RDMA plan: the NICs both ends can run, as each end's task lists them.
+  struct RdmaPlan {
+    size_t pair;  // in `directed`
+    nlohmann::json send_nics = nlohmann::json::array(), serve_nics = nlohmann::json::array();
+  };
+
+  // One RDMA test over every planned pair at once; each NIC's figure, or why not, into its pair
+  // (pairs[first + k] for directed[k]).
+  void RunRdmaTest(RdmaTest test, const std::vector<FleetHost>& hosts,
+                   const std::map<std::string, RankInfo>& ranks,
+                   const std::vector<std::pair<int, int>>& directed,
+                   const std::vector<RdmaPlan>& plans, std::vector<FleetPairOutcome>& pairs,
+                   size_t first) {
+    const bool latency = test == RdmaTest::kLatency;
+    RdmaOptions limits;
+    limits.seconds = o_.rdma_seconds;
+    limits.timeout_s = o_.pair_timeout_s;
+    const nlohmann::json settings = {
+        {"test", latency ? "latency" : "bandwidth"},
+        {"program", latency ? o_.rdma_lat_program : o_.rdma_bw_program},
+        {"seconds", limits.seconds},
+        {"iterations", o_.rdma_iterations},
+        {"timeout_s", limits.timeout_s}};
+    std::vector<std::pair<std::string, nlohmann::json>> tasks;
+    for (const RdmaPlan& plan : plans) {
+      const auto& [a, b] = directed[plan.pair];
+      nlohmann::json send = settings, serve = settings;
+      send["kind"] = "rdma-send";
+      send["address"] = ranks.at(hosts[b].name).address;
+      send["nics"] = plan.send_nics;
+      serve["kind"] = "rdma-serve";
+      serve["nics"] = plan.serve_nics;
+      tasks.push_back({hosts[a].name, std::move(send)});
+      tasks.push_back({hosts[b].name, std::move(serve)});
+    }
+    const std::vector<TaskOutcome> done =
+        c_.Run(tasks, RdmaLimitSeconds(limits) + kRdmaGrace, give_up_);
+    for (size_t t = 0; t < plans.size(); ++t) {
+      FleetPairOutcome& p = pairs[first + plans[t].pair];
+      const TaskOutcome& sent = done[2 * t];
+      const TaskOutcome& served = done[2 * t + 1];
+      const auto answered = sent.ok ? sent.result.find("nics") : sent.result.end();
+      std::map<int, const nlohmann::json*> by_index;
+      if (answered != sent.result.end() && answered->is_array()) {
+        for (const nlohmann::json& nic : *answered) {
+          by_index[static_cast<int>(NumberField(nic, "index", -1))] = &nic;
+        }
+      }
+      for (const nlohmann::json& planned : plans[t].send_nics) {
+        const int index = planned["index"].get<int>();
+        const auto it = std::find_if(p.rdma.begin(), p.rdma.end(),
+                                     [&](const RdmaFigure& f) { return f.index == index; });
+        if (it == p.rdma.end()) continue;  // MeasureRdma made one for every planned NIC
+        RdmaFigure& f = *it;
+        const auto nic = by_index.find(index);
+        std::string why;
+        if (!sent.ok) {
+          why = sent.error;
+        } else if (nic == by_index.end()) {
+          why = "no figure";
+        } else {
+          f.device = TextField(*nic->second, "device", f.device);
+          const double v = NumberField(*nic->second, latency ? "us" : "gbps", -1);
+          why = TextField(*nic->second, "error");
+          if (v >= 0 && why.empty()) {
+            (latency ? f.us : f.gbps) = v;
+          } else if (why.empty()) {
+            why = "no figure";
+          }
+        }
+        if (!served.ok) why += (why.empty() ? "" : "; ") + ("receiver: " + served.error);
+        if (!why.empty()) f.error += (f.error.empty() ? "" : "; ") + why;
       }
     }
   }

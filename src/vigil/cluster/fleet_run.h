@@ -72,11 +72,15 @@ struct FleetRunOptions {
   PairSchedule schedule;  // null: no network tests
   bool bandwidth = true;  // measure each pair's bandwidth
   bool latency = true;    // and its latency
-  // And its RDMA bandwidth per NIC with perftest's ib_write_bw (rdma.h), every NIC at once, NIC i
-  // on TCP port rdma_port_base + i; a client may take pair_timeout_s to reach its server.
-  bool rdma = false;
-  std::string rdma_program = "ib_write_bw";
-  double rdma_seconds = 2;
+  // And its RDMA bandwidth and latency per NIC with perftest's ib_write_bw and ib_write_lat
+  // (rdma.h), every NIC at once, NIC i on TCP port rdma_port_base + i; a client may take
+  // pair_timeout_s to reach its server.
+  bool rdma_bandwidth = false;
+  bool rdma_latency = false;
+  std::string rdma_bw_program = "ib_write_bw";
+  std::string rdma_lat_program = "ib_write_lat";
+  double rdma_seconds = 2;      // each bandwidth measurement
+  int rdma_iterations = 10000;  // each latency measurement's round trips
   int rdma_port_base = 18515;
   double transfer_seconds = 1;
   int latency_round_trips = 1000;
@@ -103,7 +107,7 @@ struct FleetPairOutcome {
   double gbps = -1;  // from -> to; -1 when not measured
   double us = -1;    // one-way latency (half the round trip); -1 when not measured
   std::string error;
-  std::vector<RdmaFigure> rdma;  // per NIC, in order, when asked: a figure or why not
+  std::vector<RdmaFigure> rdma;  // per NIC, in order, when asked: its figures or why not
 };
 
 // What a node's document holds of its groups' collectives (agent/fleet_run.h).

@@ -320,34 +320,48 @@ TEST_F(FleetRunTest, AMemberPastItsTimeFailsItsGroupAndIsLost) {
   EXPECT_EQ(r->nodes[0].error, "");
 }
 
-// A stand-in for ib_write_bw (rdma.cc's arguments: the server has 12, the client 13): the server
-// writes its device into a marker for its TCP port while it runs; a client finds it or cannot
-// connect yet; a pair is slow when either end's device is named slow*. One pair at a time: every
-// node here shares one address.
+// Stand-ins for ib_write_bw and ib_write_lat (rdma.cc's arguments: a bandwidth server has 12, its
+// client 13; a latency server 9, its client 10): the server writes its device into a marker for
+// its TCP port while it runs; a client finds it or cannot connect yet; a pair is slow when either
+// end's device is named slow* (a quarter of the bandwidth), late when late* (four times the
+// latency); a latency client on a nolat* device prints no table. One pair at a time: every node
+// here shares one address.
 void FakePerftest(const testing::TempDir& dir) {
-  dir.Write("ib_write_bw",
-            "#!/bin/sh\n"
-            "d=" +
-                dir.path() +
-                "; dev=$2; tcp=$6\n"
-                "if [ $# -eq 12 ]; then\n"
-                "  echo $dev > $d/ready-$tcp.tmp; mv $d/ready-$tcp.tmp $d/ready-$tcp; sleep 0.4\n"
-                "  rm -f $d/ready-$tcp; exit 0\n"
-                "fi\n"
-                "[ -e $d/ready-$tcp ] || { echo \"Couldn't connect to ${13}:$tcp\" >&2; exit 1; }\n"
-                "peer=$(cat $d/ready-$tcp); bw=100\n"
-                "case \"$dev $peer\" in *slow*) bw=25;; esac\n"
-                "echo ' #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]'\n"
-                "echo \" 1048576 100 0 $bw 0\"\n");
+  const std::string serve =
+      "  echo $dev > $d/ready-$tcp.tmp; mv $d/ready-$tcp.tmp $d/ready-$tcp; sleep 0.4\n"
+      "  rm -f $d/ready-$tcp; exit 0\n"
+      "fi\n";
+  const std::string connect =
+      " ] || { echo \"Couldn't connect to $tcp\" >&2; exit 1; }\n"
+      "peer=$(cat $d/ready-$tcp)\n";
+  dir.Write("ib_write_bw", "#!/bin/sh\nd=" + dir.path() +
+                               "; dev=$2; tcp=$6\nif [ $# -eq 12 ]; then\n" + serve +
+                               "[ -e $d/ready-$tcp" + connect +
+                               "bw=100; case \"$dev $peer\" in *slow*) bw=25;; esac\n"
+                               "echo ' #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec]'\n"
+                               "echo \" 1048576 100 0 $bw\"\n");
+  dir.Write("ib_write_lat",
+            "#!/bin/sh\nd=" + dir.path() + "; dev=$2; tcp=$6\nif [ $# -eq 9 ]; then\n" + serve +
+                "[ -e $d/ready-$tcp" + connect +
+                "case $dev in nolat*) echo 'ibv_post_send failed'; exit 0;; esac\n"
+                "us=2; case \"$dev $peer\" in *late*) us=8;; esac\n"
+                "echo ' #bytes #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec]'\n"
+                "echo \" 2 $8 1 9 $us 3\"\n");
   chmod(dir.File("ib_write_bw").c_str(), 0755);
+  chmod(dir.File("ib_write_lat").c_str(), 0755);
 }
 
-// RDMA only, through the stand-in ib_write_bw, its TCP ports from `port_base`.
-FleetRunOptions RdmaOnly(FleetRunOptions o, const testing::TempDir& dir, int port_base) {
+// RDMA only (bandwidth, and latency when asked), through the stand-ins, their TCP ports from
+// `port_base`.
+FleetRunOptions RdmaOnly(FleetRunOptions o, const testing::TempDir& dir, int port_base,
+                         bool latency = false) {
   o.bandwidth = o.latency = false;
-  o.rdma = true;
-  o.rdma_program = dir.File("ib_write_bw");
+  o.rdma_bandwidth = true;
+  o.rdma_latency = latency;
+  o.rdma_bw_program = dir.File("ib_write_bw");
+  o.rdma_lat_program = dir.File("ib_write_lat");
   o.rdma_seconds = 1;
+  o.rdma_iterations = 500;
   o.rdma_port_base = port_base;
   FakePerftest(dir);
   return o;
@@ -363,11 +377,12 @@ void GiveRdmaPorts(const testing::TempDir& dir, ThreadLauncher& launcher, const 
 }
 
 TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
-  FleetRunOptions o = RdmaOnly(Options({"n0", "n1", "n2"}), dir_, 32100);
+  FleetRunOptions o = RdmaOnly(Options({"n0", "n1", "n2"}), dir_, 32100, /*latency=*/true);
   for (const std::string n : {"n0", "n1", "n2"}) {
-    // n2's second NIC is the slow one (sorted after mlx5_0, as NIC 1).
+    // n2's second NIC is the slow one (sorted after mlx5_0, as NIC 1), n1's first the late one.
     GiveRdmaPorts(dir_, launcher_, n,
-                  {{"mlx5_0", "4: ACTIVE"}, {n == "n2" ? "slowx_1" : "mlx5_1", "4: ACTIVE"}});
+                  {{n == "n1" ? "late_0" : "mlx5_0", "4: ACTIVE"},
+                   {n == "n2" ? "slowx_1" : "mlx5_1", "4: ACTIVE"}});
   }
   const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -377,11 +392,14 @@ TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
     EXPECT_EQ(p.gbps, -1);  // the TCP test was not asked for
     ASSERT_EQ(p.rdma.size(), 2u) << p.from << "->" << p.to;
     EXPECT_EQ(p.rdma[0].index, 0);
-    EXPECT_EQ(p.rdma[0].device, "mlx5_0");
+    EXPECT_EQ(p.rdma[0].device, p.from == "n1" ? "late_0" : "mlx5_0");
     EXPECT_EQ(p.rdma[0].gbps, 100) << p.from << "->" << p.to;
+    const bool n1 = p.from == "n1" || p.to == "n1";
+    EXPECT_EQ(p.rdma[0].us, n1 ? 8 : 2) << p.from << "->" << p.to;
     const bool n2 = p.from == "n2" || p.to == "n2";
     EXPECT_EQ(p.rdma[1].device, p.from == "n2" ? "slowx_1" : "mlx5_1");
     EXPECT_EQ(p.rdma[1].gbps, n2 ? 25 : 100) << p.from << "->" << p.to;
+    EXPECT_EQ(p.rdma[1].us, 2) << p.from << "->" << p.to;
   }
 }
 
@@ -403,10 +421,28 @@ TEST_F(FleetRunTest, ADownNicIsNamedAndTheOtherNicsKeepTheirRails) {
   }
 }
 
+TEST_F(FleetRunTest, ALatencyThatFailsKeepsTheNicsBandwidthAndSaysWhy) {
+  FleetRunOptions o = RdmaOnly(Options({"n0", "n1"}), dir_, 32300, /*latency=*/true);
+  GiveRdmaPorts(dir_, launcher_, "n0", {{"nolat_0", "4: ACTIVE"}});
+  GiveRdmaPorts(dir_, launcher_, "n1", {{"mlx5_0", "4: ACTIVE"}});
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->pairs.size(), 2u);
+  for (const FleetPairOutcome& p : r->pairs) {
+    ASSERT_EQ(p.rdma.size(), 1u) << p.from << "->" << p.to;
+    EXPECT_EQ(p.rdma[0].gbps, 100) << p.rdma[0].error;
+    const bool broken = p.from == "n0";
+    EXPECT_EQ(p.rdma[0].us, broken ? -1 : 2) << p.rdma[0].error;
+    EXPECT_EQ(p.error, broken ? "rdma NIC 0 (nolat_0): ib_write_lat: no \"t_typical[usec]\" table "
+                                "in its output"
+                              : "");
+  }
+}
+
 TEST_F(FleetRunTest, RdmaOnNodesWithoutRdmaIsAPairErrorNamingWhy) {
   FleetRunOptions o = Options({"n0", "n1"});
   o.bandwidth = o.latency = false;
-  o.rdma = true;
+  o.rdma_bandwidth = true;
   launcher_.sysfs = {{"n0", dir_.File("none")}, {"n1", dir_.File("none")}};
   const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -374,9 +374,14 @@ Result<std::vector<NamedCulprit>> LocaliseNetwork(const NetworkPairs& pairs,
     for (Culprit& c : found) named.push_back({bandwidth ? "bandwidth" : "latency", std::move(c)});
   }
   for (const RailPairs& rail : pairs.rdma) {
-    const PairSet set{pairs.nodes, pairs.racks, rail.bandwidth, true};
-    VIGIL_ASSIGN_OR_RETURN(std::vector<Culprit> found, Localise(set, o));
-    for (Culprit& c : found) named.push_back({"rdma " + rail.name, std::move(c)});
+    for (const bool bandwidth : {true, false}) {
+      const PairSet set{pairs.nodes, pairs.racks, bandwidth ? rail.bandwidth : rail.latency,
+                        bandwidth};
+      VIGIL_ASSIGN_OR_RETURN(std::vector<Culprit> found, Localise(set, o));
+      for (Culprit& c : found) {
+        named.push_back({(bandwidth ? "rdma " : "rdma latency ") + rail.name, std::move(c)});
+      }
+    }
   }
   return named;
 }

@@ -89,15 +89,18 @@ std::string_view CulpritKindName(CulpritKind kind);
 inline constexpr std::string_view kNetPairBenchmark = "net-pair";
 inline constexpr std::string_view kPairBandwidthMetric = "bw_gbps";
 inline constexpr std::string_view kPairLatencyMetric = "lat_us";
-// RDMA per NIC: `net-pair/rdma_gbps_<device>:<from>-<to>` (Gbit/s), the sender's device.
+// RDMA per NIC: `net-pair/rdma_gbps_<device>:<from>-<to>` (Gbit/s) and
+// `net-pair/rdma_lat_us_<device>:<from>-<to>` (microseconds), the sender's device.
 inline constexpr std::string_view kPairRdmaMetric = "rdma_gbps";
+inline constexpr std::string_view kPairRdmaLatencyMetric = "rdma_lat_us";
 
-// One RDMA rail: NIC i of each sender measured with NIC i of its receiver, in Gbit/s.
+// One RDMA rail: NIC i of each sender measured with NIC i of its receiver.
 struct RailPairs {
   // "NIC 3" where the rail is known by position (`vigil fleet run`), or the sender's device,
   // "mlx5_3", where only the documents' keys are known (the fleet service).
   std::string name;
-  std::vector<PairMeasure> bandwidth;
+  std::vector<PairMeasure> bandwidth;  // Gbit/s
+  std::vector<PairMeasure> latency;    // microseconds
 };
 
 struct NetworkPairs {
@@ -108,14 +111,16 @@ struct NetworkPairs {
   std::vector<RailPairs> rdma;  // each rail on its own: a NIC is judged against its own rail
 };
 
-// A culprit and the measure that named it ("bandwidth", "latency" or "rdma <rail name>").
+// A culprit and the measure that named it: "bandwidth", "latency", "rdma <rail name>" (its
+// bandwidth) or "rdma latency <rail name>".
 struct NamedCulprit {
   std::string measure;
   Culprit culprit;
 };
 
 // Localise on each measure apart: bandwidth's culprits, then latency's, then each RDMA rail's in
-// the order given (a rail without pairs names nothing). Errors: Localise's.
+// the order given, its bandwidth's then its latency's (a measure without pairs names nothing).
+// Errors: Localise's.
 Result<std::vector<NamedCulprit>> LocaliseNetwork(const NetworkPairs& pairs,
                                                   const LocaliseOptions& o = {});
 

@@ -269,7 +269,8 @@ TEST(LocaliseTest, SwitchesThenNodesThenLinksEachBySlowestThenName) {
 
 TEST(LocaliseNetworkTest, BandwidthThenLatencyThenEachRailOnItsOwn) {
   // Six nodes: n1 sends slowly over TCP, n4's latency is high, and on RDMA n2 is slow on rail
-  // "NIC 1" only; "NIC 0" is healthy and "NIC 2" has no pairs.
+  // "NIC 1" only and n5's latency high on rail "NIC 0" only (its bandwidth there is fine); "NIC 2"
+  // has no pairs.
   const auto slow_node = [](int node, double factor) {
     return
         [node, factor](int a, int b, double v) { return a == node || b == node ? v * factor : v; };
@@ -279,21 +280,25 @@ TEST(LocaliseNetworkTest, BandwidthThenLatencyThenEachRailOnItsOwn) {
   pairs.nodes = tcp.nodes;
   pairs.bandwidth = tcp.pairs;
   pairs.latency = AllPairs(6, 5, slow_node(4, 8)).pairs;
-  pairs.rdma = {{"NIC 0", AllPairs(6, 200, slow_node(-1, 1)).pairs},
-                {"NIC 1", AllPairs(6, 200, slow_node(2, 0.25)).pairs},
-                {"NIC 2", {}}};
+  pairs.rdma = {
+      {"NIC 0", AllPairs(6, 200, slow_node(-1, 1)).pairs, AllPairs(6, 2, slow_node(5, 4)).pairs},
+      {"NIC 1", AllPairs(6, 200, slow_node(2, 0.25)).pairs, AllPairs(6, 2, slow_node(-1, 1)).pairs},
+      {"NIC 2", {}, {}}};
   const Result<std::vector<NamedCulprit>> named = LocaliseNetwork(pairs);
   ASSERT_TRUE(named.ok()) << named.status().ToString();
-  ASSERT_EQ(named->size(), 3u);
+  ASSERT_EQ(named->size(), 4u);
   EXPECT_EQ((*named)[0].measure, "bandwidth");
   EXPECT_EQ((*named)[0].culprit.subject, "n1");
   EXPECT_EQ((*named)[0].culprit.direction, "send");
   EXPECT_EQ((*named)[1].measure, "latency");
   EXPECT_EQ((*named)[1].culprit.subject, "n4");
-  EXPECT_EQ((*named)[2].measure, "rdma NIC 1");
-  EXPECT_EQ((*named)[2].culprit.subject, "n2");
+  EXPECT_EQ((*named)[2].measure, "rdma latency NIC 0");
+  EXPECT_EQ((*named)[2].culprit.subject, "n5");
   EXPECT_EQ((*named)[2].culprit.direction, "both");
-  EXPECT_EQ(CulpritJson((*named)[2])["measure"], "rdma NIC 1");
+  EXPECT_EQ((*named)[3].measure, "rdma NIC 1");
+  EXPECT_EQ((*named)[3].culprit.subject, "n2");
+  EXPECT_EQ((*named)[3].culprit.direction, "both");
+  EXPECT_EQ(CulpritJson((*named)[3])["measure"], "rdma NIC 1");
 
   pairs.rdma[1].bandwidth.push_back({0, 9, 1});  // a node out of range: the rail's error
   EXPECT_EQ(LocaliseNetwork(pairs).status().code(), StatusCode::kInvalidArgument);

@@ -25,21 +25,42 @@ bool IsNumber(std::string_view token, double& value) {
 }
 
 std::vector<std::string> PerftestArgs(const RdmaOptions& o, const RdmaNic& nic) {
-  return {o.program,
-          "-d",
-          nic.device,
-          "-i",
-          std::to_string(nic.port),
-          "-p",
-          std::to_string(nic.tcp_port),
-          "-D",
-          fmt::format("{:.0f}", std::max(1.0, o.seconds)),
-          "-s",
-          std::to_string(o.message_bytes),
-          "-F",
-          "--report_gbits"};
+  std::vector<std::string> args = {o.program,
+                                   "-d",
+                                   nic.device,
+                                   "-i",
+                                   std::to_string(nic.port),
+                                   "-p",
+                                   std::to_string(nic.tcp_port)};
+  if (o.test == RdmaTest::kLatency) {
+    args.insert(args.end(), {"-n", std::to_string(std::max(1, o.iterations)), "-F"});
+  } else {
+    args.insert(args.end(), {"-D", fmt::format("{:.0f}", std::max(1.0, o.seconds)), "-s",
+                             std::to_string(o.message_bytes), "-F", "--report_gbits"});
+  }
+  return args;
 }
 
+// The rows of numbers below the table header at lines[header]: the first line whose words are
+// all numbers and at least `columns` of them (perftest may print a warning between the two, such
+// as "Conflicting CPU frequency values detected"). Empty when there is none.
+std::vector<double> FirstRow(const std::vector<std::string_view>& lines, size_t header,
+                             size_t columns) {
+  for (size_t j = header + 1; j < lines.size(); ++j) {
+    std::vector<double> numbers;
+    bool all = true;
+    for (const std::string_view token : Words(lines[j])) {
+      double v = 0;
+      if (!IsNumber(token, v)) {
+        all = false;
+        break;
+      }
+      numbers.push_back(v);
+    }
+    if (all && numbers.size() >= columns) return numbers;
+  }
+  return {};
+}
 // Runs `each(i)` for every NIC at once and waits for all of them.
 template <typename Each>
 void ForEachNicAtOnce(size_t nics, const Each& each) {
@@ -116,23 +137,42 @@ Result<double> ParseIbWriteBw(std::string_view output) {
     if (scale == 0) {
       return Status::InvalidArgument(fmt::format("ib_write_bw: unknown unit \"{}\"", unit));
     }
-    // The first line below the header with a row of numbers: #bytes, #iterations, BW peak,
-    // BW average, ...
-    for (size_t j = i + 1; j < lines.size(); ++j) {
-      std::vector<double> numbers;
-      for (const std::string_view token : Words(lines[j])) {
-        double v = 0;
-        if (!IsNumber(token, v)) break;
-        numbers.push_back(v);
-      }
-      if (numbers.size() >= 4) {
-        if (!std::isfinite(numbers[3]) || numbers[3] < 0) break;
-        return numbers[3] * scale;
-      }
+    // #bytes, #iterations, BW peak, BW average, ...
+    const std::vector<double> row = FirstRow(lines, i, 4);
+    if (row.empty()) {
+      return Status::InvalidArgument("ib_write_bw: a table header without a row of figures");
     }
-    return Status::InvalidArgument("ib_write_bw: a table header without a row of figures");
+    if (!std::isfinite(row[3]) || row[3] < 0) {
+      return Status::InvalidArgument("ib_write_bw: the average is not a number of 0 or more");
+    }
+    return row[3] * scale;
   }
   return Status::InvalidArgument("ib_write_bw: no \"BW average\" table in its output");
+}
+
+Result<double> ParseIbWriteLat(std::string_view output) {
+  const std::vector<std::string_view> lines = Split(output, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    // " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec] ...": the
+    // figures before the percentiles are one word each, so a column is its header word's place.
+    const std::vector<std::string_view> header = Words(lines[i]);
+    const auto column = [&](std::string_view name) {
+      return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    size_t at = column("t_typical[usec]");
+    if (at == header.size()) at = column("t_avg[usec]");
+    if (at == header.size()) continue;
+    const std::vector<double> row = FirstRow(lines, i, at + 1);
+    if (row.empty()) {
+      return Status::InvalidArgument("ib_write_lat: a table header without a row of figures");
+    }
+    if (!std::isfinite(row[at]) || row[at] <= 0) {
+      return Status::InvalidArgument(
+          fmt::format("ib_write_lat: the latency {} is not a positive number", header[at]));
+    }
+    return row[at];
+  }
+  return Status::InvalidArgument("ib_write_lat: no \"t_typical[usec]\" table in its output");
 }
 
 double RdmaLimitSeconds(const RdmaOptions& o) { return o.timeout_s + std::max(1.0, o.seconds) + 5; }
@@ -176,11 +216,12 @@ std::vector<RdmaFigure> SendRdma(const std::string& address, const std::vector<R
         return;
       }
       if (ran->exit_code == 0) {
-        Result<double> gbps = ParseIbWriteBw(ran->out);
-        if (gbps.ok()) {
-          f.gbps = *gbps;
+        const bool latency = o.test == RdmaTest::kLatency;
+        Result<double> figure = latency ? ParseIbWriteLat(ran->out) : ParseIbWriteBw(ran->out);
+        if (!figure.ok()) {
+          f.error = figure.status().message();
         } else {
-          f.error = gbps.status().message();
+          (latency ? f.us : f.gbps) = *figure;
         }
         return;
       }

@@ -1,8 +1,9 @@
-// RDMA bandwidth per NIC between two nodes of `vigil fleet run` (docs/multinode.md), with
-// perftest's ib_write_bw (Debian's perftest): NIC i of the sender with NIC i of the receiver (the
-// rails of a GPU cluster's fabric), every NIC at once, the receiver running one ib_write_bw server
-// per NIC and the sender one client. Each rank lists its ports when it registers; the coordinator
-// plans which NICs of a pair run (both ends ACTIVE) and names the others.
+// RDMA bandwidth and latency per NIC between two nodes of `vigil fleet run` (docs/multinode.md),
+// with perftest's ib_write_bw and ib_write_lat (Debian's perftest): NIC i of the sender with NIC i
+// of the receiver (the rails of a GPU cluster's fabric), every NIC at once, the receiver running
+// one perftest server per NIC and the sender one client. Each rank lists its ports when it
+// registers; the coordinator plans which NICs of a pair run (both ends ACTIVE) and names the
+// others.
 #pragma once
 
 #include <atomic>
@@ -43,6 +44,12 @@ std::vector<RdmaPort> RdmaPorts(const std::string& sysfs_root);
 // missing when the output has no such table.
 Result<double> ParseIbWriteBw(std::string_view output);
 
+// The one-way latency ib_write_lat reports, in microseconds: its table's "t_typical[usec]" (the
+// median; perftest halves each round trip of a write), or "t_avg[usec]" where the table has no
+// typical (a run timed by -D). InvalidArgument saying what is missing when the output has no such
+// table or its figure is not a positive number.
+Result<double> ParseIbWriteLat(std::string_view output);
+
 // One NIC's part of a pair's test, as the coordinator plans it: NIC `index` of each end, the
 // device and port this end runs on, and the TCP port of perftest's handshake.
 struct RdmaNic {
@@ -52,10 +59,16 @@ struct RdmaNic {
   int tcp_port = 18515;
 };
 
+// What a perftest run measures: bandwidth (ib_write_bw, -D seconds of 1 MiB writes) or latency
+// (ib_write_lat, `iterations` ping-pongs of its default 2-byte writes).
+enum class RdmaTest { kBandwidth, kLatency };
+
 struct RdmaOptions {
-  std::string program = "ib_write_bw";
-  double seconds = 2;  // each measurement (-D)
+  RdmaTest test = RdmaTest::kBandwidth;
+  std::string program = "ib_write_bw";  // ib_write_lat for kLatency
+  double seconds = 2;                   // each bandwidth measurement (-D)
   size_t message_bytes = size_t{1} << 20;
+  int iterations = 10000;  // each latency measurement (-n)
   // How long a client may take to reach its server; a server lives this long plus the
   // measurement and 5 s.
   double timeout_s = 30;
@@ -73,12 +86,13 @@ Status ServeRdma(const std::vector<RdmaNic>& nics, const RdmaOptions& options,
 
 // The sending end: a client for every NIC of `nics` at once to `address`, each retried while its
 // server is not listening yet (the two ends start at about the same time), until
-// options.timeout_s. One figure per NIC, in order.
+// options.timeout_s. One figure per NIC, in order: its gbps or its us, as options.test says.
 struct RdmaFigure {
   int index = 0;
   std::string device;  // this end's (RdmaPort::Name)
-  double gbps = -1;    // -1 when it failed
+  double gbps = -1;    // bandwidth; -1 when not measured or it failed
   std::string error;   // why, when it failed
+  double us = -1;      // one-way latency; -1 when not measured or it failed
 };
 std::vector<RdmaFigure> SendRdma(const std::string& address, const std::vector<RdmaNic>& nics,
                                  const RdmaOptions& options, CommandRunner& runner);

@@ -69,6 +69,38 @@ TEST(IbWriteBwTest, ReadsTheAverageInGbitsOrMib) {
       ParseIbWriteBw("  BW average[MB/sec]   Msps]\n 6552 63   54 2E1780   W a 2\b\n").ok());
 }
 
+TEST(IbWriteLatTest, ReadsTheTypicalLatencyOrTheAverageOfATimedRun) {
+  // perftest 4.5 over RoCE, with the warning it prints between header and row on a machine whose
+  // CPU frequency varies.
+  const std::string typical =
+      " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+      "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]\n"
+      "Conflicting CPU frequency values detected: 2400.000000 != 1873.463000. CPU Frequency is "
+      "not max.\n"
+      " 2       1000          1.76           6.12         1.79                1.80             "
+      "0.06            1.88                    6.12\n"
+      "---------------------------------------------------------------------------------------\n";
+  EXPECT_DOUBLE_EQ(*ParseIbWriteLat(typical), 1.79);
+  // Older perftest: no average column.
+  EXPECT_DOUBLE_EQ(*ParseIbWriteLat(" #bytes #iterations    t_min[usec]    t_max[usec]  "
+                                    "t_typical[usec]\n 2       1000          2.10   9.00  2.25\n"),
+                   2.25);
+  // A run timed by -D has only the average.
+  EXPECT_DOUBLE_EQ(*ParseIbWriteLat(" #bytes        #iterations       t_avg[usec]    tps average\n"
+                                    " 2       412345            2.43          205000.00\n"),
+                   2.43);
+  EXPECT_EQ(ParseIbWriteLat(" Couldn't connect to 10.0.0.2:18515\n").status().message(),
+            "ib_write_lat: no \"t_typical[usec]\" table in its output");
+  EXPECT_EQ(ParseIbWriteLat(" #bytes #iterations t_min[usec] t_max[usec] t_typical[usec]\n"
+                            " 2 1000 1.0 2.0\n")
+                .status()
+                .message(),
+            "ib_write_lat: a table header without a row of figures");
+  EXPECT_EQ(ParseIbWriteLat(" #bytes #iterations t_avg[usec]\n 2 1000 0.00\n").status().message(),
+            "ib_write_lat: the latency t_avg[usec] is not a positive number");
+  EXPECT_FALSE(ParseIbWriteLat(" #bytes #iterations t_avg[usec]\n 2 1000 inf\n").ok());
+}
+
 // A stand-in for ib_write_bw with the arguments rdma.cc gives it: the server (12 arguments) marks
 // its TCP port ready, the client (13) cannot connect before that; a device with a "slow-<dev>"
 // file reports half the bandwidth.
@@ -136,6 +168,38 @@ TEST_F(FakePerftest, AServerThatFailsNamesItsDeviceAndAClientWithoutServerGivesU
   EXPECT_EQ(sent[1].gbps, -1);
   EXPECT_NE(sent[0].error.find("Couldn't connect to 10.0.0.2:31000"), std::string::npos)
       << sent[0].error;
+}
+
+// A stand-in for ib_write_lat with the arguments rdma.cc gives it: the server (9 arguments) marks
+// its TCP port ready; the client (10) reports its -n as the round trips and 1.5 us, or 6 us on a
+// device with a "slow-<dev>" file.
+TEST_F(FakePerftest, LatencyRunsIbWriteLatOnEveryNicAtOnce) {
+  dir_.Write(
+      "ib_write_lat",
+      "#!/bin/sh\n"
+      "dir=" +
+          dir_.path() +
+          "\n"
+          "dev=$2; tcp=$6\n"
+          "if [ $# -eq 9 ]; then touch $dir/ready-$tcp; sleep 0.2; exit 0; fi\n"
+          "[ -e $dir/ready-$tcp ] || { echo \" Couldn't connect to ${10}:$tcp\" >&2; exit 1; }\n"
+          "us=1.50; [ -e $dir/slow-$dev ] && us=6.00\n"
+          "echo ' #bytes #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec]'\n"
+          "echo \" 2 $8 1.00 9.00 $us 1.70\"\n");
+  chmod(dir_.File("ib_write_lat").c_str(), 0755);
+  o_.test = RdmaTest::kLatency;
+  o_.program = dir_.File("ib_write_lat");
+  o_.iterations = 5000;
+  dir_.Write("slow-mlx5_0", "");
+  std::vector<RdmaFigure> sent;
+  std::thread sender([&] { sent = SendRdma("10.0.0.2", Nics(32000), o_, *runner_); });
+  EXPECT_TRUE(ServeRdma(Nics(32000), o_, *runner_).ok());
+  sender.join();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_DOUBLE_EQ(sent[0].us, 6.0) << sent[0].error;
+  EXPECT_EQ(sent[0].gbps, -1);
+  EXPECT_DOUBLE_EQ(sent[1].us, 1.5) << sent[1].error;
+  EXPECT_EQ(sent[1].device, "mlx5_1");
 }
 
 }  // namespace

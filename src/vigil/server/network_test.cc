@@ -102,11 +102,37 @@ TEST(NetworkTest, EachRdmaDeviceIsARailJudgedOnItsOwn) {
   EXPECT_EQ((*two)["culprits"][1]["subject"], "n3");
 }
 
+TEST(NetworkTest, ARailsLatencyIsJudgedApartFromItsBandwidth) {
+  // One rail, mlx5_0: every bandwidth 200 Gbit/s, every latency 2 us but n2's, 9 us.
+  std::vector<store::Upload> latest = Fleet(5, "");
+  for (store::Upload& u : latest) {
+    for (const store::Upload& peer : latest) {
+      if (peer.node == u.node) continue;
+      const std::string pair = fmt::format("mlx5_0:{}-{}", u.node, peer.node);
+      u.row.values.emplace_back("net-pair/rdma_gbps_" + pair, 200.0);
+      const bool slow = u.node == "n2" || peer.node == "n2";
+      u.row.values.emplace_back("net-pair/rdma_lat_us_" + pair,
+                                slow ? 9.0 : 2.0 + (u.node < peer.node ? 0.01 : 0));
+    }
+  }
+  latest[1].row.values.emplace_back("net-pair/rdma_lat_us_:n1-n0", 1);  // no device
+  const Result<Json> v = NetworkVerdict(latest);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ((*v)["pairs"]["rdma"], 20);
+  EXPECT_EQ((*v)["pairs"]["rdma_latency"], 20);
+  EXPECT_EQ((*v)["rails"], Json::array({"mlx5_0"}));
+  ASSERT_EQ((*v)["culprits"].size(), 1u) << v->dump(2);
+  EXPECT_EQ((*v)["culprits"][0]["measure"], "rdma latency mlx5_0");
+  EXPECT_EQ((*v)["culprits"][0]["subject"], "n2");
+  EXPECT_EQ((*v)["culprits"][0]["direction"], "both");
+}
+
 TEST(NetworkTest, AFleetWithoutPairsNamesNothing) {
   const Result<Json> v = NetworkVerdict({});
   ASSERT_TRUE(v.ok());
   EXPECT_EQ((*v)["pairs"]["bandwidth"], 0);
   EXPECT_EQ((*v)["pairs"]["rdma"], 0);
+  EXPECT_EQ((*v)["pairs"]["rdma_latency"], 0);
   EXPECT_EQ((*v)["rails"].size(), 0u);
   EXPECT_EQ((*v)["culprits"].size(), 0u);
 }
