@@ -86,7 +86,7 @@ CLI::App* SetupFleetRun(CLI::App& fleet, FleetRunCliOptions& o) {
       ->capture_default_str();
   cmd->add_option("--rdma-iterations", o.run.rdma_iterations,
                   "--rdma: round trips of each latency measurement (its figure is their median)")
-      ->check(InBounds({.lo = 1, .hi = 1e8}))
+      ->check(InBounds({.lo = 1, .hi = 1e6}))
       ->capture_default_str();
   cmd->add_option("--transfer", o.transfer, "How long each bandwidth transfer sends")
       ->capture_default_str();

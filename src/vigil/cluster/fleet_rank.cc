@@ -38,10 +38,13 @@ std::vector<RdmaNic> NicsOf(const nlohmann::json& task) {
   std::vector<RdmaNic> nics;
   const auto list = task.find("nics");
   if (list == task.end() || !list->is_array()) return nics;
+  // Each number within what it can be, so that no cast overflows.
+  const auto whole = [](const nlohmann::json& n, const char* key, double fallback, double hi) {
+    return static_cast<int>(std::clamp(NumberField(n, key, fallback), 0.0, hi));
+  };
   for (const nlohmann::json& n : *list) {
-    nics.push_back({static_cast<int>(NumberField(n, "index", 0)), TextField(n, "device"),
-                    static_cast<int>(NumberField(n, "port", 1)),
-                    static_cast<int>(NumberField(n, "tcp_port", 18515))});
+    nics.push_back({whole(n, "index", 0, 1023), TextField(n, "device"), whole(n, "port", 1, 255),
+                    whole(n, "tcp_port", 18515, 65535)});
   }
   return nics;
 }
@@ -53,7 +56,7 @@ Result<nlohmann::json> PerformRdma(const std::string& kind, const nlohmann::json
   o.program = TextField(task, "program", o.program);
   o.seconds = NumberField(task, "seconds", o.seconds);
   o.iterations =
-      static_cast<int>(std::clamp(NumberField(task, "iterations", o.iterations), 1.0, 1e8));
+      static_cast<int>(std::clamp(NumberField(task, "iterations", o.iterations), 1.0, 1e6));
   o.timeout_s = NumberField(task, "timeout_s", o.timeout_s);
   o.cancel = &interrupted;
   const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();

@@ -28,6 +28,8 @@ constexpr double kLauncherGrace = 30;
 constexpr double kLauncherLimit = 7 * 24 * 3600;
 // How much longer than an RDMA test's own limit the coordinator waits for the rank's answer.
 constexpr double kRdmaGrace = 15;
+// More NICs than a node has: a rank's answer naming a NIC beyond is ignored.
+constexpr double kMaxNics = 1024;
 
 std::string NewToken() {
   std::random_device device;
@@ -457,7 +459,9 @@ class Conductor {
                    size_t first) {
     const bool latency = test == RdmaTest::kLatency;
     RdmaOptions limits;
+    limits.test = test;
     limits.seconds = o_.rdma_seconds;
+    limits.iterations = o_.rdma_iterations;
     limits.timeout_s = o_.pair_timeout_s;
     const nlohmann::json settings = {
         {"test", latency ? "latency" : "bandwidth"},
@@ -487,7 +491,8 @@ class Conductor {
       std::map<int, const nlohmann::json*> by_index;
       if (answered != sent.result.end() && answered->is_array()) {
         for (const nlohmann::json& nic : *answered) {
-          by_index[static_cast<int>(NumberField(nic, "index", -1))] = &nic;
+          const double index = NumberField(nic, "index", -1);
+          if (index >= 0 && index < kMaxNics) by_index[static_cast<int>(index)] = &nic;
         }
       }
       for (const nlohmann::json& planned : plans[t].send_nics) {
@@ -512,8 +517,12 @@ class Conductor {
             why = "no figure";
           }
         }
-        if (!served.ok) why += (why.empty() ? "" : "; ") + ("receiver: " + served.error);
-        if (!why.empty()) f.error += (f.error.empty() ? "" : "; ") + why;
+        // The receiver's error (its first NIC's) explains a NIC without a figure only.
+        if (!why.empty() && !served.ok) why += "; receiver: " + served.error;
+        if (!why.empty()) {
+          f.error += fmt::format("{}{}: {}", f.error.empty() ? "" : "; ",
+                                 latency ? "latency" : "bandwidth", why);
+        }
       }
     }
   }

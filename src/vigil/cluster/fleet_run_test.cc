@@ -324,12 +324,13 @@ TEST_F(FleetRunTest, AMemberPastItsTimeFailsItsGroupAndIsLost) {
 // client 13; a latency server 9, its client 10): the server writes its device into a marker for
 // its TCP port while it runs; a client finds it or cannot connect yet; a pair is slow when either
 // end's device is named slow* (a quarter of the bandwidth), late when late* (four times the
-// latency); a latency client on a nolat* device prints no table. One pair at a time: every node
-// here shares one address.
+// latency); a latency client on a nolat* device prints no table, and a server on a badsrv* device
+// fails as it ends, its client measured. One pair at a time: every node here shares one address.
 void FakePerftest(const testing::TempDir& dir) {
   const std::string serve =
       "  echo $dev > $d/ready-$tcp.tmp; mv $d/ready-$tcp.tmp $d/ready-$tcp; sleep 0.4\n"
-      "  rm -f $d/ready-$tcp; exit 0\n"
+      "  rm -f $d/ready-$tcp\n"
+      "  case $dev in badsrv*) echo 'ibv_dereg_mr failed' >&2; exit 1;; esac; exit 0\n"
       "fi\n";
   const std::string connect =
       " ] || { echo \"Couldn't connect to $tcp\" >&2; exit 1; }\n"
@@ -343,6 +344,7 @@ void FakePerftest(const testing::TempDir& dir) {
   dir.Write("ib_write_lat",
             "#!/bin/sh\nd=" + dir.path() + "; dev=$2; tcp=$6\nif [ $# -eq 9 ]; then\n" + serve +
                 "[ -e $d/ready-$tcp" + connect +
+                "[ \"$8\" = 500 ] || { echo \"-n $8, not --rdma-iterations\" >&2; exit 1; }\n"
                 "case $dev in nolat*) echo 'ibv_post_send failed'; exit 0;; esac\n"
                 "us=2; case \"$dev $peer\" in *late*) us=8;; esac\n"
                 "echo ' #bytes #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec]'\n"
@@ -433,9 +435,25 @@ TEST_F(FleetRunTest, ALatencyThatFailsKeepsTheNicsBandwidthAndSaysWhy) {
     EXPECT_EQ(p.rdma[0].gbps, 100) << p.rdma[0].error;
     const bool broken = p.from == "n0";
     EXPECT_EQ(p.rdma[0].us, broken ? -1 : 2) << p.rdma[0].error;
-    EXPECT_EQ(p.error, broken ? "rdma NIC 0 (nolat_0): ib_write_lat: no \"t_typical[usec]\" table "
-                                "in its output"
+    EXPECT_EQ(p.error, broken ? "rdma NIC 0 (nolat_0): latency: ib_write_lat: no "
+                                "\"t_typical[usec]\" table in its output"
                               : "");
+  }
+}
+
+TEST_F(FleetRunTest, AReceiversErrorNamesOnlyTheNicsWithoutAFigure) {
+  FleetRunOptions o = RdmaOnly(Options({"n0", "n1"}), dir_, 32400);
+  GiveRdmaPorts(dir_, launcher_, "n0", {{"mlx5_0", "4: ACTIVE"}, {"mlx5_1", "4: ACTIVE"}});
+  GiveRdmaPorts(dir_, launcher_, "n1", {{"mlx5_0", "4: ACTIVE"}, {"badsrv_1", "4: ACTIVE"}});
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->pairs.size(), 2u);
+  for (const FleetPairOutcome& p : r->pairs) {
+    ASSERT_EQ(p.rdma.size(), 2u) << p.from << "->" << p.to;
+    for (const RdmaFigure& f : p.rdma) {
+      EXPECT_EQ(f.gbps, 100) << p.from << "->" << p.to << " " << f.error;
+      EXPECT_EQ(f.error, "") << p.from << "->" << p.to;
+    }
   }
 }
 

@@ -175,7 +175,14 @@ Result<double> ParseIbWriteLat(std::string_view output) {
   return Status::InvalidArgument("ib_write_lat: no \"t_typical[usec]\" table in its output");
 }
 
-double RdmaLimitSeconds(const RdmaOptions& o) { return o.timeout_s + std::max(1.0, o.seconds) + 5; }
+double RdmaMeasurementSeconds(const RdmaOptions& o) {
+  return o.test == RdmaTest::kLatency ? std::max(1.0, o.iterations * kRdmaRoundTripBoundS)
+                                      : std::max(1.0, o.seconds);
+}
+
+double RdmaLimitSeconds(const RdmaOptions& o) {
+  return o.timeout_s + RdmaMeasurementSeconds(o) + 5;
+}
 
 Status ServeRdma(const std::vector<RdmaNic>& nics, const RdmaOptions& o, CommandRunner& runner) {
   std::vector<Status> done(nics.size());
@@ -209,7 +216,7 @@ std::vector<RdmaFigure> SendRdma(const std::string& address, const std::vector<R
     for (;;) {
       // Each try within what is left of the time to connect, plus the measurement.
       const double left = std::chrono::duration<double>(until - SteadyClock::now()).count();
-      spec.timeout_s = std::max(left, 0.0) + std::max(1.0, o.seconds) + 5;
+      spec.timeout_s = std::max(left, 0.0) + RdmaMeasurementSeconds(o) + 5;
       Result<CommandOutput> ran = runner.Run(spec);
       if (!ran.ok()) {
         f.error = ran.status().message();

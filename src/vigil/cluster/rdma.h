@@ -68,13 +68,19 @@ struct RdmaOptions {
   std::string program = "ib_write_bw";  // ib_write_lat for kLatency
   double seconds = 2;                   // each bandwidth measurement (-D)
   size_t message_bytes = size_t{1} << 20;
-  int iterations = 10000;  // each latency measurement (-n)
+  int iterations = 10000;  // each latency measurement (-n); the CLI allows at most 1e6
   // How long a client may take to reach its server; a server lives this long plus the
   // measurement and 5 s.
   double timeout_s = 30;
   const std::atomic<bool>* cancel = nullptr;  // stops every ib_write_bw when set
 };
 
+// The longest one latency round trip is allowed when bounding a measurement's time: 20 us, four
+// times a slow RDMA write's round trip.
+inline constexpr double kRdmaRoundTripBoundS = 20e-6;
+// The longest `o`'s measurement takes once the two ends have met: its -D seconds, or its
+// iterations at kRdmaRoundTripBoundS each; 1 s at least.
+double RdmaMeasurementSeconds(const RdmaOptions& o);
 // The longest a ServeRdma or SendRdma with `o` takes.
 double RdmaLimitSeconds(const RdmaOptions& o);
 

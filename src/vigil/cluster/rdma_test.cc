@@ -171,8 +171,8 @@ TEST_F(FakePerftest, AServerThatFailsNamesItsDeviceAndAClientWithoutServerGivesU
 }
 
 // A stand-in for ib_write_lat with the arguments rdma.cc gives it: the server (9 arguments) marks
-// its TCP port ready; the client (10) reports its -n as the round trips and 1.5 us, or 6 us on a
-// device with a "slow-<dev>" file.
+// its TCP port ready; the client (10) fails unless its -n is the 5000 asked for, and reports 1.5
+// us, or 6 us on a device with a "slow-<dev>" file.
 TEST_F(FakePerftest, LatencyRunsIbWriteLatOnEveryNicAtOnce) {
   dir_.Write(
       "ib_write_lat",
@@ -183,6 +183,7 @@ TEST_F(FakePerftest, LatencyRunsIbWriteLatOnEveryNicAtOnce) {
           "dev=$2; tcp=$6\n"
           "if [ $# -eq 9 ]; then touch $dir/ready-$tcp; sleep 0.2; exit 0; fi\n"
           "[ -e $dir/ready-$tcp ] || { echo \" Couldn't connect to ${10}:$tcp\" >&2; exit 1; }\n"
+          "[ \"$8\" = 5000 ] || { echo \"-n $8\" >&2; exit 1; }\n"
           "us=1.50; [ -e $dir/slow-$dev ] && us=6.00\n"
           "echo ' #bytes #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec]'\n"
           "echo \" 2 $8 1.00 9.00 $us 1.70\"\n");
