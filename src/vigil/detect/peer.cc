@@ -190,6 +190,7 @@ void PeerModel::SmoothSamples(const telemetry::Frame& frame, std::span<const uin
 }
 
 void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) const {
+  t.prev_raw = t.fresh < 0 ? static_cast<float>(raw) : t.raw;
   t.raw = static_cast<float>(raw);
   if (t.fresh < 0) {
     t.first = t.fresh = now;
@@ -513,7 +514,8 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   t.effect = static_cast<float>(shown.residual / shown.scale);
   t.own_past = shown_own;
   scored_.push_back({m, ff.f, static_cast<float>(peers.residual / peers.noise)});
-  FollowRun(ff, p, m, t, deviates,
+  const bool stepped = Beyond(t.raw - t.prev_raw, shown.noise, shown.scale);
+  FollowRun(ff, p, m, t, deviates, stepped,
             std::max(peers.raw_strength, own_deviates ? own.raw_strength : 0.0));
   WarmLevels& warm = WarmOf(m, ff.f);
   if (ff.learning && warm.since != ff.since) warm = WarmLevels{.since = ff.since};  // joined since
@@ -574,7 +576,7 @@ PeerModel::Reference PeerModel::ReferenceOf(const FeatureFrame& ff, const Peers&
 }
 
 void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t, bool deviates,
-                          double strength) {
+                          bool stepped, double strength) {
   // A run lasts while the smoothed value deviates; its evidence grows between its samples
   // whose own value deviates too (strength > 0: so that neither the smoothing's tail after a
   // short event nor a gap in the data lengthens it), weighted by their strength.
@@ -589,7 +591,7 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength)) {
     t.start = ff.now;
   }
-  if (!t.shared && t.evidence >= ff.persistence && t.run >= o_.min_samples) {
+  if (!t.shared && !stepped && t.evidence >= ff.persistence && t.run >= o_.min_samples) {
     Trigger(p, ff.group, ff.f, m, ff.persistence);
   }
 }

@@ -137,6 +137,7 @@ class PeerModel {
   struct Track {
     float smooth = 0;
     float raw = 0;       // the latest fresh value
+    float prev_raw = 0;  // the fresh value before it (the first: the first)
     float noise = 0;     // its own scatter: mean |raw - smooth|, while it does not deviate
     float log_a = 0;     // placement: log of the machine's usual level over the centre
     float a = 1;         // exp(log_a) (SetPlacement)
@@ -292,9 +293,13 @@ class PeerModel {
   Reference ReferenceOf(const FeatureFrame& frame, const Peers& p, const Track& t, double centre,
                         double factor, double noise, double relative_noise) const;
   // Machine m's run on the feature: ended when its smoothed value does not deviate, its evidence
-  // grown by `strength` when its raw value deviates too, and Trigger when the evidence is enough.
+  // grown by `strength` when its raw value deviates too, and Trigger when the evidence is enough,
+  // unless its latest fresh value `stepped` from the one before by as much as a deviation: then
+  // not before its next fresh value. A change of the whole job reaches staggered scrapes one
+  // machine at a time, so a machine's step is judged against peers not yet sampled since; by its
+  // next sample every peer has been, and a step the job shared has ended the run.
   void FollowRun(const FeatureFrame& frame, Peers& p, uint32_t m, Track& t, bool deviates,
-                 double strength);
+                 bool stepped, double strength);
   // Machine m's placement (Track::log_a) learned from its level against the centre.
   void LearnPlacement(const FeatureFrame& frame, Track& t, WarmLevels& warm, bool deviates) const;
   // Track::noise follows the distance of its raw value from its smoothed one, with weight w.

@@ -504,6 +504,30 @@ TEST(PeerModelTest, AGapInTheSamplesRestartsTheRun) {
   EXPECT_EQ(job.TriggeredAt(3), 510);
 }
 
+// A change of the whole job reaches staggered scrapes one machine at a time: every 15 s, machine m
+// at seconds m, m + 15, ... Machine 3 runs at 50 among peers at 100 from 400; its run would reach
+// the persistence time (60 s) at its sample of 468. When the whole job collapses to 5 at 466, that
+// sample is judged against 13 peers not yet sampled since: a step as large as a deviation counts
+// only from the machine's next sample, by which every peer has collapsed too, and 3 is not named.
+// Where 3 alone steps to 5, it is named at that next sample (483), one interval late.
+TEST(PeerModelTest, AStepIsJudgedOnlyOnceEveryPeerHasBeenSampledSince) {
+  for (const bool whole_job : {true, false}) {
+    SCOPED_TRACE(whole_job);
+    Rng rng(12, 0);
+    Job job(16, {PeerSignal("power")});
+    std::vector<double> last(16, 0);
+    job.Run(0, 560, 1, [&](uint32_t m, uint32_t, double t) {
+      if (static_cast<int>(t) % 15 != static_cast<int>(m) % 15) return Held(last[m]);
+      double v = 100;
+      if (m == 3 && t >= 400) v = 50;
+      if (t >= 466 && (whole_job || m == 3)) v = 5;
+      last[m] = Noisy(rng, v);
+      return Fresh(last[m]);
+    });
+    EXPECT_EQ(job.TriggeredAt(3), whole_job ? -1 : 483);
+  }
+}
+
 // --- The usual level ----------------------------------------------------------------------------
 
 // A feature's usual level is the median of its centre over the last 30 minutes: a 30 s spike
