@@ -585,15 +585,21 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     t.shared = false;
     t.evidence = 0;
     t.start = -1;
+    t.deferred = false;
     return;
   }
   if (strength <= 0) return;
   if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength)) {
     t.start = ff.now;
+    t.deferred = false;
   }
-  if (!t.shared && !stepped && t.evidence >= ff.persistence && t.run >= o_.min_samples) {
-    Trigger(p, ff.group, ff.f, m, ff.persistence);
+  if (t.shared || t.evidence < ff.persistence || t.run < o_.min_samples) return;
+  // Once per run: a fault that flaps at the cadence steps at every sample that deviates.
+  if (stepped && !t.deferred) {
+    t.deferred = true;
+    return;
   }
+  Trigger(p, ff.group, ff.f, m, ff.persistence);
 }
 
 void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& warm,

@@ -126,7 +126,8 @@ class PeerModel {
     std::vector<Member> members;
   };
   std::span<const Shared> shared() const { return shared_; }
-  // Machines whose evidence reached the persistence time (and sample count) in the last Update.
+  // Machines whose evidence reached the persistence time (and sample count) in the last Update,
+  // and whose latest fresh value did not step (FollowRun: a step waits once per run).
   std::span<const uint32_t> triggered() const { return triggered_; }
   // Machine m's deviations under way, the longest first, at most n.
   std::vector<Deviation> DeviationsOf(uint32_t m, size_t n) const;
@@ -145,10 +146,11 @@ class PeerModel {
     float interval = 0;  // seconds between fresh samples (smoothed)
     float evidence = 0;  // seconds the run has lasted, weighted by its strength
     float z = 0, effect = 0, expected = 0;
-    uint16_t samples = 0;  // fresh samples, capped
-    uint16_t learned = 0;  // of which placement learned from, capped
-    uint16_t run = 0;      // deviating samples in the run under way
-    bool shared = false;   // the run is part of a shared deviation (PeerModel::Shared)
+    uint16_t samples = 0;   // fresh samples, capped
+    uint16_t learned = 0;   // of which placement learned from, capped
+    uint16_t run = 0;       // deviating samples in the run under way
+    bool shared = false;    // the run is part of a shared deviation (PeerModel::Shared)
+    bool deferred = false;  // the run's trigger waited once for a step (FollowRun)
     double last_deviating = -1;
     bool placed = false;    // a_m is used (PeerModel::Place)
     bool own_past = false;  // t.expected, z and effect are against its own past, not the peers
@@ -294,10 +296,11 @@ class PeerModel {
                         double factor, double noise, double relative_noise) const;
   // Machine m's run on the feature: ended when its smoothed value does not deviate, its evidence
   // grown by `strength` when its raw value deviates too, and Trigger when the evidence is enough,
-  // unless its latest fresh value `stepped` from the one before by as much as a deviation: then
-  // not before its next fresh value. A change of the whole job reaches staggered scrapes one
-  // machine at a time, so a machine's step is judged against peers not yet sampled since; by its
-  // next sample every peer has been, and a step the job shared has ended the run.
+  // unless its latest fresh value `stepped` from the one before by as much as a deviation: then,
+  // once per run, not before its next fresh value that deviates. A change of the whole job
+  // reaches staggered scrapes one machine at a time, so a machine's step is judged against peers
+  // not yet sampled since; by its next sample every peer on its cadence has been, and a step the
+  // job shared has moved the centre (or stalled it), which ends the run.
   void FollowRun(const FeatureFrame& frame, Peers& p, uint32_t m, Track& t, bool deviates,
                  bool stepped, double strength);
   // Machine m's placement (Track::log_a) learned from its level against the centre.
