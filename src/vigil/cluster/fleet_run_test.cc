@@ -124,6 +124,12 @@ class FleetRunTest : public ::testing::Test {
     return o;
   }
 
+  using Ports = std::vector<std::pair<std::string, std::string>>;
+  // An RDMA-only run (RdmaOnly, below) of two nodes, n0 and n1, with these ports (GiveRdmaPorts):
+  // its pairs, none when it failed.
+  std::vector<FleetPairOutcome> TwoNodeRdma(int port_base, bool latency, const Ports& n0,
+                                            const Ports& n1);
+
   testing::TempDir dir_;
   ThreadLauncher launcher_;
   std::atomic<bool> interrupted_{false};
@@ -378,6 +384,16 @@ void GiveRdmaPorts(const testing::TempDir& dir, ThreadLauncher& launcher, const 
   launcher.sysfs[node] = dir.File("sys-" + node);
 }
 
+std::vector<FleetPairOutcome> FleetRunTest::TwoNodeRdma(int port_base, bool latency,
+                                                        const Ports& n0, const Ports& n1) {
+  const FleetRunOptions o = RdmaOnly(Options({"n0", "n1"}), dir_, port_base, latency);
+  GiveRdmaPorts(dir_, launcher_, "n0", n0);
+  GiveRdmaPorts(dir_, launcher_, "n1", n1);
+  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? r->pairs : std::vector<FleetPairOutcome>{};
+}
+
 TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
   FleetRunOptions o = RdmaOnly(Options({"n0", "n1", "n2"}), dir_, 32100, /*latency=*/true);
   for (const std::string n : {"n0", "n1", "n2"}) {
@@ -406,13 +422,11 @@ TEST_F(FleetRunTest, RdmaMeasuresEveryNicOfEveryPairNicToNic) {
 }
 
 TEST_F(FleetRunTest, ADownNicIsNamedAndTheOtherNicsKeepTheirRails) {
-  FleetRunOptions o = RdmaOnly(Options({"n0", "n1"}), dir_, 32200);
-  GiveRdmaPorts(dir_, launcher_, "n0", {{"mlx5_0", "4: ACTIVE"}, {"mlx5_1", "4: ACTIVE"}});
-  GiveRdmaPorts(dir_, launcher_, "n1", {{"mlx5_0", "1: DOWN"}, {"mlx5_1", "4: ACTIVE"}});
-  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->pairs.size(), 2u);
-  for (const FleetPairOutcome& p : r->pairs) {
+  const std::vector<FleetPairOutcome> pairs =
+      TwoNodeRdma(32200, false, {{"mlx5_0", "4: ACTIVE"}, {"mlx5_1", "4: ACTIVE"}},
+                  {{"mlx5_0", "1: DOWN"}, {"mlx5_1", "4: ACTIVE"}});
+  ASSERT_EQ(pairs.size(), 2u);
+  for (const FleetPairOutcome& p : pairs) {
     ASSERT_EQ(p.rdma.size(), 2u) << p.from << "->" << p.to;
     EXPECT_EQ(p.rdma[0].gbps, -1);
     EXPECT_EQ(p.rdma[0].error, "n1's mlx5_0 is DOWN");
@@ -424,13 +438,10 @@ TEST_F(FleetRunTest, ADownNicIsNamedAndTheOtherNicsKeepTheirRails) {
 }
 
 TEST_F(FleetRunTest, ALatencyThatFailsKeepsTheNicsBandwidthAndSaysWhy) {
-  FleetRunOptions o = RdmaOnly(Options({"n0", "n1"}), dir_, 32300, /*latency=*/true);
-  GiveRdmaPorts(dir_, launcher_, "n0", {{"nolat_0", "4: ACTIVE"}});
-  GiveRdmaPorts(dir_, launcher_, "n1", {{"mlx5_0", "4: ACTIVE"}});
-  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->pairs.size(), 2u);
-  for (const FleetPairOutcome& p : r->pairs) {
+  const std::vector<FleetPairOutcome> pairs =
+      TwoNodeRdma(32300, /*latency=*/true, {{"nolat_0", "4: ACTIVE"}}, {{"mlx5_0", "4: ACTIVE"}});
+  ASSERT_EQ(pairs.size(), 2u);
+  for (const FleetPairOutcome& p : pairs) {
     ASSERT_EQ(p.rdma.size(), 1u) << p.from << "->" << p.to;
     EXPECT_EQ(p.rdma[0].gbps, 100) << p.rdma[0].error;
     const bool broken = p.from == "n0";
@@ -442,13 +453,11 @@ TEST_F(FleetRunTest, ALatencyThatFailsKeepsTheNicsBandwidthAndSaysWhy) {
 }
 
 TEST_F(FleetRunTest, AReceiversErrorNamesOnlyTheNicsWithoutAFigure) {
-  FleetRunOptions o = RdmaOnly(Options({"n0", "n1"}), dir_, 32400);
-  GiveRdmaPorts(dir_, launcher_, "n0", {{"mlx5_0", "4: ACTIVE"}, {"mlx5_1", "4: ACTIVE"}});
-  GiveRdmaPorts(dir_, launcher_, "n1", {{"mlx5_0", "4: ACTIVE"}, {"badsrv_1", "4: ACTIVE"}});
-  const Result<FleetRunOutcome> r = RunFleet(o, launcher_, {}, interrupted_);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->pairs.size(), 2u);
-  for (const FleetPairOutcome& p : r->pairs) {
+  const std::vector<FleetPairOutcome> pairs =
+      TwoNodeRdma(32400, false, {{"mlx5_0", "4: ACTIVE"}, {"mlx5_1", "4: ACTIVE"}},
+                  {{"mlx5_0", "4: ACTIVE"}, {"badsrv_1", "4: ACTIVE"}});
+  ASSERT_EQ(pairs.size(), 2u);
+  for (const FleetPairOutcome& p : pairs) {
     ASSERT_EQ(p.rdma.size(), 2u) << p.from << "->" << p.to;
     for (const RdmaFigure& f : p.rdma) {
       EXPECT_EQ(f.gbps, 100) << p.from << "->" << p.to << " " << f.error;
