@@ -55,8 +55,8 @@ Result<nlohmann::json> PerformRdma(const std::string& kind, const nlohmann::json
   if (TextField(task, "test") == "latency") o.test = RdmaTest::kLatency;
   o.program = TextField(task, "program", o.program);
   o.seconds = NumberField(task, "seconds", o.seconds);
-  o.iterations =
-      static_cast<int>(std::clamp(NumberField(task, "iterations", o.iterations), 1.0, 1e6));
+  o.iterations = static_cast<int>(
+      std::clamp(NumberField(task, "iterations", o.iterations), 1.0, double{kRdmaMaxIterations}));
   o.timeout_s = NumberField(task, "timeout_s", o.timeout_s);
   o.cancel = &interrupted;
   const std::unique_ptr<CommandRunner> runner = MakeProcessRunner();

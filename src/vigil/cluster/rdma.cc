@@ -41,8 +41,8 @@ std::vector<std::string> PerftestArgs(const RdmaOptions& o, const RdmaNic& nic) 
   return args;
 }
 
-// The rows of numbers below the table header at lines[header]: the first line whose words are
-// all numbers and at least `columns` of them (perftest may print a warning between the two, such
+// The first row of figures below the table header at lines[header]: the first line whose words
+// are all numbers, at least `columns` of them (perftest may print a warning between the two, such
 // as "Conflicting CPU frequency values detected"). Empty when there is none.
 std::vector<double> FirstRow(const std::vector<std::string_view>& lines, size_t header,
                              size_t columns) {
@@ -61,6 +61,7 @@ std::vector<double> FirstRow(const std::vector<std::string_view>& lines, size_t 
   }
   return {};
 }
+
 // Runs `each(i)` for every NIC at once and waits for all of them.
 template <typename Each>
 void ForEachNicAtOnce(size_t nics, const Each& each) {

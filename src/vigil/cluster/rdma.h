@@ -59,6 +59,9 @@ struct RdmaNic {
   int tcp_port = 18515;
 };
 
+// The most round trips a latency measurement may ask for: at kRdmaRoundTripBoundS each, 20 s.
+inline constexpr int kRdmaMaxIterations = 1000000;
+
 // What a perftest run measures: bandwidth (ib_write_bw, -D seconds of 1 MiB writes) or latency
 // (ib_write_lat, `iterations` ping-pongs of its default 2-byte writes).
 enum class RdmaTest { kBandwidth, kLatency };
@@ -68,7 +71,7 @@ struct RdmaOptions {
   std::string program = "ib_write_bw";  // ib_write_lat for kLatency
   double seconds = 2;                   // each bandwidth measurement (-D)
   size_t message_bytes = size_t{1} << 20;
-  int iterations = 10000;  // each latency measurement (-n); the CLI allows at most 1e6
+  int iterations = 10000;  // each latency measurement (-n), at most kRdmaMaxIterations
   // How long a client may take to reach its server; a server lives this long plus the
   // measurement and 5 s.
   double timeout_s = 30;
