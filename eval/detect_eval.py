@@ -165,7 +165,13 @@ def suite(kind, seed_base):
     quick = kind == "quick"
     jobs = []
     seeds = [seed_base + i for i in ([1, 2] if quick else [1, 2, 3, 4])]
-    for interval, machines, minutes in [(1, 16, 30), (5, 32, 45), (15, 64, 60), (30, 64, 60)]:
+    # The full suite adds the sweep's 10 s and the coarsest cadence part 1 names (60 s, watched
+    # longer: its faults need minutes of samples).
+    cadences = [(1, 16, 30), (5, 32, 45), (15, 64, 60), (30, 64, 60)]
+    if not quick:
+        cadences[2:2] = [(10, 64, 60)]
+        cadences.append((60, 64, 90))
+    for interval, machines, minutes in cadences:
         for seed in seeds:
             for aligned in ([False] if quick else [False, True]):
                 flags = ["--machines", str(machines), "--duration", f"{minutes}m", "--interval",
@@ -181,6 +187,14 @@ def suite(kind, seed_base):
         jobs.append(("faults pipeline 4 stages",
                      ["--machines", "32", "--duration", "60m", "--interval", "5", "--stages", "4",
                       "--seed", str(seed), "--faults", "4"], 1.0))
+        if not quick:
+            # Exporters on cadences of their own, and the step time as one row per iteration.
+            jobs.append(("faults dcgm 10s node 15s",
+                         ["--machines", "32", "--duration", "45m", "--interval", "15",
+                          "--dcgm-interval", "10", "--seed", str(seed), "--faults", "4"], 0.75))
+            jobs.append(("faults i=15s step time per iteration",
+                         ["--machines", "32", "--duration", "45m", "--interval", "15",
+                          "--step-export", "event", "--seed", str(seed), "--faults", "4"], 0.75))
     for size in ([8, 128] if quick else [8, 32, 128, 256, 1024]):
         for seed in seeds[:1]:
             jobs.append((f"fault-free {size} machines i=15s",

@@ -324,7 +324,10 @@ void Detector::Rule(const telemetry::Point& p) {
   }
 }
 
-void Detector::Raise(Alert alert) { alerts_.push_back(std::move(alert)); }
+void Detector::Raise(Alert alert) {
+  if (const auto m = names_.machines().Find(alert.machine)) model_.Named(*m, alert.detected);
+  alerts_.push_back(std::move(alert));
+}
 
 void Detector::OnFrame(const telemetry::Frame& frame) {
   ++frames_;

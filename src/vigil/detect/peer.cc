@@ -214,6 +214,7 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) const {
 
 void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> signals) {
   group_stalls_.resize(members_.size());
+  restarted_.resize(members_.size(), -1);
   for (uint32_t g = 0; g < members_.size(); ++g) {
     uint32_t judged = 0, stalled = 0;
     for (const Peers& p : peers_[g]) {
@@ -228,6 +229,7 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       // start.
       if (gs.since >= 0 && now - gs.since >= o_.stall_s) {
         for (Peers& p : peers_[g]) p.since = -1;
+        restarted_[g] = now;
       }
       gs = GroupStall{};
       continue;
@@ -247,7 +249,9 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       // A run whose own values stopped differing (a burst that has ended, its smoothed value not
       // yet back) is over, as a divergence's run is at its next deviating sample.
       const bool over = now - run.last > RunGap(TrackOf(run.machine, run.feature).interval);
-      if (over || run.evidence < persistence || run.samples < o_.min_samples ||
+      const bool known = run.machine < named_.size() && named_[run.machine] >= 0 &&
+                         named_[run.machine] < restarted_[g];
+      if (over || known || run.evidence < persistence || run.samples < o_.min_samples ||
           (stall.machine && *stall.machine == run.machine)) {
         continue;
       }
@@ -267,6 +271,11 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     }
     stalls_.push_back(std::move(stall));
   }
+}
+
+void PeerModel::Named(uint32_t m, double time) {
+  if (m >= named_.size()) named_.resize(m + 1, -1);
+  named_[m] = std::max(named_[m], time);
 }
 
 void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {

@@ -133,6 +133,11 @@ class PeerModel {
   std::vector<Deviation> DeviationsOf(uint32_t m, size_t n) const;
   // Whether machine m has no deviation under way.
   bool Quiet(uint32_t m) const;
+  // Machine m was named for a fault at `time` (any alert of the detector's). During a stall, a
+  // machine named before its group's job last restarted is not taken for the stall's cause: the
+  // job was restarted without it, or with its fault known (a lost GPU idling among peers that
+  // spin in their collectives), and its difference from the stalled peers is that fault's.
+  void Named(uint32_t m, double time);
 
  private:
   struct Track {
@@ -346,6 +351,8 @@ class PeerModel {
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;
   std::vector<Stall> stalls_;
+  std::vector<double> restarted_;  // per group: when its last job-level stall ended, or -1
+  std::vector<double> named_;      // per machine: when it was last named (Named), or -1
   std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;
 };

@@ -96,6 +96,8 @@ class Job {
   }
 
   const PeerModel& model() const { return model_; }
+  // The detector named machine m at `time` (PeerModel::Named).
+  void Named(uint32_t m, double time) { model_.Named(m, time); }
   // When machine m was first in triggered(); -1: never.
   double TriggeredAt(uint32_t m) const { return triggered_at_[m]; }
   // The machines ever in triggered(), in order.
@@ -800,6 +802,40 @@ TEST(PeerModelTest, AStallJudgesWhatItMovedFromTheLevelsBeforeItBegan) {
   ASSERT_EQ(job.stalls().size(), 2u);
   EXPECT_FALSE(job.stalls()[0].second.machine.has_value());
   EXPECT_EQ(job.stalls()[1].second.machine, std::optional<uint32_t>(5));
+}
+
+// The second hang of AStallJudgesWhatItMovedFromTheLevelsBeforeItBegan, on a job that lost a GPU
+// on machines 12 and 13 before the first hang and was restarted without them (jobgen's seed
+// 39,004: two lost GPUs, a restart, a rank that hangs as the restart's first iteration begins).
+// They idle at 70 W through everything after, among peers spinning at 160 W, and differ from the
+// stalled peers as much as the hung machine 5 at 193 W: three machines differ and the stall
+// cannot tell. Named before the restart (their lost GPUs' alerts), they are not taken for the
+// second stall's cause, and it names 5. Named after the restart, they still count: a machine
+// with a fault in the job that stalled may be its cause.
+TEST(PeerModelTest, AStallSetsAsideMachinesNamedBeforeTheJobRestarted) {
+  enum class Case { kNotNamed, kNamedBefore, kNamedAfter };
+  for (const Case c : {Case::kNotNamed, Case::kNamedBefore, Case::kNamedAfter}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    Rng rng(41, 0);
+    Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
+    const auto sample = [&](uint32_t m, uint32_t s, double t) {
+      if ((m == 12 || m == 13) && t >= 880) return Fresh(s > 0 ? Noisy(rng, 2) : Noisy(rng, 70));
+      const bool training = t < 900 + m % 4 || (t >= 1600 && t < 1780 + m % 4);
+      if (training) return Fresh(s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform()));
+      if (s > 0) return Fresh(Noisy(rng, 2));
+      return Fresh(Noisy(rng, m == 5 && t >= 1780 ? 193 : 160));
+    };
+    job.Run(0, 1700, 1, sample);
+    const double named = c == Case::kNamedBefore ? 890 : 1650;
+    if (c != Case::kNotNamed) {
+      job.Named(12, named);
+      job.Named(13, named + 5);
+    }
+    job.Run(1700, 2400, 1, sample);
+    ASSERT_EQ(job.stalls().size(), 2u);
+    EXPECT_EQ(job.stalls()[1].second.machine,
+              c == Case::kNamedBefore ? std::optional<uint32_t>(5) : std::nullopt);
+  }
 }
 
 // --- Job-wide moves -----------------------------------------------------------------------------
