@@ -325,7 +325,12 @@ void Detector::Rule(const telemetry::Point& p) {
 }
 
 void Detector::Raise(Alert alert) {
-  if (const auto m = names_.machines().Find(alert.machine)) model_.Named(*m, alert.detected);
+  // A fault of the machine's own (a rule, its silence or a component's) explains its difference
+  // in a later stall; a divergence or a stall named for its difference may be the next stall's
+  // cause again (the same rank hanging twice).
+  if (alert.kind == AlertKind::kRule || alert.kind == AlertKind::kMissing) {
+    if (const auto m = names_.machines().Find(alert.machine)) model_.Named(*m, alert.detected);
+  }
   alerts_.push_back(std::move(alert));
 }
 

@@ -133,10 +133,11 @@ class PeerModel {
   std::vector<Deviation> DeviationsOf(uint32_t m, size_t n) const;
   // Whether machine m has no deviation under way.
   bool Quiet(uint32_t m) const;
-  // Machine m was named for a fault at `time` (any alert of the detector's). During a stall, a
-  // machine named before its group's job last restarted is not taken for the stall's cause: the
-  // job was restarted without it, or with its fault known (a lost GPU idling among peers that
-  // spin in their collectives), and its difference from the stalled peers is that fault's.
+  // Machine m was named at `time` for a fault of its own (the detector's rules and silence).
+  // During a stall, a machine named before its group's last job-level stall ended (the job
+  // restarted) is not taken for the stall's cause: the job was restarted without it, or with its
+  // fault known (a lost GPU idling among peers that spin in their collectives), and its
+  // difference from the stalled peers is that fault's.
   void Named(uint32_t m, double time);
 
  private:
