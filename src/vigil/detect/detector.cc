@@ -326,10 +326,10 @@ void Detector::Rule(const telemetry::Point& p) {
 
 void Detector::Raise(Alert alert) {
   // A fault of the machine's own (a rule, its silence or a component's) explains its difference
-  // in a later stall; a divergence or a stall named for its difference may be the next stall's
-  // cause again (the same rank hanging twice).
+  // in a stall; a divergence or a stall named for its difference does not (the same rank may
+  // hang the job twice).
   if (alert.kind == AlertKind::kRule || alert.kind == AlertKind::kMissing) {
-    if (const auto m = names_.machines().Find(alert.machine)) model_.Named(*m, alert.detected);
+    if (const auto m = names_.machines().Find(alert.machine)) model_.Named(*m);
   }
   alerts_.push_back(std::move(alert));
 }

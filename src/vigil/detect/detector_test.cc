@@ -783,13 +783,13 @@ TEST(DetectorTest, AJobLevelStallNamesTheMachineThatDiffersFromItsStalledPeers) 
   EXPECT_NEAR(stall->evidence[0].peer_median, 160, 5);
 }
 
-// A machine's own faults count for a later stall (PeerModel::Named). kLost: machines m12 and m13
-// lose a GPU (XID 79) and idle at 70 W; the job hangs, is restarted without them, and hangs again
-// with m7's GPUs spinning in their own kernel at 200 W. The second stall names m7: the two
-// machines named before the restart differ from the stalled peers as much, and would leave it
-// unable to tell. kTwice: m7 hangs the job twice; a stall that named it (or a divergence) is no
-// fault of its own that explains the next, which names it again.
-TEST(DetectorTest, AStallSetsAsideMachinesNamedForTheirOwnFaultsBeforeTheJobRestarted) {
+// A machine named for a fault of its own counts in a stall only where no other machine differs
+// (PeerModel::Named). kLost: machines m12 and m13 lose a GPU (XID 79) and idle at 70 W; the job
+// hangs, is restarted without them, and hangs again with m7's GPUs spinning in their own kernel
+// at 200 W. The second stall names m7: the two machines with lost GPUs differ from the stalled
+// peers as much, and would leave it unable to tell. kTwice: m7 hangs the job twice; a stall that
+// named it (or a divergence) is no fault of its own, and the next stall names it again.
+TEST(DetectorTest, AStallTakesAMachineNamedForItsOwnFaultOnlyWhereNoOtherDiffers) {
   enum class Case { kLost, kTwice };
   for (const Case c : {Case::kLost, Case::kTwice}) {
     SCOPED_TRACE(static_cast<int>(c));

@@ -214,7 +214,6 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) const {
 
 void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> signals) {
   group_stalls_.resize(members_.size());
-  restarted_.resize(members_.size(), -1);
   for (uint32_t g = 0; g < members_.size(); ++g) {
     uint32_t judged = 0, stalled = 0;
     for (const Peers& p : peers_[g]) {
@@ -229,7 +228,6 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       // start.
       if (gs.since >= 0 && now - gs.since >= o_.stall_s) {
         for (Peers& p : peers_[g]) p.since = -1;
-        restarted_[g] = now;
       }
       gs = GroupStall{};
       continue;
@@ -244,23 +242,23 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     if (now - gs.since < o_.stall_s) continue;
     gs.reported = true;
     Stall stall{g, gs.since, std::nullopt, {}};
+    // The machines that differ for the persistence time, those never named for a fault of their
+    // own first: a machine whose own fault was named (a lost GPU idling among peers that spin in
+    // their collectives) differs for that fault, and is taken for the stall's cause only where
+    // no other machine differs.
+    std::vector<uint32_t> differ[2];
     for (const OddRun& run : gs.odd) {
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
       // A run whose own values stopped differing (a burst that has ended, its smoothed value not
       // yet back) is over, as a divergence's run is at its next deviating sample.
       const bool over = now - run.last > RunGap(TrackOf(run.machine, run.feature).interval);
-      const bool known = run.machine < named_.size() && named_[run.machine] >= 0 &&
-                         named_[run.machine] < restarted_[g];
-      if (over || known || run.evidence < persistence || run.samples < o_.min_samples ||
-          (stall.machine && *stall.machine == run.machine)) {
-        continue;
-      }
-      if (stall.machine) {  // several: the peers cannot tell
-        stall.machine.reset();
-        break;
-      }
-      stall.machine = run.machine;
+      if (over || run.evidence < persistence || run.samples < o_.min_samples) continue;
+      const bool known = run.machine < named_.size() && named_[run.machine];
+      std::vector<uint32_t>& list = differ[known ? 1 : 0];
+      if (list.empty() || list.back() != run.machine) list.push_back(run.machine);  // runs sorted
     }
+    const std::vector<uint32_t>& first = differ[0].empty() ? differ[1] : differ[0];
+    if (first.size() == 1) stall.machine = first[0];  // several: the peers cannot tell
     if (stall.machine) {
       for (const auto& [m, d] : odd_) {
         if (m == *stall.machine) stall.deviations.push_back(d);
@@ -273,9 +271,9 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
   }
 }
 
-void PeerModel::Named(uint32_t m, double time) {
-  if (m >= named_.size()) named_.resize(m + 1, -1);
-  named_[m] = std::max(named_[m], time);
+void PeerModel::Named(uint32_t m) {
+  if (m >= named_.size()) named_.resize(m + 1, 0);
+  named_[m] = 1;
 }
 
 void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {

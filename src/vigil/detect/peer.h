@@ -103,7 +103,8 @@ class PeerModel {
   // A job-wide stall that reached stall_s in the last Update (reported once per stall): the
   // group, when it began, and the one machine that differs from its stalled peers on some feature
   // and has for that signal's persistence time over min_samples fresh samples (FollowOdd's runs),
-  // with its deviations now, the largest first; none where no machine or several have.
+  // with its deviations now, the largest first; none where no machine or several have. Machines
+  // named for a fault of their own (Named) count only where no other machine differs.
   struct Stall {
     uint32_t group;
     double start;
@@ -133,12 +134,9 @@ class PeerModel {
   std::vector<Deviation> DeviationsOf(uint32_t m, size_t n) const;
   // Whether machine m has no deviation under way.
   bool Quiet(uint32_t m) const;
-  // Machine m was named at `time` for a fault of its own (the detector's rules and silence).
-  // During a stall, a machine named before its group's last job-level stall ended (the job
-  // restarted) is not taken for the stall's cause: the job was restarted without it, or with its
-  // fault known (a lost GPU idling among peers that spin in their collectives), and its
-  // difference from the stalled peers is that fault's.
-  void Named(uint32_t m, double time);
+  // Machine m was named for a fault of its own (the detector's rules and silence): during a
+  // stall it is taken for the stall's cause only where no other machine differs (FollowStalls).
+  void Named(uint32_t m);
 
  private:
   struct Track {
@@ -352,8 +350,7 @@ class PeerModel {
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;
   std::vector<Stall> stalls_;
-  std::vector<double> restarted_;  // per group: when its last job-level stall ended, or -1
-  std::vector<double> named_;      // per machine: when it was last named (Named), or -1
+  std::vector<uint8_t> named_;  // per machine: named for a fault of its own (Named)
   std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;
 };
