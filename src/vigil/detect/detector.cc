@@ -263,6 +263,7 @@ void Detector::Rule(const telemetry::Point& p) {
                                    static_cast<int>(code)) != o_.fatal_xids.end();
       if (code != r.xid && fatal) alert(fmt::format("xid {}", code), p.time, code);
       r.xid = code;
+      r.xid_fatal = fatal;
       break;
     }
     case SignalRole::kErrorCounter: {
@@ -318,26 +319,44 @@ void Detector::Rule(const telemetry::Point& p) {
       }
       break;
     case SignalRole::kLinkUp:
-      if (r.link_up >= 0.5 && p.value < 0.5) alert("link_down", p.time, p.value);
+      if (r.link_up >= 0.5 && p.value < 0.5) {
+        alert("link_down", p.time, p.value);
+        r.link_alerted = true;
+      } else if (p.value >= 0.5) {
+        r.link_alerted = false;
+      }
       r.link_up = p.value;
       break;
   }
 }
 
-void Detector::Raise(Alert alert) {
-  // A fault of the machine's own (a rule, its silence or a component's) explains its difference
-  // in a stall; a divergence or a stall named for its difference does not (the same rank may
-  // hang the job twice).
-  if (alert.kind == AlertKind::kRule || alert.kind == AlertKind::kMissing) {
-    if (const auto m = names_.machines().Find(alert.machine)) model_.Named(*m);
+void Detector::Raise(Alert alert) { alerts_.push_back(std::move(alert)); }
+
+// A fault of the machine's own that takes hardware out of the job, under way now: a fatal XID
+// still shown, a NIC link down or a PCIe link narrowed since it was named, the machine or a
+// component silent since it was named. It explains the machine's difference in a stall (a lost
+// GPU idling among peers spinning in their collectives). A divergence or a stall that named it
+// does not (a rank may hang the job twice), nor does a slower PCIe generation (idle GPUs lower
+// it) or a burst of corrected errors.
+void Detector::FollowOwnFaults() {
+  const auto machines = static_cast<uint32_t>(machines_.size());
+  own_fault_.assign(machines, 0);
+  for (uint32_t m = 0; m < machines; ++m) {
+    bool fault = machines_[m].presence.alerted;
+    for (uint32_t c = 0; c < components_ && !fault; ++c) {
+      const size_t i = static_cast<size_t>(m) * components_ + c;
+      const RuleState& r = rules_[i];
+      fault = component_seen_[i].alerted || r.xid_fatal || r.width_alerted || r.link_alerted;
+    }
+    own_fault_[m] = fault ? 1 : 0;
   }
-  alerts_.push_back(std::move(alert));
 }
 
 void Detector::OnFrame(const telemetry::Frame& frame) {
   ++frames_;
   const double end = frame.time + o_.step;
-  model_.Update(frame, group_of_, names_.signals());
+  FollowOwnFaults();
+  model_.Update(frame, group_of_, names_.signals(), own_fault_);
   AlertDivergence(end);
   AlertShared(end);
   AlertStalls(end);

@@ -120,7 +120,8 @@ class Detector {
       double last_error = -1;
     };
     std::vector<ErrorBucket> errors;
-    bool width_alerted = false, gen_alerted = false;
+    bool xid_fatal = false;  // the XID shown now is fatal
+    bool width_alerted = false, gen_alerted = false, link_alerted = false;
   };
   struct Presence {  // of a machine or of one of its components
     double first = -1;
@@ -158,6 +159,8 @@ class Detector {
   void AlertSilentComponents(uint32_t m, double end);
   void Rule(const telemetry::Point& p);
   void Raise(Alert alert);
+  // own_fault_[m]: machine m has a fault of its own under way (PeerModel::Update).
+  void FollowOwnFaults();
   void Grow(uint32_t machine, uint32_t component);
   RuleState& RuleOf(uint32_t machine, uint32_t component);
   std::string NameOfMachine(uint32_t m) const { return names_.machines().Name(m); }
@@ -177,6 +180,7 @@ class Detector {
   std::vector<Presence> component_seen_;
   std::vector<uint32_t> known_, reporting_;  // per group, scratch of OnFrame
   std::vector<Alert> alerts_;
+  std::vector<uint8_t> own_fault_;
   int64_t frames_ = 0;
 };
 

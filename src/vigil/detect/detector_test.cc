@@ -783,25 +783,31 @@ TEST(DetectorTest, AJobLevelStallNamesTheMachineThatDiffersFromItsStalledPeers) 
   EXPECT_NEAR(stall->evidence[0].peer_median, 160, 5);
 }
 
-// A machine named for a fault of its own counts in a stall only where no other machine differs
-// (PeerModel::Named). kLost: machines m12 and m13 lose a GPU (XID 79) and idle at 70 W; the job
-// hangs, is restarted without them, and hangs again with m7's GPUs spinning in their own kernel
-// at 200 W. The second stall names m7: the two machines with lost GPUs differ from the stalled
-// peers as much, and would leave it unable to tell. kTwice: m7 hangs the job twice; a stall that
-// named it (or a divergence) is no fault of its own, and the next stall names it again.
-TEST(DetectorTest, AStallTakesAMachineNamedForItsOwnFaultOnlyWhereNoOtherDiffers) {
-  enum class Case { kLost, kTwice };
-  for (const Case c : {Case::kLost, Case::kTwice}) {
+// A machine with a fault of its own under way counts in a stall only where no other machine
+// differs (Detector::FollowOwnFaults). kLost: machines m12 and m13 lose a GPU (XID 79, shown
+// since) and idle at 70 W; the job hangs, is restarted without them, and hangs again with m7's
+// GPUs spinning in their own kernel at 200 W. The second stall names m7: the two machines with
+// lost GPUs differ from the stalled peers as much, and would leave it unable to tell. kTwice: m7
+// hangs the job twice; a stall that named it (or a divergence) is no fault of its own, and the
+// next stall names it again. kIdleLink: one hang, m7 hung idle at 70 W, its PCIe links falling
+// to a slower generation as idle GPUs do (a pcie_gen alert after a minute), and m3 at 200 W from
+// 1100 for a reason of its own: a slower link is no fault that explains m7's difference, and the
+// stall cannot tell.
+TEST(DetectorTest, AStallTakesAMachineWithAFaultOfItsOwnOnlyWhereNoOtherDiffers) {
+  enum class Case { kLost, kTwice, kIdleLink };
+  for (const Case c : {Case::kLost, Case::kTwice, Case::kIdleLink}) {
     SCOPED_TRACE(static_cast<int>(c));
     Harness h;
     Rng rng(12, 0);
     const auto noisy = [&](double v) { return v * (1 + rng.Normal(0, 0.01)); };
     for (int t = 0; t < 2400; ++t) {
-      const bool training = t < 900 || (t >= 1600 && t < 1780);
-      const bool hung = c == Case::kTwice || t >= 1780;
+      const bool training = t < 900 || (c != Case::kIdleLink && t >= 1600 && t < 1780);
+      const bool hung = c != Case::kLost || t >= 1780;
       for (int m = 0; m < 16; ++m) {
         const bool lost = c == Case::kLost && (m == 12 || m == 13) && t >= 880;
-        const double power = lost ? 70 : training ? 600 : m == 7 && hung ? 200 : 160;
+        double power = lost ? 70 : training ? 600 : m == 7 && hung ? 200 : 160;
+        if (c == Case::kIdleLink && !training)
+          power = m == 7 ? 70 : m == 3 && t >= 1100 ? 200 : 160;
         for (int g = 0; g < 2; ++g) {
           h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, noisy(power));
           h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", g,
@@ -809,14 +815,24 @@ TEST(DetectorTest, AStallTakesAMachineNamedForItsOwnFaultOnlyWhereNoOtherDiffers
           h.Feed(t, m, "DCGM_FI_PROF_PCIE_TX_BYTES", g, noisy(training && !lost ? 1e9 : 1e6));
         }
         h.Feed(t, m, "DCGM_FI_DEV_XID_ERRORS", 0, lost ? 79 : 0);
+        const bool slow_link = c == Case::kIdleLink && m == 7 && !training;
+        h.Feed(t, m, "DCGM_FI_DEV_PCIE_LINK_GEN", 0, slow_link ? 1 : 4);
+        h.Feed(t, m, "DCGM_FI_DEV_PCIE_MAX_LINK_GEN", 0, 4);
       }
     }
     const std::vector<Alert> alerts = h.Finish();
     std::vector<std::string> stalls;
+    bool gen = false;
     for (const Alert& a : alerts) {
       if (a.rule == "stall") stalls.push_back(a.machine);
+      gen |= a.rule == "pcie_gen" && a.machine == "m7";
     }
-    EXPECT_EQ(stalls, (std::vector<std::string>{c == Case::kLost ? "*" : "m7", "m7"}));
+    EXPECT_EQ(gen, c == Case::kIdleLink);
+    const std::vector<std::string> expected = c == Case::kLost ? std::vector<std::string>{"*", "m7"}
+                                              : c == Case::kTwice
+                                                  ? std::vector<std::string>{"m7", "m7"}
+                                                  : std::vector<std::string>{"*"};
+    EXPECT_EQ(stalls, expected);
   }
 }
 

@@ -120,7 +120,8 @@ uint32_t GroupOf(std::span<const uint32_t> group_of, uint32_t m) {
 }  // namespace
 
 void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
-                       std::span<const telemetry::SignalInfo> signals) {
+                       std::span<const telemetry::SignalInfo> signals,
+                       std::span<const uint8_t> own_fault) {
   triggered_.clear();
   scored_.clear();
   stalls_.clear();
@@ -142,7 +143,7 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   }
   std::sort(triggered_.begin(), triggered_.end());
   triggered_.erase(std::unique(triggered_.begin(), triggered_.end()), triggered_.end());
-  FollowStalls(frame.time, signals);
+  FollowStalls(frame.time, signals, own_fault);
 }
 
 void PeerModel::Grow(uint32_t machines, uint32_t features) {
@@ -212,7 +213,8 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) const {
   if (t.samples < UINT16_MAX) ++t.samples;
 }
 
-void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> signals) {
+void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> signals,
+                             std::span<const uint8_t> own_fault) {
   group_stalls_.resize(members_.size());
   for (uint32_t g = 0; g < members_.size(); ++g) {
     uint32_t judged = 0, stalled = 0;
@@ -242,10 +244,10 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     if (now - gs.since < o_.stall_s) continue;
     gs.reported = true;
     Stall stall{g, gs.since, std::nullopt, {}};
-    // The machines that differ for the persistence time, those never named for a fault of their
-    // own first: a machine whose own fault was named (a lost GPU idling among peers that spin in
-    // their collectives) differs for that fault, and is taken for the stall's cause only where
-    // no other machine differs.
+    // The machines that differ for the persistence time, those without a fault of their own
+    // first: a machine with one under way (a lost GPU idling among peers that spin in their
+    // collectives) differs for that fault, and is taken for the stall's cause only where no
+    // other machine differs.
     std::vector<uint32_t> differ[2];
     for (const OddRun& run : gs.odd) {
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
@@ -253,7 +255,7 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       // yet back) is over, as a divergence's run is at its next deviating sample.
       const bool over = now - run.last > RunGap(TrackOf(run.machine, run.feature).interval);
       if (over || run.evidence < persistence || run.samples < o_.min_samples) continue;
-      const bool known = run.machine < named_.size() && named_[run.machine];
+      const bool known = run.machine < own_fault.size() && own_fault[run.machine] != 0;
       std::vector<uint32_t>& list = differ[known ? 1 : 0];
       if (list.empty() || list.back() != run.machine) list.push_back(run.machine);  // runs sorted
     }
@@ -269,11 +271,6 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     }
     stalls_.push_back(std::move(stall));
   }
-}
-
-void PeerModel::Named(uint32_t m) {
-  if (m >= named_.size()) named_.resize(m + 1, 0);
-  named_[m] = 1;
 }
 
 void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {

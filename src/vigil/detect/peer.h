@@ -89,9 +89,13 @@ class PeerModel {
 
   // Takes one frame: every machine-feature with a fresh sample in it is smoothed and scored
   // within its group (group_of[machine]; machines beyond its end are in group 0), for the
-  // signals whose role is kPeer.
+  // signals whose role is kPeer. own_fault[machine] (none beyond its end): the machine has a
+  // fault of its own under way that takes hardware out of the job (the detector's fatal XID,
+  // link down or narrowed, itself or a component silent): during a stall it is taken for the
+  // stall's cause only where no other machine differs (FollowStalls).
   void Update(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
-              std::span<const telemetry::SignalInfo> signals);
+              std::span<const telemetry::SignalInfo> signals,
+              std::span<const uint8_t> own_fault = {});
 
   // Every machine-feature judged in the last Update (it had a fresh sample), with its z.
   struct Scored {
@@ -104,7 +108,7 @@ class PeerModel {
   // group, when it began, and the one machine that differs from its stalled peers on some feature
   // and has for that signal's persistence time over min_samples fresh samples (FollowOdd's runs),
   // with its deviations now, the largest first; none where no machine or several have. Machines
-  // named for a fault of their own (Named) count only where no other machine differs.
+  // with a fault of their own under way (Update's own_fault) count only where no other does.
   struct Stall {
     uint32_t group;
     double start;
@@ -134,9 +138,6 @@ class PeerModel {
   std::vector<Deviation> DeviationsOf(uint32_t m, size_t n) const;
   // Whether machine m has no deviation under way.
   bool Quiet(uint32_t m) const;
-  // Machine m was named for a fault of its own (the detector's rules and silence): during a
-  // stall it is taken for the stall's cause only where no other machine differs (FollowStalls).
-  void Named(uint32_t m);
 
  private:
   struct Track {
@@ -221,7 +222,8 @@ class PeerModel {
     std::vector<float> level_before;
     std::vector<OddRun> odd;  // FollowOdd's, while the stall is not yet reported
   };
-  void FollowStalls(double now, std::span<const telemetry::SignalInfo> signals);
+  void FollowStalls(double now, std::span<const telemetry::SignalInfo> signals,
+                    std::span<const uint8_t> own_fault);
   // Group g's machines with a fresh sample, as they stand during its stall at `now`, on each
   // feature the stall moved (its centre a fifth of its usual level or more away from it):
   // against the centre and the peers' scatter about it now (the stalled peers' own noise, not
@@ -350,7 +352,6 @@ class PeerModel {
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;
   std::vector<Stall> stalls_;
-  std::vector<uint8_t> named_;  // per machine: named for a fault of its own (Named)
   std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;
 };

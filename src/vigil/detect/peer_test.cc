@@ -82,7 +82,7 @@ class Job {
         c.fresh = x.kind == Sample::Kind::kFresh ? 1 : 0;
       }
     }
-    model_.Update(frame, group_of_, signals_);
+    model_.Update(frame, group_of_, signals_, own_fault_);
     for (uint32_t m : model_.triggered()) {
       ++triggers_;
       if (triggered_at_[m] < 0) triggered_at_[m] = time;
@@ -96,8 +96,11 @@ class Job {
   }
 
   const PeerModel& model() const { return model_; }
-  // The detector named machine m for a fault of its own (PeerModel::Named).
-  void Named(uint32_t m) { model_.Named(m); }
+  // Machine m has a fault of its own under way from now on (PeerModel::Update's own_fault).
+  void OwnFault(uint32_t m) {
+    own_fault_.resize(std::max<size_t>(own_fault_.size(), m + 1), 0);
+    own_fault_[m] = 1;
+  }
   // When machine m was first in triggered(); -1: never.
   double TriggeredAt(uint32_t m) const { return triggered_at_[m]; }
   // The machines ever in triggered(), in order.
@@ -141,6 +144,7 @@ class Job {
   uint32_t machines_;
   std::vector<SignalInfo> signals_;
   std::vector<uint32_t> group_of_;
+  std::vector<uint8_t> own_fault_;
   PeerModel model_;
   std::vector<double> triggered_at_;
   int triggers_ = 0;
@@ -809,36 +813,41 @@ TEST(PeerModelTest, AStallJudgesWhatItMovedFromTheLevelsBeforeItBegan) {
 // 39,004: two lost GPUs, a restart, a rank that hangs as the restart's first iteration begins).
 // They idle at 70 W through everything after, among peers spinning at 160 W, and differ from the
 // stalled peers as much as the hung machine 5 at 193 W: three machines differ and the stall
-// cannot tell (kNotNamed). Named for faults of their own (their lost GPUs), they count only where
-// no other machine differs, and the second stall names 5, whether they were named before the
-// first stall or during the second (kNamedBefore, kNamedDuring: jobgen's seed 40,002, a GPU lost
-// 41 s into another rank's hang). Where only machine 12 differs and no rank hangs of its own
-// (kOnlyNamed: its lost GPU hung the job), the stall names 12.
-TEST(PeerModelTest, AStallTakesAMachineNamedForItsOwnFaultOnlyWhereNoOtherDiffers) {
-  enum class Case { kNotNamed, kNamedBefore, kNamedDuring, kOnlyNamed };
-  for (const Case c : {Case::kNotNamed, Case::kNamedBefore, Case::kNamedDuring, Case::kOnlyNamed}) {
+// cannot tell (kNoOwnFault). With their faults under way (the detector's lost GPUs), they count
+// only where no other machine differs, and the second stall names 5, whether their faults began
+// before the first stall or during the second (kOwnBefore, kOwnDuring: jobgen's seed 40,002, a
+// GPU lost 41 s into another rank's hang). Where no rank hangs of its own and only machine 12
+// differs (kOnlyOwn: its lost GPU hung the job), the stall names 12; where 12 and 13 do
+// (kTwoOwn), it cannot tell.
+TEST(PeerModelTest, AStallTakesAMachineWithAFaultOfItsOwnOnlyWhereNoOtherDiffers) {
+  enum class Case { kNoOwnFault, kOwnBefore, kOwnDuring, kOnlyOwn, kTwoOwn };
+  for (const Case c :
+       {Case::kNoOwnFault, Case::kOwnBefore, Case::kOwnDuring, Case::kOnlyOwn, Case::kTwoOwn}) {
     SCOPED_TRACE(static_cast<int>(c));
     Rng rng(41, 0);
     Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
-    const bool hung = c != Case::kOnlyNamed;
+    const bool hung = c != Case::kOnlyOwn && c != Case::kTwoOwn;
+    const bool two = c != Case::kOnlyOwn;
     const auto sample = [&](uint32_t m, uint32_t s, double t) {
-      const bool lost = (m == 12 || (m == 13 && hung)) && t >= 880;
+      const bool lost = (m == 12 || (m == 13 && two)) && t >= 880;
       if (lost) return Fresh(s > 0 ? Noisy(rng, 2) : Noisy(rng, 70));
       const bool training = t < 900 + m % 4 || (t >= 1600 && t < 1780 + m % 4);
       if (training) return Fresh(s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform()));
       if (s > 0) return Fresh(Noisy(rng, 2));
       return Fresh(Noisy(rng, hung && m == 5 && t >= 1780 ? 193 : 160));
     };
-    job.Run(0, c == Case::kNamedDuring ? 1900 : 890, 1, sample);
-    if (c != Case::kNotNamed) {
-      job.Named(12);
-      if (hung) job.Named(13);
+    const double from = c == Case::kOwnDuring ? 1900 : 880;
+    job.Run(0, from, 1, sample);
+    if (c != Case::kNoOwnFault) {
+      job.OwnFault(12);
+      if (two) job.OwnFault(13);
     }
-    job.Run(c == Case::kNamedDuring ? 1900 : 890, 2400, 1, sample);
+    job.Run(from, 2400, 1, sample);
     ASSERT_EQ(job.stalls().size(), 2u);
-    const std::optional<uint32_t> expected = c == Case::kNotNamed    ? std::nullopt
-                                             : c == Case::kOnlyNamed ? std::optional<uint32_t>(12)
-                                                                     : std::optional<uint32_t>(5);
+    const std::optional<uint32_t> expected = c == Case::kOnlyOwn ? std::optional<uint32_t>(12)
+                                             : hung && c != Case::kNoOwnFault
+                                                 ? std::optional<uint32_t>(5)
+                                                 : std::nullopt;
     EXPECT_EQ(job.stalls()[1].second.machine, expected);
   }
 }
