@@ -261,7 +261,10 @@ void Detector::Rule(const telemetry::Point& p) {
       const bool fatal = code >= 0 && code <= kMaxXid &&
                          std::find(o_.fatal_xids.begin(), o_.fatal_xids.end(),
                                    static_cast<int>(code)) != o_.fatal_xids.end();
-      if (code != r.xid && fatal) alert(fmt::format("xid {}", code), p.time, code);
+      if (code != r.xid && fatal) {
+        alert(fmt::format("xid {}", code), p.time, code);
+        r.xid_at = p.time;
+      }
       r.xid = code;
       r.xid_fatal = fatal;
       break;
@@ -298,7 +301,10 @@ void Detector::Rule(const telemetry::Point& p) {
     case SignalRole::kLinkWidthMax:
       (signal.role == SignalRole::kLinkWidth ? r.width : r.width_max) = p.value;
       if (r.width > 0 && r.width_max > 0 && r.width < r.width_max) {
-        if (!r.width_alerted) alert("pcie_width", p.time, r.width);
+        if (!r.width_alerted) {
+          alert("pcie_width", p.time, r.width);
+          r.width_at = p.time;
+        }
         r.width_alerted = true;
       } else if (r.width >= r.width_max) {
         r.width_alerted = false;
@@ -322,6 +328,7 @@ void Detector::Rule(const telemetry::Point& p) {
       if (r.link_up >= 0.5 && p.value < 0.5) {
         alert("link_down", p.time, p.value);
         r.link_alerted = true;
+        r.link_at = p.time;
       } else if (p.value >= 0.5) {
         r.link_alerted = false;
       }
@@ -332,23 +339,30 @@ void Detector::Rule(const telemetry::Point& p) {
 
 void Detector::Raise(Alert alert) { alerts_.push_back(std::move(alert)); }
 
-// A fault of the machine's own that takes hardware out of the job, under way now: a fatal XID
-// still shown, a NIC link down or a PCIe link narrowed since it was named, the machine or a
-// component silent since it was named. It explains the machine's difference in a stall (a lost
-// GPU idling among peers spinning in their collectives). A divergence or a stall that named it
-// does not (a rank may hang the job twice), nor does a slower PCIe generation (idle GPUs lower
-// it) or a burst of corrected errors.
+// A fault of the machine's own that takes hardware out of the job, under way now, and since
+// when: a fatal XID still shown, a NIC link down or a PCIe link narrowed since it was named, the
+// machine or a component silent since it was named (PeerModel::Update's own_fault_since). A
+// divergence or a stall that named it is none (a rank may hang the job twice), nor is a slower
+// PCIe generation (idle GPUs lower it) or a burst of corrected errors.
 void Detector::FollowOwnFaults() {
   const auto machines = static_cast<uint32_t>(machines_.size());
-  own_fault_.assign(machines, 0);
+  own_fault_since_.assign(machines, -1);
+  const auto earliest = [](double& since, bool fault, double at) {
+    if (fault && (since < 0 || at < since)) since = at;
+  };
   for (uint32_t m = 0; m < machines; ++m) {
-    bool fault = machines_[m].presence.alerted;
-    for (uint32_t c = 0; c < components_ && !fault; ++c) {
+    const Presence& machine = machines_[m].presence;
+    double since = -1;
+    earliest(since, machine.alerted, machine.last);
+    for (uint32_t c = 0; c < components_; ++c) {
       const size_t i = static_cast<size_t>(m) * components_ + c;
       const RuleState& r = rules_[i];
-      fault = component_seen_[i].alerted || r.xid_fatal || r.width_alerted || r.link_alerted;
+      earliest(since, component_seen_[i].alerted, component_seen_[i].last);
+      earliest(since, r.xid_fatal, r.xid_at);
+      earliest(since, r.width_alerted, r.width_at);
+      earliest(since, r.link_alerted, r.link_at);
     }
-    own_fault_[m] = fault ? 1 : 0;
+    own_fault_since_[m] = since;
   }
 }
 
@@ -356,7 +370,7 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
   ++frames_;
   const double end = frame.time + o_.step;
   FollowOwnFaults();
-  model_.Update(frame, group_of_, names_.signals(), own_fault_);
+  model_.Update(frame, group_of_, names_.signals(), own_fault_since_);
   AlertDivergence(end);
   AlertShared(end);
   AlertStalls(end);

@@ -120,6 +120,8 @@ class Detector {
       double last_error = -1;
     };
     std::vector<ErrorBucket> errors;
+    // When each fault of the component's own was named (FollowOwnFaults).
+    double xid_at = -1, width_at = -1, link_at = -1;
     bool xid_fatal = false;  // the XID shown now is fatal
     bool width_alerted = false, gen_alerted = false, link_alerted = false;
   };
@@ -159,7 +161,8 @@ class Detector {
   void AlertSilentComponents(uint32_t m, double end);
   void Rule(const telemetry::Point& p);
   void Raise(Alert alert);
-  // own_fault_[m]: machine m has a fault of its own under way (PeerModel::Update).
+  // own_fault_since_[m]: since when machine m has a fault of its own under way, or -1
+  // (PeerModel::Update).
   void FollowOwnFaults();
   void Grow(uint32_t machine, uint32_t component);
   RuleState& RuleOf(uint32_t machine, uint32_t component);
@@ -180,7 +183,7 @@ class Detector {
   std::vector<Presence> component_seen_;
   std::vector<uint32_t> known_, reporting_;  // per group, scratch of OnFrame
   std::vector<Alert> alerts_;
-  std::vector<uint8_t> own_fault_;
+  std::vector<double> own_fault_since_;
   int64_t frames_ = 0;
 };
 

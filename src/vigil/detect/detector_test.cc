@@ -783,17 +783,17 @@ TEST(DetectorTest, AJobLevelStallNamesTheMachineThatDiffersFromItsStalledPeers) 
   EXPECT_NEAR(stall->evidence[0].peer_median, 160, 5);
 }
 
-// A machine with a fault of its own under way counts in a stall only where no other machine
-// differs (Detector::FollowOwnFaults). kLost: machines m12 and m13 lose a GPU (XID 79, shown
-// since) and idle at 70 W; the job hangs, is restarted without them, and hangs again with m7's
-// GPUs spinning in their own kernel at 200 W. The second stall names m7: the two machines with
-// lost GPUs differ from the stalled peers as much, and would leave it unable to tell. kTwice: m7
-// hangs the job twice; a stall that named it (or a divergence) is no fault of its own, and the
-// next stall names it again. kIdleLink: one hang, m7 hung idle at 70 W, its PCIe links falling
-// to a slower generation as idle GPUs do (a pcie_gen alert after a minute), and m3 at 200 W from
-// 1100 for a reason of its own: a slower link is no fault that explains m7's difference, and the
-// stall cannot tell.
-TEST(DetectorTest, AStallTakesAMachineWithAFaultOfItsOwnOnlyWhereNoOtherDiffers) {
+// A machine with a fault of its own under way since before the job last restarted counts in a
+// stall only where no other machine differs (Detector::FollowOwnFaults). kLost: machines m12 and
+// m13 lose a GPU (XID 79, shown since) and idle at 70 W; the job hangs (the first stall: their
+// faults began while it ran, and may be its cause, so it cannot tell), is restarted without
+// them, and hangs again with m7's GPUs spinning in their own kernel at 200 W. The second stall
+// names m7. kTwice: m7 hangs the job twice; a stall that named it (or a divergence) is no fault of
+// its own, and the next stall names it again. kIdleLink: one hang, m7 hung idle at 70 W, its PCIe
+// links falling to a slower generation as idle GPUs do (a pcie_gen alert after a minute), and m3
+// at 200 W from 1100 for a reason of its own: a slower link is no fault that explains m7's
+// difference, and the stall cannot tell.
+TEST(DetectorTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOtherDiffers) {
   enum class Case { kLost, kTwice, kIdleLink };
   for (const Case c : {Case::kLost, Case::kTwice, Case::kIdleLink}) {
     SCOPED_TRACE(static_cast<int>(c));

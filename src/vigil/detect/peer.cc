@@ -121,7 +121,7 @@ uint32_t GroupOf(std::span<const uint32_t> group_of, uint32_t m) {
 
 void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
                        std::span<const telemetry::SignalInfo> signals,
-                       std::span<const uint8_t> own_fault) {
+                       std::span<const double> own_fault_since) {
   triggered_.clear();
   scored_.clear();
   stalls_.clear();
@@ -143,7 +143,7 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   }
   std::sort(triggered_.begin(), triggered_.end());
   triggered_.erase(std::unique(triggered_.begin(), triggered_.end()), triggered_.end());
-  FollowStalls(frame.time, signals, own_fault);
+  FollowStalls(frame.time, signals, own_fault_since);
 }
 
 void PeerModel::Grow(uint32_t machines, uint32_t features) {
@@ -214,8 +214,9 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) const {
 }
 
 void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> signals,
-                             std::span<const uint8_t> own_fault) {
+                             std::span<const double> own_fault_since) {
   group_stalls_.resize(members_.size());
+  restarted_.resize(members_.size(), -1);
   for (uint32_t g = 0; g < members_.size(); ++g) {
     uint32_t judged = 0, stalled = 0;
     for (const Peers& p : peers_[g]) {
@@ -230,6 +231,7 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       // start.
       if (gs.since >= 0 && now - gs.since >= o_.stall_s) {
         for (Peers& p : peers_[g]) p.since = -1;
+        restarted_[g] = now;
       }
       gs = GroupStall{};
       continue;
@@ -244,10 +246,13 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     if (now - gs.since < o_.stall_s) continue;
     gs.reported = true;
     Stall stall{g, gs.since, std::nullopt, {}};
-    // The machines that differ for the persistence time, those without a fault of their own
-    // first: a machine with one under way (a lost GPU idling among peers that spin in their
-    // collectives) differs for that fault, and is taken for the stall's cause only where no
-    // other machine differs.
+    // The machines that differ for the persistence time, first those whose differences are
+    // unexplained: a machine with a fault of its own under way (a lost GPU idling among peers
+    // that spin in their collectives) differs for that fault, and one that began before the job
+    // last restarted (the job restarted without it) or once the stall had begun (it followed the
+    // hang) is not the stall's cause; such a machine is taken for it only where no other differs.
+    // One that began while the job ran, before the stall, may be its cause (a lost GPU that hung
+    // the job) and counts as any other.
     std::vector<uint32_t> differ[2];
     for (const OddRun& run : gs.odd) {
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
@@ -255,7 +260,8 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       // yet back) is over, as a divergence's run is at its next deviating sample.
       const bool over = now - run.last > RunGap(TrackOf(run.machine, run.feature).interval);
       if (over || run.evidence < persistence || run.samples < o_.min_samples) continue;
-      const bool known = run.machine < own_fault.size() && own_fault[run.machine] != 0;
+      const double since = run.machine < own_fault_since.size() ? own_fault_since[run.machine] : -1;
+      const bool known = since >= 0 && (since < restarted_[g] || since >= gs.since);
       std::vector<uint32_t>& list = differ[known ? 1 : 0];
       if (list.empty() || list.back() != run.machine) list.push_back(run.machine);  // runs sorted
     }

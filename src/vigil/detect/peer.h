@@ -89,13 +89,14 @@ class PeerModel {
 
   // Takes one frame: every machine-feature with a fresh sample in it is smoothed and scored
   // within its group (group_of[machine]; machines beyond its end are in group 0), for the
-  // signals whose role is kPeer. own_fault[machine] (none beyond its end): the machine has a
-  // fault of its own under way that takes hardware out of the job (the detector's fatal XID,
-  // link down or narrowed, itself or a component silent): during a stall it is taken for the
-  // stall's cause only where no other machine differs (FollowStalls).
+  // signals whose role is kPeer. own_fault_since[machine] (-1, or none beyond its end): since
+  // when the machine has a fault of its own under way that takes hardware out of the job (the
+  // detector's fatal XID, link down or narrowed, itself or a component silent). One that began
+  // before the group's job last restarted, or once its stall had begun, is not the stall's
+  // cause: such a machine is taken for it only where no other machine differs (FollowStalls).
   void Update(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
               std::span<const telemetry::SignalInfo> signals,
-              std::span<const uint8_t> own_fault = {});
+              std::span<const double> own_fault_since = {});
 
   // Every machine-feature judged in the last Update (it had a fresh sample), with its z.
   struct Scored {
@@ -108,7 +109,8 @@ class PeerModel {
   // group, when it began, and the one machine that differs from its stalled peers on some feature
   // and has for that signal's persistence time over min_samples fresh samples (FollowOdd's runs),
   // with its deviations now, the largest first; none where no machine or several have. Machines
-  // with a fault of their own under way (Update's own_fault) count only where no other does.
+  // whose fault of their own is not the stall's cause (Update's own_fault_since) count only
+  // where no other does.
   struct Stall {
     uint32_t group;
     double start;
@@ -223,7 +225,7 @@ class PeerModel {
     std::vector<OddRun> odd;  // FollowOdd's, while the stall is not yet reported
   };
   void FollowStalls(double now, std::span<const telemetry::SignalInfo> signals,
-                    std::span<const uint8_t> own_fault);
+                    std::span<const double> own_fault_since);
   // Group g's machines with a fresh sample, as they stand during its stall at `now`, on each
   // feature the stall moved (its centre a fifth of its usual level or more away from it):
   // against the centre and the peers' scatter about it now (the stalled peers' own noise, not
@@ -352,6 +354,7 @@ class PeerModel {
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;
   std::vector<Stall> stalls_;
+  std::vector<double> restarted_;  // per group: when its last job-level stall ended, or -1
   std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;
 };

@@ -82,7 +82,7 @@ class Job {
         c.fresh = x.kind == Sample::Kind::kFresh ? 1 : 0;
       }
     }
-    model_.Update(frame, group_of_, signals_, own_fault_);
+    model_.Update(frame, group_of_, signals_, own_fault_since_);
     for (uint32_t m : model_.triggered()) {
       ++triggers_;
       if (triggered_at_[m] < 0) triggered_at_[m] = time;
@@ -96,10 +96,11 @@ class Job {
   }
 
   const PeerModel& model() const { return model_; }
-  // Machine m has a fault of its own under way from now on (PeerModel::Update's own_fault).
-  void OwnFault(uint32_t m) {
-    own_fault_.resize(std::max<size_t>(own_fault_.size(), m + 1), 0);
-    own_fault_[m] = 1;
+  // Machine m has a fault of its own under way since `since` (PeerModel::Update's
+  // own_fault_since).
+  void OwnFault(uint32_t m, double since) {
+    own_fault_since_.resize(std::max<size_t>(own_fault_since_.size(), m + 1), -1);
+    own_fault_since_[m] = since;
   }
   // When machine m was first in triggered(); -1: never.
   double TriggeredAt(uint32_t m) const { return triggered_at_[m]; }
@@ -144,7 +145,7 @@ class Job {
   uint32_t machines_;
   std::vector<SignalInfo> signals_;
   std::vector<uint32_t> group_of_;
-  std::vector<uint8_t> own_fault_;
+  std::vector<double> own_fault_since_;
   PeerModel model_;
   std::vector<double> triggered_at_;
   int triggers_ = 0;
@@ -813,16 +814,17 @@ TEST(PeerModelTest, AStallJudgesWhatItMovedFromTheLevelsBeforeItBegan) {
 // 39,004: two lost GPUs, a restart, a rank that hangs as the restart's first iteration begins).
 // They idle at 70 W through everything after, among peers spinning at 160 W, and differ from the
 // stalled peers as much as the hung machine 5 at 193 W: three machines differ and the stall
-// cannot tell (kNoOwnFault). With their faults under way (the detector's lost GPUs), they count
-// only where no other machine differs, and the second stall names 5, whether their faults began
-// before the first stall or during the second (kOwnBefore, kOwnDuring: jobgen's seed 40,002, a
-// GPU lost 41 s into another rank's hang). Where no rank hangs of its own and only machine 12
-// differs (kOnlyOwn: its lost GPU hung the job), the stall names 12; where 12 and 13 do
-// (kTwoOwn), it cannot tell.
-TEST(PeerModelTest, AStallTakesAMachineWithAFaultOfItsOwnOnlyWhereNoOtherDiffers) {
-  enum class Case { kNoOwnFault, kOwnBefore, kOwnDuring, kOnlyOwn, kTwoOwn };
-  for (const Case c :
-       {Case::kNoOwnFault, Case::kOwnBefore, Case::kOwnDuring, Case::kOnlyOwn, Case::kTwoOwn}) {
+// cannot tell (kNoOwnFault). With faults of their own under way since before the restart
+// (kOwnBefore: their lost GPUs) or since the second stall began (kOwnDuring: jobgen's seed
+// 40,002, a GPU lost 41 s into another rank's hang), they are not its cause and count only where
+// no other machine differs: the stall names 5. Faults since the restart, before the stall
+// (kOwnJustBefore: GPUs lost while the job ran, as may hang it), count as any difference: it
+// cannot tell. Where no rank hangs of its own and only machine 12 differs (kOnlyOwn), the stall
+// names 12; where 12 and 13 do (kTwoOwn), it cannot tell.
+TEST(PeerModelTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOtherDiffers) {
+  enum class Case { kNoOwnFault, kOwnBefore, kOwnDuring, kOwnJustBefore, kOnlyOwn, kTwoOwn };
+  for (const Case c : {Case::kNoOwnFault, Case::kOwnBefore, Case::kOwnDuring, Case::kOwnJustBefore,
+                       Case::kOnlyOwn, Case::kTwoOwn}) {
     SCOPED_TRACE(static_cast<int>(c));
     Rng rng(41, 0);
     Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
@@ -836,16 +838,16 @@ TEST(PeerModelTest, AStallTakesAMachineWithAFaultOfItsOwnOnlyWhereNoOtherDiffers
       if (s > 0) return Fresh(Noisy(rng, 2));
       return Fresh(Noisy(rng, hung && m == 5 && t >= 1780 ? 193 : 160));
     };
-    const double from = c == Case::kOwnDuring ? 1900 : 880;
-    job.Run(0, from, 1, sample);
+    const double since = c == Case::kOwnDuring ? 1850 : c == Case::kOwnJustBefore ? 1700 : 880;
+    job.Run(0, since, 1, sample);
     if (c != Case::kNoOwnFault) {
-      job.OwnFault(12);
-      if (two) job.OwnFault(13);
+      job.OwnFault(12, since);
+      if (two) job.OwnFault(13, since);
     }
-    job.Run(from, 2400, 1, sample);
+    job.Run(since, 2400, 1, sample);
     ASSERT_EQ(job.stalls().size(), 2u);
     const std::optional<uint32_t> expected = c == Case::kOnlyOwn ? std::optional<uint32_t>(12)
-                                             : hung && c != Case::kNoOwnFault
+                                             : c == Case::kOwnBefore || c == Case::kOwnDuring
                                                  ? std::optional<uint32_t>(5)
                                                  : std::nullopt;
     EXPECT_EQ(job.stalls()[1].second.machine, expected);
