@@ -369,7 +369,12 @@ void Detector::FollowOwnFaults() {
 void Detector::OnFrame(const telemetry::Frame& frame) {
   ++frames_;
   const double end = frame.time + o_.step;
-  FollowOwnFaults();
+  // Read only where a stall may be reported: not a pass over every component each frame.
+  if (model_.JudgingStall()) {
+    FollowOwnFaults();
+  } else {
+    own_fault_since_.clear();
+  }
   model_.Update(frame, group_of_, names_.signals(), own_fault_since_);
   AlertDivergence(end);
   AlertShared(end);

@@ -806,8 +806,9 @@ TEST(DetectorTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOther
       for (int m = 0; m < 16; ++m) {
         const bool lost = c == Case::kLost && (m == 12 || m == 13) && t >= 880;
         double power = lost ? 70 : training ? 600 : m == 7 && hung ? 200 : 160;
-        if (c == Case::kIdleLink && !training)
+        if (c == Case::kIdleLink && !training) {
           power = m == 7 ? 70 : m == 3 && t >= 1100 ? 200 : 160;
+        }
         for (int g = 0; g < 2; ++g) {
           h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, noisy(power));
           h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", g,

@@ -146,6 +146,11 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   FollowStalls(frame.time, signals, own_fault_since);
 }
 
+bool PeerModel::JudgingStall() const {
+  return std::any_of(group_stalls_.begin(), group_stalls_.end(),
+                     [](const GroupStall& gs) { return gs.since >= 0 && !gs.reported; });
+}
+
 void PeerModel::Grow(uint32_t machines, uint32_t features) {
   if (machines <= machines_ && features <= features_) return;
   const uint32_t m = std::max(machines, machines_);

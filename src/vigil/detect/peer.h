@@ -98,6 +98,10 @@ class PeerModel {
               std::span<const telemetry::SignalInfo> signals,
               std::span<const double> own_fault_since = {});
 
+  // Whether some group's job-level stall is under way and not yet reported: the next Update may
+  // report it, and only then reads own_fault_since.
+  bool JudgingStall() const;
+
   // Every machine-feature judged in the last Update (it had a fresh sample), with its z.
   struct Scored {
     uint32_t machine;
