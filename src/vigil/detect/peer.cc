@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <tuple>
 
 #include "vigil/core/matrix.h"
@@ -25,10 +26,17 @@ std::string_view StatName(Stat stat) {
 namespace {
 
 // The median of `v` (reordered).
-double MedianOf(std::vector<double>& v) {
+template <typename T>
+double MedianOf(std::vector<T>& v) {
   const size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid), v.end());
   return v[mid];
+}
+
+// x as a float, those beyond a float's range at its largest (a median of them is no worse).
+float Narrow(double x) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  return static_cast<float>(std::clamp(x, -kMax, kMax));
 }
 
 // How much of the way an average with this half-life moves in `dt` seconds.
@@ -42,6 +50,9 @@ constexpr double kMeanDeviationToSigma = 1.2533;
 constexpr double kSpreadRiseHalfLife = 10;
 // Placement is decided again this often, per group and feature.
 constexpr double kPlaceEvery = 10;
+// A placement (log) that moves by less than this moves its factor by exp's series to the square
+// (the cube's term, under 2e-10, is below a float's precision).
+constexpr double kSeriesStep = 1e-3;
 // The centre goes into a feature's level history this often.
 constexpr double kLevelEvery = 10;
 // How fast a machine's sampling interval follows the gaps between its fresh samples (the gain of
@@ -119,6 +130,15 @@ uint32_t GroupOf(std::span<const uint32_t> group_of, uint32_t m) {
 
 }  // namespace
 
+double PeerModel::Weights::operator()(double dt, double half_life) {
+  if (dt != dt_ || half_life != half_life_) {
+    dt_ = dt;
+    half_life_ = half_life;
+    w_ = Weight(dt, half_life);
+  }
+  return w_;
+}
+
 void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
                        std::span<const telemetry::SignalInfo> signals,
                        std::span<const double> own_fault_since) {
@@ -127,18 +147,20 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   stalls_.clear();
   shared_.clear();
   Grow(frame.machines, static_cast<uint32_t>(signals.size()) * kStats);
-  fresh_.assign(static_cast<size_t>(machines_) * features_, 0);
+  fresh_.assign(static_cast<size_t>(stride_) * features_, 0);
   GroupMembers(group_of);
   SmoothSamples(frame, group_of, signals);
   for (uint32_t g = 0; g < members_.size(); ++g) {
     if (members_[g].size() < static_cast<size_t>(o_.min_peers)) continue;
-    for (uint32_t f = 0; f < features_; ++f) {
-      const uint32_t s = SignalOfFeature(f);
+    for (uint32_t s = 0; s < features_ / kStats; ++s) {
       if (s >= signals.size() || signals[s].role != telemetry::SignalRole::kPeer) continue;
-      const bool any = std::any_of(members_[g].begin(), members_[g].end(), [&](uint32_t m) {
-        return fresh_[static_cast<size_t>(m) * features_ + f] != 0;
-      });
-      if (any) Judge(g, f, frame.time, signals[s]);
+      // A signal's statistics share their samples: which are fresh, which current.
+      const uint32_t first = s * kStats;
+      const bool any = std::any_of(members_[g].begin(), members_[g].end(),
+                                   [&](uint32_t m) { return fresh_[CellOf(m, first)] != 0; });
+      if (!any) continue;
+      CollectCurrent(g, first, frame.time);
+      for (uint32_t f = first; f < first + kStats; ++f) Judge(g, f, frame.time, signals[s]);
     }
   }
   std::sort(triggered_.begin(), triggered_.end());
@@ -155,8 +177,10 @@ void PeerModel::Grow(uint32_t machines, uint32_t features) {
   if (machines <= machines_ && features <= features_) return;
   const uint32_t m = std::max(machines, machines_);
   const uint32_t f = std::max(features, features_);
-  ResizeRowMajor(tracks_, machines_, features_, m, f);
-  ResizeRowMajor(warm_, machines_, features_, m, f);
+  const uint32_t stride = m <= stride_ ? stride_ : std::max(m, 2 * stride_);
+  ResizeRowMajor(tracks_, features_, stride_, f, stride);
+  ResizeRowMajor(warm_, features_, stride_, f, stride);
+  stride_ = stride;
   machines_ = m;
   features_ = f;
   for (auto& g : peers_) g.resize(f);
@@ -177,9 +201,9 @@ void PeerModel::SmoothSamples(const telemetry::Frame& frame, std::span<const uin
   const double now = frame.time;
   const uint32_t nsignals =
       std::min<uint32_t>(frame.signals, static_cast<uint32_t>(signals.size()));
-  for (uint32_t m = 0; m < frame.machines; ++m) {
-    for (uint32_t s = 0; s < nsignals; ++s) {
-      if (signals[s].role != telemetry::SignalRole::kPeer) continue;
+  for (uint32_t s = 0; s < nsignals; ++s) {
+    if (signals[s].role != telemetry::SignalRole::kPeer) continue;
+    for (uint32_t m = 0; m < frame.machines; ++m) {
       const telemetry::Cell& c = frame.at(m, s);
       if (c.count == 0) continue;
       for (uint32_t st = 0; st < kStats; ++st) {
@@ -187,7 +211,7 @@ void PeerModel::SmoothSamples(const telemetry::Frame& frame, std::span<const uin
         Track& t = TrackOf(m, f);
         t.seen = now;
         if (c.fresh == 0) continue;
-        fresh_[static_cast<size_t>(m) * features_ + f] = 1;
+        fresh_[CellOf(m, f)] = 1;
         const double raw = st == 0 ? c.mean() : st == 1 ? c.min : c.max;
         SmoothSample(t, peers_[GroupOf(group_of, m)][f], raw, now);
       }
@@ -195,7 +219,7 @@ void PeerModel::SmoothSamples(const telemetry::Frame& frame, std::span<const uin
   }
 }
 
-void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) const {
+void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) {
   t.prev_raw = t.fresh < 0 ? static_cast<float>(raw) : t.raw;
   t.raw = static_cast<float>(raw);
   if (t.fresh < 0) {
@@ -213,7 +237,7 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) const {
     const auto d = static_cast<float>(std::fabs(step));
     q = q == 0 ? d : std::min(q, d);
   }
-  t.smooth = static_cast<float>(t.smooth + (1 - std::exp(-gap / tau)) * step);
+  t.smooth = static_cast<float>(t.smooth + smooth_weight_(gap, tau * std::numbers::ln2) * step);
   t.fresh = now;
   if (t.samples < UINT16_MAX) ++t.samples;
 }
@@ -338,7 +362,6 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
 }
 
 void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::SignalInfo& signal) {
-  CollectCurrent(group, f, now);
   if (valid_.size() < static_cast<size_t>(o_.min_peers)) return;
   const auto [centre, frame_spread] = CentreAndSpread(f, true);
   Peers& p = peers_[group][f];
@@ -414,7 +437,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .since = p.since,
   };
   for (uint32_t m : valid_) {
-    if (!fresh_[static_cast<size_t>(m) * features_ + f]) continue;
+    if (!fresh_[CellOf(m, f)]) continue;
     JudgeMachine(frame, p, m);
   }
   if (p.shared && std::none_of(valid_.begin(), valid_.end(),
@@ -439,18 +462,18 @@ void PeerModel::CollectCurrent(uint32_t group, uint32_t f, double now) {
 
 std::pair<double, double> PeerModel::CentreAndSpread(uint32_t f, bool placed) {
   const auto factor = [&](const Track& t) { return placed ? Factor(t.placed, t.a) : 1.0f; };
-  values_.clear();
+  peer_values_.clear();
   for (uint32_t m : valid_) {
     const Track& t = TrackOf(m, f);
-    values_.push_back(t.smooth / factor(t));
+    peer_values_.push_back(t.smooth / factor(t));
   }
-  const double centre = MedianOf(values_);
-  values_.clear();
+  const double centre = MedianOf(peer_values_);
+  peer_values_.clear();
   for (uint32_t m : valid_) {
     const Track& t = TrackOf(m, f);
-    values_.push_back(std::fabs(t.smooth - factor(t) * centre));
+    peer_values_.push_back(Narrow(std::fabs(t.smooth - factor(t) * centre)));
   }
-  return {centre, stats::kMadToSigma * MedianOf(values_)};
+  return {centre, stats::kMadToSigma * MedianOf(peer_values_)};
 }
 
 double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double since) {
@@ -458,19 +481,21 @@ double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double sin
   // much those moves scatter over the peers: small where every machine keeps its own level
   // however far apart the levels are; large while machines cross a job-wide transition each its
   // own way.
-  values_.clear();
+  peer_values_.clear();
   if (centre > 0) {
     for (uint32_t m : valid_) {
       const Track& t = TrackOf(m, f);
       if (!learning && t.own_since != since) continue;  // no own past yet
       const double past = learning ? t.a : t.past;
       const double move = std::fabs(t.smooth / (centre * past) - 1);
-      if (t.smooth > 0 && past > 0 && std::isfinite(move)) values_.push_back(move);
+      if (t.smooth > 0 && past > 0 && std::isfinite(move)) {
+        peer_values_.push_back(Narrow(move));
+      }
     }
   }
   // About 0, not about their median: a move of every machine at once is no steadier a past.
-  if (values_.empty() || values_.size() < static_cast<size_t>(o_.min_peers)) return -1;
-  return stats::kMadToSigma * MedianOf(values_);
+  if (peer_values_.empty() || peer_values_.size() < static_cast<size_t>(o_.min_peers)) return -1;
+  return stats::kMadToSigma * MedianOf(peer_values_);
 }
 
 void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
@@ -540,10 +565,10 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   // minute weighing most; after it, while it does not deviate.
   if (ff.learning && ff.now - ff.since >= o_.warmup_s / 2) {
     if (warm.scattered < UINT16_MAX) ++warm.scattered;
-    FollowNoise(t,
-                std::max(1.0 / warm.scattered, Weight(t.interval, o_.warmup_s / kWarmupHalfLives)));
+    FollowNoise(t, std::max(1.0 / warm.scattered,
+                            warm_noise_weight_(t.interval, o_.warmup_s / kWarmupHalfLives)));
   } else if (!ff.learning && t.run == 0) {
-    FollowNoise(t, Weight(t.interval, o_.spread_half_life_s));
+    FollowNoise(t, noise_weight_(t.interval, o_.spread_half_life_s));
   }
   // Its own past: its placement when it joins after the warm-up, then its level against the
   // centre, followed while it does not deviate.
@@ -554,7 +579,8 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   } else if (!deviates && ff.levels_hold() && ff.centre > 0 && t.smooth > 0) {
     const double level = t.smooth / ff.centre;
     if (!std::isfinite(t.past) || level > std::numeric_limits<float>::max()) return;
-    t.past = static_cast<float>(t.past + Weight(t.interval, o_.own_half_life_s) * (level - t.past));
+    t.past = static_cast<float>(t.past +
+                                past_weight_(t.interval, o_.own_half_life_s) * (level - t.past));
   }
 }
 
@@ -617,12 +643,11 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   Trigger(p, ff.group, ff.f, m, ff.persistence);
 }
 
-void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& warm,
-                               bool deviates) const {
+void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& warm, bool deviates) {
   // Placement: the machine's level against the centre, never learned during a stall (the
   // feature's own, or its group's: then not even over a warm-up, whose levels are no placement).
   if (!ff.levels_hold() || ff.centre <= 0 || t.smooth <= 0) return;
-  const double target = std::log(t.smooth / ff.centre);
+  const auto target = [&] { return std::log(t.smooth / ff.centre); };
   if (ff.learning) {
     // Over the group's warm-up: the median of its levels over the last half of the warm-up (at
     // most kWarmSamples of them, evenly spaced; fewer at a slow cadence). The job's first minutes
@@ -635,7 +660,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     const double spacing = o_.warmup_s / (2.0 * kWarmSamples);
     if (warm.sampled >= 0 && ff.now - warm.sampled < spacing) return;
     warm.sampled = ff.now;
-    warm.values[warm.next] = static_cast<float>(target);
+    warm.values[warm.next] = static_cast<float>(target());
     warm.at[warm.next] = static_cast<float>(ff.now - ff.since);
     warm.next = static_cast<uint8_t>((warm.next + 1) % kWarmSamples);
     warm.count = static_cast<uint8_t>(std::min<size_t>(warm.count + 1, kWarmSamples));
@@ -656,8 +681,20 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
   // starts at its first level.
   if (deviates) return;
   if (t.learned < UINT16_MAX) ++t.learned;
-  const double w = t.learned == 1 ? 1.0 : Weight(t.interval, o_.placement_half_life_s);
-  SetPlacement(t, static_cast<float>(t.log_a + w * (target - t.log_a)));
+  if (t.learned == 1) {
+    SetPlacement(t, static_cast<float>(target()));
+    return;
+  }
+  const double step =
+      placement_weight_(t.interval, o_.placement_half_life_s) * (target() - t.log_a);
+  if (std::fabs(step) >= kSeriesStep) {
+    SetPlacement(t, static_cast<float>(t.log_a + step));
+    return;
+  }
+  // A step this small moves a by exp(step) to a float's precision by its series to the square
+  // (Place lays every placement anew through SetPlacement within kPlaceEvery seconds).
+  t.log_a = static_cast<float>(t.log_a + step);
+  t.a = static_cast<float>(t.a * (1 + step + step * step / 2));
 }
 
 void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence) {

@@ -277,7 +277,8 @@ class PeerModel {
   void SmoothSamples(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
                      std::span<const telemetry::SignalInfo> signals);
   // One fresh sample `raw` of a machine's track, its group's peers `p` learning its quantum.
-  void SmoothSample(Track& t, Peers& p, double raw, double now) const;
+  void SmoothSample(Track& t, Peers& p, double raw, double now);
+  // Judges valid_ (CollectCurrent) on `feature`.
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   // valid_: the machines of `group` whose value of `f` is current: they report (held or fresh)
   // within three of their own intervals.
@@ -316,7 +317,7 @@ class PeerModel {
   void FollowRun(const FeatureFrame& frame, Peers& p, uint32_t m, Track& t, bool deviates,
                  bool stepped, double strength);
   // Machine m's placement (Track::log_a) learned from its level against the centre.
-  void LearnPlacement(const FeatureFrame& frame, Track& t, WarmLevels& warm, bool deviates) const;
+  void LearnPlacement(const FeatureFrame& frame, Track& t, WarmLevels& warm, bool deviates);
   // Track::noise follows the distance of its raw value from its smoothed one, with weight w.
   static void FollowNoise(Track& t, double w) {
     t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
@@ -335,25 +336,40 @@ class PeerModel {
     t.log_a = log_a;
     t.a = std::exp(log_a);
   }
-  Track& TrackOf(uint32_t m, uint32_t f) { return tracks_[static_cast<size_t>(m) * features_ + f]; }
-  const Track& TrackOf(uint32_t m, uint32_t f) const {
-    return tracks_[static_cast<size_t>(m) * features_ + f];
-  }
-  WarmLevels& WarmOf(uint32_t m, uint32_t f) {
-    return warm_[static_cast<size_t>(m) * features_ + f];
-  }
+  // Where machine m's cell of feature f lies in tracks_, warm_ and fresh_: feature-major, so that
+  // a feature's pass over its peers (Judge) reads them one after another.
+  size_t CellOf(uint32_t m, uint32_t f) const { return static_cast<size_t>(f) * stride_ + m; }
+  Track& TrackOf(uint32_t m, uint32_t f) { return tracks_[CellOf(m, f)]; }
+  const Track& TrackOf(uint32_t m, uint32_t f) const { return tracks_[CellOf(m, f)]; }
+  WarmLevels& WarmOf(uint32_t m, uint32_t f) { return warm_[CellOf(m, f)]; }
   // How far apart two placements (log) may be and still be one level: the effect threshold.
   double PlacementTolerance() const { return std::log1p(o_.effect_min); }
 
+  // How much of the way an average with `half_life` moves in `dt` seconds, remembered for the
+  // last pair asked: the machines of a job sampled on one cadence ask for the same one, frame
+  // after frame (one per place that follows an average per machine and feature).
+  class Weights {
+   public:
+    double operator()(double dt, double half_life);
+
+   private:
+    double dt_ = -1, half_life_ = -1, w_ = 0;
+  };
+
   PeerOptions o_;
-  uint32_t machines_ = 0, features_ = 0;  // dimensions of tracks_
+  Weights smooth_weight_, noise_weight_, warm_noise_weight_, past_weight_, placement_weight_;
+  uint32_t machines_ = 0, features_ = 0;  // dimensions of tracks_ (CellOf)
+  // Cells per feature in tracks_: machines_ and room for more (machines that join one by one do
+  // not each lay the tables out again).
+  uint32_t stride_ = 0;
   std::vector<Track> tracks_;
   std::vector<WarmLevels> warm_;                // beside tracks_
   std::vector<std::vector<Peers>> peers_;       // per group, per feature
   std::vector<std::vector<uint32_t>> members_;  // per group: machines in this frame, scratch
-  std::vector<uint8_t> fresh_;                  // per machine x feature in this frame, scratch
+  std::vector<uint8_t> fresh_;                  // per feature x machine in this frame, scratch
   std::vector<uint32_t> valid_;
   std::vector<double> values_, scratch_;
+  std::vector<float> peer_values_;  // CentreAndSpread's and OwnSpread's, scratch
   std::vector<uint32_t> triggered_;
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;
