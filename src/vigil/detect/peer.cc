@@ -535,16 +535,24 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   }
   const Reference own =
       ReferenceOf(ff, p, t, ff.centre, t.past, std::max(own_noise, ff.floor), ff.own_spread);
-  // Where a signal is worse either way, a machine that returns toward the typical level (from
-  // an odd one it kept for minutes) is no new fault against its own past.
-  const bool away = ff.signal.worse != telemetry::Worse::kEither ||
-                    std::fabs(t.smooth - ff.centre) > std::fabs(own.expected - ff.centre);
+  // Where a signal is worse either way, a machine that returns toward the typical level from
+  // an odd one (the level it kept for minutes, or the placement it was learned at: one learned
+  // while a benign event of its own took a quarter of the warm-up, or a level a healthy machine
+  // leaves) is no new fault, against its own past or its placement.
+  const auto away = [&](const Reference& r) {
+    return ff.signal.worse != telemetry::Worse::kEither ||
+           std::fabs(t.smooth - ff.centre) > std::fabs(r.expected - ff.centre);
+  };
+  if (!away(peers)) {
+    peers.deviates = false;
+    peers.raw_strength = 0;
+  }
   // A machine has an own past once it has been judged since the warm-up's end (one that joins
   // later: from its first sample on), and only one that a float holds.
   const bool has_past = !ff.learning && t.own_since == ff.since && t.past > 0 &&
                         std::isfinite(t.past) && std::isfinite(own.expected);
   const bool own_deviates =
-      has_past && ff.levels_hold() && ff.own_spread > 0 && away && own.deviates;
+      has_past && ff.levels_hold() && ff.own_spread > 0 && away(own) && own.deviates;
   const bool deviates = peers.deviates || own_deviates;
   // What the alert reports: the peers, unless only its own past says it deviates.
   const bool shown_own = own_deviates && !peers.deviates;

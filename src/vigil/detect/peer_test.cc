@@ -1127,6 +1127,23 @@ TEST(PeerModelTest, AMachineReturningTowardItsPeersIsNoFaultAgainstItsOwnPast) {
   }
 }
 
+// The same against a placement, where the signal is worse either way: machines 4 and 5 drew 80
+// among peers at 100 over the warm-up (placed alike, or learned while a benign event of their own
+// lasted); from 600 machine 5 reads 100, the peers' level: no fault, never named. Read at 60, away
+// from the peers, it is named.
+TEST(PeerModelTest, AMachineReturningTowardItsPeersIsNoFaultAgainstItsPlacement) {
+  for (const double after : {100.0, 60.0}) {
+    SCOPED_TRACE(after);
+    Rng rng(51, 0);
+    Job job(16, {PeerSignal("power")});
+    job.Run(0, 1200, 5, [&](uint32_t m, uint32_t, double t) {
+      if (m == 5 && t >= 600) return Fresh(Noisy(rng, after));
+      return Fresh(Noisy(rng, m == 4 || m == 5 ? 80 : 100));
+    });
+    EXPECT_EQ(job.Named(), after == 100 ? std::vector<uint32_t>{} : std::vector<uint32_t>{5});
+  }
+}
+
 // A machine that joins after the warm-up has no own past until its first sample: it is not
 // compared with a past of 0 (for a signal worse when higher, everything is far above 0), and
 // its first level becomes its past.
