@@ -446,7 +446,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   }
   if (p.placed_at < 0 || now - p.placed_at >= kPlaceEvery) {
     p.placed_at = now;
-    Place(valid_, f);
+    Place(valid_, f, !learning);
   }
 }
 
@@ -747,7 +747,7 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming) {
   p.level = static_cast<float>(MedianOf(scratch_));
 }
 
-void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
+void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_placed) {
   // Levels relative to the group's typical machine, then: a machine shares its level when it is
   // close to the typical one or to another machine's.
   values_.clear();
@@ -782,6 +782,9 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f) {
       t.placed = true;
       continue;
     }
+    // Past the warm-up a placed machine stays placed: its level was learned as its own, and a
+    // neighbour that leaves that level (back among the typical machines) leaves it no odder.
+    if (keep_placed && t.placed) continue;
     // Another machine within the tolerance: in the sorted levels, v's neighbours.
     const auto at = std::lower_bound(scratch_.begin(), scratch_.end(), v);
     const bool below = at != scratch_.begin() && v - *(at - 1) <= tolerance;

@@ -322,7 +322,9 @@ class PeerModel {
   static void FollowNoise(Track& t, double w) {
     t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
   }
-  void Place(std::span<const uint32_t> members, uint32_t feature);
+  // Re-centres the members' placements on the typical one and decides which are placed (a_m
+  // used); with keep_placed (past the warm-up) one placed stays placed.
+  void Place(std::span<const uint32_t> members, uint32_t feature, bool keep_placed);
   // At the end of the warm-up begun at `since`, after a restart: a machine whose level moved
   // from its placement before it against the others (a shift they all share is no move), while
   // fewer than kSharedMachines did, keeps that placement, moved by the shift.
