@@ -281,7 +281,9 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     // last restarted (the job restarted without it) or once the stall had begun (it followed the
     // hang) is not the stall's cause; such a machine is taken for it only where no other differs.
     // One that began while the job ran, before the stall, may be its cause (a lost GPU that hung
-    // the job) and counts as any other.
+    // the job) and counts as any other. A machine named for an earlier stall, before the job
+    // last restarted, is known too: the job restarted without it (it idles among spinning peers)
+    // or it hangs the job again (then it is the only one that differs).
     std::vector<uint32_t> differ[2];
     for (const OddRun& run : gs.odd) {
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
@@ -290,13 +292,17 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       const bool over = now - run.last > RunGap(TrackOf(run.machine, run.feature).interval);
       if (over || run.evidence < persistence || run.samples < o_.min_samples) continue;
       const double since = run.machine < own_fault_since.size() ? own_fault_since[run.machine] : -1;
-      const bool known = since >= 0 && (since < restarted_[g] || since >= gs.since);
+      const double caused = run.machine < caused_stall_.size() ? caused_stall_[run.machine] : -1;
+      const bool known = (since >= 0 && (since < restarted_[g] || since >= gs.since)) ||
+                         (caused >= 0 && caused < restarted_[g]);
       std::vector<uint32_t>& list = differ[known ? 1 : 0];
       if (list.empty() || list.back() != run.machine) list.push_back(run.machine);  // runs sorted
     }
     const std::vector<uint32_t>& first = differ[0].empty() ? differ[1] : differ[0];
     if (first.size() == 1) stall.machine = first[0];  // several: the peers cannot tell
     if (stall.machine) {
+      caused_stall_.resize(std::max<size_t>(caused_stall_.size(), *stall.machine + 1), -1);
+      caused_stall_[*stall.machine] = gs.since;
       for (const auto& [m, d] : odd_) {
         if (m == *stall.machine) stall.deviations.push_back(d);
       }

@@ -376,7 +376,8 @@ class PeerModel {
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;
   std::vector<Stall> stalls_;
-  std::vector<double> restarted_;  // per group: when its last job-level stall ended, or -1
+  std::vector<double> restarted_;     // per group: when its last job-level stall ended, or -1
+  std::vector<double> caused_stall_;  // per machine: when the last stall that named it began, or -1
   std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;
 };

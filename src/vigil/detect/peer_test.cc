@@ -854,6 +854,33 @@ TEST(PeerModelTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOthe
   }
 }
 
+// A rank that hung the job is named for that stall (machine 12 at 193 W among peers spinning at
+// 160 W); the job restarts without it, and its GPUs idle at 70 W through the next stall, which
+// machine 5 hangs (jobgen's seed 42,004: a rank hangs as the restart's first iteration begins).
+// Machines 5 and 12 both differ; 12, named for a stall before the job last restarted, is taken for
+// this one's cause only where no other differs: the stall names 5, not "cannot tell". Where 12,
+// restarted with the job, hangs it again itself, it is the only one that differs and is named
+// again.
+TEST(PeerModelTest, AStallTakesTheMachineNamedForAnEarlierOneOnlyWhereNoOtherDiffers) {
+  for (const bool again : {false, true}) {
+    SCOPED_TRACE(again);
+    Rng rng(42, 0);
+    Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
+    const auto sample = [&](uint32_t m, uint32_t s, double t) {
+      if (!again && m == 12 && t >= 1500) return Fresh(s > 0 ? Noisy(rng, 2) : Noisy(rng, 70));
+      const bool training = t < 900 + m % 4 || (t >= 1600 && t < 1780 + m % 4);
+      if (training) return Fresh(s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform()));
+      if (s > 0) return Fresh(Noisy(rng, 2));
+      const bool hung = (m == 12 && t < 1600) || (t >= 1780 && m == (again ? 12u : 5u));
+      return Fresh(Noisy(rng, hung ? 193 : 160));
+    };
+    job.Run(0, 2400, 1, sample);
+    ASSERT_EQ(job.stalls().size(), 2u);
+    EXPECT_EQ(job.stalls()[0].second.machine, std::optional<uint32_t>(12));
+    EXPECT_EQ(job.stalls()[1].second.machine, std::optional<uint32_t>(again ? 12 : 5));
+  }
+}
+
 // --- Job-wide moves -----------------------------------------------------------------------------
 
 // A group that moves together (an evaluation phase at half the load, each machine entering it
