@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <utility>
@@ -11,6 +12,28 @@
 #include "vigil/core/text.h"
 
 namespace vigil::learned {
+
+namespace {
+constexpr std::array<std::pair<Pooling, std::string_view>, 3> kPoolingNames{{
+    {Pooling::kTrimmed, "trimmed"},
+    {Pooling::kMean, "mean"},
+    {Pooling::kButWorst, "but_worst"},
+}};
+}  // namespace
+
+std::string_view PoolingName(Pooling p) {
+  for (const auto& [way, name] : kPoolingNames) {
+    if (way == p) return name;
+  }
+  return "trimmed";
+}
+
+std::optional<Pooling> PoolingFromName(std::string_view name) {
+  for (const auto& [way, n] : kPoolingNames) {
+    if (n == name) return way;
+  }
+  return std::nullopt;
+}
 
 Json CriteriaToJson(const LearnedCriteria& c) {
   Json classes = Json::array();
@@ -45,7 +68,7 @@ Json CriteriaToJson(const LearnedCriteria& c) {
              {"limit", cv.limit},
              {"samples", cv.samples}};
       if (!cv.part.empty()) j["part"] = cv.part;
-      if (cv.but_worst) j["but_worst"] = true;
+      j["pooling"] = PoolingName(cv.pooling);
       components.push_back(std::move(j));
     }
     classes.push_back(Json{{"hardware", cm.hardware},
@@ -182,8 +205,14 @@ class CriteriaReader {
     ComponentModel cv;
     cv.benchmark = vj.at("benchmark").get<std::string>();
     if (vj.contains("part")) cv.part = vj.at("part").get<std::string>();
-    if (vj.contains("but_worst")) cv.but_worst = vj.at("but_worst").get<bool>();
     where_ = fmt::format("component model {}: ", cv.benchmark);
+    const std::string pooling = vj.at("pooling").get<std::string>();
+    const std::optional<Pooling> way = PoolingFromName(pooling);
+    if (!way) {
+      return Bad(
+          fmt::format("{}pooling: {} is not trimmed, mean or but_worst", where_, Quote(pooling)));
+    }
+    cv.pooling = *way;
     VIGIL_ASSIGN_OR_RETURN(cv.centre, Number(vj, "centre", kMetricValueBounds));
     VIGIL_ASSIGN_OR_RETURN(cv.spread, Number(vj, "spread", kSpreadBounds));
     VIGIL_ASSIGN_OR_RETURN(cv.limit, Number(vj, "limit", kLimitBounds));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +17,7 @@
 
 namespace vigil::learned {
 
-inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/3";
+inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/4";
 
 // A component is expected of a class when at least this share of its nodes reports it.
 inline constexpr double kExpectedShare = 0.9;
@@ -51,15 +52,27 @@ struct FamilyModel {
   double balance_centre = 0, balance_spread = 0, balance_limit = 0;
 };
 
+// How a component model pools a component's metrics (measures.cc, PooledSigmas). The ways are
+// learned apart, each from the components it judges: their statistics follow different laws (a
+// trimmed mean of many metrics has light tails, a plain mean of two heavy-tailed metrics does
+// not), and one limit read from their mixture suits neither.
+enum class Pooling {
+  kTrimmed,   // components of more than kFewMetrics metrics: the trimmed mean of their sigmas
+  kMean,      // kFewMetrics or fewer: the mean of their sigmas
+  kButWorst,  // kFewMetrics or fewer: the same without the worst metric
+};
+std::string_view PoolingName(Pooling p);
+std::optional<Pooling> PoolingFromName(std::string_view name);
+
 // One component (GPU 3, NIC 5...) across all metrics of one benchmark: the mean of its metrics'
 // deviations in the worse direction, in robust sigmas (from the node's balance where the family
 // has one). Over a sweep (bandwidth against message size) this is the distance between the
 // component's curve and the fleet's; over GEMM's data types it pools evidence that one type
 // alone would not give, and it carries the correlation between a component's metrics.
 struct ComponentModel {
-  std::string benchmark;   // for a part's pool, the benchmarks it pools joined by '+'
-  std::string part;        // "": one benchmark's pool; else the kind of part (HBM, PCIe, GPU...)
-  bool but_worst = false;  // the pool without each component's worst metric (learn.cc)
+  std::string benchmark;  // for a part's pool, the benchmarks it pools joined by '+'
+  std::string part;       // "": one benchmark's pool; else the kind of part (HBM, PCIe, GPU...)
+  Pooling pooling = Pooling::kTrimmed;
   double centre = 0, spread = 0, limit = 0;
   size_t samples = 0;
 };

@@ -64,8 +64,10 @@ TEST(CriteriaTest, CriteriaRoundTripAndVersionCheck) {
             0u);
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/1\"}", "c.json").ok());
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/2\"}", "c.json").ok());
+  // /3 pooled each benchmark's components of every metric count under one limit.
+  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/3\"}", "c.json").ok());
   EXPECT_FALSE(CriteriaFromJson("[]", "c.json").ok());
-  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/3\", \"budget\": \"x\","
+  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/4\", \"budget\": \"x\","
                                 " \"resolution\": 0, \"classes\": []}",
                                 "c.json")
                    .ok());
@@ -79,6 +81,7 @@ TEST(CriteriaTest, CriteriaNumbersOutsideTheirRangesAreNamed) {
   const Json good = CriteriaToJson(*Learn(TableOf(*GenerateFleet(o)), LearnOptions{}));
   const std::string family = good["classes"][0]["families"][0]["family"];
   const std::string hardware = good["classes"][0]["hardware"];
+  const std::string pool = good["classes"][0]["components"][0]["benchmark"];
   struct Case {
     std::string pointer;
     Json value;
@@ -100,6 +103,9 @@ TEST(CriteriaTest, CriteriaNumbersOutsideTheirRangesAreNamed) {
        "c.json: family " + family + ": limit: -1 is outside [0, 1e+100]"},
       {"/classes/0/families/0/samples", "7",
        "c.json: family " + family + ": samples: expected a number"},
+      {"/classes/0/components/0/pooling", "clipped",
+       "c.json: component model " + pool +
+           ": pooling: \"clipped\" is not trimmed, mean or but_worst"},
   };
   for (const Case& c : cases) {
     Json j = good;

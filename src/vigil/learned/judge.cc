@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -78,9 +79,8 @@ struct ClassIndex {
   const ClassModel* model = nullptr;
   std::vector<const FamilyModel*> families;
   std::vector<double> divisor;  // by column: its member's factor, 1 where none (Scaled)
-  // By pool (part, benchmark): its models, the mean's and the one without the worst metric's.
-  std::map<std::pair<std::string_view, std::string_view>,
-           std::pair<const ComponentModel*, const ComponentModel*>>
+  // By pool (part, benchmark): its models, by Pooling (null where none was learned).
+  std::map<std::pair<std::string_view, std::string_view>, std::array<const ComponentModel*, 3>>
       components;
 };
 
@@ -213,16 +213,17 @@ void ComponentFindings(const NodeView& n, const std::set<std::string>& down,
                     [&](const std::string& b) { return down.contains(b); })) {
       continue;
     }
-    const auto& [mean, but_worst] = it->second;
+    const auto& [trimmed, mean, but_worst] = it->second;
     for (const auto& [component, d] :
-         ComponentDistances(n.v, n.i, pool.cols, n.cols, n.ix.families, n.centres)) {
+         ComponentDistances(n.v, n.i, pool.cols, n.cols, n.ix.families, n.centres, n.widen)) {
       // The way that lies further beyond its limit, of those that apply.
       const ComponentModel* worst = nullptr;
       double value = 0, z = 0;
-      for (const ComponentModel* cv : {mean, but_worst}) {
-        if (cv == nullptr || (cv->but_worst && d.metrics > kFewMetrics)) continue;
-        const double distance = cv->but_worst ? d.but_worst : d.mean;
-        const double zv = (distance / n.widen - cv->centre) / cv->spread;
+      const bool few = d.metrics <= kFewMetrics;
+      for (const ComponentModel* cv : {few ? mean : trimmed, few ? but_worst : nullptr}) {
+        if (cv == nullptr) continue;
+        const double distance = cv->pooling == Pooling::kButWorst ? d.but_worst : d.mean;
+        const double zv = (distance - cv->centre) / cv->spread;
         if (zv > cv->limit && (worst == nullptr || zv / cv->limit > z / worst->limit)) {
           worst = cv;
           value = distance;
@@ -307,8 +308,7 @@ struct Judgement::Prepared {
         }
       }
       for (const ComponentModel& cv : cm.components) {
-        auto& [mean, but_worst] = ix.components[{cv.part, cv.benchmark}];
-        (cv.but_worst ? but_worst : mean) = &cv;
+        ix.components[{cv.part, cv.benchmark}][static_cast<size_t>(cv.pooling)] = &cv;
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <boost/math/distributions/students_t.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -429,30 +430,33 @@ constexpr double kComponentSpreadFloor = 0.05;
 void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   const Columns& cols = d.cols;
   const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
-  std::vector<std::vector<double>> means(cols.pools.size()), but_worsts(cols.pools.size());
-  std::vector<bool> few(cols.pools.size(), false);
+  // By pool, each way's distances (Pooling): trimmed, mean, but_worst.
+  std::vector<std::array<std::vector<double>, 3>> ways(cols.pools.size());
   for (size_t k = 0; k < d.nodes.size(); ++k) {
     for (size_t b = 0; b < cols.pools.size(); ++b) {
-      for (const auto& [component, c] :
-           ComponentDistances(d.v, d.nodes[k], cols.pools[b].cols, cols, models, d.centres[k])) {
-        means[b].push_back(c.mean / d.noise[k]);
-        but_worsts[b].push_back(c.but_worst / d.noise[k]);
-        few[b] = few[b] || c.metrics <= kFewMetrics;
+      for (const auto& [component, c] : ComponentDistances(
+               d.v, d.nodes[k], cols.pools[b].cols, cols, models, d.centres[k], d.noise[k])) {
+        if (c.metrics > kFewMetrics) {
+          ways[b][0].push_back(c.mean);
+        } else {
+          ways[b][1].push_back(c.mean);
+          ways[b][2].push_back(c.but_worst);
+        }
       }
     }
   }
   double pool_tests = 0;  // per node
-  for (size_t b = 0; b < cols.pools.size(); ++b) {
-    pool_tests += static_cast<double>(means[b].size() * (few[b] ? 2 : 1)) /
-                  static_cast<double>(d.nodes.size());
+  for (const auto& pool : ways) {
+    for (const std::vector<double>& ds : pool) pool_tests += static_cast<double>(ds.size());
   }
+  pool_tests /= static_cast<double>(d.nodes.size());
   const double pooled_p = budget / 2 / std::max(1.0, pool_tests);
   const size_t class_nodes = d.nodes.size();
-  const auto model = [&](const Pool& pool, std::vector<double>& ds, bool but_worst) {
+  const auto model = [&](const Pool& pool, std::vector<double>& ds, Pooling pooling) {
     ComponentModel c;
     c.benchmark = pool.benchmark;
     c.part = pool.part;
-    c.but_worst = but_worst;
+    c.pooling = pooling;
     c.samples = ds.size();
     const Robust r = RobustOf(ds, kComponentSpreadFloor);
     c.centre = r.centre;
@@ -467,9 +471,10 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     cm.components.push_back(std::move(c));
   };
   for (size_t b = 0; b < cols.pools.size(); ++b) {
-    if (means[b].empty()) continue;
-    model(cols.pools[b], means[b], false);
-    if (few[b]) model(cols.pools[b], but_worsts[b], true);
+    for (const Pooling p : {Pooling::kTrimmed, Pooling::kMean, Pooling::kButWorst}) {
+      std::vector<double>& ds = ways[b][static_cast<size_t>(p)];
+      if (!ds.empty()) model(cols.pools[b], ds, p);
+    }
   }
 }
 

@@ -27,18 +27,19 @@ double NodeMedian(const Scaled& t, size_t i, const std::vector<size_t>& cols, si
   return scratch.size() < least || scratch.empty() ? std::nan("") : Median(scratch);
 }
 
-// A component's metrics within one pool, pooled: the mean of their sigmas after a quarter of them
-// is set aside at each end, so that one metric's noise does not move it, while a component that
-// is slow on half of a sweep (a NIC slow at large messages only) still does.
+// A component's metrics within one pool, pooled, where it has more than kFewMetrics: the mean of
+// their sigmas after a quarter of them is set aside at each end, so that one metric's noise does
+// not move it, while a component that is slow on half of a sweep (a NIC slow at large messages
+// only) still does.
 constexpr double kComponentTrim = 0.25;
 
-// The pooled sigmas of one component (sorted here), both ways of ComponentDistance: the trimmed
-// mean, and the same with at least the worst metric set aside (a quarter of two or three metrics
-// is none).
+// The pooled sigmas of one component (sorted here), both ways of ComponentDistance: for more than
+// kFewMetrics, the trimmed mean above, twice; for fewer, the plain mean and the mean without the
+// worst metric.
 std::pair<double, double> PooledSigmas(std::vector<double>& zs) {
   std::sort(zs.begin(), zs.end());
   const size_t n = zs.size();
-  const auto cut = static_cast<size_t>(std::floor(static_cast<double>(n) * kComponentTrim));
+  const size_t cut = static_cast<size_t>(std::floor(static_cast<double>(n) * kComponentTrim));
   const auto mean_of = [&](size_t top) {
     double sum = 0;
     for (size_t k = cut; k + top < n; ++k) sum += zs[k];
@@ -131,13 +132,13 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 
 std::map<std::string_view, ComponentDistance> ComponentDistances(
     const Scaled& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
-    const std::vector<const FamilyModel*>& models, const NodeCentres& m) {
+    const std::vector<const FamilyModel*>& models, const NodeCentres& m, double noise) {
   std::map<std::string_view, std::pair<std::vector<double>, std::string_view>> sigmas;
   for (size_t j : cols) {
     const auto f = static_cast<size_t>(c.family_of[j]);
     if (std::isnan(t.at(i, j)) || models[f] == nullptr) continue;
     auto& [zs, index] = sigmas[c.anatomy[j].component];
-    zs.push_back(ComponentSigmas(t, i, j, *models[f], m, f));
+    zs.push_back(ComponentSigmas(t, i, j, *models[f], m, f) / noise);
     index = c.anatomy[j].index;
   }
   std::map<std::string_view, ComponentDistance> d;

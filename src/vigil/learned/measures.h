@@ -81,13 +81,15 @@ NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
 double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f,
                        const NodeCentres& m, size_t fid);
 
-// One component's pooled distance within one pool, two ways, each judged against a limit of its
-// own. `mean`: PooledSigmas. `but_worst`: the same with the worst metric set aside, which differs
-// from it for a component of two or three metrics only (HBM's device copy and self copy; a kernel
-// launch's event and wall time): there one metric's wild value (heavy-tailed noise) moves the
-// mean as far as a slow component does, and the mean's limit must then lie far out. Where the
-// noise is near normal the mean finds more, where it is heavy-tailed the other: it needs both
-// metrics to agree.
+// One component's pooled distance within one pool, in the node's own noise (NodeNoise), each way
+// judged against a limit of its own (Pooling). For a component of more than kFewMetrics metrics,
+// `mean` is the mean of their sigmas after a quarter is set aside at each end, and `but_worst`
+// the same. For one of two or three
+// (HBM's device copy and self copy; a kernel launch's event and wall time) `mean` is their plain
+// mean and `but_worst` the mean with the worst metric set aside: there one metric's wild value
+// (heavy-tailed noise) moves the mean as far as a slow component does, and the mean's limit must
+// then lie far out. Where the noise is near normal the mean finds more, where it is heavy-tailed
+// the other: it needs both metrics to agree.
 struct ComponentDistance {
   double mean = 0, but_worst = 0;
   size_t metrics = 0;
@@ -96,11 +98,12 @@ struct ComponentDistance {
 
 // For each component of node i with two or more metrics in `cols` (one pool), by the component's
 // name (mem-bw measures PCIe 3 and HBM 3 apart, though both carry index 3): how far it lies beyond
-// healthy, pooled over its metrics. Over a sweep this is the distance of the component's curve
+// healthy, pooled over its metrics, each metric's sigmas divided by the node's own `noise`
+// (NodeNoise) before they are pooled. Over a sweep this is the distance of the component's curve
 // from the fleet's.
 std::map<std::string_view, ComponentDistance> ComponentDistances(
     const Scaled& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
-    const std::vector<const FamilyModel*>& models, const NodeCentres& m);
+    const std::vector<const FamilyModel*>& models, const NodeCentres& m, double noise);
 
 // Family models by family id, for one class (null where the class learned none).
 std::vector<const FamilyModel*> ModelsById(const Columns& c, const ClassModel& cm);
