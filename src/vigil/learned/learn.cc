@@ -430,19 +430,36 @@ constexpr double kComponentSpreadFloor = 0.05;
 void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   const Columns& cols = d.cols;
   const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
-  // By pool, each way's distances (Pooling): trimmed, mean, but_worst.
+  // By pool, each way's distances (Pooling: trimmed, mean, but_worst), and how many nodes have
+  // components of many metrics in it, and of few.
   std::vector<std::array<std::vector<double>, 3>> ways(cols.pools.size());
+  std::vector<size_t> nodes_many(cols.pools.size(), 0), nodes_few(cols.pools.size(), 0);
   for (size_t k = 0; k < d.nodes.size(); ++k) {
     for (size_t b = 0; b < cols.pools.size(); ++b) {
+      bool many = false, few = false;
       for (const auto& [component, c] : ComponentDistances(
                d.v, d.nodes[k], cols.pools[b].cols, cols, models, d.centres[k], d.noise[k])) {
         if (c.metrics > kFewMetrics) {
+          many = true;
           ways[b][0].push_back(c.mean);
         } else {
+          few = true;
           ways[b][1].push_back(c.mean);
           ways[b][2].push_back(c.but_worst);
         }
       }
+      nodes_many[b] += many;
+      nodes_few[b] += few;
+    }
+  }
+  // A kind of component that half the class's nodes do not have in a pool is an accident of a
+  // few nodes' results (a benchmark that failed there measured the part with fewer metrics), not
+  // the class's layout: it gets no model, and such components are judged by their single values.
+  for (size_t b = 0; b < cols.pools.size(); ++b) {
+    if (2 * nodes_many[b] < d.nodes.size()) ways[b][0].clear();
+    if (2 * nodes_few[b] < d.nodes.size()) {
+      ways[b][1].clear();
+      ways[b][2].clear();
     }
   }
   double pool_tests = 0;  // per node
