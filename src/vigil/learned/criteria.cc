@@ -14,6 +14,7 @@
 namespace vigil::learned {
 
 namespace {
+// In the order of Pooling's values.
 constexpr std::array<std::pair<Pooling, std::string_view>, 3> kPoolingNames{{
     {Pooling::kTrimmed, "trimmed"},
     {Pooling::kMean, "mean"},
@@ -21,12 +22,7 @@ constexpr std::array<std::pair<Pooling, std::string_view>, 3> kPoolingNames{{
 }};
 }  // namespace
 
-std::string_view PoolingName(Pooling p) {
-  for (const auto& [way, name] : kPoolingNames) {
-    if (way == p) return name;
-  }
-  return "trimmed";
-}
+std::string_view PoolingName(Pooling p) { return kPoolingNames[static_cast<size_t>(p)].second; }
 
 std::optional<Pooling> PoolingFromName(std::string_view name) {
   for (const auto& [way, n] : kPoolingNames) {
@@ -206,11 +202,14 @@ class CriteriaReader {
     cv.benchmark = vj.at("benchmark").get<std::string>();
     if (vj.contains("part")) cv.part = vj.at("part").get<std::string>();
     where_ = fmt::format("component model {}: ", cv.benchmark);
-    const std::string pooling = vj.at("pooling").get<std::string>();
-    const std::optional<Pooling> way = PoolingFromName(pooling);
+    const auto pooling = vj.find("pooling");
+    if (pooling == vj.end() || !pooling->is_string()) {
+      return Bad(fmt::format("{}pooling: expected trimmed, mean or but_worst", where_));
+    }
+    const std::optional<Pooling> way = PoolingFromName(pooling->get<std::string>());
     if (!way) {
-      return Bad(
-          fmt::format("{}pooling: {} is not trimmed, mean or but_worst", where_, Quote(pooling)));
+      return Bad(fmt::format("{}pooling: {} is not trimmed, mean or but_worst", where_,
+                             Quote(pooling->get<std::string>())));
     }
     cv.pooling = *way;
     VIGIL_ASSIGN_OR_RETURN(cv.centre, Number(vj, "centre", kMetricValueBounds));

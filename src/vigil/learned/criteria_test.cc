@@ -103,6 +103,8 @@ TEST(CriteriaTest, CriteriaNumbersOutsideTheirRangesAreNamed) {
        "c.json: family " + family + ": limit: -1 is outside [0, 1e+100]"},
       {"/classes/0/families/0/samples", "7",
        "c.json: family " + family + ": samples: expected a number"},
+      {"/classes/0/components/0/pooling", 3,
+       "c.json: component model " + pool + ": pooling: expected trimmed, mean or but_worst"},
       {"/classes/0/components/0/pooling", "clipped",
        "c.json: component model " + pool +
            ": pooling: \"clipped\" is not trimmed, mean or but_worst"},

@@ -103,28 +103,6 @@ struct NodeView {
   double widen = 1;  // NodeNoise
 };
 
-// Benchmarks that failed or did not run: one finding each, from their return code, not one
-// per metric they did not produce. Unless the benchmark failed on some components only (it
-// reported the others): then the components it could not measure are named as missing too.
-std::set<std::string> DownBenchmarks(const NodeView& n) {
-  std::set<std::string> down;
-  for (const FamilyModel& f : n.ix.model->families) {
-    if (f.direction != Direction::kZero) continue;
-    const long j = n.t.column(f.family);
-    if (j < 0 || std::isnan(n.t.at(n.i, static_cast<size_t>(j))) ||
-        n.t.at(n.i, static_cast<size_t>(j)) != 0) {
-      down.insert(BenchmarkOfKey(f.family));
-    }
-  }
-  for (const auto& [benchmark, bcols] : n.cols.benchmark_cols) {
-    if (!down.contains(benchmark)) continue;
-    const bool partial = std::any_of(bcols.begin(), bcols.end(),
-                                     [&](size_t j) { return !std::isnan(n.t.at(n.i, j)); });
-    if (partial) down.erase(benchmark);
-  }
-  return down;
-}
-
 // Families judged by the fleet's distribution, and those of them with a value off its mode either
 // way (a node of another class may be better as well as worse): how a stranger is told.
 struct Strangeness {
@@ -208,11 +186,7 @@ void ComponentFindings(const NodeView& n, const std::set<std::string>& down,
                        std::vector<Finding>& out) {
   for (const Pool& pool : n.cols.pools) {
     auto it = n.ix.components.find({pool.part, pool.benchmark});
-    if (it == n.ix.components.end() ||
-        std::any_of(pool.benchmarks.begin(), pool.benchmarks.end(),
-                    [&](const std::string& b) { return down.contains(b); })) {
-      continue;
-    }
+    if (it == n.ix.components.end() || AnyDown(pool, down)) continue;
     const auto& [trimmed, mean, but_worst] = it->second;
     for (const auto& [component, d] :
          ComponentDistances(n.v, n.i, pool.cols, n.cols, n.ix.families, n.centres, n.widen)) {
@@ -267,7 +241,7 @@ void JudgeStranger(const Strangeness& s, std::vector<Finding>& findings) {
 NodeFindings JudgeByClass(const FleetTable& t, size_t i, const Columns& cols,
                           const ClassIndex& ix) {
   const NodeView n(t, i, cols, ix);
-  const std::set<std::string> down = DownBenchmarks(n);
+  const std::set<std::string> down = DownBenchmarks(n.t, n.i, n.cols, *n.ix.model);
   NodeFindings nf;
   const Strangeness strangeness = JudgeValues(n, nf.findings);
   MissingFindings(n, down, nf.findings);

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 
 #include "vigil/core/stats.h"
@@ -424,42 +425,49 @@ void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& fam
 constexpr double kComponentSpreadFloor = 0.05;
 
 // The component models (ComponentModel) of each pool, into cm.components, with the other half of
-// the budget: the tests that find the defects of a few percent. Each pool's distances are read
-// both ways (ComponentDistance); the second way only for a pool where some component has few
-// metrics, since elsewhere it is the first. REQUIRES: SetFamilyLimits ran (d.noise, the limits).
+// the budget: the tests that find the defects of a few percent. Each way (Pooling) is learned from
+// the components it judges, and, as judging does, a node's pool is left out where one of its
+// benchmarks is down there (DownBenchmarks). REQUIRES: SetFamilyLimits ran (d.noise, the limits).
 void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   const Columns& cols = d.cols;
   const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
-  // By pool, each way's distances (Pooling: trimmed, mean, but_worst), and how many nodes have
-  // components of many metrics in it, and of few.
+  const auto way = [](Pooling p) { return static_cast<size_t>(p); };
+  // By pool, each way's distances, and how many nodes have components in it: any, of many
+  // metrics, of few.
   std::vector<std::array<std::vector<double>, 3>> ways(cols.pools.size());
-  std::vector<size_t> nodes_many(cols.pools.size(), 0), nodes_few(cols.pools.size(), 0);
+  struct Nodes {
+    size_t any = 0, many = 0, few = 0;
+  };
+  std::vector<Nodes> nodes_with(cols.pools.size());
   for (size_t k = 0; k < d.nodes.size(); ++k) {
+    const std::set<std::string> down = DownBenchmarks(d.t, d.nodes[k], cols, cm);
     for (size_t b = 0; b < cols.pools.size(); ++b) {
+      if (AnyDown(cols.pools[b], down)) continue;
       bool many = false, few = false;
       for (const auto& [component, c] : ComponentDistances(
                d.v, d.nodes[k], cols.pools[b].cols, cols, models, d.centres[k], d.noise[k])) {
         if (c.metrics > kFewMetrics) {
           many = true;
-          ways[b][0].push_back(c.mean);
+          ways[b][way(Pooling::kTrimmed)].push_back(c.mean);
         } else {
           few = true;
-          ways[b][1].push_back(c.mean);
-          ways[b][2].push_back(c.but_worst);
+          ways[b][way(Pooling::kMean)].push_back(c.mean);
+          ways[b][way(Pooling::kButWorst)].push_back(c.but_worst);
         }
       }
-      nodes_many[b] += many;
-      nodes_few[b] += few;
+      nodes_with[b].any += many || few;
+      nodes_with[b].many += many;
+      nodes_with[b].few += few;
     }
   }
-  // A kind of component that half the class's nodes do not have in a pool is an accident of a
-  // few nodes' results (a benchmark that failed there measured the part with fewer metrics), not
-  // the class's layout: it gets no model, and such components are judged by their single values.
+  // A kind of component that half the nodes with the pool do not have in it is an accident of a
+  // few nodes' results (a part whose metrics some did not report), not the class's layout: it
+  // gets no model, and such components are judged by their single values.
   for (size_t b = 0; b < cols.pools.size(); ++b) {
-    if (2 * nodes_many[b] < d.nodes.size()) ways[b][0].clear();
-    if (2 * nodes_few[b] < d.nodes.size()) {
-      ways[b][1].clear();
-      ways[b][2].clear();
+    if (2 * nodes_with[b].many < nodes_with[b].any) ways[b][way(Pooling::kTrimmed)].clear();
+    if (2 * nodes_with[b].few < nodes_with[b].any) {
+      ways[b][way(Pooling::kMean)].clear();
+      ways[b][way(Pooling::kButWorst)].clear();
     }
   }
   double pool_tests = 0;  // per node
@@ -489,7 +497,7 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   };
   for (size_t b = 0; b < cols.pools.size(); ++b) {
     for (const Pooling p : {Pooling::kTrimmed, Pooling::kMean, Pooling::kButWorst}) {
-      std::vector<double>& ds = ways[b][static_cast<size_t>(p)];
+      std::vector<double>& ds = ways[b][way(p)];
       if (!ds.empty()) model(cols.pools[b], ds, p);
     }
   }

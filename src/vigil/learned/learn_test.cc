@@ -122,6 +122,8 @@ TEST(LearnTest, APartThatTwoBenchmarksMeasureIsPooledAcrossThem) {
   const std::vector<const ComponentModel*> hbm = Pools(c, "gpu-copy-bw+mem-bw");
   ASSERT_EQ(hbm.size(), 2u);  // the mean and the one without the worst metric
   EXPECT_EQ(hbm[0]->part, "HBM");
+  EXPECT_EQ(hbm[0]->pooling, Pooling::kMean);
+  EXPECT_EQ(hbm[1]->pooling, Pooling::kButWorst);
   size_t flagged = 0;
   for (const NodeFindings& nf : Judge(fleet, c)) flagged += nf.defective;
   EXPECT_LE(flagged, 20u);  // 2,000 nodes at 0.005 expect 10
@@ -238,6 +240,41 @@ TEST(LearnTest, AFewNodesShortOfMetricsGetNoModelOfTheirOwn) {
   ASSERT_EQ(copy.size(), 1u);
   EXPECT_EQ(copy[0]->pooling, Pooling::kTrimmed);
   EXPECT_EQ(copy[0]->samples, 200u * 8 - 3);
+}
+
+// Learning leaves a node's pool out where one of its benchmarks did not run there, as judging does:
+// on nodes without mem-bw, a GPU's host link in the pool across mem-bw and gpu-copy-bw has two
+// metrics instead of four, and that pool is never judged there. Most nodes lack mem-bw here, and
+// the pool's model is still learned from the nodes that ran both, for the components they have.
+TEST(LearnTest, APoolIsLearnedFromTheNodesThatRanAllItsBenchmarks) {
+  std::mt19937_64 rng(12);
+  std::normal_distribution<double> noise(0, 0.004);
+  std::vector<FleetRow> rows;
+  for (int n = 0; n < 200; ++n) {
+    FleetRow& r = rows.emplace_back();
+    r.node = fmt::format("n{:04}", n);
+    const bool mem_bw = n % 5 < 2;
+    for (const char* b : {"mem-bw", "gpu-copy-bw"}) {
+      if (mem_bw || std::string_view(b) != "mem-bw") {
+        r.values.emplace_back(fmt::format("{}/return_code", b), 0);
+      }
+    }
+    for (int g = 0; g < 8; ++g) {
+      if (mem_bw) {
+        r.values.emplace_back(fmt::format("mem-bw/h2d_bw:{}", g), 25 * (1 + noise(rng)));
+        r.values.emplace_back(fmt::format("mem-bw/d2h_bw:{}", g), 25 * (1 + noise(rng)));
+      }
+      r.values.emplace_back(fmt::format("gpu-copy-bw/cpu_to_gpu{}_by_dma_bw", g),
+                            26 * (1 + noise(rng)));
+      r.values.emplace_back(fmt::format("gpu-copy-bw/gpu{}_to_cpu_by_dma_bw", g),
+                            26 * (1 + noise(rng)));
+    }
+  }
+  const LearnedCriteria c = *Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{});
+  const std::vector<const ComponentModel*> pcie = Pools(c, "gpu-copy-bw+mem-bw");
+  ASSERT_EQ(pcie.size(), 1u);
+  EXPECT_EQ(pcie[0]->pooling, Pooling::kTrimmed);
+  EXPECT_EQ(pcie[0]->samples, 80u * 8);
 }
 
 // The parts of one family may differ by design: on a node whose GPUs are joined two by two by

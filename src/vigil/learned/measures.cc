@@ -34,8 +34,8 @@ double NodeMedian(const Scaled& t, size_t i, const std::vector<size_t>& cols, si
 constexpr double kComponentTrim = 0.25;
 
 // The pooled sigmas of one component (sorted here), both ways of ComponentDistance: for more than
-// kFewMetrics, the trimmed mean above, twice; for fewer, the plain mean and the mean without the
-// worst metric.
+// kFewMetrics, the trimmed mean above, twice; for kFewMetrics or fewer, the plain mean and the mean
+// without the worst metric.
 std::pair<double, double> PooledSigmas(std::vector<double>& zs) {
   std::sort(zs.begin(), zs.end());
   const size_t n = zs.size();
@@ -149,6 +149,31 @@ std::map<std::string_view, ComponentDistance> ComponentDistances(
     d[component] = {mean, but_worst, zs.size(), group.second};
   }
   return d;
+}
+
+std::set<std::string> DownBenchmarks(const FleetTable& t, size_t i, const Columns& c,
+                                     const ClassModel& cm) {
+  std::set<std::string> down;
+  for (const FamilyModel& f : cm.families) {
+    if (f.direction != Direction::kZero) continue;
+    const long j = t.column(f.family);
+    if (j < 0 || std::isnan(t.at(i, static_cast<size_t>(j))) ||
+        t.at(i, static_cast<size_t>(j)) != 0) {
+      down.insert(BenchmarkOfKey(f.family));
+    }
+  }
+  for (const auto& [benchmark, bcols] : c.benchmark_cols) {
+    if (!down.contains(benchmark)) continue;
+    const bool partial =
+        std::any_of(bcols.begin(), bcols.end(), [&](size_t j) { return !std::isnan(t.at(i, j)); });
+    if (partial) down.erase(benchmark);
+  }
+  return down;
+}
+
+bool AnyDown(const Pool& pool, const std::set<std::string>& down) {
+  return std::any_of(pool.benchmarks.begin(), pool.benchmarks.end(),
+                     [&](const std::string& b) { return down.contains(b); });
 }
 
 // Family models by family id, for one class (null where the class learned none).

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +28,9 @@ inline constexpr size_t kMinNoiseSamples = 16;  // values needed to estimate one
 // than the fleet alone).
 inline constexpr size_t kMinBalanceParts = 5;
 
-// A component with at most this many metrics in a pool is also judged without its worst one
-// (ComponentDistance::but_worst).
+// A component with at most this many metrics in a pool is judged by the plain mean of their
+// sigmas and by the mean without its worst one (ComponentDistance, Pooling::kMean and kButWorst);
+// one with more, by their trimmed mean (Pooling::kTrimmed).
 inline constexpr size_t kFewMetrics = 3;
 
 // How far beyond the centre a value lies in the worse direction, in spreads.
@@ -84,9 +86,9 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 // One component's pooled distance within one pool, in the node's own noise (NodeNoise), each way
 // judged against a limit of its own (Pooling). For a component of more than kFewMetrics metrics,
 // `mean` is the mean of their sigmas after a quarter is set aside at each end, and `but_worst`
-// the same. For one of two or three
-// (HBM's device copy and self copy; a kernel launch's event and wall time) `mean` is their plain
-// mean and `but_worst` the mean with the worst metric set aside: there one metric's wild value
+// the same. For one of two or three (HBM's device copy and self copy; a kernel launch's event and
+// wall time) `mean` is their plain mean and `but_worst` the mean with the worst metric set aside:
+// there one metric's wild value
 // (heavy-tailed noise) moves the mean as far as a slow component does, and the mean's limit must
 // then lie far out. Where the noise is near normal the mean finds more, where it is heavy-tailed
 // the other: it needs both metrics to agree.
@@ -104,6 +106,18 @@ struct ComponentDistance {
 std::map<std::string_view, ComponentDistance> ComponentDistances(
     const Scaled& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
     const std::vector<const FamilyModel*>& models, const NodeCentres& m, double noise);
+
+// The benchmarks that failed or did not run on node i: a return code of the class `cm` missing or
+// not 0, and none of the benchmark's metrics reported. Judging gives each one finding, from its
+// return code, not one per metric it did not produce, and judges no component model of a pool
+// that holds it; learning leaves those pools of the node out likewise. A benchmark that failed on
+// some components only (it reported the others) is not down: the components it could not measure
+// are named as missing.
+std::set<std::string> DownBenchmarks(const FleetTable& t, size_t i, const Columns& c,
+                                     const ClassModel& cm);
+
+// Whether one of the pool's benchmarks is in `down` (DownBenchmarks).
+bool AnyDown(const Pool& pool, const std::set<std::string>& down);
 
 // Family models by family id, for one class (null where the class learned none).
 std::vector<const FamilyModel*> ModelsById(const Columns& c, const ClassModel& cm);
