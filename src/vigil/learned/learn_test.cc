@@ -44,6 +44,13 @@ const FamilyModel& Family(const LearnedCriteria& c, std::string_view family) {
   throw std::runtime_error("no such family");
 }
 
+// Nodes of `fleet` that `c` judges defective.
+size_t Flagged(const FleetTable& fleet, const LearnedCriteria& c) {
+  size_t flagged = 0;
+  for (const NodeFindings& nf : Judge(fleet, c)) flagged += nf.defective;
+  return flagged;
+}
+
 // The limits come from the tail of the fleet's own values: heavy-tailed noise (a Student t of 3
 // degrees of freedom) gets a far wider limit than normal noise of the same robust spread, and
 // neither fleet of healthy nodes is flagged beyond its budget.
@@ -65,9 +72,7 @@ TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
   EXPECT_LT(l.limit, 5);
   EXPECT_GT(h.limit, 2 * l.limit);
   for (const auto& [t, c] : {std::pair{&light_fleet, &light}, std::pair{&heavy_fleet, &tailed}}) {
-    size_t flagged = 0;
-    for (const NodeFindings& nf : Judge(*t, *c)) flagged += nf.defective;
-    EXPECT_LE(flagged, 20u);  // 2,000 nodes at 0.005 expect 10
+    EXPECT_LE(Flagged(*t, *c), 20u);  // 2,000 nodes at 0.005 expect 10
   }
   // A GPU 10% slow is still found against the normal fleet.
   FleetTable one = GemmFleet(1, [](int, int g) { return g == 3 ? 900.0 : 1000.0; });
@@ -99,11 +104,37 @@ FleetTable HeavyTailedFleet(int nodes, const std::function<std::vector<std::stri
   return TableOfRows(rows, "fleet.jsonl");
 }
 
+// Over `fleet` judged by `c`: the component models' findings that name `component` (of the pool
+// `metric`, where given), and the findings that name any other.
+struct Named {
+  size_t found = 0, others = 0;
+};
+Named NamedBy(const FleetTable& fleet, const LearnedCriteria& c, std::string_view component,
+              std::string_view metric = "") {
+  Named n;
+  for (const NodeFindings& nf : Judge(fleet, c)) {
+    for (const Finding& f : nf.findings) {
+      const bool it = ComponentName(f.component) == component;
+      n.found +=
+          it && FindingTestName(f.test) == "component" && (metric.empty() || f.metric == metric);
+      n.others += !it;
+    }
+  }
+  return n;
+}
+
 std::vector<const ComponentModel*> Pools(const LearnedCriteria& c, std::string_view benchmark) {
   std::vector<const ComponentModel*> out;
   for (const ComponentModel& m : c.classes.at(0).components) {
     if (m.benchmark == benchmark) out.push_back(&m);
   }
+  return out;
+}
+
+// How the models of `benchmark`'s pools pool their components, in order.
+std::vector<Pooling> Poolings(const LearnedCriteria& c, std::string_view benchmark) {
+  std::vector<Pooling> out;
+  for (const ComponentModel* m : Pools(c, benchmark)) out.push_back(m->pooling);
   return out;
 }
 
@@ -119,28 +150,17 @@ TEST(LearnTest, APartThatTwoBenchmarksMeasureIsPooledAcrossThem) {
   const FleetTable fleet = HeavyTailedFleet(
       2000, keys, [](int, const std::string&) { return 0.0; }, 3);
   const LearnedCriteria c = *Learn(fleet, LearnOptions{});
-  const std::vector<const ComponentModel*> hbm = Pools(c, "gpu-copy-bw+mem-bw");
-  ASSERT_EQ(hbm.size(), 2u);  // the mean and the one without the worst metric
-  EXPECT_EQ(hbm[0]->part, "HBM");
-  EXPECT_EQ(hbm[0]->pooling, Pooling::kMean);
-  EXPECT_EQ(hbm[1]->pooling, Pooling::kButWorst);
-  size_t flagged = 0;
-  for (const NodeFindings& nf : Judge(fleet, c)) flagged += nf.defective;
-  EXPECT_LE(flagged, 20u);  // 2,000 nodes at 0.005 expect 10
+  // The mean and the one without the worst metric.
+  ASSERT_EQ(Poolings(c, "gpu-copy-bw+mem-bw"), (std::vector{Pooling::kMean, Pooling::kButWorst}));
+  EXPECT_EQ(Pools(c, "gpu-copy-bw+mem-bw")[0]->part, "HBM");
+  EXPECT_LE(Flagged(fleet, c), 20u);  // 2,000 nodes at 0.005 expect 10
 
   const FleetTable slow = HeavyTailedFleet(
       20, keys, [](int, const std::string& key) { return key.find('3') != key.npos ? 0.05 : 0.0; },
       4);
-  size_t found = 0, others = 0;  // of 20 slow HBMs; of 140 healthy ones
-  for (const NodeFindings& nf : Judge(slow, c)) {
-    for (const Finding& f : nf.findings) {
-      found += ComponentName(f.component) == "HBM 3" && FindingTestName(f.test) == "component" &&
-               f.metric == "gpu-copy-bw+mem-bw/*";
-      others += ComponentName(f.component) != "HBM 3";
-    }
-  }
-  EXPECT_GE(found, 18u);
-  EXPECT_LE(others, 1u);
+  const Named n = NamedBy(slow, c, "HBM 3", "gpu-copy-bw+mem-bw/*");
+  EXPECT_GE(n.found, 18u);  // of 20 slow HBMs
+  EXPECT_LE(n.others, 1u);  // of 140 healthy ones
 }
 
 // A component of two metrics (a kernel launch's event and wall time) is also judged without its
@@ -154,21 +174,14 @@ TEST(LearnTest, AComponentOfFewMetricsIsAlsoJudgedWithoutItsWorst) {
   const FleetTable fleet = HeavyTailedFleet(
       2000, keys, [](int, const std::string&) { return 0.0; }, 5);
   const LearnedCriteria c = *Learn(fleet, LearnOptions{});
+  ASSERT_EQ(Poolings(c, "kernel-launch"), (std::vector{Pooling::kMean, Pooling::kButWorst}));
   const std::vector<const ComponentModel*> launch = Pools(c, "kernel-launch");
-  ASSERT_EQ(launch.size(), 2u);
-  EXPECT_EQ(launch[0]->pooling, Pooling::kMean);
-  EXPECT_EQ(launch[1]->pooling, Pooling::kButWorst);
   EXPECT_LT(launch[1]->limit * launch[1]->spread, launch[0]->limit * launch[0]->spread / 2);
   const LearnedCriteria back = *CriteriaFromJson(DumpJson(CriteriaToJson(c)), "c.json");
   EXPECT_EQ(Pools(back, "kernel-launch")[1]->pooling, Pooling::kButWorst);
   const FleetTable slow = HeavyTailedFleet(
       20, keys, [](int, const std::string& key) { return key.ends_with(":6") ? 0.05 : 0.0; }, 6);
-  size_t found = 0;
-  for (const NodeFindings& nf : Judge(slow, c)) {
-    for (const Finding& f : nf.findings)
-      found += ComponentName(f.component) == "GPU 6" && FindingTestName(f.test) == "component";
-  }
-  EXPECT_GE(found, 18u);
+  EXPECT_GE(NamedBy(slow, c, "GPU 6").found, 18u);
 }
 
 // One benchmark measures components of few metrics and of many: gpu-copy-bw's host copies of a
@@ -189,15 +202,10 @@ TEST(LearnTest, ComponentsOfFewAndOfManyMetricsAreLearnedApart) {
   const FleetTable fleet = HeavyTailedFleet(
       2000, keys, [](int, const std::string&) { return 0.0; }, 9);
   const LearnedCriteria c = *Learn(fleet, LearnOptions{});
-  const std::vector<const ComponentModel*> copy = Pools(c, "gpu-copy-bw");
-  ASSERT_EQ(copy.size(), 3u);
-  EXPECT_EQ(copy[0]->pooling, Pooling::kTrimmed);
-  EXPECT_EQ(copy[1]->pooling, Pooling::kMean);
-  EXPECT_EQ(copy[2]->pooling, Pooling::kButWorst);
-  EXPECT_EQ(copy[0]->samples, 2000u * 8);
-  size_t flagged = 0;
-  for (const NodeFindings& nf : Judge(fleet, c)) flagged += nf.defective;
-  EXPECT_LE(flagged, 20u);  // 2,000 nodes at 0.005 expect 10
+  ASSERT_EQ(Poolings(c, "gpu-copy-bw"),
+            (std::vector{Pooling::kTrimmed, Pooling::kMean, Pooling::kButWorst}));
+  EXPECT_EQ(Pools(c, "gpu-copy-bw")[0]->samples, 2000u * 8);
+  EXPECT_LE(Flagged(fleet, c), 20u);  // 2,000 nodes at 0.005 expect 10
 
   const FleetTable slow = HeavyTailedFleet(
       20, keys,
@@ -205,41 +213,43 @@ TEST(LearnTest, ComponentsOfFewAndOfManyMetricsAreLearnedApart) {
         return key.find("gpu2_to_gpu3") != std::string::npos ? 0.03 : 0.0;
       },
       10);
-  size_t found = 0, others = 0;  // of 20 slow pairs
-  for (const NodeFindings& nf : Judge(slow, c)) {
-    for (const Finding& f : nf.findings) {
-      const bool pair = ComponentName(f.component) == "NVLink 2-3";
-      found += pair && FindingTestName(f.test) == "component";
-      others += !pair;
-    }
+  const Named n = NamedBy(slow, c, "NVLink 2-3");
+  EXPECT_GE(n.found, 18u);  // of 20 slow pairs
+  EXPECT_LE(n.others, 1u);
+}
+
+// A fleet of `nodes` nodes, each with the values `fill(node, add)` adds: `add(key, centre)` is the
+// centre with normal noise of 0.4% (0 stays 0, a return code).
+using AddValue = std::function<void(const std::string&, double)>;
+FleetTable NormalFleet(int nodes, uint64_t seed,
+                       const std::function<void(int, const AddValue&)>& fill) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, 0.004);
+  std::vector<FleetRow> rows;
+  for (int n = 0; n < nodes; ++n) {
+    FleetRow& r = rows.emplace_back();
+    r.node = fmt::format("n{:04}", n);
+    fill(n, [&](const std::string& key, double centre) {
+      r.values.emplace_back(key, centre * (1 + noise(rng)));
+    });
   }
-  EXPECT_GE(found, 18u);
-  EXPECT_LE(others, 1u);
+  return TableOfRows(rows, "fleet.jsonl");
 }
 
 // A component that reports fewer metrics on a few nodes only (a benchmark failed there) is an
 // accident of those nodes, not a kind of component of the class: no model is learned from it.
 TEST(LearnTest, AFewNodesShortOfMetricsGetNoModelOfTheirOwn) {
-  std::mt19937_64 rng(11);
-  std::normal_distribution<double> noise(0, 0.004);
-  std::vector<FleetRow> rows;
-  for (int n = 0; n < 200; ++n) {
-    FleetRow& r = rows.emplace_back();
-    r.node = fmt::format("n{:04}", n);
+  const FleetTable fleet = NormalFleet(200, 11, [](int n, const AddValue& add) {
     for (int g = 0; g < 8; ++g) {
-      const int h = (g + 1) % 8;
       for (const char* way : {"write_by_sm", "read_by_sm", "write_by_dma", "read_by_dma"}) {
         if (n < 3 && g == 2 && std::string_view(way).ends_with("dma")) continue;
-        r.values.emplace_back(fmt::format("gpu-copy-bw/gpu{}_to_gpu{}_{}_bw", g, h, way),
-                              100 * (1 + noise(rng)));
+        add(fmt::format("gpu-copy-bw/gpu{}_to_gpu{}_{}_bw", g, (g + 1) % 8, way), 100);
       }
     }
-  }
-  const LearnedCriteria c = *Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{});
-  const std::vector<const ComponentModel*> copy = Pools(c, "gpu-copy-bw");
-  ASSERT_EQ(copy.size(), 1u);
-  EXPECT_EQ(copy[0]->pooling, Pooling::kTrimmed);
-  EXPECT_EQ(copy[0]->samples, 200u * 8 - 3);
+  });
+  const LearnedCriteria c = *Learn(fleet, LearnOptions{});
+  ASSERT_EQ(Poolings(c, "gpu-copy-bw"), std::vector{Pooling::kTrimmed});
+  EXPECT_EQ(Pools(c, "gpu-copy-bw")[0]->samples, 200u * 8 - 3);
 }
 
 // Learning leaves a node's pool out where one of its benchmarks did not run there, as judging does:
@@ -247,34 +257,22 @@ TEST(LearnTest, AFewNodesShortOfMetricsGetNoModelOfTheirOwn) {
 // metrics instead of four, and that pool is never judged there. Most nodes lack mem-bw here, and
 // the pool's model is still learned from the nodes that ran both, for the components they have.
 TEST(LearnTest, APoolIsLearnedFromTheNodesThatRanAllItsBenchmarks) {
-  std::mt19937_64 rng(12);
-  std::normal_distribution<double> noise(0, 0.004);
-  std::vector<FleetRow> rows;
-  for (int n = 0; n < 200; ++n) {
-    FleetRow& r = rows.emplace_back();
-    r.node = fmt::format("n{:04}", n);
+  const FleetTable fleet = NormalFleet(200, 12, [](int n, const AddValue& add) {
     const bool mem_bw = n % 5 < 2;
-    for (const char* b : {"mem-bw", "gpu-copy-bw"}) {
-      if (mem_bw || std::string_view(b) != "mem-bw") {
-        r.values.emplace_back(fmt::format("{}/return_code", b), 0);
-      }
-    }
+    if (mem_bw) add("mem-bw/return_code", 0);
+    add("gpu-copy-bw/return_code", 0);
     for (int g = 0; g < 8; ++g) {
       if (mem_bw) {
-        r.values.emplace_back(fmt::format("mem-bw/h2d_bw:{}", g), 25 * (1 + noise(rng)));
-        r.values.emplace_back(fmt::format("mem-bw/d2h_bw:{}", g), 25 * (1 + noise(rng)));
+        add(fmt::format("mem-bw/h2d_bw:{}", g), 25);
+        add(fmt::format("mem-bw/d2h_bw:{}", g), 25);
       }
-      r.values.emplace_back(fmt::format("gpu-copy-bw/cpu_to_gpu{}_by_dma_bw", g),
-                            26 * (1 + noise(rng)));
-      r.values.emplace_back(fmt::format("gpu-copy-bw/gpu{}_to_cpu_by_dma_bw", g),
-                            26 * (1 + noise(rng)));
+      add(fmt::format("gpu-copy-bw/cpu_to_gpu{}_by_dma_bw", g), 26);
+      add(fmt::format("gpu-copy-bw/gpu{}_to_cpu_by_dma_bw", g), 26);
     }
-  }
-  const LearnedCriteria c = *Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{});
-  const std::vector<const ComponentModel*> pcie = Pools(c, "gpu-copy-bw+mem-bw");
-  ASSERT_EQ(pcie.size(), 1u);
-  EXPECT_EQ(pcie[0]->pooling, Pooling::kTrimmed);
-  EXPECT_EQ(pcie[0]->samples, 80u * 8);
+  });
+  const LearnedCriteria c = *Learn(fleet, LearnOptions{});
+  ASSERT_EQ(Poolings(c, "gpu-copy-bw+mem-bw"), std::vector{Pooling::kTrimmed});
+  EXPECT_EQ(Pools(c, "gpu-copy-bw+mem-bw")[0]->samples, 80u * 8);
 }
 
 // The parts of one family may differ by design: on a node whose GPUs are joined two by two by
@@ -309,9 +307,7 @@ TEST(LearnTest, PartsThatDifferByDesignAreJudgedAgainstTheirOwnLevel) {
   EXPECT_NEAR(MemberFactor(f, "gpu-copy-bw/gpu1_to_gpu0_write_by_sm_bw") /
                   MemberFactor(f, "gpu-copy-bw/gpu1_to_gpu2_write_by_sm_bw"),
               5, 0.05);
-  size_t flagged = 0;
-  for (const NodeFindings& nf : Judge(healthy, c)) flagged += nf.defective;
-  EXPECT_LE(flagged, 5u);
+  EXPECT_LE(Flagged(healthy, c), 5u);
   const LearnedCriteria back = *CriteriaFromJson(DumpJson(CriteriaToJson(c)), "c.json");
   EXPECT_EQ(Family(back, f.family).factors, f.factors);
   for (const NodeFindings& nf : Judge(fleet(10, 0.1), back)) {
@@ -366,9 +362,7 @@ TEST(LearnTest, TwoHealthyModesAreLearnedAsTwo) {
   EXPECT_NEAR(f.modes[0].centre, 1000, 1);
   EXPECT_NEAR(f.modes[1].centre, 1030, 1);
   EXPECT_EQ(f.modes[0].nodes, 700u);
-  size_t flagged = 0;
-  for (const NodeFindings& nf : Judge(t, c)) flagged += nf.defective;
-  EXPECT_LE(flagged, 5u);
+  EXPECT_LE(Flagged(t, c), 5u);
   const FleetTable slow = GemmFleet(1, [](int, int g) { return g == 5 ? 1000.0 : 1030.0; });
   const NodeFindings nf = Judge(slow, c)[0];
   ASSERT_TRUE(nf.defective);
