@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <span>
 
+#include "vigil/core/parallel.h"
 #include "vigil/core/stats.h"
 #include "vigil/core/text.h"
 #include "vigil/learned/measures.h"
@@ -273,6 +275,17 @@ std::vector<std::pair<std::string, std::vector<size_t>>> NodesByHardware(const F
 
 namespace {
 
+// Runs fn(i, scratch) for every i in [0, n) over the hardware's threads, each thread with a scratch
+// vector of its own, the i interleaved among them (families differ in size, and neighbours
+// alike). For independent work only: each fn writes the i-th result and reads what no fn writes.
+void InParallel(size_t n, const std::function<void(size_t, std::vector<double>&)>& fn) {
+  const size_t workers = WorkerCount(n, 1, 0);
+  RunWorkers(workers, [&](size_t w) {
+    std::vector<double> scratch;
+    for (size_t i = w; i < n; i += workers) fn(i, scratch);
+  });
+}
+
 // What learning one class reads, made once per class: its nodes, each value divided by its
 // member's factor (Scaled), each node's centres over those values and its own noise.
 struct ClassData {
@@ -299,9 +312,17 @@ struct Members {
   std::vector<std::vector<double>> factors;  // by family id, parallel to cols; empty: all 1
 };
 
-Members LearnMembers(ClassData& d, double resolution, std::vector<double>& scratch) {
+// Each node's centres (NodeCentresOf), into d.centres.
+void SetCentres(ClassData& d) {
+  d.centres.resize(d.nodes.size());
+  InParallel(d.nodes.size(), [&](size_t k, std::vector<double>& scratch) {
+    d.centres[k] = NodeCentresOf(d.v, d.nodes[k], d.cols, scratch);
+  });
+}
+
+Members LearnMembers(ClassData& d, double resolution) {
   const Columns& cols = d.cols;
-  for (size_t i : d.nodes) d.centres.push_back(NodeCentresOf(d.v, i, cols, scratch));
+  SetCentres(d);
   Members m{std::vector<std::vector<size_t>>(cols.families.size()),
             std::vector<std::vector<double>>(cols.families.size())};
   bool scaled = false;
@@ -320,11 +341,7 @@ Members LearnMembers(ClassData& d, double resolution, std::vector<double>& scrat
     }
     scaled = scaled || !m.factors[fid].empty();
   }
-  if (scaled) {
-    for (size_t k = 0; k < d.nodes.size(); ++k) {
-      d.centres[k] = NodeCentresOf(d.v, d.nodes[k], cols, scratch);
-    }
-  }
+  if (scaled) SetCentres(d);
   return m;
 }
 
@@ -392,12 +409,13 @@ void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& fam
   // that the tails below are those of the tests as they are made.
   // (cm.families is complete: the models' addresses stay; only their limits are set below.)
   const std::vector<const FamilyModel*> models = ModelsById(d.cols, cm);
-  for (size_t k = 0; k < d.nodes.size(); ++k) {
-    d.noise.push_back(NodeNoise(d.v, d.nodes[k], d.cols, models, d.centres[k]));
-  }
-  for (size_t m = 0; m < cm.families.size(); ++m) {
+  d.noise.resize(d.nodes.size());
+  InParallel(d.nodes.size(), [&](size_t k, std::vector<double>&) {
+    d.noise[k] = NodeNoise(d.v, d.nodes[k], d.cols, models, d.centres[k]);
+  });
+  InParallel(cm.families.size(), [&](size_t m, std::vector<double>&) {
     FamilyModel& f = cm.families[m];
-    if (!IsLearned(f.direction)) continue;
+    if (!IsLearned(f.direction)) return;
     const size_t fid = family_ids[m];
     std::vector<double> fleet, balance;
     for (size_t k = 0; k < d.nodes.size(); ++k) {
@@ -417,7 +435,7 @@ void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& fam
     const Tail tail = far ? Tail::kFarthest : Tail::kBody;
     f.limit = TailLimit(fleet, p, tail, d.nodes.size());
     if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, d.nodes.size());
-  }
+  });
 }
 
 // A twentieth of a sigma: the floor of a component model's spread, the resolution of a mean of
@@ -511,16 +529,18 @@ ClassModel LearnClass(const FleetTable& t, const Columns& cols, const std::strin
   cm.hardware = hardware;
   cm.nodes = nodes.size();
   ClassData d(t, cols, nodes);
-  std::vector<double> xs;
-  const Members members = LearnMembers(d, o.resolution, xs);
+  const Members members = LearnMembers(d, o.resolution);
   const size_t min_count = std::max(
       o.min_nodes,
       static_cast<size_t>(std::ceil(o.min_mode_share * static_cast<double>(nodes.size()))));
+  std::vector<std::optional<FamilyModel>> learned(cols.families.size());
+  InParallel(learned.size(), [&](size_t fid, std::vector<double>& scratch) {
+    learned[fid] = LearnFamily(d, members, fid, min_count, o.resolution, scratch);
+  });
   std::vector<size_t> family_ids;  // of cm.families, in order
-  for (size_t fid = 0; fid < cols.families.size(); ++fid) {
-    std::optional<FamilyModel> f = LearnFamily(d, members, fid, min_count, o.resolution, xs);
-    if (!f) continue;
-    cm.families.push_back(std::move(*f));
+  for (size_t fid = 0; fid < learned.size(); ++fid) {
+    if (!learned[fid]) continue;
+    cm.families.push_back(std::move(*learned[fid]));
     family_ids.push_back(fid);
   }
   SetFamilyLimits(d, o.budget, family_ids, cm);
