@@ -802,9 +802,9 @@ def generate(args):
                     t['large_sizes_only'] = d['large_only']
             else:
                 t['healthy'] = True
-                if st['noise'] > 1.0:
-                    t['noisy'] = True
-                    t['noise_x'] = st['noise']
+            if st['noise'] > 1.0:  # defective nodes too: their small defects may hide in it
+                t['noisy'] = True
+                t['noise_x'] = st['noise']
             if reg.firmware:
                 t['mode'] = modes[i]
             t['class'] = c

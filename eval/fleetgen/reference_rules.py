@@ -165,6 +165,9 @@ def score(truth_rows, finding_rows):
     bykind = {}
     for n in bad:
         bykind.setdefault(truth[n].get('defect', '?'), []).append(n)
+    bynoise = {}  # the node's noise level (regimes heavy and all): small defects hide in it
+    for n in bad:
+        bynoise.setdefault('x%g' % truth[n].get('noise_x', 1), []).append(n)
     out = {'nodes': len(truth), 'healthy': len(healthy),
            'healthy_flagged': len(fp),
            'healthy_flagged_share': len(fp) / len(healthy) if healthy else None,
@@ -172,7 +175,8 @@ def score(truth_rows, finding_rows):
            'overall': stats(bad),
            'by_size': {k: stats(v) for k, v in sorted(bysize.items(), key=lambda kv: (
                kv[0] == 'gross', int(kv[0]) if kv[0].isdigit() else 0))},
-           'by_kind': {k: stats(v) for k, v in sorted(bykind.items())}}
+           'by_kind': {k: stats(v) for k, v in sorted(bykind.items())},
+           'by_noise': {k: stats(v) for k, v in sorted(bynoise.items())}}
     # Healthy nodes flagged, broken down by the truth's extra fields.
     tags = {}
     for n in healthy:
