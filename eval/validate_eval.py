@@ -93,7 +93,8 @@ def main():
     ap.add_argument('--naming', default='current')
     ap.add_argument('--work', help='keep fleets and findings here (default: a temporary directory)')
     ap.add_argument('--no-rules', action='store_true', help='score Vigil only')
-    ap.add_argument('--by-kind', action='store_true', help='also print recall per defect kind')
+    ap.add_argument('--by-kind', action='store_true',
+                    help='also print recall per defect kind and per node noise level')
     ap.add_argument('--json', action='store_true')
     a = ap.parse_args()
     if a.table:
@@ -143,7 +144,8 @@ def print_row(s, by_kind=False):
              100 * (s['healthy_flagged_share'] or 0), fmt(o['precision']), fmt(o['recall']),
              fmt(o['right_component_rate']), fmt(o['f1']), sizes))
     if by_kind:
-        for kind, v in s['by_kind'].items():
+        for kind, v in list(s['by_kind'].items()) + [('noise ' + k, v) for k, v in
+                                                     s.get('by_noise', {}).items()]:
             print('    %-22s found %3d of %3d, right component %3d' % (kind, v['found'],
                                                                      v['defects'],
                                                                      v['right_component']))
