@@ -39,7 +39,7 @@ constexpr double kComponentTrim = 0.25;
 std::pair<double, double> PooledSigmas(std::vector<double>& zs) {
   std::sort(zs.begin(), zs.end());
   const size_t n = zs.size();
-  const size_t cut = static_cast<size_t>(std::floor(static_cast<double>(n) * kComponentTrim));
+  const auto cut = static_cast<size_t>(std::floor(static_cast<double>(n) * kComponentTrim));
   const auto mean_of = [&](size_t top) {
     double sum = 0;
     for (size_t k = cut; k + top < n; ++k) sum += zs[k];

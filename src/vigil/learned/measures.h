@@ -88,10 +88,9 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 // `mean` is the mean of their sigmas after a quarter is set aside at each end, and `but_worst`
 // the same. For one of two or three (HBM's device copy and self copy; a kernel launch's event and
 // wall time) `mean` is their plain mean and `but_worst` the mean with the worst metric set aside:
-// there one metric's wild value
-// (heavy-tailed noise) moves the mean as far as a slow component does, and the mean's limit must
-// then lie far out. Where the noise is near normal the mean finds more, where it is heavy-tailed
-// the other: it needs both metrics to agree.
+// there one metric's wild value (heavy-tailed noise) moves the mean as far as a slow component
+// does, and the mean's limit must then lie far out. Where the noise is near normal the mean finds
+// more, where it is heavy-tailed the other: it needs both metrics to agree.
 struct ComponentDistance {
   double mean = 0, but_worst = 0;
   size_t metrics = 0;
