@@ -249,7 +249,8 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
   for (uint32_t g = 0; g < members_.size(); ++g) {
     uint32_t judged = 0, stalled = 0;
     for (const Peers& p : peers_[g]) {
-      if (p.updated < 0 || p.level <= 0) continue;
+      // A feature whose series are gone (the trainer's, its job killed) counts neither way.
+      if (p.updated < 0 || p.level <= 0 || now > p.current_until) continue;
       ++judged;
       stalled += p.stalled_since >= 0;
     }
@@ -258,17 +259,30 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       // A stall as long as a job-level one ends in a restart (the job killed by its watchdog
       // and started again, perhaps without a machine): the group is learned again as at its
       // start.
-      if (gs.since >= 0 && now - gs.since >= o_.stall_s) {
+      if (gs.began >= 0 && now - gs.began >= o_.stall_s) {
         for (Peers& p : peers_[g]) p.since = -1;
         restarted_[g] = now;
       }
       gs = GroupStall{};
       continue;
     }
-    if (gs.since < 0) {
-      gs.since = now;
+    if (gs.began < 0) {
+      gs.began = gs.since = now;
       gs.level_before.clear();
       for (const Peers& p : peers_[g]) gs.level_before.push_back(p.level);
+    }
+    // A reported stall whose group moves on some feature (its centre a fifth of the usual level
+    // off its slow average: the job killed by its watchdog, the restart's init, a rank that hangs
+    // as the restarted job begins) has ended as a state: the job restarted. Its next state, from
+    // its group's last move, is judged as a stall of its own (GroupStall::follows).
+    if ((gs.reported || gs.follows) &&
+        std::any_of(peers_[g].begin(), peers_[g].end(),
+                    [&](const Peers& p) { return p.level > 0 && p.moving == now; })) {
+      restarted_[g] = now;
+      gs.since = now;
+      gs.reported = false;
+      gs.follows = true;
+      gs.odd.clear();
     }
     if (gs.reported) continue;
     FollowOdd(g, now, gs);
@@ -298,6 +312,9 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       std::vector<uint32_t>& list = differ[known ? 1 : 0];
       if (list.empty() || list.back() != run.machine) list.push_back(run.machine);  // runs sorted
     }
+    // A state that follows a reported one is reported only for a machine whose difference
+    // nothing explains (a rank that hangs the restarted job), never as the episode again.
+    if (gs.follows && differ[0].size() != 1) continue;
     const std::vector<uint32_t>& first = differ[0].empty() ? differ[1] : differ[0];
     if (first.size() == 1) stall.machine = first[0];  // several: the peers cannot tell
     if (stall.machine) {
@@ -397,9 +414,14 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   const bool learning =
       p.settled != p.since && (warming || (now - p.since < kMaxWarmups * o_.warmup_s &&
                                            p.moving >= 0 && now - p.moving < o_.settle_s));
-  FollowLevel(p, centre, now, warming);
-  FollowSpread(p, p.spread, frame_spread, dt, warming);
+  // During the group's stall (most features stalled) the placements learned in training may or
+  // may not hold (every rank spins in its collective at one power, whatever its stage drew; a hot
+  // machine stays hotter), and a stalled feature's level is kept from before it.
+  const bool group_stalled = group < group_stalls_.size() && group_stalls_[group].since >= 0;
+  FollowLevel(p, centre, now, warming, group_stalled);
+  FollowSpread(p, p.spread, frame_spread, dt, warming, group_stalled);
   p.updated = now;
+  p.current_until = now + current_within_;
   const double floor = NoiseFloor(p.quantum, p.level);
   const bool stalled = p.stalled_since >= 0;
   if (!learning && p.settled != p.since) {
@@ -419,7 +441,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   if (p.own_spread < 0) {
     p.own_spread = static_cast<float>(own_spread);
   } else if (own_spread >= 0) {
-    FollowSpread(p, p.own_spread, own_spread, dt, warming);
+    FollowSpread(p, p.own_spread, own_spread, dt, warming, group_stalled);
   }
   const FeatureFrame frame{
       .group = group,
@@ -434,12 +456,8 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .learning = learning,
       .stalled = stalled,
       .judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s),
-      // During the group's stall the placements learned in training may or may not hold (every
-      // rank spins in its collective at one power, whatever its stage drew; a hot machine stays
-      // hotter).
-      .alike = group < group_stalls_.size() && group_stalls_[group].since >= 0
-                   ? std::optional<double>(CentreAndSpread(f, false).first)
-                   : std::nullopt,
+      .alike =
+          group_stalled ? std::optional<double>(CentreAndSpread(f, false).first) : std::nullopt,
       .since = p.since,
   };
   for (uint32_t m : valid_) {
@@ -458,11 +476,14 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
 
 void PeerModel::CollectCurrent(uint32_t group, uint32_t f, double now) {
   valid_.clear();
+  current_within_ = 0;
   for (uint32_t m : members_[group]) {
     const Track& t = TrackOf(m, f);
     if (t.fresh < 0) continue;
-    if (now - t.seen > CurrentWithin(t.interval)) continue;
+    const double within = CurrentWithin(t.interval);
+    if (now - t.seen > within) continue;
     valid_.push_back(m);
+    current_within_ = std::max(current_within_, within);
   }
 }
 
@@ -505,12 +526,15 @@ double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double sin
 }
 
 void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
-                             bool warming) const {
+                             bool warming, bool group_stalled) const {
   // The spread rises within seconds (the peers scatter: a disturbance of the whole job, long
   // iterations sampled at chance phases, machines crossing a job-wide transition at different
-  // moments) and falls over minutes (a job-wide stall does not shrink it). Over the warm-up,
-  // whose first minutes may be anything (machines ending a first iteration many times longer
-  // at different moments), it follows the last minute both ways.
+  // moments) and falls over minutes (a job-wide stall does not shrink it), and not at all while
+  // the group's job-level stall lasts (ranks held steady in their collectives for as long as
+  // the watchdog waits, a restart, a hang of the restarted job). Over the warm-up, whose first
+  // minutes may be anything (machines ending a first iteration many times longer at different
+  // moments), it follows the last minute both ways.
+  if (group_stalled && !warming && p.updated >= 0 && frame_spread < spread) return;
   const double spread_half_life = warming                 ? o_.warmup_s / kWarmupHalfLives
                                   : frame_spread > spread ? kSpreadRiseHalfLife
                                                           : o_.spread_half_life_s;
@@ -679,13 +703,17 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     warm.next = static_cast<uint8_t>((warm.next + 1) % kWarmSamples);
     warm.count = static_cast<uint8_t>(std::min<size_t>(warm.count + 1, kWarmSamples));
     // Those of the last half of the warm-up only: at a slow cadence (a sample every 30 s) the
-    // ring reaches back further, into a restart's first iterations.
-    const double from = ff.now - ff.since - o_.warmup_s / 2;
+    // ring reaches back further, into a restart's first iterations. Until its second half has
+    // one, the placement from before stands (1 at the job's start): a warm-up that the group's
+    // stall took over after its first seconds (a restart's init ending in a hang, a cron job of
+    // the machine's own in them) learned no placement.
+    const double from = std::max(ff.now - ff.since, o_.warmup_s) - o_.warmup_s / 2;
     float levels[kWarmSamples];
     size_t n = 0;
     for (uint8_t i = 0; i < warm.count; ++i) {
       if (warm.at[i] >= from) levels[n++] = warm.values[i];
     }
+    if (n == 0) return;
     std::nth_element(levels, levels + n / 2, levels + n);
     SetPlacement(t, levels[n / 2]);
     if (t.learned < UINT16_MAX) ++t.learned;
@@ -727,7 +755,7 @@ void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double
   shared_.push_back(std::move(sh));
 }
 
-void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming) {
+void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, bool group_stalled) {
   const double size = std::fabs(centre);
   if (p.history.empty()) p.level = static_cast<float>(size);
   const bool stalled = size < 0.2 * p.level;
@@ -739,8 +767,12 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming) {
   // After the group's warm-up (whose first values may be anything: a job's first iteration
   // runs many times longer), a stall stays out of the level until it has lasted a third of the
   // window: then it is the feature's new normal (a lighter load after a restart), not an event.
+  // While most of the group's features stall, it is the job's event however long it lasts (a
+  // hang until its watchdog, the restart, a hang of the restarted job).
   if (p.sampled >= 0 && now - p.sampled < kLevelEvery) return;
-  if (!warming && stalled && now - p.stalled_since < o_.level_window_s / 3) return;
+  if (!warming && stalled && (group_stalled || now - p.stalled_since < o_.level_window_s / 3)) {
+    return;
+  }
   p.sampled = now;
   const auto capacity = static_cast<size_t>(std::max(1.0, o_.level_window_s / kLevelEvery));
   if (p.history.size() < capacity) {

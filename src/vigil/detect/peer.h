@@ -10,8 +10,10 @@
 // (the job's start, a restart; longer while the centre moves), and after a restart a machine
 // that moved against the others keeps its old one. During a job-level stall (most features
 // stalled) a machine deviates only when it does against the peers both as placed and all alike
-// (every rank spinning at one power, whatever its stage drew in training), and neither own
-// pasts nor placements count.
+// (every rank spinning at one power, whatever its stage drew in training), neither own pasts nor
+// placements count, and the levels and spreads learned before it are kept. Once reported, a
+// stall whose group moves (the job killed, restarted, hung again) is judged again from its last
+// move, for a machine whose difference nothing explains.
 // The noise scale is the peers' own spread (MAD of the residuals), averaged over minutes so
 // that a job-wide stall does not shrink it; the effect size is the residual over the expected
 // value (at least half the feature's usual level). Each machine is also compared with its own
@@ -206,6 +208,9 @@ class PeerModel {
     double settled = -1;    // the warm-up (its `since`) that has ended, its placements
                             // compared with those from before it
     bool shared = false;    // a shared deviation was reported and some machine still deviates
+    // Its machines' values are current until then (CollectCurrent): a feature whose series are
+    // gone counts neither way in its group's stall.
+    double current_until = -1;
   };
   // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
   // evidence is the time between its fresh samples whose own value differs too (as a run's,
@@ -220,8 +225,12 @@ class PeerModel {
     uint16_t samples = 0;  // fresh samples whose own value differed
   };
   struct GroupStall {
-    double since = -1;
+    double began = -1;  // the stall's first state
+    double since = -1;  // its state now: since the group's last move after a report
     bool reported = false;
+    // The state follows a reported one (the job restarted within the stall): reported only for
+    // a machine whose difference nothing explains, and once its own stall_s has passed.
+    bool follows = false;
     // Each feature's usual level as the stall began: FollowOdd judges the features the stall
     // moved from it. The level itself follows a feature that never stalls (power, spinning at
     // half its level), and over a second hang soon after a first it becomes the hang's own.
@@ -241,8 +250,9 @@ class PeerModel {
   bool Beyond(double residual, double noise, double scale) const;
   // How long a deviation of `signal` must last: its own persistence, else the options'.
   double PersistenceOf(const telemetry::SignalInfo& signal) const;
-  // Follows the feature's usual level and whether it stalls; `warming` as for FollowSpread.
-  void FollowLevel(Peers& p, double centre, double now, bool warming);
+  // Follows the feature's usual level and whether it stalls; `warming` as for FollowSpread;
+  // `group_stalled`: the group's job-level stall is under way.
+  void FollowLevel(Peers& p, double centre, double now, bool warming, bool group_stalled);
   // Machine m's evidence on f reached what it needs: it is named, or it deviates with others (a
   // shared deviation).
   void Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence);
@@ -291,9 +301,10 @@ class PeerModel {
   // warm-up `since`; relative; -1 with fewer than min_peers such values).
   double OwnSpread(uint32_t f, double centre, bool learning, double since);
   // Follows this frame's spread of the peers into `spread`, one of p's; in the group's first
-  // frame (p.updated < 0) it takes the frame's. `warming`: within the warm-up's first warmup_s.
-  void FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
-                    bool warming) const;
+  // frame (p.updated < 0) it takes the frame's. `warming`: within the warm-up's first warmup_s;
+  // `group_stalled`: the group's job-level stall is under way.
+  void FollowSpread(const Peers& p, float& spread, double frame_spread, double dt, bool warming,
+                    bool group_stalled) const;
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
@@ -370,6 +381,7 @@ class PeerModel {
   std::vector<std::vector<uint32_t>> members_;  // per group: machines in this frame, scratch
   std::vector<uint8_t> fresh_;                  // per feature x machine in this frame, scratch
   std::vector<uint32_t> valid_;
+  double current_within_ = 0;  // the longest a value of valid_ stays current (CollectCurrent)
   std::vector<double> values_, scratch_;
   std::vector<float> peer_values_;  // CentreAndSpread's and OwnSpread's, scratch
   std::vector<uint32_t> triggered_;
