@@ -801,6 +801,14 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
     for (uint8_t i = 0; i < warm.count; ++i) warm.values[i] -= static_cast<float>(mid);
   }
   for (double& v : values_) v -= mid;
+  // How far from the typical level a machine alone at its level must lie to be odd: the effect
+  // threshold, and z_min times the machines' own scatter of levels (hosts whose data loaders take
+  // 12-32% of their CPUs scatter their CPU idle by 6%, and the most loaded of eight, 13% under the
+  // typical one, is no fault; GPUs of one model scatter their power by 1%).
+  scratch_.clear();
+  for (double v : values_) scratch_.push_back(std::fabs(v));
+  const double odd_beyond =
+      std::max(PlacementTolerance(), o_.z_min * stats::kMadToSigma * MedianOf(scratch_));
   scratch_ = values_;
   std::sort(scratch_.begin(), scratch_.end());
   const double tolerance = PlacementTolerance();
@@ -816,7 +824,7 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
   for (size_t i = 0; i < members.size(); ++i) {
     const double v = values_[i];
     Track& t = TrackOf(members[i], f);
-    if (placed_job || std::fabs(v) <= tolerance) {
+    if (placed_job || std::fabs(v) <= odd_beyond) {
       t.placed = true;
       continue;
     }

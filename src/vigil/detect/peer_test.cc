@@ -1144,6 +1144,24 @@ TEST(PeerModelTest, AMachineAloneAtItsLevelIsJudgedAgainstItsPeersAfterTheWarmUp
   }
 }
 
+// A machine alone at its level is odd only beyond the effect threshold and z_min times the
+// machines' own scatter of levels (jobgen's seed 43,101, 8 hosts): hosts whose data loaders take
+// their own share of the CPUs idle at 0.71-0.83, and the most loaded, at 0.64 (13% under the
+// typical level, its nearest neighbour 10.4% away), is placed where it is, not named. Among GPUs
+// that draw one power within 1%, a machine 13% under is odd, and named.
+TEST(PeerModelTest, AMachineAloneAtItsLevelIsOddOnlyBeyondTheLevelsScatter) {
+  for (const bool scattered : {true, false}) {
+    SCOPED_TRACE(scattered);
+    Rng rng(47, 0);
+    Job job(8, {PeerSignal("cpu_idle")});
+    const double levels[8] = {0.64, 0.71, 0.72, 0.73, 0.74, 0.78, 0.81, 0.83};
+    job.Run(0, 900, 15, [&](uint32_t m, uint32_t, double) {
+      return Fresh(Noisy(rng, m == 0 ? 0.64 : scattered ? levels[m] : 0.735));
+    });
+    EXPECT_EQ(job.Named(), scattered ? std::vector<uint32_t>{} : std::vector<uint32_t>{0});
+  }
+}
+
 // Over the warm-up a machine's level is learned from its ratio to the centre, but a deviation
 // only once it has lasted the persistence time: machine 3's 20 s dip to 70 near the end of the
 // warm-up is a short event, not its level. When it later drops to 50 it is expected at about
@@ -1382,7 +1400,9 @@ TEST(PeerModelTest, OneOrTwoMachinesNeverDeviateFromEachOther) {
   two.Run(1, 600, 1, [](uint32_t m, uint32_t, double t) {
     return Fresh(m == 0 && t >= 400 ? 10 : m == 0 ? 50 : 100);
   });
-  EXPECT_NEAR(*two.ZOf(0, kMean), -1 / kMadToSigma, 0.01);
+  // Each is placed at its own level (two levels scatter as far as they lie apart), so the
+  // lower is about as far off after its drop to a fifth.
+  EXPECT_NEAR(*two.ZOf(0, kMean), -1 / kMadToSigma, 0.05);
   EXPECT_TRUE(two.model().Quiet(0));
   EXPECT_TRUE(two.model().Quiet(1));
   EXPECT_EQ(two.triggers(), 0);
