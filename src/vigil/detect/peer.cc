@@ -255,7 +255,10 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       stalled += p.stalled_since >= 0;
     }
     GroupStall& gs = group_stalls_[g];
-    if (judged == 0 || 2 * stalled <= judged) {
+    // No feature current (every scrape of the group missed: Prometheus down) says nothing of
+    // the stall: it neither ends nor goes on.
+    if (judged == 0) continue;
+    if (2 * stalled <= judged) {
       // A stall as long as a job-level one ends in a restart (the job killed by its watchdog
       // and started again, perhaps without a machine): the group is learned again as at its
       // start.
@@ -269,7 +272,10 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     if (gs.began < 0) {
       gs.began = gs.since = now;
       gs.level_before.clear();
-      for (const Peers& p : peers_[g]) gs.level_before.push_back(p.level);
+      for (Peers& p : peers_[g]) {
+        gs.level_before.push_back(p.level);
+        p.spread_before = p.spread;
+      }
     }
     // A reported stall whose group moves on some feature (its centre a fifth of the usual level
     // off its slow average: the job killed by its watchdog, the restart's init, a rank that hangs
@@ -419,7 +425,11 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   // machine stays hotter), and a stalled feature's level is kept from before it.
   const bool group_stalled = group < group_stalls_.size() && group_stalls_[group].since >= 0;
   FollowLevel(p, centre, now, warming, group_stalled);
-  FollowSpread(p, p.spread, frame_spread, dt, warming, group_stalled);
+  FollowSpread(p, p.spread, frame_spread, dt, warming);
+  // While the group's job-level stall lasts (ranks held steady in their collectives for as long
+  // as the watchdog waits, a restart, a hang of the restarted job), not below what it was as the
+  // stall began.
+  if (group_stalled && !warming) p.spread = std::max(p.spread, p.spread_before);
   p.updated = now;
   p.current_until = now + current_within_;
   const double floor = NoiseFloor(p.quantum, p.level);
@@ -441,7 +451,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   if (p.own_spread < 0) {
     p.own_spread = static_cast<float>(own_spread);
   } else if (own_spread >= 0) {
-    FollowSpread(p, p.own_spread, own_spread, dt, warming, group_stalled);
+    FollowSpread(p, p.own_spread, own_spread, dt, warming);
   }
   const FeatureFrame frame{
       .group = group,
@@ -526,15 +536,12 @@ double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double sin
 }
 
 void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
-                             bool warming, bool group_stalled) const {
+                             bool warming) const {
   // The spread rises within seconds (the peers scatter: a disturbance of the whole job, long
   // iterations sampled at chance phases, machines crossing a job-wide transition at different
-  // moments) and falls over minutes (a job-wide stall does not shrink it), and not at all while
-  // the group's job-level stall lasts (ranks held steady in their collectives for as long as
-  // the watchdog waits, a restart, a hang of the restarted job). Over the warm-up, whose first
-  // minutes may be anything (machines ending a first iteration many times longer at different
-  // moments), it follows the last minute both ways.
-  if (group_stalled && !warming && p.updated >= 0 && frame_spread < spread) return;
+  // moments) and falls over minutes (a job-wide stall does not shrink it). Over the warm-up,
+  // whose first minutes may be anything (machines ending a first iteration many times longer
+  // at different moments), it follows the last minute both ways.
   const double spread_half_life = warming                 ? o_.warmup_s / kWarmupHalfLives
                                   : frame_spread > spread ? kSpreadRiseHalfLife
                                                           : o_.spread_half_life_s;
@@ -801,14 +808,6 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
     for (uint8_t i = 0; i < warm.count; ++i) warm.values[i] -= static_cast<float>(mid);
   }
   for (double& v : values_) v -= mid;
-  // How far from the typical level a machine alone at its level must lie to be odd: the effect
-  // threshold, and z_min times the machines' own scatter of levels (hosts whose data loaders take
-  // 12-32% of their CPUs scatter their CPU idle by 6%, and the most loaded of eight, 13% under the
-  // typical one, is no fault; GPUs of one model scatter their power by 1%).
-  scratch_.clear();
-  for (double v : values_) scratch_.push_back(std::fabs(v));
-  const double odd_beyond =
-      std::max(PlacementTolerance(), o_.z_min * stats::kMadToSigma * MedianOf(scratch_));
   scratch_ = values_;
   std::sort(scratch_.begin(), scratch_.end());
   const double tolerance = PlacementTolerance();
@@ -821,10 +820,23 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
   const auto off = std::count_if(values_.begin(), values_.end(),
                                  [&](double v) { return std::fabs(v) > tolerance; });
   const bool placed_job = off >= static_cast<std::ptrdiff_t>(kSharedMachines);
+  // Odd: beyond the effect threshold from the typical level, and beyond z_min times the other
+  // machines' own scatter of levels (hosts whose data loaders take 12-32% of their CPUs scatter
+  // their CPU idle by 6%, and the most loaded of eight, 13% under the typical one, is no fault;
+  // GPUs of one model scatter their power by 1%). Fewer than kSharedMachines are beyond the
+  // threshold here, so this is rare.
+  const auto odd = [&](size_t i) {
+    if (std::fabs(values_[i]) <= tolerance || values_.size() < 2) return false;
+    std::vector<double> others;
+    for (size_t j = 0; j < values_.size(); ++j) {
+      if (j != i) others.push_back(std::fabs(values_[j]));
+    }
+    return std::fabs(values_[i]) > o_.z_min * stats::kMadToSigma * MedianOf(others);
+  };
   for (size_t i = 0; i < members.size(); ++i) {
     const double v = values_[i];
     Track& t = TrackOf(members[i], f);
-    if (placed_job || std::fabs(v) <= odd_beyond) {
+    if (placed_job || !odd(i)) {
       t.placed = true;
       continue;
     }

@@ -11,9 +11,10 @@
 // that moved against the others keeps its old one. During a job-level stall (most features
 // stalled) a machine deviates only when it does against the peers both as placed and all alike
 // (every rank spinning at one power, whatever its stage drew in training), neither own pasts nor
-// placements count, and the levels and spreads learned before it are kept. Once reported, a
-// stall whose group moves (the job killed, restarted, hung again) is judged again from its last
-// move, for a machine whose difference nothing explains.
+// placements count, stalled features keep their usual levels from before it, and the peers'
+// spread does not fall below what it was as it began. Once reported, a stall whose group moves
+// (the job killed, restarted, hung again) is judged again from its last move, for a machine whose
+// difference nothing explains.
 // The noise scale is the peers' own spread (MAD of the residuals), averaged over minutes so
 // that a job-wide stall does not shrink it; the effect size is the residual over the expected
 // value (at least half the feature's usual level). Each machine is also compared with its own
@@ -55,7 +56,8 @@ struct PeerOptions {
   double spread_half_life_s = 300;
   // A feature's usual level is the median of its centre over this window (sampled every
   // kLevelEvery seconds): a transient (a job's first, long iteration; a checkpoint's burst) does
-  // not become the level, and a stall does not enter it until it has lasted `level_window_s / 3`.
+  // not become the level, and a stall does not enter it until it has lasted `level_window_s / 3`
+  // (nor while most of its group's features stall: a job-level stall).
   double level_window_s = 1800;
   double placement_half_life_s = 3600;
   // Each machine is also compared with its own recent past: its level against the centre,
@@ -111,12 +113,13 @@ class PeerModel {
     float z;
   };
   std::span<const Scored> scored() const { return scored_; }
-  // A job-wide stall that reached stall_s in the last Update (reported once per stall): the
-  // group, when it began, and the one machine that differs from its stalled peers on some feature
-  // and has for that signal's persistence time over min_samples fresh samples (FollowOdd's runs),
-  // with its deviations now, the largest first; none where no machine or several have. Machines
-  // whose fault of their own is not the stall's cause (Update's own_fault_since) count only
-  // where no other does.
+  // A job-wide stall that reached stall_s in the last Update (reported once per stall, and once
+  // more per state after a move of its group where one machine nothing explains differs): the
+  // group, when it (or that state) began, and the one machine that differs from its stalled peers
+  // on some feature and has for that signal's persistence time over min_samples fresh samples
+  // (FollowOdd's runs), with its deviations now, the largest first; none where no machine or
+  // several have. Machines whose fault of their own is not the stall's cause (Update's
+  // own_fault_since) count only where no other does.
   struct Stall {
     uint32_t group;
     double start;
@@ -208,9 +211,11 @@ class PeerModel {
     double settled = -1;    // the warm-up (its `since`) that has ended, its placements
                             // compared with those from before it
     bool shared = false;    // a shared deviation was reported and some machine still deviates
-    // Its machines' values are current until then (CollectCurrent): a feature whose series are
-    // gone counts neither way in its group's stall.
+    // Its machines' values are current until then (CollectCurrent, renewed while some machine
+    // has fresh samples): a feature whose series are gone or all held (the trainer's, its job
+    // killed or hung) counts neither way in its group's stall.
     double current_until = -1;
+    float spread_before = 0;  // `spread` as its group's job-level stall began
   };
   // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
   // evidence is the time between its fresh samples whose own value differs too (as a run's,
@@ -301,10 +306,9 @@ class PeerModel {
   // warm-up `since`; relative; -1 with fewer than min_peers such values).
   double OwnSpread(uint32_t f, double centre, bool learning, double since);
   // Follows this frame's spread of the peers into `spread`, one of p's; in the group's first
-  // frame (p.updated < 0) it takes the frame's. `warming`: within the warm-up's first warmup_s;
-  // `group_stalled`: the group's job-level stall is under way.
-  void FollowSpread(const Peers& p, float& spread, double frame_spread, double dt, bool warming,
-                    bool group_stalled) const;
+  // frame (p.updated < 0) it takes the frame's. `warming`: within the warm-up's first warmup_s.
+  void FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
+                    bool warming) const;
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
@@ -388,7 +392,9 @@ class PeerModel {
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;
   std::vector<Stall> stalls_;
-  std::vector<double> restarted_;     // per group: when its last job-level stall ended, or -1
+  // Per group: when its last job-level stall ended, or moved after it was reported (the job
+  // killed or restarted within it), or -1.
+  std::vector<double> restarted_;
   std::vector<double> caused_stall_;  // per machine: when the last stall that named it began, or -1
   std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;

@@ -900,19 +900,22 @@ TEST(PeerModelTest, AStallTakesTheMachineNamedForAnEarlierOneOnlyWhereNoOtherDif
 // group's move at the kill (utilisation 100 -> 0) ends its state, and the state after the group's
 // last move (utilisation 8 -> 100, the second hang) is judged as a stall of its own: it names 5
 // (kHangsAgain). A state that follows a reported one is reported only for a machine whose
-// difference nothing explains: a killed job left idle (kIdle) or a second hang where no machine
-// differs (kNobodyDiffers) is no second stall.
+// difference nothing explains: a killed job left idle (kIdle), a second hang where no machine
+// differs (kNobodyDiffers), or one where only machine 12 does, restarted without it (kKnown: it
+// idles among the spinning peers), is no second stall. Nor is a minute with no sample from any
+// machine in the first hang (kGap: Prometheus down), which neither ends the stall nor moves it.
 TEST(PeerModelTest, AStallThatMovesAfterItWasReportedIsAStallOfItsOwn) {
-  enum class Case { kHangsAgain, kIdle, kNobodyDiffers };
-  for (const Case c : {Case::kHangsAgain, Case::kIdle, Case::kNobodyDiffers}) {
+  enum class Case { kHangsAgain, kIdle, kNobodyDiffers, kKnown, kGap };
+  for (const Case c :
+       {Case::kHangsAgain, Case::kIdle, Case::kNobodyDiffers, Case::kKnown, Case::kGap}) {
     SCOPED_TRACE(static_cast<int>(c));
     Rng rng(43, 0);
     Job job(16, {PeerSignal("power"), PeerSignal("utilisation"), PeerSignal("tensor_active"),
                  PeerSignal("traffic"), PeerSignal("nvlink")});
     // Power and utilisation of machine m at t after the job's first hang.
     const auto stalled = [&](uint32_t m, double t) -> std::pair<double, double> {
-      if (t < 1500) return {m == 12 ? 193 : 160, 100};
-      if (t < 1600 || c == Case::kIdle) return {70, 0};
+      if (t < 1500 || c == Case::kGap) return {m == 12 ? 193 : 160, 100};
+      if (t < 1600 || c == Case::kIdle || (m == 12 && c == Case::kKnown)) return {70, 0};
       if (t < 1680) return {100, 8};
       return {m == 5 && c == Case::kHangsAgain ? 193 : 160, 100};
     };
@@ -920,6 +923,7 @@ TEST(PeerModelTest, AStallThatMovesAfterItWasReportedIsAStallOfItsOwn) {
       if (t < 900 + m % 4) {
         return Fresh(s == 0 ? 330 * (0.85 + 0.3 * rng.Uniform()) : Noisy(rng, 100));
       }
+      if (c == Case::kGap && t >= 1300 && t < 1360) return kNone;
       if (s > 1) return Fresh(Noisy(rng, 2));
       const auto [power, utilisation] = stalled(m, t);
       return Fresh(Noisy(rng, s == 0 ? power : utilisation));
@@ -1160,6 +1164,13 @@ TEST(PeerModelTest, AMachineAloneAtItsLevelIsOddOnlyBeyondTheLevelsScatter) {
     });
     EXPECT_EQ(job.Named(), scattered ? std::vector<uint32_t>{} : std::vector<uint32_t>{0});
   }
+  // The scatter is the other machines': of four at 1, 1, 1.05 and 0.75, the last is odd (with
+  // it, the scatter of all four, 5%, would have placed it).
+  Rng rng(48, 0);
+  Job four(4, {PeerSignal("power")});
+  const double levels[4] = {100, 100, 105, 75};
+  four.Run(0, 900, 15, [&](uint32_t m, uint32_t, double) { return Fresh(Noisy(rng, levels[m])); });
+  EXPECT_EQ(four.Named(), std::vector<uint32_t>{3});
 }
 
 // Over the warm-up a machine's level is learned from its ratio to the centre, but a deviation
