@@ -149,11 +149,13 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   Grow(frame.machines, static_cast<uint32_t>(signals.size()) * kStats);
   fresh_.assign(static_cast<size_t>(stride_) * features_, 0);
   GroupMembers(group_of);
-  SmoothSamples(frame, group_of, signals);
+  // Group by group and signal, each signal's samples smoothed just before it is judged: its
+  // machines' tracks are then still in cache.
   for (uint32_t g = 0; g < members_.size(); ++g) {
-    if (members_[g].size() < static_cast<size_t>(o_.min_peers)) continue;
     for (uint32_t s = 0; s < features_ / kStats; ++s) {
       if (s >= signals.size() || signals[s].role != telemetry::SignalRole::kPeer) continue;
+      SmoothSamples(frame, g, s);
+      if (members_[g].size() < static_cast<size_t>(o_.min_peers)) continue;
       // A signal's statistics share their samples: which are fresh, which current.
       const uint32_t first = s * kStats;
       const bool any = std::any_of(members_[g].begin(), members_[g].end(),
@@ -196,25 +198,36 @@ void PeerModel::GroupMembers(std::span<const uint32_t> group_of) {
   }
 }
 
-void PeerModel::SmoothSamples(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
-                              std::span<const telemetry::SignalInfo> signals) {
+void PeerModel::SmoothSamples(const telemetry::Frame& frame, uint32_t g, uint32_t s) {
+  // The frame's cells of one signal lie a machine's row apart, and a track spans two cache lines:
+  // both are fetched this many machines ahead (at 1,024 machines the smoothing waited on them for
+  // an eighth of the detector's time; docs/benchmarks.md, "Throughput").
+  constexpr size_t kAhead = 8;
+  if (s >= frame.signals) return;
   const double now = frame.time;
-  const uint32_t nsignals =
-      std::min<uint32_t>(frame.signals, static_cast<uint32_t>(signals.size()));
-  for (uint32_t s = 0; s < nsignals; ++s) {
-    if (signals[s].role != telemetry::SignalRole::kPeer) continue;
-    for (uint32_t m = 0; m < frame.machines; ++m) {
-      const telemetry::Cell& c = frame.at(m, s);
-      if (c.count == 0) continue;
+  const std::vector<uint32_t>& members = members_[g];
+  for (size_t i = 0; i < members.size(); ++i) {
+    const uint32_t m = members[i];
+    if (m >= frame.machines) break;  // members_ lists each group's machines in order
+    if (i + kAhead < members.size() && members[i + kAhead] < frame.machines) {
+      const uint32_t next = members[i + kAhead];
+      __builtin_prefetch(&frame.at(next, s));
       for (uint32_t st = 0; st < kStats; ++st) {
-        const uint32_t f = s * kStats + st;
-        Track& t = TrackOf(m, f);
-        t.seen = now;
-        if (c.fresh == 0) continue;
-        fresh_[CellOf(m, f)] = 1;
-        const double raw = st == 0 ? c.mean() : st == 1 ? c.min : c.max;
-        SmoothSample(t, peers_[GroupOf(group_of, m)][f], raw, now);
+        const char* track = reinterpret_cast<const char*>(&TrackOf(next, s * kStats + st));
+        __builtin_prefetch(track, 1);
+        __builtin_prefetch(track + sizeof(Track) - 1, 1);
       }
+    }
+    const telemetry::Cell& c = frame.at(m, s);
+    if (c.count == 0) continue;
+    for (uint32_t st = 0; st < kStats; ++st) {
+      const uint32_t f = s * kStats + st;
+      Track& t = TrackOf(m, f);
+      t.seen = now;
+      if (c.fresh == 0) continue;
+      fresh_[CellOf(m, f)] = 1;
+      const double raw = st == 0 ? c.mean() : st == 1 ? c.min : c.max;
+      SmoothSample(t, peers_[g][f], raw, now);
     }
   }
 }

@@ -287,10 +287,9 @@ class PeerModel {
   void Grow(uint32_t machines, uint32_t features);
   // members_: each group's machines in this frame; peers_ gets a row for each new group.
   void GroupMembers(std::span<const uint32_t> group_of);
-  // Each machine's new samples: smoothed over its own fresh ones (fresh_ marks them); a held
-  // one only says that the series still reports.
-  void SmoothSamples(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
-                     std::span<const telemetry::SignalInfo> signals);
+  // Group g's new samples of signal s (a peer signal): each machine's smoothed over its own
+  // fresh ones (fresh_ marks them); a held one only says that the series still reports.
+  void SmoothSamples(const telemetry::Frame& frame, uint32_t g, uint32_t s);
   // One fresh sample `raw` of a machine's track, its group's peers `p` learning its quantum.
   void SmoothSample(Track& t, Peers& p, double raw, double now);
   // Judges valid_ (CollectCurrent) on `feature`.
