@@ -53,6 +53,8 @@ constexpr double kPlaceEvery = 10;
 // A placement (log) that moves by less than this moves its factor by exp's series to the square
 // (the cube's term, under 2e-10, is below a float's precision).
 constexpr double kSeriesStep = 1e-3;
+// A placement is learned again (PeerModel::Relearn) only at a level whose factor a float holds.
+constexpr double kMaxRelearnedLevel = 80;
 // The centre goes into a feature's level history this often.
 constexpr double kLevelEvery = 10;
 // How fast a machine's sampling interval follows the gaps between its fresh samples (the gain of
@@ -414,8 +416,9 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     // taken at one moment, before Place re-centres any on the new levels, is what
     // KeepPlacementsFromBefore compares the new ones with.
     for (uint32_t m : members_[group]) {
-      const Track& t = TrackOf(m, f);
+      Track& t = TrackOf(m, f);
       WarmOf(m, f) = WarmLevels{.since = now, .before = t.log_a, .has_before = t.learned > 0};
+      t.confirmed = false;
     }
   }
   p.slow_centre = p.since == now
@@ -604,6 +607,7 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   const bool own_deviates =
       has_past && ff.levels_hold() && ff.own_spread > 0 && away(own) && own.deviates;
   const bool deviates = peers.deviates || own_deviates;
+  if (!t.confirmed && !ff.learning && ff.levels_hold()) t.confirmed = SitsAtPlacement(t, ff.centre);
   // What the alert reports: the peers, unless only its own past says it deviates.
   const bool shown_own = own_deviates && !peers.deviates;
   const Reference& shown = shown_own ? own : peers;
@@ -680,11 +684,7 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   // whose own value deviates too (strength > 0: so that neither the smoothing's tail after a
   // short event nor a gap in the data lengthens it), weighted by their strength.
   if (!ff.judging || !deviates) {
-    t.run = 0;
-    t.shared = false;
-    t.evidence = 0;
-    t.start = -1;
-    t.deferred = false;
+    EndRun(t);
     return;
   }
   if (strength <= 0) return;
@@ -698,7 +698,57 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     t.deferred = true;
     return;
   }
+  if (Relearn(ff, m, t)) return;
   Trigger(p, ff.group, ff.f, m, ff.persistence);
+}
+
+bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
+  // A machine whose level has not once sat at the placement its warm-up learned since the
+  // warm-up ended, back at the level it held just before the window the placement was learned
+  // from and still held at the window's first sample: the window learned events of its own that
+  // began inside it (a cron job and a noisy neighbour, or a network burst and the smoothing's
+  // tail, over most of it), not its level. It is learned again where it stands instead of being
+  // named. Not a machine at a level it did not hold before (a fault that began in the window's
+  // last minutes, alone or with others), nor one whose window began at another level than the
+  // one before it (a fault that went and comes back, a slow start), nor during its group's stall.
+  if (t.confirmed || !ff.levels_hold() || ff.centre <= 0 || t.smooth <= 0) return false;
+  const double level = std::log(t.smooth / ff.centre);
+  const WarmLevels& warm = WarmOf(m, ff.f);
+  if (warm.since != ff.since || !std::isfinite(level) || std::fabs(level) > kMaxRelearnedLevel) {
+    return false;
+  }
+  // Before the window: the levels the ring let go, and those of the ring before it (a slow
+  // cadence, whose ring reaches back further).
+  float before[kPriorSamples + kWarmSamples];
+  size_t n = 0;
+  for (uint8_t i = 0; i < warm.prior_count; ++i) before[n++] = warm.prior[i];
+  int first = -1;  // the window's first sample
+  for (uint8_t i = 0; i < warm.count; ++i) {
+    if (warm.at[i] < warm.from) {
+      before[n++] = warm.values[i];
+    } else if (first < 0 || warm.at[i] < warm.at[first]) {
+      first = i;
+    }
+  }
+  if (n == 0 || first < 0) return false;
+  std::nth_element(before, before + n / 2, before + n);
+  const double held = before[n / 2];
+  const double tolerance = PlacementTolerance();
+  if (std::fabs(warm.values[first] - held) > tolerance || std::fabs(level - held) > tolerance) {
+    return false;
+  }
+  SetPlacement(t, static_cast<float>(level));
+  t.past = t.a;
+  t.confirmed = true;
+  EndRun(t);
+  return true;
+}
+
+bool PeerModel::SitsAtPlacement(const Track& t, double centre) const {
+  // Its placement, whether in use against the peers or not: it is its own past to begin with.
+  if (centre <= 0 || t.smooth <= 0) return true;  // no placement learned
+  const double level = t.smooth / (centre * t.a);
+  return level <= 1 + o_.effect_min && level * (1 + o_.effect_min) >= 1;
 }
 
 void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& warm, bool deviates) {
@@ -718,6 +768,12 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     const double spacing = o_.warmup_s / (2.0 * kWarmSamples);
     if (warm.sampled >= 0 && ff.now - warm.sampled < spacing) return;
     warm.sampled = ff.now;
+    if (warm.count == kWarmSamples) {  // the oldest leaves the ring for the levels before it
+      warm.prior[warm.prior_next] = warm.values[warm.next];
+      warm.prior_next = static_cast<uint8_t>((warm.prior_next + 1) % kPriorSamples);
+      warm.prior_count =
+          static_cast<uint8_t>(std::min<size_t>(warm.prior_count + 1, kPriorSamples));
+    }
     warm.values[warm.next] = static_cast<float>(target());
     warm.at[warm.next] = static_cast<float>(ff.now - ff.since);
     warm.next = static_cast<uint8_t>((warm.next + 1) % kWarmSamples);
@@ -728,6 +784,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     // stall took over after its first seconds (a restart's init ending in a hang, a cron job of
     // the machine's own in them) learned no placement.
     const double from = std::max(ff.now - ff.since, o_.warmup_s) - o_.warmup_s / 2;
+    warm.from = static_cast<float>(from);
     float levels[kWarmSamples];
     size_t n = 0;
     for (uint8_t i = 0; i < warm.count; ++i) {
@@ -819,6 +876,7 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
     t.past *= static_cast<float>(shift);
     WarmLevels& warm = WarmOf(m, f);
     for (uint8_t i = 0; i < warm.count; ++i) warm.values[i] -= static_cast<float>(mid);
+    for (uint8_t i = 0; i < warm.prior_count; ++i) warm.prior[i] -= static_cast<float>(mid);
   }
   for (double& v : values_) v -= mid;
   scratch_ = values_;
@@ -894,7 +952,10 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
     return;
   }
   for (uint32_t m : members) {
-    if (moved(m)) SetPlacement(TrackOf(m, f), static_cast<float>(WarmOf(m, f).before + shift));
+    if (!moved(m)) continue;
+    Track& t = TrackOf(m, f);
+    SetPlacement(t, static_cast<float>(WarmOf(m, f).before + shift));
+    t.confirmed = true;  // kept on purpose: its level moved from it
   }
 }
 

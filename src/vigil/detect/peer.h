@@ -170,6 +170,10 @@ class PeerModel {
     double last_deviating = -1;
     bool placed = false;    // a_m is used (PeerModel::Place)
     bool own_past = false;  // t.expected, z and effect are against its own past, not the peers
+    // Its warm-up's placement is confirmed: its level has sat at it (within effect_min) since the
+    // warm-up's end (SitsAtPlacement), or it was kept on purpose; one not confirmed may be
+    // learned again instead of naming the machine (Relearn).
+    bool confirmed = true;
     double own_since = -1;  // the warm-up (Peers::since) `past` was set after
     double first = -1;      // first fresh sample
     double fresh = -1;      // latest fresh sample
@@ -179,6 +183,7 @@ class PeerModel {
   // A machine's level against the centre (log) over the last half of its group's warm-up, at
   // most kWarmSamples of them (fewer at a slow cadence): its placement is their median.
   static constexpr size_t kWarmSamples = 16;
+  static constexpr size_t kPriorSamples = 8;
   struct WarmLevels {
     float values[kWarmSamples] = {};
     float at[kWarmSamples] = {};  // when each was sampled: seconds after `since`
@@ -190,6 +195,11 @@ class PeerModel {
     // it was then: the new ones are compared with it up to a shift that they all share.
     float before = 0;
     bool has_before = false;
+    // The levels the ring let go (a ring of its own, at most kPriorSamples): those just before
+    // the window its placement is learned from, the level it held before any event in it.
+    float prior[kPriorSamples] = {};
+    uint8_t prior_count = 0, prior_next = 0;
+    float from = 0;  // where that window begins: seconds after `since`
   };
   struct Peers {  // per group and feature
     float spread = 0;
@@ -332,6 +342,20 @@ class PeerModel {
                  bool stepped, double strength);
   // Machine m's placement (Track::log_a) learned from its level against the centre.
   void LearnPlacement(const FeatureFrame& frame, Track& t, WarmLevels& warm, bool deviates);
+  // Learns machine m's placement on ff's feature again where it stands, instead of naming it,
+  // where its warm-up's placement is not confirmed and it is back at the level it held before the
+  // window the placement was learned from; returns whether it did.
+  bool Relearn(const FeatureFrame& ff, uint32_t m, Track& t);
+  // Whether t's level sits within effect_min of its placement against `centre` (true where
+  // either is not above 0: no placement is learned there).
+  bool SitsAtPlacement(const Track& t, double centre) const;
+  static void EndRun(Track& t) {
+    t.run = 0;
+    t.shared = false;
+    t.evidence = 0;
+    t.start = -1;
+    t.deferred = false;
+  }
   // Track::noise follows the distance of its raw value from its smoothed one, with weight w.
   static void FollowNoise(Track& t, double w) {
     t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));

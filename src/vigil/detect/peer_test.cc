@@ -1241,6 +1241,116 @@ TEST(PeerModelTest, AWarmUpThatAStallTakesOverLearnsNoPlacement) {
   EXPECT_EQ(job.Named(), std::vector<uint32_t>{});
 }
 
+// Jobgen's seed 43,101 (1,024 machines, fault-free): events of a machine's own over most of the
+// warm-up's last half (150-300 s) became its placement. Machine 3's receive rate, worse when
+// lower, read 130 over 170-275 s (a network burst and the smoothing's tail), and machine 5's CPU
+// idle, worse either way, 100 over 160-215 s and 225-290 s (a cron job, then a noisy neighbour)
+// where it sits at 125. After the warm-up neither level once sat at its placement, and each is
+// back at the level it held before its window and at the window's start: each is learned again
+// where it stands, and neither is named. Machine 3 falling to 60 later, its level held, is named.
+TEST(PeerModelTest, AWarmUpLearnedFromEventsOfTheMachinesOwnIsLearnedAgainWhereItStands) {
+  for (const bool fault : {false, true}) {
+    SCOPED_TRACE(fault);
+    Rng rng(52, 0);
+    Job job(16, {PeerSignal("rx", Worse::kLower), PeerSignal("cpu_idle")});
+    job.Run(0, 3000, 5, [&](uint32_t m, uint32_t s, double t) {
+      if (s == 0 && m == 3) {
+        if (fault && t >= 2000) return Fresh(Noisy(rng, 60));
+        return Fresh(Noisy(rng, t >= 170 && t < 275 ? 130 : 100));
+      }
+      if (s == 1 && m == 5) {
+        const bool busy = (t >= 160 && t < 215) || (t >= 225 && t < 290);
+        return Fresh(Noisy(rng, busy ? 100 : 125));
+      }
+      return Fresh(Noisy(rng, 100));
+    });
+    EXPECT_EQ(job.Named(), fault ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
+    if (fault) {
+      EXPECT_GT(job.TriggeredAt(3), 2000);
+    }
+  }
+}
+
+// A fault that begins in the warm-up's last minutes is no event of the warm-up: machine 3 (alone),
+// or machines 3-6 (together: a shared cause), dropping to 60 from 270 s never sit at the
+// placements learned at 100, but they are not back at a level they held before the window
+// either. Machine 3 is named; the four are a shared deviation.
+TEST(PeerModelTest, AFaultThatBeginsInTheWarmUpsLastMinutesIsNotLearnedAgain) {
+  for (const uint32_t faulty : {1u, 4u}) {
+    SCOPED_TRACE(faulty);
+    Rng rng(54, 0);
+    Job job(16, {PeerSignal("rx", Worse::kLower)});
+    job.Run(0, 900, 5, [&](uint32_t m, uint32_t, double t) {
+      return Fresh(Noisy(rng, m >= 3 && m < 3 + faulty && t >= 270 ? 60 : 100));
+    });
+    if (faulty == 1) {
+      EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
+    } else {
+      EXPECT_EQ(job.Named(), std::vector<uint32_t>{});
+      ASSERT_EQ(job.shared().size(), 3u);  // one for each statistic of the signal
+      for (const auto& [time, sh] : job.shared()) EXPECT_EQ(sh.members.size(), 4u);
+    }
+  }
+}
+
+// A fault that comes back to a level the machine held before its window is no event of the
+// window either: machine 3's NIC flaps down (receive 60) over 60-150 s, up over 150 s to T, and
+// down from T for good; or machine 3 starts slow (70 until 150 s), runs at 100, and falls back to
+// 70 from T. Its window began at 100, not at the level before it: it is named.
+TEST(PeerModelTest, AFaultBackAtALevelHeldBeforeTheWindowIsNotLearnedAgain) {
+  for (const double low : {60.0, 70.0}) {
+    for (const double from : {255.0, 270.0, 285.0}) {
+      SCOPED_TRACE(testing::Message() << low << " from " << from);
+      Rng rng(56, 0);
+      Job job(16, {PeerSignal("rx", Worse::kLower)});
+      job.Run(0, 1200, 5, [&](uint32_t m, uint32_t, double t) {
+        const bool down = t >= from || (t < 150 && (low == 70 || t >= 60));
+        return Fresh(Noisy(rng, m == 3 && down ? low : 100));
+      });
+      EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
+    }
+  }
+}
+
+// A group that differs by placement (machines 0-3, a stage, at 80; the others at 100): machine
+// 3's level scatters (10% noise, the others' 1%) and an event of its own lifted most of its window
+// to 108, so it sits 26% under that placement afterwards: not confirmed, yet within its noise of
+// it (no deviation). Its first real fault, a drop to 40 at 900 s, is named, not learned again: 40
+// is no level it held before its window.
+TEST(PeerModelTest, AnUnconfirmedPlacementDoesNotHideALaterFault) {
+  Rng rng(55, 0);
+  Job job(16, {PeerSignal("rx", Worse::kLower)});
+  job.Run(0, 1500, 5, [&](uint32_t m, uint32_t, double t) {
+    if (m != 3) return Fresh(Noisy(rng, m < 3 ? 80 : 100));
+    if (t >= 900) return Fresh(Noisy(rng, 40));
+    const double level = t >= 150 && t < 260 ? 108 : 80;
+    return Fresh(level * (1 + 0.1 * rng.Normal(0, 1)));
+  });
+  EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
+  EXPECT_GT(job.TriggeredAt(3), 900);
+}
+
+// A restart keeps the placement from before it of a machine whose level moved (a straggler since
+// before the job hung): its level never sits at that placement, on purpose, and it is named
+// again after the restart's warm-up, not learned again where it stands.
+TEST(PeerModelTest, APlacementKeptFromBeforeARestartIsNotLearnedAgain) {
+  Rng rng(53, 0);
+  Job job(16, {PeerSignal("power")});
+  const auto sample = [&](uint32_t m, uint32_t, double t) {
+    if (t >= 1500 && t < 1900) return Fresh(Noisy(rng, 2));  // the job hangs; then a restart
+    return Fresh(Noisy(rng, m == 3 && t >= 1000 ? 70 : 100));
+  };
+  job.Run(0, 1900, 5, sample);
+  ASSERT_EQ(job.stalls().size(), 1u);
+  EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
+  const int before = job.triggers();
+  job.Run(1900, 2600, 5, sample);
+  EXPECT_GT(job.triggers(), before);
+  const std::optional<Deviation> d = job.DeviationOn(3, kMean);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_NEAR(d->expected, 100, 3);
+}
+
 // After the warm-up a machine's level is learned only while it does not deviate: a machine
 // that drops to half after the warm-up and stays there an hour is still off its peers' 100.
 TEST(PeerModelTest, ALastingDeviationIsNotLearnedAsTheMachinesLevel) {
