@@ -1999,8 +1999,12 @@ void Job::Run() {
 
 void Job::WriteLabels() const {
   Writer w(o_.out + "/labels.csv");
+  // The drawn parameters behind each label, for scoring faults by the size they reached.
+  Writer d(o_.out + "/faults.csv");
   auto it = std::back_inserter(w.buf());
+  auto dt = std::back_inserter(d.buf());
   fmt::format_to(it, "machine,onset,kind,end\n");
+  fmt::format_to(dt, "machine,onset,kind,size,ramp_s,gpu\n");
   std::vector<const Fault*> done;
   for (const Fault& f : faults_) {
     if (!std::isnan(f.onset) && f.onset < t_end_) done.push_back(&f);
@@ -2008,17 +2012,22 @@ void Job::WriteLabels() const {
   std::sort(done.begin(), done.end(),
             [](const Fault* a, const Fault* b) { return a->onset < b->onset; });
   for (const Fault* f : done) {
+    const std::string_view kind = kFaultNames[static_cast<int>(f->kind)];
     fmt::format_to(it, "{},", naming_.machines[f->machine]);
     AppendTime(w.buf(), f->onset);
-    fmt::format_to(it, ",{},", kFaultNames[static_cast<int>(f->kind)]);
+    fmt::format_to(it, ",{},", kind);
     if (!std::isnan(f->end) && f->end < t_end_) AppendTime(w.buf(), f->end);
     w.buf().push_back('\n');
+    fmt::format_to(dt, "{},", naming_.machines[f->machine]);
+    AppendTime(d.buf(), f->onset);
+    fmt::format_to(dt, ",{},{:.4f},{:.1f},{}\n", kind, f->size, f->ramp_s, f->gpu);
   }
   if (done.size() < faults_.size()) {
     fmt::print(stderr, "jobgen: {} fault(s) did not start before the end of the data\n",
                faults_.size() - done.size());
   }
   w.Close();
+  d.Close();
 }
 
 void Job::WriteBenign() {

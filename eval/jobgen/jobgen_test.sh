@@ -12,7 +12,7 @@ args=(--machines 8 --duration 5m --seed 42 --faults 3 --interval 5 --fault-from 
       --kinds straggler,nic_flap,pcie_downgrade,host_slow,gpu_lost)
 "$jobgen" "${args[@]}" --out "$dir/a"
 "$jobgen" "${args[@]}" --out "$dir/b"
-for f in telemetry.csv labels.csv benign.csv; do
+for f in telemetry.csv labels.csv benign.csv faults.csv; do
   cmp -s "$dir/a/$f" "$dir/b/$f" || fail "$f differs between two runs with the same seed"
 done
 "$jobgen" "${args[@]/42/43}" --out "$dir/c"
@@ -23,6 +23,12 @@ cmp -s "$dir/a/telemetry.csv" "$dir/c/telemetry.csv" && fail "seeds 42 and 43 ga
 [[ $(head -1 "$dir/a/labels.csv") == "machine,onset,kind,end" ]] || fail "bad labels.csv header"
 [[ $(head -1 "$dir/a/benign.csv") == "machine,start,end,kind" ]] || fail "bad benign.csv header"
 (($(wc -l < "$dir/a/labels.csv") == 4)) || fail "expected 3 labels"
+# faults.csv gives the drawn parameters of the same faults, in the same order.
+[[ $(head -1 "$dir/a/faults.csv") == "machine,onset,kind,size,ramp_s,gpu" ]] ||
+  fail "bad faults.csv header"
+diff <(cut -d, -f1-3 "$dir/a/labels.csv" | tail -n +2) \
+     <(cut -d, -f1-3 "$dir/a/faults.csv" | tail -n +2) > /dev/null ||
+  fail "faults.csv does not list the faults of labels.csv"
 
 # Five fields per row, timestamps non-decreasing, values numeric or empty.
 awk -F, 'NR > 1 {

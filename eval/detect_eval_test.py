@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Unit tests of detect_eval.py's scoring: which gradual faults count as never visible, and what
+the summary then reports. Python 3, standard library only.
+
+Usage: detect_eval_test.py
+"""
+import csv
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import detect_eval as de  # noqa: E402
+
+T0 = 1790000000.0
+
+
+def write(path, header, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+class VisibleSeconds(unittest.TestCase):
+    def test_a_fault_under_the_visible_size_is_never_visible(self):
+        self.assertEqual(de.visible_seconds(T0, 0.09, 100, T0 + 3600, []), 0)
+
+    def test_counts_from_where_the_ramp_reaches_the_visible_size(self):
+        # 0.4 at 800 s reaches 0.1 at 200 s: visible from T0+200 to the end at T0+1000.
+        self.assertAlmostEqual(de.visible_seconds(T0, 0.4, 800, T0 + 1000, []), 800)
+
+    def test_training_gaps_are_cut_out(self):
+        gaps = [(T0 + 300, T0 + 500), (T0 + 900, float("inf"))]
+        self.assertAlmostEqual(de.visible_seconds(T0, 0.4, 800, T0 + 1000, gaps), 500)
+
+    def test_a_gap_over_the_whole_span_leaves_nothing(self):
+        self.assertEqual(de.visible_seconds(T0, 1.0, 100, T0 + 1000, [(T0, T0 + 2000)]), 0)
+
+
+class MarkUnseen(unittest.TestCase):
+    def job(self, faults, benign):
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: [os.remove(os.path.join(d, f)) for f in os.listdir(d)]
+                        or os.rmdir(d))
+        write(os.path.join(d, "faults.csv"), ["machine", "onset", "kind", "size", "ramp_s", "gpu"],
+              faults)
+        write(os.path.join(d, "benign.csv"), ["machine", "start", "end", "kind"],
+              [["*", T0, T0 + 50, "job_init"]] + benign)
+        labels = [{"machine": m, "onset": float(t), "kind": k, "end": None}
+                  for m, t, k, *_ in faults]
+        return d, labels
+
+    def test_a_gradual_fault_stopped_by_another_machines_fatal_fault_is_never_visible(self):
+        # 0.4 over 800 s reaches 0.1 at +700; the GPU is lost at +740 and the job is down (hang
+        # until the watchdog, kill, restart) until the data ends at +1800.
+        d, labels = self.job([["a", T0 + 500, "straggler_gradual", 0.4, 800, 1],
+                              ["b", T0 + 740, "gpu_lost", 0, 0, 2]],
+                             [["*", T0 + 1340, T0 + 1500, "job_killed_by_watchdog"],
+                              ["*", T0 + 1500, T0 + 1800, "job_restart_init"]])
+        kinds = [l["kind"] for l in de.mark_unseen(d, labels, 0.5)]
+        self.assertEqual(kinds, [de.UNSEEN, "gpu_lost"])
+
+    def test_a_gradual_fault_that_trained_a_minute_at_the_visible_size_counts(self):
+        d, labels = self.job([["a", T0 + 500, "straggler_gradual", 0.4, 800, 1],
+                              ["b", T0 + 761, "gpu_lost", 0, 0, 2]],
+                             [["*", T0 + 1361, T0 + 1500, "job_killed_by_watchdog"],
+                              ["*", T0 + 1500, T0 + 1800, "job_restart_init"]])
+        kinds = [l["kind"] for l in de.mark_unseen(d, labels, 0.5)]
+        self.assertEqual(kinds, [de.GRADUAL, "gpu_lost"])
+
+    def test_jobs_without_faults_csv_are_left_alone(self):
+        labels = [{"machine": "a", "onset": T0, "kind": de.GRADUAL, "end": None}]
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(de.mark_unseen(d, labels, 1)[0]["kind"], de.GRADUAL)
+
+
+class Summary(unittest.TestCase):
+    def test_recall_over_visible_faults_is_reported_beside_the_whole(self):
+        labels = [{"machine": "a", "onset": T0, "kind": de.UNSEEN, "end": None},
+                  {"machine": "b", "onset": T0, "kind": "straggler", "end": None}]
+        alerts = [{"machine": "b", "kind": "divergence", "detected": T0 + 30, "evidence": []}]
+        s = de.score(alerts, labels, 2, 1.0)
+        line = de.summary_line("job", s)
+        self.assertIn("recall 0.500 (1/2)", line)
+        self.assertIn("visible size 1.000 (1/1); never visible 1, 0 of them found", line)
+
+
+if __name__ == "__main__":
+    unittest.main()
