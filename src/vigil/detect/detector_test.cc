@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "vigil/core/random.h"
@@ -562,6 +563,71 @@ TEST(DetectorTest, AfterARestartAMachineIsComparedWithItsOwnPast) {
     ASSERT_EQ(alerts.size(), 1u);
     EXPECT_EQ(alerts[0].machine, "m6");
     EXPECT_GE(alerts[0].detected, 1300 + 300);  // after the new warm-up
+  }
+}
+
+// Three machines slower after a restart than before its stall are three faults, not a job placed
+// anew: one named before the stall, two whose slowdown grew while the job was down, each at a
+// level no machine held before (jobgen's seeds 45,002-45,004: a job with four faults, the fatal
+// one last, restarted with three faults in it, and none was named after the restart). Each is
+// compared with its own past and named after the new warm-up.
+TEST(DetectorTest, ThreeMachinesSlowerAfterARestartAreThreeFaults) {
+  Harness h;
+  h.Run(32, 0, 2400, "training_step_seconds", [&](int m, int t) {
+    if (t >= 800 && t < 1300) return 0.0;  // a hang of every rank, then a restart
+    double v = 1.0;
+    if (m == 2 && t >= 600) v *= 1.5;
+    if (m == 6 && t >= 1300) v *= 1.8;
+    if (m == 11 && t >= 1300) v *= 2.2;
+    return v;
+  });
+  std::vector<Alert> alerts = h.Finish();
+  std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
+  std::set<std::string> after;
+  for (const Alert& a : alerts) {
+    if (a.machine != "m2" && a.machine != "m6" && a.machine != "m11") {
+      ADD_FAILURE() << DumpJson(AlertToJson(a));
+    }
+    if (a.detected >= 1300 + 300) after.insert(a.machine);
+  }
+  EXPECT_EQ(after, (std::set<std::string>{"m2", "m6", "m11"}));
+}
+
+// Machines that come back from a restart moved alike (four ranks 50% slower, within the effect
+// threshold of each other: jobgen's restarted job whose longer iteration aliases some ranks'
+// sampled power anew) share a cause: reported once for the job, nobody named.
+TEST(DetectorTest, MachinesMovedAlikeThroughARestartShareACause) {
+  Harness h;
+  h.Run(32, 0, 2400, "training_step_seconds", [&](int m, int t) {
+    if (t >= 800 && t < 1300) return 0.0;  // a hang of every rank, then a restart
+    return t >= 1300 && (m == 3 || m == 7 || m == 13 || m == 21) ? 1.5 + 0.002 * m : 1.0;
+  });
+  std::vector<Alert> alerts = h.Finish();
+  const auto shared = std::count_if(alerts.begin(), alerts.end(), [](const Alert& a) {
+    return a.machine == "*" && a.rule == "shared";
+  });
+  EXPECT_GE(shared, 1);
+  std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
+  for (const Alert& a : alerts) ADD_FAILURE() << DumpJson(AlertToJson(a));
+}
+
+// A job placed anew after its restart is no fault: three ranks of the light level take the
+// heavy one's work (a level other machines held before), or a quarter of the machines move,
+// each to a new level of its own (another load). Nobody is named for either.
+TEST(DetectorTest, AJobPlacedAnewAfterItsRestartIsNoFault) {
+  for (const bool own_levels : {false, true}) {
+    SCOPED_TRACE(own_levels);
+    Harness h;
+    h.Run(16, 0, 2400, "training_step_seconds", [&](int m, int t) {
+      if (t >= 800 && t < 1300) return 0.0;  // a hang of every rank, then a restart
+      double v = m % 2 ? 4.0 : 1.0;
+      if (t >= 1300 && !own_levels && (m == 0 || m == 2 || m == 4)) v = 4.0;
+      if (t >= 1300 && own_levels && m % 4 == 0) v *= 1.3 + 0.2 * m / 4;
+      return v;
+    });
+    std::vector<Alert> alerts = h.Finish();
+    std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
+    for (const Alert& a : alerts) ADD_FAILURE() << DumpJson(AlertToJson(a));
   }
 }
 

@@ -454,7 +454,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     // The warm-up's end: the placements it learned (or those kept from before a restart) are
     // each machine's own past to begin with.
     p.settled = p.since;
-    KeepPlacementsFromBefore(valid_, f, p.since);
+    KeepPlacementsFromBefore(valid_, f, p.since, now);
     for (uint32_t m : valid_) {
       Track& t = TrackOf(m, f);
       t.past = t.a;
@@ -711,10 +711,18 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // named. Not a machine at a level it did not hold before (a fault that began in the window's
   // last minutes, alone or with others), nor one whose window began at another level than the
   // one before it (a fault that went and comes back, a slow start), nor during its group's stall.
+  // Nor at a level worse than the typical machine's, beyond the effect threshold, on a signal
+  // with a worse side: a fault back at a level held across the window's start (a NIC that
+  // flapped until 160 s and goes down again at 270 s) is that, an event of the window is not.
   if (t.confirmed || !ff.levels_hold() || ff.centre <= 0 || t.smooth <= 0) return false;
   const double level = std::log(t.smooth / ff.centre);
   const WarmLevels& warm = WarmOf(m, ff.f);
   if (warm.since != ff.since || !std::isfinite(level) || std::fabs(level) > kMaxRelearnedLevel) {
+    return false;
+  }
+  const double tolerance = PlacementTolerance();
+  if ((ff.signal.worse == telemetry::Worse::kLower && level < -tolerance) ||
+      (ff.signal.worse == telemetry::Worse::kHigher && level > tolerance)) {
     return false;
   }
   // Before the window: the levels the ring let go, and those of the ring before it (a slow
@@ -733,13 +741,16 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   if (n == 0 || first < 0) return false;
   std::nth_element(before, before + n / 2, before + n);
   const double held = before[n / 2];
-  const double tolerance = PlacementTolerance();
-  if (std::fabs(warm.values[first] - held) > tolerance || std::fabs(level - held) > tolerance) {
+  if (!(std::fabs(warm.values[first] - held) <= tolerance &&
+        std::fabs(level - held) <= tolerance)) {
     return false;
   }
   SetPlacement(t, static_cast<float>(level));
   t.past = t.a;
   t.confirmed = true;
+  // Placed or not is decided again (Place): a machine alone at the level learned again, odd
+  // among peers that share one, is compared with them as they are, as from its first sample.
+  t.placed = false;
   EndRun(t);
   return true;
 }
@@ -923,12 +934,16 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
 }
 
 void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t f,
-                                         double since) {
+                                         double since, double now) {
   // A job restarted after a job-level stall (its watchdog, perhaps without a machine) is
   // learned again, as at its start; but the machines keep their hardware and their work. One
-  // whose level moved from what it was before (a straggler that began before the stall) is
-  // compared with its own past, not learned as it is now. When kSharedMachines or more moved,
-  // the job changed (ranks placed anew, another load): the new placements stand.
+  // whose level moved from what it was before (a straggler that began before the stall, or grew
+  // while the job was down) is compared with its own past, not learned as it is now. Unless the
+  // job changed, and then the new placements stand: its ranks placed anew, which moves machines
+  // onto levels that others held before (kSharedMachines or more of them), or another load, which
+  // moves a quarter of the machines or more (and kSharedMachines). Faults move machines too, each
+  // to a level of its own; several at once (a job with four faults in it) are no sign that the job
+  // changed.
   const auto known = [&](uint32_t m) {
     const WarmLevels& warm = WarmOf(m, f);
     return warm.since == since && warm.has_before && warm.count > 0;
@@ -944,11 +959,32 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
   if (scratch_.size() < 2 * kSharedMachines - 1) return;
   const double shift = MedianOf(scratch_);
   const double tolerance = PlacementTolerance();
+  const size_t known_machines = scratch_.size();
   const auto moved = [&](uint32_t m) {
     return known(m) && std::fabs(TrackOf(m, f).log_a - WarmOf(m, f).before - shift) > tolerance;
   };
-  if (std::count_if(members.begin(), members.end(), moved) >=
-      static_cast<std::ptrdiff_t>(kSharedMachines)) {
+  // The levels held before, sorted: a mover placed anew sits within the tolerance of one that
+  // is more than the tolerance from its own.
+  scratch_.clear();
+  for (uint32_t m : members) {
+    if (known(m)) scratch_.push_back(WarmOf(m, f).before);
+  }
+  std::sort(scratch_.begin(), scratch_.end());
+  const auto placed_anew = [&](uint32_t m) {
+    const double level = TrackOf(m, f).log_a - shift;
+    const double own = WarmOf(m, f).before;
+    const auto lo = std::lower_bound(scratch_.begin(), scratch_.end(), level - tolerance);
+    const auto hi = std::upper_bound(lo, scratch_.end(), level + tolerance);
+    return lo != hi && (*lo < own - tolerance || *(hi - 1) > own + tolerance);
+  };
+  size_t movers = 0;
+  size_t anew = 0;
+  for (uint32_t m : members) {
+    if (!moved(m)) continue;
+    ++movers;
+    anew += placed_anew(m) ? 1 : 0;
+  }
+  if (anew >= kSharedMachines || (movers >= kSharedMachines && 4 * movers >= known_machines)) {
     return;
   }
   for (uint32_t m : members) {
@@ -956,6 +992,7 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
     Track& t = TrackOf(m, f);
     SetPlacement(t, static_cast<float>(WarmOf(m, f).before + shift));
     t.confirmed = true;  // kept on purpose: its level moved from it
+    WarmOf(m, f).kept_at = now;
   }
 }
 
@@ -977,10 +1014,28 @@ Deviation PeerModel::DeviationOf(uint32_t m, uint32_t f) const {
 }
 
 std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persistence) const {
+  // A run that began as a placement kept from before a restart ended the warm-up deviates for
+  // what moved the machine before the warm-up: runs of several such begin together only because
+  // the warm-up ended for all of them at once. They share a cause where they moved alike (the
+  // same way, their effects within the effect threshold of each other: every rank whose sampled
+  // activity the restart's longer iteration aliases anew), and not where each moved as far as
+  // its own fault took it.
+  const auto from_before = [&](uint32_t o) {
+    const double kept_at = WarmOf(o, f).kept_at;
+    return kept_at >= 0 && TrackOf(o, f).start - kept_at <= persistence;
+  };
   const Track& t = TrackOf(m, f);
+  const bool kept = from_before(m);
   std::vector<uint32_t> out;
   for (uint32_t o : valid_) {
+    if (from_before(o) != kept) continue;
     const Track& u = TrackOf(o, f);
+    if (kept) {
+      if (u.run > 0 && (u.z > 0) == (t.z > 0) && std::fabs(u.effect - t.effect) <= o_.effect_min) {
+        out.push_back(o);
+      }
+      continue;
+    }
     // The same way, at least half as far: a machine far off with two barely off beside it is
     // its own fault.
     if (u.run > 0 && (u.z > 0) == (t.z > 0) && std::fabs(u.effect) >= 0.5 * std::fabs(t.effect) &&

@@ -200,6 +200,8 @@ class PeerModel {
     float prior[kPriorSamples] = {};
     uint8_t prior_count = 0, prior_next = 0;
     float from = 0;  // where that window begins: seconds after `since`
+    // When KeepPlacementsFromBefore kept its placement from before (this warm-up's end), or -1.
+    double kept_at = -1;
   };
   struct Peers {  // per group and feature
     float spread = 0;
@@ -364,9 +366,12 @@ class PeerModel {
   // used); with keep_placed (past the warm-up) one placed stays placed.
   void Place(std::span<const uint32_t> members, uint32_t feature, bool keep_placed);
   // At the end of the warm-up begun at `since`, after a restart: a machine whose level moved
-  // from its placement before it against the others (a shift they all share is no move), while
-  // fewer than kSharedMachines did, keeps that placement, moved by the shift.
-  void KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t feature, double since);
+  // from its placement before it against the others (a shift they all share is no move) keeps
+  // that placement, moved by the shift, unless the job changed: kSharedMachines or more moved
+  // onto levels others held before, or a quarter of the machines (at least kSharedMachines) moved.
+  // `now` is the warm-up's end.
+  void KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t feature, double since,
+                                double now);
   // Machine m's deviation on feature f as it stands.
   Deviation DeviationOf(uint32_t m, uint32_t f) const;
   // The machines of valid_ (m among them) whose run on f goes the same way as m's, at least
@@ -382,6 +387,7 @@ class PeerModel {
   Track& TrackOf(uint32_t m, uint32_t f) { return tracks_[CellOf(m, f)]; }
   const Track& TrackOf(uint32_t m, uint32_t f) const { return tracks_[CellOf(m, f)]; }
   WarmLevels& WarmOf(uint32_t m, uint32_t f) { return warm_[CellOf(m, f)]; }
+  const WarmLevels& WarmOf(uint32_t m, uint32_t f) const { return warm_[CellOf(m, f)]; }
   // How far apart two placements (log) may be and still be one level: the effect threshold.
   double PlacementTolerance() const { return std::log1p(o_.effect_min); }
 
