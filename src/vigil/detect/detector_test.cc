@@ -595,38 +595,39 @@ TEST(DetectorTest, ThreeMachinesSlowerAfterARestartAreThreeFaults) {
 
 // Machines that come back from a restart moved alike (four ranks 50% slower, within the effect
 // threshold of each other: jobgen's restarted job whose longer iteration aliases some ranks'
-// sampled power anew) share a cause: reported once for the job, nobody named.
-TEST(DetectorTest, MachinesMovedAlikeThroughARestartShareACause) {
+// sampled power anew; machines left out of it, idle alike) moved for one cause, which their new
+// placements hold: nothing is reported, for the job or for a machine. A fifth machine that moved
+// further, at its own level, is named.
+TEST(DetectorTest, MachinesMovedAlikeThroughARestartAreLearnedAnew) {
   Harness h;
   h.Run(32, 0, 2400, "training_step_seconds", [&](int m, int t) {
     if (t >= 800 && t < 1300) return 0.0;  // a hang of every rank, then a restart
+    if (t >= 1300 && m == 9) return 2.4;
     return t >= 1300 && (m == 3 || m == 7 || m == 13 || m == 21) ? 1.5 + 0.002 * m : 1.0;
   });
   std::vector<Alert> alerts = h.Finish();
-  const auto shared = std::count_if(alerts.begin(), alerts.end(), [](const Alert& a) {
-    return a.machine == "*" && a.rule == "shared";
-  });
-  EXPECT_GE(shared, 1);
-  std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
-  for (const Alert& a : alerts) ADD_FAILURE() << DumpJson(AlertToJson(a));
+  std::erase_if(alerts, [](const Alert& a) { return a.machine == "*" && a.rule == "stall"; });
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m9");
 }
 
-// A job placed anew after its restart is no fault: three ranks of the light level take the
-// heavy one's work (a level other machines held before), or a quarter of the machines move,
-// each to a new level of its own (another load). Nobody is named for either.
+// A job placed anew after its restart is no fault: three ranks of three lighter stages (levels 1,
+// 2 and 3 of four) take the heaviest stage's work (a level other machines held before; each
+// moved its own way, so not alike), or a quarter of the machines move, each to a new level of
+// its own (another load). Nobody is named for either.
 TEST(DetectorTest, AJobPlacedAnewAfterItsRestartIsNoFault) {
   for (const bool own_levels : {false, true}) {
     SCOPED_TRACE(own_levels);
     Harness h;
     h.Run(16, 0, 2400, "training_step_seconds", [&](int m, int t) {
       if (t >= 800 && t < 1300) return 0.0;  // a hang of every rank, then a restart
-      double v = m % 2 ? 4.0 : 1.0;
-      if (t >= 1300 && !own_levels && (m == 0 || m == 2 || m == 4)) v = 4.0;
+      double v = own_levels ? 1.0 : 1.0 + m % 4;
+      if (t >= 1300 && !own_levels && m < 3) v = 4.0;
       if (t >= 1300 && own_levels && m % 4 == 0) v *= 1.3 + 0.2 * m / 4;
       return v;
     });
     std::vector<Alert> alerts = h.Finish();
-    std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
+    std::erase_if(alerts, [](const Alert& a) { return a.machine == "*" && a.rule == "stall"; });
     for (const Alert& a : alerts) ADD_FAILURE() << DumpJson(AlertToJson(a));
   }
 }

@@ -712,8 +712,9 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // last minutes, alone or with others), nor one whose window began at another level than the
   // one before it (a fault that went and comes back, a slow start), nor during its group's stall.
   // Nor at a level worse than the typical machine's, beyond the effect threshold, on a signal
-  // with a worse side: a fault back at a level held across the window's start (a NIC that
-  // flapped until 160 s and goes down again at 270 s) is that, an event of the window is not.
+  // with a worse side, where no other machine sits (within the threshold): a fault back at a
+  // level held across the window's start (a NIC that flapped until 160 s and goes down again at
+  // 270 s) is that; a stage's or a slower NIC's level, which others share, is no fault.
   if (t.confirmed || !ff.levels_hold() || ff.centre <= 0 || t.smooth <= 0) return false;
   const double level = std::log(t.smooth / ff.centre);
   const WarmLevels& warm = WarmOf(m, ff.f);
@@ -721,10 +722,16 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     return false;
   }
   const double tolerance = PlacementTolerance();
-  if ((ff.signal.worse == telemetry::Worse::kLower && level < -tolerance) ||
-      (ff.signal.worse == telemetry::Worse::kHigher && level > tolerance)) {
+  const bool worse = (ff.signal.worse == telemetry::Worse::kLower && level < -tolerance) ||
+                     (ff.signal.worse == telemetry::Worse::kHigher && level > tolerance);
+  const auto shared = [&] {
+    for (uint32_t o : valid_) {
+      const double s = TrackOf(o, ff.f).smooth;
+      if (o != m && s > 0 && std::fabs(std::log(s / ff.centre) - level) <= tolerance) return true;
+    }
     return false;
-  }
+  };
+  if (worse && !shared()) return false;
   // Before the window: the levels the ring let go, and those of the ring before it (a slow
   // cadence, whose ring reaches back further).
   float before[kPriorSamples + kWarmSamples];
@@ -960,9 +967,8 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
   const double shift = MedianOf(scratch_);
   const double tolerance = PlacementTolerance();
   const size_t known_machines = scratch_.size();
-  const auto moved = [&](uint32_t m) {
-    return known(m) && std::fabs(TrackOf(m, f).log_a - WarmOf(m, f).before - shift) > tolerance;
-  };
+  const auto move = [&](uint32_t m) { return TrackOf(m, f).log_a - WarmOf(m, f).before - shift; };
+  const auto moved = [&](uint32_t m) { return known(m) && std::fabs(move(m)) > tolerance; };
   // The levels held before, sorted: a mover placed anew sits within the tolerance of one that
   // is more than the tolerance from its own.
   scratch_.clear();
@@ -977,18 +983,29 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
     const auto hi = std::upper_bound(lo, scratch_.end(), level + tolerance);
     return lo != hi && (*lo < own - tolerance || *(hi - 1) > own + tolerance);
   };
-  size_t movers = 0;
+  std::vector<double> moves;
   size_t anew = 0;
   for (uint32_t m : members) {
     if (!moved(m)) continue;
-    ++movers;
+    moves.push_back(move(m));
     anew += placed_anew(m) ? 1 : 0;
   }
-  if (anew >= kSharedMachines || (movers >= kSharedMachines && 4 * movers >= known_machines)) {
+  if (anew >= kSharedMachines ||
+      (moves.size() >= kSharedMachines && 4 * moves.size() >= known_machines)) {
     return;
   }
+  // Machines that moved alike, kSharedMachines or more within the tolerance of one move, moved
+  // for one cause, which their new placements hold (ranks whose sampled activity the restart's
+  // longer iteration aliases anew; machines left out of the restarted job, idle alike). One that
+  // moved as far as its own fault took it keeps its placement from before.
+  std::sort(moves.begin(), moves.end());
+  const auto alike = [&](double x) {
+    return std::upper_bound(moves.begin(), moves.end(), x + tolerance) -
+               std::lower_bound(moves.begin(), moves.end(), x - tolerance) >=
+           static_cast<std::ptrdiff_t>(kSharedMachines);
+  };
   for (uint32_t m : members) {
-    if (!moved(m)) continue;
+    if (!moved(m) || alike(move(m))) continue;
     Track& t = TrackOf(m, f);
     SetPlacement(t, static_cast<float>(WarmOf(m, f).before + shift));
     t.confirmed = true;  // kept on purpose: its level moved from it
@@ -1014,28 +1031,20 @@ Deviation PeerModel::DeviationOf(uint32_t m, uint32_t f) const {
 }
 
 std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persistence) const {
-  // A run that began as a placement kept from before a restart ended the warm-up deviates for
-  // what moved the machine before the warm-up: runs of several such begin together only because
-  // the warm-up ended for all of them at once. They share a cause where they moved alike (the
-  // same way, their effects within the effect threshold of each other: every rank whose sampled
-  // activity the restart's longer iteration aliases anew), and not where each moved as far as
-  // its own fault took it.
+  // A run that began as its placement was kept from before a restart (KeepPlacementsFromBefore:
+  // fewer than kSharedMachines moved alike) deviates for what moved the machine before the
+  // warm-up ended, its own fault: runs of several such begin together only because the warm-up
+  // ended for all of them at once.
   const auto from_before = [&](uint32_t o) {
     const double kept_at = WarmOf(o, f).kept_at;
     return kept_at >= 0 && TrackOf(o, f).start - kept_at <= persistence;
   };
+  if (from_before(m)) return {m};
   const Track& t = TrackOf(m, f);
-  const bool kept = from_before(m);
   std::vector<uint32_t> out;
   for (uint32_t o : valid_) {
-    if (from_before(o) != kept) continue;
+    if (from_before(o)) continue;
     const Track& u = TrackOf(o, f);
-    if (kept) {
-      if (u.run > 0 && (u.z > 0) == (t.z > 0) && std::fabs(u.effect - t.effect) <= o_.effect_min) {
-        out.push_back(o);
-      }
-      continue;
-    }
     // The same way, at least half as far: a machine far off with two barely off beside it is
     // its own fault.
     if (u.run > 0 && (u.z > 0) == (t.z > 0) && std::fabs(u.effect) >= 0.5 * std::fabs(t.effect) &&

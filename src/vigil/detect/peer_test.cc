@@ -1335,6 +1335,20 @@ TEST(PeerModelTest, AFaultBackAtALevelHeldAcrossTheWindowsStartIsNamed) {
   }
 }
 
+// The same event on a machine of a lower level that others share (machines 0-3 with slower NICs
+// at 80 among peers at 100): machine 2's receive rate read 104 over 170-275 s, a network burst.
+// Back at 80 it is learned again there, worse than the typical machine but where its neighbours
+// sit, and not named.
+TEST(PeerModelTest, AnEventOnAMachineOfASharedLowerLevelIsLearnedAgain) {
+  Rng rng(52, 0);
+  Job job(16, {PeerSignal("rx", Worse::kLower)});
+  job.Run(0, 3000, 5, [&](uint32_t m, uint32_t, double t) {
+    if (m == 2 && t >= 170 && t < 275) return Fresh(Noisy(rng, 104));
+    return Fresh(Noisy(rng, m < 4 ? 80 : 100));
+  });
+  EXPECT_EQ(job.Named(), std::vector<uint32_t>{});
+}
+
 // A machine alone at its level from its first sample (receive rate 60 among peers at 100, or CPU
 // idle 125 among hosts at 100) is compared with its peers as they are. Events that lift it to
 // the peers' level over most of its window (160-215 s and 225-290 s) do not make its own level
