@@ -5,6 +5,7 @@
 #include <limits>
 #include <numbers>
 #include <tuple>
+#include <utility>
 
 #include "vigil/core/matrix.h"
 #include "vigil/core/stats.h"
@@ -31,6 +32,13 @@ double MedianOf(std::vector<T>& v) {
   const size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid), v.end());
   return v[mid];
+}
+
+// The values of `sorted` within `tolerance` of x, as [first, last).
+std::pair<std::vector<double>::const_iterator, std::vector<double>::const_iterator> Within(
+    const std::vector<double>& sorted, double x, double tolerance) {
+  const auto lo = std::lower_bound(sorted.begin(), sorted.end(), x - tolerance);
+  return {lo, std::upper_bound(lo, sorted.end(), x + tolerance)};
 }
 
 // x as a float, those beyond a float's range at its largest (a median of them is no worse).
@@ -979,8 +987,7 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
   const auto placed_anew = [&](uint32_t m) {
     const double level = TrackOf(m, f).log_a - shift;
     const double own = WarmOf(m, f).before;
-    const auto lo = std::lower_bound(scratch_.begin(), scratch_.end(), level - tolerance);
-    const auto hi = std::upper_bound(lo, scratch_.end(), level + tolerance);
+    const auto [lo, hi] = Within(scratch_, level, tolerance);
     return lo != hi && (*lo < own - tolerance || *(hi - 1) > own + tolerance);
   };
   std::vector<double> moves;
@@ -1000,9 +1007,8 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
   // moved as far as its own fault took it keeps its placement from before.
   std::sort(moves.begin(), moves.end());
   const auto alike = [&](double x) {
-    return std::upper_bound(moves.begin(), moves.end(), x + tolerance) -
-               std::lower_bound(moves.begin(), moves.end(), x - tolerance) >=
-           static_cast<std::ptrdiff_t>(kSharedMachines);
+    const auto [lo, hi] = Within(moves, x, tolerance);
+    return hi - lo >= static_cast<std::ptrdiff_t>(kSharedMachines);
   };
   for (uint32_t m : members) {
     if (!moved(m) || alike(move(m))) continue;
