@@ -41,6 +41,12 @@ std::pair<std::vector<double>::const_iterator, std::vector<double>::const_iterat
   return {lo, std::upper_bound(lo, sorted.end(), x + tolerance)};
 }
 
+// The median of the first n of `v` (reordered).
+float MedianOfFirst(float* v, size_t n) {
+  std::nth_element(v, v + n / 2, v + n);
+  return v[n / 2];
+}
+
 // x as a float, those beyond a float's range at its largest (a median of them is no worse).
 float Narrow(double x) {
   constexpr double kMax = std::numeric_limits<float>::max();
@@ -493,6 +499,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .alike =
           group_stalled ? std::optional<double>(CentreAndSpread(f, false).first) : std::nullopt,
       .since = p.since,
+      .raw_centre = learning ? RawCentre(f) : 0,
   };
   for (uint32_t m : valid_) {
     if (!fresh_[CellOf(m, f)]) continue;
@@ -535,6 +542,15 @@ std::pair<double, double> PeerModel::CentreAndSpread(uint32_t f, bool placed) {
     peer_values_.push_back(Narrow(std::fabs(t.smooth - factor(t) * centre)));
   }
   return {centre, stats::kMadToSigma * MedianOf(peer_values_)};
+}
+
+double PeerModel::RawCentre(uint32_t f) {
+  peer_values_.clear();
+  for (uint32_t m : valid_) {
+    const Track& t = TrackOf(m, f);
+    peer_values_.push_back(t.raw / Factor(t.placed, t.a));
+  }
+  return MedianOf(peer_values_);
 }
 
 double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double since) {
@@ -770,6 +786,40 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   return true;
 }
 
+float PeerModel::WindowLevel(float* smoothed, const float* raw, size_t n) const {
+  // The smoothing stretches an event of the machine's own by its tail: a network burst of 47 s
+  // in a window of 150 s at a 15 s cadence was in 4 of its 10 raw values and, with the tail, in 6
+  // of its 10 smoothed ones, whose median was then the burst's. The raw values show the event as
+  // it was: one run of values away from their median (beyond the tolerance), fewer than those
+  // near it, and those at least min_samples (a deviation's least evidence; at a 60 s cadence the
+  // window holds 3 values). Where the smoothed values' median lies beyond the tolerance from the
+  // median of those near raw values, the event took it, and the latter is the level. Anything
+  // else keeps the smoothed values' median, the more precise: no value away (no event), values
+  // away in several runs (a signal that swings within a step, sampled at chance phases; two
+  // events), or a median the event did not move (a spike of one sample, whose tail shifts the
+  // smoothed values by less). A raw value not above 0 (a rate that fell to 0) is a level below
+  // every other (-inf).
+  const float level = MedianOfFirst(smoothed, n);
+  float sorted[kWarmSamples];
+  std::copy(raw, raw + n, sorted);
+  const float middle = MedianOfFirst(sorted, n);
+  const double tolerance = PlacementTolerance();
+  float kept[kWarmSamples];
+  size_t count = 0, first = n, last = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::fabs(raw[i] - middle) <= tolerance) {
+      kept[count++] = raw[i];
+    } else {
+      first = std::min(first, i);
+      last = i;
+    }
+  }
+  const bool one_run = count < n && last - first + 1 == n - count;
+  if (!one_run || 2 * count <= n || count < static_cast<size_t>(o_.min_samples)) return level;
+  const float near = MedianOfFirst(kept, count);
+  return std::fabs(level - near) <= tolerance ? level : near;
+}
+
 bool PeerModel::SitsAtPlacement(const Track& t, double centre) const {
   // Its placement, whether in use against the peers or not: it is its own past to begin with.
   if (centre <= 0 || t.smooth <= 0) return true;  // no placement learned
@@ -784,7 +834,8 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
   const auto target = [&] { return std::log(t.smooth / ff.centre); };
   if (ff.learning) {
     // Over the group's warm-up: the median of its levels over the last half of the warm-up (at
-    // most kWarmSamples of them, evenly spaced; fewer at a slow cadence). The job's first minutes
+    // most kWarmSamples of them, evenly spaced; fewer at a slow cadence; of its raw values where
+    // the smoothing would stretch an event of its own, WindowLevel). The job's first minutes
     // (an init at another level, a first iteration many times longer) have left that window by the
     // warm-up's end, however far off they were, and an event shorter than a quarter of the warm-up
     // (a network burst, a cron job) is no level. A running mean from the start still carried them:
@@ -801,6 +852,9 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
           static_cast<uint8_t>(std::min<size_t>(warm.prior_count + 1, kPriorSamples));
     }
     warm.values[warm.next] = static_cast<float>(target());
+    warm.raw[warm.next] = t.raw > 0 && ff.raw_centre > 0
+                              ? static_cast<float>(std::log(t.raw / ff.raw_centre))
+                              : -std::numeric_limits<float>::infinity();
     warm.at[warm.next] = static_cast<float>(ff.now - ff.since);
     warm.next = static_cast<uint8_t>((warm.next + 1) % kWarmSamples);
     warm.count = static_cast<uint8_t>(std::min<size_t>(warm.count + 1, kWarmSamples));
@@ -811,14 +865,16 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     // the machine's own in them) learned no placement.
     const double from = std::max(ff.now - ff.since, o_.warmup_s) - o_.warmup_s / 2;
     warm.from = static_cast<float>(from);
-    float levels[kWarmSamples];
+    float levels[kWarmSamples], raw[kWarmSamples];
     size_t n = 0;
-    for (uint8_t i = 0; i < warm.count; ++i) {
-      if (warm.at[i] >= from) levels[n++] = warm.values[i];
+    for (size_t k = 0; k < warm.count; ++k) {  // oldest first
+      const size_t i = warm.count < kWarmSamples ? k : (warm.next + k) % kWarmSamples;
+      if (warm.at[i] < from) continue;
+      raw[n] = warm.raw[i];
+      levels[n++] = warm.values[i];
     }
     if (n == 0) return;
-    std::nth_element(levels, levels + n / 2, levels + n);
-    SetPlacement(t, levels[n / 2]);
+    SetPlacement(t, WindowLevel(levels, raw, n));
     if (t.learned < UINT16_MAX) ++t.learned;
     return;
   }
@@ -901,7 +957,10 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
     SetPlacement(t, t.log_a - static_cast<float>(mid));
     t.past *= static_cast<float>(shift);
     WarmLevels& warm = WarmOf(m, f);
-    for (uint8_t i = 0; i < warm.count; ++i) warm.values[i] -= static_cast<float>(mid);
+    for (uint8_t i = 0; i < warm.count; ++i) {
+      warm.values[i] -= static_cast<float>(mid);
+      warm.raw[i] -= static_cast<float>(mid);
+    }
     for (uint8_t i = 0; i < warm.prior_count; ++i) warm.prior[i] -= static_cast<float>(mid);
   }
   for (double& v : values_) v -= mid;

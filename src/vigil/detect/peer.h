@@ -186,6 +186,9 @@ class PeerModel {
   static constexpr size_t kPriorSamples = 8;
   struct WarmLevels {
     float values[kWarmSamples] = {};
+    // The latest raw value's level at each, against FeatureFrame::raw_centre; -inf where either is
+    // not above 0.
+    float raw[kWarmSamples] = {};
     float at[kWarmSamples] = {};  // when each was sampled: seconds after `since`
     uint8_t count = 0, next = 0;
     uint16_t scattered = 0;  // fresh samples of its second half, whose scatter Track::noise is
@@ -293,6 +296,10 @@ class PeerModel {
     // Placements and own pasts hold now: learned from it, and judged against.
     bool levels_hold() const { return !stalled && !alike; }
     double since = 0;  // the group's warm-up began (Peers::since)
+    // While placements are learned: the centre of the machines' latest raw values (placement
+    // factors divided out), which a raw value is a level against (the smoothed centre lags a
+    // job-wide move that the raw values have made).
+    double raw_centre = 0;
   };
 
   // Grows tracks_ and peers_ to `machines` x `features` (never shrinks them).
@@ -309,6 +316,8 @@ class PeerModel {
   // valid_: the machines of `group` whose value of `f` is current: they report (held or fresh)
   // within three of their own intervals.
   void CollectCurrent(uint32_t group, uint32_t f, double now);
+  // The median of valid_'s latest raw values of `f`, placement factors divided out.
+  double RawCentre(uint32_t f);
   // The centre of valid_'s values of `f` (placement factors divided out, where `placed`) and
   // their robust spread about it.
   std::pair<double, double> CentreAndSpread(uint32_t f, bool placed);
@@ -348,6 +357,12 @@ class PeerModel {
   // where its warm-up's placement is not confirmed and it is back at the level it held before the
   // window the placement was learned from; returns whether it did.
   bool Relearn(const FeatureFrame& ff, uint32_t m, Track& t);
+  // The placement that a warm-up's window of n levels (oldest first) gives: the median of the
+  // smoothed values' levels, or, where the raw values away from their median (one event of the
+  // machine's own) form one run and are fewer than the others, and the event moved the smoothed
+  // median beyond the tolerance from the others', the median of the others' raw levels.
+  // Reorders `smoothed`.
+  float WindowLevel(float* smoothed, const float* raw, size_t n) const;
   // Whether t's level sits within effect_min of its placement against `centre` (true where
   // either is not above 0: no placement is learned there).
   bool SitsAtPlacement(const Track& t, double centre) const;
