@@ -1,5 +1,6 @@
 // End-to-end tests of vigil simulate telemetry and vigil detect: files in every format, scoring
 // against labels, bad input, and a Prometheus server that is down.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -105,6 +106,45 @@ TEST(CliDetectTest, ReadsSavedPrometheusScrapes) {
   ASSERT_TRUE(out.ok()) << r.out;
   ASSERT_EQ((*out)["alerts"].size(), 1u);
   EXPECT_EQ((*out)["alerts"][0]["machine"], "h2");
+}
+
+// A worker whose step takes twice its peers' (effect 1.0, at least twice --strong-effect) is named
+// after half the persistence; with --strong-effect 0 after all of it; one taking 1.3 times
+// theirs (under --strong-effect) after all of it either way.
+TEST(CliDetectTest, AStrongDeviationIsNamedAfterHalfThePersistence) {
+  TempDir dir;
+  for (const double slow : {2.0, 1.3}) {
+    std::string csv = "timestamp,machine,metric,value\n";
+    // Ten minutes at a 1-s cadence; worker w3 slows at 420 s.
+    for (int t = 0; t < 600; ++t) {
+      for (int m = 0; m < 8; ++m) {
+        const double step =
+            (m == 3 && t >= 420 ? slow : 1.0) * (1 + 0.002 * ((t * 7 + m * 13) % 5));
+        csv += fmt::format("{},w{},step_time,{}\n", 1700000000 + t, m, step);
+      }
+    }
+    const std::string name = fmt::format("slow{}.csv", slow);
+    ASSERT_TRUE(WriteFileAtomic(dir.File(name), csv).ok());
+    for (const char* strong : {"0.4", "0"}) {
+      SCOPED_TRACE(fmt::format("x{} --strong-effect {}", slow, strong));
+      ProcessResult r =
+          RunVigil({"detect", "--input", dir.File(name), "--strong-effect", strong, "--json"});
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      Result<Json> out = ParseJson(r.out, "stdout");
+      ASSERT_TRUE(out.ok()) << r.out;
+      ASSERT_EQ((*out)["alerts"].size(), 1u) << r.out;
+      const Json& a = (*out)["alerts"][0];
+      EXPECT_EQ(a["machine"], "w3");
+      const double after = a["detected"].get<double>() - 1700000420;
+      const double needs = slow == 2.0 && std::string(strong) != "0" ? 30 : 60;
+      EXPECT_GE(after, needs) << r.out;
+      EXPECT_LE(after, needs + 5) << r.out;
+    }
+  }
+  ProcessResult bad =
+      RunVigil({"detect", "--input", dir.File("slow2.csv"), "--strong-effect", "-1"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(Contains(bad.err, "--strong-effect")) << bad.err;
 }
 
 TEST(CliDetectTest, BadInputIsExitTwoWithFileLineAndField) {

@@ -37,6 +37,7 @@ Result<detect::DetectorOptions> DetectorOptionsOf(const DetectOptions& o) {
                          ParseDurationFlag("--warmup", o.warmup, detect::kWarmupBounds));
   d.peer.z_min = o.min_sd;
   d.peer.effect_min = o.min_effect;
+  d.peer.strong_effect = o.strong_effect;
   return d;
 }
 
@@ -80,6 +81,11 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
   c->add_option("--min-effect", o.min_effect,
                 "... and by at least this share of the value its peers make expected")
       ->check(InBounds(detect::kMinEffectBounds))
+      ->capture_default_str();
+  c->add_option("--strong-effect", o.strong_effect,
+                "A deviation this share off is named sooner, after half the persistence from "
+                "twice it (0: never)")
+      ->check(InBounds(detect::kStrongEffectBounds))
       ->capture_default_str();
   c->add_option("--grace", o.grace, "Silence before a machine or component counts as missing")
       ->capture_default_str();

@@ -29,6 +29,7 @@ struct DetectOptions {
   std::string warmup = "5m";        // a group is learned, not judged, over its first minutes
   double min_sd = 4;                // ... by at least this many of the peers' spreads
   double min_effect = 0.1;          // ... and this share of the expected value
+  double strong_effect = 0.4;       // from this share, evidence accrues faster (0: never)
   std::string grace = "15s";
   std::string rearm = "10m";
   bool json = false;

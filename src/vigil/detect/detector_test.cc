@@ -95,8 +95,8 @@ TEST(DetectorTest, JobWideChangesRaiseNothing) {
 }
 
 // 16 machines report power and tensor activity every second for 400 s; from 300 s machine 5's
-// power halves, and with `corroborated` its tensor activity too. `also(t, m)` runs after each
-// machine's samples.
+// power falls by 30% (under the strong effect), and with `corroborated` its tensor activity too.
+// `also(t, m)` runs after each machine's samples.
 void SlowPowerJob(Harness& h, bool corroborated,
                   const std::function<void(int, int)>& also = nullptr) {
   Rng rng(13, 0);
@@ -104,9 +104,9 @@ void SlowPowerJob(Harness& h, bool corroborated,
     for (int m = 0; m < 16; ++m) {
       const bool faulty = m == 5 && t >= 300;
       const double noise = 1 + rng.Normal(0, 0.01);
-      h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0, (faulty ? 300.0 : 600.0) * noise);
+      h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0, (faulty ? 420.0 : 600.0) * noise);
       h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0,
-             (faulty && corroborated ? 0.25 : 0.5) * noise);
+             (faulty && corroborated ? 0.35 : 0.5) * noise);
       if (also) also(t, m);
     }
   }
@@ -136,8 +136,8 @@ TEST(DetectorTest, PersistentDivergenceIsNamedAfterAMinute) {
 }
 
 // The persistence time is a minute (benign events in the field, a GPU clock dip or a noisy
-// neighbour, last up to one): a machine whose power and tensor activity halve for 55 s is not
-// named, and one whose halve for good is named a minute after they did (plus the smoothing).
+// neighbour, last up to one): a machine whose power and tensor activity fall by 30% for 55 s is
+// not named, and one whose fall for good is named a minute after they did (plus the smoothing).
 TEST(DetectorTest, AMinuteLongEventIsNotNamed) {
   for (const int lasting : {55, 300}) {
     SCOPED_TRACE(lasting);
@@ -147,8 +147,8 @@ TEST(DetectorTest, AMinuteLongEventIsNotNamed) {
       for (int m = 0; m < 16; ++m) {
         const bool slow = m == 5 && t >= 350 && t < 350 + lasting;
         const double noise = 1 + rng.Normal(0, 0.01);
-        h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0, (slow ? 300.0 : 600.0) * noise);
-        h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, (slow ? 0.25 : 0.5) * noise);
+        h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0, (slow ? 420.0 : 600.0) * noise);
+        h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, (slow ? 0.35 : 0.5) * noise);
       }
     }
     const std::vector<Alert> alerts = h.Finish();
@@ -160,6 +160,43 @@ TEST(DetectorTest, AMinuteLongEventIsNotNamed) {
     EXPECT_EQ(alerts[0].machine, "m5");
     EXPECT_GE(alerts[0].detected - 350, 60);
     EXPECT_LE(alerts[0].detected - 350, 70);
+  }
+}
+
+// A strong divergence accrues evidence faster (PeerOptions::strong_effect, 0.4 of the expected
+// value): power at half its peers' (0.5 off) is named after 48 s, at a fifth (0.8 off, twice the
+// strong effect) after half the persistence, 30 s, but an event at a fifth for 25 s is not; with
+// strong_effect 0 each after the minute.
+TEST(DetectorTest, AStrongDivergenceIsNamedSooner) {
+  const struct {
+    double share;  // of the peers' power
+    int lasting;
+    double strong_effect;
+    double named_after;  // -1: never
+  } cases[] = {{0.5, 300, 0.4, 48}, {0.2, 300, 0.4, 30}, {0.2, 25, 0.4, -1}, {0.2, 300, 0, 60}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << c.share << " for " << c.lasting << " s, strong effect " << c.strong_effect);
+    DetectorOptions o;
+    o.peer.strong_effect = c.strong_effect;
+    Harness h(o);
+    Rng rng(13, 0);
+    for (int t = 0; t < 700; ++t) {
+      for (int m = 0; m < 16; ++m) {
+        const bool slow = m == 5 && t >= 350 && t < 350 + c.lasting;
+        h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", 0,
+               (slow ? c.share : 1.0) * 600 * (1 + rng.Normal(0, 0.01)));
+      }
+    }
+    const std::vector<Alert> alerts = h.Finish();
+    if (c.named_after < 0) {
+      EXPECT_TRUE(alerts.empty());
+      continue;
+    }
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].machine, "m5");
+    EXPECT_GE(alerts[0].detected - 350, c.named_after);
+    EXPECT_LE(alerts[0].detected - 350, c.named_after + 5);
   }
 }
 
@@ -367,19 +404,20 @@ TEST(DetectorTest, AHeldValueIsNoNewEvidenceAndCadenceDoesNotMatter) {
       SCOPED_TRACE(::testing::Message() << "interval " << interval << " grid " << grid);
       Harness h;
       Rng rng(11, 0);
-      // m2 has one odd scrape at about 300 s; m5 draws half the power from 600 s on.
+      // m2 has one odd scrape at about 300 s; m5 draws 30% less power from 600 s on.
       Scrape(
           h, 16, 0, 900, interval, grid, "DCGM_FI_DEV_POWER_USAGE",
           [&](int m, int t) {
             if (m == 2 && t >= 300 && t < 300 + interval) return 300.0;
-            return m == 5 && t >= 600 ? 300.0 : 600.0;
+            return m == 5 && t >= 600 ? 420.0 : 600.0;
           },
           rng);
       const std::vector<Alert> alerts = h.Finish();
       ASSERT_EQ(alerts.size(), 1u);
       EXPECT_EQ(alerts[0].machine, "m5");
       EXPECT_GE(alerts[0].detected - 600, 60);
-      EXPECT_LE(alerts[0].detected - 600, 60 + 3 * interval);
+      // Plus up to three intervals, and the smoothing's 3 s to 10% off.
+      EXPECT_LE(alerts[0].detected - 600, 60 + 3 * interval + 4);
     }
   }
 }

@@ -12,7 +12,8 @@ Status ValidateDetectorOptions(const DetectorOptions& o) {
   VIGIL_RETURN_IF_ERROR(CheckBounds("--persistence", o.peer.persistence_s, kPersistenceBounds));
   VIGIL_RETURN_IF_ERROR(CheckBounds("--warmup", o.peer.warmup_s, kWarmupBounds));
   VIGIL_RETURN_IF_ERROR(CheckBounds("--min-sd", o.peer.z_min, kMinSdBounds));
-  return CheckBounds("--min-effect", o.peer.effect_min, kMinEffectBounds);
+  VIGIL_RETURN_IF_ERROR(CheckBounds("--min-effect", o.peer.effect_min, kMinEffectBounds));
+  return CheckBounds("--strong-effect", o.peer.strong_effect, kStrongEffectBounds);
 }
 
 Result<std::unique_ptr<Detector>> Detector::Create(const DetectorOptions& options,

@@ -27,6 +27,8 @@ TEST(DetectorOptionsTest, EachOptionOutsideItsRangeIsNamed) {
       {[](DetectorOptions& o) { o.peer.z_min = 0.1; }, "--min-sd: 0.1 is outside [0.5, 1000]"},
       {[](DetectorOptions& o) { o.peer.effect_min = 0; },
        "--min-effect: 0 is outside [0.001, 100]"},
+      {[](DetectorOptions& o) { o.peer.strong_effect = -0.1; },
+       "--strong-effect: -0.1 is outside [0, 100]"},
   };
   for (const auto& c : cases) {
     DetectorOptions o;
@@ -38,6 +40,11 @@ TEST(DetectorOptionsTest, EachOptionOutsideItsRangeIsNamed) {
   DetectorOptions o;
   o.step = nan;
   EXPECT_FALSE(ValidateDetectorOptions(o).ok());
+  o = {};
+  o.peer.strong_effect = nan;
+  EXPECT_FALSE(ValidateDetectorOptions(o).ok());
+  o.peer.strong_effect = 0;  // off
+  EXPECT_TRUE(ValidateDetectorOptions(o).ok());
 }
 
 TEST(DetectorOptionsTest, CreateRefusesOptionsOutOfRange) {

@@ -95,6 +95,8 @@ constexpr double kAbsoluteSpreadFloor = 1e-12;
 constexpr double kEffectLevelShare = 0.5;
 // Evidence grows at full rate from this many times the threshold (z_min noise scales).
 constexpr double kFullStrengthThresholds = 2;
+// ... and faster where it is strong (PeerOptions::strong_effect), up to this rate.
+constexpr double kMaxEvidenceRate = 2;
 // A run ends when no deviating sample came for this many of the machine's intervals (at least 1 s).
 constexpr float kRunGapIntervals = 3;
 
@@ -694,11 +696,16 @@ PeerModel::Reference PeerModel::ReferenceOf(const FeatureFrame& ff, const Peers&
   };
   r.deviates = passes(r.residual);
   const double raw_residual = t.raw - r.expected;
-  // Evidence grows at full rate from twice the threshold in noise scales, at half rate at it.
+  // Evidence grows at full rate from twice the threshold in noise scales, at half rate at it;
+  // a strong deviation's faster still, unless the signal's own persistence says how long its
+  // benign events last, whatever their strength.
+  if (!passes(raw_residual)) return r;
   r.raw_strength =
-      passes(raw_residual)
-          ? std::min(1.0, std::fabs(raw_residual) / (kFullStrengthThresholds * o_.z_min * r.noise))
-          : 0.0;
+      std::min(1.0, std::fabs(raw_residual) / (kFullStrengthThresholds * o_.z_min * r.noise));
+  if (r.raw_strength >= 1 && o_.strong_effect > 0 && ff.signal.persistence <= 0) {
+    r.raw_strength =
+        std::clamp(std::fabs(raw_residual) / (o_.strong_effect * r.scale), 1.0, kMaxEvidenceRate);
+  }
   return r;
 }
 

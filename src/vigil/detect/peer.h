@@ -52,7 +52,11 @@ struct PeerOptions {
   int min_samples = 3;        // ... over at least this many distinct samples
   double z_min = 4;           // residual in peer spreads
   double effect_min = 0.1;    // residual over the expected value
-  double smooth_s = 8;        // smoothing time constant (at least the series' own interval)
+  // A deviation this far off (residual over the expected value, from twice the z_min noise
+  // scales) accrues evidence faster, up to twice as fast from twice it: a strong one is named
+  // after half the persistence. Not for signals with a persistence of their own. 0: never.
+  double strong_effect = 0.4;
+  double smooth_s = 8;  // smoothing time constant (at least the series' own interval)
   double spread_half_life_s = 300;
   // A feature's usual level is the median of its centre over this window (sampled every
   // kLevelEvery seconds): a transient (a job's first, long iteration; a checkpoint's burst) does
@@ -337,7 +341,7 @@ class PeerModel {
   struct Reference {
     double expected = 0, residual = 0, scale = 0, noise = 0;
     bool deviates = false;    // the smoothed value
-    double raw_strength = 0;  // the raw value's: 0 when it does not deviate, up to 1
+    double raw_strength = 0;  // the raw value's: 0 when it does not deviate, up to 2
   };
   // `noise` in the feature's units, `relative_noise` of the effect's scale: the larger counts.
   Reference ReferenceOf(const FeatureFrame& frame, const Peers& p, const Track& t, double centre,

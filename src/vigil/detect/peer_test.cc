@@ -51,13 +51,22 @@ SignalInfo PeerSignal(std::string name, Worse worse = Worse::kEither, double per
 // A value with 1% noise, as the exporters' samples scatter.
 double Noisy(Rng& rng, double value) { return value * (1 + rng.Normal(0, 0.01)); }
 
+// The options of the tests of the other mechanisms, whose machines are mostly 50% off: evidence
+// grows at one second a second however strong the deviation (strong_effect 0), so that their
+// times read in the persistence. The strong effect's own tests use the defaults.
+PeerOptions Steady() {
+  PeerOptions o;
+  o.strong_effect = 0;
+  return o;
+}
+
 // Feeds frames of `machines` machines, one component each, to a PeerModel and keeps what each
 // Update reported: when each machine was first triggered, the shared deviations and the stalls.
 class Job {
  public:
   using SampleOf = std::function<Sample(uint32_t machine, uint32_t signal, double time)>;
 
-  Job(uint32_t machines, std::vector<SignalInfo> signals, const PeerOptions& options = {},
+  Job(uint32_t machines, std::vector<SignalInfo> signals, const PeerOptions& options = Steady(),
       std::vector<uint32_t> group_of = {})
       : machines_(machines),
         signals_(std::move(signals)),
@@ -479,6 +488,71 @@ TEST(PeerModelTest, EverySignalNeedsThePersistenceOrItsOwn) {
   }
 }
 
+// With the defaults (strong_effect 0.4), evidence grows faster where the deviation is strong:
+// at 0.5 of the expected value off, 1.25 s a second (named 48 s after it started); from 0.8 off,
+// twice as fast (30 s at 0.85 off, half the persistence), though not for a signal with a
+// persistence of its own (45 s here) nor where the peers scatter so that the deviation is under
+// twice the noise threshold (here 5 of their spreads off: named after 60 s of full evidence or
+// more).
+TEST(PeerModelTest, AStrongDeviationGrowsItsEvidenceFaster) {
+  const struct {
+    const char* name;
+    double off;          // the machine's share off its level
+    double persistence;  // the signal's own; 0: the options'
+    double needs;        // seconds from the run's start to the trigger
+  } cases[] = {
+      {"half off", 0.5, 0, 48},
+      {"0.85 off", 0.85, 0, 30},
+      {"0.3 off", 0.3, 0, 60},
+      {"own persistence", 0.85, 45, 45},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Rng rng(8, 0);
+    Job job(16, {PeerSignal("power", Worse::kEither, c.persistence)}, PeerOptions{});
+    double start = -1;
+    for (double t = 0; t < 500; t += 1) {
+      job.Step(t, [&](uint32_t m, uint32_t, double) {
+        return Fresh(Noisy(rng, m == 3 && t >= 400 ? 100 * (1 - c.off) : 100));
+      });
+      if (const auto d = job.DeviationOn(3, kMean); d && start < 0) start = d->start;
+    }
+    ASSERT_GE(start, 400);
+    EXPECT_GE(job.TriggeredAt(3) - start, c.needs);
+    EXPECT_LE(job.TriggeredAt(3) - start, c.needs + 1);  // the noise: a sample short of the rate
+  }
+  // Peers that scatter by 10%: machine 3 half off is 5 spreads off, under twice the threshold.
+  Rng rng(8, 0);
+  Job job(16, {PeerSignal("power")}, PeerOptions{});
+  double start = -1;
+  for (double t = 0; t < 600; t += 1) {
+    job.Step(t, [&](uint32_t m, uint32_t, double) {
+      return Fresh(Noisy(rng, m == 3 && t >= 400 ? 50 : 100) + rng.Normal(0, 10));
+    });
+    if (const auto d = job.DeviationOn(3, kMean); d && start < 0) start = d->start;
+  }
+  ASSERT_GE(start, 400);
+  EXPECT_GE(job.TriggeredAt(3) - start, 60);
+}
+
+// A strong deviation still needs half the persistence: 0.8 off for 25 s is never named, for 35 s
+// it is, 30 s after it started.
+TEST(PeerModelTest, AStrongDeviationShorterThanHalfThePersistenceNeverTriggers) {
+  for (const double length : {25.0, 35.0}) {
+    SCOPED_TRACE(length);
+    Rng rng(7, 0);
+    Job job(16, {PeerSignal("power")}, PeerOptions{});
+    job.Run(0, 600, 1, [&](uint32_t m, uint32_t, double t) {
+      return Fresh(Noisy(rng, m == 3 && t >= 400 && t < 400 + length ? 20 : 100));
+    });
+    if (length < 30) {
+      EXPECT_EQ(job.TriggeredAt(3), -1);
+    } else {
+      EXPECT_EQ(job.TriggeredAt(3), 432);  // its first deviating sample at 402 (the smoothing)
+    }
+  }
+}
+
 // Evidence needs at least min_samples (3) distinct samples: every 30 s, a signal with its own
 // persistence of 30 s has 30 s of evidence at its second deviating sample but is named at its
 // third (60 s after the start); with min_samples 2, at its second.
@@ -486,7 +560,7 @@ TEST(PeerModelTest, EvidenceNeedsThreeDistinctSamples) {
   for (const int min_samples : {3, 2}) {
     SCOPED_TRACE(min_samples);
     Rng rng(9, 0);
-    PeerOptions o;
+    PeerOptions o = Steady();
     o.min_samples = min_samples;
     Job job(16, {PeerSignal("signal", Worse::kEither, 30)}, o);
     job.Run(0, 800, 30, LevelThen(rng, 100, 600, [](uint32_t m) { return m == 3 ? 50 : -1; }));
@@ -1130,7 +1204,7 @@ TEST(PeerModelTest, AMachineAloneAtItsLevelIsJudgedAgainstItsPeersAfterTheWarmUp
   for (const double warmup : {300.0, 100.0}) {
     SCOPED_TRACE(warmup);
     Rng rng(20, 0);
-    PeerOptions o;
+    PeerOptions o = Steady();
     o.warmup_s = warmup;
     Job job(16, {PeerSignal("power")}, o);
     const auto sample = [&](uint32_t m, uint32_t, double) {
@@ -1554,7 +1628,7 @@ TEST(PeerModelTest, ALevelBeyondAFloatLeavesTheOwnPastFinite) {
 TEST(PeerModelTest, EachGroupIsJudgedAgainstItsOwnPeers) {
   Rng rng(22, 0);
   const std::vector<uint32_t> group_of = {0, 0, 0, 0, 1, 1, 1, 1};
-  Job job(9, {PeerSignal("power")}, {}, group_of);
+  Job job(9, {PeerSignal("power")}, Steady(), group_of);
   job.Run(0, 500, 1, [&](uint32_t m, uint32_t, double t) {
     const double level = m < group_of.size() && group_of[m] == 1 ? 50 : 100;
     return Fresh(Noisy(rng, m == 6 && t >= 400 ? 25 : level));
@@ -1587,7 +1661,7 @@ TEST(PeerModelTest, FewerMachinesThanMinPeersAreNotJudged) {
 // distance: the lower is -1 / 1.4826 = -0.674 noise scales off, however far apart they are, so
 // two machines never deviate from each other.
 TEST(PeerModelTest, OneOrTwoMachinesNeverDeviateFromEachOther) {
-  PeerOptions o;
+  PeerOptions o = Steady();
   o.min_peers = 1;
   Job alone(1, {PeerSignal("power")}, o);
   alone.Run(0, 600, 1, [](uint32_t, uint32_t, double t) { return Fresh(t < 400 ? 100 : 10); });
