@@ -121,6 +121,12 @@ bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, flo
   return starts;
 }
 
+// Whether a residual lies the way that is worse for its signal.
+bool WorseWay(telemetry::Worse worse, double residual) {
+  return worse == telemetry::Worse::kEither ||
+         (worse == telemetry::Worse::kHigher ? residual > 0 : residual < 0);
+}
+
 // The machine's placement factor on a feature: its usual level over the centre, 1 unless placed.
 float Factor(bool placed, float a) { return placed ? a : 1.0f; }
 
@@ -322,7 +328,7 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       gs.odd.clear();
     }
     if (gs.reported) continue;
-    FollowOdd(g, now, gs);
+    FollowOdd(g, now, signals, gs);
     if (now - gs.since < o_.stall_s) continue;
     gs.reported = true;
     Stall stall{g, gs.since, std::nullopt, {}};
@@ -368,7 +374,8 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
   }
 }
 
-void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
+void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::SignalInfo> signals,
+                          GroupStall& gs) {
   odd_.clear();
   std::vector<OddRun> runs;
   const auto key = [](const OddRun& r) { return std::pair{r.machine, r.feature}; };
@@ -389,6 +396,11 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
     if (std::fabs(std::fabs(centre) - level) <= kMovingShare * level) continue;
     const double floor = NoiseFloor(p.quantum, p.level);
     const double noise = std::max(spread, floor);
+    // The way worse for the signal, as in training (a GPU cooler than its stalled peers is no
+    // cause of the stall), but either way on a feature the stall took to nothing: the machine
+    // that still moves data there (a hung kernel reading over PCIe) is the odd one.
+    const telemetry::Worse worse =
+        p.stalled_since >= 0 ? telemetry::Worse::kEither : signals[SignalOfFeature(f)].worse;
     for (uint32_t m : valid_) {
       const Track& t = TrackOf(m, f);
       // A value its exporter holds (a step-time gauge during a hang) is no evidence: its run ends.
@@ -397,7 +409,7 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
       const double expected = factor * centre;
       const double residual = t.smooth - expected;
       const double scale = EffectScale(expected, factor, p.level, floor);
-      if (!Beyond(residual, noise, scale)) continue;
+      if (!WorseWay(worse, residual) || !Beyond(residual, noise, scale)) continue;
       odd_.push_back({m, Deviation{.feature = f,
                                    .value = t.smooth,
                                    .expected = static_cast<float>(expected),
@@ -410,7 +422,8 @@ void PeerModel::FollowOdd(uint32_t g, double now, GroupStall& gs) {
           [&](const OddRun& r, const std::pair<uint32_t, uint32_t>& k) { return key(r) < k; });
       const bool known = before != gs.odd.end() && key(*before) == std::pair{m, f};
       OddRun run = known ? *before : OddRun{.machine = m, .feature = f};
-      if (t.fresh > run.last && Beyond(t.raw - expected, noise, scale)) {
+      if (t.fresh > run.last && WorseWay(worse, t.raw - expected) &&
+          Beyond(t.raw - expected, noise, scale)) {
         ExtendRun(run.evidence, run.samples, run.last, t.fresh, t.interval, 1);
       }
       runs.push_back(run);
@@ -688,11 +701,8 @@ PeerModel::Reference PeerModel::ReferenceOf(const FeatureFrame& ff, const Peers&
   r.residual = t.smooth - r.expected;
   r.scale = EffectScale(r.expected, factor, p.level, ff.floor);
   r.noise = std::max(noise, relative_noise * r.scale);
-  const telemetry::Worse worse = ff.signal.worse;
   const auto passes = [&](double x) {
-    const bool way =
-        worse == telemetry::Worse::kEither || (worse == telemetry::Worse::kHigher ? x > 0 : x < 0);
-    return way && Beyond(x, r.noise, r.scale);
+    return WorseWay(ff.signal.worse, x) && Beyond(x, r.noise, r.scale);
   };
   r.deviates = passes(r.residual);
   const double raw_residual = t.raw - r.expected;

@@ -266,9 +266,11 @@ class PeerModel {
   // Group g's machines with a fresh sample, as they stand during its stall at `now`, on each
   // feature the stall moved (its centre a fifth of its usual level or more away from it):
   // against the centre and the peers' scatter about it now (the stalled peers' own noise, not
-  // the one learned before the stall), either way, with the thresholds of a divergence. Each
+  // the one learned before the stall), the way worse for its signal (`signals`; either way on a
+  // feature the stall took to nothing), with the thresholds of a divergence. Each
   // machine-feature that deviates goes into odd_; `gs.odd` follows each one's run (OddRun).
-  void FollowOdd(uint32_t g, double now, GroupStall& gs);
+  void FollowOdd(uint32_t g, double now, std::span<const telemetry::SignalInfo> signals,
+                 GroupStall& gs);
   // A residual beyond both thresholds of a deviation: z_min noise scales and effect_min of the
   // effect's scale, either way.
   bool Beyond(double residual, double noise, double scale) const;

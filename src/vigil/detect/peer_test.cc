@@ -773,6 +773,40 @@ TEST(PeerModelTest, AJobLevelStallNamesTheOneMachineThatDiffersFromItsStalledPee
   }
 }
 
+// A stall judges each signal the way that is worse for it, as training does, but either way on a
+// feature it took to nothing. Every machine's GPU cools from 60 to 40 C as the job hangs at
+// 400 s, and its traffic (less is worse) stalls at 2: machine 5 cooler than its stalled peers
+// (25 C) is no cause of the stall and nobody is named; hotter than them (55 C), it is; still
+// moving traffic (30) where its peers move none, it is too.
+TEST(PeerModelTest, AStallNamesAMachineOnlyTheWayThatIsWorseForTheSignal) {
+  enum class Case { kCooler, kHotter, kStillMoving };
+  for (const Case c : {Case::kCooler, Case::kHotter, Case::kStillMoving}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    Rng rng(31, 0);
+    Job job(16,
+            {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic", Worse::kLower),
+             PeerSignal("nvlink"), PeerSignal("gpu_temp", Worse::kHigher, 120)});
+    job.Run(0, 1000, 1, [&](uint32_t m, uint32_t s, double t) {
+      const bool hung = t >= 400 + m % 4, odd = m == 5 && t >= 450;
+      if (s == 4) {
+        const double temp = c == Case::kCooler ? 25 : c == Case::kHotter ? 55 : 40;
+        return Fresh(Noisy(rng, !hung ? 60 : odd ? temp : 40));
+      }
+      if (s == 2 && odd && c == Case::kStillMoving) return Fresh(Noisy(rng, 30));
+      if (s > 0) return Fresh(Noisy(rng, hung ? 2 : 100));  // stalled
+      return Fresh(Noisy(rng, hung ? 160 : 330));
+    });
+    ASSERT_EQ(job.stalls().size(), 1u);
+    const PeerModel::Stall& stall = job.stalls()[0].second;
+    if (c == Case::kCooler) {
+      EXPECT_FALSE(stall.machine.has_value());
+      continue;
+    }
+    ASSERT_TRUE(stall.machine.has_value());
+    EXPECT_EQ(*stall.machine, 5u);
+  }
+}
+
 // A hang in a pipeline: machines 14 and 15 (a stage of two, sharing a level) drew 1.7 times the
 // others' 250 W in training; at 600 every rank spins in its collective at 160 W, and tensor
 // activity and traffic stall. Power (lower is worse) falls to 0.64 of its level, no stall of its
