@@ -410,7 +410,7 @@ void Detector::AlertDivergence(double end) {
     a.onset = end;
     a.detected = end;
     for (const Deviation& d : deviations) {
-      // The onset is that of the deviations that lasted half the persistence or more.
+      // The onset is that of the deviations with half the evidence the persistence asks or more.
       if (d.evidence >= o_.peer.persistence_s / 2) a.onset = std::min(a.onset, d.start);
       a.evidence.push_back(EvidenceOf(d));
     }

@@ -712,9 +712,12 @@ PeerModel::Reference PeerModel::ReferenceOf(const FeatureFrame& ff, const Peers&
   if (!passes(raw_residual)) return r;
   r.raw_strength =
       std::min(1.0, std::fabs(raw_residual) / (kFullStrengthThresholds * o_.z_min * r.noise));
-  if (r.raw_strength >= 1 && o_.strong_effect > 0 && ff.signal.persistence <= 0) {
-    r.raw_strength =
-        std::clamp(std::fabs(raw_residual) / (o_.strong_effect * r.scale), 1.0, kMaxEvidenceRate);
+  // A feature whose expected value and usual level are nothing (a pause counter at 0) has no
+  // strength to speak of: its effect is against its resolution.
+  if (r.raw_strength >= 1 && o_.strong_effect > 0 && ff.signal.persistence <= 0 && p.level > 0 &&
+      r.scale > ff.floor) {
+    const double rate = std::fabs(raw_residual) / (o_.strong_effect * r.scale);
+    r.raw_strength = rate > kMaxEvidenceRate ? kMaxEvidenceRate : rate > 1 ? rate : 1.0;  // NaN: 1
   }
   return r;
 }
@@ -732,15 +735,19 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength)) {
     t.start = ff.now;
     t.deferred = false;
+    t.took = 0;
   }
   if (t.shared || t.evidence < ff.persistence || t.run < o_.min_samples) return;
+  if (t.took <= 0) t.took = static_cast<float>(std::max(ff.now - t.start, 1e-3));
   // Once per run: a fault that flaps at the cadence steps at every sample that deviates.
   if (stepped && !t.deferred) {
     t.deferred = true;
     return;
   }
   if (Relearn(ff, m, t)) return;
-  Trigger(p, ff.group, ff.f, m, ff.persistence);
+  // Others alongside: runs that started within the time this one took to have its evidence (a
+  // strong one's is shorter than the persistence), all under way when it had.
+  Trigger(p, ff.group, ff.f, m, ff.persistence, std::min<double>(ff.persistence, t.took));
 }
 
 bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
@@ -915,8 +922,9 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
   t.a = static_cast<float>(t.a * (1 + step + step * step / 2));
 }
 
-void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence) {
-  std::vector<uint32_t> together = Alongside(m, f, persistence);
+void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence,
+                        double window) {
+  std::vector<uint32_t> together = Alongside(m, f, persistence, window);
   if (together.size() < kSharedMachines) {
     triggered_.push_back(m);
     return;
@@ -1112,7 +1120,8 @@ Deviation PeerModel::DeviationOf(uint32_t m, uint32_t f) const {
   return {f, t.smooth, t.expected, t.z, t.effect, t.evidence, t.start, t.own_past};
 }
 
-std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persistence) const {
+std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persistence,
+                                           double window) const {
   // A run that began as its placement was kept from before a restart (KeepPlacementsFromBefore:
   // fewer than kSharedMachines moved alike) deviates for what moved the machine before the
   // warm-up ended, its own fault: runs of several such begin together only because the warm-up
@@ -1130,7 +1139,7 @@ std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persis
     // The same way, at least half as far: a machine far off with two barely off beside it is
     // its own fault.
     if (u.run > 0 && (u.z > 0) == (t.z > 0) && std::fabs(u.effect) >= 0.5 * std::fabs(t.effect) &&
-        std::fabs(u.start - t.start) <= persistence) {
+        std::fabs(u.start - t.start) <= window) {
       out.push_back(o);
     }
   }

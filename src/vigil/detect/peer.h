@@ -132,7 +132,8 @@ class PeerModel {
   };
   std::span<const Stall> stalls() const { return stalls_; }
   // Machines of one group that deviate together on one feature, the same way and about as far,
-  // their runs starting within the persistence time of each other (at least kSharedMachines): a
+  // their runs starting within the time the first took to be named (the persistence time, less
+  // for a strong deviation) of each other (at least kSharedMachines): a
   // shared cause (a pipeline stage in another phase, a rack's switch), reported once per episode in
   // the Update where the first of them would have been named; none of them is named for it.
   static constexpr size_t kSharedMachines = 3;
@@ -166,10 +167,11 @@ class PeerModel {
     float interval = 0;  // seconds between fresh samples (smoothed)
     float evidence = 0;  // seconds the run has lasted, weighted by its strength
     float z = 0, effect = 0, expected = 0;
-    uint16_t samples = 0;   // fresh samples, capped
-    uint16_t learned = 0;   // of which placement learned from, capped
-    uint16_t run = 0;       // deviating samples in the run under way
-    bool shared = false;    // the run is part of a shared deviation (PeerModel::Shared)
+    float took = 0;        // seconds from the run's start until its evidence was enough; 0: not yet
+    uint16_t samples = 0;  // fresh samples, capped
+    uint16_t learned = 0;  // of which placement learned from, capped
+    uint16_t run = 0;      // deviating samples in the run under way
+    bool shared = false;   // the run is part of a shared deviation (PeerModel::Shared)
     bool deferred = false;  // the run's trigger waited once for a step (FollowRun)
     double last_deviating = -1;
     bool placed = false;    // a_m is used (PeerModel::Place)
@@ -279,9 +281,9 @@ class PeerModel {
   // Follows the feature's usual level and whether it stalls; `warming` as for FollowSpread;
   // `group_stalled`: the group's job-level stall is under way.
   void FollowLevel(Peers& p, double centre, double now, bool warming, bool group_stalled);
-  // Machine m's evidence on f reached what it needs: it is named, or it deviates with others (a
-  // shared deviation).
-  void Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence);
+  // Machine m's evidence on f reached what it needs (`persistence`), `window` seconds after its
+  // run began: it is named, or it deviates with others (a shared deviation, Alongside).
+  void Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence, double window);
 
   // One feature of one group in this frame, as Judge reads it for each of its machines.
   struct FeatureFrame {
@@ -396,8 +398,9 @@ class PeerModel {
   // Machine m's deviation on feature f as it stands.
   Deviation DeviationOf(uint32_t m, uint32_t f) const;
   // The machines of valid_ (m among them) whose run on f goes the same way as m's, at least
-  // half as far, and started within `persistence` of it.
-  std::vector<uint32_t> Alongside(uint32_t m, uint32_t f, double persistence) const;
+  // half as far, and started within `window` of it (m alone where its run began within
+  // `persistence` of its placement being kept from before a restart).
+  std::vector<uint32_t> Alongside(uint32_t m, uint32_t f, double persistence, double window) const;
   static void SetPlacement(Track& t, float log_a) {
     t.log_a = log_a;
     t.a = std::exp(log_a);

@@ -535,20 +535,21 @@ TEST(PeerModelTest, AStrongDeviationGrowsItsEvidenceFaster) {
   EXPECT_GE(job.TriggeredAt(3) - start, 60);
 }
 
-// A strong deviation still needs half the persistence: 0.8 off for 25 s is never named, for 35 s
-// it is, 30 s after it started.
+// A strong deviation still needs half the persistence: 0.85 off for 25 s is never named (its
+// evidence, twice its 24 s of deviating samples, is short of the minute), for 35 s it is, 30 s
+// after its first deviating sample.
 TEST(PeerModelTest, AStrongDeviationShorterThanHalfThePersistenceNeverTriggers) {
   for (const double length : {25.0, 35.0}) {
     SCOPED_TRACE(length);
     Rng rng(7, 0);
     Job job(16, {PeerSignal("power")}, PeerOptions{});
     job.Run(0, 600, 1, [&](uint32_t m, uint32_t, double t) {
-      return Fresh(Noisy(rng, m == 3 && t >= 400 && t < 400 + length ? 20 : 100));
+      return Fresh(Noisy(rng, m == 3 && t >= 400 && t < 400 + length ? 15 : 100));
     });
     if (length < 30) {
       EXPECT_EQ(job.TriggeredAt(3), -1);
     } else {
-      EXPECT_EQ(job.TriggeredAt(3), 432);  // its first deviating sample at 402 (the smoothing)
+      EXPECT_EQ(job.TriggeredAt(3), 431);
     }
   }
 }
@@ -1183,6 +1184,48 @@ TEST(PeerModelTest, RunsStartingFurtherApartThanThePersistenceAreNotShared) {
     EXPECT_EQ(job.TriggeredAt(13), 461);
     EXPECT_EQ(job.TriggeredAt(14), 531);
   }
+}
+
+// With the defaults, strong runs (0.85 off) are named after 30 s, and runs alongside are those
+// that started within the 30 s the first took: machine 14 starting 20 s after 12 and 13 makes a
+// shared deviation of the three, and nobody is named; starting 40 s after them it does not: 12
+// and 13 are named at 430 (two are no shared cause) and 14 at 470, alone (12 and 13 began 40 s
+// before it), never both named and then shared.
+TEST(PeerModelTest, StrongRunsAreSharedWithinTheTimeTheFirstTookToBeNamed) {
+  for (const int later : {420, 440}) {
+    SCOPED_TRACE(later);
+    Rng rng(17, 0);
+    Job job(16, {PeerSignal("power")}, PeerOptions{});
+    job.Run(0, 600, 1, [&](uint32_t m, uint32_t, double t) {
+      const bool off = (m == 12 || m == 13) ? t >= 400 : m == 14 && t >= later;
+      return Fresh(Noisy(rng, off ? 15 : 100));
+    });
+    if (later == 420) {
+      EXPECT_FALSE(job.shared().empty());
+      EXPECT_EQ(job.triggers(), 0);
+      continue;
+    }
+    EXPECT_TRUE(job.shared().empty());
+    EXPECT_NEAR(job.TriggeredAt(12), 430, 1);
+    EXPECT_NEAR(job.TriggeredAt(13), 430, 1);
+    EXPECT_NEAR(job.TriggeredAt(14), 470, 1);
+  }
+}
+
+// A feature that is nothing on every machine (a pause counter at 0) has no strength to speak of:
+// a machine that pauses is named after the whole persistence, however far its effect is against
+// the feature's resolution.
+TEST(PeerModelTest, AFeatureAtNothingHasNoStrongDeviation) {
+  Rng rng(18, 0);
+  Job job(16, {PeerSignal("pauses", Worse::kHigher)}, PeerOptions{});
+  double start = -1;
+  for (double t = 0; t < 600; t += 1) {
+    job.Step(t, [&](uint32_t m, uint32_t, double) { return Fresh(m == 3 && t >= 400 ? 50 : 0); });
+    if (const auto d = job.DeviationOn(3, kMean); d && start < 0) start = d->start;
+  }
+  ASSERT_GE(start, 400);
+  EXPECT_GE(job.TriggeredAt(3) - start, 60);  // not 30
+  EXPECT_LE(job.TriggeredAt(3) - start, 61);
 }
 
 // A machine far off (80% down) with two barely off beside it (20% down, less than half as far)
