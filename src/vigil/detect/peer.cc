@@ -514,7 +514,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .alike =
           group_stalled ? std::optional<double>(CentreAndSpread(f, false).first) : std::nullopt,
       .since = p.since,
-      .raw_centre = learning ? RawCentre(f) : 0,
+      .raw_centre = learning ? CentreOf(f, &Track::raw, true) : 0,
   };
   for (uint32_t m : valid_) {
     if (!fresh_[CellOf(m, f)]) continue;
@@ -543,29 +543,24 @@ void PeerModel::CollectCurrent(uint32_t group, uint32_t f, double now) {
   }
 }
 
-std::pair<double, double> PeerModel::CentreAndSpread(uint32_t f, bool placed) {
-  const auto factor = [&](const Track& t) { return placed ? Factor(t.placed, t.a) : 1.0f; };
+double PeerModel::CentreOf(uint32_t f, float Track::*value, bool placed) {
   peer_values_.clear();
   for (uint32_t m : valid_) {
     const Track& t = TrackOf(m, f);
-    peer_values_.push_back(t.smooth / factor(t));
+    peer_values_.push_back(t.*value / (placed ? Factor(t.placed, t.a) : 1.0f));
   }
-  const double centre = MedianOf(peer_values_);
+  return MedianOf(peer_values_);
+}
+
+std::pair<double, double> PeerModel::CentreAndSpread(uint32_t f, bool placed) {
+  const auto factor = [&](const Track& t) { return placed ? Factor(t.placed, t.a) : 1.0f; };
+  const double centre = CentreOf(f, &Track::smooth, placed);
   peer_values_.clear();
   for (uint32_t m : valid_) {
     const Track& t = TrackOf(m, f);
     peer_values_.push_back(Narrow(std::fabs(t.smooth - factor(t) * centre)));
   }
   return {centre, stats::kMadToSigma * MedianOf(peer_values_)};
-}
-
-double PeerModel::RawCentre(uint32_t f) {
-  peer_values_.clear();
-  for (uint32_t m : valid_) {
-    const Track& t = TrackOf(m, f);
-    peer_values_.push_back(t.raw / Factor(t.placed, t.a));
-  }
-  return MedianOf(peer_values_);
 }
 
 double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double since) {
@@ -738,7 +733,8 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     t.took = 0;
   }
   if (t.shared || t.evidence < ff.persistence || t.run < o_.min_samples) return;
-  if (t.took <= 0) t.took = static_cast<float>(std::max(ff.now - t.start, 1e-3));
+  // At least half the persistence: evidence grows at most twice as fast as time.
+  if (t.took <= 0) t.took = static_cast<float>(ff.now - t.start);
   // Once per run: a fault that flaps at the cadence steps at every sample that deviates.
   if (stepped && !t.deferred) {
     t.deferred = true;

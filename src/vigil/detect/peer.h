@@ -324,8 +324,9 @@ class PeerModel {
   // valid_: the machines of `group` whose value of `f` is current: they report (held or fresh)
   // within three of their own intervals.
   void CollectCurrent(uint32_t group, uint32_t f, double now);
-  // The median of valid_'s latest raw values of `f`, placement factors divided out.
-  double RawCentre(uint32_t f);
+  // The median of valid_'s `value` of `f` (Track::smooth, Track::raw), placement factors divided
+  // out where `placed`.
+  double CentreOf(uint32_t f, float Track::*value, bool placed);
   // The centre of valid_'s values of `f` (placement factors divided out, where `placed`) and
   // their robust spread about it.
   std::pair<double, double> CentreAndSpread(uint32_t f, bool placed);
