@@ -199,6 +199,10 @@ size_t VigilsDrains(const std::vector<SlurmNode>& nodes) {
 Result<SlurmAction> Slurm::DrainWithinLimit(std::string_view node, std::string_view reason,
                                             double max_share) {
   VIGIL_ASSIGN_OR_RETURN(const std::vector<SlurmNode> before, Nodes());
+  // A node drained already keeps its reason, whatever the breaker says of others.
+  const auto self = std::find_if(before.begin(), before.end(),
+                                 [&](const SlurmNode& n) { return n.name == node; });
+  if (self != before.end() && self->Drained()) return SlurmAction::kAlready;
   const size_t limit = DrainLimit(max_share, before.size());
   if (VigilsDrains(before) >= limit) return SlurmAction::kBreakerOpen;
   VIGIL_ASSIGN_OR_RETURN(const SlurmAction drained, Drain(node, reason));

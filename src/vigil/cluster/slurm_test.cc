@@ -148,6 +148,16 @@ TEST(SlurmTest, AnOpenBreakerDrainsNothing) {
   EXPECT_EQ(runner.calls.size(), 1u);  // one listing, no update
 }
 
+TEST(SlurmTest, ANodeDrainedAlreadyIsAlreadyDrainedEvenWithTheBreakerOpen) {
+  // A failed re-validation of a node Vigil drained: it is one of the drains that fill the limit.
+  ScriptedRunner runner;
+  runner.answers.push_back(
+      Printed("NodeName=a State=IDLE+DRAIN Reason=vigil: NIC 1 down\nNodeName=b State=IDLE\n"));
+  Slurm slurm(runner, SlurmOptions{});
+  EXPECT_EQ(*slurm.DrainWithinLimit("a", "vigil: NIC 1 down", 0.5), SlurmAction::kAlready);
+  EXPECT_EQ(runner.calls.size(), 1u);
+}
+
 TEST(SlurmTest, ADrainThatRacedPastTheLimitIsUndone) {
   // Room for one: "c" drains, then finds that "b" drained at the same time.
   ScriptedRunner runner;
