@@ -112,7 +112,8 @@ class Slurm {
   // Every node Slurm knows, in its order. Errors as Node's.
   Result<std::vector<SlurmNode>> Nodes();
 
-  // Drain under the circuit breaker: kBreakerOpen, touching nothing, when Vigil already holds
+  // Drain under the circuit breaker: kAlready for a node drained already (by anyone: its reason
+  // is kept), whatever the breaker says; kBreakerOpen, touching nothing, when Vigil already holds
   // DrainLimit(max_share, nodes) nodes drained; otherwise Drain. Drains that other hosts make at
   // the same instant are settled after the fact, without a lock: a call that finds Vigil holding
   // more than the limit after its drain undoes it (kBreakerOpen). Of the drains that stay, the
