@@ -8,6 +8,7 @@ the whole group at once), with a stand-in `scontrol` and `vigil` named by the se
   node never validated for two minutes).
 - At most one validation runs at a time, and a health check that finds one running returns at
   once.
+- A validation that hangs is stopped after VIGIL_VALIDATION_TIMEOUT and lets the lock go.
 - A node that is not drained runs the health suite and logs its line.
 
 The real slurmd is in tests/cli_slurm_test.cc; this test makes the kill immediate, which is what
@@ -132,6 +133,17 @@ def main():
         check(len(runs(d, "quick")) <= 6, "a second validation ran beside the first")
         check(seconds < 2, f"a health check beside a validation took {seconds:.1f} s")
         check(wait_for(lock_free, 6), "the lock was still held after the validation ended")
+
+        # A validation that hangs is stopped after VIGIL_VALIDATION_TIMEOUT, its lock let go,
+        # and its exit (124) logged.
+        with open(d / "slurm.env", "a") as env_file:
+            env_file.write("VIGIL_VALIDATION_TIMEOUT=1s\n")
+        (d / "validation_seconds").write_text("30")
+        like_slurmd(env)
+        check(wait_for(lambda: len(runs(d, "quick")) == 7, 5), "the hanging validation did not run")
+        check(wait_for(lambda: "validation exit 124" in checks_text(d), 5),
+              "the hanging validation was not stopped after 1 s")
+        check(wait_for(lock_free, 2), "the lock was still held after the validation was stopped")
 
         # A node that is up runs the health suite, and its line is logged.
         (d / "state_line").write_text(UP)
