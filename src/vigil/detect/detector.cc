@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "vigil/core/bounds.h"
 #include "vigil/core/lines.h"
@@ -214,6 +215,7 @@ void Detector::Grow(uint32_t machine, uint32_t component) {
   const size_t rows = machines_.size();
   ResizeRowMajor(rules_, rows, components_, machines, components);
   ResizeRowMajor(component_seen_, rows, components_, machines, components);
+  component_signals_.resize(components);
   machines_.resize(machines);
   group_of_.resize(machines, 0);
   components_ = components;
@@ -231,6 +233,9 @@ void Detector::Feed(const telemetry::Point& p) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
     seen.Saw(p.time, copy);
+    std::vector<bool>& reports = component_signals_[p.component];
+    if (p.signal >= reports.size()) reports.resize(p.signal + 1);
+    reports[p.signal] = true;
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
   builder_.Add(p);
@@ -264,7 +269,9 @@ void Detector::Rule(const telemetry::Point& p) {
       if (code != r.xid && fatal) {
         alert(fmt::format("xid {}", code), p.time, code);
         r.xid_at = p.time;
+        r.xid_ended = -1;
       }
+      if (r.xid_fatal && !fatal) r.xid_ended = p.time;
       r.xid = code;
       r.xid_fatal = fatal;
       break;
@@ -304,9 +311,11 @@ void Detector::Rule(const telemetry::Point& p) {
         if (!r.width_alerted) {
           alert("pcie_width", p.time, r.width);
           r.width_at = p.time;
+          r.width_ended = -1;
         }
         r.width_alerted = true;
       } else if (r.width >= r.width_max) {
+        if (r.width_alerted) r.width_ended = p.time;
         r.width_alerted = false;
       }
       break;
@@ -329,7 +338,9 @@ void Detector::Rule(const telemetry::Point& p) {
         alert("link_down", p.time, p.value);
         r.link_alerted = true;
         r.link_at = p.time;
+        r.link_ended = -1;
       } else if (p.value >= 0.5) {
+        if (r.link_alerted) r.link_ended = p.time;
         r.link_alerted = false;
       }
       r.link_up = p.value;
@@ -399,7 +410,7 @@ void Detector::AlertDivergence(double end) {
   }
   for (uint32_t m : model_.triggered()) {
     MachineState& machine = machines_[m];
-    if (machine.divergent) continue;
+    if (machine.divergent || Explained(m)) continue;
     machine.divergent = true;
     machine.quiet_since = -1;
     const std::vector<Deviation> deviations = model_.DeviationsOf(m, kEvidenceDeviations);
@@ -416,6 +427,32 @@ void Detector::AlertDivergence(double end) {
     }
     Raise(std::move(a));
   }
+}
+
+bool Detector::Explained(uint32_t m) const {
+  const auto explains = [&](const Deviation& d, double at, double ended, bool under_way) {
+    return at >= 0 && d.start >= at - o_.peer.persistence_s && (under_way || d.start <= ended);
+  };
+  bool any = false;
+  for (const Deviation& d : model_.DeviationsOf(m, std::numeric_limits<size_t>::max())) {
+    const uint32_t s = SignalOfFeature(d.feature);
+    const telemetry::SignalInfo& signal = names_.signals()[s];
+    if (d.evidence < (signal.persistence > 0 ? signal.persistence : o_.peer.persistence_s)) {
+      continue;  // not what made it enough
+    }
+    any = true;
+    bool named = false;
+    for (uint32_t c = 0; c < components_ && !named; ++c) {
+      const std::vector<bool>& reports = component_signals_[c];
+      if (s >= reports.size() || !reports[s]) continue;
+      const RuleState& r = rules_[static_cast<size_t>(m) * components_ + c];
+      named = explains(d, r.xid_at, r.xid_ended, r.xid_fatal) ||
+              explains(d, r.width_at, r.width_ended, r.width_alerted) ||
+              explains(d, r.link_at, r.link_ended, r.link_alerted);
+    }
+    if (!named) return false;
+  }
+  return any;
 }
 
 Evidence Detector::EvidenceOf(const Deviation& d) const {

@@ -120,8 +120,10 @@ class Detector {
       double last_error = -1;
     };
     std::vector<ErrorBucket> errors;
-    // When each fault of the component's own was named (FollowOwnFaults).
+    // When each fault of the component's own was named (FollowOwnFaults), and when it last
+    // ended after that, or -1 while under way (Explained).
     double xid_at = -1, width_at = -1, link_at = -1;
+    double xid_ended = -1, width_ended = -1, link_ended = -1;
     bool xid_fatal = false;  // the XID shown now is fatal
     bool width_alerted = false, gen_alerted = false, link_alerted = false;
   };
@@ -164,6 +166,12 @@ class Detector {
   // own_fault_since_[m]: since when machine m has a fault of its own under way, or -1
   // (PeerModel::Update).
   void FollowOwnFaults();
+  // Whether every deviation that made machine m's evidence enough (its signal's persistence) is
+  // explained by a fault of one of its components that a rule named (a fatal XID, a link down, a
+  // PCIe link narrowed): a signal that component reports, in a run that began at most a
+  // persistence before the fault was named and before it ended. One cause, one alert: a NIC's
+  // traffic while its link is down, a GPU's activity after it fell off the bus.
+  bool Explained(uint32_t m) const;
   void Grow(uint32_t machine, uint32_t component);
   RuleState& RuleOf(uint32_t machine, uint32_t component);
   std::string NameOfMachine(uint32_t m) const { return names_.machines().Name(m); }
@@ -181,6 +189,8 @@ class Detector {
   uint32_t components_ = 0;
   std::vector<RuleState> rules_;
   std::vector<Presence> component_seen_;
+  // Per component (by name, over every machine): the signals it reports, by signal.
+  std::vector<std::vector<bool>> component_signals_;
   std::vector<uint32_t> known_, reporting_;  // per group, scratch of OnFrame
   std::vector<Alert> alerts_;
   std::vector<double> own_fault_since_;
