@@ -215,7 +215,6 @@ void Detector::Grow(uint32_t machine, uint32_t component) {
   const size_t rows = machines_.size();
   ResizeRowMajor(rules_, rows, components_, machines, components);
   ResizeRowMajor(component_seen_, rows, components_, machines, components);
-  component_signals_.resize(components);
   machines_.resize(machines);
   group_of_.resize(machines, 0);
   components_ = components;
@@ -233,9 +232,7 @@ void Detector::Feed(const telemetry::Point& p) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
     seen.Saw(p.time, copy);
-    std::vector<bool>& reports = component_signals_[p.component];
-    if (p.signal >= reports.size()) reports.resize(p.signal + 1);
-    reports[p.signal] = true;
+    if (p.signal < 64) seen.reports |= uint64_t{1} << p.signal;
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
   builder_.Add(p);
@@ -269,9 +266,9 @@ void Detector::Rule(const telemetry::Point& p) {
       if (code != r.xid && fatal) {
         alert(fmt::format("xid {}", code), p.time, code);
         r.xid_at = p.time;
-        r.xid_ended = -1;
+        r.xid_episode.Named(p.time, o_.rearm);
       }
-      if (r.xid_fatal && !fatal) r.xid_ended = p.time;
+      if (r.xid_fatal && !fatal) r.xid_episode.ended = p.time;
       r.xid = code;
       r.xid_fatal = fatal;
       break;
@@ -311,11 +308,11 @@ void Detector::Rule(const telemetry::Point& p) {
         if (!r.width_alerted) {
           alert("pcie_width", p.time, r.width);
           r.width_at = p.time;
-          r.width_ended = -1;
+          r.width_episode.Named(p.time, o_.rearm);
         }
         r.width_alerted = true;
       } else if (r.width >= r.width_max) {
-        if (r.width_alerted) r.width_ended = p.time;
+        if (r.width_alerted) r.width_episode.ended = p.time;
         r.width_alerted = false;
       }
       break;
@@ -338,9 +335,9 @@ void Detector::Rule(const telemetry::Point& p) {
         alert("link_down", p.time, p.value);
         r.link_alerted = true;
         r.link_at = p.time;
-        r.link_ended = -1;
+        r.link_episode.Named(p.time, o_.rearm);
       } else if (p.value >= 0.5) {
-        if (r.link_alerted) r.link_ended = p.time;
+        if (r.link_alerted) r.link_episode.ended = p.time;
         r.link_alerted = false;
       }
       r.link_up = p.value;
@@ -394,7 +391,9 @@ void Detector::OnFrame(const telemetry::Frame& frame) {
 }
 
 // One alert per episode of a machine; it alerts again once it has had no deviation under way
-// for the re-arm time.
+// for the re-arm time. Deviations that a rule's fault explains (Explains) are no part of it: a
+// machine whose every deviation with enough evidence is explained is not named, and one named for
+// another cause lists only the others.
 void Detector::AlertDivergence(double end) {
   const auto machines = static_cast<uint32_t>(machines_.size());
   for (uint32_t m = 0; m < machines; ++m) {
@@ -410,10 +409,19 @@ void Detector::AlertDivergence(double end) {
   }
   for (uint32_t m : model_.triggered()) {
     MachineState& machine = machines_[m];
-    if (machine.divergent || Explained(m)) continue;
+    if (machine.divergent) continue;
+    std::vector<Deviation> deviations = model_.DeviationsOf(m, std::numeric_limits<size_t>::max());
+    std::erase_if(deviations, [&](const Deviation& d) { return Explains(m, d); });
+    // Enough evidence: what made it a divergence (each signal's own persistence, as PeerModel
+    // triggers).
+    const bool enough = std::any_of(deviations.begin(), deviations.end(), [&](const Deviation& d) {
+      const telemetry::SignalInfo& signal = names_.signals()[SignalOfFeature(d.feature)];
+      return d.evidence >= (signal.persistence > 0 ? signal.persistence : o_.peer.persistence_s);
+    });
+    if (!enough) continue;
+    if (deviations.size() > kEvidenceDeviations) deviations.resize(kEvidenceDeviations);
     machine.divergent = true;
     machine.quiet_since = -1;
-    const std::vector<Deviation> deviations = model_.DeviationsOf(m, kEvidenceDeviations);
     Alert a;
     a.machine = NameOfMachine(m);
     a.kind = AlertKind::kDivergence;
@@ -429,30 +437,30 @@ void Detector::AlertDivergence(double end) {
   }
 }
 
-bool Detector::Explained(uint32_t m) const {
-  const auto explains = [&](const Deviation& d, double at, double ended, bool under_way) {
-    return at >= 0 && d.start >= at - o_.peer.persistence_s && (under_way || d.start <= ended);
-  };
-  bool any = false;
-  for (const Deviation& d : model_.DeviationsOf(m, std::numeric_limits<size_t>::max())) {
-    const uint32_t s = SignalOfFeature(d.feature);
-    const telemetry::SignalInfo& signal = names_.signals()[s];
-    if (d.evidence < (signal.persistence > 0 ? signal.persistence : o_.peer.persistence_s)) {
-      continue;  // not what made it enough
-    }
-    any = true;
-    bool named = false;
-    for (uint32_t c = 0; c < components_ && !named; ++c) {
-      const std::vector<bool>& reports = component_signals_[c];
-      if (s >= reports.size() || !reports[s]) continue;
-      const RuleState& r = rules_[static_cast<size_t>(m) * components_ + c];
-      named = explains(d, r.xid_at, r.xid_ended, r.xid_fatal) ||
-              explains(d, r.width_at, r.width_ended, r.width_alerted) ||
-              explains(d, r.link_at, r.link_ended, r.link_alerted);
-    }
-    if (!named) return false;
+void Detector::RuleState::Episode::Named(double time, double rearm) {
+  if (first >= 0 && ended >= 0 && time - ended <= rearm) {  // flapping: the same episode
+    last = time;
+  } else {
+    first = last = time;
   }
-  return any;
+  ended = -1;
+}
+
+bool Detector::Explains(uint32_t m, const Deviation& d) const {
+  const uint32_t s = SignalOfFeature(d.feature);
+  if (s >= 64) return false;
+  const double persistence = o_.peer.persistence_s;
+  const auto within = [&](const RuleState::Episode& e) {
+    return e.first >= 0 && d.start >= e.first - persistence && d.start <= e.last + persistence &&
+           (e.ended < 0 || d.start <= e.ended);
+  };
+  for (uint32_t c = 0; c < components_; ++c) {
+    const size_t i = static_cast<size_t>(m) * components_ + c;
+    if ((component_seen_[i].reports & (uint64_t{1} << s)) == 0) continue;
+    const RuleState& r = rules_[i];
+    if (within(r.xid_episode) || within(r.width_episode) || within(r.link_episode)) return true;
+  }
+  return false;
 }
 
 Evidence Detector::EvidenceOf(const Deviation& d) const {

@@ -120,10 +120,17 @@ class Detector {
       double last_error = -1;
     };
     std::vector<ErrorBucket> errors;
-    // When each fault of the component's own was named (FollowOwnFaults), and when it last
-    // ended after that, or -1 while under way (Explained).
+    // When each fault of the component's own was named (FollowOwnFaults).
     double xid_at = -1, width_at = -1, link_at = -1;
-    double xid_ended = -1, width_ended = -1, link_ended = -1;
+    // Each of those faults as one episode (Explains): a fault named again within the re-arm
+    // time of its end (a NIC that flaps) continues it.
+    struct Episode {
+      double first = -1;  // named first
+      double last = -1;   // named last
+      double ended = -1;  // ended after that; -1 while under way
+      void Named(double time, double rearm);
+    };
+    Episode xid_episode, width_episode, link_episode;
     bool xid_fatal = false;  // the XID shown now is fatal
     bool width_alerted = false, gen_alerted = false, link_alerted = false;
   };
@@ -137,6 +144,8 @@ class Detector {
     // A component's first signal: components reporting the same one (a machine's GPUs, its
     // NICs) come from one exporter.
     uint32_t signal = 0;
+    // The signals it reports, by signal id (those beyond 63 are not kept: none is explained).
+    uint64_t reports = 0;
     // Silent since when it is named: grace, or three of its own intervals.
     double SilentAfter(double grace) const {
       // Its own interval once it has reported for the longest interval a series may have (its
@@ -166,12 +175,12 @@ class Detector {
   // own_fault_since_[m]: since when machine m has a fault of its own under way, or -1
   // (PeerModel::Update).
   void FollowOwnFaults();
-  // Whether every deviation that made machine m's evidence enough (its signal's persistence) is
-  // explained by a fault of one of its components that a rule named (a fatal XID, a link down, a
-  // PCIe link narrowed): a signal that component reports, in a run that began at most a
-  // persistence before the fault was named and before it ended. One cause, one alert: a NIC's
-  // traffic while its link is down, a GPU's activity after it fell off the bus.
-  bool Explained(uint32_t m) const;
+  // Whether a fault of one of machine m's components that a rule named (a fatal XID, a link
+  // down, a PCIe link narrowed) explains deviation d: of a signal that component reports, in a run
+  // that began within a persistence of the fault's episode being named (before its first naming,
+  // after its last) and before it ended. One cause, one alert: a NIC's traffic while its link is
+  // down, a GPU's activity after it fell off the bus.
+  bool Explains(uint32_t m, const Deviation& d) const;
   void Grow(uint32_t machine, uint32_t component);
   RuleState& RuleOf(uint32_t machine, uint32_t component);
   std::string NameOfMachine(uint32_t m) const { return names_.machines().Name(m); }
@@ -189,8 +198,6 @@ class Detector {
   uint32_t components_ = 0;
   std::vector<RuleState> rules_;
   std::vector<Presence> component_seen_;
-  // Per component (by name, over every machine): the signals it reports, by signal.
-  std::vector<std::vector<bool>> component_signals_;
   std::vector<uint32_t> known_, reporting_;  // per group, scratch of OnFrame
   std::vector<Alert> alerts_;
   std::vector<double> own_fault_since_;

@@ -843,18 +843,24 @@ TEST(DetectorTest, ACauseNeverHidesAnother) {
 // once; its traffic, nothing while the link is down and less while it comes back, is the same
 // cause and no divergence of its own, also where its evidence is enough only after the link is
 // up again (eval/jobgen's nic_flap: the traffic was named 11 s after the link came back, a false
-// alert). A second cause on the same machine in the meantime (its step time twice its peers') is
-// named all the same.
+// alert), and where the link goes down again meanwhile (a flap: one episode). A second cause on
+// the same machine (its step time twice its peers' from 630 s) is named all the same, with its
+// own evidence and onset, and so is the NIC's traffic falling again after the link is back, long
+// after or within a minute.
 TEST(DetectorTest, TheTrafficOfANicWhoseLinkIsDownIsNoSecondAlert) {
   struct Case {
     const char* what;
     int up_at;   // the link is down from 600 until then
     int ramp_s;  // after it, its traffic climbs back from a third over this long
-    bool straggler;
+    bool straggler = false;
+    int again = -1;     // the link is down again for a minute from then
+    int low_from = -1;  // the NIC carries a third from then on
   };
   for (const Case& c :
-       {Case{"down for 2 minutes", 720, 0, false},
-        Case{"named once it is up again", 630, 90, false}, Case{"and a straggler", 720, 0, true}}) {
+       {Case{"down for 2 minutes", 720, 0}, Case{"named once it is up again", 630, 90},
+        Case{"and a straggler", 720, 0, true}, Case{"a flap", 630, 90, false, 700},
+        Case{"and later a NIC slow", 630, 90, false, -1, 900},
+        Case{"a NIC slow just after it is back", 610, 0, false, -1, 640}}) {
     SCOPED_TRACE(c.what);
     Harness h;
     Rng rng(3, 0);
@@ -864,11 +870,13 @@ TEST(DetectorTest, TheTrafficOfANicWhoseLinkIsDownIsNoSecondAlert) {
         for (int n = 0; n < 4; ++n) {
           const size_t i = static_cast<size_t>(m * 4 + n);
           const bool nic = m == 5 && n == 3;
-          const bool down = nic && t >= 600 && t < c.up_at;
+          const bool down = nic && ((t >= 600 && t < c.up_at) ||
+                                    (c.again >= 0 && t >= c.again && t < c.again + 60));
           double share = 1;
           if (nic && t >= c.up_at && t < c.up_at + c.ramp_s) {
             share = 1.0 / 3 + (2.0 / 3) * (t - c.up_at) / c.ramp_s;
           }
+          if (nic && c.low_from >= 0 && t >= c.low_from) share = 1.0 / 3;
           if (!down) sent[i] += 2.3e9 * 5 * share * (1 + rng.Normal(0, 0.02));
           const std::string hca = "mlx5_" + std::to_string(n);
           h.Feed(t, m, "node_infiniband_port_data_transmitted_bytes_total", hca, sent[i]);
@@ -879,18 +887,58 @@ TEST(DetectorTest, TheTrafficOfANicWhoseLinkIsDownIsNoSecondAlert) {
       }
     }
     const std::vector<Alert> alerts = h.Finish();
-    ASSERT_EQ(alerts.size(), c.straggler ? 2u : 1u);
-    EXPECT_EQ(alerts[0].machine, "m5");
-    EXPECT_EQ(alerts[0].rule, "link_down");
-    EXPECT_EQ(alerts[0].component, "mlx5_3");
+    const size_t rules = c.again >= 0 ? 2 : 1;
+    const bool second = c.straggler || c.low_from >= 0;
+    ASSERT_EQ(alerts.size(), rules + (second ? 1 : 0));
+    for (size_t k = 0; k < rules; ++k) {
+      EXPECT_EQ(alerts[k].machine, "m5");
+      EXPECT_EQ(alerts[k].rule, "link_down");
+      EXPECT_EQ(alerts[k].component, "mlx5_3");
+    }
     EXPECT_EQ(alerts[0].detected, 600);
-    if (!c.straggler) continue;
-    EXPECT_EQ(alerts[1].machine, "m5");
-    EXPECT_EQ(AlertKindName(alerts[1].kind), "divergence");
-    const auto step = std::find_if(alerts[1].evidence.begin(), alerts[1].evidence.end(),
-                                   [](const Evidence& e) { return e.signal == "step_time"; });
-    EXPECT_NE(step, alerts[1].evidence.end());
+    if (!second) continue;
+    const Alert& named = alerts.back();
+    EXPECT_EQ(named.machine, "m5");
+    EXPECT_EQ(AlertKindName(named.kind), "divergence");
+    const int from = c.straggler ? 630 : c.low_from;
+    EXPECT_GE(named.onset, from);
+    const std::string cause = c.straggler ? "step_time" : "net_tx_bytes";
+    ASSERT_FALSE(named.evidence.empty());
+    for (const Evidence& e : named.evidence) EXPECT_EQ(e.signal, cause);
   }
+}
+
+// The same for a GPU: one that fell off the bus (XID 79 on gpu0 at 500 s, its power nothing from
+// then) is named once, by the rule; a GPU whose PCIe link narrowed (16 -> 8 lanes, its traffic
+// halved) likewise. Another GPU of the first machine losing half its power at 900 s is another
+// cause, named with its own onset.
+TEST(DetectorTest, AGpuOffTheBusIsNamedOnceAndAnotherGpuLaterToo) {
+  Harness h;
+  Rng rng(11, 0);
+  for (int t = 0; t < 1300; ++t) {
+    for (int m = 0; m < 8; ++m) {
+      for (int g = 0; g < 2; ++g) {
+        double power = 600, pcie = 1e9;
+        if (m == 1 && g == 0 && t >= 500) power = 50;
+        if (m == 1 && g == 1 && t >= 900) power = 300;
+        if (m == 2 && g == 0 && t >= 500) pcie = 5e8;
+        h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, power * (1 + rng.Normal(0, 0.01)));
+        h.Feed(t, m, "DCGM_FI_PROF_PCIE_TX_BYTES", g, pcie * (1 + rng.Normal(0, 0.01)));
+        h.Feed(t, m, "DCGM_FI_DEV_XID_ERRORS", g, m == 1 && g == 0 && t >= 500 ? 79 : 0);
+        h.Feed(t, m, "DCGM_FI_DEV_PCIE_LINK_WIDTH", g, m == 2 && g == 0 && t >= 500 ? 8 : 16);
+        h.Feed(t, m, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", g, 16);
+      }
+    }
+  }
+  std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 3u);
+  EXPECT_EQ(alerts[0].machine, "m1");
+  EXPECT_EQ(alerts[0].rule, "xid 79");
+  EXPECT_EQ(alerts[1].machine, "m2");
+  EXPECT_EQ(alerts[1].rule, "pcie_width");
+  EXPECT_EQ(alerts[2].machine, "m1");
+  EXPECT_EQ(AlertKindName(alerts[2].kind), "divergence");
+  EXPECT_GE(alerts[2].onset, 900);
 }
 
 // A deviation that began more than a persistence before a rule named a fault of the component
@@ -915,6 +963,7 @@ TEST(DetectorTest, ADeviationFromBeforeTheFaultIsNotItsEffect) {
   EXPECT_EQ(alerts[1].machine, "m1");
   EXPECT_EQ(AlertKindName(alerts[1].kind), "divergence");
   EXPECT_GT(alerts[1].detected, 500);
+  EXPECT_LT(alerts[1].onset, 500);  // the deviation from before, not a later one
 }
 
 // A hang of every rank: one job-level alert after the stall time, for the whole job, whether
