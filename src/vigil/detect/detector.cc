@@ -265,7 +265,6 @@ void Detector::Rule(const telemetry::Point& p) {
                                    static_cast<int>(code)) != o_.fatal_xids.end();
       if (code != r.xid && fatal) {
         alert(fmt::format("xid {}", code), p.time, code);
-        r.xid_at = p.time;
         r.xid_episode.Named(p.time, o_.rearm);
       }
       if (r.xid_fatal && !fatal) r.xid_episode.ended = p.time;
@@ -307,7 +306,6 @@ void Detector::Rule(const telemetry::Point& p) {
       if (r.width > 0 && r.width_max > 0 && r.width < r.width_max) {
         if (!r.width_alerted) {
           alert("pcie_width", p.time, r.width);
-          r.width_at = p.time;
           r.width_episode.Named(p.time, o_.rearm);
         }
         r.width_alerted = true;
@@ -334,7 +332,6 @@ void Detector::Rule(const telemetry::Point& p) {
       if (r.link_up >= 0.5 && p.value < 0.5) {
         alert("link_down", p.time, p.value);
         r.link_alerted = true;
-        r.link_at = p.time;
         r.link_episode.Named(p.time, o_.rearm);
       } else if (p.value >= 0.5) {
         if (r.link_alerted) r.link_episode.ended = p.time;
@@ -366,9 +363,9 @@ void Detector::FollowOwnFaults() {
       const size_t i = static_cast<size_t>(m) * components_ + c;
       const RuleState& r = rules_[i];
       earliest(since, component_seen_[i].alerted, component_seen_[i].last);
-      earliest(since, r.xid_fatal, r.xid_at);
-      earliest(since, r.width_alerted, r.width_at);
-      earliest(since, r.link_alerted, r.link_at);
+      earliest(since, r.xid_fatal, r.xid_episode.last);
+      earliest(since, r.width_alerted, r.width_episode.last);
+      earliest(since, r.link_alerted, r.link_episode.last);
     }
     own_fault_since_[m] = since;
   }
@@ -415,8 +412,7 @@ void Detector::AlertDivergence(double end) {
     // Enough evidence: what made it a divergence (each signal's own persistence, as PeerModel
     // triggers).
     const bool enough = std::any_of(deviations.begin(), deviations.end(), [&](const Deviation& d) {
-      const telemetry::SignalInfo& signal = names_.signals()[SignalOfFeature(d.feature)];
-      return d.evidence >= (signal.persistence > 0 ? signal.persistence : o_.peer.persistence_s);
+      return d.evidence >= model_.PersistenceOf(names_.signals()[SignalOfFeature(d.feature)]);
     });
     if (!enough) continue;
     if (deviations.size() > kEvidenceDeviations) deviations.resize(kEvidenceDeviations);

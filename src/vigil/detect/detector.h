@@ -120,10 +120,9 @@ class Detector {
       double last_error = -1;
     };
     std::vector<ErrorBucket> errors;
-    // When each fault of the component's own was named (FollowOwnFaults).
-    double xid_at = -1, width_at = -1, link_at = -1;
-    // Each of those faults as one episode (Explains): a fault named again within the re-arm
-    // time of its end (a NIC that flaps) continues it.
+    // Each fault of the component's own as one episode: when it was last named (FollowOwnFaults)
+    // and, for Explains, first named and ended; a fault named again within the re-arm time of its
+    // end (a NIC that flaps) continues it.
     struct Episode {
       double first = -1;  // named first
       double last = -1;   // named last

@@ -105,6 +105,8 @@ class PeerModel {
   void Update(const telemetry::Frame& frame, std::span<const uint32_t> group_of,
               std::span<const telemetry::SignalInfo> signals,
               std::span<const double> own_fault_since = {});
+  // How long a deviation of `signal` must last: its own persistence, else the options'.
+  double PersistenceOf(const telemetry::SignalInfo& signal) const;
 
   // Whether some group's job-level stall is under way and not yet reported: the next Update may
   // report it, and only then reads own_fault_since.
@@ -276,8 +278,6 @@ class PeerModel {
   // A residual beyond both thresholds of a deviation: z_min noise scales and effect_min of the
   // effect's scale, either way.
   bool Beyond(double residual, double noise, double scale) const;
-  // How long a deviation of `signal` must last: its own persistence, else the options'.
-  double PersistenceOf(const telemetry::SignalInfo& signal) const;
   // Follows the feature's usual level and whether it stalls; `warming` as for FollowSpread;
   // `group_stalled`: the group's job-level stall is under way.
   void FollowLevel(Peers& p, double centre, double now, bool warming, bool group_stalled);
