@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vigil/plan/hardware.h"
@@ -86,6 +87,26 @@ T Number(const Row& row, const std::string& key) {
 
 int64_t Int(const Row& row, const std::string& key) { return Number<int64_t>(row, key); }
 
+// A row's GPUs, TP, PP, VPP, global and micro-batch as a layout, DP what TP x PP leaves; a TP or
+// PP below 1 exits 2 naming the file, line and field (the rest is CheckLayout's).
+Layout LayoutOf(const Row& row) {
+  Layout l;
+  l.gpus = Int(row, "gpus");
+  for (const auto& [key, degree] : {std::pair{"tp", &l.tp}, std::pair{"pp", &l.pp}}) {
+    *degree = Int(row, key);
+    if (*degree < 1) {
+      fmt::print(stderr, "plan_score: {}: field '{}' must be at least 1, got {}\n", row.at(kWhere),
+                 key, *degree);
+      std::exit(2);
+    }
+  }
+  l.vpp = Int(row, "vpp");
+  l.dp = l.gpus / (l.tp * l.pp);
+  l.global_batch = Int(row, "global_batch");
+  l.micro_batch = Int(row, "micro_batch");
+  return l;
+}
+
 double Error(double predicted, double published) { return (predicted - published) / published; }
 
 // The weak-scaling table: seq 2048, vocab 51200, full recomputation, unfused attention and no
@@ -100,14 +121,7 @@ int ScoreMegatron(const std::string& dir, const vigil::plan::HardwareProfile& a1
   double worst = 0;
   for (const auto& row : ReadCsv(dir + "/megatron_gpt_weak_scaling.csv")) {
     const ModelSpec m = GptModel(Int(row, "layers"), Int(row, "hidden"), Int(row, "heads"));
-    Layout l;
-    l.gpus = Int(row, "gpus");
-    l.tp = Int(row, "tp");
-    l.pp = Int(row, "pp");
-    l.vpp = Int(row, "vpp");
-    l.dp = l.gpus / (l.tp * l.pp);
-    l.global_batch = Int(row, "global_batch");
-    l.micro_batch = Int(row, "micro_batch");
+    Layout l = LayoutOf(row);
     l.recompute = vigil::plan::Recompute::kFull;
     l.attention = vigil::plan::Attention::kUnfused;  // 2021: before FlashAttention (2022)
     l.sequence_parallel = false;                     // and before Korthikanti et al. (2022)
@@ -146,14 +160,7 @@ int ScoreMfuTable(const std::string& path, std::string_view title,
   for (const auto& row : ReadCsv(path)) {
     const ModelSpec m = GptModel(Int(row, "layers"), Int(row, "hidden"), Int(row, "heads"),
                                  Int(row, "vocab"), Int(row, "seq_len"));
-    Layout l;
-    l.gpus = Int(row, "gpus");
-    l.tp = Int(row, "tp");
-    l.pp = Int(row, "pp");
-    l.vpp = Int(row, "vpp");
-    l.dp = l.gpus / (l.tp * l.pp);
-    l.global_batch = Int(row, "global_batch");
-    l.micro_batch = Int(row, "micro_batch");
+    Layout l = LayoutOf(row);
     l.zero = static_cast<int>(Int(row, "zero"));
     l.sequence_parallel = Int(row, "sequence_parallel") != 0;
     vigil::Result<vigil::plan::Recompute> r = vigil::plan::ParseRecompute(Field(row, "recompute"));
