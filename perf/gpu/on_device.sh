@@ -5,7 +5,8 @@
 # (bidirectional figures), perf/gpu/reference.py's table of ratios, the health suite's time
 # (issue 23: ten starts of `vigil run --suite health`), and the gpu tests once more under
 # compute-sanitizer's memcheck where the machine has it. Logs and results go to $OUT (or
-# ./gpu-out).
+# ./gpu-out). VIGIL_ROUNDS sets reference.py's rounds (5); VIGIL_DEADLINE_S the seconds after the
+# start by which the sanitizer must end (540: within the device tool's 10-minute call).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 bundle=$(realpath "${1:-.gpu}")
@@ -34,8 +35,9 @@ echo "== gpu-copy, full suite"
 "$bundle/bin/vigil" run --suite full --bench gpu-copy --out "$out/vigil-copy-full.json" 2>&1 |
   tee "$out/vigil-copy-full.log"
 
-echo "== PyTorch on the same GPU, alternating with Vigil's quick GPU suite (5 rounds)"
-PYTHONUNBUFFERED=1 python3 perf/gpu/reference.py --rounds 5 --vigil "$out/vigil-rounds.json" \
+rounds=${VIGIL_ROUNDS:-5}
+echo "== PyTorch on the same GPU, alternating with Vigil's quick GPU suite ($rounds rounds)"
+PYTHONUNBUFFERED=1 python3 perf/gpu/reference.py --rounds "$rounds" --vigil "$out/vigil-rounds.json" \
   --vigil-command "'$bundle/bin/vigil' run --suite quick --bench gpu-gemm,gpu-membw,gpu-copy --out '$out/vigil-rounds.json'" \
   --out "$out/reference.json" | tee "$out/table.md"
 reference=${PIPESTATUS[0]}
@@ -53,8 +55,8 @@ done | sort -n | tee "$out/health-ms.txt" | awk '{ms[NR] = $1} END {
   tee "$out/health-time.txt"
 
 sanitizer=skipped
-# Within what is left of a 10-minute call (the device tool's limit), or not at all.
-left=$((540 - SECONDS))
+# Within what is left of the deadline, or not at all.
+left=$((${VIGIL_DEADLINE_S:-540} - SECONDS))
 if command -v compute-sanitizer >/dev/null && ((left > 60)); then
   echo "== gpu tests under compute-sanitizer (memcheck), at most $left s"
   timeout "$left" compute-sanitizer --tool memcheck --leak-check no --error-exitcode 3 \

@@ -18,14 +18,17 @@ replay of one CUDA graph that reads the whole cache with a mask (fixed shapes: u
 cache than the mean context); the decode time per token is the median step.
 
 Writes one JSON document (--out): {"gpu", "torch", "train": [...], "infer": [...]}, each entry
-with its model (the keys of Vigil's model files) and what was measured. A configuration that does
-not fit is recorded with "error" rather than stopping the run.
+with its model (the keys of Vigil's model files) and what was measured; inference is measured
+first, and the document is rewritten after each case, so a run stopped at a time limit keeps the
+cases it finished. A configuration that does not fit is recorded with "error" rather than
+stopping the run.
 
     python3 perf/plan/measure.py --out plan-measured.json
 """
 
 import argparse
 import json
+import os
 import statistics
 import time
 
@@ -225,6 +228,22 @@ def main():
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = True
     doc = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "train": [], "infer": []}
+    # Inference first: it is the shorter, and a run stopped at a time limit keeps it.
+    if args.only != "train":
+        name, layers, hidden, heads = INFER_MODEL
+        torch.manual_seed(0)
+        model = Gpt(layers, hidden, heads).cuda().to(torch.bfloat16).eval()
+        for batch, prompt, output in INFER_CASES:
+            entry = {"model": model_keys(name, layers, hidden, heads), "batch": batch,
+                     "prompt": prompt, "output": output}
+            entry.update(guarded(lambda: infer_case(model, layers, hidden, heads, batch, prompt,
+                                                    output)))
+            print(json.dumps(entry), flush=True)
+            doc["infer"].append(entry)
+            write(args.out, doc)
+            torch.cuda.empty_cache()
+        del model
+        torch.cuda.empty_cache()
     for name, layers, hidden, heads, micro, global_batch in [] if args.only == "infer" else TRAIN:
         for compiled in [False] if args.no_compile else [False, True]:
             entry = {"model": model_keys(name, layers, hidden, heads), "micro_batch": micro,
@@ -233,25 +252,15 @@ def main():
                                                     global_batch, compiled, args.steps)))
             print(json.dumps({k: v for k, v in entry.items() if k != "step_times_s"}), flush=True)
             doc["train"].append(entry)
+            write(args.out, doc)  # after each case: a run stopped at a time limit keeps the rest
             torch.cuda.empty_cache()
-    if args.only == "train":
-        return write(args.out, doc)
-    name, layers, hidden, heads = INFER_MODEL
-    torch.manual_seed(0)
-    model = Gpt(layers, hidden, heads).cuda().to(torch.bfloat16).eval()
-    for batch, prompt, output in INFER_CASES:
-        entry = {"model": model_keys(name, layers, hidden, heads), "batch": batch,
-                 "prompt": prompt, "output": output}
-        entry.update(guarded(lambda: infer_case(model, layers, hidden, heads, batch, prompt, output)))
-        print(json.dumps(entry), flush=True)
-        doc["infer"].append(entry)
-        torch.cuda.empty_cache()
     write(args.out, doc)
 
 
 def write(path, doc):
-    with open(path, "w") as f:
+    with open(path + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
+    os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":
