@@ -8,13 +8,16 @@
 // Usage: plan_gemm_score SHAPES.json GPU [RESULTS...]. Exits 2 on a file that cannot be read,
 // naming the file and the entry and field at fault.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vigil/core/json.h"
@@ -32,26 +35,32 @@ using vigil::plan::HardwareProfile;
   std::exit(2);
 }
 
-// One timed product: C[m x n] = A[m x k] B[k x n], `batch` times, in `seconds` a call.
+// One timed product: C[m x n] = A[m x k] B[k x n], `batch` times, in `seconds` a call, of a row
+// whose step model prices attention as `attention` ("flash" or "unfused").
 struct Shape {
-  std::string source, gemm, pass;
+  std::string source, attention, gemm, pass;
   double m = 0, n = 0, k = 0, batch = 0, seconds = 0;
 };
 
-double PositiveNumber(const Json& entry, const char* key, const std::string& where) {
+// entry[key] as a number in [lo, hi], or exit 2 naming where and the field.
+double Number(const Json& entry, const char* key, const std::string& where, double lo, double hi) {
   const auto it = entry.find(key);
-  if (it == entry.end() || !it->is_number() || !(it->get<double>() > 0)) {
-    Fail(fmt::format("{}: field '{}' must be a positive number", where, key));
+  if (it == entry.end() || !it->is_number() || !(it->get<double>() >= lo) ||
+      !(it->get<double>() <= hi)) {
+    Fail(fmt::format("{}: field '{}' must be a number from {:g} to {:g}", where, key, lo, hi));
   }
   return it->get<double>();
 }
 
-std::string Text(const Json& entry, const char* key, const std::string& where) {
+// entry[key] as one of `names`, or exit 2 naming where and the field.
+std::string OneOf(const Json& entry, const char* key, const std::string& where,
+                  std::initializer_list<std::string_view> names) {
   const auto it = entry.find(key);
-  if (it == entry.end() || !it->is_string()) {
-    Fail(fmt::format("{}: field '{}' must be a string", where, key));
+  if (it != entry.end() && it->is_string() &&
+      std::find(names.begin(), names.end(), it->get<std::string>()) != names.end()) {
+    return it->get<std::string>();
   }
-  return it->get<std::string>();
+  Fail(fmt::format("{}: field '{}' must be one of {}", where, key, fmt::join(names, ", ")));
 }
 
 std::vector<Shape> ReadShapes(const std::string& path, double* reference_tflops) {
@@ -61,25 +70,41 @@ std::vector<Shape> ReadShapes(const std::string& path, double* reference_tflops)
   text << in.rdbuf();
   vigil::Result<Json> doc = vigil::ParseJson(text.str(), path);
   if (!doc.ok()) Fail(std::string(doc.status().message()));
+  if (!doc->is_object()) Fail(fmt::format("{}: not a JSON object", path));
   const auto reference = doc->find("reference_tflops");
-  if (reference == doc->end() || !reference->is_array() || reference->empty() ||
-      !reference->front().is_number()) {
-    Fail(fmt::format("{}: field 'reference_tflops' must be a list of numbers", path));
+  if (reference == doc->end() || !reference->is_array() || reference->empty()) {
+    Fail(fmt::format("{}: field 'reference_tflops' must be a non-empty list", path));
+  }
+  for (size_t i = 0; i < reference->size(); ++i) {
+    const Json& r = (*reference)[i];
+    if (!r.is_number() || !(r.get<double>() > 0) || !(r.get<double>() <= 1e5)) {
+      Fail(fmt::format("{}: reference_tflops[{}] must be a number above 0, at most 1e5", path, i));
+    }
   }
   *reference_tflops = reference->front().get<double>();
   const auto shapes = doc->find("shapes");
   if (shapes == doc->end() || !shapes->is_array() || shapes->empty()) {
     Fail(fmt::format("{}: field 'shapes' must be a non-empty list", path));
   }
+  // Sizes up to ten million and times from a nanosecond to a day keep every product and ratio
+  // finite.
+  constexpr double kMaxSize = 1e7;
   std::vector<Shape> out;
   for (size_t i = 0; i < shapes->size(); ++i) {
     const Json& e = (*shapes)[i];
     const std::string where = fmt::format("{}: shapes[{}]", path, i);
     if (!e.is_object()) Fail(where + ": not an object");
-    out.push_back({Text(e, "source", where), Text(e, "gemm", where), Text(e, "pass", where),
-                   PositiveNumber(e, "m", where), PositiveNumber(e, "n", where),
-                   PositiveNumber(e, "k", where), PositiveNumber(e, "batch", where),
-                   PositiveNumber(e, "seconds", where)});
+    const auto source = e.find("source");
+    if (source == e.end() || !source->is_string() || source->get<std::string>().empty()) {
+      Fail(fmt::format("{}: field 'source' must be a non-empty string", where));
+    }
+    out.push_back({source->get<std::string>(), OneOf(e, "attention", where, {"flash", "unfused"}),
+                   OneOf(e, "gemm", where,
+                         {"qkv", "scores", "values", "proj", "mlp_up", "mlp_down", "logits"}),
+                   OneOf(e, "pass", where, {"fwd", "dgrad", "wgrad"}),
+                   Number(e, "m", where, 1, kMaxSize), Number(e, "n", where, 1, kMaxSize),
+                   Number(e, "k", where, 1, kMaxSize), Number(e, "batch", where, 1, kMaxSize),
+                   Number(e, "seconds", where, 1e-9, 86400)});
   }
   return out;
 }
@@ -104,6 +129,12 @@ double ComputeShare(const Shape& s, const HardwareProfile& hw) {
   return vigil::plan::GemmEfficiency(s.m, s.n, s.k, hw, bf16) / hw.bf16_efficiency;
 }
 
+// Whether the step model prices `s` with GemmEfficiency: not attention's products in a row
+// whose attention is FlashAttention (FlashSeconds prices those).
+bool Priced(const Shape& s) {
+  return s.attention != "flash" || (s.gemm != "scores" && s.gemm != "values");
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -111,14 +142,14 @@ double Median(std::vector<double> v) {
 
 int Score(const std::vector<Shape>& shapes, double reference_tflops, const HardwareProfile& hw) {
   const double large_flops = 2 * 8192.0 * 8192 * 8192;
-  const Shape large{"", "", "", 8192, 8192, 8192, 1, large_flops / (reference_tflops * 1e12)};
+  const Shape large{"", "", "", "", 8192, 8192, 8192, 1, large_flops / (reference_tflops * 1e12)};
   // What the shape function alone gets wrong is each product's ratio over that of the products
   // it prices as at least as compute-bound as 8192^3, timed in the same run and conditions: the
   // 8192^3 product itself, timed after seconds of load, runs at lower clocks than short batches
   // of products between pauses (docs/benchmarks.md).
   std::vector<double> compute_bound;
   for (const Shape& s : shapes) {
-    if (ComputeShare(s, hw) >= ComputeShare(large, hw)) {
+    if (Priced(s) && ComputeShare(s, hw) >= ComputeShare(large, hw)) {
       compute_bound.push_back(PredictedSeconds(s, hw) / s.seconds);
     }
   }
@@ -137,7 +168,12 @@ int Score(const std::vector<Shape>& shapes, double reference_tflops, const Hardw
   std::vector<std::string> order;
   std::map<std::string, std::map<std::string, Sum>> block, logits;
   std::map<std::string, std::vector<double>> by_gemm;  // "gemm pass" -> shape ratios
+  int flash = 0;
   for (const Shape& s : shapes) {
+    if (!Priced(s)) {
+      ++flash;
+      continue;
+    }
     if (std::find(order.begin(), order.end(), s.source) == order.end()) order.push_back(s.source);
     Sum& sum = (s.gemm == "logits" ? logits : block)[s.source][s.pass];
     const double predicted = PredictedSeconds(s, hw);
@@ -152,12 +188,15 @@ int Score(const std::vector<Shape>& shapes, double reference_tflops, const Hardw
       const Sum& b = block[source][pass];
       const Sum& o = logits[source][pass];
       if (b.measured == 0) continue;
-      fmt::print("{:<42} {:>6} {:>12.3f} {:>12.3f} {:>6.3f} {:>6.3f} {:>13.3f}\n", source, pass,
+      fmt::print("{:<42} {:>6} {:>12.3f} {:>12.3f} {:>6.3f} {:>6.3f} {:>13}\n", source, pass,
                  1e3 * b.predicted, 1e3 * b.measured, b.Ratio(), b.Ratio() / large_ratio,
-                 o.measured > 0 ? o.Ratio() / large_ratio : 0.0);
+                 o.measured > 0 ? fmt::format("{:.3f}", o.Ratio() / large_ratio) : "-");
     }
   }
-  fmt::print("\nShape ratio by product and pass over all rows: median (least, greatest)\n");
+  fmt::print(
+      "\nShape ratio by product and pass over all rows: median (least, greatest); {} products "
+      "left out: attention's in rows priced with FlashAttention\n",
+      flash);
   for (auto& [name, ratios] : by_gemm) {
     std::sort(ratios.begin(), ratios.end());
     fmt::print("{:<16} {:>6.3f} ({:.3f}, {:.3f}) over {}\n", name, Median(ratios), ratios.front(),

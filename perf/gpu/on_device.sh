@@ -59,7 +59,7 @@ sanitizer=skipped
 left=$((${VIGIL_DEADLINE_S:-540} - SECONDS))
 if command -v compute-sanitizer >/dev/null && ((left > 60)); then
   echo "== gpu tests under compute-sanitizer (memcheck), at most $left s"
-  timeout "$left" compute-sanitizer --tool memcheck --leak-check no --error-exitcode 3 \
+  timeout -k 5 "$left" compute-sanitizer --tool memcheck --leak-check no --error-exitcode 3 \
     "$bundle/bin/gpu_test" --gtest_filter='-*Stress*' >"$out/sanitizer.log" 2>&1
   sanitizer=$?
   tail -n 5 "$out/sanitizer.log"

@@ -2,7 +2,7 @@
 """Measures on a real GPU the BF16 matrix products that `vigil plan train` prices, at the shapes
 of the published tables it is scored against, so that the step model's one GEMM function
 (`GemmEfficiency` in src/vigil/plan/train.cc) can be scored shape by shape
-(`plan_score --gemm`, docs/benchmarks.md).
+(`eval/plan_gemm_score`, docs/benchmarks.md).
 
 For every row of eval/data/plan/{megatron_gpt_weak_scaling,megatron_gpt_mfu_2022,megascale_175b}.csv
 and for the models perf/plan/measure.py trains, the products of one transformer block as the step
@@ -21,8 +21,12 @@ operands from HBM as it would in a training step. The 8192^3 product is timed ag
 the two bracket the run's clock state.
 
 Writes one JSON document (--out): {"gpu", "torch", "reference_tflops": [before, after],
-"shapes": [{"source", "gemm", "pass", "m", "n", "k", "batch", "seconds", "tflops"}]}, where the
-product is C[m x n] = A[m x k] B[k x n], `batch` times, and `seconds` is one call's time.
+"shapes": [{"source", "attention", "gemm", "pass", "m", "n", "k", "batch", "seconds",
+"tflops"}]}, where the product is C[m x n] = A[m x k] B[k x n], `batch` times, `seconds` is one
+call's time, and `attention` is how the row's step model prices attention's two products
+("unfused": as GEMMs, which these times score; "flash": as FlashAttention, which they do not).
+The document is rewritten after each row, so a run stopped at a time limit keeps the rows it
+finished ("after" is then missing).
 
     python3 perf/plan/gemm_shapes.py --out gemm-shapes.json
 """
@@ -37,8 +41,8 @@ import time
 import torch
 
 TABLES = ("megatron_gpt_weak_scaling.csv", "megatron_gpt_mfu_2022.csv", "megascale_175b.csv")
-# perf/plan/measure.py's training runs: name, layers, hidden, heads, micro-batch; vocab 50,304,
-# sequence 2,048, TP 1.
+# perf/plan/measure.py's training runs: name, hidden, heads, micro-batch; vocab 50,304, sequence
+# 2,048, TP 1, FlashAttention (scaled_dot_product_attention).
 MEASURED = (("gpt-350m", 1024, 16, 8), ("gpt-1.3b", 2048, 16, 4), ("gpt-2.7b", 2560, 32, 2))
 L2_BYTES = 60 << 20
 
@@ -60,14 +64,16 @@ def block_products(hidden, heads, tp, micro_batch, seq, vocab):
 
 
 def rows(data_dir):
+    # The weak-scaling table (2021) has no attention column: it predates FlashAttention.
     for table in TABLES:
         with open(os.path.join(data_dir, table), newline="") as f:
             for line, row in enumerate(csv.DictReader(f), start=2):
-                yield (f"{table}:{line} {row['model']}", int(row["hidden"]), int(row["heads"]),
-                       int(row["tp"]), int(row["micro_batch"]), int(row.get("seq_len") or 2048),
+                yield (f"{table}:{line} {row['model']}", row.get("attention") or "unfused",
+                       int(row["hidden"]), int(row["heads"]), int(row["tp"]),
+                       int(row["micro_batch"]), int(row.get("seq_len") or 2048),
                        int(row.get("vocab") or 51200))
     for name, hidden, heads, micro in MEASURED:
-        yield f"measure.py {name}", hidden, heads, 1, micro, 2048, 50304
+        yield f"measure.py {name}", "flash", hidden, heads, 1, micro, 2048, 50304
 
 
 def operands(gemm_pass, m, n, k, batch, linear):
@@ -132,7 +138,7 @@ def main():
     print(f"8192^3 bf16 after {args.warmup} s of warm-up: {before:.1f} TFLOP/s", flush=True)
     measured = {}  # (m, n, k, batch, layout) -> seconds: equal shapes are timed once
     shapes = []
-    for source, hidden, heads, tp, micro, seq, vocab in rows(args.data):
+    for source, attention, hidden, heads, tp, micro, seq, vocab in rows(args.data):
         for gemm, m, n, k, batch, linear in block_products(hidden, heads, tp, micro, seq, vocab):
             for gemm_pass in ("fwd", "dgrad", "wgrad"):
                 (pm, pn, pk), (sa, sb), fn = operands(gemm_pass, m, n, k, batch, linear)
@@ -147,16 +153,23 @@ def main():
                     del sets
                 seconds = measured[key]
                 tflops = 2 * pm * pn * pk * batch / seconds / 1e12
-                shapes.append({"source": source, "gemm": gemm, "pass": gemm_pass, "m": pm,
+                shapes.append({"source": source, "attention": attention, "gemm": gemm,
+                               "pass": gemm_pass, "m": pm,
                                "n": pn, "k": pk, "batch": batch, "seconds": seconds,
                                "tflops": tflops})
+        write(args.out, device, [before], shapes)
         print(f"{source}: done ({time.monotonic() - started:.0f} s)", flush=True)
     torch.cuda.empty_cache()
     after = settle(0.5, device)
     print(f"8192^3 bf16 at the end: {after:.1f} TFLOP/s; {len(measured)} shapes timed", flush=True)
-    with open(args.out, "w") as f:
+    write(args.out, device, [before, after], shapes)
+
+
+def write(path, device, reference, shapes):
+    with open(path + ".tmp", "w") as f:
         json.dump({"gpu": torch.cuda.get_device_name(device), "torch": torch.__version__,
-                   "reference_tflops": [before, after], "shapes": shapes}, f, indent=1)
+                   "reference_tflops": reference, "shapes": shapes}, f, indent=1)
+    os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":
