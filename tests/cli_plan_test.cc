@@ -34,6 +34,13 @@ TEST(PlanCliTest, TrainPrintsTheFieldsScriptsRead) {
     EXPECT_GT(j[key].get<double>(), 0) << key;
   }
   EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 1024 * 2048, 1);
+  // The compute term, split into the matrix products and the memory-bound kernels.
+  const double compute = j["time_s"]["compute"].get<double>();
+  const double gemm = j["compute_split_s"]["gemm"].get<double>();
+  const double memory_bound = j["compute_split_s"]["memory_bound"].get<double>();
+  EXPECT_GT(gemm, 0);
+  EXPECT_GT(memory_bound, 0);
+  EXPECT_NEAR(gemm + memory_bound, compute, 1e-9 * compute);
   EXPECT_GT(j["mfu"].get<double>(), 0.2);
   EXPECT_LT(j["mfu"].get<double>(), 0.8);
   EXPECT_TRUE(j["fits"].get<bool>());

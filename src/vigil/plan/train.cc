@@ -185,6 +185,7 @@ double ActivationBytes(const ModelSpec& m, const Layout& l, const BlockCost& blo
 // (forward and backward), what of it is exposed communication, and the step's once-only costs.
 struct StageCost {
   double compute_s = 0;                           // per micro-batch
+  double gemm_s = 0;                              // of compute_s, the matrix products
   double tp_s = 0, cp_s = 0, ep_s = 0, pp_s = 0;  // exposed, per micro-batch
   double dp_s = 0;                                // exposed, once per step
   double optimizer_s = 0;                         // once per step
@@ -206,6 +207,7 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
                          (PeakOf(hw, l.precision) * kTera *
                           GemmEfficiency(tokens, D(m.vocab) / D(l.tp), h, hw, l.precision));
   c.compute_s = layers * (block.gemm_s + block.memory_s) + logit_s;
+  c.gemm_s = layers * block.gemm_s + logit_s;
 
   // Communication inside a micro-batch's pass through the stage, exposed share only.
   const double act_bytes = tokens * h * kBytesPerValue;
@@ -397,6 +399,7 @@ TrainPrediction PredictMixed(const ModelSpec& m, const Layout& l, const StageGro
   p.micro_batches = micro_batches;
   p.bubble_fraction = D(l.pp - 1) / (D(l.vpp) * mb);
   p.time.compute_s = mb * c.compute_s;
+  p.time.compute_gemm_s = mb * c.gemm_s;
   p.time.tp_comm_s = mb * c.tp_s;
   p.time.cp_comm_s = mb * c.cp_s;
   p.time.ep_comm_s = mb * c.ep_s;

@@ -73,6 +73,9 @@ struct TrainAssumptions {
 // + optimizer = step.
 struct StepBreakdown {
   double compute_s = 0;  // GEMMs and memory-bound kernels of the slowest stage, all micro-batches
+  // Of compute_s, the matrix products (the blocks' GEMMs, attention's products, the output
+  // layer); the rest is the memory-bound kernels. Not a term of its own in StepTerms.
+  double compute_gemm_s = 0;
   double tp_comm_s = 0;  // exposed shares of each communication
   double cp_comm_s = 0;
   double pp_comm_s = 0;

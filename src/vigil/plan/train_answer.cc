@@ -96,6 +96,8 @@ Json TrainJson(const TrainAnswer& a) {
               {"micro_batches", p.micro_batches},
               {"bubble_fraction", p.bubble_fraction},
               {"time_s", TermsJson(t)},
+              {"compute_split_s",
+               {{"gemm", t.compute_gemm_s}, {"memory_bound", t.compute_s - t.compute_gemm_s}}},
               {"memory_gib",
                {{"parameters", Gib(m.parameters)},
                 {"gradients", Gib(m.gradients)},
@@ -129,6 +131,8 @@ std::string TrainText(const TrainAnswer& a) {
   Table time({"step time", "seconds (share)"});
   const double s = p.step_time_s;
   time.Add({"compute", Seconds(t.compute_s, s)});
+  time.Add({"  of which matrix products", Seconds(t.compute_gemm_s, s)});
+  time.Add({"  of which memory-bound kernels", Seconds(t.compute_s - t.compute_gemm_s, s)});
   time.Add({"TP communication (exposed)", Seconds(t.tp_comm_s, s)});
   time.Add({"CP communication (exposed)", Seconds(t.cp_comm_s, s)});
   time.Add({"PP communication (exposed)", Seconds(t.pp_comm_s, s)});

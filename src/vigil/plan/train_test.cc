@@ -81,6 +81,27 @@ TEST(PredictTrainTest, StepIsTheSumOfItsParts) {
   EXPECT_LT(p.mfu, 0.85);
 }
 
+// compute_s splits into the matrix products and the memory-bound kernels, which are
+// Korthikanti et al.'s activation bytes moved through HBM: on one GPU without recomputation,
+// FlashAttention, TP 1, each block's kernels write s b h (10 + 24) bytes in the forward and read
+// them and write their gradients in the backward, three times that, at the HBM rate.
+TEST(PredictTrainTest, ComputeSplitsIntoMatrixProductsAndMemoryBoundKernels) {
+  const ModelSpec m = GptModel(24, 2048, 16);
+  Layout l;
+  l.gpus = l.dp = 1;
+  l.micro_batch = 4;
+  l.global_batch = 32;
+  l.recompute = Recompute::kNone;
+  const HardwareProfile hw = A100();
+  const TrainPrediction p = PredictTrain(m, l, hw);
+  const double micro_batches = 8, layers = 24;
+  const double bytes = 3 * 2048.0 * 4 * 2048 * (10 + 24);
+  const double memory_bound =
+      micro_batches * layers * bytes / (hw.hbm_gbps * hw.hbm_efficiency * 1e9);
+  EXPECT_NEAR(p.time.compute_s - p.time.compute_gemm_s, memory_bound, 1e-9 * memory_bound);
+  EXPECT_GT(p.time.compute_gemm_s, 5 * memory_bound);  // a 1.3B model's step is mostly products
+}
+
 TEST(PredictTrainTest, BubbleShrinksWithInterleaving) {
   const ModelSpec m = GptModel(96, 12288, 96);
   Layout l = Megatron(1024, 8, 8, 512);  // dp 16: 32 micro-batches
