@@ -107,7 +107,8 @@ TEST(PlanCliTest, SequenceParallelismChoice) {
       RunVigil({"plan", "search", "--model", kTrainModels + "gpt3-175b.yaml", "--gpus", "1024",
                 "--global-batch", "1024", "--no-sequence-parallel", "--top", "3", "--json"});
   ASSERT_EQ(search.exit_code, 0) << search.err;
-  for (const Json& best : JsonOf(search)["best"]) {
+  const Json found = JsonOf(search);  // kept: a range over a temporary's member outlives it
+  for (const Json& best : found.at("best")) {
     EXPECT_EQ(best["layout"]["sequence_parallel"], false);
   }
 }
