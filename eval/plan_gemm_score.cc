@@ -12,15 +12,15 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <initializer_list>
 #include <map>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "vigil/core/file.h"
 #include "vigil/core/json.h"
+#include "vigil/core/stats.h"
 #include "vigil/plan/hardware.h"
 #include "vigil/plan/profile.h"
 #include "vigil/plan/train.h"
@@ -64,11 +64,9 @@ std::string OneOf(const Json& entry, const char* key, const std::string& where,
 }
 
 std::vector<Shape> ReadShapes(const std::string& path, double* reference_tflops) {
-  std::ifstream in(path);
-  if (!in) Fail(fmt::format("cannot read {}", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  vigil::Result<Json> doc = vigil::ParseJson(text.str(), path);
+  const vigil::Result<std::string> text = vigil::ReadFile(path);
+  if (!text.ok()) Fail(std::string(text.status().message()));
+  vigil::Result<Json> doc = vigil::ParseJson(*text, path);
   if (!doc.ok()) Fail(std::string(doc.status().message()));
   if (!doc->is_object()) Fail(fmt::format("{}: not a JSON object", path));
   const auto reference = doc->find("reference_tflops");
@@ -135,11 +133,6 @@ bool Priced(const Shape& s) {
   return s.attention != "flash" || (s.gemm != "scores" && s.gemm != "values");
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 int Score(const std::vector<Shape>& shapes, double reference_tflops, const HardwareProfile& hw) {
   const double large_flops = 2 * 8192.0 * 8192 * 8192;
   const Shape large{"", "", "", "", 8192, 8192, 8192, 1, large_flops / (reference_tflops * 1e12)};
@@ -154,7 +147,7 @@ int Score(const std::vector<Shape>& shapes, double reference_tflops, const Hardw
     }
   }
   if (compute_bound.empty()) Fail("no product priced as compute-bound as 8192^3 was measured");
-  const double large_ratio = Median(compute_bound);
+  const double large_ratio = vigil::stats::Median(compute_bound);
   fmt::print("Profile: {} ({})\n", hw.gpu, hw.source);
   fmt::print(
       "8192^3 after seconds of load: predicted {:.1f} TFLOP/s, measured {:.1f} (time ratio "
@@ -199,8 +192,8 @@ int Score(const std::vector<Shape>& shapes, double reference_tflops, const Hardw
       flash);
   for (auto& [name, ratios] : by_gemm) {
     std::sort(ratios.begin(), ratios.end());
-    fmt::print("{:<16} {:>6.3f} ({:.3f}, {:.3f}) over {}\n", name, Median(ratios), ratios.front(),
-               ratios.back(), ratios.size());
+    fmt::print("{:<16} {:>6.3f} ({:.3f}, {:.3f}) over {}\n", name, vigil::stats::Median(ratios),
+               ratios.front(), ratios.back(), ratios.size());
   }
   return 0;
 }

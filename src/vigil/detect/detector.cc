@@ -232,7 +232,7 @@ void Detector::Feed(const telemetry::Point& p) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
     seen.Saw(p.time, copy);
-    if (p.signal < 64) seen.reports |= uint64_t{1} << p.signal;
+    seen.Reported(p.signal);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
   builder_.Add(p);
@@ -444,7 +444,6 @@ void Detector::RuleState::Episode::Named(double time, double rearm) {
 
 bool Detector::Explains(uint32_t m, const Deviation& d) const {
   const uint32_t s = SignalOfFeature(d.feature);
-  if (s >= 64) return false;
   const double persistence = o_.peer.persistence_s;
   const auto within = [&](const RuleState::Episode& e) {
     return e.first >= 0 && d.start >= e.first - persistence && d.start <= e.last + persistence &&
@@ -452,7 +451,7 @@ bool Detector::Explains(uint32_t m, const Deviation& d) const {
   };
   for (uint32_t c = 0; c < components_; ++c) {
     const size_t i = static_cast<size_t>(m) * components_ + c;
-    if ((component_seen_[i].reports & (uint64_t{1} << s)) == 0) continue;
+    if (!component_seen_[i].Reports(s)) continue;
     const RuleState& r = rules_[i];
     if (within(r.xid_episode) || within(r.width_episode) || within(r.link_episode)) return true;
   }

@@ -145,6 +145,10 @@ class Detector {
     uint32_t signal = 0;
     // The signals it reports, by signal id (those beyond 63 are not kept: none is explained).
     uint64_t reports = 0;
+    void Reported(uint32_t s) {
+      if (s < 64) reports |= uint64_t{1} << s;
+    }
+    bool Reports(uint32_t s) const { return s < 64 && ((reports >> s) & 1) != 0; }
     // Silent since when it is named: grace, or three of its own intervals.
     double SilentAfter(double grace) const {
       // Its own interval once it has reported for the longest interval a series may have (its

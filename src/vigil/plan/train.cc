@@ -206,8 +206,8 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   const double logit_s = 3 * 2 * tokens * D(m.vocab) / D(l.tp) * h /
                          (PeakOf(hw, l.precision) * kTera *
                           GemmEfficiency(tokens, D(m.vocab) / D(l.tp), h, hw, l.precision));
-  c.compute_s = layers * (block.gemm_s + block.memory_s) + logit_s;
   c.gemm_s = layers * block.gemm_s + logit_s;
+  c.compute_s = c.gemm_s + layers * block.memory_s;
 
   // Communication inside a micro-batch's pass through the stage, exposed share only.
   const double act_bytes = tokens * h * kBytesPerValue;
