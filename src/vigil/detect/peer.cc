@@ -103,18 +103,33 @@ constexpr float kRunGapIntervals = 3;
 // The longest gap between a run's deviating samples of a machine sampled every `interval`.
 double RunGap(float interval) { return kRunGapIntervals * std::max(interval, 1.0f); }
 
+// A machine that has had no fresh sample for this many of its intervals is overdue: its job
+// may have paused (PeerModel::FollowPause). The held-sample rule's factor (docs/detect.md,
+// "Time, not samples"): a scrape late by jitter is not overdue.
+constexpr double kOverdueIntervals = 1.5;
+
+// A machine's usual time between fresh samples, as a job pause is judged against it: its
+// interval, or its latest gap where longer. A job whose iterations a straggler stretches (every
+// rank's step-time gauge changes at the straggler's pace) goes overdue once, not at every
+// iteration until the intervals have followed.
+float Pace(float interval, float latest_gap) { return std::max(interval, latest_gap); }
+
 // Extends a run (its evidence in seconds, its deviating samples and the latest of them) by a
 // deviating sample at `now`, the gap since the latest weighted by `strength`; the run's first
 // sample, or one after a gap longer than RunGap, starts it again. Returns whether it started.
+// `paused`: seconds of the gap in which the machine's job paused (PeerModel::FollowPause); they
+// count only as far as the gap is longer than the machine's own `pace` (it was overdue too), and
+// never as evidence.
 bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, float interval,
-               double strength) {
+               double strength, double paused = 0, double pace = 0) {
   const double gap = now - last;
   const bool starts = samples == 0 || gap > RunGap(interval);
   if (starts) {
     evidence = 0;
     samples = 0;
   } else {
-    evidence += static_cast<float>(gap * strength);
+    const double held = std::clamp(gap - pace, 0.0, std::max(paused, 0.0));
+    evidence += static_cast<float>((gap - held) * strength);
   }
   if (samples < UINT16_MAX) ++samples;
   last = now;
@@ -180,6 +195,7 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
       if (s >= signals.size() || signals[s].role != telemetry::SignalRole::kPeer) continue;
       SmoothSamples(frame, g, s);
       if (members_[g].size() < static_cast<size_t>(o_.min_peers)) continue;
+      FollowPause(g, s, frame.time);
       // A signal's statistics share their samples: which are fresh, which current.
       const uint32_t first = s * kStats;
       const bool any = std::any_of(members_[g].begin(), members_[g].end(),
@@ -267,6 +283,8 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) {
   }
   const float gap = std::min(static_cast<float>(now - t.fresh), kLongestGap);
   t.interval = t.samples == 1 ? gap : t.interval + kIntervalGain * (gap - t.interval);
+  t.prev_gap = t.samples == 1 ? gap : t.gap;
+  t.gap = gap;
   const double tau = std::max(o_.smooth_s, static_cast<double>(t.interval));
   const double step = raw - t.smooth;
   if (step != 0) {
@@ -432,6 +450,25 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
   std::sort(runs.begin(), runs.end(),
             [&](const OddRun& x, const OddRun& y) { return key(x) < key(y); });
   gs.odd = std::move(runs);
+}
+
+void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
+  const uint32_t first = s * kStats;
+  size_t reporting = 0, overdue = 0;
+  for (uint32_t m : members_[g]) {
+    const Track& t = TrackOf(m, first);
+    if (t.samples < 2 || now - t.fresh > RunGap(t.interval)) continue;  // no interval, or gone
+    ++reporting;
+    if (now - t.fresh > kOverdueIntervals * Pace(t.interval, t.gap)) ++overdue;
+  }
+  Peers& p = peers_[g][first];
+  const bool paused = reporting >= static_cast<size_t>(o_.min_peers) && 2 * overdue >= reporting;
+  const double dt = p.pause_checked < 0 ? 0 : now - p.pause_checked;
+  for (uint32_t f = first; f < first + kStats; ++f) {
+    Peers& q = peers_[g][f];
+    if (paused) q.paused += dt;
+    q.pause_checked = now;
+  }
 }
 
 void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::SignalInfo& signal) {
@@ -727,11 +764,13 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     return;
   }
   if (strength <= 0) return;
-  if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength)) {
+  if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength,
+                p.paused - t.paused_at, Pace(t.interval, t.prev_gap))) {
     t.start = ff.now;
     t.deferred = false;
     t.took = 0;
   }
+  t.paused_at = static_cast<float>(p.paused);
   if (t.shared || t.evidence < ff.persistence || t.run < o_.min_samples) return;
   // At least half the persistence: evidence grows at most twice as fast as time.
   if (t.took <= 0) t.took = static_cast<float>(ff.now - t.start);

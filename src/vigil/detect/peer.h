@@ -170,6 +170,9 @@ class PeerModel {
     float evidence = 0;  // seconds the run has lasted, weighted by its strength
     float z = 0, effect = 0, expected = 0;
     float took = 0;        // seconds from the run's start until its evidence was enough; 0: not yet
+    float paused_at = 0;   // its group's Peers::paused at the run's latest deviating sample
+    float gap = 0;         // seconds between its latest two fresh samples ...
+    float prev_gap = 0;    // ... and between the two before
     uint16_t samples = 0;  // fresh samples, capped
     uint16_t learned = 0;  // of which placement learned from, capped
     uint16_t run = 0;      // deviating samples in the run under way
@@ -239,6 +242,10 @@ class PeerModel {
     // killed or hung) counts neither way in its group's stall.
     double current_until = -1;
     float spread_before = 0;  // `spread` as its group's job-level stall began
+    // Seconds in which the group's job paused on this signal (FollowPause), counted since the
+    // group's first frame; `pause_checked`: the frame it was last judged in.
+    double paused = 0;
+    double pause_checked = -1;
   };
   // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
   // evidence is the time between its fresh samples whose own value differs too (as a run's,
@@ -319,6 +326,13 @@ class PeerModel {
   void SmoothSamples(const telemetry::Frame& frame, uint32_t g, uint32_t s);
   // One fresh sample `raw` of a machine's track, its group's peers `p` learning its quantum.
   void SmoothSample(Track& t, Peers& p, double raw, double now);
+  // Whether group g's job paused on signal s at `now`: half of its machines that report it (at
+  // least min_peers, each with a fresh sample within kRunGapIntervals of its intervals) have had
+  // none for kOverdueIntervals of their own (a checkpoint or an evaluation: no iteration ends,
+  // and the exporters hold the step time; no traffic moves). Such time goes into the Peers'
+  // `paused` clock of each of the signal's features, and a run's evidence leaves out the part of
+  // a gap between its deviating samples that the job spent paused (FollowRun).
+  void FollowPause(uint32_t g, uint32_t s, double now);
   // Judges valid_ (CollectCurrent) on `feature`.
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   // valid_: the machines of `group` whose value of `f` is current: they report (held or fresh)

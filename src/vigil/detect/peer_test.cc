@@ -618,6 +618,63 @@ TEST(PeerModelTest, AStepIsJudgedOnlyOnceEveryPeerHasBeenSampledSince) {
   }
 }
 
+// A job that pauses (a checkpoint: no iteration ends, and every exporter holds its step time)
+// is no time in which a machine was seen slow. Staggered scrapes every 15 s; the job pauses for
+// 30 s from 400 s; machine 3 is 1.5 times slower than its peers from 380 s. Its deviating
+// samples at 393 and 438 s lie 45 s apart, of which the job spent about 22 s with most of its
+// machines overdue (no fresh sample for 1.5 of their intervals): left out, machine 3 slow until
+// 455 s (25 s of training slow, 60 s of wall time) is not named, and slow for good is named at
+// 483 s, 60 s of evidence after 393 s once the pause is left out. A pause of machine 3 alone (its
+// own values held while its peers report: a hang of its own) is evidence, as before: named at
+// 453 s.
+TEST(PeerModelTest, TimeTheJobSpentPausedIsNoEvidence) {
+  enum Case { kBriefly, kForGood, kAlone };
+  for (const Case c : {kBriefly, kForGood, kAlone}) {
+    SCOPED_TRACE(c);
+    Rng rng(13, 0);
+    Job job(16, {PeerSignal("step_time", Worse::kHigher)});
+    std::vector<double> last(16, 0);
+    job.Run(0, 700, 1, [&](uint32_t m, uint32_t, double t) {
+      const bool paused = t >= 400 && t < 430 && (c != kAlone || m == 3);
+      if (static_cast<int>(t) % 15 != static_cast<int>(m) % 15 || paused) return Held(last[m]);
+      const bool slow = m == 3 && t >= 380 && (c != kBriefly || t < 455);
+      last[m] = Noisy(rng, slow ? 1.5 : 1.0);
+      return Fresh(last[m]);
+    });
+    EXPECT_EQ(job.TriggeredAt(3), c == kBriefly ? -1 : c == kForGood ? 483 : 453);
+    EXPECT_EQ(job.Named(), c == kBriefly ? std::vector<uint32_t>{} : std::vector<uint32_t>{3});
+  }
+}
+
+// A straggler in a synchronous job stretches every rank's iteration: each step-time gauge,
+// scraped every second, changes at the straggler's pace (every 5 or 12 s instead of 2.3 s), so
+// most machines are overdue at once, as in a pause. It is not one after their first stretched
+// gap: their pace is their latest gap where that is longer than their interval, and machine 3's
+// gaps leave out nothing beyond it. Named at 431 and 437 s, as without the pause rule (with
+// the interval alone, at 436 and 449 s: the intervals follow the new pace over several samples).
+TEST(PeerModelTest, AStragglerThatStretchesEveryRanksIterationIsNoJobPause) {
+  for (const double slow : {5.0, 12.0}) {
+    SCOPED_TRACE(slow);
+    Rng rng(14, 0);
+    Job job(16, {PeerSignal("step_time", Worse::kHigher)}, PeerOptions{});
+    std::vector<double> last(16, 0);
+    std::vector<int> seen(16, -1);  // the iteration each machine's gauge shows
+    double next_end = 0;            // when the job's next iteration ends, on every rank
+    int iterations = 0;
+    job.Run(0, 600, 1, [&](uint32_t m, uint32_t, double t) {
+      while (next_end <= t) {
+        next_end += t >= 400 ? slow : 2.3;
+        ++iterations;
+      }
+      if (seen[m] == iterations) return Held(last[m]);
+      seen[m] = iterations;
+      last[m] = Noisy(rng, m == 3 && t >= 400 ? slow : 2.3);
+      return Fresh(last[m]);
+    });
+    EXPECT_EQ(job.TriggeredAt(3), slow == 5 ? 431 : 437);
+  }
+}
+
 // --- The usual level ----------------------------------------------------------------------------
 
 // A feature's usual level is the median of its centre over the last 30 minutes: a 30 s spike
