@@ -108,12 +108,6 @@ double RunGap(float interval) { return kRunGapIntervals * std::max(interval, 1.0
 // "Time, not samples"): a scrape late by jitter is not overdue.
 constexpr double kOverdueIntervals = 1.5;
 
-// A machine's usual time between fresh samples, as a job pause is judged against it: its
-// interval, or its latest gap where longer. A job whose iterations a straggler stretches (every
-// rank's step-time gauge changes at the straggler's pace) goes overdue once, not at every
-// iteration until the intervals have followed.
-float Pace(float interval, float latest_gap) { return std::max(interval, latest_gap); }
-
 // Extends a run (its evidence in seconds, its deviating samples and the latest of them) by a
 // deviating sample at `now`, the gap since the latest weighted by `strength`; the run's first
 // sample, or one after a gap longer than RunGap, starts it again. Returns whether it started.
@@ -283,8 +277,11 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) {
   }
   const float gap = std::min(static_cast<float>(now - t.fresh), kLongestGap);
   t.interval = t.samples == 1 ? gap : t.interval + kIntervalGain * (gap - t.interval);
-  t.prev_gap = t.samples == 1 ? gap : t.gap;
-  t.gap = gap;
+  // A job whose iterations a straggler stretches (every rank's step-time gauge changes at the
+  // straggler's pace, aliased with the scrapes into gaps of one and two intervals) is overdue
+  // once, not at every longer gap until the intervals have followed (FollowPause).
+  t.prev_pace = t.samples == 1 ? gap : t.pace;
+  t.pace = t.samples == 1 || gap > t.pace ? gap : t.pace + kIntervalGain * (gap - t.pace);
   const double tau = std::max(o_.smooth_s, static_cast<double>(t.interval));
   const double step = raw - t.smooth;
   if (step != 0) {
@@ -459,7 +456,7 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
     const Track& t = TrackOf(m, first);
     if (t.samples < 2 || now - t.fresh > RunGap(t.interval)) continue;  // no interval, or gone
     ++reporting;
-    if (now - t.fresh > kOverdueIntervals * Pace(t.interval, t.gap)) ++overdue;
+    if (now - t.fresh > kOverdueIntervals * t.pace) ++overdue;
   }
   Peers& p = peers_[g][first];
   const bool paused = reporting >= static_cast<size_t>(o_.min_peers) && 2 * overdue >= reporting;
@@ -485,6 +482,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       Track& t = TrackOf(m, f);
       WarmOf(m, f) = WarmLevels{.since = now, .before = t.log_a, .has_before = t.learned > 0};
       t.confirmed = false;
+      t.sat = -1;
     }
   }
   p.slow_centre = p.since == now
@@ -678,7 +676,10 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   const bool own_deviates =
       has_past && ff.levels_hold() && ff.own_spread > 0 && away(own) && own.deviates;
   const bool deviates = peers.deviates || own_deviates;
-  if (!t.confirmed && !ff.learning && ff.levels_hold()) t.confirmed = SitsAtPlacement(t, ff.centre);
+  if (!t.confirmed && !ff.learning && ff.levels_hold()) {
+    t.sat = !SitsAtPlacement(t, ff.centre) ? -1.0f : t.sat < 0 ? 0.0f : t.sat + t.interval;
+    t.confirmed = t.sat >= ff.persistence;
+  }
   // What the alert reports: the peers, unless only its own past says it deviates.
   const bool shown_own = own_deviates && !peers.deviates;
   const Reference& shown = shown_own ? own : peers;
@@ -765,7 +766,7 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   }
   if (strength <= 0) return;
   if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength,
-                p.paused - t.paused_at, Pace(t.interval, t.prev_gap))) {
+                p.paused - t.paused_at, t.prev_pace)) {
     t.start = ff.now;
     t.deferred = false;
     t.took = 0;

@@ -169,22 +169,28 @@ class PeerModel {
     float interval = 0;  // seconds between fresh samples (smoothed)
     float evidence = 0;  // seconds the run has lasted, weighted by its strength
     float z = 0, effect = 0, expected = 0;
-    float took = 0;        // seconds from the run's start until its evidence was enough; 0: not yet
-    float paused_at = 0;   // its group's Peers::paused at the run's latest deviating sample
-    float gap = 0;         // seconds between its latest two fresh samples ...
-    float prev_gap = 0;    // ... and between the two before
-    uint16_t samples = 0;  // fresh samples, capped
-    uint16_t learned = 0;  // of which placement learned from, capped
-    uint16_t run = 0;      // deviating samples in the run under way
-    bool shared = false;   // the run is part of a shared deviation (PeerModel::Shared)
+    float took = 0;       // seconds from the run's start until its evidence was enough; 0: not yet
+    float paused_at = 0;  // its group's Peers::paused at the run's latest deviating sample
+    // Its pace: seconds between fresh samples, rising at once to a longer gap and falling
+    // slowly (as `interval` follows); as of its latest fresh sample, and of the one before.
+    float pace = 0, prev_pace = 0;
+    // Seconds (its intervals) its level has sat at its placement without a break since the
+    // warm-up's end (SitsAtPlacement at each fresh sample); -1: its latest fresh sample did not.
+    float sat = -1;
+    uint16_t samples = 0;   // fresh samples, capped
+    uint16_t learned = 0;   // of which placement learned from, capped
+    uint16_t run = 0;       // deviating samples in the run under way
+    bool shared = false;    // the run is part of a shared deviation (PeerModel::Shared)
     bool deferred = false;  // the run's trigger waited once for a step (FollowRun)
-    double last_deviating = -1;
     bool placed = false;    // a_m is used (PeerModel::Place)
     bool own_past = false;  // t.expected, z and effect are against its own past, not the peers
-    // Its warm-up's placement is confirmed: its level has sat at it (within effect_min) since the
-    // warm-up's end (SitsAtPlacement), or it was kept on purpose; one not confirmed may be
-    // learned again instead of naming the machine (Relearn).
+    // Its warm-up's placement is confirmed: its level has sat at it (within effect_min) for the
+    // signal's persistence time without a break since the warm-up's end (`sat`: a benign event
+    // of its own that the placement was learned from and that outlasts the warm-up is no
+    // confirmation), or it was kept on purpose; one not confirmed may be learned again instead
+    // of naming the machine (Relearn).
     bool confirmed = true;
+    double last_deviating = -1;
     double own_since = -1;  // the warm-up (Peers::since) `past` was set after
     double first = -1;      // first fresh sample
     double fresh = -1;      // latest fresh sample
@@ -328,10 +334,10 @@ class PeerModel {
   void SmoothSample(Track& t, Peers& p, double raw, double now);
   // Whether group g's job paused on signal s at `now`: half of its machines that report it (at
   // least min_peers, each with a fresh sample within kRunGapIntervals of its intervals) have had
-  // none for kOverdueIntervals of their own (a checkpoint or an evaluation: no iteration ends,
-  // and the exporters hold the step time; no traffic moves). Such time goes into the Peers'
-  // `paused` clock of each of the signal's features, and a run's evidence leaves out the part of
-  // a gap between its deviating samples that the job spent paused (FollowRun).
+  // none for kOverdueIntervals of their own paces (a checkpoint or an evaluation: no iteration
+  // ends, and the exporters hold the step time; no traffic moves). Such time goes into the
+  // Peers' `paused` clock of each of the signal's features, and a run's evidence leaves out the
+  // part of a gap between its deviating samples that the job spent paused (FollowRun).
   void FollowPause(uint32_t g, uint32_t s, double now);
   // Judges valid_ (CollectCurrent) on `feature`.
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
