@@ -112,17 +112,18 @@ constexpr double kOverdueIntervals = 1.5;
 // deviating sample at `now`, the gap since the latest weighted by `strength`; the run's first
 // sample, or one after a gap longer than RunGap, starts it again. Returns whether it started.
 // `paused`: seconds of the gap in which the machine's job paused (PeerModel::FollowPause); they
-// count only as far as the gap is longer than the machine's own `pace` (it was overdue too), and
-// never as evidence.
+// count only as far as the machine's latest fresh sample came `late` (beyond its own pace before
+// it: it was overdue too), and never as evidence. A run's gap may span fresh samples whose own
+// value did not deviate, each on time.
 bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, float interval,
-               double strength, double paused = 0, double pace = 0) {
+               double strength, double paused = 0, double late = 0) {
   const double gap = now - last;
   const bool starts = samples == 0 || gap > RunGap(interval);
   if (starts) {
     evidence = 0;
     samples = 0;
   } else {
-    const double held = std::clamp(gap - pace, 0.0, std::max(paused, 0.0));
+    const double held = std::min({std::max(late, 0.0), std::max(paused, 0.0), gap});
     evidence += static_cast<float>((gap - held) * strength);
   }
   if (samples < UINT16_MAX) ++samples;
@@ -766,7 +767,7 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   }
   if (strength <= 0) return;
   if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength,
-                p.paused - t.paused_at, t.prev_pace)) {
+                p.paused - t.paused_at, t.pace - t.prev_pace)) {
     t.start = ff.now;
     t.deferred = false;
     t.took = 0;
