@@ -281,7 +281,7 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) {
   // A job whose iterations a straggler stretches (every rank's step-time gauge changes at the
   // straggler's pace, aliased with the scrapes into gaps of one and two intervals) is overdue
   // once, not at every longer gap until the intervals have followed (FollowPause).
-  t.prev_pace = t.samples == 1 ? gap : t.pace;
+  t.late = t.samples == 1 ? 0.0f : std::max(gap - t.pace, 0.0f);
   t.pace = t.samples == 1 || gap > t.pace ? gap : t.pace + kIntervalGain * (gap - t.pace);
   const double tau = std::max(o_.smooth_s, static_cast<double>(t.interval));
   const double step = raw - t.smooth;
@@ -461,12 +461,8 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
   }
   Peers& p = peers_[g][first];
   const bool paused = reporting >= static_cast<size_t>(o_.min_peers) && 2 * overdue >= reporting;
-  const double dt = p.pause_checked < 0 ? 0 : now - p.pause_checked;
-  for (uint32_t f = first; f < first + kStats; ++f) {
-    Peers& q = peers_[g][f];
-    if (paused) q.paused += dt;
-    q.pause_checked = now;
-  }
+  if (paused && p.pause_checked >= 0) p.paused += now - p.pause_checked;
+  p.pause_checked = now;
 }
 
 void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::SignalInfo& signal) {
@@ -766,13 +762,14 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     return;
   }
   if (strength <= 0) return;
+  const double clock = PauseClock(ff.group, ff.f);
   if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength,
-                p.paused - t.paused_at, t.pace - t.prev_pace)) {
+                clock - t.paused_at, t.late)) {
     t.start = ff.now;
     t.deferred = false;
     t.took = 0;
   }
-  t.paused_at = static_cast<float>(p.paused);
+  t.paused_at = static_cast<float>(clock);
   if (t.shared || t.evidence < ff.persistence || t.run < o_.min_samples) return;
   // At least half the persistence: evidence grows at most twice as fast as time.
   if (t.took <= 0) t.took = static_cast<float>(ff.now - t.start);

@@ -172,8 +172,9 @@ class PeerModel {
     float took = 0;       // seconds from the run's start until its evidence was enough; 0: not yet
     float paused_at = 0;  // its group's Peers::paused at the run's latest deviating sample
     // Its pace: seconds between fresh samples, rising at once to a longer gap and falling
-    // slowly (as `interval` follows); as of its latest fresh sample, and of the one before.
-    float pace = 0, prev_pace = 0;
+    // slowly (as `interval` follows); `late`: how far its latest fresh sample came beyond the
+    // pace before it (0 when on time).
+    float pace = 0, late = 0;
     // Seconds (its intervals) its level has sat at its placement without a break since the
     // warm-up's end (SitsAtPlacement at each fresh sample); -1: its latest fresh sample did not.
     float sat = -1;
@@ -249,7 +250,8 @@ class PeerModel {
     double current_until = -1;
     float spread_before = 0;  // `spread` as its group's job-level stall began
     // Seconds in which the group's job paused on this signal (FollowPause), counted since the
-    // group's first frame; `pause_checked`: the frame it was last judged in.
+    // group's first frame; `pause_checked`: the frame it was last judged in. Kept in the
+    // signal's first feature only (its statistics share their samples: PauseClock).
     double paused = 0;
     double pause_checked = -1;
   };
@@ -336,9 +338,11 @@ class PeerModel {
   // least min_peers, each with a fresh sample within kRunGapIntervals of its intervals) have had
   // none for kOverdueIntervals of their own paces (a checkpoint or an evaluation: no iteration
   // ends, and the exporters hold the step time; no traffic moves). Such time goes into the
-  // Peers' `paused` clock of each of the signal's features, and a run's evidence leaves out the
+  // Peers' `paused` clock of the signal's first feature, and a run's evidence leaves out the
   // part of a gap between its deviating samples that the job spent paused (FollowRun).
   void FollowPause(uint32_t g, uint32_t s, double now);
+  // The seconds group g's job has paused on feature f's signal (FollowPause).
+  double PauseClock(uint32_t g, uint32_t f) const { return peers_[g][f - f % kStats].paused; }
   // Judges valid_ (CollectCurrent) on `feature`.
   void Judge(uint32_t group, uint32_t feature, double now, const telemetry::SignalInfo& signal);
   // valid_: the machines of `group` whose value of `f` is current: they report (held or fresh)
