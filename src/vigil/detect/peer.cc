@@ -113,17 +113,18 @@ constexpr double kOverdueIntervals = 1.5;
 // sample, or one after a gap longer than RunGap, starts it again. Returns whether it started.
 // `paused`: seconds of the gap in which the machine's job paused (PeerModel::FollowPause); they
 // count only as far as the machine's latest fresh sample came `late` (beyond its own pace before
-// it: it was overdue too), and never as evidence. A run's gap may span fresh samples whose own
-// value did not deviate, each on time.
+// it: it was overdue too), and neither as evidence nor as a break: a deviation that lasts across
+// a checkpoint goes on after it. A run's gap may span fresh samples whose own value did not
+// deviate, each on time.
 bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, float interval,
                double strength, double paused = 0, double late = 0) {
   const double gap = now - last;
-  const bool starts = samples == 0 || gap > RunGap(interval);
+  const double held = std::min({std::max(late, 0.0), std::max(paused, 0.0), gap});
+  const bool starts = samples == 0 || gap - held > RunGap(interval);
   if (starts) {
     evidence = 0;
     samples = 0;
   } else {
-    const double held = std::min({std::max(late, 0.0), std::max(paused, 0.0), gap});
     evidence += static_cast<float>((gap - held) * strength);
   }
   if (samples < UINT16_MAX) ++samples;
@@ -455,7 +456,7 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
   size_t reporting = 0, overdue = 0;
   for (uint32_t m : members_[g]) {
     const Track& t = TrackOf(m, first);
-    if (t.samples < 2 || now - t.fresh > RunGap(t.interval)) continue;  // no interval, or gone
+    if (t.samples < 2 || now - t.seen > RunGap(t.interval)) continue;  // no interval, or gone
     ++reporting;
     if (now - t.fresh > kOverdueIntervals * t.pace) ++overdue;
   }

@@ -649,17 +649,42 @@ TEST(PeerModelTest, TimeTheJobSpentPausedIsNoEvidence) {
   }
 }
 
+// A pause is no break either: a deviation that lasts across a checkpoint longer than a run's
+// gap (three intervals) goes on after it with the evidence it had. Staggered scrapes every 5 s;
+// machine 3 1.5 times slower from 360 s; the job pauses from 400 to 500 s, every exporter holding
+// its step time (each machine still reports: the pause clock runs for as long as it lasts, not
+// only until the machines' last fresh samples are three intervals old). Machine 3's run has about
+// 35 s of evidence at its last sample before the pause (398 s); of the 105-s gap to its next
+// (503 s) the part beyond the pause counts, and it is named at 523 s, not 60 s after the pause
+// as a new run would be (563 s, without either rule).
+TEST(PeerModelTest, ADeviationGoesOnAcrossAJobPause) {
+  Rng rng(15, 0);
+  Job job(16, {PeerSignal("step_time", Worse::kHigher)});
+  std::vector<double> last(16, 0);
+  job.Run(0, 700, 1, [&](uint32_t m, uint32_t, double t) {
+    if (static_cast<int>(t) % 5 != static_cast<int>(m) % 5 || (t >= 400 && t < 500)) {
+      return Held(last[m]);
+    }
+    last[m] = Noisy(rng, m == 3 && t >= 360 ? 1.5 : 1.0);
+    return Fresh(last[m]);
+  });
+  EXPECT_EQ(job.TriggeredAt(3), 523);
+  EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
+}
+
 // A straggler in a synchronous job stretches every rank's iteration: each step-time gauge
 // changes at the straggler's pace, so most machines are overdue at once, as in a pause. It is no
 // pause after their first stretched gap: their pace rises at once to a longer gap (and falls
 // slowly), and machine 3's gaps leave out nothing beyond its own. Scraped every second, 2.3-s
-// iterations become 5 or 12 s. Each is named when it is without the pause rule (with the
-// interval alone as the pace, 5 and 12 s later).
+// iterations become 5 or 12 s. The first stretched gap is a pause as far as the step times can
+// tell: at 5 s machine 3 is named when it is without the pause rule (with the interval alone as
+// the pace, 5 s later); at 12 s the gap's part from 1.5 paces on (8.5 s) is left out, and it is
+// named one gap later than without the rule (437 s).
 TEST(PeerModelTest, AStragglerThatStretchesEveryRanksIterationIsNoJobPause) {
   const struct {
     int every;
     double healthy, slow, named;
-  } cases[] = {{1, 2.3, 5, 431}, {1, 2.3, 12, 437}};
+  } cases[] = {{1, 2.3, 5, 431}, {1, 2.3, 12, 449}};
   for (const auto& c : cases) {
     SCOPED_TRACE(::testing::Message() << "every " << c.every << " s, " << c.slow << " s");
     Rng rng(14, 0);
