@@ -582,7 +582,9 @@ TEST(DetectorTest, AWarmUpIsLearnedFromItsSecondHalf) {
 
 // A job restarted after a job-level stall is learned again, but a machine whose level moved
 // from its placement before the stall (a straggler that began just before a hang) is compared
-// with its own past and named; when most machines moved (ranks placed anew), nobody is.
+// with its own past and named; when most machines moved (ranks placed anew), nobody is. The
+// restart's warm-up is shorter than the job's first (240 s: four times the persistence, over
+// half of the 300 s): the straggler is named before a full one would have ended.
 TEST(DetectorTest, AfterARestartAMachineIsComparedWithItsOwnPast) {
   for (const bool everyone_moves : {false, true}) {
     SCOPED_TRACE(everyone_moves);
@@ -602,7 +604,8 @@ TEST(DetectorTest, AfterARestartAMachineIsComparedWithItsOwnPast) {
     }
     ASSERT_EQ(alerts.size(), 1u);
     EXPECT_EQ(alerts[0].machine, "m6");
-    EXPECT_GE(alerts[0].detected, 1300 + 300);  // after the new warm-up
+    EXPECT_GE(alerts[0].detected, 1300 + 240);  // after the new warm-up (240 s)
+    EXPECT_LT(alerts[0].detected, 1300 + 300);
   }
 }
 
@@ -628,7 +631,7 @@ TEST(DetectorTest, ThreeMachinesSlowerAfterARestartAreThreeFaults) {
     if (a.machine != "m2" && a.machine != "m6" && a.machine != "m11") {
       ADD_FAILURE() << DumpJson(AlertToJson(a));
     }
-    if (a.detected >= 1300 + 300) after.insert(a.machine);
+    if (a.detected >= 1300 + 240) after.insert(a.machine);
   }
   EXPECT_EQ(after, (std::set<std::string>{"m2", "m6", "m11"}));
 }
@@ -687,8 +690,8 @@ TEST(DetectorTest, AfterARestartWithAWarmUpTransientTheStragglerIsNamed) {
   std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].machine, "m6");
-  EXPECT_GE(alerts[0].detected, 1300 + 300);  // after the new warm-up
-  EXPECT_LE(alerts[0].detected, 1300 + 300 + 120);
+  EXPECT_GE(alerts[0].detected, 1300 + 240);  // after the new warm-up (240 s)
+  EXPECT_LE(alerts[0].detected, 1300 + 240 + 120);
 }
 
 // The same scraped every 30 s: the warm-up after the restart holds ten samples per machine, and
@@ -710,7 +713,8 @@ TEST(DetectorTest, AtA30sCadenceTheRestartsFirstIterationsAreNoPlacement) {
   std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].machine, "m6");
-  // After the new warm-up; late, as the peers' spread of the first iterations, many times the
+  // After the new warm-up, at this cadence as long as the job's first (its placement window
+  // holds six intervals); late, as the peers' spread of the first iterations, many times the
   // usual, halves every 5 minutes after it (docs/detect.md, "What the method assumes").
   EXPECT_GE(alerts[0].detected, 2400 + 300);
   EXPECT_LE(alerts[0].detected, 2400 + 300 + 600);
@@ -754,7 +758,9 @@ TEST(DetectorTest, ARestartsFirstIterationIsNoScatter) {
   std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].machine, "m6");
-  EXPECT_LE(alerts[0].detected, 1300 + 300 + 90);  // within 90 s of the warm-up's end
+  // Within 90 s of where a full warm-up would end: the restart's, shorter, leaves more of the
+  // first iteration's spread (its half-life over the warm-up, a fifth of it) behind.
+  EXPECT_LE(alerts[0].detected, 1300 + 300 + 90);
 }
 
 // A restart without three machines of one level (they stalled with the others, then are left

@@ -81,8 +81,12 @@ constexpr double kCurrentMinSeconds = 5;
 // Over the warm-up its last minutes weigh most: its averages take the warm-up over this as their
 // half-life (a job's first iterations may be anything).
 constexpr double kWarmupHalfLives = 5;
-// A warm-up lasts at most this many times --warmup, however long its centre keeps moving.
+// A warm-up lasts at most this many times --warmup, however long its centre keeps moving (a
+// restart's too: a job-wide transition in its first minutes takes as long to cross).
 constexpr double kMaxWarmups = 2;
+// A restart's warm-up, after a job-level stall, is this share of --warmup: the placements from
+// before it are known, and kept unless the job changed (KeepPlacementsFromBefore).
+constexpr double kRestartWarmupShare = 0.5;
 // The half-life of a feature's slow centre (Peers::slow_centre), seconds.
 constexpr double kSlowCentreHalfLife = 30;
 // The centre is moving while it lies more than this share of the level off its slow average.
@@ -326,9 +330,14 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     if (gs.began < 0) {
       gs.began = gs.since = now;
       gs.level_before.clear();
-      for (Peers& p : peers_[g]) {
+      for (uint32_t f = 0; f < peers_[g].size(); ++f) {
+        Peers& p = peers_[g][f];
         gs.level_before.push_back(p.level);
         p.spread_before = p.spread;
+        // From the machines' intervals as they were, before a hang held their step times.
+        if (SignalOfFeature(f) < signals.size()) {
+          p.restart_warmup = static_cast<float>(RestartWarmup(g, f, signals[SignalOfFeature(f)]));
+        }
       }
     }
     // A reported stall whose group moves on some feature (its centre a fifth of the usual level
@@ -466,6 +475,21 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
   p.pause_checked = now;
 }
 
+double PeerModel::RestartWarmup(uint32_t group, uint32_t f, const telemetry::SignalInfo& signal) {
+  // Shorter than the job's first, but long enough that the window its placements are learned
+  // from (its second half) tells a healthy machine's own event from a level (WindowLevel): twice
+  // the longest such event (the signal's persistence time), and min_samples of the machines'
+  // typical interval beside an event's as many.
+  scratch_.clear();
+  for (uint32_t m : members_[group]) {
+    const float interval = TrackOf(m, f).interval;
+    if (interval > 0) scratch_.push_back(interval);
+  }
+  const double interval = scratch_.empty() ? 0 : MedianOf(scratch_);
+  const double window = std::max(2 * PersistenceOf(signal), 2.0 * o_.min_samples * interval);
+  return std::min(o_.warmup_s, std::max(kRestartWarmupShare * o_.warmup_s, 2 * window));
+}
+
 void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::SignalInfo& signal) {
   if (valid_.size() < static_cast<size_t>(o_.min_peers)) return;
   const auto [centre, frame_spread] = CentreAndSpread(f, true);
@@ -473,6 +497,8 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   const double dt = p.updated < 0 ? 0 : now - p.updated;
   if (p.since < 0) {
     p.since = now;
+    p.warmup =
+        p.settled >= 0 && p.restart_warmup > 0 ? p.restart_warmup : static_cast<float>(o_.warmup_s);
     // A warm-up begins (the job's start, a restart): every machine's placement as it stands,
     // taken at one moment, before Place re-centres any on the new levels, is what
     // KeepPlacementsFromBefore compares the new ones with.
@@ -493,8 +519,8 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   // transition each at its own moment (a job that hung from its start and has just begun to
   // train, its scrapes staggered), a level against a centre that has not crossed yet is no
   // placement (one rank's first step of training against the hang's centre read as 1,000 times
-  // it). The level and the spread follow the warm-up's own rules over its first warmup_s only.
-  const bool warming = now - p.since < o_.warmup_s;
+  // it). The level and the spread follow the warm-up's own rules over its first `warmup` only.
+  const bool warming = now - p.since < p.warmup;
   const bool learning =
       p.settled != p.since && (warming || (now - p.since < kMaxWarmups * o_.warmup_s &&
                                            p.moving >= 0 && now - p.moving < o_.settle_s));
@@ -547,6 +573,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .alike =
           group_stalled ? std::optional<double>(CentreAndSpread(f, false).first) : std::nullopt,
       .since = p.since,
+      .warmup = p.warmup,
       .raw_centre = learning ? CentreOf(f, &Track::raw, true) : 0,
   };
   for (uint32_t m : valid_) {
@@ -625,7 +652,7 @@ void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread,
   // moments) and falls over minutes (a job-wide stall does not shrink it). Over the warm-up,
   // whose first minutes may be anything (machines ending a first iteration many times longer
   // at different moments), it follows the last minute both ways.
-  const double spread_half_life = warming                 ? o_.warmup_s / kWarmupHalfLives
+  const double spread_half_life = warming                 ? p.warmup / kWarmupHalfLives
                                   : frame_spread > spread ? kSpreadRiseHalfLife
                                                           : o_.spread_half_life_s;
   spread =
@@ -695,10 +722,10 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   // Its own scatter: over the warm-up, that of its second half only, as for its placement (the
   // first minutes, a restart's first iteration many times longer, are no scatter), the last
   // minute weighing most; after it, while it does not deviate.
-  if (ff.learning && ff.now - ff.since >= o_.warmup_s / 2) {
+  if (ff.learning && ff.now - ff.since >= ff.warmup / 2) {
     if (warm.scattered < UINT16_MAX) ++warm.scattered;
     FollowNoise(t, std::max(1.0 / warm.scattered,
-                            warm_noise_weight_(t.interval, o_.warmup_s / kWarmupHalfLives)));
+                            warm_noise_weight_(t.interval, ff.warmup / kWarmupHalfLives)));
   } else if (!ff.learning && t.run == 0) {
     FollowNoise(t, noise_weight_(t.interval, o_.spread_half_life_s));
   }
@@ -901,7 +928,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     // a machine that sent 270 times its peers' traffic in an init, or one placed 60% above the
     // centre, read as 18% off for good; a median over 80 s learned a network burst of 52 s as the
     // level.
-    const double spacing = o_.warmup_s / (2.0 * kWarmSamples);
+    const double spacing = ff.warmup / (2.0 * kWarmSamples);
     if (warm.sampled >= 0 && ff.now - warm.sampled < spacing) return;
     warm.sampled = ff.now;
     if (warm.count == kWarmSamples) {  // the oldest leaves the ring for the levels before it
@@ -922,7 +949,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     // one, the placement from before stands (1 at the job's start): a warm-up that the group's
     // stall took over after its first seconds (a restart's init ending in a hang, a cron job of
     // the machine's own in them) learned no placement.
-    const double from = std::max(ff.now - ff.since, o_.warmup_s) - o_.warmup_s / 2;
+    const double from = std::max(ff.now - ff.since, ff.warmup) - ff.warmup / 2;
     warm.from = static_cast<float>(from);
     float levels[kWarmSamples], raw[kWarmSamples];
     size_t n = 0;

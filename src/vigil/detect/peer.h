@@ -236,14 +236,16 @@ class PeerModel {
     double stalled_since = -1;
     float quantum = 0;  // the smallest step between two values of one machine
     double updated = -1;
-    double since = -1;      // first judged
-    float slow_centre = 0;  // the centre, averaged with a 30 s half-life
-    double moving = -1;     // last seen moving (the centre a fifth of the level off its slow
-                            // average)
-    double placed_at = -1;  // when placement was last decided
-    double settled = -1;    // the warm-up (its `since`) that has ended, its placements
-                            // compared with those from before it
-    bool shared = false;    // a shared deviation was reported and some machine still deviates
+    double since = -1;  // first judged
+    float warmup = 0;   // seconds of the warm-up from `since`: --warmup, less after a restart
+    float restart_warmup = 0;  // a restart's (RestartWarmup), as the group's last stall began
+    float slow_centre = 0;     // the centre, averaged with a 30 s half-life
+    double moving = -1;        // last seen moving (the centre a fifth of the level off its slow
+                               // average)
+    double placed_at = -1;     // when placement was last decided
+    double settled = -1;       // the warm-up (its `since`) that has ended, its placements
+                               // compared with those from before it
+    bool shared = false;       // a shared deviation was reported and some machine still deviates
     // Its machines' values are current until then (CollectCurrent, renewed while some machine
     // has fresh samples): a feature whose series are gone or all held (the trainer's, its job
     // killed or hung) counts neither way in its group's stall.
@@ -318,7 +320,8 @@ class PeerModel {
     std::optional<double> alike;
     // Placements and own pasts hold now: learned from it, and judged against.
     bool levels_hold() const { return !stalled && !alike; }
-    double since = 0;  // the group's warm-up began (Peers::since)
+    double since = 0;   // the group's warm-up began (Peers::since)
+    double warmup = 0;  // and lasts (Peers::warmup)
     // While placements are learned: the centre of the machines' latest raw values (placement
     // factors divided out), which a raw value is a level against (the smoothed centre lags a
     // job-wide move that the raw values have made).
@@ -341,6 +344,9 @@ class PeerModel {
   // Peers' `paused` clock of the signal's first feature, and a run's evidence leaves out the
   // part of a gap between its deviating samples that the job spent paused (FollowRun).
   void FollowPause(uint32_t g, uint32_t s, double now);
+  // The warm-up of group g's feature f after a restart (kRestartWarmupShare of --warmup, at
+  // least what its placement window needs at the machines' current intervals), in seconds.
+  double RestartWarmup(uint32_t group, uint32_t f, const telemetry::SignalInfo& signal);
   // The seconds group g's job has paused on feature f's signal (FollowPause).
   double PauseClock(uint32_t g, uint32_t f) const { return peers_[g][f - f % kStats].paused; }
   // Judges valid_ (CollectCurrent) on `feature`.
@@ -359,7 +365,8 @@ class PeerModel {
   // warm-up `since`; relative; -1 with fewer than min_peers such values).
   double OwnSpread(uint32_t f, double centre, bool learning, double since);
   // Follows this frame's spread of the peers into `spread`, one of p's; in the group's first
-  // frame (p.updated < 0) it takes the frame's. `warming`: within the warm-up's first warmup_s.
+  // frame (p.updated < 0) it takes the frame's. `warming`: within the warm-up's first Peers::warmup
+  // seconds.
   void FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
                     bool warming) const;
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
