@@ -118,8 +118,8 @@ constexpr double kOverdueIntervals = 1.5;
 // `paused`: seconds of the gap in which the machine's job paused (PeerModel::FollowPause); they
 // count only as far as the machine's latest fresh sample came `late` (beyond its own pace before
 // it: it was overdue too), and neither as evidence nor as a break: a deviation that lasts across
-// a checkpoint goes on after it. A run's gap may span fresh samples whose own value did not
-// deviate, each on time.
+// a checkpoint goes on after it (one of up to kLongestGap, where lateness and FollowPause's vote
+// stop). A run's gap may span fresh samples whose own value did not deviate, each on time.
 bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, float interval,
                double strength, double paused = 0, double late = 0) {
   const double gap = now - last;
@@ -465,7 +465,11 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
   size_t reporting = 0, overdue = 0;
   for (uint32_t m : members_[g]) {
     const Track& t = TrackOf(m, first);
-    if (t.samples < 2 || now - t.seen > RunGap(t.interval)) continue;  // no interval, or gone
+    // No interval; gone; or no fresh sample for the longest gap a pace holds (a machine left out
+    // of a restarted job whose exporter still sends its last step time): no vote.
+    if (t.samples < 2 || now - t.seen > RunGap(t.interval) || now - t.fresh > kLongestGap) {
+      continue;
+    }
     ++reporting;
     if (now - t.fresh > kOverdueIntervals * t.pace) ++overdue;
   }

@@ -338,11 +338,12 @@ class PeerModel {
   // One fresh sample `raw` of a machine's track, its group's peers `p` learning its quantum.
   void SmoothSample(Track& t, Peers& p, double raw, double now);
   // Whether group g's job paused on signal s at `now`: half of its machines that report it (at
-  // least min_peers, each with a fresh sample within kRunGapIntervals of its intervals) have had
-  // none for kOverdueIntervals of their own paces (a checkpoint or an evaluation: no iteration
-  // ends, and the exporters hold the step time; no traffic moves). Such time goes into the
-  // Peers' `paused` clock of the signal's first feature, and a run's evidence leaves out the
-  // part of a gap between its deviating samples that the job spent paused (FollowRun).
+  // least min_peers, each with a sample, held or fresh, within kRunGapIntervals of its intervals
+  // and a fresh one within kLongestGap) have had no fresh one for kOverdueIntervals of their own
+  // paces (a checkpoint or an evaluation: no iteration ends, and the exporters hold the step
+  // time; no traffic moves). Such time goes into the Peers' `paused` clock of the signal's first
+  // feature, and a run's gap between its deviating samples leaves out the part that the job spent
+  // paused, both as evidence and as a break (FollowRun).
   void FollowPause(uint32_t g, uint32_t s, double now);
   // The warm-up of group g's feature f after a restart (kRestartWarmupShare of --warmup, at
   // least what its placement window needs at the machines' current intervals), in seconds.

@@ -625,19 +625,23 @@ TEST(PeerModelTest, AStepIsJudgedOnlyOnceEveryPeerHasBeenSampledSince) {
 // spent with most of its machines overdue (no fresh sample for 1.5 of their paces): left out,
 // machine 3 slow until 455 s (30 s of training slow, 60 s of wall time) is not named, and slow
 // for good is named at 483 s instead of 453. A pause of machine 3 alone (its own values held
-// while its peers report: a hang of its own) is evidence, as before: named at 453 s. So is the
+// while its peers report: a hang of its own) is evidence, as before: named at 453 s, also beside
+// half the group whose exporters have sent one held value since 200 s (machines left out of a
+// restarted job: after 2 minutes without a fresh sample they no longer vote). So is the
 // time of a machine that reports on time while the others pause, also where one of its samples
 // in the pause does not deviate (its run's gap then spans two fresh samples, each on time).
 TEST(PeerModelTest, TimeTheJobSpentPausedIsNoEvidence) {
-  enum Case { kBriefly, kForGood, kAlone, kOnTime, kOnTimeWithADip };
-  for (const Case c : {kBriefly, kForGood, kAlone, kOnTime, kOnTimeWithADip}) {
+  enum Case { kBriefly, kForGood, kAlone, kAloneBesideFrozen, kOnTime, kOnTimeWithADip };
+  for (const Case c : {kBriefly, kForGood, kAlone, kAloneBesideFrozen, kOnTime, kOnTimeWithADip}) {
     SCOPED_TRACE(c);
     Rng rng(13, 0);
     Job job(16, {PeerSignal("step_time", Worse::kHigher)});
     std::vector<double> last(16, 0);
     job.Run(0, 700, 1, [&](uint32_t m, uint32_t, double t) {
+      if (c == kAloneBesideFrozen && m >= 8 && t >= 200) return Held(last[m]);
       const bool others = c == kOnTime || c == kOnTimeWithADip;
-      const bool paused = t >= 400 && t < 430 && (c == kAlone ? m == 3 : !others || m != 3);
+      const bool alone = c == kAlone || c == kAloneBesideFrozen;
+      const bool paused = t >= 400 && t < 430 && (alone ? m == 3 : !others || m != 3);
       if (static_cast<int>(t) % 15 != static_cast<int>(m) % 15 || paused) return Held(last[m]);
       const bool slow =
           m == 3 && t >= 380 && (c != kBriefly || t < 455) && (c != kOnTimeWithADip || t != 423);
