@@ -17,7 +17,7 @@
 
 namespace vigil::learned {
 
-inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/4";
+inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/5";
 
 // A component is expected of a class when at least this share of its nodes reports it.
 inline constexpr double kExpectedShare = 0.9;
@@ -47,7 +47,8 @@ struct FamilyModel {
   // slower host link), each member's factor, parallel to `members`: its values are judged
   // divided by it. Empty: all 1.
   std::vector<double> factors;
-  // Balance inside a node: each value's ratio to its node's median over the family, minus 1.
+  // Balance inside a node: each value's ratio to the median of its node's other values of the
+  // family, minus 1.
   bool balanced = false;
   double balance_centre = 0, balance_spread = 0, balance_limit = 0;
 };

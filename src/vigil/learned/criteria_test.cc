@@ -66,8 +66,10 @@ TEST(CriteriaTest, CriteriaRoundTripAndVersionCheck) {
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/2\"}", "c.json").ok());
   // /3 pooled each benchmark's components of every metric count under one limit.
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/3\"}", "c.json").ok());
+  // /4 read the balance inside the node against a median that held the value judged.
+  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/4\"}", "c.json").ok());
   EXPECT_FALSE(CriteriaFromJson("[]", "c.json").ok());
-  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/4\", \"budget\": \"x\","
+  EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/5\", \"budget\": \"x\","
                                 " \"resolution\": 0, \"classes\": []}",
                                 "c.json")
                    .ok());

@@ -347,17 +347,17 @@ Members LearnMembers(ClassData& d, double resolution) {
 
 // The balance inside the node of family `fid` (FamilyModel::balanced), for a family of
 // kMinBalanceParts or more parts judged by the fleet's distribution: the robust centre and spread
-// of each value's ratio to its node's median, minus 1. `xs` is scratch.
+// of each value's ratio to the median of its node's other values, minus 1 (BalanceRatio). `xs` is
+// scratch.
 void LearnBalance(const ClassData& d, size_t fid, double resolution, FamilyModel& f,
                   std::vector<double>& xs) {
   const std::vector<size_t>& fcols = d.cols.family_cols[fid];
   if (fcols.size() < kMinBalanceParts || !IsLearned(f.direction)) return;
   xs.clear();
   for (size_t k = 0; k < d.nodes.size(); ++k) {
-    const double m = d.centres[k].balance[fid];
-    if (std::isnan(m) || m == 0) continue;
     for (size_t j : fcols) {
-      if (!std::isnan(d.v.at(d.nodes[k], j))) xs.push_back(d.v.at(d.nodes[k], j) / m - 1);
+      const double ratio = BalanceRatio(d.centres[k].balance[fid], d.v.at(d.nodes[k], j));
+      if (!std::isnan(ratio)) xs.push_back(ratio);
     }
   }
   if (xs.empty()) return;
@@ -425,7 +425,7 @@ void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& fam
         const double x = d.v.at(d.nodes[k], j);
         if (std::isnan(x)) continue;
         fleet.push_back(WorseSigmas(f.direction, x, mode.centre, mode.spread) / d.noise[k]);
-        if (f.balanced && !std::isnan(c.balance[fid]) && c.balance[fid] != 0) {
+        if (f.balanced && !std::isnan(BalanceRatio(c.balance[fid], x))) {
           balance.push_back(ComponentSigmas(d.v, d.nodes[k], j, f, c, fid) / d.noise[k]);
         }
       }

@@ -12,6 +12,7 @@
 #include "vigil/eval/fleet_gen.h"
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/judge.h"
+#include "vigil/learned/measures.h"
 #include "vigil/results/anatomy.h"
 #include "vigil/testing/healthy_fleet.h"
 
@@ -79,6 +80,35 @@ TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
   const NodeFindings slow = Judge(one, light)[0];
   ASSERT_TRUE(slow.defective);
   EXPECT_EQ(ComponentName(slow.findings[0].component), "GPU 3");
+}
+
+// The balance inside the node compares each value with the median of the node's other values,
+// not with a median that holds the value itself: there, a value near the middle is half of its own
+// reference, the ratios pile up near 0, and their robust spread falls a quarter under their
+// standard deviation while their tail reads as a Student t's, which puts the limit far out. Under
+// normal noise the spread is that of a value against the median of seven (0.5% x 1.1) and the
+// limit the normal's.
+TEST(LearnTest, TheBalanceLeavesTheValueJudgedOutOfItsReference) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal(0, 1);
+  const FleetTable fleet =
+      GemmFleet(2000, [&](int, int) { return 1000 * (1 + 0.005 * normal(rng)); });
+  const FamilyModel& f = Family(*Learn(fleet, LearnOptions{}), "gemm-flops/fp16_tc_flops");
+  ASSERT_TRUE(f.balanced);
+  EXPECT_NEAR(f.balance_spread, 0.0055, 0.0003);
+  EXPECT_LT(f.balance_limit, 4.0);  // the normal's for 0.005 over 16 tests a node is 3.6
+
+  const BalanceMiddle eight{8, 4, 0, 5};  // of 1..8: the middle two
+  EXPECT_EQ(OthersMedian(eight, 1), 5);
+  EXPECT_EQ(OthersMedian(eight, 4), 5);
+  EXPECT_EQ(OthersMedian(eight, 5), 4);
+  EXPECT_EQ(OthersMedian(eight, 8), 4);
+  const BalanceMiddle five{5, 2, 3, 4};  // of 1..5: the middle one and its neighbours
+  EXPECT_EQ(OthersMedian(five, 1), 3.5);
+  EXPECT_EQ(OthersMedian(five, 3), 3);
+  EXPECT_EQ(OthersMedian(five, 5), 2.5);
+  EXPECT_TRUE(std::isnan(OthersMedian(BalanceMiddle{}, 1)));
+  EXPECT_TRUE(std::isnan(BalanceRatio(BalanceMiddle{5, 0, 0, 0}, 0)));
 }
 
 // A fleet of `nodes` 8-GPU nodes with heavy-tailed noise (Student t, 3 degrees of freedom, 0.4%)

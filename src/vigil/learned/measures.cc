@@ -15,16 +15,15 @@ namespace {
 
 using stats::kMadToSigma;
 using stats::Mad;
-using stats::Median;
 
-// The median of node i's values in `cols`; NaN with fewer than `least`.
-double NodeMedian(const Scaled& t, size_t i, const std::vector<size_t>& cols, size_t least,
-                  std::vector<double>& scratch) {
-  scratch.clear();
+// Node i's values in `cols`, sorted, into `sorted`.
+void SortedValues(const Scaled& t, size_t i, const std::vector<size_t>& cols,
+                  std::vector<double>& sorted) {
+  sorted.clear();
   for (size_t j : cols) {
-    if (!std::isnan(t.at(i, j))) scratch.push_back(t.at(i, j));
+    if (!std::isnan(t.at(i, j))) sorted.push_back(t.at(i, j));
   }
-  return scratch.size() < least || scratch.empty() ? std::nan("") : Median(scratch);
+  std::sort(sorted.begin(), sorted.end());
 }
 
 // A component's metrics within one pool, pooled, where it has more than kFewMetrics: the mean of
@@ -104,17 +103,36 @@ Columns::Columns(const std::vector<std::string>& metrics) {
   }
 }
 
+double OthersMedian(const BalanceMiddle& m, double v) {
+  if (m.n == 0) return std::nan("");
+  if (m.n % 2 == 0) return v <= m.lo ? m.hi : m.lo;  // v below the middle: the upper one is left
+  if (v < m.mid) return (m.mid + m.hi) / 2;
+  if (v > m.mid) return (m.lo + m.mid) / 2;
+  return (m.lo + m.hi) / 2;
+}
+
+double BalanceRatio(const BalanceMiddle& m, double v) {
+  const double median = OthersMedian(m, v);
+  return median != 0 ? v / median - 1 : std::nan("");  // NaN stays NaN
+}
+
 NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
                           std::vector<double>& scratch) {
-  NodeCentres m{std::vector<double>(c.families.size(), std::nan("")),
+  NodeCentres m{std::vector<BalanceMiddle>(c.families.size()),
                 std::vector<double>(c.families.size(), std::nan(""))};
   for (size_t f = 0; f < c.families.size(); ++f) {
     const std::vector<size_t>& cols = c.family_cols[f];
     if (!IsLearned(c.anatomy[cols[0]].direction)) continue;
-    m.level[f] = NodeMedian(t, i, cols, 1, scratch);
-    if (cols.size() >= kMinBalanceParts) {
-      m.balance[f] = NodeMedian(t, i, cols, kMinBalanceParts, scratch);
-    }
+    SortedValues(t, i, cols, scratch);
+    const size_t n = scratch.size();
+    if (n == 0) continue;
+    m.level[f] = (scratch[(n - 1) / 2] + scratch[n / 2]) / 2;
+    if (n < kMinBalanceParts) continue;
+    BalanceMiddle& b = m.balance[f];
+    b.n = n;
+    b.lo = scratch[(n - 1) / 2 - (n % 2)];
+    b.mid = scratch[(n - 1) / 2];
+    b.hi = scratch[n / 2 + (n % 2)];
   }
   return m;
 }
@@ -122,9 +140,9 @@ NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
 double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f,
                        const NodeCentres& m, size_t fid) {
   const double v = t.at(i, j);
-  const double median = m.balance[fid];
-  if (f.balanced && !std::isnan(median) && median != 0) {
-    return WorseSigmas(f.direction, v / median - 1, f.balance_centre, f.balance_spread);
+  const double ratio = BalanceRatio(m.balance[fid], v);
+  if (f.balanced && !std::isnan(ratio)) {
+    return WorseSigmas(f.direction, ratio, f.balance_centre, f.balance_spread);
   }
   const Mode& mode = NearestMode(f, m.level[fid]);
   return WorseSigmas(f.direction, v, mode.centre, mode.spread);
@@ -196,11 +214,10 @@ double NodeNoise(const Scaled& t, size_t i, const Columns& cols,
   std::vector<double> own;
   for (size_t f = 0; f < cols.families.size(); ++f) {
     const FamilyModel* m = models[f];
-    const double median = centres.balance[f];
-    if (m == nullptr || !m->balanced || std::isnan(median) || median == 0) continue;
+    if (m == nullptr || !m->balanced || centres.balance[f].n == 0) continue;
     for (size_t j : cols.family_cols[f]) {
-      const double v = t.at(i, j);
-      if (!std::isnan(v)) own.push_back((v / median - 1 - m->balance_centre) / m->balance_spread);
+      const double ratio = BalanceRatio(centres.balance[f], t.at(i, j));
+      if (!std::isnan(ratio)) own.push_back((ratio - m->balance_centre) / m->balance_spread);
     }
   }
   return own.size() >= kMinNoiseSamples ? std::max(1.0, Mad(own) * kMadToSigma) : 1.0;

@@ -21,11 +21,9 @@ namespace vigil::learned {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr size_t kMinNoiseSamples = 16;  // values needed to estimate one node's own noise
-// A family judged by the balance inside the node has at least this many parts: the median of
-// fewer moves with the value judged (of four, it is the mean of the middle two, whose ratios to it
-// are then plus and minus half their gap, the extremes' larger: a mixture whose tail a robust
-// spread underestimates; on eval/fleetgen's four disks a node's balance found fewer slow disks
-// than the fleet alone).
+// A family judged by the balance inside the node has at least this many parts: each value is
+// compared with the median of the node's others (BalanceMiddle), and the median of three or fewer
+// is a noisy reference (of three normal values it has 0.45 times their variance).
 inline constexpr size_t kMinBalanceParts = 5;
 
 // A component with at most this many metrics in a pool is judged by the plain mean of their
@@ -67,11 +65,32 @@ struct Scaled {
   double at(size_t i, size_t j) const { return t.at(i, j) / divisor[j]; }
 };
 
-// Node i's medians of the families the fleet's distribution judges, by family id (NaN elsewhere):
-// `balance`, the reference of the balance inside the node, where the node has kMinBalanceParts or
-// more of the family's values; `level`, which picks the family's mode, where it has one or more.
+// The middle of one node's values of a family, sorted, from which the median of its values other
+// than any one of them is read (OthersMedian): the reference of the balance inside the node. The
+// value judged is left out of its own reference. With it in, a value near the middle is half of
+// its own median, and the ratios pile up near 0: on eval/fleetgen's eight GPUs their robust
+// spread was a quarter under their standard deviation, and their tail read as a Student t's of
+// about 13 degrees of freedom where the noise is normal, which put the limits far out.
+struct BalanceMiddle {
+  size_t n = 0;  // the node's values; 0: fewer than kMinBalanceParts, no balance
+  // Of n even, the two middle values (lo, hi); of n odd, the middle one (mid) and its neighbours.
+  double lo = 0, mid = 0, hi = 0;
+};
+
+// The median of the node's values other than `v`, one of them; NaN where m has none.
+double OthersMedian(const BalanceMiddle& m, double v);
+
+// `v`'s ratio to the median of the node's other values, minus 1; NaN where there is no balance or
+// that median is 0.
+double BalanceRatio(const BalanceMiddle& m, double v);
+
+// Node i's centres of the families the fleet's distribution judges, by family id: `balance`, the
+// reference of the balance inside the node, where the node has kMinBalanceParts or more of the
+// family's values (n 0 elsewhere); `level`, its median, which picks the family's mode, where it
+// has one or more (NaN elsewhere).
 struct NodeCentres {
-  std::vector<double> balance, level;
+  std::vector<BalanceMiddle> balance;
+  std::vector<double> level;
 };
 
 NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
