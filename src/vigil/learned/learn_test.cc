@@ -84,21 +84,34 @@ TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
 }
 
 // The balance inside the node compares each value with the median of the node's other values,
-// not with a median that holds the value itself: there, a value near the middle is half of its own
-// reference, the ratios pile up near 0, and their robust spread falls a quarter under their
-// standard deviation while their tail reads as a Student t's, which puts the limit far out. Under
-// normal noise the spread is that of a value against the median of seven (0.5% x 1.1) and the
-// limit the normal's.
+// not with a median that holds the value itself: there, a value near the middle makes up half of
+// its own reference, the ratios pile up near 0, and their robust spread falls a quarter under that
+// of the ratio to the others' median (0.0042 here) while their tail reads as a Student t's, which
+// puts the limit far out (5.1). Under normal noise the spread is that of a value against the
+// median of seven (0.5% x 1.1) and the limit the normal's.
 TEST(LearnTest, TheBalanceLeavesTheValueJudgedOutOfItsReference) {
   std::mt19937_64 rng(11);
   std::normal_distribution<double> normal(0, 1);
   const FleetTable fleet =
       GemmFleet(2000, [&](int, int) { return 1000 * (1 + 0.005 * normal(rng)); });
-  const FamilyModel& f = Family(*Learn(fleet, LearnOptions{}), "gemm-flops/fp16_tc_flops");
+  const LearnedCriteria c = *Learn(fleet, LearnOptions{});
+  const FamilyModel& f = Family(c, "gemm-flops/fp16_tc_flops");
   ASSERT_TRUE(f.balanced);
   EXPECT_NEAR(f.balance_spread, 0.0055, 0.0003);
   EXPECT_LT(f.balance_limit, 4.0);  // the normal's for 0.005 over 16 tests a node is 3.6
 
+  // Read from a node's values, ties among them: 1 1 1 2 3 3 3 3 leaves 3 in the middle of the
+  // others of a 1 or the 2, and 2 in the middle of the others of a 3.
+  const FleetTable tied = GemmFleet(1, [](int, int g) { return g < 3 ? 1.0 : g == 3 ? 2.0 : 3.0; });
+  const Columns cols(tied.metrics());
+  const std::vector<double> ones(tied.metrics().size(), 1.0);
+  std::vector<double> scratch;
+  const NodeCentres centres = NodeCentresOf(Scaled{tied, ones}, 0, cols, scratch);
+  ASSERT_EQ(centres.balance.size(), 1u);
+  EXPECT_EQ(centres.level[0], 2.5);
+  for (const auto& [v, others] : {std::pair{1.0, 3.0}, {2.0, 3.0}, {3.0, 2.0}}) {
+    EXPECT_EQ(OthersMedian(centres.balance[0], v), others) << v;
+  }
   const BalanceMiddle eight{8, 4, 0, 5};  // of 1..8: the middle two
   EXPECT_EQ(OthersMedian(eight, 1), 5);
   EXPECT_EQ(OthersMedian(eight, 4), 5);

@@ -127,7 +127,7 @@ NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
     SortedValues(t, i, cols, scratch);
     const size_t n = scratch.size();
     if (n == 0) continue;
-    m.level[f] = (scratch[(n - 1) / 2] + scratch[n / 2]) / 2;
+    m.level[f] = scratch[(n - 1) / 2] + (scratch[n / 2] - scratch[(n - 1) / 2]) / 2;
     if (n < kMinBalanceParts) continue;
     BalanceMiddle& b = m.balance[f];
     b.n = n;

@@ -23,8 +23,10 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr size_t kMinNoiseSamples = 16;  // values needed to estimate one node's own noise
 // A family judged by the balance inside the node has at least this many parts: each value is
 // compared with the median of the node's others (BalanceMiddle), and the median of three or fewer
-// is a noisy reference (of three normal values it has 0.45 times their variance).
+// is a noisy reference (of three normal values it has 0.45 times their variance; with families of
+// four judged by their balance, eval/fleetgen's seeds 11-14 found fewer slow disks).
 inline constexpr size_t kMinBalanceParts = 5;
+static_assert(kMinBalanceParts >= 3, "BalanceMiddle holds a middle value and its two neighbours");
 
 // A component with at most this many metrics in a pool is judged by the plain mean of their
 // sigmas and by the mean without its worst one (ComponentDistance, Pooling::kMean and kButWorst);
@@ -67,10 +69,11 @@ struct Scaled {
 
 // The middle of one node's values of a family, sorted, from which the median of its values other
 // than any one of them is read (OthersMedian): the reference of the balance inside the node. The
-// value judged is left out of its own reference. With it in, a value near the middle is half of
-// its own median, and the ratios pile up near 0: on eval/fleetgen's eight GPUs their robust
-// spread was a quarter under their standard deviation, and their tail read as a Student t's of
-// about 13 degrees of freedom where the noise is normal, which put the limits far out.
+// value judged is left out of its own reference. With it in, a value near the middle makes up
+// half of its own median, and the ratios pile up near 0: of eight parts under normal noise their
+// robust spread is 0.84 of the noise's standard deviation (against 1.10 for the ratio to the
+// others' median), and their tail reads as a Student t's of about 13 degrees of freedom, which
+// put the limits far out.
 struct BalanceMiddle {
   size_t n = 0;  // the node's values; 0: fewer than kMinBalanceParts, no balance
   // Of n even, the two middle values (lo, hi); of n odd, the middle one (mid) and its neighbours.
