@@ -523,17 +523,12 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     // of the parts defective is enough) and widen their limits past them. The mirror images'
     // tail holds no defect, and is read as far out as the values allow: where the noise has
     // heavy tails that the body does not show (the mean of two metrics without the worst, under a
-    // Student t's noise of 3 degrees of freedom, looks normal up to 99.5%), it shows there; and
-    // where rare wild values lie beyond even 99.9% (a part's one measurement 4% off among
-    // measurements of 0.5%), its largest value shows them: with fewer samples than 1 / p, it lies
-    // short of the quantile the limit stands for, so the limit is never nearer.
-    const double mirror_max =
-        ds.mirror.empty() ? 0.0 : *std::max_element(ds.mirror.begin(), ds.mirror.end());
+    // Student t's noise of 3 degrees of freedom, looks normal up to 99.5%), it shows there.
     c.limit =
-        std::max({TailLimit(ds.own, pooled_p,
-                            ds.own.size() >= kManyParts * class_nodes ? Tail::kFar : Tail::kBody,
-                            class_nodes),
-                  TailLimit(ds.mirror, pooled_p, Tail::kFarthest, class_nodes), mirror_max});
+        std::max(TailLimit(ds.own, pooled_p,
+                           ds.own.size() >= kManyParts * class_nodes ? Tail::kFar : Tail::kBody,
+                           class_nodes),
+                 TailLimit(ds.mirror, pooled_p, Tail::kFarthest, class_nodes));
     cm.components.push_back(std::move(c));
   };
   for (size_t b = 0; b < cols.pools.size(); ++b) {
