@@ -450,20 +450,9 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   const Columns& cols = d.cols;
   const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
   const auto way = [](Pooling p) { return static_cast<size_t>(p); };
-  // By pool, each way's distances (and their mirror images, ComponentDistance), and how many
-  // nodes have components in it: any, of many metrics, of few.
-  struct Distances {
-    std::vector<double> own, mirror;
-    void Add(double d, double m) {
-      own.push_back(d);
-      mirror.push_back(m);
-    }
-    void Clear() {
-      own.clear();
-      mirror.clear();
-    }
-  };
-  std::vector<std::array<Distances, 3>> ways(cols.pools.size());
+  // By pool, each way's distances, and how many nodes have components in it: any, of many
+  // metrics, of few.
+  std::vector<std::array<std::vector<double>, 3>> ways(cols.pools.size());
   struct Nodes {
     size_t any = 0, many = 0, few = 0;
   };
@@ -477,11 +466,11 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
                d.v, d.nodes[k], cols.pools[b].cols, cols, models, d.centres[k], d.noise[k])) {
         if (c.metrics > kFewMetrics) {
           many = true;
-          ways[b][way(Pooling::kTrimmed)].Add(c.mean, c.mirror_mean);
+          ways[b][way(Pooling::kTrimmed)].push_back(c.mean);
         } else {
           few = true;
-          ways[b][way(Pooling::kMean)].Add(c.mean, c.mirror_mean);
-          ways[b][way(Pooling::kButWorst)].Add(c.but_worst, c.mirror_but_worst);
+          ways[b][way(Pooling::kMean)].push_back(c.mean);
+          ways[b][way(Pooling::kButWorst)].push_back(c.but_worst);
         }
       }
       nodes_with[b].any += many || few;
@@ -493,48 +482,41 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   // few nodes' results (a part whose metrics some did not report), not the class's layout: it
   // gets no model, and such components are judged by their single values.
   for (size_t b = 0; b < cols.pools.size(); ++b) {
-    if (2 * nodes_with[b].many < nodes_with[b].any) ways[b][way(Pooling::kTrimmed)].Clear();
+    if (2 * nodes_with[b].many < nodes_with[b].any) ways[b][way(Pooling::kTrimmed)].clear();
     if (2 * nodes_with[b].few < nodes_with[b].any) {
-      ways[b][way(Pooling::kMean)].Clear();
-      ways[b][way(Pooling::kButWorst)].Clear();
+      ways[b][way(Pooling::kMean)].clear();
+      ways[b][way(Pooling::kButWorst)].clear();
     }
   }
   double pool_tests = 0;  // per node
   for (const auto& pool : ways) {
-    for (const Distances& ds : pool) pool_tests += static_cast<double>(ds.own.size());
+    for (const std::vector<double>& ds : pool) pool_tests += static_cast<double>(ds.size());
   }
   pool_tests /= static_cast<double>(d.nodes.size());
   const double pooled_p = budget / 2 / std::max(1.0, pool_tests);
   const size_t class_nodes = d.nodes.size();
-  const auto model = [&](const Pool& pool, Distances& ds, Pooling pooling) {
+  const auto model = [&](const Pool& pool, std::vector<double>& ds, Pooling pooling) {
     ComponentModel c;
     c.benchmark = pool.benchmark;
     c.part = pool.part;
     c.pooling = pooling;
-    c.samples = ds.own.size();
-    const Robust r = RobustOf(ds.own, kComponentSpreadFloor);
+    c.samples = ds.size();
+    const Robust r = RobustOf(ds, kComponentSpreadFloor);
     c.centre = r.centre;
     c.spread = r.spread;
-    for (std::vector<double>* xs : {&ds.own, &ds.mirror}) {
-      for (double& x : *xs) x = (x - c.centre) / c.spread;
-    }
-    // Not the farthest tail of their own distances: these are the tests that find defects of a
-    // few percent, and at 99.9% they would read the defective parts' own distances (a thousandth
-    // of the parts defective is enough) and widen their limits past them. The mirror images'
-    // tail holds no defect, and is read as far out as the values allow: where the noise has
-    // heavy tails that the body does not show (the mean of two metrics without the worst, under a
-    // Student t's noise of 3 degrees of freedom, looks normal up to 99.5%), it shows there.
+    for (double& x : ds) x = (x - c.centre) / c.spread;
+    // Not the farthest tail: these are the tests that find defects of a few percent, and at
+    // 99.9% they would read the defective parts' own distances (a thousandth of the parts
+    // defective is enough) and widen their limits past them.
     c.limit =
-        std::max(TailLimit(ds.own, pooled_p,
-                           ds.own.size() >= kManyParts * class_nodes ? Tail::kFar : Tail::kBody,
-                           class_nodes),
-                 TailLimit(ds.mirror, pooled_p, Tail::kFarthest, class_nodes));
+        TailLimit(ds, pooled_p, ds.size() >= kManyParts * class_nodes ? Tail::kFar : Tail::kBody,
+                  class_nodes);
     cm.components.push_back(std::move(c));
   };
   for (size_t b = 0; b < cols.pools.size(); ++b) {
     for (const Pooling p : {Pooling::kTrimmed, Pooling::kMean, Pooling::kButWorst}) {
-      Distances& ds = ways[b][way(p)];
-      if (!ds.own.empty()) model(cols.pools[b], ds, p);
+      std::vector<double>& ds = ways[b][way(p)];
+      if (!ds.empty()) model(cols.pools[b], ds, p);
     }
   }
 }

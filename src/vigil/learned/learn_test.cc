@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -226,28 +225,6 @@ TEST(LearnTest, AComponentOfFewMetricsIsAlsoJudgedWithoutItsWorst) {
   const FleetTable slow = HeavyTailedFleet(
       20, keys, [](int, const std::string& key) { return key.ends_with(":6") ? 0.05 : 0.0; }, 6);
   EXPECT_GE(NamedBy(slow, c, "GPU 6").found, 18u);
-}
-
-// A component model's limit is also read from the mirror image of its components' distances (their
-// sigmas negated, pooled alike), whose tail holds no defect and so is read out to 99.9%. Under
-// a Student t's noise of 3 degrees of freedom, the mean of a kernel launch's two metrics without
-// the worse looks normal up to 99.5%, and a limit read there flags healthy GPUs of a fleet drawn
-// alike far beyond the budget.
-TEST(LearnTest, AComponentModelReadsTheFarTailWhereNoDefectLies) {
-  const auto keys = [](int g) {
-    return std::vector<std::string>{fmt::format("kernel-launch/event_time:{}", g),
-                                    fmt::format("kernel-launch/wall_time:{}", g)};
-  };
-  const auto healthy = [](int, const std::string&) { return 0.0; };
-  const LearnedCriteria c = *Learn(HeavyTailedFleet(2000, keys, healthy, 21), LearnOptions{});
-  const FleetTable other = HeavyTailedFleet(10000, keys, healthy, 22);
-  size_t flagged = 0;
-  for (const NodeFindings& nf : Judge(other, c)) {
-    flagged += std::any_of(nf.findings.begin(), nf.findings.end(),
-                           [](const Finding& f) { return FindingTestName(f.test) == "component"; });
-  }
-  // The components' half of the budget expects 25 of 10,000 nodes; 47 without the mirror.
-  EXPECT_LE(flagged, 30u);
 }
 
 // One benchmark measures components of few metrics and of many: gpu-copy-bw's host copies of a

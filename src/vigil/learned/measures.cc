@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <unordered_map>
 #include <utility>
 
@@ -164,11 +163,8 @@ std::map<std::string_view, ComponentDistance> ComponentDistances(
   for (auto& [component, group] : sigmas) {
     std::vector<double>& zs = group.first;
     if (zs.size() < 2) continue;
-    std::vector<double> negated(zs.size());
-    std::transform(zs.begin(), zs.end(), negated.begin(), std::negate<>());
     const auto [mean, but_worst] = PooledSigmas(zs);
-    const auto [mirror_mean, mirror_but_worst] = PooledSigmas(negated);
-    d[component] = {mean, but_worst, mirror_mean, mirror_but_worst, zs.size(), group.second};
+    d[component] = {mean, but_worst, zs.size(), group.second};
   }
   return d;
 }

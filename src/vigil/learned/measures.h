@@ -115,10 +115,6 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 // more, where it is heavy-tailed the other: it needs both metrics to agree.
 struct ComponentDistance {
   double mean = 0, but_worst = 0;
-  // The same of the component's sigmas negated: under noise symmetric about the centre, the
-  // distances of a healthy component, in a tail that no defect reaches (a defect moves the sigmas
-  // up, these down). Learning reads the noise's far tail there (LearnComponentModels).
-  double mirror_mean = 0, mirror_but_worst = 0;
   size_t metrics = 0;
   std::string_view index;  // the index its keys carry
 };
