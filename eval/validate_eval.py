@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,26 +106,31 @@ def main():
         ap.error('--vigil is required')
     work = a.work or tempfile.mkdtemp(prefix='validate_eval.')
     results = []
-    for naming in a.naming.split(','):
-        for regime in a.regimes.split(','):
-            d = os.path.join(work, '%s-%s-%d-%d' % (regime, naming, a.nodes, a.seed))
-            fleet = os.path.join(d, 'results-summary.jsonl')
-            if not os.path.exists(fleet):
-                run([sys.executable, os.path.join(HERE, 'fleetgen', 'fleetgen.py'), '--nodes',
-                     str(a.nodes), '--seed', str(a.seed), '--regime', regime, '--naming', naming,
-                     '--out', d])
-            with open(os.path.join(d, 'truth.jsonl')) as f:
-                truth = [json.loads(line) for line in f if line.strip()]
-            methods = [('vigil', lambda: vigil_findings(a.vigil, fleet, d))]
-            if not a.no_rules:
-                methods += [(r, lambda r=r: rule_findings(r, fleet)) for r in RULES]
-            for name, findings in methods:
-                s = reference_rules.score(truth, findings())
-                s.update({'regime': regime, 'naming': naming, 'method': name})
-                results.append(s)
-                if not a.json and not a.markdown:
-                    print_row(s, a.by_kind)
-                    sys.stdout.flush()
+    try:
+        for naming in a.naming.split(','):
+            for regime in a.regimes.split(','):
+                d = os.path.join(work, '%s-%s-%d-%d' % (regime, naming, a.nodes, a.seed))
+                fleet = os.path.join(d, 'results-summary.jsonl')
+                if not os.path.exists(fleet):
+                    run([sys.executable, os.path.join(HERE, 'fleetgen', 'fleetgen.py'), '--nodes',
+                         str(a.nodes), '--seed', str(a.seed), '--regime', regime, '--naming', naming,
+                         '--out', d])
+                with open(os.path.join(d, 'truth.jsonl')) as f:
+                    truth = [json.loads(line) for line in f if line.strip()]
+                methods = [('vigil', lambda: vigil_findings(a.vigil, fleet, d))]
+                if not a.no_rules:
+                    methods += [(r, lambda r=r: rule_findings(r, fleet)) for r in RULES]
+                for name, findings in methods:
+                    s = reference_rules.score(truth, findings())
+                    s.update({'regime': regime, 'naming': naming, 'method': name})
+                    results.append(s)
+                    if not a.json and not a.markdown:
+                        print_row(s, a.by_kind)
+                        sys.stdout.flush()
+    finally:
+        # Each fleet is about 120 MB; a scoring run of 24 leaves gigabytes behind otherwise.
+        if not a.work:
+            shutil.rmtree(work, ignore_errors=True)
     if a.json:
         json.dump(results, sys.stdout, indent=1)
         print()
