@@ -137,9 +137,9 @@ Strangeness JudgeValues(const NodeView& n, std::vector<Finding>& out) {
         continue;
       }
       const double z_fleet = WorseSigmas(f.direction, x, mode.centre, mode.spread) / n.widen;
-      const double z_balance =
-          f.balanced ? ComponentSigmas(n.v, n.i, j, f, n.centres, fid) / n.widen : 0.0;
-      const bool fleet = z_fleet > f.limit, balance = f.balanced && z_balance > f.balance_limit;
+      // A node with too few of the family's parts to balance is judged by the fleet alone.
+      const double z_balance = BalanceSigmas(x, f, n.centres, fid) / n.widen;
+      const bool fleet = z_fleet > f.limit, balance = z_balance > f.balance_limit;  // NaN: false
       off |= std::fabs(x - mode.centre) / mode.spread / n.widen > f.limit;
       if (!fleet && !balance) continue;
       fd.test = fleet ? FindingTest::kFleet : FindingTest::kBalance;

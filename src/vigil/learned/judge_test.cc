@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vigil/eval/fleet_gen.h"
@@ -69,6 +71,44 @@ TEST(JudgeTest, ComponentsOfOneNodeAreComparedWithEachOther) {
   for (const Finding& f : v[0].findings) EXPECT_EQ(ComponentName(f.component), "GPU 3") << f.metric;
   const FleetTable healthy = *ParseFleetTable(FormatFleetRow(g.rows[1]), "ok.jsonl");
   EXPECT_FALSE(Judge(healthy, c)[0].defective);
+}
+
+// A node that reports too few of a balanced family's parts to balance them (a GPU or more
+// missing) has each of its values judged against the fleet by the family's fleet limit: a value
+// between the balance's limit and the fleet's is no finding of either test.
+TEST(JudgeTest, AFamilyTooFewToBalanceIsJudgedByTheFleetLimitAlone) {
+  const GeneratedFleet g = HealthyA100Fleet(200, /*noisy_rate=*/0);
+  const LearnedCriteria c = *Learn(TableOf(g), LearnOptions{});
+  const FamilyModel* family = nullptr;
+  for (const FamilyModel& f : c.classes.at(0).families) {
+    if (f.balanced && f.direction == Direction::kHigher && f.balance_limit < f.limit &&
+        f.family.rfind("gemm-flops/", 0) == 0) {
+      family = &f;
+      break;
+    }
+  }
+  ASSERT_NE(family, nullptr) << "no balanced GEMM family whose balance limit is the lower";
+  // GPUs 0-3 of the family only: fewer than kMinBalanceParts.
+  FleetRow few = g.rows[0];
+  std::erase_if(few.values, [&](const auto& kv) {
+    const std::string& key = kv.first;
+    return key.rfind(family->family + ":", 0) == 0 && key.back() >= '4' && key.back() <= '7';
+  });
+  const std::string judged = family->family + ":0";
+  const auto value = std::ranges::find(few.values, judged, &std::pair<std::string, double>::first);
+  ASSERT_NE(value, few.values.end());
+  const double healthy = value->second;
+  size_t fleet_findings = 0;
+  for (double share = 1.0; share > 0.8; share -= 0.0025) {
+    value->second = healthy * share;
+    const NodeFindings nf = Judge(*ParseFleetTable(FormatFleetRow(few), "few.jsonl"), c)[0];
+    for (const Finding& f : nf.findings) {
+      if (f.metric != judged) continue;
+      EXPECT_NE(f.test, FindingTest::kBalance) << "at " << share << " of its value";
+      fleet_findings += f.test == FindingTest::kFleet;
+    }
+  }
+  EXPECT_GT(fleet_findings, 0u);  // the fleet's test still judges it
 }
 
 // A node far from every mode of most of its families belongs to no class learned: one finding

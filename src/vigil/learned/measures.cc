@@ -137,13 +137,18 @@ NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
   return m;
 }
 
+double BalanceSigmas(double v, const FamilyModel& f, const NodeCentres& m, size_t fid) {
+  if (!f.balanced) return std::nan("");
+  const double ratio = BalanceRatio(m.balance[fid], v);
+  return std::isnan(ratio) ? ratio
+                           : WorseSigmas(f.direction, ratio, f.balance_centre, f.balance_spread);
+}
+
 double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f,
                        const NodeCentres& m, size_t fid) {
   const double v = t.at(i, j);
-  const double ratio = BalanceRatio(m.balance[fid], v);
-  if (f.balanced && !std::isnan(ratio)) {
-    return WorseSigmas(f.direction, ratio, f.balance_centre, f.balance_spread);
-  }
+  const double balance = BalanceSigmas(v, f, m, fid);
+  if (!std::isnan(balance)) return balance;
   const Mode& mode = NearestMode(f, m.level[fid]);
   return WorseSigmas(f.direction, v, mode.centre, mode.spread);
 }

@@ -99,6 +99,11 @@ struct NodeCentres {
 NodeCentres NodeCentresOf(const Scaled& t, size_t i, const Columns& c,
                           std::vector<double>& scratch);
 
+// How far `v`, a value of family `fid` of the node whose centres are `m`, lies beyond its balance
+// with the node's other parts, in the balance's robust sigmas; NaN where the family keeps no
+// balance or the node has too few of its parts to balance (a GPU or more missing).
+double BalanceSigmas(double v, const FamilyModel& f, const NodeCentres& m, size_t fid);
+
 // How far node i's value in column j lies beyond healthy, in robust sigmas: from the node's
 // balance where the family has one (it leaves the node's own offset out), else from the mode of
 // the fleet that the node's level picks.
