@@ -720,6 +720,29 @@ TEST(DetectorTest, AtA30sCadenceTheRestartsFirstIterationsAreNoPlacement) {
   EXPECT_LE(alerts[0].detected, 2400 + 300 + 600);
 }
 
+// At a 30-s cadence a restart's warm-up is as long as the job's first (300 s, not 240): the
+// window its placements are learned from, its second half, holds six of the machines' intervals
+// (an event's three samples and three beside them), not only twice the persistence. A straggler
+// from before the hang is named once that warm-up has ended and three of its samples have been
+// judged.
+TEST(DetectorTest, AtA30sCadenceARestartsWarmupHoldsSixIntervals) {
+  Harness h;
+  h.RunSteps(
+      3600, 30, [](int m) { return 2 * m; }, 13,
+      [](int m, int t) {
+        double v = 1.0;
+        if (t >= 1800 && t < 2400) v = 0.0;          // a hang, then a restart
+        if (m == 6 && t >= 1780 && v > 0) v *= 1.5;  // a straggler from before the hang
+        return v;
+      });
+  std::vector<Alert> alerts = h.Finish();
+  std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m6");
+  EXPECT_GE(alerts[0].detected, 2400 + 300 + 2 * 30);
+  EXPECT_LE(alerts[0].detected, 2400 + 300 + 4 * 30);
+}
+
 // Machines that keep their levels through a restart are not named, though they come back one
 // after another, scraped every 15 s at staggered moments: every machine's placement from before
 // is taken at the restart's first moment, not each at its own first sample, by when the
