@@ -223,13 +223,27 @@ def summary_line(name, s):
     return line
 
 
+# The divergence faults that begin at full size, whose median from onset the target
+# bounds; a gradual straggler grows from nothing over its ramp and is listed apart.
+DIVERGENCE_KINDS = ("straggler", "host_slow", "slow_by_placement_then_worse")
+
+
+def kind_line(name, hits, faults, latencies):
+    lat = sorted(latencies)
+    med = f"{statistics.median(lat):.0f}" if lat else "-"
+    p95 = f"{lat[min(len(lat) - 1, int(0.95 * len(lat)))]:.0f}" if lat else "-"
+    return f"    {name:<30} {hits:>3}/{faults:<3} median {med:>5} s  p95 {p95:>5} s"
+
+
 def kind_table(s):
-    lines = []
-    for kind, k in sorted(s.get("by_kind", {}).items()):
-        lat = sorted(k["latencies"])
-        med = f"{statistics.median(lat):.0f}" if lat else "-"
-        p95 = f"{lat[min(len(lat) - 1, int(0.95 * len(lat)))]:.0f}" if lat else "-"
-        lines.append(f"    {kind:<30} {k['hits']:>3}/{k['faults']:<3} median {med:>5} s  p95 {p95:>5} s")
+    by_kind = s.get("by_kind", {})
+    lines = [kind_line(kind, k["hits"], k["faults"], k["latencies"])
+             for kind, k in sorted(by_kind.items())]
+    divergence = [by_kind[k] for k in DIVERGENCE_KINDS if k in by_kind]
+    if divergence:
+        lines.append(kind_line("divergence faults together", sum(k["hits"] for k in divergence),
+                               sum(k["faults"] for k in divergence),
+                               [x for k in divergence for x in k["latencies"]]))
     return "\n".join(lines)
 
 

@@ -86,6 +86,17 @@ class Summary(unittest.TestCase):
         self.assertIn("recall 0.500 (1/2)", line)
         self.assertIn("visible size 1.000 (1/1); never visible 1, 0 of them found", line)
 
+    def test_the_divergence_faults_median_pools_the_kinds_that_begin_at_full_size(self):
+        s = {"by_kind": {
+            "straggler": {"faults": 2, "hits": 2, "latencies": [30.0, 70.0]},
+            "host_slow": {"faults": 2, "hits": 1, "latencies": [50.0]},
+            "straggler_gradual": {"faults": 1, "hits": 1, "latencies": [900.0]},
+            "gpu_lost": {"faults": 1, "hits": 1, "latencies": [4.0]}}}
+        last = de.kind_table(s).splitlines()[-1]
+        self.assertIn("divergence faults together", last)
+        self.assertIn("3/4", last)
+        self.assertIn("median    50 s", last)
+
 
 if __name__ == "__main__":
     unittest.main()
