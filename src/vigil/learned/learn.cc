@@ -457,6 +457,10 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     size_t any = 0, many = 0, few = 0;
   };
   std::vector<Nodes> nodes_with(cols.pools.size());
+  // By pool, the single sigmas of its components of two metrics (both of each: a mean of two and
+  // the one without the worse give them back), and whether it has components of three.
+  std::vector<std::vector<double>> singles(cols.pools.size());
+  std::vector<bool> has_three(cols.pools.size(), false);
   for (size_t k = 0; k < d.nodes.size(); ++k) {
     const std::set<std::string> down = DownBenchmarks(d.t, d.nodes[k], cols, cm);
     for (size_t b = 0; b < cols.pools.size(); ++b) {
@@ -471,6 +475,12 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
           few = true;
           ways[b][way(Pooling::kMean)].push_back(c.mean);
           ways[b][way(Pooling::kButWorst)].push_back(c.but_worst);
+          if (c.metrics == 2) {
+            singles[b].push_back(c.but_worst);
+            singles[b].push_back(2 * c.mean - c.but_worst);
+          } else {
+            has_three[b] = true;
+          }
         }
       }
       nodes_with[b].any += many || few;
@@ -495,7 +505,8 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   pool_tests /= static_cast<double>(d.nodes.size());
   const double pooled_p = budget / 2 / std::max(1.0, pool_tests);
   const size_t class_nodes = d.nodes.size();
-  const auto model = [&](const Pool& pool, std::vector<double>& ds, Pooling pooling) {
+  const auto model = [&](size_t b, std::vector<double>& ds, Pooling pooling) {
+    const Pool& pool = cols.pools[b];
     ComponentModel c;
     c.benchmark = pool.benchmark;
     c.part = pool.part;
@@ -511,12 +522,22 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     c.limit =
         TailLimit(ds, pooled_p, ds.size() >= kManyParts * class_nodes ? Tail::kFar : Tail::kBody,
                   class_nodes);
+    // The mean of two metrics keeps the tail of one of them (one far out, the other at 0), while
+    // its body, which the limit above is read from, looks lighter under heavy-tailed noise: no
+    // lower than the limit that one metric alone would need to pass it with the other at 0, half
+    // the limit its single sigmas give at this probability, read as far out as the tests of
+    // single values read theirs. A pooled test names no component on the strength of one metric
+    // that those call healthy.
+    if (pooling == Pooling::kMean && !has_three[b]) {
+      const double single = TailLimit(singles[b], pooled_p, Tail::kFarthest, class_nodes);
+      c.limit = std::max(c.limit, (single / 2 - c.centre) / c.spread);
+    }
     cm.components.push_back(std::move(c));
   };
   for (size_t b = 0; b < cols.pools.size(); ++b) {
     for (const Pooling p : {Pooling::kTrimmed, Pooling::kMean, Pooling::kButWorst}) {
       std::vector<double>& ds = ways[b][way(p)];
-      if (!ds.empty()) model(cols.pools[b], ds, p);
+      if (!ds.empty()) model(b, ds, p);
     }
   }
 }
