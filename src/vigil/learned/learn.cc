@@ -526,10 +526,13 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     // its body, which the limit above is read from, looks lighter under heavy-tailed noise: no
     // lower than the limit that one metric alone would need to pass it with the other at 0, half
     // the limit its single sigmas give at this probability, read as far out as the tests of
-    // single values read theirs. A pooled test names no component on the strength of one metric
-    // that those call healthy.
+    // single values read theirs (the farthest where the pool has kManyParts components a node,
+    // where a defective part is one of many). A pooled test names no component on the strength
+    // of one metric that those call healthy.
     if (pooling == Pooling::kMean && !has_three[b]) {
-      const double single = TailLimit(singles[b], pooled_p, Tail::kFarthest, class_nodes);
+      const bool per_part = singles[b].size() >= 2 * kManyParts * class_nodes;
+      const double single =
+          TailLimit(singles[b], pooled_p, per_part ? Tail::kFarthest : Tail::kBody, class_nodes);
       c.limit = std::max(c.limit, (single / 2 - c.centre) / c.spread);
     }
     cm.components.push_back(std::move(c));
