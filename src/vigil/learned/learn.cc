@@ -533,7 +533,7 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
       const bool per_part = singles[b].size() >= 2 * kManyParts * class_nodes;
       const double single =
           TailLimit(singles[b], pooled_p, per_part ? Tail::kFarthest : Tail::kBody, class_nodes);
-      c.limit = std::max(c.limit, (single / 2 - c.centre) / c.spread);
+      c.limit = std::min(std::max(c.limit, (single / 2 - c.centre) / c.spread), kMaxLimit);
     }
     cm.components.push_back(std::move(c));
   };
