@@ -516,21 +516,20 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     c.centre = r.centre;
     c.spread = r.spread;
     for (double& x : ds) x = (x - c.centre) / c.spread;
+    // Components of a part a node has several of (GPUs, NICs), where a defective part is one of
+    // many.
+    const bool per_part = ds.size() >= kManyParts * class_nodes;
     // Not the farthest tail: these are the tests that find defects of a few percent, and at
     // 99.9% they would read the defective parts' own distances (a thousandth of the parts
     // defective is enough) and widen their limits past them.
-    c.limit =
-        TailLimit(ds, pooled_p, ds.size() >= kManyParts * class_nodes ? Tail::kFar : Tail::kBody,
-                  class_nodes);
+    c.limit = TailLimit(ds, pooled_p, per_part ? Tail::kFar : Tail::kBody, class_nodes);
     // The mean of two metrics keeps the tail of one of them (one far out, the other at 0), while
     // its body, which the limit above is read from, looks lighter under heavy-tailed noise: no
     // lower than the limit that one metric alone would need to pass it with the other at 0, half
     // the limit its single sigmas give at this probability, read as far out as the tests of
-    // single values read theirs (the farthest where the pool has kManyParts components a node,
-    // where a defective part is one of many). A pooled test names no component on the strength
-    // of one metric that those call healthy.
+    // single values read theirs (the farthest for components per part). A pooled test names no
+    // component on the strength of one metric that those call healthy.
     if (pooling == Pooling::kMean && !has_three[b]) {
-      const bool per_part = singles[b].size() >= 2 * kManyParts * class_nodes;
       const double single =
           TailLimit(singles[b], pooled_p, per_part ? Tail::kFarthest : Tail::kBody, class_nodes);
       c.limit = std::min(std::max(c.limit, (single / 2 - c.centre) / c.spread), kMaxLimit);
