@@ -451,21 +451,19 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   const std::vector<const FamilyModel*> models = ModelsById(cols, cm);
   const auto way = [](Pooling p) { return static_cast<size_t>(p); };
   // By pool, each way's distances, and how many nodes have components in it: any, of many
-  // metrics, of few.
+  // metrics, of few, of three.
   std::vector<std::array<std::vector<double>, 3>> ways(cols.pools.size());
   struct Nodes {
-    size_t any = 0, many = 0, few = 0;
+    size_t any = 0, many = 0, few = 0, three = 0;
   };
   std::vector<Nodes> nodes_with(cols.pools.size());
-  // By pool, the single sigmas of its components of two metrics (both of each: a mean of two and
-  // the one without the worse give them back), and whether it has components of three.
+  // By pool, the single sigmas of its components of two metrics, both of each.
   std::vector<std::vector<double>> singles(cols.pools.size());
-  std::vector<bool> has_three(cols.pools.size(), false);
   for (size_t k = 0; k < d.nodes.size(); ++k) {
     const std::set<std::string> down = DownBenchmarks(d.t, d.nodes[k], cols, cm);
     for (size_t b = 0; b < cols.pools.size(); ++b) {
       if (AnyDown(cols.pools[b], down)) continue;
-      bool many = false, few = false;
+      bool many = false, few = false, three = false;
       for (const auto& [component, c] : ComponentDistances(
                d.v, d.nodes[k], cols.pools[b].cols, cols, models, d.centres[k], d.noise[k])) {
         if (c.metrics > kFewMetrics) {
@@ -476,16 +474,17 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
           ways[b][way(Pooling::kMean)].push_back(c.mean);
           ways[b][way(Pooling::kButWorst)].push_back(c.but_worst);
           if (c.metrics == 2) {
-            singles[b].push_back(c.but_worst);
-            singles[b].push_back(2 * c.mean - c.but_worst);
+            singles[b].push_back(c.but_worst);  // of two: the better one
+            singles[b].push_back(c.worst);
           } else {
-            has_three[b] = true;
+            three = true;
           }
         }
       }
       nodes_with[b].any += many || few;
       nodes_with[b].many += many;
       nodes_with[b].few += few;
+      nodes_with[b].three += three;
     }
   }
   // A kind of component that half the nodes with the pool do not have in it is an accident of a
@@ -528,8 +527,10 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     // lower than the limit that one metric alone would need to pass it with the other at 0, half
     // the limit its single sigmas give at this probability, read as far out as the tests of
     // single values read theirs (the farthest for components per part). A pooled test names no
-    // component on the strength of one metric that those call healthy.
-    if (pooling == Pooling::kMean && !has_three[b]) {
+    // component on the strength of one metric that those call healthy. Not where half the nodes
+    // with the pool's few-metric components have them of three metrics (one moves their mean by
+    // a third): a few nodes that report a third metric are an accident, as above.
+    if (pooling == Pooling::kMean && 2 * nodes_with[b].three < nodes_with[b].few) {
       const double single =
           TailLimit(singles[b], pooled_p, per_part ? Tail::kFarthest : Tail::kBody, class_nodes);
       c.limit = std::min(std::max(c.limit, (single / 2 - c.centre) / c.spread), kMaxLimit);

@@ -231,7 +231,7 @@ TEST(LearnTest, AComponentOfFewMetricsIsAlsoJudgedWithoutItsWorst) {
 // rarely (one value in 600) a wild one, 3-8% slow: a body of normal noise under a heavy tail.
 // `slow(node, key)` is the share a key is slower by.
 FleetTable WildLaunchFleet(int nodes, const std::function<double(int, const std::string&)>& slow,
-                           uint64_t seed) {
+                           uint64_t seed, int third_metric_nodes = 0) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> noise(0, 0.004);
   std::uniform_real_distribution<double> uniform(0, 1);
@@ -240,7 +240,8 @@ FleetTable WildLaunchFleet(int nodes, const std::function<double(int, const std:
     FleetRow& r = rows.emplace_back();
     r.node = fmt::format("n{:04}", n);
     for (int g = 0; g < 8; ++g) {
-      for (const char* metric : {"event_time", "wall_time"}) {
+      for (const char* metric : {"event_time", "wall_time", "sync_time"}) {
+        if (std::string_view(metric) == "sync_time" && n >= third_metric_nodes) continue;
         const std::string key = fmt::format("kernel-launch/{}:{}", metric, g);
         const double wild = uniform(rng) < 1.0 / 600 ? 0.03 + 0.05 * uniform(rng) : 0.0;
         r.values.emplace_back(key, (1 + noise(rng)) * (1 + wild + slow(n, key)));
@@ -266,6 +267,19 @@ TEST(LearnTest, AMeanOfTwoMetricsNamesNoPartOnOneMetricAlone) {
   EXPECT_LE(NamedBy(WildLaunchFleet(20, lone, 6), c, "GPU 6").found, 1u);
   const auto both = [](int, const std::string& key) { return key.ends_with(":6") ? 0.03 : 0.0; };
   EXPECT_GE(NamedBy(WildLaunchFleet(20, both, 6), c, "GPU 6").found, 18u);
+}
+
+// The floor above is the pool's, whatever a few nodes report: 100 of 2,000 that measure a third
+// metric of each GPU's kernel launch (another SuperBench version) do not take it away from the
+// others.
+TEST(LearnTest, AFewNodesWithAThirdMetricKeepTheTwoMetricFloor) {
+  const LearnedCriteria c = *Learn(WildLaunchFleet(
+                                       2000, [](int, const std::string&) { return 0.0; }, 5, 100),
+                                   LearnOptions{});
+  const auto lone = [](int, const std::string& key) {
+    return key == "kernel-launch/event_time:6" ? 0.05 : 0.0;
+  };
+  EXPECT_LE(NamedBy(WildLaunchFleet(20, lone, 6), c, "GPU 6").found, 1u);
 }
 
 // One benchmark measures components of few metrics and of many: gpu-copy-bw's host copies of a

@@ -34,8 +34,8 @@ constexpr double kComponentTrim = 0.25;
 
 // The pooled sigmas of one component (sorted here), both ways of ComponentDistance: for more than
 // kFewMetrics, the trimmed mean above, twice; for kFewMetrics or fewer, the plain mean and the mean
-// without the worst metric.
-std::pair<double, double> PooledSigmas(std::vector<double>& zs) {
+// without the worst metric. `metrics` and `index` are left to the caller.
+ComponentDistance PooledSigmas(std::vector<double>& zs) {
   std::sort(zs.begin(), zs.end());
   const size_t n = zs.size();
   const auto cut = static_cast<size_t>(std::floor(static_cast<double>(n) * kComponentTrim));
@@ -44,7 +44,11 @@ std::pair<double, double> PooledSigmas(std::vector<double>& zs) {
     for (size_t k = cut; k + top < n; ++k) sum += zs[k];
     return sum / static_cast<double>(n - cut - top);
   };
-  return {mean_of(cut), mean_of(std::max<size_t>(cut, 1))};
+  ComponentDistance d;
+  d.mean = mean_of(cut);
+  d.but_worst = mean_of(std::max<size_t>(cut, 1));
+  d.worst = zs.back();
+  return d;
 }
 
 }  // namespace
@@ -168,8 +172,9 @@ std::map<std::string_view, ComponentDistance> ComponentDistances(
   for (auto& [component, group] : sigmas) {
     std::vector<double>& zs = group.first;
     if (zs.size() < 2) continue;
-    const auto [mean, but_worst] = PooledSigmas(zs);
-    d[component] = {mean, but_worst, zs.size(), group.second};
+    ComponentDistance& cd = d[component] = PooledSigmas(zs);
+    cd.metrics = zs.size();
+    cd.index = group.second;
   }
   return d;
 }

@@ -117,9 +117,10 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 // wall time) `mean` is their plain mean and `but_worst` the mean with the worst metric set aside:
 // there one metric's wild value (heavy-tailed noise) moves the mean as far as a slow component
 // does, and the mean's limit must then lie far out. Where the noise is near normal the mean finds
-// more, where it is heavy-tailed the other: it needs both metrics to agree.
+// more, where it is heavy-tailed the other: it needs both metrics to agree. `worst` is the largest
+// of its metrics' sigmas (of two, `but_worst` is the other one's).
 struct ComponentDistance {
-  double mean = 0, but_worst = 0;
+  double mean = 0, but_worst = 0, worst = 0;
   size_t metrics = 0;
   std::string_view index;  // the index its keys carry
 };
