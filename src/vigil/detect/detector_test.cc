@@ -1082,6 +1082,40 @@ TEST(DetectorTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOther
   }
 }
 
+// A job that hangs as its restart begins, after a first hang that lasted longer than it had
+// trained (jobgen's seed 56,003: a GPU lost, the job hung for the 10 minutes of its watchdog, was
+// restarted, and a rank hung as the restarted job began): every rank's power spins at 160 W in a
+// hang and the first hang said `*`; 3 minutes of init at 70 W, 20 s of training, then m7's GPUs
+// spin in their own kernel at 200 W among peers at 160 W. The usual level of power is the
+// training's, not the first hang's (no feature's level follows a job-level stall), so power moved
+// in the second stall and the machines are compared on it: m7 is named. With power's level at the
+// first hang's 160 W, the second stall said `*` too.
+TEST(DetectorTest, ALongFirstHangIsNoUsualLevelForTheNext) {
+  Harness h;
+  Rng rng(12, 0);
+  const auto noisy = [&](double v) { return v * (1 + rng.Normal(0, 0.01)); };
+  for (int t = 0; t < 2400; ++t) {
+    const bool training = t < 700 || (t >= 1680 && t < 1700);
+    const bool init = t >= 1500 && t < 1680;
+    for (int m = 0; m < 16; ++m) {
+      const double power = training ? 600 : init ? 70 : m == 7 && t >= 1700 ? 200 : 160;
+      // Util: 100 in training and in a hang (every rank spins), 8 over the restart's init.
+      for (int g = 0; g < 2; ++g) {
+        h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, noisy(power));
+        h.Feed(t, m, "DCGM_FI_DEV_GPU_UTIL", g, noisy(init ? 8 : 100));
+        h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", g, noisy(training ? 0.6 : 0.001));
+        h.Feed(t, m, "DCGM_FI_PROF_PCIE_TX_BYTES", g, noisy(training ? 1e9 : 1e6));
+        h.Feed(t, m, "DCGM_FI_PROF_NVLINK_TX_BYTES", g, noisy(training ? 5e10 : 1e3));
+      }
+    }
+  }
+  std::vector<std::string> stalls;
+  for (const Alert& a : h.Finish()) {
+    if (a.rule == "stall") stalls.push_back(a.machine);
+  }
+  EXPECT_EQ(stalls, (std::vector<std::string>{"*", "m7"}));
+}
+
 // Corrected NVLink errors now and then are no fault; hundreds a second are. A host's CPU busy
 // for a minute (cron, log rotation) is no fault either: cpu_idle needs two minutes.
 TEST(DetectorTest, ThresholdsAndPersistenceComeFromTheSignalMap) {

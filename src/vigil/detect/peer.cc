@@ -1018,9 +1018,12 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, b
   // runs many times longer), a stall stays out of the level until it has lasted a third of the
   // window: then it is the feature's new normal (a lighter load after a restart), not an event.
   // While most of the group's features stall, it is the job's event however long it lasts (a
-  // hang until its watchdog, the restart, a hang of the restarted job).
+  // hang until its watchdog, the restart, a hang of the restarted job), and no feature's level
+  // follows it, stalled or not: power spinning in a hang at a quarter of its level would
+  // otherwise become the usual level over a long hang, and a second hang spinning at the same
+  // power would not move it (jobgen's seed 56,003: the hung rank was never compared on power).
   if (p.sampled >= 0 && now - p.sampled < kLevelEvery) return;
-  if (!warming && stalled && (group_stalled || now - p.stalled_since < o_.level_window_s / 3)) {
+  if (!warming && (group_stalled || (stalled && now - p.stalled_since < o_.level_window_s / 3))) {
     return;
   }
   p.sampled = now;
