@@ -34,7 +34,7 @@ constexpr double kComponentTrim = 0.25;
 
 // The pooled sigmas of one component (sorted here), both ways of ComponentDistance: for more than
 // kFewMetrics, the trimmed mean above, twice; for kFewMetrics or fewer, the plain mean and the mean
-// without the worst metric. `metrics` and `index` are left to the caller.
+// without the worst metric. The index is left to the caller.
 ComponentDistance PooledSigmas(std::vector<double>& zs) {
   std::sort(zs.begin(), zs.end());
   const size_t n = zs.size();
@@ -48,6 +48,7 @@ ComponentDistance PooledSigmas(std::vector<double>& zs) {
   d.mean = mean_of(cut);
   d.but_worst = mean_of(std::max<size_t>(cut, 1));
   d.worst = zs.back();
+  d.metrics = n;
   return d;
 }
 
@@ -172,9 +173,7 @@ std::map<std::string_view, ComponentDistance> ComponentDistances(
   for (auto& [component, group] : sigmas) {
     std::vector<double>& zs = group.first;
     if (zs.size() < 2) continue;
-    ComponentDistance& cd = d[component] = PooledSigmas(zs);
-    cd.metrics = zs.size();
-    cd.index = group.second;
+    (d[component] = PooledSigmas(zs)).index = group.second;
   }
   return d;
 }
