@@ -119,10 +119,48 @@ enum class Tail {
   kBody,      // 90% and 97.5%
   kFar,       // also 97.5% and 99.5%: a mixture of noise levels
   kFarthest,  // also 99.5% and 99.9%: rare wild measurements under a body of part offsets
+  // The same, of the values below a gap at the top (SetApart): parts of one metric, where no
+  // other test would find a defect that the farthest reading took for a wild value.
+  kFarthestBelowGap,
 };
 
 // Values beyond the 99.9% quantile that a family needs before its tail is read there.
 constexpr double kFarthestTail = 10;
+
+// How rarely the healthy tail shows a gap as wide as one that sets values apart (SetApart), over
+// all the ranks tried.
+constexpr double kGapLevel = 1e-3;
+
+// How many of the largest values of `z` (sorted) a gap sets apart from the rest of the tail
+// beyond its quantile at `level`, which the farthest reading would otherwise take for the healthy
+// tail: a defect rate above a thousandth of the parts puts the defects' own values there. Read
+// from the tail's log-spacings, each times its rank from the top (Renyi's representation): under
+// a tail like a Pareto's, or lighter, they are independent and exponential with one mean (under a
+// lighter one, the mean shrinks toward the top). A spacing that exceeds the mean of those below
+// it by more than their F distribution gives with probability kGapLevel over the ranks tried
+// (the upper half of the tail) is a gap; the deepest gap counts. Assumes the healthy tail does
+// not turn heavier toward its top than a Pareto's (wild values of a population of their own far
+// beyond the body could be taken for a gap, and the limit read beneath them).
+size_t SetApart(const std::vector<double>& z, double level) {
+  const size_t n = z.size();
+  const auto tail = static_cast<size_t>(static_cast<double>(n) * (1 - level));
+  if (tail < 2 || !(z[n - 1 - tail] > 0)) return 0;
+  std::vector<double> spacing(tail);  // [i]: (i + 1) log(z_(i+1) / z_(i+2)), z_(1) the largest
+  for (size_t i = 0; i < tail; ++i) {
+    spacing[i] = static_cast<double>(i + 1) * std::log(z[n - 1 - i] / z[n - 2 - i]);
+  }
+  const double tried = static_cast<double>(tail / 2);
+  double below = 0;  // the sum of the spacings below the one tried
+  for (size_t k = tail / 2; k < tail; ++k) below += spacing[k];
+  for (size_t k = tail / 2; k >= 1; --k) {  // k values above the gap
+    const auto m = static_cast<double>(tail - k);
+    const double mean = below / m;
+    const double gap = m * (std::pow(tried / kGapLevel, 1 / m) - 1);  // P(F(2, 2m) > gap)
+    if (mean > 0 && spacing[k - 1] > gap * mean) return k;
+    below += spacing[k - 1];
+  }
+  return 0;
+}
 
 // The number of robust sigmas a healthy value exceeds with probability `p` (one-sided), read from
 // the fleet's own values `z` (robust sigmas from their centre, worse direction positive): the
@@ -134,21 +172,29 @@ constexpr double kFarthestTail = 10;
 // estimated from them: a prediction interval). The far ones only where defects are too rare to
 // reach them (a family measured on every GPU or NIC, where a defective part is one value of many:
 // at a defect rate of more than a thousandth of the parts the farthest one reads the defects and
-// widens the limit); a fleet too small or too rounded to show its tail gets the floor.
+// widens the limit, unless a gap sets them apart and the tail is read below it: SetApart); a
+// fleet too small or too rounded to show its tail gets the floor.
 double TailLimit(std::vector<double>& z, double p, Tail tail, size_t nodes) {
   namespace bm = boost::math;
   double limit = bm::quantile(
       bm::complement(bm::students_t(static_cast<double>(std::max<size_t>(nodes, 2) - 1)), p));
   if (z.size() < kMinTailSamples) return limit;
   std::sort(z.begin(), z.end());
-  const auto raise = [&](double a, double b) {
-    const double e = Extrapolated(z, a, b, p);
+  const auto raise = [&](const std::vector<double>& values, double a, double b) {
+    const double e = Extrapolated(values, a, b, p);
     if (e > limit) limit = e;  // NaN: no tail to read
   };
-  const auto beyond = [&](double q) { return static_cast<double>(z.size()) * (1 - q); };
-  raise(0.9, 0.975);
-  if (tail != Tail::kBody && beyond(0.995) >= 2) raise(0.975, 0.995);
-  if (tail == Tail::kFarthest && beyond(0.999) >= kFarthestTail) raise(0.995, 0.999);
+  const auto beyond = [](const std::vector<double>& values, double q) {
+    return static_cast<double>(values.size()) * (1 - q);
+  };
+  raise(z, 0.9, 0.975);
+  if (tail != Tail::kBody && beyond(z, 0.995) >= 2) raise(z, 0.975, 0.995);
+  if (tail == Tail::kFarthest && beyond(z, 0.999) >= kFarthestTail) raise(z, 0.995, 0.999);
+  if (tail == Tail::kFarthestBelowGap) {
+    const auto apart = static_cast<std::ptrdiff_t>(SetApart(z, 0.995));
+    const std::vector<double> below(z.begin(), z.end() - apart);
+    if (beyond(below, 0.999) >= kFarthestTail) raise(below, 0.995, 0.999);
+  }
   return std::min(limit, kMaxLimit);
 }
 
@@ -413,15 +459,20 @@ void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& fam
   InParallel(d.nodes.size(), [&](size_t k, std::vector<double>&) {
     d.noise[k] = NodeNoise(d.v, d.nodes[k], d.cols, models, d.centres[k]);
   });
+  std::map<std::string_view, size_t> metrics_of;  // by component: the columns that measure it
+  for (const auto& [benchmark, cols] : d.cols.benchmark_cols) {
+    for (size_t j : cols) ++metrics_of[d.cols.anatomy[j].component];
+  }
   InParallel(cm.families.size(), [&](size_t m, std::vector<double>&) {
     FamilyModel& f = cm.families[m];
     if (!IsLearned(f.direction)) return;
     const size_t fid = family_ids[m];
+    const std::vector<size_t>& fcols = d.cols.family_cols[fid];
     std::vector<double> fleet, balance;
     for (size_t k = 0; k < d.nodes.size(); ++k) {
       const NodeCentres& c = d.centres[k];
       const Mode& mode = NearestMode(f, c.level[fid]);
-      for (size_t j : d.cols.family_cols[fid]) {
+      for (size_t j : fcols) {
         const double x = d.v.at(d.nodes[k], j);
         if (std::isnan(x)) continue;
         fleet.push_back(WorseSigmas(f.direction, x, mode.centre, mode.spread) / d.noise[k]);
@@ -431,8 +482,14 @@ void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& fam
       }
     }
     // A family measured on several parts of every node: a defective part is one value of many.
+    // Where that value is all there is of each part (v02's HBM: mem-bw/D2D_Mem_BW), a value set
+    // apart at the top is taken for a defect, not a wild measurement: a part of several metrics
+    // has the component test for a defect the family's tests let pass, a part of one has none.
     const bool far = f.members.size() >= kManyParts;
-    const Tail tail = far ? Tail::kFarthest : Tail::kBody;
+    const bool one_metric = std::all_of(fcols.begin(), fcols.end(), [&](size_t j) {
+      return metrics_of.at(d.cols.anatomy[j].component) == 1;
+    });
+    const Tail tail = !far ? Tail::kBody : (one_metric ? Tail::kFarthestBelowGap : Tail::kFarthest);
     f.limit = TailLimit(fleet, p, tail, d.nodes.size());
     if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, d.nodes.size());
   });

@@ -82,6 +82,34 @@ TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
   EXPECT_EQ(ComponentName(slow.findings[0].component), "GPU 3");
 }
 
+// More than a thousandth of the GPUs defective puts the defects' own values where the farthest
+// tail is read (beyond 99.9%), where they would widen the limit past themselves; a gap sets them
+// apart, and the limit is read from the healthy values beneath it.
+TEST(LearnTest, DefectsThatAGapSetsApartDoNotWidenTheLimit) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal(0, 1);
+  // 25 of 16,000 GPUs, one on each of nodes 7, 87, 167..., 10% to 34% slow.
+  const auto slow = [](int n, int g) { return n % 80 == 7 && g == n % 8; };
+  const FleetTable fleet = GemmFleet(2000, [&](int n, int g) {
+    const double healthy = 1000 * (1 + 0.005 * normal(rng));
+    return slow(n, g) ? healthy * (0.9 - 0.01 * (n / 80)) : healthy;
+  });
+  const LearnedCriteria c = *Learn(fleet, LearnOptions{});
+  EXPECT_LT(Family(c, "gemm-flops/fp16_tc_flops").limit, 6);
+  const std::vector<NodeFindings> judged = Judge(fleet, c);
+  size_t found = 0, healthy_flagged = 0;
+  for (int n = 0; n < 2000; ++n) {
+    if (n % 80 != 7) {
+      healthy_flagged += judged[n].defective;
+    } else if (judged[n].defective) {
+      ++found;
+      EXPECT_EQ(ComponentName(judged[n].findings[0].component), fmt::format("GPU {}", n % 8));
+    }
+  }
+  EXPECT_EQ(found, 25u);
+  EXPECT_LE(healthy_flagged, 20u);  // 2,000 nodes at 0.005 expect 10
+}
+
 // The balance inside the node compares each value with the median of the node's other values,
 // not with a median that holds the value itself: there, a value near the middle makes up half of
 // its own reference, the ratios pile up near 0, and their robust spread falls a quarter under that
