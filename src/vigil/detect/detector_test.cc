@@ -798,6 +798,19 @@ TEST(DetectorTest, AMachineAloneAtItsLevelFromTheStartIsNamed) {
   EXPECT_EQ(alerts[0].machine, "m9");
 }
 
+// A GPU's temperature depends on where its machine sits: one 15% hotter than its seven peers
+// from the job's start is placed there (fault-free jobgen seed 57,101: 8 C over its peers all
+// along, it was named), while one that comes to run 15% hotter than it was is named. A machine
+// alone at its power level from the start still is (above).
+TEST(DetectorTest, AGpuHotterFromTheStartIsWhereItSits) {
+  Harness h;
+  h.Run(8, 0, 1500, "DCGM_FI_DEV_GPU_TEMP",
+        [](int m, int t) { return m == 5 || (m == 2 && t >= 700) ? 66.0 : 57.0; });
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m2");
+}
+
 // Step time is worse only when higher: a worker faster than its peers is not a fault.
 TEST(DetectorTest, AFasterWorkerIsNoStraggler) {
   Harness h;

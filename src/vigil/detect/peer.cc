@@ -590,7 +590,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   }
   if (p.placed_at < 0 || now - p.placed_at >= kPlaceEvery) {
     p.placed_at = now;
-    Place(valid_, f, !learning);
+    Place(valid_, f, !learning, signal.level_by_position);
   }
 }
 
@@ -1038,7 +1038,8 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, b
   p.level = static_cast<float>(MedianOf(scratch_));
 }
 
-void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_placed) {
+void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_placed,
+                      bool by_position) {
   // Levels relative to the group's typical machine, then: a machine shares its level when it is
   // close to the typical one or to another machine's.
   values_.clear();
@@ -1066,7 +1067,8 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
   // nothing of a fault, and every machine is compared with its own past: levels of one stage
   // scatter (a signal sampled at chance phases of a long step), and a gap between two of them
   // is no sign. Otherwise a machine alone at its level, odd from its first sample, is compared
-  // with its peers as they are.
+  // with its peers as they are, unless the signal's level is where the machine sits
+  // (level_by_position: a GPU's temperature).
   const auto off = std::count_if(values_.begin(), values_.end(),
                                  [&](double v) { return std::fabs(v) > tolerance; });
   const bool placed_job = off >= static_cast<std::ptrdiff_t>(kSharedMachines);
@@ -1086,7 +1088,7 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
   for (size_t i = 0; i < members.size(); ++i) {
     const double v = values_[i];
     Track& t = TrackOf(members[i], f);
-    if (placed_job || !odd(i)) {
+    if (placed_job || by_position || !odd(i)) {
       t.placed = true;
       continue;
     }

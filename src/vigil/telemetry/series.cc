@@ -35,7 +35,8 @@ uint32_t Normalizer::SignalId(std::string_view name, SignalRole role) {
 uint32_t Normalizer::SignalId(const SignalMapping& m) {
   const uint32_t id = signal_names_.Intern(m.signal);
   if (id == signals_.size()) {
-    signals_.push_back({m.signal, m.role, m.worse, m.threshold, m.persistence});
+    signals_.push_back(
+        {m.signal, m.role, m.worse, m.threshold, m.persistence, m.level_by_position});
   }
   return id;
 }

@@ -75,8 +75,9 @@ struct SignalInfo {
   std::string name;
   SignalRole role = SignalRole::kPeer;
   Worse worse = Worse::kEither;
-  double threshold = 0;    // SignalMapping::threshold
-  double persistence = 0;  // SignalMapping::persistence
+  double threshold = 0;            // SignalMapping::threshold
+  double persistence = 0;          // SignalMapping::persistence
+  bool level_by_position = false;  // SignalMapping::level_by_position
 };
 
 struct NormalizerCounts {

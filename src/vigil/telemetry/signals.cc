@@ -82,12 +82,15 @@ SignalMap SignalMap::Default() {
   map.Add(Gauge("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active"));
   map.Add(Gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gr_engine_active"));
   // Temperatures follow power with a thermal lag of a minute or more and differ by rack
-  // position: a GPU running hotter than its peers (a failing fan, a blocked inlet) for minutes.
+  // position: a GPU that comes to run hotter than its peers (a failing fan, a blocked inlet)
+  // for minutes. One hotter from the job's start is where it sits (fault-free jobgen seed
+  // 57,101: a machine 8 C over its seven peers all along was named).
   for (const auto& [metric, signal] : {std::pair{"DCGM_FI_DEV_GPU_TEMP", "gpu_temp"},
                                        std::pair{"DCGM_FI_DEV_MEMORY_TEMP", "memory_temp"}}) {
     SignalMapping temp = Gauge(metric, signal);
     temp.worse = Worse::kHigher;
     temp.persistence = 300;
+    temp.level_by_position = true;
     map.Add(std::move(temp));
   }
   map.Add(less_is_worse(Gauge("DCGM_FI_PROF_NVLINK_TX_BYTES", "nvlink_tx_bytes")));
@@ -138,6 +141,7 @@ SignalMap SignalMap::Default() {
     own.worse = m.worse;
     own.threshold = m.threshold;
     own.persistence = m.persistence;
+    own.level_by_position = m.level_by_position;
     map.Add(std::move(own));
   }
   return map;
@@ -200,7 +204,7 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
     std::string role = "peer";
     std::string scale;
     std::string worse = "either";
-    std::string threshold, persistence;
+    std::string threshold, persistence, by_position;
     VIGIL_RETURN_IF_ERROR(text_of("metric", true, &m.metric));
     VIGIL_RETURN_IF_ERROR(text_of("signal", true, &m.signal));
     VIGIL_RETURN_IF_ERROR(text_of("label", false, &m.label));
@@ -211,6 +215,11 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
     VIGIL_RETURN_IF_ERROR(text_of("worse", false, &worse));
     VIGIL_RETURN_IF_ERROR(text_of("threshold", false, &threshold));
     VIGIL_RETURN_IF_ERROR(text_of("persistence", false, &persistence));
+    VIGIL_RETURN_IF_ERROR(text_of("level_by_position", false, &by_position));
+    if (!by_position.empty() && by_position != "true" && by_position != "false") {
+      return bad("level_by_position", fmt::format("{} is not true or false", Quote(by_position)));
+    }
+    m.level_by_position = by_position == "true";
     if (worse != "either" && worse != "higher" && worse != "lower") {
       return bad("worse", fmt::format("{} is not either, higher or lower", Quote(worse)));
     }

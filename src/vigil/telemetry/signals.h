@@ -47,6 +47,10 @@ struct SignalMapping {
   // How long a deviation of this signal from its peers must last to alert (0: the detector's
   // --persistence): a host's background work (cron, log rotation) runs for minutes.
   double persistence = 0;
+  // Its healthy level depends on where the machine sits (a GPU's temperature on its rack position
+  // and inlet air): a machine alone at its level from its first sample is placed there, like a
+  // machine that shares its level, and only a move from it is judged.
+  bool level_by_position = false;
 };
 
 // Labels of one sample, as (name, value) pairs.

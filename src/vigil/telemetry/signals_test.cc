@@ -52,14 +52,20 @@ TEST(SignalMapTest, DirectionThresholdAndPersistence) {
   EXPECT_DOUBLE_EQ(map.Find("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", {})->threshold, 1);
   EXPECT_DOUBLE_EQ(map.Find("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", {})->threshold, 0);
   EXPECT_DOUBLE_EQ(map.Find("node_cpu_seconds_total", {{"mode", "idle"}})->persistence, 120);
+  EXPECT_TRUE(map.Find("DCGM_FI_DEV_GPU_TEMP", {})->level_by_position);
+  EXPECT_TRUE(map.Find("gpu_temp", {})->level_by_position);  // under its own name too
+  EXPECT_FALSE(map.Find("DCGM_FI_DEV_POWER_USAGE", {})->level_by_position);
   ASSERT_TRUE(map.AddYaml("signals:\n  - {metric: my_iter_s, signal: iter, worse: higher, "
                           "persistence: 1m}\n  - {metric: my_errs, signal: errs, type: counter, "
-                          "role: error_counter, threshold: 0.5}\n",
+                          "role: error_counter, threshold: 0.5}\n  - {metric: inlet_c, signal: "
+                          "inlet, level_by_position: true}\n",
                           "s.yaml")
                   .ok());
   EXPECT_EQ(map.Find("my_iter_s", {})->worse, Worse::kHigher);
   EXPECT_DOUBLE_EQ(map.Find("my_iter_s", {})->persistence, 60);
+  EXPECT_FALSE(map.Find("my_iter_s", {})->level_by_position);
   EXPECT_DOUBLE_EQ(map.Find("my_errs", {})->threshold, 0.5);
+  EXPECT_TRUE(map.Find("inlet_c", {})->level_by_position);
 }
 
 TEST(SignalMapTest, YamlErrorsNameFileLineAndField) {
@@ -78,6 +84,9 @@ TEST(SignalMapTest, YamlErrorsNameFileLineAndField) {
             "s.yaml:2: scale: 1e13 is outside [-1000000000000, 1000000000000]");
   EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, scale: x2}\n", "s.yaml").message(),
             "s.yaml:2: scale: \"x2\" is not a number");
+  EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, level_by_position: 1}\n", "s.yaml")
+                .message(),
+            "s.yaml:2: level_by_position: \"1\" is not true or false");
   EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, worse: up}\n", "s.yaml").message(),
             "s.yaml:2: worse: \"up\" is not either, higher or lower");
   EXPECT_EQ(
