@@ -131,19 +131,20 @@ constexpr double kFarthestTail = 10;
 // all the ranks tried.
 constexpr double kGapLevel = 1e-3;
 
-// How many of the largest values of `z` (sorted) a gap sets apart from the rest of the tail
-// beyond its quantile at `level`, which the farthest reading would otherwise take for the healthy
-// tail: a defect rate above a thousandth of the parts puts the defects' own values there. Read
+// The quantile beyond which SetApart looks for gaps: up to half the values beyond it (0.5% of a
+// family's values, the defect rate the far readings assume of parts) can be set apart.
+constexpr double kGapTail = 0.99;
+
+// How many of the largest values of `z` (sorted) the most significant gap of the tail beyond its
+// quantile at kGapTail sets apart from the values below it; 0 where no gap is significant. Read
 // from the tail's log-spacings, each times its rank from the top (Renyi's representation): under
 // a tail like a Pareto's, or lighter, they are independent and exponential with one mean (under a
-// lighter one, the mean shrinks toward the top). A spacing that exceeds the mean of those below
-// it by more than their F distribution gives with probability kGapLevel over the ranks tried
-// (the upper half of the tail) is a gap; the deepest gap counts. Assumes the healthy tail does
-// not turn heavier toward its top than a Pareto's (wild values of a population of their own far
-// beyond the body could be taken for a gap, and the limit read beneath them).
-size_t SetApart(const std::vector<double>& z, double level) {
+// lighter one, the mean shrinks toward the top). A spacing is a gap where it exceeds the mean of
+// those below it by more than their F distribution gives with probability kGapLevel over the
+// ranks tried (the upper half of the tail).
+size_t WidestGap(std::span<const double> z) {
   const size_t n = z.size();
-  const auto tail = static_cast<size_t>(static_cast<double>(n) * (1 - level));
+  const auto tail = static_cast<size_t>(static_cast<double>(n) * (1 - kGapTail));
   if (tail < 2 || !(z[n - 1 - tail] > 0)) return 0;
   std::vector<double> spacing(tail);  // [i]: (i + 1) log(z_(i+1) / z_(i+2)), z_(1) the largest
   for (size_t i = 0; i < tail; ++i) {
@@ -152,14 +153,36 @@ size_t SetApart(const std::vector<double>& z, double level) {
   const double tried = static_cast<double>(tail / 2);
   double below = 0;  // the sum of the spacings below the one tried
   for (size_t k = tail / 2; k < tail; ++k) below += spacing[k];
-  for (size_t k = tail / 2; k >= 1; --k) {  // k values above the gap
+  size_t widest = 0;
+  double least = std::log(kGapLevel / tried);  // the log probability a gap must be under
+  for (size_t k = tail / 2; k >= 1; --k) {     // k values above the gap
     const auto m = static_cast<double>(tail - k);
-    const double mean = below / m;
-    const double gap = m * (std::pow(tried / kGapLevel, 1 / m) - 1);  // P(F(2, 2m) > gap)
-    if (mean > 0 && spacing[k - 1] > gap * mean) return k;
+    if (below > 0) {
+      // log P(F(2, 2m) > spacing / mean) = -m log(1 + spacing / (m mean))
+      const double log_p = -m * std::log1p(spacing[k - 1] / below);
+      if (log_p < least) {
+        least = log_p;
+        widest = k;
+      }
+    }
     below += spacing[k - 1];
   }
-  return 0;
+  return widest;
+}
+
+// How many of the largest values of `z` (sorted) gaps set apart from the rest of the tail, which
+// the farthest reading would otherwise take for the healthy tail: a defect rate above a
+// thousandth of the parts puts the defects' own values there. The widest gap first (WidestGap),
+// then again among the values below it until none is left: the spacings of healthy values just
+// below the defects, ranked from the top with the defects above them, read wider than they are,
+// and the deepest significant gap would set some of them apart too. Assumes the healthy tail does
+// not turn heavier toward its top than a Pareto's (wild values of a population of their own far
+// beyond the body are set apart, and the limit read beneath them); defects beyond half a percent
+// of the values, or under a heavy healthy tail that shows no gap, still widen the limit.
+size_t SetApart(const std::vector<double>& z) {
+  size_t apart = 0;
+  for (size_t k = 0; (k = WidestGap({z.data(), z.size() - apart})) > 0;) apart += k;
+  return apart;
 }
 
 // The number of robust sigmas a healthy value exceeds with probability `p` (one-sided), read from
@@ -191,7 +214,7 @@ double TailLimit(std::vector<double>& z, double p, Tail tail, size_t nodes) {
   if (tail != Tail::kBody && beyond(z, 0.995) >= 2) raise(z, 0.975, 0.995);
   if (tail == Tail::kFarthest && beyond(z, 0.999) >= kFarthestTail) raise(z, 0.995, 0.999);
   if (tail == Tail::kFarthestBelowGap) {
-    const auto apart = static_cast<std::ptrdiff_t>(SetApart(z, 0.995));
+    const auto apart = static_cast<std::ptrdiff_t>(SetApart(z));
     const std::vector<double> below(z.begin(), z.end() - apart);
     if (beyond(below, 0.999) >= kFarthestTail) raise(below, 0.995, 0.999);
   }
@@ -443,9 +466,10 @@ std::optional<FamilyModel> LearnFamily(const ClassData& d, const Members& member
 // The limits of the tests of single values (fleet and balance), each family's, and each node's
 // own noise into d.noise. Half the budget of false findings per healthy node goes to these tests,
 // two (fleet and balance) per value a node reports; each test's share is read from the tail of
-// the fleet's own values. `family_ids`: the family id of each of cm.families.
-void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& family_ids,
-                     ClassModel& cm) {
+// the fleet's own values. `members`: the class's (LearnMembers); `family_ids`: the family id of
+// each of cm.families.
+void SetFamilyLimits(ClassData& d, const Members& members, double budget,
+                     const std::vector<size_t>& family_ids, ClassModel& cm) {
   double tests = 0;
   for (const FamilyModel& f : cm.families) {
     if (IsLearned(f.direction)) tests += 2 * static_cast<double>(f.members.size());
@@ -459,9 +483,12 @@ void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& fam
   InParallel(d.nodes.size(), [&](size_t k, std::vector<double>&) {
     d.noise[k] = NodeNoise(d.v, d.nodes[k], d.cols, models, d.centres[k]);
   });
-  std::map<std::string_view, size_t> metrics_of;  // by component: the columns that measure it
-  for (const auto& [benchmark, cols] : d.cols.benchmark_cols) {
-    for (size_t j : cols) ++metrics_of[d.cols.anatomy[j].component];
+  // By component, the metrics the class's families judge it by (their members: a few nodes that
+  // report another metric, of another SuperBench version, do not count).
+  std::map<std::string_view, size_t> metrics_of;
+  for (size_t m = 0; m < cm.families.size(); ++m) {
+    if (!IsLearned(cm.families[m].direction)) continue;
+    for (size_t j : members.cols[family_ids[m]]) ++metrics_of[d.cols.anatomy[j].component];
   }
   InParallel(cm.families.size(), [&](size_t m, std::vector<double>&) {
     FamilyModel& f = cm.families[m];
@@ -486,7 +513,8 @@ void SetFamilyLimits(ClassData& d, double budget, const std::vector<size_t>& fam
     // apart at the top is taken for a defect, not a wild measurement: a part of several metrics
     // has the component test for a defect the family's tests let pass, a part of one has none.
     const bool far = f.members.size() >= kManyParts;
-    const bool one_metric = std::all_of(fcols.begin(), fcols.end(), [&](size_t j) {
+    const std::vector<size_t>& mcols = members.cols[fid];
+    const bool one_metric = std::all_of(mcols.begin(), mcols.end(), [&](size_t j) {
       return metrics_of.at(d.cols.anatomy[j].component) == 1;
     });
     const Tail tail = !far ? Tail::kBody : (one_metric ? Tail::kFarthestBelowGap : Tail::kFarthest);
@@ -624,7 +652,7 @@ ClassModel LearnClass(const FleetTable& t, const Columns& cols, const std::strin
     cm.families.push_back(std::move(*learned[fid]));
     family_ids.push_back(fid);
   }
-  SetFamilyLimits(d, o.budget, family_ids, cm);
+  SetFamilyLimits(d, members, o.budget, family_ids, cm);
   LearnComponentModels(d, o.budget, cm);
   return cm;
 }

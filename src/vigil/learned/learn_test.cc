@@ -25,8 +25,9 @@ using eval::GenerateFleet;
 using vigil::testing::HealthyA100Fleet;
 using vigil::testing::TableOf;
 
-// A fleet of `nodes` 8-GPU nodes with one GEMM family: each GPU's value is `value(node, gpu)`.
-FleetTable GemmFleet(int nodes, const std::function<double(int, int)>& value) {
+// The rows of a fleet of `nodes` 8-GPU nodes with one GEMM family: each GPU's value is
+// `value(node, gpu)`.
+std::vector<FleetRow> GemmRows(int nodes, const std::function<double(int, int)>& value) {
   std::vector<FleetRow> rows;
   for (int n = 0; n < nodes; ++n) {
     FleetRow& r = rows.emplace_back();
@@ -35,7 +36,11 @@ FleetTable GemmFleet(int nodes, const std::function<double(int, int)>& value) {
       r.values.emplace_back(fmt::format("gemm-flops/fp16_tc_flops:{}", g), value(n, g));
     }
   }
-  return TableOfRows(rows, "fleet.jsonl");
+  return rows;
+}
+
+FleetTable GemmFleet(int nodes, const std::function<double(int, int)>& value) {
+  return TableOfRows(GemmRows(nodes, value), "fleet.jsonl");
 }
 
 const FamilyModel& Family(const LearnedCriteria& c, std::string_view family) {
@@ -84,30 +89,38 @@ TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
 
 // More than a thousandth of the GPUs defective puts the defects' own values where the farthest
 // tail is read (beyond 99.9%), where they would widen the limit past themselves; a gap sets them
-// apart, and the limit is read from the healthy values beneath it.
+// apart, and the limit is read from the healthy values beneath it: with 25 of 16,000 GPUs
+// 10-34% slow (nodes 7, 87, 167...), and with 60 (nodes 7, 40, 73...), under the half percent
+// that gaps are looked for in. Only where the family's metric is all there is of each part: one
+// node that reports a second metric of its GPUs (another SuperBench version) does not change it.
 TEST(LearnTest, DefectsThatAGapSetsApartDoNotWidenTheLimit) {
-  std::mt19937_64 rng(11);
-  std::normal_distribution<double> normal(0, 1);
-  // 25 of 16,000 GPUs, one on each of nodes 7, 87, 167..., 10% to 34% slow.
-  const auto slow = [](int n, int g) { return n % 80 == 7 && g == n % 8; };
-  const FleetTable fleet = GemmFleet(2000, [&](int n, int g) {
-    const double healthy = 1000 * (1 + 0.005 * normal(rng));
-    return slow(n, g) ? healthy * (0.9 - 0.01 * (n / 80)) : healthy;
-  });
-  const LearnedCriteria c = *Learn(fleet, LearnOptions{});
-  EXPECT_LT(Family(c, "gemm-flops/fp16_tc_flops").limit, 6);
-  const std::vector<NodeFindings> judged = Judge(fleet, c);
-  size_t found = 0, healthy_flagged = 0;
-  for (int n = 0; n < 2000; ++n) {
-    if (n % 80 != 7) {
-      healthy_flagged += judged[n].defective;
-    } else if (judged[n].defective) {
-      ++found;
-      EXPECT_EQ(ComponentName(judged[n].findings[0].component), fmt::format("GPU {}", n % 8));
+  for (const int every : {80, 33}) {
+    std::mt19937_64 rng(11);
+    std::normal_distribution<double> normal(0, 1);
+    const auto slow = [&](int n, int g) { return n % every == 7 && g == n % 8; };
+    const int defects = (2000 - 7 + every - 1) / every;
+    std::vector<FleetRow> rows = GemmRows(2000, [&](int n, int g) {
+      const double healthy = 1000 * (1 + 0.005 * normal(rng));
+      return slow(n, g) ? healthy * (0.9 - 0.24 * (n / every) / defects) : healthy;
+    });
+    for (int g = 0; g < 8; ++g)
+      rows[0].values.emplace_back(fmt::format("gemm-flops/fp32_flops:{}", g), 19.5);
+    const FleetTable fleet = TableOfRows(rows, "fleet.jsonl");
+    const LearnedCriteria c = *Learn(fleet, LearnOptions{});
+    EXPECT_LT(Family(c, "gemm-flops/fp16_tc_flops").limit, 6) << defects;
+    const std::vector<NodeFindings> judged = Judge(fleet, c);
+    int found = 0, healthy_flagged = 0;
+    for (int n = 0; n < 2000; ++n) {
+      if (n % every != 7) {
+        healthy_flagged += judged[n].defective;
+      } else if (judged[n].defective) {
+        ++found;
+        EXPECT_EQ(ComponentName(judged[n].findings[0].component), fmt::format("GPU {}", n % 8));
+      }
     }
+    EXPECT_EQ(found, defects);
+    EXPECT_LE(healthy_flagged, 20);  // 2,000 nodes at 0.005 expect 10
   }
-  EXPECT_EQ(found, 25u);
-  EXPECT_LE(healthy_flagged, 20u);  // 2,000 nodes at 0.005 expect 10
 }
 
 // The balance inside the node compares each value with the median of the node's other values,
