@@ -88,7 +88,7 @@ double QuantumOf(const std::vector<double>& xs) {
 // Where the tail of `z` (sorted) goes beyond probability `p`, extrapolated from its quantiles at
 // levels `a` < `b` by the Student t whose quantiles there stand in the same ratio (a normal at the
 // light end, Cauchy at the heavy one), anchored at the quantile at `a`. NaN when they do not rise.
-double Extrapolated(const std::vector<double>& z, double a, double b, double p) {
+double Extrapolated(std::span<const double> z, double a, double b, double p) {
   namespace bm = boost::math;
   const double qa = stats::Quantile(z, a), qb = stats::Quantile(z, b);
   if (!(qa > 0) || !(qb > qa)) return std::nan("");
@@ -119,8 +119,9 @@ enum class Tail {
   kBody,      // 90% and 97.5%
   kFar,       // also 97.5% and 99.5%: a mixture of noise levels
   kFarthest,  // also 99.5% and 99.9%: rare wild measurements under a body of part offsets
-  // The same, of the values below a gap at the top (SetApart): parts of one metric, where no
-  // other test would find a defect that the farthest reading took for a wild value.
+  // The same, all of them of the values below the gaps at the top (SetApart): parts of one
+  // metric, where no other test would find a defect that the farthest reading took for a wild
+  // value.
   kFarthestBelowGap,
 };
 
@@ -131,9 +132,15 @@ constexpr double kFarthestTail = 10;
 // all the ranks tried.
 constexpr double kGapLevel = 1e-3;
 
-// The quantile beyond which SetApart looks for gaps: up to half the values beyond it (0.5% of a
-// family's values, the defect rate the far readings assume of parts) can be set apart.
+// The quantile beyond which WidestGap looks for a gap: up to half the values beyond it (0.5% of a
+// family's values, the defect rate the far readings assume of parts) can be set apart at once.
 constexpr double kGapTail = 0.99;
+
+// The share of a tail's spacings that may be ties (0) before its spacings say nothing of a gap:
+// values printed rounded, on nodes of no noise of their own (NodeNoise's floor of 1), tie by the
+// dozen, the mean of the spacings shrinks, and nearly every rounded fleet showed a "gap" (a
+// reviewer's simulation: 99.97% of fleets at half-sigma steps, about 48 healthy values each).
+constexpr double kMaxTiedShare = 0.1;
 
 // How many of the largest values of `z` (sorted) the most significant gap of the tail beyond its
 // quantile at kGapTail sets apart from the values below it; 0 where no gap is significant. Read
@@ -141,7 +148,7 @@ constexpr double kGapTail = 0.99;
 // a tail like a Pareto's, or lighter, they are independent and exponential with one mean (under a
 // lighter one, the mean shrinks toward the top). A spacing is a gap where it exceeds the mean of
 // those below it by more than their F distribution gives with probability kGapLevel over the
-// ranks tried (the upper half of the tail).
+// ranks tried (the upper half of the tail). None where more than kMaxTiedShare of them are ties.
 size_t WidestGap(std::span<const double> z) {
   const size_t n = z.size();
   const auto tail = static_cast<size_t>(static_cast<double>(n) * (1 - kGapTail));
@@ -150,6 +157,8 @@ size_t WidestGap(std::span<const double> z) {
   for (size_t i = 0; i < tail; ++i) {
     spacing[i] = static_cast<double>(i + 1) * std::log(z[n - 1 - i] / z[n - 2 - i]);
   }
+  const auto ties = std::count(spacing.begin(), spacing.end(), 0.0);
+  if (static_cast<double>(ties) > kMaxTiedShare * static_cast<double>(tail)) return 0;
   const double tried = static_cast<double>(tail / 2);
   double below = 0;  // the sum of the spacings below the one tried
   for (size_t k = tail / 2; k < tail; ++k) below += spacing[k];
@@ -179,9 +188,9 @@ size_t WidestGap(std::span<const double> z) {
 // not turn heavier toward its top than a Pareto's (wild values of a population of their own far
 // beyond the body are set apart, and the limit read beneath them); defects beyond half a percent
 // of the values, or under a heavy healthy tail that shows no gap, still widen the limit.
-size_t SetApart(const std::vector<double>& z) {
+size_t SetApart(std::span<const double> z) {
   size_t apart = 0;
-  for (size_t k = 0; (k = WidestGap({z.data(), z.size() - apart})) > 0;) apart += k;
+  for (size_t k = 0; (k = WidestGap(z.first(z.size() - apart))) > 0;) apart += k;
   return apart;
 }
 
@@ -195,29 +204,28 @@ size_t SetApart(const std::vector<double>& z) {
 // estimated from them: a prediction interval). The far ones only where defects are too rare to
 // reach them (a family measured on every GPU or NIC, where a defective part is one value of many:
 // at a defect rate of more than a thousandth of the parts the farthest one reads the defects and
-// widens the limit, unless a gap sets them apart and the tail is read below it: SetApart); a
-// fleet too small or too rounded to show its tail gets the floor.
+// widens the limit, unless the parts have one metric each, gaps set the defects apart and the
+// whole tail is read below them: SetApart); a fleet too small or too rounded to show its tail
+// gets the floor. Sorts `z`.
 double TailLimit(std::vector<double>& z, double p, Tail tail, size_t nodes) {
   namespace bm = boost::math;
   double limit = bm::quantile(
       bm::complement(bm::students_t(static_cast<double>(std::max<size_t>(nodes, 2) - 1)), p));
   if (z.size() < kMinTailSamples) return limit;
   std::sort(z.begin(), z.end());
-  const auto raise = [&](const std::vector<double>& values, double a, double b) {
-    const double e = Extrapolated(values, a, b, p);
+  // Read below the values that gaps set apart: the far reading too takes defects for the tail
+  // once they are a few thousandths of the values.
+  const std::span<const double> read = std::span<const double>(z).first(
+      z.size() - (tail == Tail::kFarthestBelowGap ? SetApart(z) : 0));
+  const auto raise = [&](double a, double b) {
+    const double e = Extrapolated(read, a, b, p);
     if (e > limit) limit = e;  // NaN: no tail to read
   };
-  const auto beyond = [](const std::vector<double>& values, double q) {
-    return static_cast<double>(values.size()) * (1 - q);
-  };
-  raise(z, 0.9, 0.975);
-  if (tail != Tail::kBody && beyond(z, 0.995) >= 2) raise(z, 0.975, 0.995);
-  if (tail == Tail::kFarthest && beyond(z, 0.999) >= kFarthestTail) raise(z, 0.995, 0.999);
-  if (tail == Tail::kFarthestBelowGap) {
-    const auto apart = static_cast<std::ptrdiff_t>(SetApart(z));
-    const std::vector<double> below(z.begin(), z.end() - apart);
-    if (beyond(below, 0.999) >= kFarthestTail) raise(below, 0.995, 0.999);
-  }
+  const auto beyond = [&](double q) { return static_cast<double>(read.size()) * (1 - q); };
+  raise(0.9, 0.975);
+  if (tail != Tail::kBody && beyond(0.995) >= 2) raise(0.975, 0.995);
+  const bool farthest = tail == Tail::kFarthest || tail == Tail::kFarthestBelowGap;
+  if (farthest && beyond(0.999) >= kFarthestTail) raise(0.995, 0.999);
   return std::min(limit, kMaxLimit);
 }
 
