@@ -119,9 +119,8 @@ enum class Tail {
   kBody,      // 90% and 97.5%
   kFar,       // also 97.5% and 99.5%: a mixture of noise levels
   kFarthest,  // also 99.5% and 99.9%: rare wild measurements under a body of part offsets
-  // The same, all of them of the values below the gaps at the top (SetApart): parts of one
-  // metric, where no other test would find a defect that the farthest reading took for a wild
-  // value.
+  // The same three readings, taken below the gaps at the top (SetApart): parts of one metric,
+  // where no other test would find a defect that the farthest reading took for a wild value.
   kFarthestBelowGap,
 };
 
@@ -186,8 +185,9 @@ size_t WidestGap(std::span<const double> z) {
 // below the defects, ranked from the top with the defects above them, read wider than they are,
 // and the deepest significant gap would set some of them apart too. Assumes the healthy tail does
 // not turn heavier toward its top than a Pareto's (wild values of a population of their own far
-// beyond the body are set apart, and the limit read beneath them); defects beyond half a percent
-// of the values, or under a heavy healthy tail that shows no gap, still widen the limit.
+// beyond the body are set apart, and the limit read beneath them); defects on more than half a
+// percent of the values (one search sets apart at most that many), or under a heavy healthy tail
+// that shows no gap, can still widen the limit.
 size_t SetApart(std::span<const double> z) {
   size_t apart = 0;
   for (size_t k = 0; (k = WidestGap(z.first(z.size() - apart))) > 0;) apart += k;
