@@ -20,6 +20,28 @@ Status WriteAll(int fd, std::string_view content, std::string_view what);
 // otherwise.
 Result<std::string> ReadFile(const std::string& path);
 
+// A whole file in memory followed by zero bytes that a parser may read past its end (simdjson
+// reads up to SIMDJSON_PADDING bytes beyond a document), for files of up to gigabytes read whole:
+// its memory is mapped for it, in transparent huge pages where the system lends them on request.
+// Move-only.
+class PaddedFile {
+ public:
+  // Reads `path` to its end, followed by at least `padding` zero bytes. Errors as ReadFile's.
+  static Result<PaddedFile> Read(const std::string& path, size_t padding);
+  PaddedFile(PaddedFile&& other) noexcept;
+  PaddedFile& operator=(PaddedFile&&) = delete;
+  ~PaddedFile();
+
+  // The file's contents; text().data()[text().size() + i] is 0 for i < padding.
+  std::string_view text() const { return {data_, size_}; }
+
+ private:
+  PaddedFile() = default;
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t mapped_ = 0;
+};
+
 // A small file's text (a sysfs or procfs value) without the white space around it; "" when it
 // cannot be read, which for such a value means the same as an empty one.
 std::string ReadTrimmed(const std::string& path);

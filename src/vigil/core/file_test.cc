@@ -79,6 +79,38 @@ TEST_F(FileTest, ReadingADirectoryIsBadInput) {
   EXPECT_EQ(r.status().message(), dir_ + " is a directory, not a file");
 }
 
+// The text, then `padding` zero bytes readable past its end.
+void ExpectPadded(const PaddedFile& f, std::string_view text, size_t padding) {
+  EXPECT_EQ(f.text(), text);
+  for (size_t i = 0; i < padding; ++i) ASSERT_EQ(f.text().data()[text.size() + i], 0) << i;
+}
+
+TEST_F(FileTest, PaddedFileIsTheTextThenZeros) {
+  const std::string p = dir_ + "/fleet.jsonl";
+  ASSERT_TRUE(WriteFileAtomic(p, "{\"node\": \"a\"}\n").ok());
+  ExpectPadded(*PaddedFile::Read(p, 64), "{\"node\": \"a\"}\n", 64);
+  ASSERT_TRUE(WriteFileAtomic(p, "").ok());
+  ExpectPadded(*PaddedFile::Read(p, 64), "", 64);
+  // Errors as ReadFile's.
+  EXPECT_EQ(PaddedFile::Read(dir_, 64).status().message(), ReadFile(dir_).status().message());
+  EXPECT_EQ(PaddedFile::Read(dir_ + "/none", 64).status().code(), StatusCode::kNotFound);
+}
+
+// A pipe has no size to map for: the memory grows as the text comes (here past its first 64 KiB).
+TEST_F(FileTest, PaddedFileOfAPipeGrowsAsItIsRead) {
+  const std::string p = dir_ + "/pipe";
+  ASSERT_EQ(mkfifo(p.c_str(), 0600), 0);
+  std::string text;
+  for (int i = 0; text.size() < 300'000; ++i) text += std::to_string(i) + "\n";
+  std::thread writer([&] { ASSERT_TRUE(WriteFileAtomic(p, text).ok()); });
+  Result<PaddedFile> f = PaddedFile::Read(p, 64);
+  writer.join();
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ExpectPadded(*f, text, 64);
+  const PaddedFile moved = std::move(*f);
+  EXPECT_EQ(moved.text(), text);
+}
+
 // The pieces of a file, read `chunk_bytes` at a time.
 std::vector<std::string> PiecesOf(const std::string& path, size_t chunk_bytes) {
   Result<LineChunkReader> reader = LineChunkReader::Open(path, chunk_bytes);

@@ -56,9 +56,10 @@ double Median(std::span<const double> x) {
   return SelectMedian(v);
 }
 
-double Quantile(std::span<const double> x, double q) {
-  if (x.empty()) return kNaN;
-  const std::vector<double> v = Sorted(x);
+double Quantile(std::span<const double> x, double q) { return QuantileOfSorted(Sorted(x), q); }
+
+double QuantileOfSorted(std::span<const double> v, double q) {
+  if (v.empty()) return kNaN;
   const double pos = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, v.size() - 1);

@@ -26,6 +26,10 @@ double Median(std::span<const double> x);
 // Fan's type 7, the default of R and NumPy). REQUIRES: 0 <= q <= 1.
 double Quantile(std::span<const double> x, double q);
 
+// Quantile of values already in ascending order: no copy, no sort (constant time).
+// REQUIRES: `sorted` ascending, 0 <= q <= 1.
+double QuantileOfSorted(std::span<const double> sorted, double q);
+
 // Median absolute deviation from the median, unscaled. Multiply by kMadToSigma for a sigma.
 double Mad(std::span<const double> x);
 

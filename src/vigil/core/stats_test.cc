@@ -47,6 +47,15 @@ TEST(StatsTest, QuantileInterpolatesLinearly) {
   EXPECT_DOUBLE_EQ(Quantile(std::vector<double>{3, 1, 2, 4}, 0.25), 1.75);  // pos 0.75
 }
 
+TEST(StatsTest, QuantileOfSortedValuesReadsThemInPlace) {
+  const std::vector<double> x{10, 20, 30, 40, 50};
+  for (const double q : {0.0, 0.1, 0.5, 0.95, 1.0}) {
+    EXPECT_DOUBLE_EQ(QuantileOfSorted(x, q), Quantile(x, q)) << q;
+  }
+  EXPECT_TRUE(std::isnan(QuantileOfSorted(std::vector<double>{}, 0.5)));
+  EXPECT_DOUBLE_EQ(QuantileOfSorted(std::vector<double>{7}, 0.9), 7.0);
+}
+
 TEST(StatsTest, MadIgnoresOutliers) {
   // Median 3; absolute deviations {2, 1, 0, 1, 97}; their median is 1.
   const std::vector<double> x{1, 2, 3, 4, 100};

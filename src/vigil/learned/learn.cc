@@ -90,7 +90,7 @@ double QuantumOf(const std::vector<double>& xs) {
 // light end, Cauchy at the heavy one), anchored at the quantile at `a`. NaN when they do not rise.
 double Extrapolated(std::span<const double> z, double a, double b, double p) {
   namespace bm = boost::math;
-  const double qa = stats::Quantile(z, a), qb = stats::Quantile(z, b);
+  const double qa = stats::QuantileOfSorted(z, a), qb = stats::QuantileOfSorted(z, b);
   if (!(qa > 0) || !(qb > qa)) return std::nan("");
   const auto ratio = [&](double nu) {
     const bm::students_t t(nu);
@@ -123,6 +123,10 @@ enum class Tail {
   // where no other test would find a defect that the farthest reading took for a wild value.
   kFarthestBelowGap,
 };
+
+// The quantile from which TailLimit sorts the values it reads the tail from: below the 90% its
+// readings start at, by as much as the values set apart at the top may take (kMostApart).
+constexpr double kSortedFrom = 0.85;
 
 // Values beyond the 99.9% quantile that a family needs before its tail is read there.
 constexpr double kFarthestTail = 10;
@@ -178,10 +182,16 @@ size_t WidestGap(std::span<const double> z) {
   return widest;
 }
 
-// How many of the largest values of `z` (sorted) gaps set apart from the rest of the tail, which
-// the farthest reading would otherwise take for the healthy tail: a defect rate above a
-// thousandth of the parts puts the defects' own values there. The widest gap first (WidestGap),
-// then again among the values below it until none is left: the spacings of healthy values just
+// The largest share of a family's values that gaps may set apart (SetApart): defects of a few
+// parts in a hundred, not a population of their own. With kSortedFrom below 0.9 x (1 - this), the
+// tail's readings below them lie among the values TailLimit sorts.
+constexpr double kMostApart = 0.05;
+
+// How many of the largest values of `z` (sorted from its kSortedFrom quantile up) gaps set apart
+// from the rest of the tail, which the farthest reading would otherwise take for the healthy
+// tail: a defect rate above a thousandth of the parts puts the defects' own values there. The
+// widest gap first (WidestGap), then again among the values below it until none is left, or until
+// the next would set apart more than kMostApart of the values: the spacings of healthy values just
 // below the defects, ranked from the top with the defects above them, read wider than they are,
 // and the deepest significant gap would set some of them apart too. Assumes the healthy tail does
 // not turn heavier toward its top than a Pareto's (wild values of a population of their own far
@@ -189,8 +199,11 @@ size_t WidestGap(std::span<const double> z) {
 // percent of the values (one search sets apart at most that many), or under a heavy healthy tail
 // that shows no gap, can still widen the limit.
 size_t SetApart(std::span<const double> z) {
+  const auto most = static_cast<size_t>(kMostApart * static_cast<double>(z.size()));
   size_t apart = 0;
-  for (size_t k = 0; (k = WidestGap(z.first(z.size() - apart))) > 0;) apart += k;
+  for (size_t k = 0; (k = WidestGap(z.first(z.size() - apart))) > 0 && apart + k <= most;) {
+    apart += k;
+  }
   return apart;
 }
 
@@ -206,17 +219,22 @@ size_t SetApart(std::span<const double> z) {
 // at a defect rate of more than a thousandth of the parts the farthest one reads the defects and
 // widens the limit, unless the parts have one metric each, gaps set the defects apart and the
 // whole tail is read below them: SetApart); a fleet too small or too rounded to show its tail
-// gets the floor. Sorts `z`.
+// gets the floor. Reorders `z`.
 double TailLimit(std::vector<double>& z, double p, Tail tail, size_t nodes) {
   namespace bm = boost::math;
   double limit = bm::quantile(
       bm::complement(bm::students_t(static_cast<double>(std::max<size_t>(nodes, 2) - 1)), p));
   if (z.size() < kMinTailSamples) return limit;
-  std::sort(z.begin(), z.end());
+  // Only the top is read: from the 90% quantile up of what lies below the values set apart (at
+  // most kMostApart of them), and the gaps' search above that. So only the values from the
+  // kSortedFrom quantile up are sorted, the others partitioned below them.
+  const auto first_sorted = static_cast<size_t>(kSortedFrom * static_cast<double>(z.size() - 1));
+  std::nth_element(z.begin(), z.begin() + static_cast<long>(first_sorted), z.end());
+  std::sort(z.begin() + static_cast<long>(first_sorted), z.end());
   // Read below the values that gaps set apart: the far reading too takes defects for the tail
   // once they are a few thousandths of the values.
-  const std::span<const double> read = std::span<const double>(z).first(
-      z.size() - (tail == Tail::kFarthestBelowGap ? SetApart(z) : 0));
+  const size_t apart = tail == Tail::kFarthestBelowGap ? SetApart(z) : 0;
+  const std::span<const double> read = std::span<const double>(z).first(z.size() - apart);
   const auto raise = [&](double a, double b) {
     const double e = Extrapolated(read, a, b, p);
     if (e > limit) limit = e;  // NaN: no tail to read

@@ -362,33 +362,26 @@ void FleetTable::KeepLastOfEachNode() {
 
 namespace {
 
-Result<FleetTable> ParsePadded(const simdjson::padded_string& padded, std::string_view source,
-                               int threads);
+// `all` is followed by SIMDJSON_PADDING readable bytes.
+Result<FleetTable> ParsePadded(std::string_view all, std::string_view source, int threads);
 
 }  // namespace
 
 Result<FleetTable> ParseFleetTable(std::string_view text, std::string_view source, int threads) {
-  return ParsePadded(simdjson::padded_string(text.data(), text.size()), source, threads);
+  const simdjson::padded_string padded(text.data(), text.size());
+  return ParsePadded(std::string_view(padded.data(), padded.size()), source, threads);
 }
 
 Result<FleetTable> ReadFleetTable(const std::string& path, int threads) {
-  // simdjson's own loader reads the file once into its padded buffer: no second copy of what may
-  // be half a gigabyte.
-  simdjson::padded_string text;
-  if (auto e = simdjson::padded_string::load(path).get(text)) {
-    VIGIL_RETURN_IF_ERROR(ReadFile(path).status());  // the errno-based message, when it has one
-    return Status::Internal(fmt::format("cannot read {}: {}", path, simdjson::error_message(e)));
-  }
-  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ParsePadded(text, path, threads));
+  VIGIL_ASSIGN_OR_RETURN(const PaddedFile text, PaddedFile::Read(path, simdjson::SIMDJSON_PADDING));
+  VIGIL_ASSIGN_OR_RETURN(FleetTable table, ParsePadded(text.text(), path, threads));
   table.KeepLastOfEachNode();
   return table;
 }
 
 namespace {
 
-Result<FleetTable> ParsePadded(const simdjson::padded_string& padded, std::string_view source,
-                               int threads) {
-  const std::string_view all(padded.data(), padded.size());
+Result<FleetTable> ParsePadded(std::string_view all, std::string_view source, int threads) {
   constexpr size_t kBytesPerThread = 4u << 20;
   const size_t n = WorkerCount(all.size(), kBytesPerThread, threads);
   std::vector<Chunk> chunks(n);
