@@ -824,7 +824,8 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // tail, over most of it), not its level. It is learned again where it stands instead of being
   // named. Not a machine at a level it did not hold before (a fault that began in the window's
   // last minutes, alone or with others), nor one whose window began at another level than the
-  // one before it (a fault that went and comes back, a slow start), nor during its group's stall.
+  // one before it (a fault that went and comes back, a slow start) unless both are the typical
+  // machine's (its own events took the window's start too), nor during its group's stall.
   // Nor at a level worse than the typical machine's, beyond the effect threshold, on a signal
   // with a worse side, where no other machine sits (within the threshold): a fault back at a
   // level held across the window's start (a NIC that flapped until 160 s and goes down again at
@@ -862,8 +863,12 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   if (n == 0 || first < 0) return false;
   std::nth_element(before, before + n / 2, before + n);
   const double held = before[n / 2];
-  if (!(std::fabs(warm.values[first] - held) <= tolerance &&
-        std::fabs(level - held) <= tolerance)) {
+  // Where that level is the typical machine's (within the threshold of the centre), the window's
+  // first sample need not have held it: a machine typical before its window and typical now is
+  // where any machine without a placement sits, and an event of its own took the window's start.
+  const bool typical = std::fabs(held) <= tolerance && std::fabs(level) <= tolerance;
+  if (!(std::fabs(level - held) <= tolerance &&
+        (typical || std::fabs(warm.values[first] - held) <= tolerance))) {
     return false;
   }
   SetPlacement(t, static_cast<float>(level));
