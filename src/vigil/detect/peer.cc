@@ -863,12 +863,24 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   if (n == 0 || first < 0) return false;
   std::nth_element(before, before + n / 2, before + n);
   const double held = before[n / 2];
-  // Where that level is the typical machine's (within the threshold of the centre), the window's
-  // first sample need not have held it: a machine typical before its window and typical now is
-  // where any machine without a placement sits, and an event of its own took the window's start.
+  // Where that level is the typical machine's (within the threshold of the centre), a window
+  // that began away from it will do if the machine was back at it inside the window and left it
+  // again: events of its own on both sides (two network bursts, the first over the window's
+  // start). Not one that left its level once, late in the window, for the typical one (a fault
+  // of a machine whose own level is not the typical one, after a phase of the whole group at one
+  // level before the window that made it look typical there).
+  const auto at_held = [&](uint8_t i) { return std::fabs(warm.values[i] - held) <= tolerance; };
+  float back = std::numeric_limits<float>::infinity();  // when first at that level in the window
+  for (uint8_t i = 0; i < warm.count; ++i) {
+    if (warm.at[i] >= warm.from && at_held(i)) back = std::min(back, warm.at[i]);
+  }
+  bool left_again = false;
+  for (uint8_t i = 0; i < warm.count; ++i) {
+    if (warm.at[i] > back && !at_held(i)) left_again = true;
+  }
   const bool typical = std::fabs(held) <= tolerance && std::fabs(level) <= tolerance;
   if (!(std::fabs(level - held) <= tolerance &&
-        (typical || std::fabs(warm.values[first] - held) <= tolerance))) {
+        (at_held(static_cast<uint8_t>(first)) || (typical && left_again)))) {
     return false;
   }
   SetPlacement(t, static_cast<float>(level));

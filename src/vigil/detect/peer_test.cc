@@ -1541,6 +1541,26 @@ TEST(PeerModelTest, EventsOverTheWindowsStartOfAMachineTypicalBeforeAndAfterAreN
   }
 }
 
+// But a machine of a level of its own that falls to the typical one late in its window, or just
+// after it, is named: after the job's init (every machine at 100 until 130 s, which the level
+// before the window holds), each machine's receive rate sits at a level of its own (90 to 125),
+// machine 3's at 122; it falls to 105, the typical machine's, from T. Before the window it looked
+// typical (the init), and it is typical now, but it never came back to that level inside its
+// window and left it again: one move, not events of its own.
+TEST(PeerModelTest, AMachineOfItsOwnLevelFallingToTheTypicalOneInItsWindowIsNamed) {
+  for (const double from : {240.0, 270.0, 310.0}) {
+    SCOPED_TRACE(from);
+    Rng rng(56, 0);
+    Job job(16, {PeerSignal("rx", Worse::kLower)});
+    job.Run(0, 1200, 5, [&](uint32_t m, uint32_t, double t) {
+      if (t < 130) return Fresh(Noisy(rng, 100));
+      if (m != 3) return Fresh(Noisy(rng, 90 + 5 * (m % 8)));
+      return Fresh(Noisy(rng, t >= from ? 105 : 122));
+    });
+    EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
+  }
+}
+
 // After jobgen's seed 46,101 (1,024 machines, fault-free, 15 s), rebuilt smaller: after the job's
 // init (every machine at 100) each machine's receive rate sits at a level of its own (its NICs'
 // bandwidth: 90 to 125), machine 3's at 122 but for a network burst of its own (250 over 200-247
