@@ -824,8 +824,9 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // tail, over most of it), not its level. It is learned again where it stands instead of being
   // named. Not a machine at a level it did not hold before (a fault that began in the window's
   // last minutes, alone or with others), nor one whose window began at another level than the
-  // one before it (a fault that went and comes back, a slow start) unless both are the typical
-  // machine's (its own events took the window's start too), nor during its group's stall.
+  // one before it (a fault that went and comes back, a slow start) unless that level is the
+  // typical machine's and it was back at it inside the window between events of its own (below),
+  // nor during its group's stall.
   // Nor at a level worse than the typical machine's, beyond the effect threshold, on a signal
   // with a worse side, where no other machine sits (within the threshold): a fault back at a
   // level held across the window's start (a NIC that flapped until 160 s and goes down again at
