@@ -401,10 +401,18 @@ struct ClassData {
 // Each family's members (the columns that at least kExpectedShare of the class's nodes report),
 // by family id, and where its parts differ by design their factors, read from the raw values
 // (MemberFactors); the factors go into d.divisor, and the nodes' centres are taken again over the
-// values divided by them.
+// values divided by them. And its parts: the columns that kExpectedShare of the nodes that report
+// the family at all report, where at least as many nodes do as a mode needs (`min_count`); none
+// where fewer do (an accident of a few nodes' results, another SuperBench version: its members are
+// none too). They are its members where every node runs it; where only some do (int4 GEMM, which
+// an A100 runs and an H100 does not, in a fleet whose two hardware classes are not labelled), a
+// family of eight parts a node has no members, and yet each node that runs it makes eight tests
+// of it, whose tail the limits must read as that of a family measured per part.
 struct Members {
   std::vector<std::vector<size_t>> cols;     // by family id
   std::vector<std::vector<double>> factors;  // by family id, parallel to cols; empty: all 1
+  std::vector<std::vector<size_t>> parts;    // by family id
+  std::vector<size_t> reporting;             // by family id: the nodes that report any of it
 };
 
 // Each node's centres (NodeCentresOf), into d.centres.
@@ -415,18 +423,36 @@ void SetCentres(ClassData& d) {
   });
 }
 
-Members LearnMembers(ClassData& d, double resolution) {
+Members LearnMembers(ClassData& d, double resolution, size_t min_count) {
   const Columns& cols = d.cols;
   SetCentres(d);
   Members m{std::vector<std::vector<size_t>>(cols.families.size()),
-            std::vector<std::vector<double>>(cols.families.size())};
+            std::vector<std::vector<double>>(cols.families.size()),
+            std::vector<std::vector<size_t>>(cols.families.size()),
+            std::vector<size_t>(cols.families.size())};
+  const auto expected = [](size_t present, size_t of) {
+    return static_cast<double>(present) >= kExpectedShare * static_cast<double>(of);
+  };
   bool scaled = false;
+  std::vector<size_t> present;  // by position in the family's columns
   for (size_t fid = 0; fid < cols.families.size(); ++fid) {
-    for (size_t j : cols.family_cols[fid]) {
-      size_t present = 0;
-      for (size_t i : d.nodes) present += !std::isnan(d.t.at(i, j));
-      if (static_cast<double>(present) >= kExpectedShare * static_cast<double>(d.nodes.size())) {
-        m.cols[fid].push_back(j);
+    const std::vector<size_t>& fcols = cols.family_cols[fid];
+    present.assign(fcols.size(), 0);
+    size_t reporting = 0;  // nodes that report any of the family
+    for (size_t i : d.nodes) {
+      bool any = false;
+      for (size_t c = 0; c < fcols.size(); ++c) {
+        const bool has = !std::isnan(d.t.at(i, fcols[c]));
+        present[c] += has;
+        any = any || has;
+      }
+      reporting += any;
+    }
+    m.reporting[fid] = reporting;
+    for (size_t c = 0; c < fcols.size(); ++c) {
+      if (expected(present[c], d.nodes.size())) m.cols[fid].push_back(fcols[c]);
+      if (reporting >= min_count && expected(present[c], reporting)) {
+        m.parts[fid].push_back(fcols[c]);
       }
     }
     if (!IsLearned(cols.anatomy[cols.family_cols[fid][0]].direction)) continue;
@@ -489,18 +515,50 @@ std::optional<FamilyModel> LearnFamily(const ClassData& d, const Members& member
   return f;
 }
 
+// By column of the families in `learned` (family ids): of the values the class's nodes report,
+// how many there are and how many are the only value of their component on their node that
+// those families judge it by.
+struct Alone {
+  std::vector<size_t> present, alone;
+};
+Alone AloneOnTheirNode(const ClassData& d, const std::vector<size_t>& learned) {
+  std::vector<size_t> cols, component_of(d.cols.anatomy.size());
+  std::map<std::string_view, size_t> ids;
+  for (size_t fid : learned) {
+    for (size_t j : d.cols.family_cols[fid]) {
+      cols.push_back(j);
+      component_of[j] = ids.try_emplace(d.cols.anatomy[j].component, ids.size()).first->second;
+    }
+  }
+  Alone a{std::vector<size_t>(d.cols.anatomy.size()), std::vector<size_t>(d.cols.anatomy.size())};
+  std::vector<size_t> metrics(ids.size());  // of one node, by component
+  for (size_t i : d.nodes) {
+    for (size_t j : cols) metrics[component_of[j]] += !std::isnan(d.t.at(i, j));
+    for (size_t j : cols) {
+      if (std::isnan(d.t.at(i, j))) continue;
+      ++a.present[j];
+      a.alone[j] += metrics[component_of[j]] == 1;
+    }
+    for (size_t j : cols) metrics[component_of[j]] = 0;
+  }
+  return a;
+}
+
 // The limits of the tests of single values (fleet and balance), each family's, and each node's
 // own noise into d.noise. Half the budget of false findings per healthy node goes to these tests,
-// two (fleet and balance) per value a node reports; each test's share is read from the tail of
-// the fleet's own values. `members`: the class's (LearnMembers); `family_ids`: the family id of
-// each of cm.families.
+// two (fleet and balance) per value a node reports, on average over the class's nodes; each
+// test's share is read from the tail of the fleet's own values. `members`: the class's
+// (LearnMembers); `family_ids`: the family id of each of cm.families.
 void SetFamilyLimits(ClassData& d, const Members& members, double budget,
                      const std::vector<size_t>& family_ids, ClassModel& cm) {
   double tests = 0;
-  for (const FamilyModel& f : cm.families) {
-    if (IsLearned(f.direction)) tests += 2 * static_cast<double>(f.members.size());
+  std::vector<size_t> learned;  // family ids
+  for (size_t m = 0; m < cm.families.size(); ++m) {
+    if (!IsLearned(cm.families[m].direction)) continue;
+    tests += 2 * static_cast<double>(cm.families[m].samples);
+    learned.push_back(family_ids[m]);
   }
-  const double p = budget / 2 / std::max(1.0, tests);
+  const double p = budget / 2 / std::max(1.0, tests / static_cast<double>(d.nodes.size()));
   // Each node's own noise divides its deviations here as it will when the node is judged, so
   // that the tails below are those of the tests as they are made.
   // (cm.families is complete: the models' addresses stay; only their limits are set below.)
@@ -509,13 +567,7 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
   InParallel(d.nodes.size(), [&](size_t k, std::vector<double>&) {
     d.noise[k] = NodeNoise(d.v, d.nodes[k], d.cols, models, d.centres[k]);
   });
-  // By component, the metrics the class's families judge it by (their members: a few nodes that
-  // report another metric, of another SuperBench version, do not count).
-  std::map<std::string_view, size_t> metrics_of;
-  for (size_t m = 0; m < cm.families.size(); ++m) {
-    if (!IsLearned(cm.families[m].direction)) continue;
-    for (size_t j : members.cols[family_ids[m]]) ++metrics_of[d.cols.anatomy[j].component];
-  }
+  const Alone alone = AloneOnTheirNode(d, learned);
   InParallel(cm.families.size(), [&](size_t m, std::vector<double>&) {
     FamilyModel& f = cm.families[m];
     if (!IsLearned(f.direction)) return;
@@ -534,18 +586,23 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
         }
       }
     }
-    // A family measured on several parts of every node: a defective part is one value of many.
-    // Where that value is all there is of each part (v02's HBM: mem-bw/D2D_Mem_BW), a value set
-    // apart at the top is taken for a defect, not a wild measurement: a part of several metrics
-    // has the component test for a defect the family's tests let pass, a part of one has none.
-    const bool far = f.members.size() >= kManyParts;
-    const std::vector<size_t>& mcols = members.cols[fid];
-    const bool one_metric = std::all_of(mcols.begin(), mcols.end(), [&](size_t j) {
-      return metrics_of.at(d.cols.anatomy[j].component) == 1;
-    });
+    // A family measured on several parts of every node that runs it: a defective part is one
+    // value of many. Where that value is all there is of its part on its node, for most of the
+    // family's values (v02's HBM: mem-bw/D2D_Mem_BW; a few nodes, or fewer than half, that also
+    // run a benchmark of another SuperBench version that names the part do not change it), a
+    // value set apart at the top is taken for a defect, not a wild measurement: a part of several
+    // metrics has the component test for a defect the family's tests let pass, a part of one has
+    // none.
+    const bool far = members.parts[fid].size() >= kManyParts;
+    size_t present = 0, single = 0;
+    for (size_t j : fcols) {
+      present += alone.present[j];
+      single += alone.alone[j];
+    }
+    const bool one_metric = 2 * single > present;
     const Tail tail = !far ? Tail::kBody : (one_metric ? Tail::kFarthestBelowGap : Tail::kFarthest);
-    f.limit = TailLimit(fleet, p, tail, d.nodes.size());
-    if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, d.nodes.size());
+    f.limit = TailLimit(fleet, p, tail, members.reporting[fid]);
+    if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, members.reporting[fid]);
   });
 }
 
@@ -614,8 +671,9 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   }
   pool_tests /= static_cast<double>(d.nodes.size());
   const double pooled_p = budget / 2 / std::max(1.0, pool_tests);
-  const size_t class_nodes = d.nodes.size();
-  const auto model = [&](size_t b, std::vector<double>& ds, Pooling pooling) {
+  // `with`: the nodes that have such components in the pool (an unlabelled hardware class may
+  // have them and another not).
+  const auto model = [&](size_t b, std::vector<double>& ds, Pooling pooling, size_t with) {
     const Pool& pool = cols.pools[b];
     ComponentModel c;
     c.benchmark = pool.benchmark;
@@ -628,11 +686,11 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     for (double& x : ds) x = (x - c.centre) / c.spread;
     // Components of a part a node has several of (GPUs, NICs), where a defective part is one of
     // many.
-    const bool per_part = ds.size() >= kManyParts * class_nodes;
+    const bool per_part = ds.size() >= kManyParts * with;
     // Not the farthest tail: these are the tests that find defects of a few percent, and at
     // 99.9% they would read the defective parts' own distances (a thousandth of the parts
     // defective is enough) and widen their limits past them.
-    c.limit = TailLimit(ds, pooled_p, per_part ? Tail::kFar : Tail::kBody, class_nodes);
+    c.limit = TailLimit(ds, pooled_p, per_part ? Tail::kFar : Tail::kBody, with);
     // The mean of two metrics keeps the tail of one of them (one far out, the other at 0), while
     // its body, which the limit above is read from, looks lighter under heavy-tailed noise: no
     // lower than the limit that one metric alone would need to pass it with the other at 0, half
@@ -643,7 +701,7 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     // a third): a few nodes that report a third metric are an accident, as above.
     if (pooling == Pooling::kMean && 2 * nodes_with[b].three < nodes_with[b].few) {
       const double single =
-          TailLimit(singles[b], pooled_p, per_part ? Tail::kFarthest : Tail::kBody, class_nodes);
+          TailLimit(singles[b], pooled_p, per_part ? Tail::kFarthest : Tail::kBody, with);
       c.limit = std::min(std::max(c.limit, (single / 2 - c.centre) / c.spread), kMaxLimit);
     }
     cm.components.push_back(std::move(c));
@@ -651,7 +709,8 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   for (size_t b = 0; b < cols.pools.size(); ++b) {
     for (const Pooling p : {Pooling::kTrimmed, Pooling::kMean, Pooling::kButWorst}) {
       std::vector<double>& ds = ways[b][way(p)];
-      if (!ds.empty()) model(b, ds, p);
+      if (!ds.empty())
+        model(b, ds, p, p == Pooling::kTrimmed ? nodes_with[b].many : nodes_with[b].few);
     }
   }
 }
@@ -664,10 +723,10 @@ ClassModel LearnClass(const FleetTable& t, const Columns& cols, const std::strin
   cm.hardware = hardware;
   cm.nodes = nodes.size();
   ClassData d(t, cols, nodes);
-  const Members members = LearnMembers(d, o.resolution);
   const size_t min_count = std::max(
       o.min_nodes,
       static_cast<size_t>(std::ceil(o.min_mode_share * static_cast<double>(nodes.size()))));
+  const Members members = LearnMembers(d, o.resolution, min_count);
   std::vector<std::optional<FamilyModel>> learned(cols.families.size());
   InParallel(learned.size(), [&](size_t fid, std::vector<double>& scratch) {
     learned[fid] = LearnFamily(d, members, fid, min_count, o.resolution, scratch);
