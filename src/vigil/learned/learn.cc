@@ -515,13 +515,9 @@ std::optional<FamilyModel> LearnFamily(const ClassData& d, const Members& member
   return f;
 }
 
-// By column of the families in `learned` (family ids): of the values the class's nodes report,
-// how many there are and how many are the only value of their component on their node that
-// those families judge it by.
-struct Alone {
-  std::vector<size_t> present, alone;
-};
-Alone AloneOnTheirNode(const ClassData& d, const std::vector<size_t>& learned) {
+// By column of the families in `learned` (family ids): how many of the values the class's nodes
+// report are the only value of their component on their node that those families judge it by.
+std::vector<size_t> AloneOnTheirNode(const ClassData& d, const std::vector<size_t>& learned) {
   std::vector<size_t> cols, component_of(d.cols.anatomy.size());
   std::map<std::string_view, size_t> ids;
   for (size_t fid : learned) {
@@ -530,18 +526,16 @@ Alone AloneOnTheirNode(const ClassData& d, const std::vector<size_t>& learned) {
       component_of[j] = ids.try_emplace(d.cols.anatomy[j].component, ids.size()).first->second;
     }
   }
-  Alone a{std::vector<size_t>(d.cols.anatomy.size()), std::vector<size_t>(d.cols.anatomy.size())};
+  std::vector<size_t> alone(d.cols.anatomy.size());
   std::vector<size_t> metrics(ids.size());  // of one node, by component
   for (size_t i : d.nodes) {
     for (size_t j : cols) metrics[component_of[j]] += !std::isnan(d.t.at(i, j));
     for (size_t j : cols) {
-      if (std::isnan(d.t.at(i, j))) continue;
-      ++a.present[j];
-      a.alone[j] += metrics[component_of[j]] == 1;
+      if (!std::isnan(d.t.at(i, j))) alone[j] += metrics[component_of[j]] == 1;
     }
     for (size_t j : cols) metrics[component_of[j]] = 0;
   }
-  return a;
+  return alone;
 }
 
 // The limits of the tests of single values (fleet and balance), each family's, and each node's
@@ -567,7 +561,7 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
   InParallel(d.nodes.size(), [&](size_t k, std::vector<double>&) {
     d.noise[k] = NodeNoise(d.v, d.nodes[k], d.cols, models, d.centres[k]);
   });
-  const Alone alone = AloneOnTheirNode(d, learned);
+  const std::vector<size_t> alone = AloneOnTheirNode(d, learned);
   InParallel(cm.families.size(), [&](size_t m, std::vector<double>&) {
     FamilyModel& f = cm.families[m];
     if (!IsLearned(f.direction)) return;
@@ -594,12 +588,9 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     // metrics has the component test for a defect the family's tests let pass, a part of one has
     // none.
     const bool far = members.parts[fid].size() >= kManyParts;
-    size_t present = 0, single = 0;
-    for (size_t j : fcols) {
-      present += alone.present[j];
-      single += alone.alone[j];
-    }
-    const bool one_metric = 2 * single > present;
+    size_t single = 0;
+    for (size_t j : fcols) single += alone[j];
+    const bool one_metric = 2 * single > f.samples;  // samples: the family's values reported
     const Tail tail = !far ? Tail::kBody : (one_metric ? Tail::kFarthestBelowGap : Tail::kFarthest);
     f.limit = TailLimit(fleet, p, tail, members.reporting[fid]);
     if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, members.reporting[fid]);
@@ -671,10 +662,11 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   }
   pool_tests /= static_cast<double>(d.nodes.size());
   const double pooled_p = budget / 2 / std::max(1.0, pool_tests);
-  // `with`: the nodes that have such components in the pool (an unlabelled hardware class may
-  // have them and another not).
-  const auto model = [&](size_t b, std::vector<double>& ds, Pooling pooling, size_t with) {
+  const auto model = [&](size_t b, std::vector<double>& ds, Pooling pooling) {
     const Pool& pool = cols.pools[b];
+    // The nodes that have such components in the pool (an unlabelled hardware class may have them
+    // and another not).
+    const size_t with = pooling == Pooling::kTrimmed ? nodes_with[b].many : nodes_with[b].few;
     ComponentModel c;
     c.benchmark = pool.benchmark;
     c.part = pool.part;
@@ -709,8 +701,7 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   for (size_t b = 0; b < cols.pools.size(); ++b) {
     for (const Pooling p : {Pooling::kTrimmed, Pooling::kMean, Pooling::kButWorst}) {
       std::vector<double>& ds = ways[b][way(p)];
-      if (!ds.empty())
-        model(b, ds, p, p == Pooling::kTrimmed ? nodes_with[b].many : nodes_with[b].few);
+      if (!ds.empty()) model(b, ds, p);
     }
   }
 }
