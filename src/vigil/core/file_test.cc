@@ -102,9 +102,16 @@ TEST_F(FileTest, PaddedFileOfAPipeGrowsAsItIsRead) {
   ASSERT_EQ(mkfifo(p.c_str(), 0600), 0);
   std::string text;
   for (int i = 0; text.size() < 300'000; ++i) text += std::to_string(i) + "\n";
-  std::thread writer([&] { ASSERT_TRUE(WriteFileAtomic(p, text).ok()); });
+  Status written;
+  std::thread writer([&] {
+    written = WriteFileAtomic(p, text);
+    // A writer that failed before it opened the FIFO would leave the reader blocked in its open:
+    // open and close it, so that the reader sees an empty text and the test fails instead.
+    if (!written.ok()) close(open(p.c_str(), O_WRONLY));
+  });
   Result<PaddedFile> f = PaddedFile::Read(p, 64);
   writer.join();
+  ASSERT_TRUE(written.ok()) << written.ToString();
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   ExpectPadded(*f, text, 64);
   const PaddedFile moved = std::move(*f);
