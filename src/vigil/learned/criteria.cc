@@ -87,7 +87,7 @@ constexpr Bounds kCountBounds{.lo = 0, .hi = 1099511627776.0};  // 2^40 nodes or
 constexpr Bounds kSpreadBounds{.lo = 0, .hi = kMetricValueBounds.hi, .lo_open = true};
 constexpr Bounds kQuantumBounds{.lo = 0, .hi = kMetricValueBounds.hi};
 constexpr Bounds kLimitBounds{.lo = 0, .hi = kMaxLimit};  // robust sigmas, as Learn writes them
-constexpr Bounds kFactorBounds{.lo = 1e-9, .hi = 1e9};    // a member's ratio to its family
+constexpr Bounds kFactorBounds{.lo = kMinFactor, .hi = kMaxFactor};
 
 // Reads a criteria file's parts, naming in each error the file and the part it is in. nlohmann's
 // typed getters throw on a wrong type or a missing field (CriteriaFromJson reports it).

@@ -26,6 +26,10 @@ inline constexpr double kExpectedShare = 0.9;
 // more, and CriteriaFromJson reads no more).
 inline constexpr double kMaxLimit = 1e100;
 
+// The range of a member's factor (FamilyModel::factors): Learn writes none outside it, and
+// CriteriaFromJson reads none.
+inline constexpr double kMinFactor = 1e-9, kMaxFactor = 1e9;
+
 // One healthy mode of a family: where the nodes of one firmware, clock setting or unlabelled
 // hardware class put it. A node is judged by the mode nearest its own median of the family.
 struct Mode {

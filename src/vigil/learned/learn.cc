@@ -284,7 +284,8 @@ void SplitModes(const std::vector<double>& sorted, size_t begin, size_t end, siz
 // median ratio to its node's level over the class's `nodes` (a row and column of Tukey's median
 // polish), normalised to a median of 1. Empty, so that the values are read as they are, when
 // every factor lies within `resolution` of 1 (the parts are one population), when there are fewer
-// than two members, or when a level is not positive (a ratio would mean nothing).
+// than two members, or when a level or a factor is not positive or a factor is out of range
+// (kMinFactor to kMaxFactor: a ratio would mean nothing).
 std::vector<double> MemberFactors(const Scaled& t, const std::vector<size_t>& nodes,
                                   const std::vector<size_t>& member_cols,
                                   const std::vector<NodeCentres>& centres, size_t fid,
@@ -307,6 +308,7 @@ std::vector<double> MemberFactors(const Scaled& t, const std::vector<size_t>& no
   bool differ = false;
   for (double& f : factors) {
     f /= middle;
+    if (!(f >= kMinFactor && f <= kMaxFactor)) return {};
     differ = differ || !(std::fabs(f - 1) <= resolution);
   }
   return differ ? factors : std::vector<double>{};

@@ -463,6 +463,19 @@ TEST(LearnTest, PartsThatDifferByDesignAreJudgedAgainstTheirOwnLevel) {
   }
 }
 
+// A member whose values are negative (a tool that printed a broken figure for one GPU) has no
+// factor a ratio could mean: the family gets none, and the criteria Learn writes read back
+// (they held a factor of -0.99, which CriteriaFromJson rejects; found by fuzz/learn_fuzz).
+TEST(LearnTest, AMemberOfNegativeValuesGivesTheFamilyNoFactors) {
+  const FleetTable fleet = GemmFleet(40, [](int n, int g) {
+    return (g == 3 ? -140.0 : g < 4 ? 280.0 : 140.0) + n % 3;
+  });
+  const LearnedCriteria c = *Learn(fleet, LearnOptions{});
+  EXPECT_TRUE(Family(c, "gemm-flops/fp16_tc_flops").factors.empty());
+  const Result<LearnedCriteria> back = CriteriaFromJson(DumpJson(CriteriaToJson(c)), "c.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+}
+
 // Values printed rounded (SuperBench prints bandwidths to two decimals) have a spread floor of
 // one printed step: a fleet whose values are all 0.05 or 0.06 does not flag a node for 0.04.
 TEST(LearnTest, RoundedValuesAreJudgedInTheirPrintedSteps) {
