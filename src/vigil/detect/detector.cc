@@ -197,7 +197,10 @@ void Detector::Presence::Saw(double time, bool copy) {
   if (copy) return;
   if (last_fresh >= 0) {
     const auto gap = static_cast<float>(std::min(time - last_fresh, 600.0));
+    if (gap > kSilentIntervals * interval) resumed = time;
     interval = gap > interval ? gap : interval + 0.05f * (gap - interval);
+  } else {
+    resumed = time;
   }
   last_fresh = time;
 }
@@ -565,13 +568,15 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
     return seen[c].last < end - seen[c].SilentAfter(grace);
   };
   // A sibling reported since the component's last sample, by the time judged. Points are fed
-  // ahead of the frames judged (the builder's lateness): a sibling's sample after `end` may be
-  // the first row of a scrape whose other rows, this component's among them, are still to come
-  // (an exporter back from a restart).
+  // ahead of the frames judged (the builder's lateness), so a sibling that reports every second
+  // has its latest sample after `end` at every judgement: it counts where it has reported without
+  // a silence since before `end`. A sibling whose reports resumed after `end` does not: its
+  // sample may be the first row of a scrape whose other rows, this component's among them, are
+  // still to come (an exporter back from a restart).
   const auto sibling_reports = [&](uint32_t c) {
     for (uint32_t d = 0; d < components_; ++d) {
       if (d != c && seen[d].signal == seen[c].signal && seen[d].last > seen[c].last &&
-          seen[d].last <= end) {
+          seen[d].resumed <= end) {
         return true;
       }
     }

@@ -238,6 +238,8 @@ TEST(DetectorTest, SilentMachineAndComponentAreNamedAfterTheGrace) {
   EXPECT_EQ(alerts[1].machine, "m6");
   EXPECT_EQ(alerts[1].rule, "component");
   EXPECT_EQ(alerts[1].component, "gpu1");
+  EXPECT_EQ(alerts[1].onset, 99);
+  EXPECT_NEAR(alerts[1].detected, 115, 2);
 }
 
 // An exporter that stops takes every GPU of its machine along: one alert, not eight.
