@@ -11,6 +11,7 @@
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -68,8 +69,9 @@ double Value(FuzzedDataProvider& in, double level, double last) {
       return last;
     case 3:
       return level * in.ConsumeFloatingPointInRange<double>(-1e6, 1e6);
-    case 4:
-      return in.ConsumeFloatingPoint<double>();  // any finite double
+    case 4:  // any magnitude a result may have (ParseFleetTable takes up to 1e100), either sign
+      return std::copysign(std::pow(10.0, in.ConsumeFloatingPointInRange(-100.0, 100.0)),
+                           in.ConsumeBool() ? 1.0 : -1.0);
     default:  // a few percent about the level, printed rounded or not
       return level * (1 + in.ConsumeIntegralInRange<int>(-500, 500) / 10000.0);
   }

@@ -189,18 +189,19 @@ Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& 
       builder_(options.step, options.lateness, [this](const telemetry::Frame& f) { OnFrame(f); }),
       model_(options.peer) {}
 
-void Detector::Presence::Saw(double time, bool copy) {
+void Detector::Presence::Saw(double time, bool copy, double fed_ahead) {
   if (first < 0) first = time;
-  if (time <= last) return;
-  last = time;
-  alerted = false;
-  if (copy) return;
+  if (time > last) {
+    if (last < 0 || time - last > fed_ahead) resumed = time;
+    last = time;
+    alerted = false;
+  }
+  // A scrape's rows share its time, and a held one (a counter of errors at 0) may come first:
+  // a fresh row at the same time still counts as the scrape.
+  if (copy || time <= last_fresh) return;
   if (last_fresh >= 0) {
     const auto gap = static_cast<float>(std::min(time - last_fresh, 600.0));
-    if (gap > kSilentIntervals * interval) resumed = time;
     interval = gap > interval ? gap : interval + 0.05f * (gap - interval);
-  } else {
-    resumed = time;
   }
   last_fresh = time;
 }
@@ -230,11 +231,13 @@ void Detector::Feed(const telemetry::Point& p) {
   group_of_[p.machine] = p.group;
   // Presence counts distinct times: the components of one scrape share one.
   const bool copy = p.held && !p.rescraped;  // no new scrape (a grid's copy)
-  machines_[p.machine].presence.Saw(p.time, copy);
+  // Points come up to a step and the lateness ahead of the frames judged.
+  const double fed_ahead = o_.step + o_.lateness;
+  machines_[p.machine].presence.Saw(p.time, copy, fed_ahead);
   if (!names_.components().Name(p.component).empty()) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
-    seen.Saw(p.time, copy);
+    seen.Saw(p.time, copy, fed_ahead);
     seen.Reported(p.signal);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
@@ -568,11 +571,13 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
     return seen[c].last < end - seen[c].SilentAfter(grace);
   };
   // A sibling reported since the component's last sample, by the time judged. Points are fed
-  // ahead of the frames judged (the builder's lateness), so a sibling that reports every second
-  // has its latest sample after `end` at every judgement: it counts where it has reported without
-  // a silence since before `end`. A sibling whose reports resumed after `end` does not: its
-  // sample may be the first row of a scrape whose other rows, this component's among them, are
-  // still to come (an exporter back from a restart).
+  // ahead of the frames judged (a step and the builder's lateness), so a sibling that reports
+  // every second has its latest sample after `end` at every judgement: it counts where it has
+  // reported without a pause longer than that since before `end` (Presence::resumed). A sibling
+  // whose reports resumed after `end` does not: its sample may be the first row of a scrape whose
+  // other rows, this component's among them, are still to come (an exporter back from a
+  // restart). Nor does the machine: after a silence of the whole machine (a reboot, the
+  // collector down), the first row back is not its components' rows.
   const auto sibling_reports = [&](uint32_t c) {
     for (uint32_t d = 0; d < components_; ++d) {
       if (d != c && seen[d].signal == seen[c].signal && seen[d].last > seen[c].last &&
@@ -585,7 +590,7 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
   Alert a;
   for (uint32_t c = 0; c < components_; ++c) {
     if (seen[c].first < 0 || seen[c].alerted || !silent(c, o_.missing_grace)) continue;
-    if (machine.last <= seen[c].last) continue;
+    if (machine.last <= seen[c].last || machine.resumed > end) continue;
     if (!sibling_reports(c) && !silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
     seen[c].alerted = true;
     const std::string& name = names_.components().Name(c);

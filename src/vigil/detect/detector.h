@@ -137,8 +137,8 @@ class Detector {
     double first = -1;
     double last = -1;        // its latest sample, held or not
     double last_fresh = -1;  // its latest scrape (a sample not held, or rescraped)
-    // The first scrape after its latest gap of more than kSilentIntervals intervals: it has
-    // reported without a silence from then to `last`.
+    // Its first sample after its latest pause longer than points are fed ahead of the frames
+    // judged (Saw's `fed_ahead`): it has reported without a longer pause from then to `last`.
     double resumed = -1;
     float interval = 0;  // between its scrapes (a grid's copies are not the source's
                          // cadence): rises at once, falls slowly
@@ -152,16 +152,15 @@ class Detector {
       if (s < 64) reports |= uint64_t{1} << s;
     }
     bool Reports(uint32_t s) const { return s < 64 && ((reports >> s) & 1) != 0; }
-    // Silent since when it is named: grace, or kSilentIntervals of its own intervals.
-    static constexpr double kSilentIntervals = 3;
+    // Silent since when it is named: grace, or three of its own intervals.
     double SilentAfter(double grace) const {
       // Its own interval once it has reported for the longest interval a series may have (its
       // slowest exporter seen at least once), before that the longest.
       constexpr double kLongest = telemetry::Normalizer::kMaxHold;
       const double own = interval > 0 && last_fresh - first >= kLongest ? interval : kLongest;
-      return std::max(grace, kSilentIntervals * own);
+      return std::max(grace, 3.0 * own);
     }
-    void Saw(double time, bool copy);
+    void Saw(double time, bool copy, double fed_ahead);
   };
   struct MachineState {
     Presence presence;

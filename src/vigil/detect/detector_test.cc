@@ -285,6 +285,66 @@ TEST(DetectorTest, AnExporterBackFromARestartIsNoMissingComponent) {
   EXPECT_TRUE(h.Finish().empty());
 }
 
+// Each alert's machine, rule, component and detection time, for a failure's message.
+std::string Listed(const std::vector<Alert>& alerts) {
+  std::string out;
+  for (const Alert& a : alerts) {
+    out += fmt::format("{} {} {} at {}; ", a.machine, a.rule, a.component, a.detected);
+  }
+  return out;
+}
+
+// The same restart at a 1-s cadence, rows in the same order, where gpu0's rows say little about
+// the others': gpu0 idles (its value held, every row a copy the normaliser marks as such), or
+// gpu0 itself was silent for a minute earlier (its interval between scrapes read as up to a
+// minute for a while after). Neither restart names a GPU; gpu0's own minute does, after the grace.
+TEST(DetectorTest, AnExporterBackFromARestartIsNoMissingComponentWhateverItsFirstRow) {
+  for (const int back : {-1, 20, 40, 80}) {  // -1: gpu0 idles; else the restart this long after
+    SCOPED_TRACE(::testing::Message() << "restart " << back << " s after gpu0 came back");
+    const int restart = back < 0 ? 130 : 160 + back;
+    Harness h;
+    for (int t = 0; t < 400; ++t) {
+      for (int m = 0; m < 6; ++m) {
+        if (m == 0 && t >= restart && t < restart + 20) continue;
+        for (int g = 0; g < 8; ++g) {
+          if (back >= 0 && m == 0 && g == 0 && t >= 100 && t < 160) continue;
+          h.Feed(t + 0.1, m, "DCGM_FI_DEV_GPU_UTIL", g, back < 0 && g == 0 ? 0 : 90 + (t + g) % 7);
+        }
+      }
+      for (int m = 0; m < 6; ++m) h.Feed(t + 0.6, m, "cpu_idle", 8, 0.5);  // the host
+    }
+    const std::vector<Alert> alerts = h.Finish();
+    if (back < 0) {
+      EXPECT_TRUE(alerts.empty()) << Listed(alerts);
+      continue;
+    }
+    ASSERT_EQ(alerts.size(), 1u) << Listed(alerts);
+    EXPECT_EQ(alerts[0].component, "gpu0");
+    EXPECT_NEAR(alerts[0].detected, 115, 2);
+  }
+}
+
+// A machine that reboots (every series silent for 3 minutes) is named missing after the grace,
+// once; when it comes back, the first row of its first scrape (the host's) is not its GPUs' rows,
+// and no GPU is named. Each scrape's first row is a held value (the host's idle share, steady):
+// the GPUs' fresh rows at the same time still count as the machine's scrape (they did not, and
+// with no interval learned the machine was named after 3 minutes, not 15 s).
+TEST(DetectorTest, AMachineBackFromARebootIsNoMissingComponent) {
+  Harness h;
+  for (int t = 0; t < 500; ++t) {
+    for (int m = 0; m < 6; ++m) {
+      if (m == 2 && t >= 130 && t < 310) continue;
+      h.Feed(t + 0.1, m, "cpu_idle", 8, 0.5);  // the host first
+      for (int g = 0; g < 8; ++g) h.Feed(t + 0.1, m, "DCGM_FI_DEV_GPU_UTIL", g, 90 + (t + g) % 7);
+    }
+  }
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u) << Listed(alerts);
+  EXPECT_EQ(alerts[0].machine, "m2");
+  EXPECT_EQ(alerts[0].rule, "machine");
+  EXPECT_NEAR(alerts[0].detected, 146, 2);
+}
+
 TEST(DetectorTest, EveryoneSilentIsNotAFault) {
   Harness h;
   h.Run(8, 0, 100, "DCGM_FI_DEV_GPU_UTIL", [](int, int) { return 95.0; });

@@ -15,6 +15,7 @@
 #include <set>
 #include <span>
 
+#include "vigil/core/json.h"
 #include "vigil/core/parallel.h"
 #include "vigil/core/stats.h"
 #include "vigil/core/text.h"
@@ -783,6 +784,16 @@ Result<LearnedCriteria> Learn(const FleetTable& t, const LearnOptions& o,
     out.classes.push_back(LearnClass(t, cols, hardware, nodes, o));
   }
   if (out.classes.empty()) return NothingLearned(left_out, left_before, o.min_nodes);
+  // What `vigil learn` writes, `vigil validate` reads. Values spread over the whole range a result
+  // may take (1e100 either way) give spreads and ratios beyond what a criteria file holds: such a
+  // fleet is refused, naming the family and the number, not learned into criteria no one can read.
+  const Result<LearnedCriteria> readable =
+      CriteriaFromJson(DumpJson(CriteriaToJson(out)), "the criteria learned");
+  if (!readable.ok()) {
+    return Status::InvalidArgument(
+        fmt::format("{} (the values of one metric lie too far apart to learn from)",
+                    readable.status().message()));
+  }
   return out;
 }
 

@@ -476,6 +476,20 @@ TEST(LearnTest, AMemberOfNegativeValuesGivesTheFamilyNoFactors) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
 }
 
+// Values that span the whole range a result may take (1e100 either way: a broken tool's output)
+// give a spread that no criteria file holds: Learn refuses the fleet, naming the family and the
+// number, rather than return criteria that CriteriaFromJson rejects (found by a reviewer).
+TEST(LearnTest, AFleetWhoseValuesLieTooFarApartIsRefused) {
+  const FleetTable fleet = GemmFleet(9, [](int n, int) {
+    return n < 4 ? -1e100 : n == 4 ? 0 : 1e100;
+  });
+  const Result<LearnedCriteria> c = Learn(fleet, LearnOptions{});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("gemm-flops/fp16_tc_flops"), std::string::npos)
+      << c.status().message();
+}
+
 // Values printed rounded (SuperBench prints bandwidths to two decimals) have a spread floor of
 // one printed step: a fleet whose values are all 0.05 or 0.06 does not flag a node for 0.04.
 TEST(LearnTest, RoundedValuesAreJudgedInTheirPrintedSteps) {
