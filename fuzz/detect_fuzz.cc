@@ -2,11 +2,12 @@
 // restarts, silences, de-duplication) is what a text fuzzer does not reach: a few kilobytes of
 // CSV are a few samples, all inside the warm-up. So the bytes here choose a job: the options,
 // within the bounds the CLI accepts, the machines and their GPUs, each machine's scrape interval
-// and phase, and events over time (a machine's or the whole job's level moved, stalled to 0,
+// and phase, the order of a scrape's rows and the host's offset within the second, and events
+// over time (a machine's or the whole job's level moved, stalled to 0, silent, its GPUs alone
 // silent, held, wild; a counter reset, an XID, a PCIe link narrowed, a NIC down). A small
 // generator turns that into samples, fed through the normaliser to the detector as `vigil
-// detect` does. It never crashes, and every alert names a machine of the job (or `*`) and comes
-// no earlier than its onset.
+// detect` does. It never crashes; a machine is named missing only where it fell silent, a GPU
+// only where GPUs fell silent, and a rule alerts only where its event happened.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <array>
@@ -25,8 +26,19 @@ namespace {
 
 using vigil::telemetry::RawSample;
 
-enum class Event : uint8_t { kLevel, kStall, kSilent, kHeld, kWild, kReset, kXid, kWidth, kLinkDown };
-constexpr int kEventKinds = 9;
+enum class Event : uint8_t {
+  kLevel,
+  kStall,
+  kSilent,
+  kGpusSilent,
+  kHeld,
+  kWild,
+  kReset,
+  kXid,
+  kWidth,
+  kLinkDown
+};
+constexpr int kEventKinds = 10;
 
 struct Happening {
   int machine;  // -1: every machine
@@ -90,6 +102,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     interval[m] = same_cadence && m > 0 ? interval[0] : in.PickValueInArray(kIntervals);
     phase[m] = in.ConsumeIntegralInRange(0, interval[m] - 1);
   }
+  const auto rotate = static_cast<size_t>(in.ConsumeIntegralInRange(0, 4));  // of a GPU's rows
+  const double host_offset = in.ConsumeIntegralInRange(0, 9) / 10.0;         // in the second
   Noise noise{in.ConsumeIntegral<uint64_t>()};
   const double sd = in.ConsumeFloatingPointInRange(0.0, 0.2);
   std::vector<Happening> happenings;
@@ -117,8 +131,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (t % interval[m] != phase[m]) continue;
       // What happens to this machine now: the last happening of each kind wins.
       double factor = 1;
-      bool stalled = false, silent = false, hold = false, wild = false, reset = false, xid = false,
-           narrow = false, down = false;
+      bool stalled = false, silent = false, gpus_silent = false, hold = false, wild = false,
+           reset = false, xid = false, narrow = false, down = false;
       for (const Happening& h : happenings) {
         if ((h.machine != -1 && h.machine != m) || t < h.start || t >= h.end) continue;
         switch (h.kind) {
@@ -130,6 +144,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             break;
           case Event::kSilent:
             silent = true;
+            break;
+          case Event::kGpusSilent:
+            gpus_silent = true;
             break;
           case Event::kHeld:
             hold = true;
@@ -152,7 +169,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
       }
       if (silent) continue;
-      const auto feed = [&](const Series& s, const std::string& component, size_t slot) {
+      const auto feed = [&](const Series& s, const std::string& component, size_t slot,
+                            double offset) {
         double v = s.level;
         if (s.role == Role::kLoad || s.role == Role::kCounter) {
           v *= (stalled ? 0 : factor) * (1 + noise.Next(sd));
@@ -170,7 +188,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (hold) v = last;
         last = v;
         RawSample sample;
-        sample.time = kStart + t;
+        sample.time = kStart + t + offset;
         sample.machine = machine_names[static_cast<size_t>(m)];
         sample.metric = s.metric;
         sample.component = component;
@@ -178,17 +196,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (names.Normalize(sample, &p)) detector.Feed(p);
       };
       size_t slot = 0;
-      for (int g = 0; g < gpus; ++g) {
-        for (const Series& s : kGpuSeries) feed(s, gpu_names[static_cast<size_t>(g)], slot++);
+      for (int g = 0; g < gpus && !gpus_silent; ++g) {
+        for (size_t i = 0; i < kGpuSeries.size(); ++i) {
+          const Series& s = kGpuSeries[(i + rotate) % kGpuSeries.size()];
+          feed(s, gpu_names[static_cast<size_t>(g)], slot++, 0);
+        }
       }
-      for (const Series& s : kHostSeries) feed(s, s.component, slot++);
+      slot = kGpuSeries.size() * 4;
+      for (const Series& s : kHostSeries) feed(s, s.component, slot++, host_offset);
     }
   }
   detector.Flush();
+  // Whether an event of `kind` on machine `name` (or on every machine) began by `time`.
+  const auto happened = [&](const std::string& name, Event kind, double time) {
+    for (const Happening& h : happenings) {
+      if (h.kind != kind || kStart + h.start > time) continue;
+      if (h.machine == -1 || machine_names[static_cast<size_t>(h.machine)] == name) return true;
+    }
+    return false;
+  };
   for (const vigil::detect::Alert& a : detector.TakeAlerts()) {
-    bool known = a.machine == "*";
-    for (const std::string& name : machine_names) known = known || a.machine == name;
-    if (!known || !(a.detected >= a.onset)) std::abort();
+    using vigil::detect::AlertKind;
+    bool explained = true;
+    if (a.kind == AlertKind::kMissing) {
+      explained = happened(a.machine, a.rule == "machine" ? Event::kSilent : Event::kGpusSilent,
+                           a.detected);
+    } else if (a.kind == AlertKind::kRule) {
+      if (a.rule.starts_with("xid")) explained = happened(a.machine, Event::kXid, a.detected);
+      if (a.rule == "pcie_width") explained = happened(a.machine, Event::kWidth, a.detected);
+      if (a.rule == "link_down") explained = happened(a.machine, Event::kLinkDown, a.detected);
+    }
+    if (!explained) std::abort();
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "vigil/core/file.h"
@@ -315,6 +316,27 @@ TEST(CliValidateTest, AHealthCounterThatMustBeClearNamesTheGpu) {
     EXPECT_TRUE(Contains(line, part)) << part << " in " << line;
   }
   EXPECT_TRUE(Contains(r.out, "1 of 10 nodes defective")) << r.out;  // corrected counts are not
+}
+
+// A fleet whose values of one metric span the whole range a result may take gives criteria that
+// no file holds: `vigil learn` exits 2 naming the file and the family, and writes nothing.
+TEST(CliValidateTest, LearnRefusesAFleetWhoseValuesLieTooFarApart) {
+  TempDir dir;
+  std::string fleet;
+  for (int n = 0; n < 9; ++n) {
+    Json row = {{"node", "n" + std::to_string(n)}};
+    for (int g = 0; g < 8; ++g) {
+      row["gemm-flops/fp16_tc_flops:" + std::to_string(g)] = n < 4 ? -1e100 : n == 4 ? 0 : 1e100;
+    }
+    fleet += DumpJson(row) + "\n";
+  }
+  dir.Write("fleet.jsonl", fleet);
+  const ProcessResult r =
+      RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("c.json")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, dir.File("fleet.jsonl") + ": ")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "family gemm-flops/fp16_tc_flops: spread")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("c.json")));
 }
 
 // `vigil run --criteria` judges what it just measured. A fleet of this node's own results, with
