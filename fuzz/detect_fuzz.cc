@@ -11,6 +11,7 @@
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <array>
+#include <bitset>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -129,63 +130,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int t = 0; t < duration; ++t) {
     for (int m = 0; m < machines; ++m) {
       if (t % interval[m] != phase[m]) continue;
-      // What happens to this machine now: the last happening of each kind wins.
+      // What happens to this machine now: levels multiply, the other kinds are on or off.
       double factor = 1;
-      bool stalled = false, silent = false, gpus_silent = false, hold = false, wild = false,
-           reset = false, xid = false, narrow = false, down = false;
+      std::bitset<kEventKinds> on;
       for (const Happening& h : happenings) {
         if ((h.machine != -1 && h.machine != m) || t < h.start || t >= h.end) continue;
-        switch (h.kind) {
-          case Event::kLevel:
-            factor *= h.factor;
-            break;
-          case Event::kStall:
-            stalled = true;
-            break;
-          case Event::kSilent:
-            silent = true;
-            break;
-          case Event::kGpusSilent:
-            gpus_silent = true;
-            break;
-          case Event::kHeld:
-            hold = true;
-            break;
-          case Event::kWild:
-            wild = true;
-            break;
-          case Event::kReset:
-            reset = true;
-            break;
-          case Event::kXid:
-            xid = true;
-            break;
-          case Event::kWidth:
-            narrow = true;
-            break;
-          case Event::kLinkDown:
-            down = true;
-            break;
-        }
+        on.set(static_cast<size_t>(h.kind));
+        if (h.kind == Event::kLevel) factor *= h.factor;
       }
-      if (silent) continue;
+      const auto now = [&](Event e) { return on.test(static_cast<size_t>(e)); };
+      if (now(Event::kSilent)) continue;
       const auto feed = [&](const Series& s, const std::string& component, size_t slot,
                             double offset) {
         double v = s.level;
         if (s.role == Role::kLoad || s.role == Role::kCounter) {
-          v *= (stalled ? 0 : factor) * (1 + noise.Next(sd));
-          if (wild) v *= 1e6;
+          v *= (now(Event::kStall) ? 0 : factor) * (1 + noise.Next(sd));
+          if (now(Event::kWild)) v *= 1e6;
         }
-        if (xid && s.role == Role::kXid) v = 79;
-        if (narrow && s.role == Role::kWidth) v = 8;
-        if (down && s.role == Role::kUp) v = 0;
+        if (now(Event::kXid) && s.role == Role::kXid) v = 79;
+        if (now(Event::kWidth) && s.role == Role::kWidth) v = 8;
+        if (now(Event::kLinkDown) && s.role == Role::kUp) v = 0;
         if (s.role == Role::kCounter) {
           double& total = totals[static_cast<size_t>(m)];
-          total = reset ? 0 : total + v * interval[m];
+          total = now(Event::kReset) ? 0 : total + v * interval[m];
           v = total;
         }
         double& last = held[static_cast<size_t>(m) * 64 + slot % 64];
-        if (hold) v = last;
+        if (now(Event::kHeld)) v = last;
         last = v;
         RawSample sample;
         sample.time = kStart + t + offset;
@@ -196,7 +167,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (names.Normalize(sample, &p)) detector.Feed(p);
       };
       size_t slot = 0;
-      for (int g = 0; g < gpus && !gpus_silent; ++g) {
+      for (int g = 0; g < gpus && !now(Event::kGpusSilent); ++g) {
         for (size_t i = 0; i < kGpuSeries.size(); ++i) {
           const Series& s = kGpuSeries[(i + rotate) % kGpuSeries.size()];
           feed(s, gpu_names[static_cast<size_t>(g)], slot++, 0);
