@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -70,14 +71,10 @@ constexpr std::array<Series, 3> kHostSeries = {{
     {"node_network_up", "ib0", 1, Role::kUp},
 }};
 
-// A deterministic noise of about `sd` relative: the input chooses the seed, not every sample.
-struct Noise {
-  uint64_t state;
-  double Next(double sd) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return sd * (static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5) * 3.46;
-  }
-};
+// The GPUs a machine may have, and the series a machine reports at most: where each keeps the
+// value a held event repeats.
+constexpr int kMaxGpus = 4;
+constexpr size_t kSlots = kGpuSeries.size() * kMaxGpus + kHostSeries.size();
 
 }  // namespace
 
@@ -94,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.rearm = in.ConsumeIntegralInRange(0, 900);
   if (!vigil::detect::ValidateDetectorOptions(o).ok()) return 0;
   const int machines = in.ConsumeIntegralInRange(2, 12);
-  const int gpus = in.ConsumeIntegralInRange(1, 4);
+  const int gpus = in.ConsumeIntegralInRange(1, kMaxGpus);
   const int duration = in.ConsumeIntegralInRange(60, 900);
   constexpr std::array<int, 7> kIntervals = {1, 2, 5, 10, 15, 30, 60};
   std::vector<int> interval(machines), phase(machines);
@@ -105,8 +102,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const auto rotate = static_cast<size_t>(in.ConsumeIntegralInRange(0, 4));  // of a GPU's rows
   const double host_offset = in.ConsumeIntegralInRange(0, 9) / 10.0;         // in the second
-  Noise noise{in.ConsumeIntegral<uint64_t>()};
-  const double sd = in.ConsumeFloatingPointInRange(0.0, 0.2);
+  // A noise of up to 20%, uniform: the input chooses its seed, not every sample.
+  std::mt19937_64 rng(in.ConsumeIntegral<uint64_t>());
+  const double spread = in.ConsumeFloatingPointInRange(0.0, 0.2);
+  std::uniform_real_distribution<double> noise(-spread, spread);
   std::vector<Happening> happenings;
   while (happenings.size() < 16 && in.remaining_bytes() > 0) {
     Happening h;
@@ -125,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int m = 0; m < machines; ++m) machine_names.push_back("m" + std::to_string(m));
   for (int g = 0; g < gpus; ++g) gpu_names.push_back("gpu" + std::to_string(g));
   std::vector<double> totals(static_cast<size_t>(machines), 0);
-  std::vector<double> held(static_cast<size_t>(machines) * 64, 0);
+  std::vector<double> held(static_cast<size_t>(machines) * kSlots, 0);
   constexpr double kStart = 1.8e9;
   for (int t = 0; t < duration; ++t) {
     for (int m = 0; m < machines; ++m) {
@@ -144,7 +143,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                             double offset) {
         double v = s.level;
         if (s.role == Role::kLoad || s.role == Role::kCounter) {
-          v *= (now(Event::kStall) ? 0 : factor) * (1 + noise.Next(sd));
+          v *= (now(Event::kStall) ? 0 : factor) * (1 + noise(rng));
           if (now(Event::kWild)) v *= 1e6;
         }
         if (now(Event::kXid) && s.role == Role::kXid) v = 79;
@@ -155,7 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           total = now(Event::kReset) ? 0 : total + v * interval[m];
           v = total;
         }
-        double& last = held[static_cast<size_t>(m) * 64 + slot % 64];
+        double& last = held[static_cast<size_t>(m) * kSlots + slot];
         if (now(Event::kHeld)) v = last;
         last = v;
         RawSample sample;
@@ -173,7 +172,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           feed(s, gpu_names[static_cast<size_t>(g)], slot++, 0);
         }
       }
-      slot = kGpuSeries.size() * 4;
+      slot = kGpuSeries.size() * kMaxGpus;
       for (const Series& s : kHostSeries) feed(s, s.component, slot++, host_offset);
     }
   }

@@ -99,7 +99,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         row["hardware"] = "h100";
     }
     // Most nodes report the same keys; some drop or add one.
-    const uint32_t own = in.ConsumeBool() ? keys : keys ^ (1u << in.ConsumeIntegralInRange(0, 23));
+    const uint32_t own =
+        in.ConsumeBool() ? keys
+                         : keys ^ (1u << in.ConsumeIntegralInRange<size_t>(0, kKeys.size() - 1));
     for (size_t k = 0; k < kKeys.size(); ++k) {
       if ((own >> k & 1) == 0) continue;
       last = Value(in, kKeys[k].level, last);
