@@ -19,7 +19,9 @@ fuzz_one() {
   target=$(basename "$dir")
   bin="build/fuzz/fuzz/$target"
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
+  # Expanded now: `work` is local, and gone by the time the shell exits and runs the trap (with
+  # single quotes every run left one directory per target in /tmp).
+  trap "rm -rf '$work'" EXIT
   if ! "$bin" -runs=0 "$dir" >"$work/replay.log" 2>&1; then
     cat "$work/replay.log"
     echo "fuzz: $target fails on its own corpus" >&2
