@@ -364,19 +364,24 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     // last restarted (the job restarted without it) or once the stall had begun (it followed the
     // hang) is not the stall's cause; such a machine is taken for it only where no other differs.
     // One that began while the job ran, before the stall, may be its cause (a lost GPU that hung
-    // the job) and counts as any other. A machine named for an earlier stall, before the job
-    // last restarted, is known too: the job restarted without it (it idles among spinning peers)
-    // or it hangs the job again (then it is the only one that differs).
+    // the job) and counts as any other. A machine that may have caused an earlier stall, before
+    // the job last restarted (named for it, or one of those it could not tell apart), is known
+    // too: the job restarted without it (it idles among spinning peers) or it hangs the job again
+    // (then it is the only one that differs).
     std::vector<uint32_t> differ[2];
     for (const OddRun& run : gs.odd) {
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
       // A run whose own values stopped differing (a burst that has ended, its smoothed value not
       // yet back) is over, as a divergence's run is at its next deviating sample.
-      const bool over = now - run.last > RunGap(TrackOf(run.machine, run.feature).interval);
+      const Track& t = TrackOf(run.machine, run.feature);
+      const bool over = now - run.last > RunGap(t.interval);
       if (over || run.evidence < persistence || run.samples < o_.min_samples) continue;
       const double since = run.machine < own_fault_since.size() ? own_fault_since[run.machine] : -1;
       const double caused = run.machine < caused_stall_.size() ? caused_stall_[run.machine] : -1;
-      const bool known = (since >= 0 && (since < restarted_[g] || since >= gs.since)) ||
+      // A difference that began well into the stall (after the time a difference at its start
+      // takes to show) followed it.
+      const bool late = run.first - gs.since > persistence + RunGap(t.interval);
+      const bool known = late || (since >= 0 && (since < restarted_[g] || since >= gs.since)) ||
                          (caused >= 0 && caused < restarted_[g]);
       std::vector<uint32_t>& list = differ[known ? 1 : 0];
       if (list.empty() || list.back() != run.machine) list.push_back(run.machine);  // runs sorted
@@ -386,9 +391,13 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     if (gs.follows && differ[0].size() != 1) continue;
     const std::vector<uint32_t>& first = differ[0].empty() ? differ[1] : differ[0];
     if (first.size() == 1) stall.machine = first[0];  // several: the peers cannot tell
+    // Each candidate may have caused it, the one named or those it could not tell apart: after a
+    // restart, a machine still odd from this stall (left out, or its rank hung) is known.
+    for (uint32_t m : first) {
+      caused_stall_.resize(std::max<size_t>(caused_stall_.size(), m + 1), -1);
+      caused_stall_[m] = gs.since;
+    }
     if (stall.machine) {
-      caused_stall_.resize(std::max<size_t>(caused_stall_.size(), *stall.machine + 1), -1);
-      caused_stall_[*stall.machine] = gs.since;
       for (const auto& [m, d] : odd_) {
         if (m == *stall.machine) stall.deviations.push_back(d);
       }
@@ -450,7 +459,9 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
       OddRun run = known ? *before : OddRun{.machine = m, .feature = f};
       if (t.fresh > run.last && WorseWay(worse, t.raw - expected) &&
           Beyond(t.raw - expected, noise, scale)) {
-        ExtendRun(run.evidence, run.samples, run.last, t.fresh, t.interval, 1);
+        if (ExtendRun(run.evidence, run.samples, run.last, t.fresh, t.interval, 1)) {
+          run.first = t.fresh;
+        }
       }
       runs.push_back(run);
     }

@@ -265,7 +265,8 @@ class PeerModel {
   // differed for kRunGapIntervals.
   struct OddRun {
     uint32_t machine, feature;
-    double last = -1;      // its latest fresh sample whose own value differed
+    double first = -1;     // its first fresh sample whose own value differed
+    double last = -1;      // its latest
     float evidence = 0;    // seconds
     uint16_t samples = 0;  // fresh samples whose own value differed
   };
@@ -483,7 +484,9 @@ class PeerModel {
   // Per group: when its last job-level stall ended, or moved after it was reported (the job
   // killed or restarted within it), or -1.
   std::vector<double> restarted_;
-  std::vector<double> caused_stall_;  // per machine: when the last stall that named it began, or -1
+  // Per machine: when the last stall that it may have caused (named, or one it could not tell
+  // from another) began, or -1.
+  std::vector<double> caused_stall_;
   std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;
 };
