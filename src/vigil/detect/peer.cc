@@ -107,6 +107,10 @@ constexpr float kRunGapIntervals = 3;
 // The longest gap between a run's deviating samples of a machine sampled every `interval`.
 double RunGap(float interval) { return kRunGapIntervals * std::max(interval, 1.0f); }
 
+// One of the machines an earlier stall could not tell apart is a weak candidate for a stall that
+// began within this many warm-ups of the job's restart (PeerModel::TierOf).
+constexpr double kCandidateWarmups = 2;
+
 // A machine that has had no fresh sample for this many of its intervals is overdue: its job
 // may have paused (PeerModel::FollowPause). The held-sample rule's factor (docs/detect.md,
 // "Time, not samples"): a scrape late by jitter is not overdue.
@@ -344,58 +348,59 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     // off its slow average: the job killed by its watchdog, the restart's init, a rank that hangs
     // as the restarted job begins) has ended as a state: the job restarted. Its next state, from
     // its group's last move, is judged as a stall of its own (GroupStall::follows).
-    if ((gs.reported || gs.follows) &&
-        std::any_of(peers_[g].begin(), peers_[g].end(),
-                    [&](const Peers& p) { return p.level > 0 && p.moving == now; })) {
+    const bool moves = std::any_of(peers_[g].begin(), peers_[g].end(),
+                                   [&](const Peers& p) { return p.level > 0 && p.moving == now; });
+    if ((gs.reported || gs.follows) && moves) {
       restarted_[g] = now;
       gs.since = now;
       gs.reported = false;
       gs.follows = true;
       gs.odd.clear();
+      gs.odd_since.clear();
+      gs.moved = -1;
     }
     if (gs.reported) continue;
+    if (moves) gs.moved = now;
     FollowOdd(g, now, signals, gs);
     if (now - gs.since < o_.stall_s) continue;
     gs.reported = true;
     Stall stall{g, gs.since, std::nullopt, {}};
-    // The machines that differ for the persistence time, first those whose differences are
-    // unexplained: a machine with a fault of its own under way (a lost GPU idling among peers
-    // that spin in their collectives) differs for that fault, and one that began before the job
-    // last restarted (the job restarted without it) or once the stall had begun (it followed the
-    // hang) is not the stall's cause; such a machine is taken for it only where no other differs.
-    // One that began while the job ran, before the stall, may be its cause (a lost GPU that hung
-    // the job) and counts as any other. A machine that may have caused an earlier stall, before
-    // the job last restarted (named for it, or one of those it could not tell apart), is known
-    // too: the job restarted without it (it idles among spinning peers) or it hangs the job again
-    // (then it is the only one that differs).
-    std::vector<uint32_t> differ[2];
+    // The machines that differ for the persistence time, each in the tier of its most
+    // unexplained difference (TierOf; runs sorted by machine).
+    std::vector<std::pair<uint32_t, StallTier>> candidates;
     for (const OddRun& run : gs.odd) {
       const double persistence = PersistenceOf(signals[SignalOfFeature(run.feature)]);
+      const float interval = TrackOf(run.machine, run.feature).interval;
       // A run whose own values stopped differing (a burst that has ended, its smoothed value not
       // yet back) is over, as a divergence's run is at its next deviating sample.
-      const Track& t = TrackOf(run.machine, run.feature);
-      const bool over = now - run.last > RunGap(t.interval);
+      const bool over = now - run.last > RunGap(interval);
       if (over || run.evidence < persistence || run.samples < o_.min_samples) continue;
       const double since = run.machine < own_fault_since.size() ? own_fault_since[run.machine] : -1;
-      const double caused = run.machine < caused_stall_.size() ? caused_stall_[run.machine] : -1;
-      // A difference that began well into the stall (after the time a difference at its start
-      // takes to show) followed it.
-      const bool late = run.first - gs.since > persistence + RunGap(t.interval);
-      const bool known = late || (since >= 0 && (since < restarted_[g] || since >= gs.since)) ||
-                         (caused >= 0 && caused < restarted_[g]);
-      std::vector<uint32_t>& list = differ[known ? 1 : 0];
-      if (list.empty() || list.back() != run.machine) list.push_back(run.machine);  // runs sorted
+      const StallTier tier = TierOf(g, run.machine, gs, since, persistence, interval);
+      if (!candidates.empty() && candidates.back().first == run.machine) {
+        candidates.back().second = std::min(candidates.back().second, tier);
+      } else {
+        candidates.emplace_back(run.machine, tier);
+      }
     }
+    std::vector<uint32_t> differ[3];
+    for (const auto& [m, tier] : candidates) differ[static_cast<int>(tier)].push_back(m);
     // A state that follows a reported one is reported only for a machine whose difference
     // nothing explains (a rank that hangs the restarted job), never as the episode again.
     if (gs.follows && differ[0].size() != 1) continue;
-    const std::vector<uint32_t>& first = differ[0].empty() ? differ[1] : differ[0];
-    if (first.size() == 1) stall.machine = first[0];  // several: the peers cannot tell
-    // Each candidate may have caused it, the one named or those it could not tell apart: after a
-    // restart, a machine still odd from this stall (left out, or its rank hung) is known.
-    for (uint32_t m : first) {
-      caused_stall_.resize(std::max<size_t>(caused_stall_.size(), m + 1), -1);
-      caused_stall_[m] = gs.since;
+    const auto tier = std::find_if(std::begin(differ), std::end(differ),
+                                   [](const std::vector<uint32_t>& d) { return !d.empty(); });
+    if (tier != std::end(differ) && tier->size() == 1) stall.machine = tier->front();
+    // The machine named may have caused it, and so may each of those it could not tell apart
+    // when nothing explains their differences.
+    const auto caused = [&](uint32_t m, bool named) {
+      if (causes_.size() <= m) causes_.resize(m + 1);
+      causes_[m] = Cause{gs.since, g, named};
+    };
+    if (stall.machine) {
+      caused(*stall.machine, true);
+    } else if (tier == std::begin(differ)) {
+      for (uint32_t m : differ[0]) caused(m, false);
     }
     if (stall.machine) {
       for (const auto& [m, d] : odd_) {
@@ -407,6 +412,34 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     }
     stalls_.push_back(std::move(stall));
   }
+}
+
+// A machine with a fault of its own under way (a lost GPU idling among peers that spin in their
+// collectives) differs for that fault. One that began before the job last restarted (the job
+// restarted without it) or once the stall had begun (it followed the hang) is not the stall's
+// cause; one that began while the job ran, before the stall, may be (a lost GPU that hung the job)
+// and counts as any other. A machine named for an earlier stall, before the job last restarted,
+// is explained too: the job restarted without it (it idles among spinning peers), or it hangs the
+// job again (then it is the only one that differs). Weaker: one of the machines an earlier stall
+// of the group could not tell apart, where this state began within two warm-ups of the restart
+// (any of them may have caused that stall: the job restarted with or without it), and a machine
+// whose difference began well into the state (its signal's persistence and three of its
+// intervals after the state began or the group last moved in it, beyond what a difference at its
+// start takes to show): it followed the stall, as a network burst four minutes into a hang.
+PeerModel::StallTier PeerModel::TierOf(uint32_t g, uint32_t m, const GroupStall& gs,
+                                       double own_fault_since, double persistence,
+                                       float interval) const {
+  const double since = own_fault_since;
+  const bool fault_before = since >= 0 && since < restarted_[g];
+  const bool fault_during = since >= gs.since;
+  const Cause cause = m < causes_.size() ? causes_[m] : Cause{};
+  const bool earlier = cause.since >= 0 && cause.group == g && cause.since < restarted_[g];
+  if (fault_before || fault_during || (earlier && cause.named)) return StallTier::kExplained;
+  if (since >= 0) return StallTier::kUnexplained;  // since the restart, before the stall
+  const bool candidate = earlier && gs.since - restarted_[g] <= kCandidateWarmups * o_.warmup_s;
+  const double odd_since = m < gs.odd_since.size() ? gs.odd_since[m] : -1;
+  const bool late = odd_since - std::max(gs.since, gs.moved) > persistence + RunGap(interval);
+  return candidate || late ? StallTier::kWeak : StallTier::kUnexplained;
 }
 
 void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::SignalInfo> signals,
@@ -459,9 +492,9 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
       OddRun run = known ? *before : OddRun{.machine = m, .feature = f};
       if (t.fresh > run.last && WorseWay(worse, t.raw - expected) &&
           Beyond(t.raw - expected, noise, scale)) {
-        if (ExtendRun(run.evidence, run.samples, run.last, t.fresh, t.interval, 1)) {
-          run.first = t.fresh;
-        }
+        ExtendRun(run.evidence, run.samples, run.last, t.fresh, t.interval, 1);
+        if (gs.odd_since.size() <= m) gs.odd_since.resize(m + 1, -1);
+        if (gs.odd_since[m] < 0) gs.odd_since[m] = t.fresh;
       }
       runs.push_back(run);
     }

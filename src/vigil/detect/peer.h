@@ -124,8 +124,9 @@ class PeerModel {
   // group, when it (or that state) began, and the one machine that differs from its stalled peers
   // on some feature and has for that signal's persistence time over min_samples fresh samples
   // (FollowOdd's runs), with its deviations now, the largest first; none where no machine or
-  // several have. Machines whose fault of their own is not the stall's cause (Update's
-  // own_fault_since) count only where no other does.
+  // several have. Machines whose difference something explains (a fault of their own that is not
+  // the stall's cause: Update's own_fault_since; an earlier stall) or that followed the stall
+  // count only where no other does (TierOf).
   struct Stall {
     uint32_t group;
     double start;
@@ -265,8 +266,7 @@ class PeerModel {
   // differed for kRunGapIntervals.
   struct OddRun {
     uint32_t machine, feature;
-    double first = -1;     // its first fresh sample whose own value differed
-    double last = -1;      // its latest
+    double last = -1;      // its latest fresh sample whose own value differed
     float evidence = 0;    // seconds
     uint16_t samples = 0;  // fresh samples whose own value differed
   };
@@ -282,6 +282,23 @@ class PeerModel {
     // half its level), and over a second hang soon after a first it becomes the hang's own.
     std::vector<float> level_before;
     std::vector<OddRun> odd;  // FollowOdd's, while the stall is not yet reported
+    // Per machine: its first fresh sample in this state whose own value differed, or -1
+    // (FollowOdd; a break in its runs does not move it).
+    std::vector<double> odd_since;
+    double moved = -1;  // the group's latest move in this state (a feature's Peers::moving)
+  };
+  // What a machine's difference in a stall tells of its cause (FollowStalls): nothing explains
+  // it; it followed the stall or may be an earlier stall's (weak); a fault or a stall of its own
+  // explains it. A stall takes the machines of the first tier that has any.
+  enum class StallTier { kUnexplained, kWeak, kExplained };
+  StallTier TierOf(uint32_t g, uint32_t m, const GroupStall& gs, double own_fault_since,
+                   double persistence, float interval) const;
+  // A stall that a machine may have caused: when it began, its group, and whether it named the
+  // machine (or could not tell it from others).
+  struct Cause {
+    double since = -1;
+    uint32_t group = 0;
+    bool named = false;
   };
   void FollowStalls(double now, std::span<const telemetry::SignalInfo> signals,
                     std::span<const double> own_fault_since);
@@ -484,9 +501,7 @@ class PeerModel {
   // Per group: when its last job-level stall ended, or moved after it was reported (the job
   // killed or restarted within it), or -1.
   std::vector<double> restarted_;
-  // Per machine: when the last stall that it may have caused (named, or one it could not tell
-  // from another) began, or -1.
-  std::vector<double> caused_stall_;
+  std::vector<Cause> causes_;  // per machine: the last stall it may have caused
   std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;
 };

@@ -1034,11 +1034,22 @@ TEST(PeerModelTest, AStallJudgesWhatItMovedFromTheLevelsBeforeItBegan) {
 // before the stall, while the job ran (as may hang it), count as any difference, whether the
 // detector knows the fault (kOwnJustBefore) or not (kNoOwnFault): three machines differ and the
 // stall cannot tell. Where no rank hangs of its own and only machine 12 differs (kOnlyOwn), the
-// stall names 12; where 12 and 13 do (kTwoOwn), it cannot tell.
+// stall names 12; where 12 and 13 do (kTwoOwn), it cannot tell. Where their GPUs were lost
+// before the first hang and the detector knows no fault of theirs (kUnknownBefore), the first
+// stall cannot tell them apart, and as its possible causes they are weak candidates after the
+// restart: the second stall names 5.
 TEST(PeerModelTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOtherDiffers) {
-  enum class Case { kNoOwnFault, kOwnBefore, kOwnDuring, kOwnJustBefore, kOnlyOwn, kTwoOwn };
+  enum class Case {
+    kNoOwnFault,
+    kOwnBefore,
+    kOwnDuring,
+    kOwnJustBefore,
+    kOnlyOwn,
+    kTwoOwn,
+    kUnknownBefore
+  };
   for (const Case c : {Case::kNoOwnFault, Case::kOwnBefore, Case::kOwnDuring, Case::kOwnJustBefore,
-                       Case::kOnlyOwn, Case::kTwoOwn}) {
+                       Case::kOnlyOwn, Case::kTwoOwn, Case::kUnknownBefore}) {
     SCOPED_TRACE(static_cast<int>(c));
     Rng rng(41, 0);
     Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
@@ -1056,16 +1067,17 @@ TEST(PeerModelTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOthe
       return Fresh(Noisy(rng, hung && m == 5 && t >= 1780 ? 193 : 160));
     };
     job.Run(0, since, 1, sample);
-    if (c != Case::kNoOwnFault) {
+    if (c != Case::kNoOwnFault && c != Case::kUnknownBefore) {
       job.OwnFault(12, since);
       if (two) job.OwnFault(13, since);
     }
     job.Run(since, 2400, 1, sample);
     ASSERT_EQ(job.stalls().size(), 2u);
-    const std::optional<uint32_t> expected = c == Case::kOnlyOwn ? std::optional<uint32_t>(12)
-                                             : c == Case::kOwnBefore || c == Case::kOwnDuring
-                                                 ? std::optional<uint32_t>(5)
-                                                 : std::nullopt;
+    const std::optional<uint32_t> expected =
+        c == Case::kOnlyOwn ? std::optional<uint32_t>(12)
+        : c == Case::kOwnBefore || c == Case::kOwnDuring || c == Case::kUnknownBefore
+            ? std::optional<uint32_t>(5)
+            : std::nullopt;
     EXPECT_EQ(job.stalls()[1].second.machine, expected);
   }
 }
@@ -1076,18 +1088,20 @@ TEST(PeerModelTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOthe
 // Machines 5 and 12 both differ; 12, named for a stall before the job last restarted, is taken for
 // this one's cause only where no other differs: the stall names 5, not "cannot tell". Where 12,
 // restarted with the job, hangs it again itself (kAgain), it is the only one that differs and is
-// named again. Where 13 differed with 12 in the first stall (kTwo: jobgen's seed 63,001, a GPU
-// lost as another rank hung), that stall cannot tell, and both are known after the restart as
-// its possible causes: the next stall names 5.
+// named again. Where 13 differed with 12 in the first stall (kTwo; on jobgen's seed 63,001 a rank
+// hung as a machine lost a GPU, and both differed), that stall cannot tell; both may have caused
+// it and are weak candidates after the restart: the next stall names 5. Where m12 was one of two
+// and hangs the restarted job again itself (kTwoAgain), it is the only one that differs and is
+// named.
 TEST(PeerModelTest, AStallTakesAMachineOfAnEarlierOneOnlyWhereNoOtherDiffers) {
-  enum class Case { kOne, kAgain, kTwo };
-  for (const Case c : {Case::kOne, Case::kAgain, Case::kTwo}) {
+  enum class Case { kOne, kAgain, kTwo, kTwoAgain };
+  for (const Case c : {Case::kOne, Case::kAgain, Case::kTwo, Case::kTwoAgain}) {
     SCOPED_TRACE(static_cast<int>(c));
-    const bool again = c == Case::kAgain;
+    const bool again = c == Case::kAgain || c == Case::kTwoAgain;
     Rng rng(42, 0);
     Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
     const auto sample = [&](uint32_t m, uint32_t s, double t) {
-      const bool odd = m == 12 || (m == 13 && c == Case::kTwo);
+      const bool odd = m == 12 || (m == 13 && (c == Case::kTwo || c == Case::kTwoAgain));
       if (!again && odd && t >= 1500) return Fresh(s > 0 ? Noisy(rng, 2) : Noisy(rng, 70));
       const bool training = t < 900 + m % 4 || (t >= 1600 && t < 1780 + m % 4);
       if (training) return Fresh(s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform()));
@@ -1097,9 +1111,76 @@ TEST(PeerModelTest, AStallTakesAMachineOfAnEarlierOneOnlyWhereNoOtherDiffers) {
     };
     job.Run(0, 2400, 1, sample);
     ASSERT_EQ(job.stalls().size(), 2u);
-    EXPECT_EQ(job.stalls()[0].second.machine,
-              c == Case::kTwo ? std::nullopt : std::optional<uint32_t>(12));
+    const bool two = c == Case::kTwo || c == Case::kTwoAgain;
+    EXPECT_EQ(job.stalls()[0].second.machine, two ? std::nullopt : std::optional<uint32_t>(12));
     EXPECT_EQ(job.stalls()[1].second.machine, std::optional<uint32_t>(again ? 12 : 5));
+  }
+}
+
+// What a stall sets aside (PeerModel::TierOf), on a job that hangs at 900 (rank 5 at 193 W among
+// peers spinning at 160 W) unless said, reported at 1200:
+// - kGap: rank 5's exporter is silent 1000-1060 (a DCGM query on a hung GPU times out) and m3
+//   differs from the stall's start for a reason of its own: the break does not make rank 5's
+//   difference late, and the stall cannot tell.
+// - kFaultShowsLate: no rank hangs; m12's GPU is lost at 880, before the stall (a possible cause),
+//   and it differs only from 1100; m3 differs from the start: a fault of the machine's own that
+//   began while the job ran, before the stall, is never set aside as late, and the stall cannot
+//   tell.
+// - kAfterMove: the job stalls idle at 70 W at 900 (a checkpoint that outlasts its peers' patience)
+//   and rank 5 hangs as it ends, at 1020 (every rank spinning at 160 W from then, the group's
+//   move); m3 differs from 1130, 110 s after the hang began: rank 5's difference began with the
+//   move, m3's followed it, and the stall names 5.
+// - kStale: the first stall (5 and 6 alike at 193 W) cannot tell; the job restarts with both at
+//   1600 and trains 23 minutes; 6 hangs it at 3000 while m3 differs from the start: a candidate of
+//   a stall long before is no weaker than any other, and the stall cannot tell.
+// - kSameRankAfterStar: the first stall cannot tell 5 from m12, whose GPU was lost at 880; the job
+//   restarts without m12 (70 W) and 5 hangs it again: m12's fault before the restart explains it,
+//   5 (a weak candidate) is the only one left, and the second stall names it.
+TEST(PeerModelTest, AStallSetsAsideWhatFollowedItNotWhatBrokeOrShowedLate) {
+  enum class Case { kGap, kFaultShowsLate, kAfterMove, kStale, kSameRankAfterStar };
+  for (const Case c : {Case::kGap, Case::kFaultShowsLate, Case::kAfterMove, Case::kStale,
+                       Case::kSameRankAfterStar}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    Rng rng(7, static_cast<uint64_t>(c));
+    Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
+    if (c == Case::kFaultShowsLate || c == Case::kSameRankAfterStar) job.OwnFault(12, 880);
+    const double end = c == Case::kStale ? 3600 : 2400;
+    const auto idle = [&](uint32_t s, double power) {
+      return Fresh(s > 0 ? Noisy(rng, 2) : Noisy(rng, power));
+    };
+    const auto sample = [&](uint32_t m, uint32_t s, double t) {
+      const bool restarted = c == Case::kStale || c == Case::kSameRankAfterStar;
+      const double again = c == Case::kStale ? 3000 : 1780;
+      const bool training = t < 900 + m % 4 || (restarted && t >= 1600 && t < again + m % 4);
+      if (c == Case::kSameRankAfterStar && m == 12 && t >= 880) return idle(s, 70);
+      if (training) return Fresh(s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform()));
+      switch (c) {
+        case Case::kGap:
+          if (m == 5 && t >= 1000 && t < 1060) return kNone;
+          return idle(s, m == 5 ? 193 : m == 3 ? 200 : 160);
+        case Case::kFaultShowsLate:
+          return idle(s, m == 12 && t >= 1100 ? 70 : m == 3 ? 200 : 160);
+        case Case::kAfterMove:
+          if (t < 1020) return idle(s, 70);
+          return idle(s, m == 5 ? 193 : m == 3 && t >= 1130 ? 200 : 160);
+        case Case::kStale:
+          if (t < 1600) return idle(s, m == 5 || m == 6 ? 193 : 160);
+          return idle(s, m == 6 ? 193 : m == 3 ? 200 : 160);
+        case Case::kSameRankAfterStar:
+          return idle(s, m == 5 ? 193 : 160);
+      }
+      return kNone;
+    };
+    job.Run(0, end, 1, sample);
+    const bool two = c == Case::kStale || c == Case::kSameRankAfterStar;
+    ASSERT_EQ(job.stalls().size(), two ? 2u : 1u);
+    const std::optional<uint32_t> last = job.stalls().back().second.machine;
+    if (two) {
+      EXPECT_FALSE(job.stalls()[0].second.machine.has_value());
+    }
+    EXPECT_EQ(last, c == Case::kAfterMove || c == Case::kSameRankAfterStar
+                        ? std::optional<uint32_t>(5)
+                        : std::nullopt);
   }
 }
 
