@@ -308,6 +308,7 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
                              std::span<const double> own_fault_since) {
   group_stalls_.resize(members_.size());
   restarted_.resize(members_.size(), -1);
+  ended_episode_.resize(members_.size(), -1);
   for (uint32_t g = 0; g < members_.size(); ++g) {
     uint32_t judged = 0, stalled = 0;
     for (const Peers& p : peers_[g]) {
@@ -327,6 +328,7 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       if (gs.began >= 0 && now - gs.began >= o_.stall_s) {
         for (Peers& p : peers_[g]) p.since = -1;
         restarted_[g] = now;
+        ended_episode_[g] = gs.began;
       }
       gs = GroupStall{};
       continue;
@@ -348,19 +350,17 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     // off its slow average: the job killed by its watchdog, the restart's init, a rank that hangs
     // as the restarted job begins) has ended as a state: the job restarted. Its next state, from
     // its group's last move, is judged as a stall of its own (GroupStall::follows).
-    const bool moves = std::any_of(peers_[g].begin(), peers_[g].end(),
-                                   [&](const Peers& p) { return p.level > 0 && p.moving == now; });
-    if ((gs.reported || gs.follows) && moves) {
+    if ((gs.reported || gs.follows) &&
+        std::any_of(peers_[g].begin(), peers_[g].end(),
+                    [&](const Peers& p) { return p.level > 0 && p.moving == now; })) {
       restarted_[g] = now;
       gs.since = now;
       gs.reported = false;
       gs.follows = true;
       gs.odd.clear();
-      gs.odd_since.clear();
-      gs.moved = -1;
+      gs.episodes.clear();
     }
     if (gs.reported) continue;
-    if (moves) gs.moved = now;
     FollowOdd(g, now, signals, gs);
     if (now - gs.since < o_.stall_s) continue;
     gs.reported = true;
@@ -395,7 +395,7 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
     // when nothing explains their differences.
     const auto caused = [&](uint32_t m, bool named) {
       if (causes_.size() <= m) causes_.resize(m + 1);
-      causes_[m] = Cause{gs.since, g, named};
+      causes_[m] = Cause{gs.since, gs.began, g, named};
     };
     if (stall.machine) {
       caused(*stall.machine, true);
@@ -420,12 +420,12 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
 // cause; one that began while the job ran, before the stall, may be (a lost GPU that hung the job)
 // and counts as any other. A machine named for an earlier stall, before the job last restarted,
 // is explained too: the job restarted without it (it idles among spinning peers), or it hangs the
-// job again (then it is the only one that differs). Weaker: one of the machines an earlier stall
-// of the group could not tell apart, where this state began within two warm-ups of the restart
-// (any of them may have caused that stall: the job restarted with or without it), and a machine
-// whose difference began well into the state (its signal's persistence and three of its
-// intervals after the state began or the group last moved in it, beyond what a difference at its
-// start takes to show): it followed the stall, as a network burst four minutes into a hang.
+// job again (then it is the only one that differs). Weaker: one of the machines that the stall
+// which ended in the job's last restart could not tell apart, in a new stall that began within
+// two warm-ups of that restart (any of them may have caused that stall: the job restarted with
+// or without it); and a machine seen alike in this state for longer than its signal's
+// persistence and three of its intervals (what a difference at its start takes to show) before
+// it differed: it followed the stall, as a network burst four minutes into a hang.
 PeerModel::StallTier PeerModel::TierOf(uint32_t g, uint32_t m, const GroupStall& gs,
                                        double own_fault_since, double persistence,
                                        float interval) const {
@@ -436,9 +436,11 @@ PeerModel::StallTier PeerModel::TierOf(uint32_t g, uint32_t m, const GroupStall&
   const bool earlier = cause.since >= 0 && cause.group == g && cause.since < restarted_[g];
   if (fault_before || fault_during || (earlier && cause.named)) return StallTier::kExplained;
   if (since >= 0) return StallTier::kUnexplained;  // since the restart, before the stall
-  const bool candidate = earlier && gs.since - restarted_[g] <= kCandidateWarmups * o_.warmup_s;
-  const double odd_since = m < gs.odd_since.size() ? gs.odd_since[m] : -1;
-  const bool late = odd_since - std::max(gs.since, gs.moved) > persistence + RunGap(interval);
+  const bool candidate = earlier && cause.episode == ended_episode_[g] &&
+                         gs.since - restarted_[g] <= kCandidateWarmups * o_.warmup_s;
+  const OddEpisode e = m < gs.episodes.size() ? gs.episodes[m] : OddEpisode{};
+  const bool late = e.since >= 0 && e.alike_before >= 0 &&
+                    e.since - std::max(e.alike_before, gs.since) > persistence + RunGap(interval);
   return candidate || late ? StallTier::kWeak : StallTier::kUnexplained;
 }
 
@@ -447,6 +449,8 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
   odd_.clear();
   std::vector<OddRun> runs;
   const auto key = [](const OddRun& r) { return std::pair{r.machine, r.feature}; };
+  // Per machine, in this frame: 1 judged on some feature, 2 differing on one.
+  std::vector<uint8_t> seen;
   for (uint32_t f = 0; f < features_; ++f) {
     const Peers& p = peers_[g][f];
     if (p.updated < 0 || p.level <= 0) continue;
@@ -473,11 +477,14 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
       const Track& t = TrackOf(m, f);
       // A value its exporter holds (a step-time gauge during a hang) is no evidence: its run ends.
       if (now - t.fresh > CurrentWithin(t.interval)) continue;
+      if (seen.size() <= m) seen.resize(m + 1, 0);
+      seen[m] = std::max<uint8_t>(seen[m], 1);
       const double factor = placed ? Factor(t.placed, t.a) : 1.0;
       const double expected = factor * centre;
       const double residual = t.smooth - expected;
       const double scale = EffectScale(expected, factor, p.level, floor);
       if (!WorseWay(worse, residual) || !Beyond(residual, noise, scale)) continue;
+      seen[m] = 2;
       odd_.push_back({m, Deviation{.feature = f,
                                    .value = t.smooth,
                                    .expected = static_cast<float>(expected),
@@ -493,10 +500,26 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
       if (t.fresh > run.last && WorseWay(worse, t.raw - expected) &&
           Beyond(t.raw - expected, noise, scale)) {
         ExtendRun(run.evidence, run.samples, run.last, t.fresh, t.interval, 1);
-        if (gs.odd_since.size() <= m) gs.odd_since.resize(m + 1, -1);
-        if (gs.odd_since[m] < 0) gs.odd_since[m] = t.fresh;
+        if (gs.episodes.size() <= m) gs.episodes.resize(m + 1);
+        OddEpisode& e = gs.episodes[m];
+        if (e.since < 0) {
+          e.since = t.fresh;
+          e.alike_before = e.alike;
+        }
       }
       runs.push_back(run);
+    }
+  }
+  // A machine judged alike (differing on no feature) for the persistence time has ended its
+  // difference: one it shows later is a new one. One not judged (silent, held) has not.
+  if (gs.episodes.size() < seen.size()) gs.episodes.resize(seen.size());
+  for (uint32_t m = 0; m < seen.size(); ++m) {
+    OddEpisode& e = gs.episodes[m];
+    if (seen[m] == 2) {
+      e.alike = -1;
+    } else if (seen[m] == 1) {
+      if (e.alike < 0) e.alike = now;
+      if (now - e.alike > o_.persistence_s) e.since = -1;
     }
   }
   std::sort(runs.begin(), runs.end(),

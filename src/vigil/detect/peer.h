@@ -270,6 +270,16 @@ class PeerModel {
     float evidence = 0;    // seconds
     uint16_t samples = 0;  // fresh samples whose own value differed
   };
+  // A machine's difference in a stall's state, over its features: its first fresh sample whose
+  // own value differed, or -1; since when it has been judged alike (differing on no feature), or
+  // -1; and since when it had been alike as its difference began, or -1 (not judged alike
+  // before it). A break in its runs (its exporter silent) does not end a difference; being alike
+  // for the persistence time does.
+  struct OddEpisode {
+    double since = -1;
+    double alike = -1;
+    double alike_before = -1;
+  };
   struct GroupStall {
     double began = -1;  // the stall's first state
     double since = -1;  // its state now: since the group's last move after a report
@@ -281,11 +291,8 @@ class PeerModel {
     // moved from it. The level itself follows a feature that never stalls (power, spinning at
     // half its level), and over a second hang soon after a first it becomes the hang's own.
     std::vector<float> level_before;
-    std::vector<OddRun> odd;  // FollowOdd's, while the stall is not yet reported
-    // Per machine: its first fresh sample in this state whose own value differed, or -1
-    // (FollowOdd; a break in its runs does not move it).
-    std::vector<double> odd_since;
-    double moved = -1;  // the group's latest move in this state (a feature's Peers::moving)
+    std::vector<OddRun> odd;           // FollowOdd's, while the stall is not yet reported
+    std::vector<OddEpisode> episodes;  // per machine (FollowOdd)
   };
   // What a machine's difference in a stall tells of its cause (FollowStalls): nothing explains
   // it; it followed the stall or may be an earlier stall's (weak); a fault or a stall of its own
@@ -297,6 +304,7 @@ class PeerModel {
   // machine (or could not tell it from others).
   struct Cause {
     double since = -1;
+    double episode = -1;  // when the stall's first state began (GroupStall::began)
     uint32_t group = 0;
     bool named = false;
   };
@@ -501,6 +509,8 @@ class PeerModel {
   // Per group: when its last job-level stall ended, or moved after it was reported (the job
   // killed or restarted within it), or -1.
   std::vector<double> restarted_;
+  // Per group: when the stall that ended in its last restart began (GroupStall::began), or -1.
+  std::vector<double> ended_episode_;
   std::vector<Cause> causes_;  // per machine: the last stall it may have caused
   std::vector<std::pair<uint32_t, Deviation>> odd_;  // FollowOdd's, in this frame
   std::vector<Shared> shared_;
