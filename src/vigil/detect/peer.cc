@@ -449,8 +449,11 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
   odd_.clear();
   std::vector<OddRun> runs;
   const auto key = [](const OddRun& r) { return std::pair{r.machine, r.feature}; };
-  // Per machine, in this frame: 1 judged on some feature, 2 differing on one.
+  // Per machine, in this frame: 1 judged on some feature, 2 differing on one; and on how many
+  // of the features judged (`judged` of them).
   std::vector<uint8_t> seen;
+  std::vector<uint32_t> judged_on;
+  uint32_t judged = 0;
   for (uint32_t f = 0; f < features_; ++f) {
     const Peers& p = peers_[g][f];
     if (p.updated < 0 || p.level <= 0) continue;
@@ -473,12 +476,17 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
     // that still moves data there (a hung kernel reading over PCIe) is the odd one.
     const telemetry::Worse worse =
         p.stalled_since >= 0 ? telemetry::Worse::kEither : signals[SignalOfFeature(f)].worse;
+    ++judged;
     for (uint32_t m : valid_) {
       const Track& t = TrackOf(m, f);
       // A value its exporter holds (a step-time gauge during a hang) is no evidence: its run ends.
       if (now - t.fresh > CurrentWithin(t.interval)) continue;
-      if (seen.size() <= m) seen.resize(m + 1, 0);
+      if (seen.size() <= m) {
+        seen.resize(m + 1, 0);
+        judged_on.resize(m + 1, 0);
+      }
       seen[m] = std::max<uint8_t>(seen[m], 1);
+      ++judged_on[m];
       const double factor = placed ? Factor(t.placed, t.a) : 1.0;
       const double expected = factor * centre;
       const double residual = t.smooth - expected;
@@ -510,14 +518,17 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
       runs.push_back(run);
     }
   }
-  // A machine judged alike (differing on no feature) for the persistence time has ended its
-  // difference: one it shows later is a new one. One not judged (silent, held) has not.
+  // A machine judged alike (current and differing on none of the features judged) for the
+  // persistence time (--persistence, whatever the signals' own) has ended its difference: one it
+  // shows later is a new one. Being alike
+  // begins only where it is judged on all of them: one with an exporter silent or held (a hung
+  // GPU whose queries time out while its host reports) is not seen alike.
   if (gs.episodes.size() < seen.size()) gs.episodes.resize(seen.size());
   for (uint32_t m = 0; m < seen.size(); ++m) {
     OddEpisode& e = gs.episodes[m];
     if (seen[m] == 2) {
       e.alike = -1;
-    } else if (seen[m] == 1) {
+    } else if (seen[m] == 1 && judged_on[m] == judged) {
       if (e.alike < 0) e.alike = now;
       if (now - e.alike > o_.persistence_s) e.since = -1;
     }

@@ -1122,7 +1122,9 @@ TEST(PeerModelTest, AStallTakesAMachineOfAnEarlierOneOnlyWhereNoOtherDiffers) {
 // - kGap: rank 5's exporter is silent 1000-1060 (a DCGM query on a hung GPU times out) and m3
 //   differs from the stall's start for a reason of its own: the break does not make rank 5's
 //   difference late, and the stall cannot tell. Nor does a silence from the hang's start to 1050
-//   (kSilentAtFirst): rank 5 was never seen alike before it differed.
+//   (kSilentAtFirst): rank 5 was never seen alike before it differed; nor where only its GPUs'
+//   exporter is silent and its traffic reports (kGpusSilentAtFirst: alike on traffic, every rank
+//   at nothing, is not seen alike).
 // - kFaultShowsLate: no rank hangs; m12's GPU is lost at 880, before the stall (a possible cause),
 //   and it differs only from 1100; m3 differs from the start: a fault of the machine's own that
 //   began while the job ran, before the stall, is never set aside as late, and the stall cannot
@@ -1147,6 +1149,7 @@ TEST(PeerModelTest, AStallSetsAsideWhatFollowedItNotWhatBrokeOrShowedLate) {
   enum class Case {
     kGap,
     kSilentAtFirst,
+    kGpusSilentAtFirst,
     kFaultShowsLate,
     kHangAtCheckpointEnd,
     kCrossedLate,
@@ -1154,9 +1157,9 @@ TEST(PeerModelTest, AStallSetsAsideWhatFollowedItNotWhatBrokeOrShowedLate) {
     kStaleAcrossRestart,
     kSameRankAfterStar
   };
-  for (const Case c :
-       {Case::kGap, Case::kSilentAtFirst, Case::kFaultShowsLate, Case::kHangAtCheckpointEnd,
-        Case::kCrossedLate, Case::kStale, Case::kStaleAcrossRestart, Case::kSameRankAfterStar}) {
+  for (const Case c : {Case::kGap, Case::kSilentAtFirst, Case::kGpusSilentAtFirst,
+                       Case::kFaultShowsLate, Case::kHangAtCheckpointEnd, Case::kCrossedLate,
+                       Case::kStale, Case::kStaleAcrossRestart, Case::kSameRankAfterStar}) {
     SCOPED_TRACE(static_cast<int>(c));
     Rng rng(7, static_cast<uint64_t>(c));
     Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
@@ -1176,8 +1179,10 @@ TEST(PeerModelTest, AStallSetsAsideWhatFollowedItNotWhatBrokeOrShowedLate) {
       switch (c) {
         case Case::kGap:
         case Case::kSilentAtFirst:
+        case Case::kGpusSilentAtFirst:
           if (m == 5 && c == Case::kGap && t >= 1000 && t < 1060) return kNone;
           if (m == 5 && c == Case::kSilentAtFirst && t < 1050) return kNone;
+          if (m == 5 && c == Case::kGpusSilentAtFirst && s < 2 && t < 1050) return kNone;
           return idle(s, m == 5 ? 193 : m == 3 ? 200 : 160);
         case Case::kFaultShowsLate:
           return idle(s, m == 12 && t >= 1100 ? 70 : m == 3 ? 200 : 160);
