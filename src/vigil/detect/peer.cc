@@ -397,12 +397,11 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       if (causes_.size() <= m) causes_.resize(m + 1);
       causes_[m] = Cause{gs.since, gs.began, g, named};
     };
-    if (stall.machine) {
-      caused(*stall.machine, true);
-    } else if (tier == std::begin(differ)) {
+    if (!stall.machine && tier == std::begin(differ)) {
       for (uint32_t m : differ[0]) caused(m, false);
     }
     if (stall.machine) {
+      caused(*stall.machine, true);
       for (const auto& [m, d] : odd_) {
         if (m == *stall.machine) stall.deviations.push_back(d);
       }
@@ -449,10 +448,10 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
   odd_.clear();
   std::vector<OddRun> runs;
   const auto key = [](const OddRun& r) { return std::pair{r.machine, r.feature}; };
-  // Per machine, in this frame: 1 judged on some feature, 2 differing on one; and on how many
-  // of the features judged (`judged` of them).
-  std::vector<uint8_t> seen;
+  // Per machine, in this frame: on how many of the features judged (`judged` of them) it was
+  // current, and whether it differed on one.
   std::vector<uint32_t> judged_on;
+  std::vector<uint8_t> differs;
   uint32_t judged = 0;
   for (uint32_t f = 0; f < features_; ++f) {
     const Peers& p = peers_[g][f];
@@ -481,18 +480,17 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
       const Track& t = TrackOf(m, f);
       // A value its exporter holds (a step-time gauge during a hang) is no evidence: its run ends.
       if (now - t.fresh > CurrentWithin(t.interval)) continue;
-      if (seen.size() <= m) {
-        seen.resize(m + 1, 0);
+      if (judged_on.size() <= m) {
         judged_on.resize(m + 1, 0);
+        differs.resize(m + 1, 0);
       }
-      seen[m] = std::max<uint8_t>(seen[m], 1);
       ++judged_on[m];
       const double factor = placed ? Factor(t.placed, t.a) : 1.0;
       const double expected = factor * centre;
       const double residual = t.smooth - expected;
       const double scale = EffectScale(expected, factor, p.level, floor);
       if (!WorseWay(worse, residual) || !Beyond(residual, noise, scale)) continue;
-      seen[m] = 2;
+      differs[m] = 1;
       odd_.push_back({m, Deviation{.feature = f,
                                    .value = t.smooth,
                                    .expected = static_cast<float>(expected),
@@ -520,15 +518,15 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
   }
   // A machine judged alike (current and differing on none of the features judged) for the
   // persistence time (--persistence, whatever the signals' own) has ended its difference: one it
-  // shows later is a new one. Being alike
-  // begins only where it is judged on all of them: one with an exporter silent or held (a hung
-  // GPU whose queries time out while its host reports) is not seen alike.
-  if (gs.episodes.size() < seen.size()) gs.episodes.resize(seen.size());
-  for (uint32_t m = 0; m < seen.size(); ++m) {
+  // shows later is a new one. Being alike begins only where it is judged on all of them: one with
+  // an exporter silent or held (a hung GPU whose queries time out while its host reports) is not
+  // seen alike.
+  if (gs.episodes.size() < judged_on.size()) gs.episodes.resize(judged_on.size());
+  for (uint32_t m = 0; m < judged_on.size(); ++m) {
     OddEpisode& e = gs.episodes[m];
-    if (seen[m] == 2) {
+    if (differs[m]) {
       e.alike = -1;
-    } else if (seen[m] == 1 && judged_on[m] == judged) {
+    } else if (judged_on[m] == judged) {
       if (e.alike < 0) e.alike = now;
       if (now - e.alike > o_.persistence_s) e.since = -1;
     }
