@@ -737,6 +737,28 @@ TEST(DetectorTest, AJobPlacedAnewAfterItsRestartIsNoFault) {
   }
 }
 
+// In a job whose machines' levels spread evenly (one stage, 32 machines 0.5% apart, 16% from the
+// fastest to the slowest), a straggler from before a hang and two healthy machines whose levels
+// moved within that spread through the restart (jobgen's seed 62,004: placements learned while the
+// first iterations still ran long) each land beside some machine's level from before. That is
+// chance, not ranks placed anew: the straggler is compared with its own past and named; the two,
+// now faster than their own past, are not.
+TEST(DetectorTest, MovesWithinAnEvenSpreadOfLevelsAreNoReplacement) {
+  Harness h;
+  h.Run(32, 0, 2400, "training_step_seconds", [&](int m, int t) {
+    if (t >= 800 && t < 1300) return 0.0;  // a hang of every rank, then a restart
+    double v = std::exp(0.005 * (m - 16));
+    if (m == 6 && t >= 780) v *= 1.2;
+    if ((m == 20 || m == 28) && t >= 1300) v *= 0.9;
+    return v;
+  });
+  std::vector<Alert> alerts = h.Finish();
+  std::erase_if(alerts, [](const Alert& a) { return a.machine == "*"; });  // the stall
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m6");
+  EXPECT_GE(alerts[0].detected, 1300 + 240);  // after the new warm-up (240 s)
+}
+
 // The same with what a restarted job looks like: every rank's first iterations run long and
 // shorten over minutes, and the ranks come back one after another over half a minute.
 TEST(DetectorTest, AfterARestartWithAWarmUpTransientTheStragglerIsNamed) {

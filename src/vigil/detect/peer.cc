@@ -1204,10 +1204,10 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
   // whose level moved from what it was before (a straggler that began before the stall, or grew
   // while the job was down) is compared with its own past, not learned as it is now. Unless the
   // job changed, and then the new placements stand: its ranks placed anew, which moves machines
-  // onto levels that others held before (kSharedMachines or more of them), or another load, which
-  // moves a quarter of the machines or more (and kSharedMachines). Faults move machines too, each
-  // to a level of its own; several at once (a job with four faults in it) are no sign that the job
-  // changed.
+  // between the distinct levels that others held before (kSharedMachines or more of them), or
+  // another load, which moves a quarter of the machines or more (and kSharedMachines). Faults
+  // move machines too, each to a level of its own; several at once (a job with four faults in it)
+  // are no sign that the job changed.
   const auto known = [&](uint32_t m) {
     const WarmLevels& warm = WarmOf(m, f);
     return warm.since == since && warm.has_before && warm.count > 0;
@@ -1226,18 +1226,31 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
   const size_t known_machines = scratch_.size();
   const auto move = [&](uint32_t m) { return TrackOf(m, f).log_a - WarmOf(m, f).before - shift; };
   const auto moved = [&](uint32_t m) { return known(m) && std::fabs(move(m)) > tolerance; };
-  // The levels held before, sorted: a mover placed anew sits within the tolerance of one that
-  // is more than the tolerance from its own.
+  // The levels held before, sorted, fall into bands: runs of levels each within the tolerance
+  // of the next (a job's stages, each band its machines). A mover placed anew sits within the
+  // tolerance of a band other than its own and beyond the tolerance of its own: ranks placed
+  // anew move between the job's distinct levels. Where the machines' levels spread evenly (one
+  // stage, machines a few percent apart), every level lies within the tolerance of another, and a
+  // move within that band lands beside some machine's level by chance: no sign of a re-placement.
   scratch_.clear();
   for (uint32_t m : members) {
     if (known(m)) scratch_.push_back(WarmOf(m, f).before);
   }
   std::sort(scratch_.begin(), scratch_.end());
+  // By position in scratch_: the lowest and the highest level of its band.
+  std::vector<std::pair<double, double>> band(scratch_.size());
+  for (size_t k = 0, first = 0; k < scratch_.size(); ++k) {
+    if (k + 1 < scratch_.size() && scratch_[k + 1] - scratch_[k] <= tolerance) continue;
+    for (size_t b = first; b <= k; ++b) band[b] = {scratch_[first], scratch_[k]};
+    first = k + 1;
+  }
   const auto placed_anew = [&](uint32_t m) {
     const double level = TrackOf(m, f).log_a - shift;
-    const double own = WarmOf(m, f).before;
     const auto [lo, hi] = Within(scratch_, level, tolerance);
-    return lo != hi && (*lo < own - tolerance || *(hi - 1) > own + tolerance);
+    if (lo == hi) return false;
+    const auto own = std::lower_bound(scratch_.begin(), scratch_.end(), WarmOf(m, f).before);
+    const auto [low, high] = band[static_cast<size_t>(own - scratch_.begin())];
+    return level < low - tolerance || level > high + tolerance;
   };
   std::vector<double> moves;
   size_t anew = 0;

@@ -452,7 +452,8 @@ class PeerModel {
   // At the end of the warm-up begun at `since`, after a restart: a machine whose level moved
   // from its placement before it against the others (a shift they all share is no move) keeps
   // that placement, moved by the shift, unless the job changed: kSharedMachines or more moved
-  // onto levels others held before, or a quarter of the machines (at least kSharedMachines) moved.
+  // from one band of the levels held before to another, or a quarter of the machines (at least
+  // kSharedMachines) moved.
   // `now` is the warm-up's end.
   void KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t feature, double since,
                                 double now);
