@@ -577,6 +577,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   const double dt = p.updated < 0 ? 0 : now - p.updated;
   if (p.since < 0) {
     p.since = now;
+    p.spread_moved = false;
     p.warmup =
         p.settled >= 0 && p.restart_warmup > 0 ? p.restart_warmup : static_cast<float>(o_.warmup_s);
     // A warm-up begins (the job's start, a restart): every machine's placement as it stands,
@@ -610,6 +611,18 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   const bool group_stalled = group < group_stalls_.size() && group_stalls_[group].since >= 0;
   FollowLevel(p, centre, now, warming, group_stalled);
   FollowSpread(p, p.spread, frame_spread, dt, warming);
+  // While placements are learned, a frame in which the centre moves (a job-wide transition that
+  // the machines cross each at its own moment: a restart's first iterations, many times the
+  // next, end over a minute) is no measure of the peers' spread, and the spread it raised would
+  // take most of the warm-up to fall back: it is learned afresh from the first frame after the
+  // centre's last move, unless followed it is already lower (at a coarse cadence the centre
+  // moves in a frame or two, and the next may still catch many ranks in their crossing).
+  if (learning && p.moving == now) {
+    p.spread_moved = true;
+  } else if (learning && p.spread_moved) {
+    p.spread = std::min(p.spread, static_cast<float>(frame_spread));
+    p.spread_moved = false;
+  }
   // While the group's job-level stall lasts (ranks held steady in their collectives for as long
   // as the watchdog waits, a restart, a hang of the restarted job), not below what it was as the
   // stall began.

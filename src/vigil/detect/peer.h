@@ -252,6 +252,9 @@ class PeerModel {
     // killed or hung) counts neither way in its group's stall.
     double current_until = -1;
     float spread_before = 0;  // `spread` as its group's job-level stall began
+    // While placements are learned: the centre moved in some frame since `spread` was last
+    // learned afresh, and the next frame in which it does not learns it afresh (Judge).
+    bool spread_moved = false;
     // Seconds in which the group's job paused on this signal (FollowPause), counted since the
     // group's first frame; `pause_checked`: the frame it was last judged in. Kept in the
     // signal's first feature only (its statistics share their samples: PauseClock).
