@@ -451,8 +451,12 @@ void Detector::RuleState::Episode::Named(double time, double rearm) {
 bool Detector::Explains(uint32_t m, const Deviation& d) const {
   const uint32_t s = SignalOfFeature(d.feature);
   const double persistence = o_.peer.persistence_s;
+  // A deviation begins no earlier than its feature is judged again after a warm-up (a restart's):
+  // one of a fault named before that and not ended since begins within the persistence of it.
+  const double judged_from = model_.JudgedFrom(group_of_[m], d.feature);
   const auto within = [&](const RuleState::Episode& e) {
-    return e.first >= 0 && d.start >= e.first - persistence && d.start <= e.last + persistence &&
+    return e.first >= 0 && d.start >= e.first - persistence &&
+           d.start <= std::max(e.last, judged_from) + persistence &&
            (e.ended < 0 || d.start <= e.ended);
   };
   for (uint32_t c = 0; c < components_; ++c) {

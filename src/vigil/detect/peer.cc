@@ -635,6 +635,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     // The warm-up's end: the placements it learned (or those kept from before a restart) are
     // each machine's own past to begin with.
     p.settled = p.since;
+    p.judged_from = now;
     KeepPlacementsFromBefore(valid_, f, p.since, now);
     for (uint32_t m : valid_) {
       Track& t = TrackOf(m, f);

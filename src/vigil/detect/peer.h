@@ -134,6 +134,11 @@ class PeerModel {
     std::vector<Deviation> deviations;
   };
   std::span<const Stall> stalls() const { return stalls_; }
+  // When the last warm-up of feature f in `group` ended (the job's start, a restart): no
+  // deviation on it can begin earlier; -1 before the first ends.
+  double JudgedFrom(uint32_t group, uint32_t f) const {
+    return group < peers_.size() && f < peers_[group].size() ? peers_[group][f].judged_from : -1;
+  }
   // Machines of one group that deviate together on one feature, the same way and about as far,
   // their runs starting within the time the first took to be named (the persistence time, less
   // for a strong deviation) of each other (at least kSharedMachines): a
@@ -246,6 +251,7 @@ class PeerModel {
     double placed_at = -1;     // when placement was last decided
     double settled = -1;       // the warm-up (its `since`) that has ended, its placements
                                // compared with those from before it
+    double judged_from = -1;   // when that warm-up ended: the feature judged again from then
     bool shared = false;       // a shared deviation was reported and some machine still deviates
     // Its machines' values are current until then (CollectCurrent, renewed while some machine
     // has fresh samples): a feature whose series are gone or all held (the trainer's, its job
