@@ -190,12 +190,19 @@ void ComponentFindings(const NodeView& n, const std::set<std::string>& down,
     const auto& [trimmed, mean, but_worst] = it->second;
     for (const auto& [component, d] :
          ComponentDistances(n.v, n.i, pool.cols, n.cols, n.ix.families, n.centres, n.widen)) {
-      // The way that lies further beyond its limit, of those that apply.
+      // The way that lies further beyond its limit, of those that apply. Not the plain mean where
+      // its worst metric alone, the others at 0, would carry it past its limit while the test of
+      // single values calls that metric healthy (ComponentDistance::worst_limit): then the mean
+      // without the worst judges the component.
       const ComponentModel* worst = nullptr;
       double value = 0, z = 0;
       const bool few = d.metrics <= kFewMetrics;
       for (const ComponentModel* cv : {few ? mean : trimmed, few ? but_worst : nullptr}) {
         if (cv == nullptr) continue;
+        if (cv->pooling == Pooling::kMean && d.worst <= d.worst_limit &&
+            (d.worst / static_cast<double>(d.metrics) - cv->centre) / cv->spread > cv->limit) {
+          continue;
+        }
         const double distance = cv->pooling == Pooling::kButWorst ? d.but_worst : d.mean;
         const double zv = (distance - cv->centre) / cv->spread;
         if (zv > cv->limit && (worst == nullptr || zv / cv->limit > z / worst->limit)) {

@@ -330,6 +330,47 @@ TEST(LearnTest, AFewNodesWithAThirdMetricKeepTheTwoMetricFloor) {
   EXPECT_LE(NamedBy(WildLaunchFleet(20, lone, 6), c, "GPU 6").found, 1u);
 }
 
+// The floor above is read from the pool's single sigmas, all its families together; a family
+// with a heavier tail than the pool's (eval/fleetgen's v0.4 names: one direction of an NVLink
+// pair 28% slow under Student-t noise, passed by its family's own limits) could still carry the
+// plain mean past it. So judging does not let the plain mean name a component that one metric
+// alone carries past its limit while the tests of single values call that metric healthy,
+// whatever limit the pool learned (here one sigma of its distances, far nearer than any floor).
+TEST(LearnTest, APlainMeanCarriedByOneHealthyMetricNamesNothing) {
+  LearnedCriteria c = *Learn(WildLaunchFleet(
+                                 2000, [](int, const std::string&) { return 0.0; }, 5),
+                             LearnOptions{});
+  for (ComponentModel& m : c.classes.at(0).components) {
+    if (m.benchmark == "kernel-launch" && m.pooling == Pooling::kMean) m.limit = 1;
+  }
+  // A node whose parts all read one value but GPU 6's, `slow` on `metrics`: both or event_time.
+  const auto judge = [&](double slow, bool both) {
+    FleetRow r;
+    r.node = "n";
+    for (int g = 0; g < 8; ++g) {
+      for (const char* metric : {"event_time", "wall_time"}) {
+        const bool off = g == 6 && (both || std::string_view(metric) == "event_time");
+        r.values.emplace_back(fmt::format("kernel-launch/{}:{}", metric, g), off ? 1 + slow : 1);
+      }
+    }
+    bool single = false, component = false;
+    const std::vector<NodeFindings> judged = Judge(TableOfRows({r}, "one.jsonl"), c);
+    for (const Finding& f : judged.at(0).findings) {
+      single |= f.test != FindingTest::kComponent;
+      component |= f.test == FindingTest::kComponent && ComponentName(f.component) == "GPU 6";
+    }
+    return std::pair{single, component};
+  };
+  size_t named_alone = 0;
+  for (double slow = 0; slow < 0.3; slow += 0.001) {
+    const auto [single, component] = judge(slow, false);
+    EXPECT_TRUE(!component || single) << "named on event_time alone, " << slow << " slow";
+    const auto [both_single, both_component] = judge(slow, true);
+    named_alone += both_component && !both_single;
+  }
+  EXPECT_GT(named_alone, 0u);  // slow on both metrics, it is named before either single test does
+}
+
 // One benchmark measures components of few metrics and of many: gpu-copy-bw's host copies of a
 // GPU (PCIe, two metrics) and the copies between two GPUs (an NVLink pair, four). Each kind is
 // learned from its own components, so that the limit of a pair's trimmed mean is not read from

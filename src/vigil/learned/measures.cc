@@ -150,10 +150,12 @@ double BalanceSigmas(double v, const FamilyModel& f, const NodeCentres& m, size_
 }
 
 double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f,
-                       const NodeCentres& m, size_t fid) {
+                       const NodeCentres& m, size_t fid, double* limit) {
   const double v = t.at(i, j);
   const double balance = BalanceSigmas(v, f, m, fid);
-  if (!std::isnan(balance)) return balance;
+  const bool balanced = !std::isnan(balance);
+  if (limit != nullptr) *limit = balanced ? f.balance_limit : f.limit;
+  if (balanced) return balance;
   const Mode& mode = NearestMode(f, m.level[fid]);
   return WorseSigmas(f.direction, v, mode.centre, mode.spread);
 }
@@ -161,19 +163,31 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 std::map<std::string_view, ComponentDistance> ComponentDistances(
     const Scaled& t, size_t i, const std::vector<size_t>& cols, const Columns& c,
     const std::vector<const FamilyModel*>& models, const NodeCentres& m, double noise) {
-  std::map<std::string_view, std::pair<std::vector<double>, std::string_view>> sigmas;
+  struct Metrics {
+    std::vector<double> zs;
+    std::string_view index;
+    double worst = -kInf, worst_limit = kInf;  // the largest of zs, and its single test's limit
+  };
+  std::map<std::string_view, Metrics> sigmas;
   for (size_t j : cols) {
     const auto f = static_cast<size_t>(c.family_of[j]);
     if (std::isnan(t.at(i, j)) || models[f] == nullptr) continue;
-    auto& [zs, index] = sigmas[c.anatomy[j].component];
-    zs.push_back(ComponentSigmas(t, i, j, *models[f], m, f) / noise);
-    index = c.anatomy[j].index;
+    Metrics& g = sigmas[c.anatomy[j].component];
+    double limit = kInf;
+    const double z = ComponentSigmas(t, i, j, *models[f], m, f, &limit) / noise;
+    g.zs.push_back(z);
+    g.index = c.anatomy[j].index;
+    if (z > g.worst) {
+      g.worst = z;
+      g.worst_limit = limit;
+    }
   }
   std::map<std::string_view, ComponentDistance> d;
-  for (auto& [component, group] : sigmas) {
-    std::vector<double>& zs = group.first;
-    if (zs.size() < 2) continue;
-    (d[component] = PooledSigmas(zs)).index = group.second;
+  for (auto& [component, g] : sigmas) {
+    if (g.zs.size() < 2) continue;
+    ComponentDistance& cd = d[component] = PooledSigmas(g.zs);
+    cd.index = g.index;
+    cd.worst_limit = g.worst_limit;
   }
   return d;
 }

@@ -106,9 +106,10 @@ double BalanceSigmas(double v, const FamilyModel& f, const NodeCentres& m, size_
 
 // How far node i's value in column j lies beyond healthy, in robust sigmas: from the node's
 // balance where the family has one (it leaves the node's own offset out), else from the mode of
-// the fleet that the node's level picks.
+// the fleet that the node's level picks. `limit`, where given, is set to the limit that the test
+// of single values whose sigmas these are holds them to (the family's balance_limit or limit).
 double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f,
-                       const NodeCentres& m, size_t fid);
+                       const NodeCentres& m, size_t fid, double* limit = nullptr);
 
 // One component's pooled distance within one pool, in the node's own noise (NodeNoise), each way
 // judged against a limit of its own (Pooling). For a component of more than kFewMetrics metrics,
@@ -118,9 +119,11 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 // there one metric's wild value (heavy-tailed noise) moves the mean as far as a slow component
 // does, and the mean's limit must then lie far out. Where the noise is near normal the mean finds
 // more, where it is heavy-tailed the other: it needs both metrics to agree. `worst` is the largest
-// of its metrics' sigmas (of two, `but_worst` is the other one's).
+// of its metrics' sigmas (of two, `but_worst` is the other one's), and `worst_limit` the limit
+// that the test of single values holds that metric to: the plain mean names no component that
+// one metric alone carries past its limit while that test calls the metric healthy.
 struct ComponentDistance {
-  double mean = 0, but_worst = 0, worst = 0;
+  double mean = 0, but_worst = 0, worst = 0, worst_limit = kInf;
   size_t metrics = 0;
   std::string_view index;  // the index its keys carry
 };
