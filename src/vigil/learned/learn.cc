@@ -518,6 +518,26 @@ std::optional<FamilyModel> LearnFamily(const ClassData& d, const Members& member
   return f;
 }
 
+// For values printed in steps of `quantum`, in their order: where each would lie, as an offset
+// from its printed figure, were the values printed as one figure spread evenly over its rounding
+// interval (in their order among themselves, which assigns the offsets and nothing else).
+std::vector<double> TieShifts(const std::vector<double>& xs, double quantum) {
+  std::vector<size_t> order(xs.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return xs[a] < xs[b]; });
+  std::vector<double> shift(xs.size(), 0.0);
+  for (size_t r = 0; r < order.size();) {
+    size_t e = r;
+    while (e < order.size() && xs[order[e]] == xs[order[r]]) ++e;
+    const auto m = static_cast<double>(e - r);
+    for (size_t q = r; q < e; ++q) {
+      shift[order[q]] = quantum * ((static_cast<double>(q - r) + 0.5) / m - 0.5);
+    }
+    r = e;
+  }
+  return shift;
+}
+
 // By column of the families in `learned` (family ids): how many of the values the class's nodes
 // report are the only value of their component on their node that those families judge it by.
 std::vector<size_t> AloneOnTheirNode(const ClassData& d, const std::vector<size_t>& learned) {
@@ -570,17 +590,31 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     if (!IsLearned(f.direction)) return;
     const size_t fid = family_ids[m];
     const std::vector<size_t>& fcols = d.cols.family_cols[fid];
-    std::vector<double> fleet, balance;
+    // Values printed rounded are read as if spread over their rounding interval (TieShifts): the
+    // quantiles of a tail a step or two wide are otherwise ratios of small whole numbers of
+    // steps, and read it lighter than a normal's where it is heavy.
+    std::vector<double> fleet, balance, shift;
+    if (f.quantum > 0) {
+      std::vector<double> printed;
+      for (size_t k = 0; k < d.nodes.size(); ++k) {
+        for (size_t j : fcols) {
+          if (!std::isnan(d.t.at(d.nodes[k], j))) printed.push_back(d.t.at(d.nodes[k], j));
+        }
+      }
+      shift = TieShifts(printed, f.quantum);
+    }
+    size_t n = 0;  // the values read so far, by which shift is indexed
     for (size_t k = 0; k < d.nodes.size(); ++k) {
       const NodeCentres& c = d.centres[k];
       const Mode& mode = NearestMode(f, c.level[fid]);
       for (size_t j : fcols) {
-        const double x = d.v.at(d.nodes[k], j);
-        if (std::isnan(x)) continue;
+        if (std::isnan(d.t.at(d.nodes[k], j))) continue;
+        const double x = shift.empty() ? d.v.at(d.nodes[k], j)
+                                       : (d.t.at(d.nodes[k], j) + shift[n]) / d.divisor[j];
+        ++n;
         fleet.push_back(WorseSigmas(f.direction, x, mode.centre, mode.spread) / d.noise[k]);
-        if (f.balanced && !std::isnan(BalanceRatio(c.balance[fid], x))) {
-          balance.push_back(ComponentSigmas(d.v, d.nodes[k], j, f, c, fid) / d.noise[k]);
-        }
+        const double b = f.balanced ? BalanceSigmas(x, f, c, fid) : std::nan("");
+        if (!std::isnan(b)) balance.push_back(b / d.noise[k]);
       }
     }
     // A family measured on several parts of every node that runs it: a defective part is one
