@@ -180,6 +180,24 @@ void MissingFindings(const NodeView& n, const std::set<std::string>& down,
   }
 }
 
+// How many sigmas, on average, a component's metrics other than its worst must lie the worse way
+// for the plain mean to name it where its worst metric alone would (PlainMean).
+constexpr double kOthersAgree = 1;
+
+// The plain mean of component d's metrics as the model `cv` (Pooling::kMean) judges it: where its
+// worst metric, within the limit of the test of single values (ComponentDistance::worst_limit),
+// would alone carry the mean past cv's limit, that metric counts for no more than leaves the mean
+// at its limit unless the others lie kOthersAgree sigmas the worse way on average. So one metric
+// that its own test calls healthy never names the component, and the mean still rises with each
+// of its metrics (a component that gets worse is never named less).
+double PlainMean(const ComponentDistance& d, const ComponentModel& cv) {
+  if (cv.pooling != Pooling::kMean) return d.mean;
+  const auto m = static_cast<double>(d.metrics);
+  const double cap = m * (cv.centre + cv.limit * cv.spread) - (m - 1) * kOthersAgree;
+  if (!(d.worst <= d.worst_limit) || !(d.worst > cap)) return d.mean;
+  return d.mean - (d.worst - cap) / m;
+}
+
 // Components whose metrics in one pool lie together beyond healthy (ComponentModel), in the pools
 // whose benchmarks all ran.
 void ComponentFindings(const NodeView& n, const std::set<std::string>& down,
@@ -190,20 +208,13 @@ void ComponentFindings(const NodeView& n, const std::set<std::string>& down,
     const auto& [trimmed, mean, but_worst] = it->second;
     for (const auto& [component, d] :
          ComponentDistances(n.v, n.i, pool.cols, n.cols, n.ix.families, n.centres, n.widen)) {
-      // The way that lies further beyond its limit, of those that apply. Not the plain mean where
-      // its worst metric alone, the others at 0, would carry it past its limit while the test of
-      // single values calls that metric healthy (ComponentDistance::worst_limit): then the mean
-      // without the worst judges the component.
+      // The way that lies further beyond its limit, of those that apply.
       const ComponentModel* worst = nullptr;
       double value = 0, z = 0;
       const bool few = d.metrics <= kFewMetrics;
       for (const ComponentModel* cv : {few ? mean : trimmed, few ? but_worst : nullptr}) {
         if (cv == nullptr) continue;
-        if (cv->pooling == Pooling::kMean && d.worst <= d.worst_limit &&
-            (d.worst / static_cast<double>(d.metrics) - cv->centre) / cv->spread > cv->limit) {
-          continue;
-        }
-        const double distance = cv->pooling == Pooling::kButWorst ? d.but_worst : d.mean;
+        const double distance = cv->pooling == Pooling::kButWorst ? d.but_worst : PlainMean(d, *cv);
         const double zv = (distance - cv->centre) / cv->spread;
         if (zv > cv->limit && (worst == nullptr || zv / cv->limit > z / worst->limit)) {
           worst = cv;

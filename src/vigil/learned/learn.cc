@@ -592,8 +592,12 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     const std::vector<size_t>& fcols = d.cols.family_cols[fid];
     // Values printed rounded are read as if spread over their rounding interval (TieShifts): the
     // quantiles of a tail a step or two wide are otherwise ratios of small whole numbers of
-    // steps, and read it lighter than a normal's where it is heavy.
-    std::vector<double> fleet, balance, shift;
+    // steps, and read it lighter or heavier than it is. Where a step is as wide as a mode's
+    // spread or wider (its spread is the step: most values print as one figure), the values of
+    // one figure do not spread evenly over it but crowd its middle, and the even spread reads
+    // the tail too heavy; there the reading of the printed figures counts too, the nearer of the
+    // two (TailLimits).
+    std::vector<double> shift;
     if (f.quantum > 0) {
       std::vector<double> printed;
       for (size_t k = 0; k < d.nodes.size(); ++k) {
@@ -603,18 +607,26 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
       }
       shift = TieShifts(printed, f.quantum);
     }
+    const bool coarse =
+        !shift.empty() && std::any_of(f.modes.begin(), f.modes.end(),
+                                      [&](const Mode& md) { return !(md.spread > f.quantum); });
+    // The sigmas of the fleet and balance tests, of the values spread ([0]) and as printed ([1]).
+    std::array<std::vector<double>, 2> fleet, balance;
     size_t n = 0;  // the values read so far, by which shift is indexed
     for (size_t k = 0; k < d.nodes.size(); ++k) {
       const NodeCentres& c = d.centres[k];
       const Mode& mode = NearestMode(f, c.level[fid]);
       for (size_t j : fcols) {
         if (std::isnan(d.t.at(d.nodes[k], j))) continue;
-        const double x = shift.empty() ? d.v.at(d.nodes[k], j)
-                                       : (d.t.at(d.nodes[k], j) + shift[n]) / d.divisor[j];
+        const double x = d.v.at(d.nodes[k], j);
+        const double spread = shift.empty() ? x : (d.t.at(d.nodes[k], j) + shift[n]) / d.divisor[j];
         ++n;
-        fleet.push_back(WorseSigmas(f.direction, x, mode.centre, mode.spread) / d.noise[k]);
-        const double b = f.balanced ? BalanceSigmas(x, f, c, fid) : std::nan("");
-        if (!std::isnan(b)) balance.push_back(b / d.noise[k]);
+        for (size_t r = 0; r < (coarse ? 2 : 1); ++r) {
+          const double v = r == 0 ? spread : x;
+          fleet[r].push_back(WorseSigmas(f.direction, v, mode.centre, mode.spread) / d.noise[k]);
+          const double b = f.balanced ? BalanceSigmas(v, f, c, fid) : std::nan("");
+          if (!std::isnan(b)) balance[r].push_back(b / d.noise[k]);
+        }
       }
     }
     // A family measured on several parts of every node that runs it: a defective part is one
@@ -629,8 +641,12 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     for (size_t j : fcols) single += alone[j];
     const bool one_metric = 2 * single > f.samples;  // samples: the family's values reported
     const Tail tail = !far ? Tail::kBody : (one_metric ? Tail::kFarthestBelowGap : Tail::kFarthest);
-    f.limit = TailLimit(fleet, p, tail, members.reporting[fid]);
-    if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, members.reporting[fid]);
+    const auto limit = [&](std::array<std::vector<double>, 2>& z) {
+      const double spread = TailLimit(z[0], p, tail, members.reporting[fid]);
+      return coarse ? std::min(spread, TailLimit(z[1], p, tail, members.reporting[fid])) : spread;
+    };
+    f.limit = limit(fleet);
+    if (f.balanced) f.balance_limit = limit(balance);
   });
 }
 
