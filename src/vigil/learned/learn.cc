@@ -596,7 +596,7 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     // spread or wider (its spread is the step: most values print as one figure), the values of
     // one figure do not spread evenly over it but crowd its middle, and the even spread reads
     // the tail too heavy; there the reading of the printed figures counts too, the nearer of the
-    // two (TailLimits).
+    // two (`limit` below).
     std::vector<double> shift;
     if (f.quantum > 0) {
       std::vector<double> printed;
