@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <span>
@@ -523,7 +524,7 @@ std::optional<FamilyModel> LearnFamily(const ClassData& d, const Members& member
 // interval (in their order among themselves, which assigns the offsets and nothing else).
 std::vector<double> TieShifts(const std::vector<double>& xs, double quantum) {
   std::vector<size_t> order(xs.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return xs[a] < xs[b]; });
   std::vector<double> shift(xs.size(), 0.0);
   for (size_t r = 0; r < order.size();) {
@@ -619,10 +620,10 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
       for (size_t j : fcols) {
         if (std::isnan(d.t.at(d.nodes[k], j))) continue;
         const double x = d.v.at(d.nodes[k], j);
-        const double spread = shift.empty() ? x : (d.t.at(d.nodes[k], j) + shift[n]) / d.divisor[j];
+        const double even = shift.empty() ? x : (d.t.at(d.nodes[k], j) + shift[n]) / d.divisor[j];
         ++n;
         for (size_t r = 0; r < (coarse ? 2 : 1); ++r) {
-          const double v = r == 0 ? spread : x;
+          const double v = r == 0 ? even : x;
           fleet[r].push_back(WorseSigmas(f.direction, v, mode.centre, mode.spread) / d.noise[k]);
           const double b = f.balanced ? BalanceSigmas(v, f, c, fid) : std::nan("");
           if (!std::isnan(b)) balance[r].push_back(b / d.noise[k]);
@@ -642,8 +643,8 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     const bool one_metric = 2 * single > f.samples;  // samples: the family's values reported
     const Tail tail = !far ? Tail::kBody : (one_metric ? Tail::kFarthestBelowGap : Tail::kFarthest);
     const auto limit = [&](std::array<std::vector<double>, 2>& z) {
-      const double spread = TailLimit(z[0], p, tail, members.reporting[fid]);
-      return coarse ? std::min(spread, TailLimit(z[1], p, tail, members.reporting[fid])) : spread;
+      const double even = TailLimit(z[0], p, tail, members.reporting[fid]);
+      return coarse ? std::min(even, TailLimit(z[1], p, tail, members.reporting[fid])) : even;
     };
     f.limit = limit(fleet);
     if (f.balanced) f.balance_limit = limit(balance);
