@@ -811,7 +811,14 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   FollowRun(ff, p, m, t, deviates, stepped,
             std::max(peers.raw_strength, own_deviates ? own.raw_strength : 0.0));
   WarmLevels& warm = WarmOf(m, ff.f);
-  if (ff.learning && warm.since != ff.since) warm = WarmLevels{.since = ff.since};  // joined since
+  // One that joined since the warm-up began (a counter's first rate comes with its second
+  // scrape, and scrapes are staggered) learns its placement from it as those there at its start
+  // do, and that placement is no more confirmed than theirs.
+  if (ff.learning && warm.since != ff.since) {
+    warm = WarmLevels{.since = ff.since};
+    t.confirmed = false;
+    t.sat = -1;
+  }
   LearnPlacement(ff, t, warm, deviates);
   // Its own scatter: over the warm-up, that of its second half only, as for its placement (the
   // first minutes, a restart's first iteration many times longer, are no scatter), the last
