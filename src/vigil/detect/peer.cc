@@ -69,6 +69,9 @@ constexpr double kPlaceEvery = 10;
 constexpr double kSeriesStep = 1e-3;
 // A placement is learned again (PeerModel::Relearn) only at a level whose factor a float holds.
 constexpr double kMaxRelearnedLevel = 80;
+// A machine first seen within this share of its group's warm-up joined it at its start
+// (JudgeMachine).
+constexpr double kJoinedAtStartShare = 0.25;
 // The centre goes into a feature's level history this often.
 constexpr double kLevelEvery = 10;
 // How fast a machine's sampling interval follows the gaps between its fresh samples (the gain of
@@ -811,13 +814,19 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   FollowRun(ff, p, m, t, deviates, stepped,
             std::max(peers.raw_strength, own_deviates ? own.raw_strength : 0.0));
   WarmLevels& warm = WarmOf(m, ff.f);
-  // One that joined since the warm-up began (a counter's first rate comes with its second
-  // scrape, and scrapes are staggered) learns its placement from it as those there at its start
-  // do, and that placement is no more confirmed than theirs.
+  // One that joined since the warm-up began learns its placement from it as those there at its
+  // start do. Where it joined in the warm-up's first quarter (scrapes are staggered: at 15 s the
+  // machines appear over its first 15 s), its levels before the placement's window are theirs
+  // too, and its placement is no more confirmed than theirs (Relearn). One that came minutes
+  // later has held no level long enough before that window: its placement is never learned again
+  // (a flaky machine that joins at 120 s slow, runs at its peers' level over the window and is
+  // slow again after it would be placed again at its slow level).
   if (ff.learning && warm.since != ff.since) {
     warm = WarmLevels{.since = ff.since};
-    t.confirmed = false;
-    t.sat = -1;
+    if (ff.now - ff.since <= ff.warmup * kJoinedAtStartShare) {
+      t.confirmed = false;
+      t.sat = -1;
+    }
   }
   LearnPlacement(ff, t, warm, deviates);
   // Its own scatter: over the warm-up, that of its second half only, as for its placement (the
