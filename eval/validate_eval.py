@@ -6,11 +6,13 @@ validator or its generator). For each regime and naming generation this generate
 criteria from it, judges every node, and scores the findings beside the three reference rules of
 eval/fleetgen/reference_rules.py (SuperBench's production style, a per-metric MAD rule and an IQR
 rule) with the same scorer: healthy nodes flagged, precision per node, recall per defect and per
-defect size, the right component named, F1.
+defect size, the right component named, F1. With --bound, eval/validate_bound.py's oracle too:
+told the truth's healthy nodes, classes, modes, noise levels and the defects' shapes, it says
+what recall the fleet allows at 0.5% of healthy nodes flagged.
 
     eval/validate_eval.py --vigil build/release/vigil [--nodes 2000] [--seed 1]
         [--regimes clean,correlated,...] [--naming current,v04,v02] [--work DIR]
-        [--json | --markdown]
+        [--bound] [--json | --markdown]
     eval/validate_eval.py --table results.json     # a --json run's results as a Markdown table
 
 "Healthy flagged" counts every healthy node with a finding; "aside runs" leaves out the healthy
@@ -32,6 +34,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, 'fleetgen'))
 import reference_rules  # noqa: E402
+import validate_bound  # noqa: E402
 
 REGIMES = ['clean', 'correlated', 'rounded', 'heavy', 'firmware', 'two-classes', 'messy', 'all']
 RULES = ['superbench', 'mad', 'iqr']
@@ -95,6 +98,9 @@ def main():
     ap.add_argument('--naming', default='current')
     ap.add_argument('--work', help='keep fleets and findings here (default: a temporary directory)')
     ap.add_argument('--no-rules', action='store_true', help='score Vigil only')
+    ap.add_argument('--bound', action='store_true',
+                    help='also score eval/validate_bound.py\'s oracle (what recall the data allows '
+                    'at 0.5%% of healthy nodes flagged)')
     ap.add_argument('--by-kind', action='store_true',
                     help='also print recall per defect kind and per node noise level')
     ap.add_argument('--json', action='store_true')
@@ -121,6 +127,8 @@ def main():
                 methods = [('vigil', lambda: vigil_findings(a.vigil, fleet, d))]
                 if not a.no_rules:
                     methods += [(r, lambda r=r: rule_findings(r, fleet)) for r in RULES]
+                if a.bound:
+                    methods.append(('bound', lambda: validate_bound.findings(d, 0.005)))
                 for name, findings in methods:
                     s = reference_rules.score(truth, findings())
                     s.update({'regime': regime, 'naming': naming, 'method': name})

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Unit tests of validate_bound.py, the oracle that says what recall a fleetgen fleet allows at a
+budget of healthy nodes flagged. Python 3, standard library only.
+
+Usage: validate_bound_test.py
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, 'fleetgen'))
+import reference_rules  # noqa: E402
+import validate_bound as vb  # noqa: E402
+
+
+def generate(out, regime, sizes, seed=3):
+    subprocess.run([sys.executable, os.path.join(HERE, 'fleetgen', 'fleetgen.py'), '--nodes', '400',
+                    '--seed', str(seed), '--regime', regime, '--defect-rate', '0.1', '--sizes',
+                    sizes, '--out', out], check=True, capture_output=True)
+
+
+def truth_of(fleet_dir):
+    with open(os.path.join(fleet_dir, 'truth.jsonl')) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+class Bound(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix='validate_bound_test.')
+        cls.clean = os.path.join(cls.dir, 'clean')
+        generate(cls.clean, 'clean', '3,12')
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_flags_no_more_healthy_nodes_than_the_budget(self):
+        truth = truth_of(self.clean)
+        healthy = sum(1 for t in truth if t['healthy'])
+        for budget in (0.0, 0.005, 0.02):
+            s = reference_rules.score(truth, vb.findings(self.clean, budget))
+            self.assertLessEqual(s['healthy_flagged'], int(budget * healthy), budget)
+        # A budget of nothing sets the threshold at the most suspect healthy node's evidence.
+        self.assertEqual(reference_rules.score(truth, vb.findings(self.clean, 0.0))[
+            'healthy_flagged'], 0)
+
+    def test_a_defect_of_a_known_shape_and_size_four_times_the_noise_is_found_and_named(self):
+        # Clean noise: 12% is several spreads of every key it moves, 3% about one.
+        s = reference_rules.score(truth_of(self.clean), vb.findings(self.clean, 0.005))
+        self.assertGreaterEqual(s['by_size']['12']['recall'], 0.9)
+        self.assertGreaterEqual(s['by_size']['12']['right_component_rate'], 0.9)
+        self.assertLess(s['by_size']['3']['recall'], s['by_size']['12']['recall'])
+
+    def test_every_component_a_defect_can_hit_has_a_hypothesis(self):
+        import fleetgen
+        for cls, spec in fleetgen.CLASSES.items():
+            comps = {c for c, _ in vb.hypotheses(fleetgen.build_layout('current', cls),
+                                                 spec['disks'])}
+            self.assertEqual(len([c for c in comps if c[0] == 'nvlink']), 28, cls)
+            self.assertEqual(len([c for c in comps if c[0] == 'disk']), spec['disks'], cls)
+            for kind in ('gpu', 'hbm', 'pcie', 'nic'):
+                self.assertEqual(len([c for c in comps if c[0] == kind]), 8, (cls, kind))
+
+    def test_a_node_moved_the_way_a_defect_moves_it_has_the_evidence_of_its_size(self):
+        # Every node within 2% of one value (its MAD 1%: a spread of 1.48%), one node's HBM 4
+        # keys 10% slow: 6.7 spreads on each of its two keys make 9.5 (sqrt(2) x 6.7); a healthy
+        # node's 2% on both at most 1.9.
+        import fleetgen
+        layout = fleetgen.build_layout('current', 'a100')
+        hbm = dict(vb.hypotheses(layout, 4))[('hbm', '4')]
+        fleet, truth = {}, {}
+        for i in range(40):
+            node = 'n%02d' % i
+            vals = {k: 100.0 * (1 + 0.01 * (i % 5 - 2)) for k in hbm}
+            if i == 7:
+                vals = {k: v * (1 - 0.1 * w) for (k, v), w in zip(vals.items(), hbm.values())}
+            fleet[node] = vals
+            truth[node] = {'node': node, 'healthy': i != 7, 'class': 'a100', 'mode': 'fw-a'}
+        ev = vb.evidence(fleet, truth, 'current')
+        hbm4 = {n: e for n, rows in ev.items() for c, e in rows if c == ('hbm', '4')}
+        self.assertAlmostEqual(hbm4['n07'], 0.1 / (vb.MAD_SCALE * 0.01) * 2 ** 0.5, places=3)
+        self.assertLess(max(abs(e) for n, e in hbm4.items() if n != 'n07'), 2)
+
+    def test_a_budget_outside_zero_to_one_is_refused(self):
+        r = subprocess.run([sys.executable, os.path.join(HERE, 'validate_bound.py'), '--fleet',
+                            self.clean, '--budget', '1.5'], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('--budget', r.stderr)
+
+
+if __name__ == '__main__':
+    unittest.main()
