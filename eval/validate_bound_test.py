@@ -88,6 +88,14 @@ class Bound(unittest.TestCase):
         self.assertAlmostEqual(hbm4['n07'], 0.1 / (vb.MAD_SCALE * 0.01) * 2 ** 0.5, places=3)
         self.assertLess(max(abs(e) for n, e in hbm4.items() if n != 'n07'), 2)
 
+    def test_vigils_operating_point_is_its_share_of_healthy_nodes_flagged_aside_runs(self):
+        import validate_eval
+        s = {'healthy': 100, 'healthy_flagged': 5,
+             'healthy_flagged_by_tag': {'messy=failed': {'healthy': 6, 'flagged': 3},
+                                        'messy=missing': {'healthy': 4, 'flagged': 0},
+                                        'messy=extra': {'healthy': 5, 'flagged': 1}}}
+        self.assertAlmostEqual(validate_eval.flagged_aside_share(s), 2 / 90)
+
     def test_a_budget_outside_zero_to_one_is_refused(self):
         r = subprocess.run([sys.executable, os.path.join(HERE, 'validate_bound.py'), '--fleet',
                             self.clean, '--budget', '1.5'], capture_output=True, text=True)
