@@ -146,20 +146,30 @@ def threshold(ev, truth, budget):
     return worst[allowed] if allowed < len(worst) else -math.inf
 
 
+class Oracle:
+    """One fleet's evidence, read once; its findings at any budget."""
+
+    def __init__(self, fleet_dir):
+        fleet = reference_rules.load_fleet(os.path.join(fleet_dir, 'results-summary.jsonl'))
+        with open(os.path.join(fleet_dir, 'truth.jsonl')) as f:
+            self.truth = {r['node']: r for r in (json.loads(line) for line in f if line.strip())}
+        with open(os.path.join(fleet_dir, 'meta.json')) as f:
+            naming = json.load(f)['naming']
+        self.ev = evidence(fleet, self.truth, naming)
+
+    def findings(self, budget):
+        t = threshold(self.ev, self.truth, budget)
+        rows = []
+        for node in sorted(self.ev):
+            comps = sorted({comp for comp, e in self.ev[node] if e > t})
+            for kind, index in comps:
+                rows.append({'node': node, 'component': {'kind': kind, 'index': index},
+                             'keys': []})
+        return rows
+
+
 def findings(fleet_dir, budget):
-    fleet = reference_rules.load_fleet(os.path.join(fleet_dir, 'results-summary.jsonl'))
-    with open(os.path.join(fleet_dir, 'truth.jsonl')) as f:
-        truth = {r['node']: r for r in (json.loads(line) for line in f if line.strip())}
-    with open(os.path.join(fleet_dir, 'meta.json')) as f:
-        naming = json.load(f)['naming']
-    ev = evidence(fleet, truth, naming)
-    t = threshold(ev, truth, budget)
-    rows = []
-    for node in sorted(ev):
-        comps = sorted({comp for comp, e in ev[node] if e > t})
-        for kind, index in comps:
-            rows.append({'node': node, 'component': {'kind': kind, 'index': index}, 'keys': []})
-    return rows
+    return Oracle(fleet_dir).findings(budget)
 
 
 def main():

@@ -36,6 +36,7 @@ class Bound(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix='validate_bound_test.')
         cls.clean = os.path.join(cls.dir, 'clean')
         generate(cls.clean, 'clean', '3,12')
+        cls.oracle = vb.Oracle(cls.clean)
 
     @classmethod
     def tearDownClass(cls):
@@ -45,15 +46,15 @@ class Bound(unittest.TestCase):
         truth = truth_of(self.clean)
         healthy = sum(1 for t in truth if t['healthy'])
         for budget in (0.0, 0.005, 0.02):
-            s = reference_rules.score(truth, vb.findings(self.clean, budget))
+            s = reference_rules.score(truth, self.oracle.findings(budget))
             self.assertLessEqual(s['healthy_flagged'], int(budget * healthy), budget)
         # A budget of nothing sets the threshold at the most suspect healthy node's evidence.
-        self.assertEqual(reference_rules.score(truth, vb.findings(self.clean, 0.0))[
+        self.assertEqual(reference_rules.score(truth, self.oracle.findings(0.0))[
             'healthy_flagged'], 0)
 
     def test_a_defect_of_a_known_shape_and_size_four_times_the_noise_is_found_and_named(self):
         # Clean noise: 12% is several spreads of every key it moves, 3% about one.
-        s = reference_rules.score(truth_of(self.clean), vb.findings(self.clean, 0.005))
+        s = reference_rules.score(truth_of(self.clean), self.oracle.findings(0.005))
         self.assertGreaterEqual(s['by_size']['12']['recall'], 0.9)
         self.assertGreaterEqual(s['by_size']['12']['right_component_rate'], 0.9)
         self.assertLess(s['by_size']['3']['recall'], s['by_size']['12']['recall'])

@@ -130,11 +130,12 @@ def main():
                     methods += [(r, lambda r=r: rule_findings(r, fleet)) for r in RULES]
                 scored = {}
                 if a.bound:
-                    methods.append(('bound', lambda: validate_bound.findings(d, 0.005)))
+                    oracle = validate_bound.Oracle(d)
+                    methods.append(('bound', lambda: oracle.findings(0.005)))
                     # The oracle at Vigil's own operating point (the share of the healthy nodes it
                     # flagged, aside runs): recall compared at as many false findings.
-                    methods.append(('bound@vigil', lambda: validate_bound.findings(
-                        d, flagged_aside_share(scored['vigil']))))
+                    methods.append(('bound@vigil', lambda: oracle.findings(
+                        flagged_aside_share(scored['vigil']))))
                 for name, findings in methods:
                     s = reference_rules.score(truth, findings())
                     s.update({'regime': regime, 'naming': naming, 'method': name})

@@ -170,6 +170,15 @@ class Job {
   std::vector<std::pair<double, PeerModel::Stall>> stalls_;
 };
 
+// With a fault of machine m from `from` on, m alone is named, after the fault began; without,
+// nobody is.
+void ExpectNamedOnlyForItsFault(const Job& job, uint32_t m, bool fault, double from) {
+  EXPECT_EQ(job.Named(), fault ? std::vector<uint32_t>{m} : std::vector<uint32_t>{});
+  if (fault) {
+    EXPECT_GT(job.TriggeredAt(m), from);
+  }
+}
+
 // 16 machines at `level` with 1% noise; machine m's value from `from` on is `after(m)` (its
 // own level when that returns a negative value).
 Job::SampleOf LevelThen(Rng& rng, double level, double from,
@@ -1645,10 +1654,7 @@ TEST(PeerModelTest, AWarmUpLearnedFromEventsOfTheMachinesOwnIsLearnedAgainWhereI
       }
       return Fresh(Noisy(rng, 100));
     });
-    EXPECT_EQ(job.Named(), fault ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
-    if (fault) {
-      EXPECT_GT(job.TriggeredAt(3), 2000);
-    }
+    ExpectNamedOnlyForItsFault(job, 3, fault, 2000);
   }
 }
 
@@ -1671,10 +1677,7 @@ TEST(PeerModelTest, AMachineThatJoinsTheWarmUpLateIsLearnedAgainAsTheOthersAre) 
       const bool busy = (t >= 160 && t < 215) || (t >= 225 && t < 290);
       return Fresh(Noisy(rng, busy ? 97 : 114));
     });
-    EXPECT_EQ(job.Named(), fault ? std::vector<uint32_t>{13} : std::vector<uint32_t>{});
-    if (fault) {
-      EXPECT_GT(job.TriggeredAt(13), 2000);
-    }
+    ExpectNamedOnlyForItsFault(job, 13, fault, 2000);
   }
 }
 
@@ -1711,10 +1714,7 @@ TEST(PeerModelTest, EventsOverTheWindowsStartOfAMachineTypicalBeforeAndAfterAreN
       const bool burst = (t >= 140 && t < 190) || (t >= 265 && t < 320);
       return Fresh(Noisy(rng, burst ? 150 : 100));
     });
-    EXPECT_EQ(job.Named(), fault ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
-    if (fault) {
-      EXPECT_GT(job.TriggeredAt(3), 2000);
-    }
+    ExpectNamedOnlyForItsFault(job, 3, fault, 2000);
   }
 }
 
@@ -1757,10 +1757,7 @@ TEST(PeerModelTest, AnEventOfTheMachinesOwnOverLessThanHalfTheWarmUpsWindowIsNoP
       if (t >= 200 && t < 247) return Fresh(Noisy(rng, 250));
       return Fresh(Noisy(rng, fault && t >= 3000 ? 95 : 122));
     });
-    EXPECT_EQ(job.Named(), fault ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
-    if (fault) {
-      EXPECT_GT(job.TriggeredAt(3), 3000);
-    }
+    ExpectNamedOnlyForItsFault(job, 3, fault, 3000);
   }
 }
 

@@ -387,10 +387,9 @@ TEST(LearnTest, AComponentThatGetsWorseIsNeverNamedLess) {
     FleetRow r;
     r.node = "n";
     for (int g = 0; g < 8; ++g) {
-      r.values.emplace_back(fmt::format("kernel-launch/event_time:{}", g),
-                            g == 6 ? 1000 * (1 + event) : 1000);
-      r.values.emplace_back(fmt::format("kernel-launch/wall_time:{}", g),
-                            g == 6 ? 1000 * (1 + wall) : 1000);
+      const std::vector<std::string> k = keys(g);
+      r.values.emplace_back(k[0], g == 6 ? 1000 * (1 + event) : 1000);
+      r.values.emplace_back(k[1], g == 6 ? 1000 * (1 + wall) : 1000);
     }
     const std::vector<NodeFindings> judged = Judge(TableOfRows({r}, "one.jsonl"), c);
     bool any = false;
