@@ -127,6 +127,17 @@ def visible_seconds(onset, size, ramp_s, end, gaps):
     return sum(hi - lo for lo, hi in spans)
 
 
+def seconds_stopped(start, end, gaps):
+    """Seconds of [start, end] inside the union of `gaps` (training_gaps), each counted once."""
+    spans = sorted((max(a, start), min(b, end)) for a, b in gaps if min(b, end) > max(a, start))
+    total, reach = 0.0, start
+    for a, b in spans:
+        if b > reach:
+            total += b - max(a, reach)
+            reach = b
+    return total
+
+
 def mark_unseen(job, labels, hours):
     """Renames the gradual faults of jobgen's job that never reached a visible size to UNSEEN."""
     path = os.path.join(job, "faults.csv")
@@ -144,8 +155,10 @@ def mark_unseen(job, labels, hours):
     return labels
 
 
-def score(alerts, labels, machines, hours):
-    """Vigil's rule for a true alert (docs/detect.md, "Scoring"), plus hits and coincidences."""
+def score(alerts, labels, machines, hours, gaps=()):
+    """Vigil's rule for a true alert (docs/detect.md, "Scoring"), plus hits and coincidences.
+    Each hit's latency from onset, and beside it the same less the seconds in `gaps` (the job
+    did not train: training_gaps), which no detector can see a divergence in."""
     job = [a for a in alerts if a["machine"] == "*"]
     alerts = [a for a in alerts if a["machine"] != "*"]
     out = {"alerts": len(alerts), "job_alerts": len(job), "true": 0, "false": 0, "coincidental": 0, "faults": len(labels),
@@ -169,12 +182,14 @@ def score(alerts, labels, machines, hours):
             if key not in first_hit:
                 first_hit[key] = a["detected"] - l["onset"]
     for l in labels:
-        k = out["by_kind"].setdefault(l["kind"], {"faults": 0, "hits": 0, "latencies": []})
+        k = out["by_kind"].setdefault(l["kind"], {"faults": 0, "hits": 0, "latencies": [],
+                                                  "training": []})
         k["faults"] += 1
         lat = first_hit.get((l["machine"], l["onset"]))
         if lat is not None:
             k["hits"] += 1
             k["latencies"].append(lat)
+            k["training"].append(lat - seconds_stopped(l["onset"], l["onset"] + lat, gaps))
             out["hits"] += 1
         else:
             out["missed"].append([l["machine"], l["onset"], l["kind"]])
@@ -187,10 +202,11 @@ def add(total, s):
         total[key] = total.get(key, 0) + s[key]
     for kind, k in s.get("by_kind", {}).items():
         t = total.setdefault("by_kind", {}).setdefault(kind, {"faults": 0, "hits": 0,
-                                                              "latencies": []})
+                                                              "latencies": [], "training": []})
         t["faults"] += k["faults"]
         t["hits"] += k["hits"]
         t["latencies"] += k["latencies"]
+        t["training"] += k.get("training", k["latencies"])
     for why, n in s.get("false_rules", {}).items():
         total.setdefault("false_rules", {})[why] = total.get("false_rules", {}).get(why, 0) + n
 
@@ -228,22 +244,31 @@ def summary_line(name, s):
 DIVERGENCE_KINDS = ("straggler", "host_slow", "slow_by_placement_then_worse")
 
 
-def kind_line(name, hits, faults, latencies):
-    lat = sorted(latencies)
-    med = f"{statistics.median(lat):.0f}" if lat else "-"
-    p95 = f"{lat[min(len(lat) - 1, int(0.95 * len(lat)))]:.0f}" if lat else "-"
-    return f"    {name:<30} {hits:>3}/{faults:<3} median {med:>5} s  p95 {p95:>5} s"
+def kind_line(name, hits, faults, latencies, training):
+    def median_p95(values):
+        v = sorted(values)
+        if not v:
+            return "    -", "    -"
+        return f"{statistics.median(v):>5.0f}", f"{v[min(len(v) - 1, int(0.95 * len(v)))]:>5.0f}"
+    med, p95 = median_p95(latencies)
+    t_med, t_p95 = median_p95(training)
+    return (f"    {name:<30} {hits:>3}/{faults:<3} median {med} s  p95 {p95} s  "
+            f"(in training: {t_med} s, {t_p95} s)")
 
 
 def kind_table(s):
+    """Per fault kind: hits, and the median and p95 from onset; beside them the same less the
+    time the job did not train (runs scored before session 51 have none: their latencies)."""
     by_kind = s.get("by_kind", {})
-    lines = [kind_line(kind, k["hits"], k["faults"], k["latencies"])
+    lines = [kind_line(kind, k["hits"], k["faults"], k["latencies"],
+                       k.get("training", k["latencies"]))
              for kind, k in sorted(by_kind.items())]
     divergence = [by_kind[k] for k in DIVERGENCE_KINDS if k in by_kind]
     if divergence:
         lines.append(kind_line("divergence faults together", sum(k["hits"] for k in divergence),
                                sum(k["faults"] for k in divergence),
-                               [x for k in divergence for x in k["latencies"]]))
+                               [x for k in divergence for x in k["latencies"]],
+                               [x for k in divergence for x in k.get("training", k["latencies"])]))
     return "\n".join(lines)
 
 
@@ -365,7 +390,7 @@ def main():
             machines = int(flags[flags.index("--machines") + 1])
             result, took = detect(args.vigil, os.path.join(out, "telemetry.csv"))
             labels = mark_unseen(out, read_labels(os.path.join(out, "labels.csv")), hours)
-            s = score(result["alerts"], labels, machines, hours)
+            s = score(result["alerts"], labels, machines, hours, training_gaps(out, labels))
             s["name"], s["flags"], s["seconds"], s["samples"] = name, flags, took, result["samples"]
             runs.append(s)
             print(f"[{i + 1}] {name} {' '.join(flags)}: {s['alerts']} alerts, {s['false']} false, "

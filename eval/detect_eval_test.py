@@ -96,6 +96,29 @@ class Summary(unittest.TestCase):
         self.assertIn("divergence faults together", last)
         self.assertIn("3/4", last)
         self.assertIn("median    50 s", last)
+        # Runs scored before the training column existed print their latencies there too.
+        self.assertIn("(in training:    50 s,    70 s)", last)
+
+    def test_a_hit_counts_the_time_the_job_trained_beside_the_time_from_onset(self):
+        # A straggler from +0, another machine's fatal fault stops the job from +30 until its
+        # restart ends at +800 (its hang, the kill and the restart overlap), named at +860.
+        labels = [{"machine": "a", "onset": T0, "kind": "straggler", "end": None}]
+        alerts = [{"machine": "a", "kind": "divergence", "detected": T0 + 860, "evidence": []}]
+        gaps = [(T0 + 30, T0 + 630), (T0 + 600, T0 + 700), (T0 + 700, T0 + 800)]
+        k = de.score(alerts, labels, 1, 1.0, gaps)["by_kind"]["straggler"]
+        self.assertEqual(k["latencies"], [860.0])
+        self.assertEqual(k["training"], [90.0])
+        self.assertIn("median   860 s  p95   860 s  (in training:    90 s,    90 s)",
+                      de.kind_table({"by_kind": {"straggler": k}}))
+
+
+class SecondsStopped(unittest.TestCase):
+    def test_overlapping_gaps_count_once_and_only_within_the_span(self):
+        gaps = [(T0 + 50, T0 + 150), (T0 + 100, T0 + 200), (T0 + 400, float("inf"))]
+        self.assertEqual(de.seconds_stopped(T0 + 120, T0 + 450, gaps), 80 + 50)
+
+    def test_no_gaps_no_time(self):
+        self.assertEqual(de.seconds_stopped(T0, T0 + 100, []), 0)
 
 
 if __name__ == "__main__":
