@@ -94,6 +94,12 @@ constexpr double kRestartWarmupShare = 0.5;
 constexpr double kSlowCentreHalfLife = 30;
 // The centre is moving while it lies more than this share of the level off its slow average.
 constexpr double kMovingShare = 0.2;
+// The centre holds still while it stays within this share of the level of where it stood when it
+// last moved by more; once it has held still for as long as a machine's value stays current
+// (CurrentWithin, the slowest machine's), its slow average is where it stands (Judge).
+constexpr double kStillShare = kMovingShare / 4;
+// A feature whose centre lies under this share of its level is stalled.
+constexpr double kStalledShare = 0.2;
 // The floor of the noise scale: relative to the level, and absolute (a feature at 0 everywhere).
 constexpr double kRelativeSpreadFloor = 1e-6;
 constexpr double kAbsoluteSpreadFloor = 1e-12;
@@ -597,6 +603,23 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
                       ? static_cast<float>(centre)
                       : static_cast<float>(p.slow_centre + Weight(dt, kSlowCentreHalfLife) *
                                                                (centre - p.slow_centre));
+  // After the warm-up, a job-wide step (a batch-size ramp, the end of an evaluation) has ended
+  // once the centre holds its new level: every machine has been scraped since, several times.
+  // The slow average would take a minute more to come within a fifth of the level (70 s after a
+  // step of 95%), and every machine's deviation begun then would wait for it and the settling
+  // after it. Not a stall (the centre under a fifth of its level, or most of the group's features
+  // so), whose own rules judge it: a checkpoint's or a hang's stillness is no level to train at.
+  // Nor over a warm-up, whose placements and spread are learned until the average has settled:
+  // its centre may hold while its machines still cross (a pipeline's stages leaving their init
+  // each at its own moment), and the spread is learned afresh only after the last move.
+  const bool group_stalled = group < group_stalls_.size() && group_stalls_[group].since >= 0;
+  if (p.since == now || std::fabs(centre - p.still) > kStillShare * p.level) {
+    p.still = static_cast<float>(centre);
+    p.still_since = now;
+  } else if (now - p.still_since >= current_within_ && p.settled == p.since && !group_stalled &&
+             std::fabs(centre) >= kStalledShare * p.level) {
+    p.slow_centre = static_cast<float>(centre);
+  }
   if (std::fabs(centre - p.slow_centre) > kMovingShare * p.level) p.moving = now;
   // Placements are learned over the warm-up, and past it until the centre has settled (while
   // nobody is judged yet), up to kMaxWarmups warm-ups: while machines cross a job-wide
@@ -611,7 +634,6 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   // During the group's stall (most features stalled) the placements learned in training may or
   // may not hold (every rank spins in its collective at one power, whatever its stage drew; a hot
   // machine stays hotter), and a stalled feature's level is kept from before it.
-  const bool group_stalled = group < group_stalls_.size() && group_stalls_[group].since >= 0;
   FollowLevel(p, centre, now, warming, group_stalled);
   FollowSpread(p, p.spread, frame_spread, dt, warming);
   // While placements are learned, a frame in which the centre moves (a job-wide transition that
@@ -1132,7 +1154,7 @@ void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double
 void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, bool group_stalled) {
   const double size = std::fabs(centre);
   if (p.history.empty()) p.level = static_cast<float>(size);
-  const bool stalled = size < 0.2 * p.level;
+  const bool stalled = size < kStalledShare * p.level;
   if (!stalled) {
     p.stalled_since = -1;
   } else if (p.stalled_since < 0) {

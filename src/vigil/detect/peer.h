@@ -248,6 +248,8 @@ class PeerModel {
     float slow_centre = 0;     // the centre, averaged with a 30 s half-life
     double moving = -1;        // last seen moving (the centre a fifth of the level off its slow
                                // average)
+    float still = 0;           // where the centre stood when it last moved by kStillShare or more
+    double still_since = -1;   // ... and when
     double placed_at = -1;     // when placement was last decided
     double settled = -1;       // the warm-up (its `since`) that has ended, its placements
                                // compared with those from before it
