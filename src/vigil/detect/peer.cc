@@ -605,13 +605,15 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
                                                                (centre - p.slow_centre));
   // After the warm-up, a job-wide step (a batch-size ramp, the end of an evaluation) has ended
   // once the centre holds its new level: every machine has been scraped since, several times.
-  // The slow average would take a minute more to come within a fifth of the level (70 s after a
-  // step of 95%), and every machine's deviation begun then would wait for it and the settling
-  // after it. Not a stall (the centre under a fifth of its level, or most of the group's features
-  // so), whose own rules judge it: a checkpoint's or a hang's stillness is no level to train at.
-  // Nor over a warm-up, whose placements and spread are learned until the average has settled:
-  // its centre may hold while its machines still cross (a pipeline's stages leaving their init
-  // each at its own moment), and the spread is learned afresh only after the last move.
+  // At a 1-s cadence that is 5 s, shorter than the smoothing's time constant, so up to a tenth of
+  // the level of its lag may be left: the settling after the move covers it. The slow average
+  // would take a minute more to come within a fifth of the level (70 s after a step of 95%), and
+  // every machine's deviation begun then would wait for it and the settling after it. Not a stall
+  // (the centre under a fifth of its level, or most of the group's features so), whose own rules
+  // judge it: a checkpoint's or a hang's stillness is no level to train at. Nor over a warm-up,
+  // whose placements and spread are learned until the average has settled: its centre may hold
+  // while its machines still cross (a pipeline's stages leaving their init each at its own moment),
+  // and the spread is learned afresh only after the last move.
   const bool group_stalled = group < group_stalls_.size() && group_stalls_[group].since >= 0;
   if (p.since == now || std::fabs(centre - p.still) > kStillShare * p.level) {
     p.still = static_cast<float>(centre);
