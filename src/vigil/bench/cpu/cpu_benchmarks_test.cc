@@ -54,6 +54,13 @@ TEST(CpuBenchmarksTest, Latency) {
   ExpectPositive(m);
 }
 
+// Stretches shorter than the chain (65,536 lines), wrapping around it: each must end where the
+// cycle's order says.
+TEST(CpuBenchmarksTest, LatencyTimesStretchesOfTheChain) {
+  auto b = MakeCpuLatencyBenchmark();
+  ExpectPositive(RunTiny(*b, {{"buffer_size", "4M"}, {"repetitions", "7"}, {"loads", "10000"}}));
+}
+
 TEST(CpuBenchmarksTest, Flops) {
   auto b = MakeCpuFlopsBenchmark();
   auto m = RunTiny(*b, {{"round_time", "0.01"}, {"repetitions", "2"}});
