@@ -206,7 +206,7 @@ def add(total, s):
         t["faults"] += k["faults"]
         t["hits"] += k["hits"]
         t["latencies"] += k["latencies"]
-        t["training"] += k.get("training", k["latencies"])
+        t["training"] += training_latencies(k)
     for why, n in s.get("false_rules", {}).items():
         total.setdefault("false_rules", {})[why] = total.get("false_rules", {}).get(why, 0) + n
 
@@ -244,6 +244,12 @@ def summary_line(name, s):
 DIVERGENCE_KINDS = ("straggler", "host_slow", "slow_by_placement_then_worse")
 
 
+def training_latencies(k):
+    """A kind's latencies less the time the job did not train; runs scored before session 51
+    have none, and their latencies stand in."""
+    return k.get("training", k["latencies"])
+
+
 def kind_line(name, hits, faults, latencies, training):
     def median_p95(values):
         v = sorted(values)
@@ -258,17 +264,16 @@ def kind_line(name, hits, faults, latencies, training):
 
 def kind_table(s):
     """Per fault kind: hits, and the median and p95 from onset; beside them the same less the
-    time the job did not train (runs scored before session 51 have none: their latencies)."""
+    time the job did not train (training_latencies)."""
     by_kind = s.get("by_kind", {})
-    lines = [kind_line(kind, k["hits"], k["faults"], k["latencies"],
-                       k.get("training", k["latencies"]))
+    lines = [kind_line(kind, k["hits"], k["faults"], k["latencies"], training_latencies(k))
              for kind, k in sorted(by_kind.items())]
     divergence = [by_kind[k] for k in DIVERGENCE_KINDS if k in by_kind]
     if divergence:
         lines.append(kind_line("divergence faults together", sum(k["hits"] for k in divergence),
                                sum(k["faults"] for k in divergence),
                                [x for k in divergence for x in k["latencies"]],
-                               [x for k in divergence for x in k.get("training", k["latencies"])]))
+                               [x for k in divergence for x in training_latencies(k)]))
     return "\n".join(lines)
 
 

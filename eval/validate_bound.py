@@ -168,10 +168,6 @@ class Oracle:
         return rows
 
 
-def findings(fleet_dir, budget):
-    return Oracle(fleet_dir).findings(budget)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--fleet', required=True, help="a fleetgen output directory")
@@ -181,7 +177,7 @@ def main():
     a = ap.parse_args()
     if not 0 <= a.budget < 1:
         ap.error('--budget must lie in [0, 1)')
-    rows = findings(a.fleet, a.budget)
+    rows = Oracle(a.fleet).findings(a.budget)
     f = open(a.out, 'w') if a.out else sys.stdout
     for r in rows:
         f.write(json.dumps(r) + '\n')

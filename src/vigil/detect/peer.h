@@ -245,7 +245,8 @@ class PeerModel {
     double since = -1;  // first judged
     float warmup = 0;   // seconds of the warm-up from `since`: --warmup, less after a restart
     float restart_warmup = 0;  // a restart's (RestartWarmup), as the group's last stall began
-    float slow_centre = 0;     // the centre, averaged with a 30 s half-life
+    float slow_centre = 0;     // the centre, averaged with a 30 s half-life; set to the centre
+                               // once it holds still after the warm-up (Judge)
     double moving = -1;        // last seen moving (the centre a fifth of the level off its slow
                                // average)
     float still = 0;           // where the centre stood when it last moved by kStillShare or more
