@@ -87,39 +87,20 @@ double QuantumOf(const std::vector<double>& xs) {
   return std::pow(10.0, -most);
 }
 
-// How many standard errors of sampling a tail's reading must lie beyond the normal's before it is
-// read as heavier (Extrapolated): one.
-constexpr double kHeavierBeyond = 1;
-
 // Where the tail of `z` (sorted) goes beyond probability `p`, extrapolated from its quantiles at
 // levels `a` < `b` by the Student t whose quantiles there stand in the same ratio (a normal at the
 // light end, Cauchy at the heavy one), anchored at the quantile at `a`. NaN when they do not rise.
-// A normal unless the ratio is heavier than a normal's beyond kHeavierBeyond of its sampling
-// error: the quantiles at the levels that many binomial standard errors inward (`a` up, `b` down)
-// must still stand further apart than a normal's. Read from a few thousand values of normal noise,
-// the ratio at 97.5% and 99.5% varies by about 2.5%, a ratio 2.5% heavier than the normal's reads
-// as a Student t of about 30 degrees of freedom, and extrapolated to a p of 1e-5 that put the limit
-// a fifth further out than the normal's (4.2 sigmas); TailLimit keeps the largest of two or three
-// readings, so most limits of normal noise lay beyond the normal's by chance (eval/fleetgen's
-// clean fleets: the disks' pooled model at 5.2, kernel launches' at 4.6; 4.2 with this). A heavy
-// tail whose reading is no further than that from the normal's is then read as normal: a cost
-// where a mixture of noise levels shows only far out, in the few values beyond 99.5%.
 double Extrapolated(std::span<const double> z, double a, double b, double p) {
   namespace bm = boost::math;
   const double qa = stats::QuantileOfSorted(z, a), qb = stats::QuantileOfSorted(z, b);
   if (!(qa > 0) || !(qb > qa)) return std::nan("");
-  const auto inward = [&](double q) {
-    return kHeavierBeyond * std::sqrt(q * (1 - q) / static_cast<double>(z.size()));
-  };
-  const double nearest_ratio = stats::QuantileOfSorted(z, b - inward(b)) /
-                               stats::QuantileOfSorted(z, std::min(1.0, a + inward(a)));
   const auto ratio = [&](double nu) {
     const bm::students_t t(nu);
     return bm::quantile(t, b) / bm::quantile(t, a);
   };
   constexpr double kMaxNu = 1000, kMinNu = 1;  // about normal; Cauchy
   const double r = qb / qa;
-  if (nearest_ratio <= ratio(kMaxNu)) {
+  if (r <= ratio(kMaxNu)) {
     const bm::normal n;
     return qa * bm::quantile(bm::complement(n, p)) / bm::quantile(n, a);
   }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <boost/math/distributions/normal.hpp>
 
 #include <cmath>
 #include <functional>
@@ -86,35 +85,6 @@ TEST(LearnTest, LimitsComeFromTheTailOfTheFleetsOwnValues) {
   const NodeFindings slow = Judge(one, light)[0];
   ASSERT_TRUE(slow.defective);
   EXPECT_EQ(ComponentName(slow.findings[0].component), "GPU 3");
-}
-
-// A tail is read as heavier than a normal's only where it is so beyond its sampling error: at a
-// p of about 1e-3 (one family of one value a node), a ratio of the quantiles at 97.5% and 90%
-// heavier than the normal's by 2% (the worse side beyond the 90% quantile stretched by 6%) is
-// within one standard error at 4,000 values (about 3%), and the limit is the normal's, 3.02;
-// before, it was read as a Student t's, 3.24. One 5% heavier (stretched by 15%) is read as
-// heavier. The values lie at the normal's quantiles: no chance in either.
-TEST(LearnTest, ATailReadsHeavierOnlyBeyondItsSamplingError) {
-  const int nodes = 4000;
-  const boost::math::normal normal;
-  const double body = boost::math::quantile(normal, 0.1);
-  const auto limit = [&](double stretch) {
-    std::vector<FleetRow> rows;
-    for (int n = 0; n < nodes; ++n) {
-      double q = boost::math::quantile(normal, (n + 0.5) / nodes);
-      if (q < body) q = body + (q - body) * (1 + stretch);  // lower is worse
-      FleetRow& r = rows.emplace_back();
-      r.node = fmt::format("n{:04}", n);
-      r.values.emplace_back("gemm-flops/fp16_tc_flops", 1000 * (1 + 0.01 * q));
-    }
-    return Family(*Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{}),
-                  "gemm-flops/fp16_tc_flops")
-        .limit;
-  };
-  const double normal_limit = limit(0);
-  EXPECT_NEAR(normal_limit, 3.02, 0.01);
-  EXPECT_NEAR(limit(0.06), normal_limit, 0.01);
-  EXPECT_GT(limit(0.15), 1.1 * normal_limit);
 }
 
 // More than a thousandth of the GPUs defective puts the defects' own values where the farthest
