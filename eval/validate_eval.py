@@ -37,8 +37,8 @@ sys.path.insert(0, os.path.join(HERE, 'fleetgen'))
 import reference_rules  # noqa: E402
 import validate_bound  # noqa: E402
 
-REGIMES = ['clean', 'correlated', 'rounded', 'heavy', 'moderate', 'firmware', 'two-classes', 'messy',
-           'all']
+REGIMES = ['clean', 'correlated', 'rounded', 'heavy', 'moderate', 'mixed', 'firmware', 'two-classes',
+           'messy', 'all']
 RULES = ['superbench', 'mad', 'iqr']
 
 # Vigil's component names (validate/anatomy.h) as the truth's kinds.

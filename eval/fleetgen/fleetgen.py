@@ -130,8 +130,8 @@ CLASSES = {
 }
 
 NAMINGS = ['v02', 'v04', 'current']
-REGIMES = ['clean', 'correlated', 'rounded', 'heavy', 'moderate', 'firmware', 'two-classes', 'messy',
-           'all']
+REGIMES = ['clean', 'correlated', 'rounded', 'heavy', 'moderate', 'mixed', 'firmware', 'two-classes',
+           'messy', 'all']
 KINDS = ['slow_gpu', 'slow_hbm', 'slow_pcie', 'slow_nic', 'slow_nvlink', 'slow_disk', 'kernel_launch']
 NGPU = 8
 NHCA = 8
@@ -509,6 +509,11 @@ class Regime:
         # thousand values cannot tell it from a normal, where a learner that bets on the normal
         # flags many times its budget.
         self.moderate = name == 'moderate'
+        # Tails of two shapes in one fleet: latencies that interference stretches (kernel launch
+        # times, fio's latency percentiles) a Student t of 3, everything else normal (not part of
+        # `all` either): a learner that pools the shape of its tests' tails across the class pulls
+        # the few heavy ones toward the normal.
+        self.mixed = name == 'mixed'
         self.firmware = a or name == 'firmware'
         self.two_classes = a or name == 'two-classes'
         self.messy = a or name == 'messy'
@@ -625,8 +630,9 @@ def node_values(rng, layout, reg, st, defect, eff, drop_bench, fail_bench):
             out[m.key] = fmt(m.base, m.prec, reg.rounded)
             continue
         cv = m.cv / 100.0
-        if reg.heavy or reg.moderate:
-            e = student_t(rng, 3 if reg.heavy else 8)
+        stretched = reg.mixed and (m.bench == 'kernel-launch' or '_lat_ns_' in m.key)
+        if reg.heavy or reg.moderate or stretched:
+            e = student_t(rng, 8 if reg.moderate else 3)
         else:
             e = rng.gauss(0.0, 1.0)
         x = 0.0

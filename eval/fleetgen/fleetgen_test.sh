@@ -88,20 +88,22 @@ python3 "$rules" score --truth "$dir/current-a/truth.jsonl" --findings "$dir/ora
 # The moderate regime's noise has a tail heavier than the clean one's (Student t of 8): of the GEMM
 # values of healthy nodes, more lie beyond 3.5 robust sigmas of their key (0.84% against 0.17% at
 # seed 7; a normal's share is 0.05%, robust sigmas of 48 values are themselves noisy), and no node
-# is tagged noisy.
-for r in clean moderate; do
+# is tagged noisy. The mixed regime's kernel launch times are heavier still (Student t of 3: 3.5%
+# beyond), its GEMM values normal (0.49%; a normal key's share of 48 values reads 0.1-0.5%).
+for r in clean moderate mixed; do
   python3 "$gen" --nodes 50 --seed 7 --regime $r --out "$dir/tail-$r" > /dev/null
 done
-python3 - "$dir/tail-clean" "$dir/tail-moderate" <<'PY' || fail "the moderate regime's tail"
+python3 - "$dir" <<'PY' || fail "the moderate and mixed regimes' tails"
 import json, os, statistics, sys
-def beyond(d):
+def beyond(regime, prefix):
+    d = os.path.join(sys.argv[1], 'tail-' + regime)
     truth = [json.loads(line) for line in open(os.path.join(d, 'truth.jsonl'))]
     healthy = {t['node'] for t in truth if t['healthy']}
     cols = {}
     for row in map(json.loads, open(os.path.join(d, 'results-summary.jsonl'))):
         if row['node'] in healthy:
             for k, v in row.items():
-                if k.startswith('gemm-flops/'):
+                if k.startswith(prefix) and not k.endswith('return_code'):
                     cols.setdefault(k, []).append(v)
     far = n = 0
     for xs in cols.values():
@@ -111,9 +113,12 @@ def beyond(d):
             far += sum(abs(x - m) > 3.5 * s for x in xs)
             n += len(xs)
     return far / n, sum('noisy' in t for t in truth)
-clean, moderate = beyond(sys.argv[1]), beyond(sys.argv[2])
+clean, moderate = beyond('clean', 'gemm-flops/'), beyond('moderate', 'gemm-flops/')
 assert moderate[1] == 0, moderate  # every node at one noise level
 assert moderate[0] > 3 * clean[0] and moderate[0] > 0.004, (clean, moderate)
+mixed_gemm, mixed_launch = beyond('mixed', 'gemm-flops/'), beyond('mixed', 'kernel-launch/')
+assert mixed_gemm[1] == 0 and mixed_gemm[0] < 0.008, mixed_gemm
+assert mixed_launch[0] > 3 * mixed_gemm[0] and mixed_launch[0] > 0.015, (mixed_gemm, mixed_launch)
 PY
 python3 "$gen" --nodes 5 --out "$dir/x" --sizes 3,banana > /dev/null 2>&1 && fail "a bad --sizes was accepted"
 echo "fleetgen_test: ok"
