@@ -90,9 +90,11 @@ python3 "$rules" score --truth "$dir/current-a/truth.jsonl" --findings "$dir/ora
 # seed 7; a normal's share is 0.05%, robust sigmas of 48 values are themselves noisy), and no node
 # is tagged noisy. The mixed regime's kernel launch times are heavier still (Student t of 3: 3.5%
 # beyond), its GEMM values normal (0.49%; a normal key's share of 48 values reads 0.1-0.5%).
+pids=()
 for r in clean moderate mixed; do
-  python3 "$gen" --nodes 50 --seed 7 --regime $r --out "$dir/tail-$r" > /dev/null
+  python3 "$gen" --nodes 50 --seed 7 --regime $r --out "$dir/tail-$r" > /dev/null & pids+=($!)
 done
+for p in "${pids[@]}"; do wait "$p" || fail "a tail fleet was not generated"; done
 python3 - "$dir" <<'PY' || fail "the moderate and mixed regimes' tails"
 import json, os, statistics, sys
 def beyond(regime, prefix):
