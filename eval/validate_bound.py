@@ -18,7 +18,10 @@ Pearson); it is not a strict bound where the noise is heavy-tailed or shared bet
 
 A node is flagged for C where that evidence exceeds one threshold, the smallest that flags at
 most --budget of the healthy nodes (those the messy regime left whole) on any component: the
-threshold is read from the healthy nodes themselves, in sample, which flatters the oracle.
+threshold is read from the healthy nodes themselves, in sample, which flatters the oracle. A
+component with a measurement that did not come back from a run that failed (its benchmark's
+return code not 0; a gross defect fails the run on the component) or did not run is flagged
+whatever the threshold, as every rule flags a failed run.
 
     eval/validate_bound.py --fleet DIR [--budget 0.005] [--out FINDINGS.jsonl]
 
@@ -118,8 +121,11 @@ def evidence(fleet, truth, naming):
         rows = []
         for comp, weights in hyp[group_of(t)[0]]:
             num = den = 0.0
+            failed = False  # a key the class reports is absent, its benchmark's run not a success
             for k, w in weights.items():
                 v = vals.get(k)
+                if k in s and v is None:
+                    failed |= vals.get(k.rsplit('/', 1)[0] + '/return_code') != 0
                 if k not in s or not numeric(v) or v <= 0:
                     continue
                 if k not in direction:
@@ -132,7 +138,11 @@ def evidence(fleet, truth, naming):
                 a = w / spread
                 num += a * z
                 den += a * a
-            if den > 0:
+            if failed:
+                # Measurements of the component did not come back from a run that failed on it or
+                # did not run: every rule reports that, and so does the oracle.
+                rows.append((comp, math.inf))
+            elif den > 0:
                 rows.append((comp, num / math.sqrt(den)))
         out[node] = rows
     return out

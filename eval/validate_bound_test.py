@@ -59,6 +59,18 @@ class Bound(unittest.TestCase):
         self.assertGreaterEqual(s['by_size']['12']['right_component_rate'], 0.9)
         self.assertLess(s['by_size']['3']['recall'], s['by_size']['12']['recall'])
 
+    def test_a_component_whose_measurements_did_not_come_back_is_flagged(self):
+        # Gross defects fail their benchmark's run on the component (its keys absent): found and
+        # named, as every rule reports a failed run; before, the oracle read no evidence there.
+        d = os.path.join(self.dir, 'gross')
+        generate(d, 'clean', 'gross')
+        truth = truth_of(d)
+        failed = [t for t in truth if t.get('failed')]
+        self.assertTrue(failed)
+        s = reference_rules.score(truth, vb.Oracle(d).findings(0.005))
+        self.assertEqual(s['by_size']['gross']['recall'], 1.0)
+        self.assertEqual(s['by_size']['gross']['right_component_rate'], 1.0)
+
     def test_every_component_a_defect_can_hit_has_a_hypothesis(self):
         import fleetgen
         for cls, spec in fleetgen.CLASSES.items():
