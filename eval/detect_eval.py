@@ -116,26 +116,20 @@ def training_gaps(job, labels):
     return gaps
 
 
-def visible_seconds(onset, size, ramp_s, end, gaps):
-    """Seconds of training, before `end`, in which a fault growing linearly from 0 at `onset`
-    to `size` over `ramp_s` seconds was at least VISIBLE_SIZE."""
-    if size < VISIBLE_SIZE:
-        return 0.0
-    spans = [(onset + ramp_s * VISIBLE_SIZE / size, end)]
+def seconds_training(start, end, gaps):
+    """Seconds of [start, end] outside every one of `gaps` (training_gaps; they may overlap)."""
+    spans = [(start, end)]
     for a, b in gaps:
         spans = [p for lo, hi in spans for p in ((lo, min(hi, a)), (max(lo, b), hi)) if p[1] > p[0]]
     return sum(hi - lo for lo, hi in spans)
 
 
-def seconds_stopped(start, end, gaps):
-    """Seconds of [start, end] inside the union of `gaps` (training_gaps), each counted once."""
-    spans = sorted((max(a, start), min(b, end)) for a, b in gaps if min(b, end) > max(a, start))
-    total, reach = 0.0, start
-    for a, b in spans:
-        if b > reach:
-            total += b - max(a, reach)
-            reach = b
-    return total
+def visible_seconds(onset, size, ramp_s, end, gaps):
+    """Seconds of training, before `end`, in which a fault growing linearly from 0 at `onset`
+    to `size` over `ramp_s` seconds was at least VISIBLE_SIZE."""
+    if size < VISIBLE_SIZE:
+        return 0.0
+    return seconds_training(onset + ramp_s * VISIBLE_SIZE / size, end, gaps)
 
 
 def mark_unseen(job, labels, hours):
@@ -189,7 +183,7 @@ def score(alerts, labels, machines, hours, gaps=()):
         if lat is not None:
             k["hits"] += 1
             k["latencies"].append(lat)
-            k["training"].append(lat - seconds_stopped(l["onset"], l["onset"] + lat, gaps))
+            k["training"].append(seconds_training(l["onset"], l["onset"] + lat, gaps))
             out["hits"] += 1
         else:
             out["missed"].append([l["machine"], l["onset"], l["kind"]])
