@@ -1037,25 +1037,38 @@ float PeerModel::WindowLevel(float* smoothed, const float* raw, size_t n) const 
   // events), or a median the event did not move (a spike of one sample, whose tail shifts the
   // smoothed values by less). A raw value not above 0 (a rate that fell to 0) is a level below
   // every other (-inf).
+  // In a tie, half the values near their level and half away in one run between them, the level
+  // held on both sides of the run is the machine's: an event came and went (a cron job of 60 s,
+  // 5 of the 10 raw values of a window at 15 s, partial rates at both its ends included). A fault
+  // that began in the window is still there at its end. Either middle value of an even count can
+  // be that level (the lower one where the event lay above it).
   const float level = MedianOfFirst(smoothed, n);
   float sorted[kWarmSamples];
   std::copy(raw, raw + n, sorted);
-  const float middle = MedianOfFirst(sorted, n);
+  const float upper = MedianOfFirst(sorted, n);
+  const float lower = n % 2 == 0 ? *std::max_element(sorted, sorted + n / 2) : upper;
   const double tolerance = PlacementTolerance();
   float kept[kWarmSamples];
-  size_t count = 0, first = n, last = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (std::fabs(raw[i] - middle) <= tolerance) {
-      kept[count++] = raw[i];
-    } else {
-      first = std::min(first, i);
-      last = i;
+  for (const float middle : {upper, lower}) {
+    size_t count = 0, first = n, last = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (std::fabs(raw[i] - middle) <= tolerance) {
+        kept[count++] = raw[i];
+      } else {
+        first = std::min(first, i);
+        last = i;
+      }
     }
+    const bool one_run = count < n && last - first + 1 == n - count;
+    const bool between = first > 0 && last + 1 < n;
+    if (!one_run || 2 * count < n || (2 * count == n && !between) ||
+        count < static_cast<size_t>(o_.min_samples)) {
+      continue;
+    }
+    const float near = MedianOfFirst(kept, count);
+    return std::fabs(level - near) <= tolerance ? level : near;
   }
-  const bool one_run = count < n && last - first + 1 == n - count;
-  if (!one_run || 2 * count <= n || count < static_cast<size_t>(o_.min_samples)) return level;
-  const float near = MedianOfFirst(kept, count);
-  return std::fabs(level - near) <= tolerance ? level : near;
+  return level;
 }
 
 bool PeerModel::SitsAtPlacement(const Track& t, double centre) const {
