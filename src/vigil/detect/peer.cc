@@ -1024,7 +1024,7 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   return true;
 }
 
-float PeerModel::WindowLevel(float* smoothed, const float* raw, size_t n) const {
+float PeerModel::WindowLevel(float* smoothed, const float* raw, size_t n, float before) const {
   // The smoothing stretches an event of the machine's own by its tail: a network burst of 47 s
   // in a window of 150 s at a 15 s cadence was in 4 of its 10 raw values and, with the tail, in 6
   // of its 10 smoothed ones, whose median was then the burst's. The raw values show the event as
@@ -1037,11 +1037,15 @@ float PeerModel::WindowLevel(float* smoothed, const float* raw, size_t n) const 
   // events), or a median the event did not move (a spike of one sample, whose tail shifts the
   // smoothed values by less). A raw value not above 0 (a rate that fell to 0) is a level below
   // every other (-inf).
-  // In a tie, half the values near their level and half away in one run between them, the level
-  // held on both sides of the run is the machine's: an event came and went (a cron job of 60 s,
-  // 5 of the 10 raw values of a window at 15 s, partial rates at both its ends included). A fault
-  // that began in the window is still there at its end. Either middle value of an even count can
-  // be that level (the lower one where the event lay above it).
+  // In a tie, half the values near their level and half away in one run between them, that level
+  // is the machine's where it also held it just before the window (`before`, a raw level; NaN
+  // where unknown): an event came and went, from it and back to it (a cron job of 60 s, 5 of the
+  // 10 raw values of a window at 15 s, partial rates at both its ends included). Not a fault that
+  // began in the window and is still there at its end, nor one that began at the window's start
+  // and let go of the machine in its middle, nor two events of its own at the window's two ends:
+  // each leaves another level just before the window or at its end. A fault that was there
+  // before the window too is the machine's level as far as the warm-up can tell. Either middle
+  // value of an even count can be that level (the lower one where the event lay above it).
   const float level = MedianOfFirst(smoothed, n);
   float sorted[kWarmSamples];
   std::copy(raw, raw + n, sorted);
@@ -1060,12 +1064,10 @@ float PeerModel::WindowLevel(float* smoothed, const float* raw, size_t n) const 
       }
     }
     const bool one_run = count < n && last - first + 1 == n - count;
-    const bool between = first > 0 && last + 1 < n;
-    if (!one_run || 2 * count < n || (2 * count == n && !between) ||
-        count < static_cast<size_t>(o_.min_samples)) {
-      continue;
-    }
+    if (!one_run || 2 * count < n || count < static_cast<size_t>(o_.min_samples)) continue;
     const float near = MedianOfFirst(kept, count);
+    const bool between = first > 0 && last + 1 < n && std::fabs(near - before) <= tolerance;
+    if (2 * count == n && !between) continue;
     return std::fabs(level - near) <= tolerance ? level : near;
   }
   return level;
@@ -1116,16 +1118,24 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     // the machine's own in them) learned no placement.
     const double from = std::max(ff.now - ff.since, ff.warmup) - ff.warmup / 2;
     warm.from = static_cast<float>(from);
-    float levels[kWarmSamples], raw[kWarmSamples];
-    size_t n = 0;
+    float levels[kWarmSamples], raw[kWarmSamples], before[kWarmSamples];
+    size_t n = 0, b = 0;
     for (size_t k = 0; k < warm.count; ++k) {  // oldest first
       const size_t i = warm.count < kWarmSamples ? k : (warm.next + k) % kWarmSamples;
-      if (warm.at[i] < from) continue;
+      if (warm.at[i] < from) {
+        before[b++] = warm.raw[i];
+        continue;
+      }
       raw[n] = warm.raw[i];
       levels[n++] = warm.values[i];
     }
     if (n == 0) return;
-    SetPlacement(t, WindowLevel(levels, raw, n));
+    // The raw level just before the window: the median of the last few raw values before it
+    // (those the ring still holds: at a slow cadence it reaches back further).
+    const size_t last = std::min(b, kJustBefore);
+    const float held =
+        last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
+    SetPlacement(t, WindowLevel(levels, raw, n, held));
     if (t.learned < UINT16_MAX) ++t.learned;
     return;
   }

@@ -208,6 +208,8 @@ class PeerModel {
   // most kWarmSamples of them (fewer at a slow cadence): its placement is their median.
   static constexpr size_t kWarmSamples = 16;
   static constexpr size_t kPriorSamples = 8;
+  // How many of the raw levels just before a warm-up's window say what level it held there.
+  static constexpr size_t kJustBefore = 3;
   struct WarmLevels {
     float values[kWarmSamples] = {};
     // The latest raw value's level at each, against FeatureFrame::raw_centre; -inf where either is
@@ -438,10 +440,11 @@ class PeerModel {
   bool Relearn(const FeatureFrame& ff, uint32_t m, Track& t);
   // The placement that a warm-up's window of n levels (oldest first) gives: the median of the
   // smoothed values' levels, or, where the raw values away from their median (one event of the
-  // machine's own) form one run and are fewer than the others, and the event moved the smoothed
+  // machine's own) form one run and are fewer than the others (or as many, between them and at
+  // the raw level `before` held just before the window), and the event moved the smoothed
   // median beyond the tolerance from the others', the median of the others' raw levels.
   // Reorders `smoothed`.
-  float WindowLevel(float* smoothed, const float* raw, size_t n) const;
+  float WindowLevel(float* smoothed, const float* raw, size_t n, float before) const;
   // Whether t's level sits within effect_min of its placement against `centre` (true where
   // either is not above 0: no placement is learned there).
   bool SitsAtPlacement(const Track& t, double centre) const;

@@ -1804,6 +1804,34 @@ TEST(PeerModelTest, AnEventOfTheMachinesOwnOverHalfTheWarmUpsWindowBetweenItsLev
   }
 }
 
+// A reviewer's two cases against the rule above, without the level held just before the window:
+// the values at the window's two ends need not be the machine's level. Machine 3, in a job whose
+// machines sit at four levels (a pipeline's stages), drops to 0.6 of its level at the window's
+// start (150 s), is back over 195-255 s and down for good from 270 s; or, among peers at 90-125
+// and at 122 of its own, dips to 60 over 140-185 and 265-310 s (two events of its own, at the
+// window's two ends) and falls to 0.75 of its level at 1,200 s. Half the window's raw values
+// lie at each level, the run of its own level between the others; both were placed at the
+// others' level and never named. Each is named for its fault.
+TEST(PeerModelTest, ValuesAtBothEndsOfTheWindowAreNoLevelThatWasNotHeldBeforeIt) {
+  for (const bool flapping : {true, false}) {
+    SCOPED_TRACE(flapping);
+    Rng rng(57, 0);
+    Job job(16, {PeerSignal("rx", Worse::kLower)});
+    job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
+      if (flapping) {
+        const double level = 70 + 10 * (m % 4);
+        const bool down = m == 3 && t >= 150 && !(t >= 195 && t <= 255);
+        return Fresh(Noisy(rng, down ? 0.6 * level : level));
+      }
+      if (t < 130) return Fresh(Noisy(rng, 100));
+      if (m != 3) return Fresh(Noisy(rng, 90 + 5 * (m % 8)));
+      if ((t >= 140 && t < 185) || (t >= 265 && t < 310)) return Fresh(Noisy(rng, 60));
+      return Fresh(Noisy(rng, t >= 1200 ? 0.75 * 122 : 122));
+    });
+    ExpectNamedOnlyForItsFault(job, 3, true, flapping ? 150 : 1200);
+  }
+}
+
 // A fault that begins in the warm-up's last minutes is no event of the warm-up: machine 3 (alone),
 // or machines 3-6 (together: a shared cause), dropping to 60 from 270 s never sit at the
 // placements learned at 100, but they are not back at a level they held before the window
