@@ -852,7 +852,7 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
       t.sat = -1;
     }
   }
-  LearnPlacement(ff, t, warm, deviates);
+  LearnPlacement(ff, m, t, warm, deviates);
   // Its own scatter: over the warm-up, that of its second half only, as for its placement (the
   // first minutes, a restart's first iteration many times longer, are no scatter), the last
   // minute weighing most; after it, while it does not deviate.
@@ -946,6 +946,18 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   Trigger(p, ff.group, ff.f, m, ff.persistence, std::min<double>(ff.persistence, t.took));
 }
 
+bool PeerModel::PlacedAt(uint32_t f, uint32_t m, double level) const {
+  const double tolerance = PlacementTolerance();
+  size_t placed = 0;
+  for (uint32_t o : valid_) {
+    if (o != m && std::fabs(TrackOf(o, f).log_a - level) <= tolerance &&
+        ++placed >= kSharedMachines) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // A machine whose level has not once sat at the placement its warm-up learned since the
   // warm-up ended, back at the level it held just before the window the placement was learned
@@ -1024,7 +1036,8 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   return true;
 }
 
-float PeerModel::WindowLevel(float* smoothed, const float* raw, size_t n, float before) const {
+float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed, const float* raw,
+                             size_t n, float before) const {
   // The smoothing stretches an event of the machine's own by its tail: a network burst of 47 s
   // in a window of 150 s at a 15 s cadence was in 4 of its 10 raw values and, with the tail, in 6
   // of its 10 smoothed ones, whose median was then the burst's. The raw values show the event as
@@ -1039,35 +1052,46 @@ float PeerModel::WindowLevel(float* smoothed, const float* raw, size_t n, float 
   // every other (-inf).
   // In a tie, half the values near their level and half away in one run between them, that level
   // is the machine's where it also held it just before the window (`before`, a raw level; NaN
-  // where unknown): an event came and went, from it and back to it (a cron job of 60 s, 5 of the
-  // 10 raw values of a window at 15 s, partial rates at both its ends included). Not a fault that
-  // began in the window and is still there at its end, nor one that began at the window's start
-  // and let go of the machine in its middle, nor two events of its own at the window's two ends:
-  // each leaves another level just before the window or at its end. A fault that was there
-  // before the window too is the machine's level as far as the warm-up can tell. Either middle
-  // value of an even count can be that level (the lower one where the event lay above it).
+  // where unknown) and the run's level is no population's (kSharedMachines others placed there: a
+  // pipeline's stage, a class of hardware): an event of its own came and
+  // went, from that level and back to it (a cron job of 60 s, 5 of the 10 raw values of a window
+  // at 15 s, partial rates at both its ends included). Not a fault that began in the window and
+  // is still there at its end, nor one that began at the window's start and let go of the machine
+  // in its middle, nor two events of its own at the window's two ends (each leaves another level
+  // just before the window or at its end); nor, in a job whose machines sit at several levels (a
+  // pipeline's stages), a fault there before the window that let go of the machine in its middle,
+  // back at its stage's level. A handful of machines are in events of their own at any moment in
+  // a job of a thousand: one other machine at the run's level is no population. Either middle value
+  // of an even count is tried in a tie (the lower one is that level where the event lay above it).
   const float level = MedianOfFirst(smoothed, n);
   float sorted[kWarmSamples];
   std::copy(raw, raw + n, sorted);
   const float upper = MedianOfFirst(sorted, n);
   const float lower = n % 2 == 0 ? *std::max_element(sorted, sorted + n / 2) : upper;
   const double tolerance = PlacementTolerance();
-  float kept[kWarmSamples];
+  float kept[kWarmSamples], away[kWarmSamples];
   for (const float middle : {upper, lower}) {
     size_t count = 0, first = n, last = 0;
     for (size_t i = 0; i < n; ++i) {
       if (std::fabs(raw[i] - middle) <= tolerance) {
         kept[count++] = raw[i];
       } else {
+        away[i - count] = raw[i];
         first = std::min(first, i);
         last = i;
       }
     }
     const bool one_run = count < n && last - first + 1 == n - count;
-    if (!one_run || 2 * count < n || count < static_cast<size_t>(o_.min_samples)) continue;
+    const bool tie = 2 * count == n;
+    if (!one_run || 2 * count < n || count < static_cast<size_t>(o_.min_samples) ||
+        (middle != upper && !tie)) {
+      continue;
+    }
     const float near = MedianOfFirst(kept, count);
-    const bool between = first > 0 && last + 1 < n && std::fabs(near - before) <= tolerance;
-    if (2 * count == n && !between) continue;
+    if (tie && !(first > 0 && last + 1 < n && std::fabs(near - before) <= tolerance &&
+                 !PlacedAt(ff.f, m, MedianOfFirst(away, n - count)))) {
+      continue;
+    }
     return std::fabs(level - near) <= tolerance ? level : near;
   }
   return level;
@@ -1080,7 +1104,8 @@ bool PeerModel::SitsAtPlacement(const Track& t, double centre) const {
   return level <= 1 + o_.effect_min && level * (1 + o_.effect_min) >= 1;
 }
 
-void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& warm, bool deviates) {
+void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, WarmLevels& warm,
+                               bool deviates) {
   // Placement: the machine's level against the centre, never learned during a stall (the
   // feature's own, or its group's: then not even over a warm-up, whose levels are no placement).
   if (!ff.levels_hold() || ff.centre <= 0 || t.smooth <= 0) return;
@@ -1135,7 +1160,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, Track& t, WarmLevels& war
     const size_t last = std::min(b, kJustBefore);
     const float held =
         last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
-    SetPlacement(t, WindowLevel(levels, raw, n, held));
+    SetPlacement(t, WindowLevel(ff, m, levels, raw, n, held));
     if (t.learned < UINT16_MAX) ++t.learned;
     return;
   }

@@ -433,18 +433,23 @@ class PeerModel {
   void FollowRun(const FeatureFrame& frame, Peers& p, uint32_t m, Track& t, bool deviates,
                  bool stepped, double strength);
   // Machine m's placement (Track::log_a) learned from its level against the centre.
-  void LearnPlacement(const FeatureFrame& frame, Track& t, WarmLevels& warm, bool deviates);
+  void LearnPlacement(const FeatureFrame& frame, uint32_t m, Track& t, WarmLevels& warm,
+                      bool deviates);
   // Learns machine m's placement on ff's feature again where it stands, instead of naming it,
   // where its warm-up's placement is not confirmed and it is back at the level it held before the
   // window the placement was learned from; returns whether it did.
   bool Relearn(const FeatureFrame& ff, uint32_t m, Track& t);
-  // The placement that a warm-up's window of n levels (oldest first) gives: the median of the
-  // smoothed values' levels, or, where the raw values away from their median (one event of the
-  // machine's own) form one run and are fewer than the others (or as many, between them and at
-  // the raw level `before` held just before the window), and the event moved the smoothed
-  // median beyond the tolerance from the others', the median of the others' raw levels.
-  // Reorders `smoothed`.
-  float WindowLevel(float* smoothed, const float* raw, size_t n, float before) const;
+  // The placement that a warm-up's window of n levels (oldest first) of machine m gives: the
+  // median of the smoothed values' levels, or, where the raw values away from their median (one
+  // event of the machine's own) form one run and are fewer than the others (or as many, between
+  // them, at the raw level `before` held just before the window, and at a level no population of
+  // machines is placed at: PlacedAt), and the event moved the smoothed median beyond the tolerance
+  // from the others', the median of the others' raw levels. Reorders `smoothed`.
+  float WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed, const float* raw, size_t n,
+                    float before) const;
+  // Whether kSharedMachines or more of feature f's current machines other than m are placed
+  // within the placement tolerance of `level` (log, against the typical machine).
+  bool PlacedAt(uint32_t f, uint32_t m, double level) const;
   // Whether t's level sits within effect_min of its placement against `centre` (true where
   // either is not above 0: no placement is learned there).
   bool SitsAtPlacement(const Track& t, double centre) const;

@@ -1832,6 +1832,34 @@ TEST(PeerModelTest, ValuesAtBothEndsOfTheWindowAreNoLevelThatWasNotHeldBeforeIt)
   }
 }
 
+// A second reviewer's cases. In a job whose machines sit at four levels (a pipeline's stages),
+// machine 3's receive rate is at 0.6 of its level from 60 s, back at it over 195-255 s (5 of the
+// window's 10 raw values, between the others) and down again for good: the level before the
+// window and at its two ends is the fault's, and the run's is its stage's, which other machines
+// share. Without that check it was placed at the fault's level and never named. And a fault from
+// 210 s whose first rate is partial (between the two levels): around the lower middle value, 6
+// of the 10 values lie in the fault's run, and with the lower middle tried outside a tie it was
+// placed at the fault's level and never named. Each is named.
+TEST(PeerModelTest, ALevelOtherMachinesShareIsNoEventOfTheMachinesOwn) {
+  for (const bool flapping : {true, false}) {
+    SCOPED_TRACE(flapping);
+    Rng rng(flapping ? 57 : 1, 0);
+    Job job(16, {PeerSignal("rx", Worse::kLower)});
+    job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
+      if (flapping) {
+        const double level = 70 + 10 * (m % 4);
+        const bool down = m == 3 && t >= 60 && !(t >= 195 && t <= 255);
+        return Fresh(Noisy(rng, down ? 0.6 * level : level));
+      }
+      const double level = 60 + 20 * (m % 4);
+      if (m != 3) return Fresh(Noisy(rng, level));
+      if (t == 210) return Fresh(Noisy(rng, 0.9 * level));
+      return Fresh(Noisy(rng, t > 210 ? 0.8 * level : level));
+    });
+    EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
+  }
+}
+
 // A fault that begins in the warm-up's last minutes is no event of the warm-up: machine 3 (alone),
 // or machines 3-6 (together: a shared cause), dropping to 60 from 270 s never sit at the
 // placements learned at 100, but they are not back at a level they held before the window
