@@ -1050,19 +1050,21 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
   // events), or a median the event did not move (a spike of one sample, whose tail shifts the
   // smoothed values by less). A raw value not above 0 (a rate that fell to 0) is a level below
   // every other (-inf).
-  // In a tie, half the values near their level and half away in one run between them, that level
-  // is the machine's where it also held it just before the window (`before`, a raw level; NaN
-  // where unknown) and the run's level is no population's (kSharedMachines others placed there: a
-  // pipeline's stage, a class of hardware): an event of its own came and
-  // went, from that level and back to it (a cron job of 60 s, 5 of the 10 raw values of a window
-  // at 15 s, partial rates at both its ends included). Not a fault that began in the window and
-  // is still there at its end, nor one that began at the window's start and let go of the machine
-  // in its middle, nor two events of its own at the window's two ends (each leaves another level
-  // just before the window or at its end); nor, in a job whose machines sit at several levels (a
-  // pipeline's stages), a fault there before the window that let go of the machine in its middle,
-  // back at its stage's level. A handful of machines are in events of their own at any moment in
-  // a job of a thousand: one other machine at the run's level is no population. Either middle value
-  // of an even count is tried in a tie (the lower one is that level where the event lay above it).
+  // In a tie, half the values near their level and half away in one run between them, that level is
+  // the machine's where it also held it just before the window (`before`, a raw level; NaN where
+  // unknown), that level is a population's (kSharedMachines others placed there: a pipeline's
+  // stage, a class of hardware, the typical machines) and the run's is none: an event of its own
+  // came and went, from that level and back to it (a cron job of 60 s, 5 of the 10 raw values of a
+  // window at 15 s, partial rates at both its ends included). Not a fault that began in the window
+  // and is still there at its end, nor one that began at the window's start and let go of the
+  // machine in its middle, nor two events of its own at the window's two ends (each leaves another
+  // level just before the window or at its end); nor, in a job whose machines sit at several levels
+  // (a pipeline's stages), a fault there before the window that let go of the machine in its
+  // middle, back at its stage's level, nor, in a job of stages of one or two machines, one whose
+  // fault's level no others share. A handful of machines are in events of their own at any moment
+  // in a job of a thousand: one other machine at the run's level is no population. Either middle
+  // value of an even count is tried in a tie (the lower one is that level where the event lay above
+  // it).
   const float level = MedianOfFirst(smoothed, n);
   float sorted[kWarmSamples];
   std::copy(raw, raw + n, sorted);
@@ -1089,7 +1091,7 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     }
     const float near = MedianOfFirst(kept, count);
     if (tie && !(first > 0 && last + 1 < n && std::fabs(near - before) <= tolerance &&
-                 !PlacedAt(ff.f, m, MedianOfFirst(away, n - count)))) {
+                 PlacedAt(ff.f, m, near) && !PlacedAt(ff.f, m, MedianOfFirst(away, n - count)))) {
       continue;
     }
     return std::fabs(level - near) <= tolerance ? level : near;

@@ -1839,12 +1839,16 @@ TEST(PeerModelTest, ValuesAtBothEndsOfTheWindowAreNoLevelThatWasNotHeldBeforeIt)
 // share. Without that check it was placed at the fault's level and never named. And a fault from
 // 210 s whose first rate is partial (between the two levels): around the lower middle value, 6
 // of the 10 values lie in the fault's run, and with the lower middle tried outside a tie it was
-// placed at the fault's level and never named. Each is named.
+// placed at the fault's level and never named. A third reviewer's: the first case in a job of 8
+// machines, stages of 2, where the run's level (the stage's) has one other machine placed at it,
+// no population: the tie counts only where the level at the window's ends is one that 3 others or
+// more are placed at, and the fault's is none. Each is named.
 TEST(PeerModelTest, ALevelOtherMachinesShareIsNoEventOfTheMachinesOwn) {
-  for (const bool flapping : {true, false}) {
-    SCOPED_TRACE(flapping);
+  for (const uint32_t machines : {16u, 8u, 0u}) {  // 0: the partial rate, 16 machines
+    SCOPED_TRACE(machines);
+    const bool flapping = machines > 0;
     Rng rng(flapping ? 57 : 1, 0);
-    Job job(16, {PeerSignal("rx", Worse::kLower)});
+    Job job(flapping ? machines : 16, {PeerSignal("rx", Worse::kLower)});
     job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
       if (flapping) {
         const double level = 70 + 10 * (m % 4);
