@@ -1157,8 +1157,9 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
       levels[n++] = warm.values[i];
     }
     if (n == 0) return;
-    // The raw level just before the window: the median of the last few raw values before it
-    // (those the ring still holds: at a slow cadence it reaches back further).
+    // The raw level just before the window: the median of the last few raw values before it that
+    // the ring still holds (none where the window's values fill it, and then no tie counts:
+    // WindowLevel).
     const size_t last = std::min(b, kJustBefore);
     const float held =
         last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
