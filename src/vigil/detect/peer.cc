@@ -1072,7 +1072,10 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
   const float lower = n % 2 == 0 ? *std::max_element(sorted, sorted + n / 2) : upper;
   const double tolerance = PlacementTolerance();
   float kept[kWarmSamples], away[kWarmSamples];
-  for (const float middle : {upper, lower}) {
+  const float middles[] = {upper, lower};
+  const size_t tries = lower != upper ? 2 : 1;  // the lower one only where it differs
+  for (size_t k = 0; k < tries; ++k) {
+    const float middle = middles[k];
     size_t count = 0, first = n, last = 0;
     for (size_t i = 0; i < n; ++i) {
       if (std::fabs(raw[i] - middle) <= tolerance) {
@@ -1086,7 +1089,7 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     const bool one_run = count < n && last - first + 1 == n - count;
     const bool tie = 2 * count == n;
     if (!one_run || 2 * count < n || count < static_cast<size_t>(o_.min_samples) ||
-        (middle != upper && !tie)) {
+        (k > 0 && !tie)) {
       continue;
     }
     const float near = MedianOfFirst(kept, count);
