@@ -17,7 +17,7 @@
 
 namespace vigil::learned {
 
-inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/5";
+inline constexpr std::string_view kCriteriaSchema = "vigil.criteria/6";
 
 // A component is expected of a class when at least this share of its nodes reports it.
 inline constexpr double kExpectedShare = 0.9;
@@ -59,10 +59,10 @@ struct FamilyModel {
 
 // How a component model pools a component's metrics (measures.cc, PooledSigmas). The ways are
 // learned apart, each from the components it judges: their statistics follow different laws (a
-// trimmed mean of many metrics has light tails, a plain mean of two heavy-tailed metrics does
-// not), and one limit read from their mixture suits neither.
+// mean of many metrics held about their median has light tails, a plain mean of two heavy-tailed
+// metrics does not), and one limit read from their mixture suits neither.
 enum class Pooling {
-  kTrimmed,   // components of more than kFewMetrics metrics: the trimmed mean of their sigmas
+  kHeld,      // more than kFewMetrics metrics: the mean of their sigmas held about their median
   kMean,      // kFewMetrics or fewer: the mean of their sigmas
   kButWorst,  // kFewMetrics or fewer: the same without the worst metric
 };
@@ -77,7 +77,7 @@ std::optional<Pooling> PoolingFromName(std::string_view name);
 struct ComponentModel {
   std::string benchmark;  // for a part's pool, the benchmarks it pools joined by '+'
   std::string part;       // "": one benchmark's pool; else the kind of part (HBM, PCIe, GPU...)
-  Pooling pooling = Pooling::kTrimmed;
+  Pooling pooling = Pooling::kHeld;
   double centre = 0, spread = 0, limit = 0;
   size_t samples = 0;
 };

@@ -404,7 +404,7 @@ TEST(LearnTest, AComponentThatGetsWorseIsNeverNamedLess) {
 
 // One benchmark measures components of few metrics and of many: gpu-copy-bw's host copies of a
 // GPU (PCIe, two metrics) and the copies between two GPUs (an NVLink pair, four). Each kind is
-// learned from its own components, so that the limit of a pair's trimmed mean is not read from
+// learned from its own components, so that the limit of a pair's pooled mean is not read from
 // the heavy tail of the PCIe links' plain means: a pair 3% slow is found, and the healthy fleet
 // is not flagged beyond its budget.
 TEST(LearnTest, ComponentsOfFewAndOfManyMetricsAreLearnedApart) {
@@ -421,7 +421,7 @@ TEST(LearnTest, ComponentsOfFewAndOfManyMetricsAreLearnedApart) {
       2000, keys, [](int, const std::string&) { return 0.0; }, 9);
   const LearnedCriteria c = *Learn(fleet, LearnOptions{});
   ASSERT_EQ(Poolings(c, "gpu-copy-bw"),
-            (std::vector{Pooling::kTrimmed, Pooling::kMean, Pooling::kButWorst}));
+            (std::vector{Pooling::kHeld, Pooling::kMean, Pooling::kButWorst}));
   EXPECT_EQ(Pools(c, "gpu-copy-bw")[0]->samples, 2000u * 8);
   EXPECT_LE(Flagged(fleet, c), 20u);  // 2,000 nodes at 0.005 expect 10
 
@@ -466,7 +466,7 @@ TEST(LearnTest, AFewNodesShortOfMetricsGetNoModelOfTheirOwn) {
     }
   });
   const LearnedCriteria c = *Learn(fleet, LearnOptions{});
-  ASSERT_EQ(Poolings(c, "gpu-copy-bw"), std::vector{Pooling::kTrimmed});
+  ASSERT_EQ(Poolings(c, "gpu-copy-bw"), std::vector{Pooling::kHeld});
   EXPECT_EQ(Pools(c, "gpu-copy-bw")[0]->samples, 200u * 8 - 3);
 }
 
@@ -489,7 +489,7 @@ TEST(LearnTest, APoolIsLearnedFromTheNodesThatRanAllItsBenchmarks) {
     }
   });
   const LearnedCriteria c = *Learn(fleet, LearnOptions{});
-  ASSERT_EQ(Poolings(c, "gpu-copy-bw+mem-bw"), std::vector{Pooling::kTrimmed});
+  ASSERT_EQ(Poolings(c, "gpu-copy-bw+mem-bw"), std::vector{Pooling::kHeld});
   EXPECT_EQ(Pools(c, "gpu-copy-bw+mem-bw")[0]->samples, 80u * 8);
 }
 

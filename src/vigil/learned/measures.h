@@ -30,7 +30,7 @@ static_assert(kMinBalanceParts >= 3, "BalanceMiddle holds a middle value and its
 
 // A component with at most this many metrics in a pool is judged by the plain mean of their
 // sigmas and by the mean without its worst one (ComponentDistance, Pooling::kMean and kButWorst);
-// one with more, by their trimmed mean (Pooling::kTrimmed).
+// one with more, by the mean of their sigmas held about their median (Pooling::kHeld).
 inline constexpr size_t kFewMetrics = 3;
 
 // How far beyond the centre a value lies in the worse direction, in spreads.
@@ -113,7 +113,7 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 
 // One component's pooled distance within one pool, in the node's own noise (NodeNoise), each way
 // judged against a limit of its own (Pooling). For a component of more than kFewMetrics metrics,
-// `mean` is the mean of their sigmas after a quarter is set aside at each end, and `but_worst`
+// `mean` is the mean of their sigmas, each held within 2 sigmas of their median, and `but_worst`
 // the same. For one of two or three (HBM's device copy and self copy; a kernel launch's event and
 // wall time) `mean` is their plain mean and `but_worst` the mean with the worst metric set aside:
 // there one metric's wild value (heavy-tailed noise) moves the mean as far as a slow component
@@ -127,6 +127,12 @@ struct ComponentDistance {
   size_t metrics = 0;
   std::string_view index;  // the index its keys carry
 };
+
+// One component's metrics' sigmas (sorted here), pooled both ways of ComponentDistance: for more
+// than kFewMetrics, the mean of the sigmas held within kComponentHold of their median
+// (measures.cc), twice; for kFewMetrics or fewer, the plain mean and the mean without the worst
+// metric. `index` and `worst_limit` are left to the caller.
+ComponentDistance PooledSigmas(std::vector<double>& zs);
 
 // For each component of node i with two or more metrics in `cols` (one pool), by the component's
 // name (mem-bw measures PCIe 3 and HBM 3 apart, though both carry index 3): how far it lies beyond
