@@ -16,7 +16,7 @@ namespace vigil::learned {
 namespace {
 // In the order of Pooling's values.
 constexpr std::array<std::pair<Pooling, std::string_view>, 3> kPoolingNames{{
-    {Pooling::kHeld, "held"},
+    {Pooling::kTrimmedOrHeld, "trimmed_or_held"},
     {Pooling::kMean, "mean"},
     {Pooling::kButWorst, "but_worst"},
 }};
@@ -204,11 +204,11 @@ class CriteriaReader {
     where_ = fmt::format("component model {}: ", cv.benchmark);
     const auto pooling = vj.find("pooling");
     if (pooling == vj.end() || !pooling->is_string()) {
-      return Bad(fmt::format("{}pooling: expected held, mean or but_worst", where_));
+      return Bad(fmt::format("{}pooling: expected trimmed_or_held, mean or but_worst", where_));
     }
     const std::optional<Pooling> way = PoolingFromName(pooling->get<std::string>());
     if (!way) {
-      return Bad(fmt::format("{}pooling: {} is not held, mean or but_worst", where_,
+      return Bad(fmt::format("{}pooling: {} is not trimmed_or_held, mean or but_worst", where_,
                              Quote(pooling->get<std::string>())));
     }
     cv.pooling = *way;

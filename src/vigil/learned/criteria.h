@@ -59,12 +59,12 @@ struct FamilyModel {
 
 // How a component model pools a component's metrics (measures.cc, PooledSigmas). The ways are
 // learned apart, each from the components it judges: their statistics follow different laws (a
-// mean of many metrics held about their median has light tails, a plain mean of two heavy-tailed
-// metrics does not), and one limit read from their mixture suits neither.
+// robust mean of many metrics has light tails, a plain mean of two heavy-tailed metrics does
+// not), and one limit read from their mixture suits neither.
 enum class Pooling {
-  kHeld,      // more than kFewMetrics metrics: the mean of their sigmas held about their median
-  kMean,      // kFewMetrics or fewer: the mean of their sigmas
-  kButWorst,  // kFewMetrics or fewer: the same without the worst metric
+  kTrimmedOrHeld,  // more than kFewMetrics metrics: the larger of two robust means of their sigmas
+  kMean,           // kFewMetrics or fewer: the mean of their sigmas
+  kButWorst,       // kFewMetrics or fewer: the same without the worst metric
 };
 std::string_view PoolingName(Pooling p);
 std::optional<Pooling> PoolingFromName(std::string_view name);
@@ -77,7 +77,7 @@ std::optional<Pooling> PoolingFromName(std::string_view name);
 struct ComponentModel {
   std::string benchmark;  // for a part's pool, the benchmarks it pools joined by '+'
   std::string part;       // "": one benchmark's pool; else the kind of part (HBM, PCIe, GPU...)
-  Pooling pooling = Pooling::kHeld;
+  Pooling pooling = Pooling::kTrimmedOrHeld;
   double centre = 0, spread = 0, limit = 0;
   size_t samples = 0;
 };

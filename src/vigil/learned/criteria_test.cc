@@ -68,7 +68,7 @@ TEST(CriteriaTest, CriteriaRoundTripAndVersionCheck) {
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/3\"}", "c.json").ok());
   // /4 read the balance inside the node against a median that held the value judged.
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/4\"}", "c.json").ok());
-  // /5 pooled a component of many metrics by their quarter-trimmed mean.
+  // /5 pooled a component of many metrics by their quarter-trimmed mean alone.
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/5\"}", "c.json").ok());
   EXPECT_FALSE(CriteriaFromJson("[]", "c.json").ok());
   EXPECT_FALSE(CriteriaFromJson("{\"schema\": \"vigil.criteria/6\", \"budget\": \"x\","
@@ -108,9 +108,11 @@ TEST(CriteriaTest, CriteriaNumbersOutsideTheirRangesAreNamed) {
       {"/classes/0/families/0/samples", "7",
        "c.json: family " + family + ": samples: expected a number"},
       {"/classes/0/components/0/pooling", 3,
-       "c.json: component model " + pool + ": pooling: expected held, mean or but_worst"},
+       "c.json: component model " + pool +
+           ": pooling: expected trimmed_or_held, mean or but_worst"},
       {"/classes/0/components/0/pooling", "trimmed",
-       "c.json: component model " + pool + ": pooling: \"trimmed\" is not held, mean or but_worst"},
+       "c.json: component model " + pool +
+           ": pooling: \"trimmed\" is not trimmed_or_held, mean or but_worst"},
   };
   for (const Case& c : cases) {
     Json j = good;

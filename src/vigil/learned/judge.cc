@@ -205,14 +205,14 @@ void ComponentFindings(const NodeView& n, const std::set<std::string>& down,
   for (const Pool& pool : n.cols.pools) {
     auto it = n.ix.components.find({pool.part, pool.benchmark});
     if (it == n.ix.components.end() || AnyDown(pool, down)) continue;
-    const auto& [held, mean, but_worst] = it->second;
+    const auto& [many, mean, but_worst] = it->second;
     for (const auto& [component, d] :
          ComponentDistances(n.v, n.i, pool.cols, n.cols, n.ix.families, n.centres, n.widen)) {
       // The way that lies further beyond its limit, of those that apply.
       const ComponentModel* worst = nullptr;
       double value = 0, z = 0;
       const bool few = d.metrics <= kFewMetrics;
-      for (const ComponentModel* cv : {few ? mean : held, few ? but_worst : nullptr}) {
+      for (const ComponentModel* cv : {few ? mean : many, few ? but_worst : nullptr}) {
         if (cv == nullptr) continue;
         const double distance = cv->pooling == Pooling::kButWorst ? d.but_worst : PlainMean(d, *cv);
         const double zv = (distance - cv->centre) / cv->spread;

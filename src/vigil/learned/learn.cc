@@ -681,7 +681,7 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
                d.v, d.nodes[k], cols.pools[b].cols, cols, models, d.centres[k], d.noise[k])) {
         if (c.metrics > kFewMetrics) {
           many = true;
-          ways[b][way(Pooling::kHeld)].push_back(c.mean);
+          ways[b][way(Pooling::kTrimmedOrHeld)].push_back(c.mean);
         } else {
           few = true;
           ways[b][way(Pooling::kMean)].push_back(c.mean);
@@ -704,7 +704,7 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
   // few nodes' results (a part whose metrics some did not report), not the class's layout: it
   // gets no model, and such components are judged by their single values.
   for (size_t b = 0; b < cols.pools.size(); ++b) {
-    if (2 * nodes_with[b].many < nodes_with[b].any) ways[b][way(Pooling::kHeld)].clear();
+    if (2 * nodes_with[b].many < nodes_with[b].any) ways[b][way(Pooling::kTrimmedOrHeld)].clear();
     if (2 * nodes_with[b].few < nodes_with[b].any) {
       ways[b][way(Pooling::kMean)].clear();
       ways[b][way(Pooling::kButWorst)].clear();
@@ -720,7 +720,7 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     const Pool& pool = cols.pools[b];
     // The nodes that have such components in the pool (an unlabelled hardware class may have them
     // and another not).
-    const size_t with = pooling == Pooling::kHeld ? nodes_with[b].many : nodes_with[b].few;
+    const size_t with = pooling == Pooling::kTrimmedOrHeld ? nodes_with[b].many : nodes_with[b].few;
     ComponentModel c;
     c.benchmark = pool.benchmark;
     c.part = pool.part;
@@ -753,7 +753,7 @@ void LearnComponentModels(const ClassData& d, double budget, ClassModel& cm) {
     cm.components.push_back(std::move(c));
   };
   for (size_t b = 0; b < cols.pools.size(); ++b) {
-    for (const Pooling p : {Pooling::kHeld, Pooling::kMean, Pooling::kButWorst}) {
+    for (const Pooling p : {Pooling::kTrimmedOrHeld, Pooling::kMean, Pooling::kButWorst}) {
       std::vector<double>& ds = ways[b][way(p)];
       if (!ds.empty()) model(b, ds, p);
     }

@@ -421,7 +421,7 @@ TEST(LearnTest, ComponentsOfFewAndOfManyMetricsAreLearnedApart) {
       2000, keys, [](int, const std::string&) { return 0.0; }, 9);
   const LearnedCriteria c = *Learn(fleet, LearnOptions{});
   ASSERT_EQ(Poolings(c, "gpu-copy-bw"),
-            (std::vector{Pooling::kHeld, Pooling::kMean, Pooling::kButWorst}));
+            (std::vector{Pooling::kTrimmedOrHeld, Pooling::kMean, Pooling::kButWorst}));
   EXPECT_EQ(Pools(c, "gpu-copy-bw")[0]->samples, 2000u * 8);
   EXPECT_LE(Flagged(fleet, c), 20u);  // 2,000 nodes at 0.005 expect 10
 
@@ -466,7 +466,7 @@ TEST(LearnTest, AFewNodesShortOfMetricsGetNoModelOfTheirOwn) {
     }
   });
   const LearnedCriteria c = *Learn(fleet, LearnOptions{});
-  ASSERT_EQ(Poolings(c, "gpu-copy-bw"), std::vector{Pooling::kHeld});
+  ASSERT_EQ(Poolings(c, "gpu-copy-bw"), std::vector{Pooling::kTrimmedOrHeld});
   EXPECT_EQ(Pools(c, "gpu-copy-bw")[0]->samples, 200u * 8 - 3);
 }
 
@@ -489,7 +489,7 @@ TEST(LearnTest, APoolIsLearnedFromTheNodesThatRanAllItsBenchmarks) {
     }
   });
   const LearnedCriteria c = *Learn(fleet, LearnOptions{});
-  ASSERT_EQ(Poolings(c, "gpu-copy-bw+mem-bw"), std::vector{Pooling::kHeld});
+  ASSERT_EQ(Poolings(c, "gpu-copy-bw+mem-bw"), std::vector{Pooling::kTrimmedOrHeld});
   EXPECT_EQ(Pools(c, "gpu-copy-bw+mem-bw")[0]->samples, 80u * 8);
 }
 

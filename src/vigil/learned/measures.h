@@ -30,7 +30,7 @@ static_assert(kMinBalanceParts >= 3, "BalanceMiddle holds a middle value and its
 
 // A component with at most this many metrics in a pool is judged by the plain mean of their
 // sigmas and by the mean without its worst one (ComponentDistance, Pooling::kMean and kButWorst);
-// one with more, by the mean of their sigmas held about their median (Pooling::kHeld).
+// one with more, by the larger of two robust means of their sigmas (Pooling::kTrimmedOrHeld).
 inline constexpr size_t kFewMetrics = 3;
 
 // How far beyond the centre a value lies in the worse direction, in spreads.
@@ -113,15 +113,16 @@ double ComponentSigmas(const Scaled& t, size_t i, size_t j, const FamilyModel& f
 
 // One component's pooled distance within one pool, in the node's own noise (NodeNoise), each way
 // judged against a limit of its own (Pooling). For a component of more than kFewMetrics metrics,
-// `mean` is the mean of their sigmas, each held within 2 sigmas of their median, and `but_worst`
-// the same. For one of two or three (HBM's device copy and self copy; a kernel launch's event and
-// wall time) `mean` is their plain mean and `but_worst` the mean with the worst metric set aside:
-// there one metric's wild value (heavy-tailed noise) moves the mean as far as a slow component
-// does, and the mean's limit must then lie far out. Where the noise is near normal the mean finds
-// more, where it is heavy-tailed the other: it needs both metrics to agree. `worst` is the largest
-// of its metrics' sigmas (of two, `but_worst` is the other one's), and `worst_limit` the limit
-// that the test of single values holds that metric to: the plain mean names no component that
-// one metric alone carries past its limit while that test calls the metric healthy.
+// `mean` is the larger of their mean held within 2 sigmas of their median and their
+// quarter-trimmed mean, and `but_worst` the same. For one of two or three (HBM's device copy and
+// self copy; a kernel launch's event and wall time) `mean` is their plain mean and `but_worst` the
+// mean with the worst metric set aside: there one metric's wild value (heavy-tailed noise) moves
+// the mean as far as a slow component does, and the mean's limit must then lie far out. Where the
+// noise is near normal the mean finds more, where it is heavy-tailed the other: it needs both
+// metrics to agree. `worst` is the largest of its metrics' sigmas (of two, `but_worst` is the other
+// one's), and `worst_limit` the limit that the test of single values holds that metric to: the
+// plain mean names no component that one metric alone carries past its limit while that test calls
+// the metric healthy.
 struct ComponentDistance {
   double mean = 0, but_worst = 0, worst = 0, worst_limit = kInf;
   size_t metrics = 0;
@@ -129,9 +130,10 @@ struct ComponentDistance {
 };
 
 // One component's metrics' sigmas (sorted here), pooled both ways of ComponentDistance: for more
-// than kFewMetrics, the mean of the sigmas held within kComponentHold of their median
-// (measures.cc), twice; for kFewMetrics or fewer, the plain mean and the mean without the worst
-// metric. `index` and `worst_limit` are left to the caller.
+// than kFewMetrics, the larger of their mean held within 2 sigmas of their median and their
+// quarter-trimmed mean (measures.cc), twice; for kFewMetrics or fewer, the plain mean and the mean
+// without the worst metric. `index` and `worst_limit` are left to the caller. REQUIRES: two or
+// more sigmas.
 ComponentDistance PooledSigmas(std::vector<double>& zs);
 
 // For each component of node i with two or more metrics in `cols` (one pool), by the component's
