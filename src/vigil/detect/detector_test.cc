@@ -1261,6 +1261,43 @@ TEST(DetectorTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOther
   }
 }
 
+// A machine that goes down while the job runs hangs it: silent, it has no fresh sample to differ
+// on in the stall, and it differs for its own fault (jobgen's seed 69,004: gpu-node-047 went down,
+// and the stall named gpu-node-038, whose network burst 4 minutes into the stall was the only
+// difference). m7 falls silent at 880 s and the others hang at 900 s; kAlone: no other machine
+// differs, kLateBurst: m3 at 200 W from 1100 s (a difference that followed the stall), and both
+// stalls name m7. kAfter: m7 falls silent at 1000 s, 100 s into the stall (it followed the hang),
+// and the stall cannot tell.
+TEST(DetectorTest, AMachineThatWentDownBeforeTheStallMayBeItsCause) {
+  enum class Case { kAlone, kLateBurst, kAfter };
+  for (const Case c : {Case::kAlone, Case::kLateBurst, Case::kAfter}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    Harness h;
+    Rng rng(12, 0);
+    const auto noisy = [&](double v) { return v * (1 + rng.Normal(0, 0.01)); };
+    const int down = c == Case::kAfter ? 1000 : 880;
+    for (int t = 0; t < 1500; ++t) {
+      const bool training = t < 900;
+      for (int m = 0; m < 16; ++m) {
+        if (m == 7 && t >= down) continue;
+        const bool odd = c == Case::kLateBurst && m == 3 && t >= 1100;
+        for (int g = 0; g < 2; ++g) {
+          h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, noisy(training ? 600 : odd ? 200 : 160));
+          h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", g, noisy(training ? 0.6 : 0.001));
+          h.Feed(t, m, "DCGM_FI_PROF_PCIE_TX_BYTES", g, noisy(training ? 1e9 : 1e6));
+        }
+      }
+    }
+    std::vector<std::string> stalls, missing;
+    for (const Alert& a : h.Finish()) {
+      if (a.rule == "stall") stalls.push_back(a.machine);
+      if (AlertKindName(a.kind) == "missing") missing.push_back(a.machine);
+    }
+    EXPECT_EQ(missing, std::vector<std::string>{"m7"});
+    EXPECT_EQ(stalls, std::vector<std::string>{c == Case::kAfter ? "*" : "m7"});
+  }
+}
+
 // A job that hangs as its restart begins, after a first hang that lasted longer than it had
 // trained (jobgen's seed 56,003: a GPU lost, the job hung for the 10 minutes of its watchdog, was
 // restarted, and a rank hung as the restarted job began): every rank's power spins at 160 W in a

@@ -392,6 +392,21 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
         candidates.emplace_back(run.machine, tier);
       }
     }
+    // A machine whose own fault began while the job ran, before the stall, may be its cause
+    // (TierOf) and differs for that fault, whether or not it differs on a feature now: a machine
+    // silent since it went down has no fresh sample to differ on.
+    const size_t differing = candidates.size();
+    for (uint32_t m : members_[g]) {
+      const double since = m < own_fault_since.size() ? own_fault_since[m] : -1;
+      if (since < 0) continue;
+      const auto end = candidates.begin() + static_cast<std::ptrdiff_t>(differing);
+      const auto it = std::lower_bound(candidates.begin(), end, m,
+                                       [](const auto& c, uint32_t k) { return c.first < k; });
+      if (it != end && it->first == m) continue;
+      if (TierOf(g, m, gs, since, 0, 0) == StallTier::kUnexplained) {
+        candidates.emplace_back(m, StallTier::kUnexplained);
+      }
+    }
     std::vector<uint32_t> differ[3];
     for (const auto& [m, tier] : candidates) differ[static_cast<int>(tier)].push_back(m);
     // A state that follows a reported one is reported only for a machine whose difference
