@@ -123,8 +123,9 @@ class PeerModel {
   // more per state after a move of its group where one machine nothing explains differs): the
   // group, when it (or that state) began, and the one machine that differs from its stalled peers
   // on some feature and has for that signal's persistence time over min_samples fresh samples
-  // (FollowOdd's runs), with its deviations now, the largest first; none where no machine or
-  // several have. Machines whose difference something explains (a fault of their own that is not
+  // (FollowOdd's runs), or whose own fault began while the job ran, before the stall (a machine
+  // gone silent: it differs for that fault), with its deviations now, the largest first; none
+  // where no machine or several have. Machines whose difference something explains (a fault of their own that is not
   // the stall's cause: Update's own_fault_since; an earlier stall) or that followed the stall
   // count only where no other does (TierOf).
   struct Stall {
