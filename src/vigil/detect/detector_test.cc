@@ -1267,33 +1267,39 @@ TEST(DetectorTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOther
 // difference). m7 falls silent at 880 s and the others hang at 900 s; kAlone: no other machine
 // differs, kLateBurst: m3 at 200 W from 1100 s (a difference that followed the stall), and both
 // stalls name m7. kAfter: m7 falls silent at 1000 s, 100 s into the stall (it followed the hang),
-// and the stall cannot tell.
+// and the stall cannot tell. kNarrowed: m7 does not go down but hangs at 200 W among peers at
+// 160 W, and m5's PCIe link was narrowed at 600 s (a fault of its own, named, that began while the
+// job ran): m5 reports and differs on nothing, and the stall names m7.
 TEST(DetectorTest, AMachineThatWentDownBeforeTheStallMayBeItsCause) {
-  enum class Case { kAlone, kLateBurst, kAfter };
-  for (const Case c : {Case::kAlone, Case::kLateBurst, Case::kAfter}) {
+  enum class Case { kAlone, kLateBurst, kAfter, kNarrowed };
+  for (const Case c : {Case::kAlone, Case::kLateBurst, Case::kAfter, Case::kNarrowed}) {
     SCOPED_TRACE(static_cast<int>(c));
     Harness h;
     Rng rng(12, 0);
     const auto noisy = [&](double v) { return v * (1 + rng.Normal(0, 0.01)); };
-    const int down = c == Case::kAfter ? 1000 : 880;
+    const int down = c == Case::kAfter ? 1000 : c == Case::kNarrowed ? 1500 : 880;
     for (int t = 0; t < 1500; ++t) {
       const bool training = t < 900;
       for (int m = 0; m < 16; ++m) {
         if (m == 7 && t >= down) continue;
-        const bool odd = c == Case::kLateBurst && m == 3 && t >= 1100;
+        const bool odd =
+            (c == Case::kLateBurst && m == 3 && t >= 1100) || (c == Case::kNarrowed && m == 7);
         for (int g = 0; g < 2; ++g) {
+          h.Feed(t, m, "DCGM_FI_DEV_PCIE_LINK_WIDTH", g,
+                 c == Case::kNarrowed && m == 5 && g == 0 && t >= 600 ? 8 : 16);
+          h.Feed(t, m, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", g, 16);
           h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, noisy(training ? 600 : odd ? 200 : 160));
           h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", g, noisy(training ? 0.6 : 0.001));
           h.Feed(t, m, "DCGM_FI_PROF_PCIE_TX_BYTES", g, noisy(training ? 1e9 : 1e6));
         }
       }
     }
-    std::vector<std::string> stalls, missing;
+    std::vector<std::string> stalls, own;
     for (const Alert& a : h.Finish()) {
       if (a.rule == "stall") stalls.push_back(a.machine);
-      if (AlertKindName(a.kind) == "missing") missing.push_back(a.machine);
+      if (AlertKindName(a.kind) == "missing" || a.rule == "pcie_width") own.push_back(a.machine);
     }
-    EXPECT_EQ(missing, std::vector<std::string>{"m7"});
+    EXPECT_EQ(own, std::vector<std::string>{c == Case::kNarrowed ? "m5" : "m7"});
     EXPECT_EQ(stalls, std::vector<std::string>{c == Case::kAfter ? "*" : "m7"});
   }
 }

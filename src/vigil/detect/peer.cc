@@ -393,12 +393,13 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       }
     }
     // A machine whose own fault began while the job ran, before the stall, may be its cause
-    // (TierOf) and differs for that fault, whether or not it differs on a feature now: a machine
-    // silent since it went down has no fresh sample to differ on.
+    // (TierOf), and one silent now (gone down) has no sample to differ on: it differs for that
+    // fault. One that reports and differs on nothing (a PCIe link narrowed an hour before) is
+    // seen alike.
     const size_t differing = candidates.size();
     for (uint32_t m : members_[g]) {
       const double since = m < own_fault_since.size() ? own_fault_since[m] : -1;
-      if (since < 0) continue;
+      if (since < 0 || !SilentIn(g, m, now)) continue;
       const auto end = candidates.begin() + static_cast<std::ptrdiff_t>(differing);
       const auto it = std::lower_bound(candidates.begin(), end, m,
                                        [](const auto& c, uint32_t k) { return c.first < k; });
@@ -724,6 +725,16 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     p.placed_at = now;
     Place(valid_, f, !learning, signal.level_by_position);
   }
+}
+
+bool PeerModel::SilentIn(uint32_t g, uint32_t m, double now) const {
+  for (uint32_t f = 0; f < features_; ++f) {
+    const Peers& p = peers_[g][f];
+    if (p.updated < 0 || p.level <= 0) continue;
+    const Track& t = TrackOf(m, f);
+    if (t.fresh >= 0 && now - t.seen <= CurrentWithin(t.interval)) return false;
+  }
+  return true;
 }
 
 void PeerModel::CollectCurrent(uint32_t group, uint32_t f, double now) {

@@ -123,11 +123,11 @@ class PeerModel {
   // more per state after a move of its group where one machine nothing explains differs): the
   // group, when it (or that state) began, and the one machine that differs from its stalled peers
   // on some feature and has for that signal's persistence time over min_samples fresh samples
-  // (FollowOdd's runs), or whose own fault began while the job ran, before the stall (a machine
-  // gone silent: it differs for that fault), with its deviations now, the largest first; none
-  // where no machine or several have. Machines whose difference something explains (a fault of their own that is not
-  // the stall's cause: Update's own_fault_since; an earlier stall) or that followed the stall
-  // count only where no other does (TierOf).
+  // (FollowOdd's runs), or that is silent with a fault of its own that began while the job ran,
+  // before the stall (gone down: it differs for that fault), with its deviations now, the largest
+  // first; none where no machine or several have. Machines whose difference something explains (a
+  // fault of their own that is not the stall's cause: Update's own_fault_since; an earlier stall)
+  // or that followed the stall count only where no other does (TierOf).
   struct Stall {
     uint32_t group;
     double start;
@@ -325,6 +325,9 @@ class PeerModel {
   };
   void FollowStalls(double now, std::span<const telemetry::SignalInfo> signals,
                     std::span<const double> own_fault_since);
+  // Machine m has no current sample (held or fresh) on any feature of group g that has a level:
+  // it has gone silent.
+  bool SilentIn(uint32_t g, uint32_t m, double now) const;
   // Group g's machines with a fresh sample, as they stand during its stall at `now`, on each
   // feature the stall moved (its centre a fifth of its usual level or more away from it):
   // against the centre and the peers' scatter about it now (the stalled peers' own noise, not
