@@ -519,22 +519,74 @@ std::optional<FamilyModel> LearnFamily(const ClassData& d, const Members& member
   return f;
 }
 
-// For values printed in steps of `quantum`, in their order: where each would lie, as an offset
-// from its printed figure, were the values printed as one figure spread evenly over its rounding
-// interval (in their order among themselves, which assigns the offsets and nothing else).
-std::vector<double> TieShifts(const std::vector<double>& xs, double quantum) {
+// For values printed in steps of `quantum`, in their order, each of population `group` (a mode):
+// where each would lie, as an offset from its printed figure, had it not been rounded. What a
+// population's printed figures tell exactly is its distribution at their boundaries (the share of
+// its values below each); within a figure, the values' ranks are spread between the boundaries as
+// a normal's would be (linear in the normal's quantile of their share), which is exact for a
+// normal population whatever the step, and close for a heavier tail. A figure at either end of
+// its population has one boundary: its values are placed at the scale of the figure next to it,
+// within their own; a population of one or two figures is spread evenly over them. (Spread evenly
+// in every figure, the values of a step wider than the spread crowd its middle and read a tail
+// near a Cauchy's; read as printed, the quantiles are whole numbers of steps and their ratio reads
+// the tail lighter or heavier than it is by chance.)
+std::vector<double> TieShifts(const std::vector<double>& xs, const std::vector<size_t>& group,
+                              double quantum) {
+  namespace bm = boost::math;
+  const bm::normal normal;
   std::vector<size_t> order(xs.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return xs[a] < xs[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair{group[a], xs[a]} < std::pair{group[b], xs[b]};
+  });
   std::vector<double> shift(xs.size(), 0.0);
-  for (size_t r = 0; r < order.size();) {
-    size_t e = r;
-    while (e < order.size() && xs[order[e]] == xs[order[r]]) ++e;
-    const auto m = static_cast<double>(e - r);
-    for (size_t q = r; q < e; ++q) {
-      shift[order[q]] = quantum * ((static_cast<double>(q - r) + 0.5) / m - 0.5);
+  struct Figure {
+    size_t begin, end;  // ranks within the population
+  };
+  std::vector<Figure> figures;
+  for (size_t first = 0; first < order.size();) {
+    size_t last = first;
+    while (last < order.size() && group[order[last]] == group[order[first]]) ++last;
+    const size_t n = last - first;
+    figures.clear();
+    for (size_t r = 0; r < n;) {
+      size_t e = r;
+      while (e < n && xs[order[first + e]] == xs[order[first + r]]) ++e;
+      figures.push_back({r, e});
+      r = e;
     }
-    r = e;
+    const auto probit = [&](double rank) {
+      return bm::quantile(normal, rank / static_cast<double>(n));
+    };
+    // The width of figure k in the normal's quantiles; 0 at either end of the population.
+    const auto width = [&](size_t k) {
+      const Figure& f = figures[k];
+      if (f.begin == 0 || f.end == n) return 0.0;
+      return probit(static_cast<double>(f.end)) - probit(static_cast<double>(f.begin));
+    };
+    for (size_t k = 0; k < figures.size(); ++k) {
+      const Figure& f = figures[k];
+      const auto m = static_cast<double>(f.end - f.begin);
+      const double inner = width(k);
+      double beside = inner;
+      if (k == 0) beside = figures.size() > 1 ? width(1) : 0.0;
+      if (k + 1 == figures.size() && k > 0) beside = width(k - 1);
+      for (size_t r = f.begin; r < f.end; ++r) {
+        const double z = probit(static_cast<double>(r) + 0.5);
+        double offset;  // from the figure's lower boundary, in steps
+        if (inner > 0) {
+          offset = (z - probit(static_cast<double>(f.begin))) / inner;
+        } else if (beside > 0 && f.begin > 0) {  // the top figure
+          offset = std::min(1.0, (z - probit(static_cast<double>(f.begin))) / beside);
+        } else if (beside > 0) {  // the bottom figure
+          offset = std::max(0.0, 1 - (probit(static_cast<double>(f.end)) - z) / beside);
+        } else {
+          offset = (static_cast<double>(r - f.begin) + 0.5) / m;
+        }
+        shift[order[first + r]] = quantum * (offset - 0.5);
+      }
+    }
+    first = last;
   }
   return shift;
 }
@@ -591,43 +643,37 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     if (!IsLearned(f.direction)) return;
     const size_t fid = family_ids[m];
     const std::vector<size_t>& fcols = d.cols.family_cols[fid];
-    // Values printed rounded are read as if spread over their rounding interval (TieShifts): the
-    // quantiles of a tail a step or two wide are otherwise ratios of small whole numbers of
-    // steps, and read it lighter or heavier than it is. Where a step is as wide as a mode's
-    // spread or wider (its spread is the step: most values print as one figure), the values of
-    // one figure do not spread evenly over it but crowd its middle, and the even spread reads
-    // the tail too heavy; there the reading of the printed figures counts too, the nearer of the
-    // two (`limit` below).
+    // Values printed rounded are read where they would lie unrounded (TieShifts, each mode's
+    // values a population): the quantiles of a tail a step or two wide are otherwise ratios of
+    // small whole numbers of steps.
     std::vector<double> shift;
     if (f.quantum > 0) {
       std::vector<double> printed;
+      std::vector<size_t> mode_of;
       for (size_t k = 0; k < d.nodes.size(); ++k) {
+        const Mode& mode = NearestMode(f, d.centres[k].level[fid]);
         for (size_t j : fcols) {
-          if (!std::isnan(d.t.at(d.nodes[k], j))) printed.push_back(d.t.at(d.nodes[k], j));
+          if (std::isnan(d.t.at(d.nodes[k], j))) continue;
+          printed.push_back(d.t.at(d.nodes[k], j));
+          mode_of.push_back(static_cast<size_t>(&mode - f.modes.data()));
         }
       }
-      shift = TieShifts(printed, f.quantum);
+      shift = TieShifts(printed, mode_of, f.quantum);
     }
-    const bool coarse =
-        !shift.empty() && std::any_of(f.modes.begin(), f.modes.end(),
-                                      [&](const Mode& md) { return !(md.spread > f.quantum); });
-    // The sigmas of the fleet and balance tests, of the values spread ([0]) and as printed ([1]).
-    std::array<std::vector<double>, 2> fleet, balance;
+    // The sigmas of the fleet and balance tests.
+    std::vector<double> fleet, balance;
     size_t n = 0;  // the values read so far, by which shift is indexed
     for (size_t k = 0; k < d.nodes.size(); ++k) {
       const NodeCentres& c = d.centres[k];
       const Mode& mode = NearestMode(f, c.level[fid]);
       for (size_t j : fcols) {
         if (std::isnan(d.t.at(d.nodes[k], j))) continue;
-        const double x = d.v.at(d.nodes[k], j);
-        const double even = shift.empty() ? x : (d.t.at(d.nodes[k], j) + shift[n]) / d.divisor[j];
+        const double v = shift.empty() ? d.v.at(d.nodes[k], j)
+                                       : (d.t.at(d.nodes[k], j) + shift[n]) / d.divisor[j];
         ++n;
-        for (size_t r = 0; r < (coarse ? 2 : 1); ++r) {
-          const double v = r == 0 ? even : x;
-          fleet[r].push_back(WorseSigmas(f.direction, v, mode.centre, mode.spread) / d.noise[k]);
-          const double b = f.balanced ? BalanceSigmas(v, f, c, fid) : std::nan("");
-          if (!std::isnan(b)) balance[r].push_back(b / d.noise[k]);
-        }
+        fleet.push_back(WorseSigmas(f.direction, v, mode.centre, mode.spread) / d.noise[k]);
+        const double b = f.balanced ? BalanceSigmas(v, f, c, fid) : std::nan("");
+        if (!std::isnan(b)) balance.push_back(b / d.noise[k]);
       }
     }
     // A family measured on several parts of every node that runs it: a defective part is one
@@ -642,12 +688,8 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     for (size_t j : fcols) single += alone[j];
     const bool one_metric = 2 * single > f.samples;  // samples: the family's values reported
     const Tail tail = !far ? Tail::kBody : (one_metric ? Tail::kFarthestBelowGap : Tail::kFarthest);
-    const auto limit = [&](std::array<std::vector<double>, 2>& z) {
-      const double even = TailLimit(z[0], p, tail, members.reporting[fid]);
-      return coarse ? std::min(even, TailLimit(z[1], p, tail, members.reporting[fid])) : even;
-    };
-    f.limit = limit(fleet);
-    if (f.balanced) f.balance_limit = limit(balance);
+    f.limit = TailLimit(fleet, p, tail, members.reporting[fid]);
+    if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, members.reporting[fid]);
   });
 }
 

@@ -595,36 +595,48 @@ TEST(LearnTest, RoundedValuesAreJudgedInTheirPrintedSteps) {
 }
 
 // A heavy tail printed in steps about as wide as its spread keeps its limit: learned from the
-// values as printed (0.77 GB/s to two decimals under noise of 2% with a Student t's tail of 3
-// degrees of freedom, on some fleets with a fifth of the nodes two or three times noisier: a
-// step is 1.3%), the limit is near the one the same values give unrounded. Read from the printed
-// figures, the quantiles at 90% and 97.5% are whole numbers of steps, and their ratio, from
-// which the tail is extrapolated, reads it lighter or heavier than it is by chance: 0.39 to 4.4
-// times the unrounded limit over these fleets, 0.84 to 1.27 with each printed figure's values
-// spread over its step (eval/fleetgen's `all` regime: healthy nodes flagged for NCCL bandwidths
-// at 16 and 32 KB, whose limit had fallen to its floor).
+// values as printed (0.77 GB/s to two decimals under noise of 2% or 1.1% with a Student t's tail
+// of 3 degrees of freedom, on some fleets with a fifth of the nodes two or three times noisier: a
+// step is 0.65 or 1.2 sigmas), the limit is near the one the same values give unrounded, over 8
+// fleets within 0.6-1.4 times it and within 0.75-1.25 on average. Read from the printed figures,
+// the quantiles at 90% and 97.5% are whole numbers of steps, and their ratio, from which the tail
+// is extrapolated, reads it lighter or heavier than it is by chance: 0.39 to 4.4 times the
+// unrounded limit at 2% (eval/fleetgen's `all` regime: healthy nodes flagged for NCCL bandwidths
+// at 16 and 32 KB, whose limit had fallen to its floor). Each printed figure's values spread
+// evenly over its step read 0.84-1.27 at 2%, but at 1.1%, where the learner then took the nearer
+// of that and the printed reading (a step as wide as the spread), 0.41-0.95, 0.68 on average
+// (eval/fleetgen's seed 33: healthy nodes flagged for NCCL's 16 and 32 KB bandwidths 8-10
+// sigmas out, a limit at its floor of 4.7). Spread as a normal's within each figure: 0.66-1.02,
+// 0.80 on average (the heavy tail within a figure reads a little light).
 TEST(LearnTest, ARoundedHeavyTailIsReadAsTheValuesWouldBeUnrounded) {
   const auto limit = [](const std::vector<FleetRow>& rows) {
     const LearnedCriteria c = *Learn(TableOfRows(rows, "fleet.jsonl"), LearnOptions{});
     const FamilyModel& f = Family(c, "nccl-bw/allreduce_16384_busbw");
     return f.limit * f.modes.at(0).spread;  // in GB/s: the spreads differ (a step is the floor)
   };
-  for (uint64_t seed = 1; seed <= 8; ++seed) {
+  for (const double noise : {0.02, 0.011}) {
     for (const bool mixed : {false, true}) {
-      std::mt19937_64 rng(seed);
-      std::student_t_distribution<double> t3(3);
-      std::vector<FleetRow> exact, printed;
-      for (int n = 0; n < 2000; ++n) {
-        const double noisy = !mixed ? 1 : n % 20 == 0 ? 3 : n % 20 < 4 ? 2 : 1;
-        const double v = 0.77 * (1 + 0.02 * noisy * t3(rng) / std::sqrt(3.0));
-        exact.push_back(
-            FleetRow{fmt::format("n{}", n), {{"nccl-bw/allreduce_16384_busbw", v}}, ""});
-        printed.push_back(exact.back());
-        printed.back().values[0].second = std::round(v * 100) / 100;
+      SCOPED_TRACE(::testing::Message() << "noise " << noise << (mixed ? ", mixed" : ""));
+      double sum = 0;
+      for (uint64_t seed = 1; seed <= 8; ++seed) {
+        std::mt19937_64 rng(seed);
+        std::student_t_distribution<double> t3(3);
+        std::vector<FleetRow> exact, printed;
+        for (int n = 0; n < 2000; ++n) {
+          const double noisy = !mixed ? 1 : n % 20 == 0 ? 3 : n % 20 < 4 ? 2 : 1;
+          const double v = 0.77 * (1 + noise * noisy * t3(rng) / std::sqrt(3.0));
+          exact.push_back(
+              FleetRow{fmt::format("n{}", n), {{"nccl-bw/allreduce_16384_busbw", v}}, ""});
+          printed.push_back(exact.back());
+          printed.back().values[0].second = std::round(v * 100) / 100;
+        }
+        const double ratio = limit(printed) / limit(exact);
+        EXPECT_GT(ratio, 0.6) << "seed " << seed;
+        EXPECT_LT(ratio, 1.4) << "seed " << seed;
+        sum += ratio;
       }
-      const double ratio = limit(printed) / limit(exact);
-      EXPECT_GT(ratio, 0.7) << "seed " << seed << (mixed ? ", mixed noise" : "");
-      EXPECT_LT(ratio, 1.4) << "seed " << seed << (mixed ? ", mixed noise" : "");
+      EXPECT_GT(sum / 8, 0.75);
+      EXPECT_LT(sum / 8, 1.25);
     }
   }
 }
@@ -633,7 +645,7 @@ TEST(LearnTest, ARoundedHeavyTailIsReadAsTheValuesWouldBeUnrounded) {
 // step is 2.6 sigmas, most values print as one figure), the values of one figure crowd its
 // middle, and spread evenly they read a tail near a Cauchy's: the limit went 2.4-3.7 times as far
 // out as the unrounded values', and on three of four seeds 88-93 of 100 nodes 8% slow were not
-// found (a reviewer's case). There the printed figures' reading counts too, the nearer of the two.
+// found (a reviewer's case). Spread as a normal's within each figure, they read a normal's tail.
 TEST(LearnTest, ACoarselyRoundedFamilyKeepsFindingItsDefects) {
   const std::string family = "nccl-bw/allreduce_16384_busbw";
   const auto fleet = [&](int nodes, uint64_t seed, double slow, bool round) {
