@@ -571,17 +571,19 @@ std::vector<double> TieShifts(const std::vector<double>& xs, const std::vector<s
       double beside = inner;
       if (k == 0) beside = figures.size() > 1 ? width(1) : 0.0;
       if (k + 1 == figures.size() && k > 0) beside = width(k - 1);
+      const double lo = f.begin > 0 ? probit(static_cast<double>(f.begin)) : 0.0;
+      const double hi = f.end < n ? probit(static_cast<double>(f.end)) : 0.0;
       for (size_t r = f.begin; r < f.end; ++r) {
-        const double z = probit(static_cast<double>(r) + 0.5);
-        double offset;  // from the figure's lower boundary, in steps
-        if (inner > 0) {
-          offset = (z - probit(static_cast<double>(f.begin))) / inner;
-        } else if (beside > 0 && f.begin > 0) {  // the top figure
-          offset = std::min(1.0, (z - probit(static_cast<double>(f.begin))) / beside);
-        } else if (beside > 0) {  // the bottom figure
-          offset = std::max(0.0, 1 - (probit(static_cast<double>(f.end)) - z) / beside);
-        } else {
-          offset = (static_cast<double>(r - f.begin) + 0.5) / m;
+        double offset = (static_cast<double>(r - f.begin) + 0.5) / m;  // in steps from the bottom
+        if (beside > 0) {
+          const double z = probit(static_cast<double>(r) + 0.5);
+          if (inner > 0) {
+            offset = (z - lo) / inner;
+          } else if (f.begin > 0) {  // the top figure
+            offset = std::min(1.0, (z - lo) / beside);
+          } else {  // the bottom figure
+            offset = std::max(0.0, 1 - (hi - z) / beside);
+          }
         }
         shift[order[first + r]] = quantum * (offset - 0.5);
       }
