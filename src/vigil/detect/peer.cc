@@ -392,14 +392,21 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
         candidates.emplace_back(run.machine, tier);
       }
     }
-    // A machine whose own fault began while the job ran, before the stall, may be its cause
-    // (TierOf), and one silent now (gone down) has no sample to differ on: it differs for that
-    // fault. One that reports and differs on nothing (a PCIe link narrowed an hour before) is
-    // seen alike.
+    // A machine with a fault of its own that is silent now (gone down) has no sample to differ
+    // on: it differs for that fault. Its silence, dated by its last sample, may be the stall's
+    // cause where it began while the job ran, before the stall (TierOf), and no longer before the
+    // stall than the persistence and the time a sample stays current: a job that trained on
+    // without the machine did not hang on it. One that reports and differs on nothing (a PCIe
+    // link narrowed an hour before) is seen alike.
     const size_t differing = candidates.size();
     for (uint32_t m : members_[g]) {
-      const double since = m < own_fault_since.size() ? own_fault_since[m] : -1;
-      if (since < 0 || !SilentIn(g, m, now)) continue;
+      if (m >= own_fault_since.size() || own_fault_since[m] < 0) continue;
+      const Silence silence = SilenceOf(g, m, now);
+      if (silence.since < 0 ||
+          gs.since - silence.since > o_.persistence_s + CurrentWithin(silence.interval)) {
+        continue;
+      }
+      const double since = silence.since;
       const auto end = candidates.begin() + static_cast<std::ptrdiff_t>(differing);
       const auto it = std::lower_bound(candidates.begin(), end, m,
                                        [](const auto& c, uint32_t k) { return c.first < k; });
@@ -727,14 +734,17 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   }
 }
 
-bool PeerModel::SilentIn(uint32_t g, uint32_t m, double now) const {
+PeerModel::Silence PeerModel::SilenceOf(uint32_t g, uint32_t m, double now) const {
+  Silence silence;
   for (uint32_t f = 0; f < features_; ++f) {
     const Peers& p = peers_[g][f];
-    if (p.updated < 0 || p.level <= 0) continue;
     const Track& t = TrackOf(m, f);
-    if (t.fresh >= 0 && now - t.seen <= CurrentWithin(t.interval)) return false;
+    if (p.updated < 0 || p.level <= 0 || t.fresh < 0) continue;
+    if (now - t.seen <= CurrentWithin(t.interval)) return Silence{};
+    silence.since = std::max(silence.since, t.seen);
+    silence.interval = std::max(silence.interval, t.interval);
   }
-  return true;
+  return silence;
 }
 
 void PeerModel::CollectCurrent(uint32_t group, uint32_t f, double now) {

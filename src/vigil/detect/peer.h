@@ -325,9 +325,14 @@ class PeerModel {
   };
   void FollowStalls(double now, std::span<const telemetry::SignalInfo> signals,
                     std::span<const double> own_fault_since);
-  // Machine m has no current sample (held or fresh) on any feature of group g that has a level:
-  // it has gone silent.
-  bool SilentIn(uint32_t g, uint32_t m, double now) const;
+  // Machine m's silence in group g: since its last sample on any feature that has a level, where
+  // it has no current one (held or fresh) on any, with the longest of their intervals; since -1
+  // where it is current on one, or was never seen.
+  struct Silence {
+    double since = -1;
+    float interval = 0;
+  };
+  Silence SilenceOf(uint32_t g, uint32_t m, double now) const;
   // Group g's machines with a fresh sample, as they stand during its stall at `now`, on each
   // feature the stall moved (its centre a fifth of its usual level or more away from it):
   // against the centre and the peers' scatter about it now (the stalled peers' own noise, not
