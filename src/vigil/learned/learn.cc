@@ -519,19 +519,30 @@ std::optional<FamilyModel> LearnFamily(const ClassData& d, const Members& member
   return f;
 }
 
+// A step this many of a population's sigmas wide or wider is coarse (TieShifts).
+constexpr double kCoarseStep = 2;
+
+// Where values printed rounded would lie unrounded (TieShifts): each one's offset from its printed
+// figure; and whether a population's step is coarse.
+struct TieReading {
+  std::vector<double> shift;
+  bool coarse = false;
+};
+
 // For values printed in steps of `quantum`, in their order, each of population `group` (a mode):
 // where each would lie, as an offset from its printed figure, had it not been rounded. What a
 // population's printed figures tell exactly is its distribution at their boundaries (the share of
 // its values below each); within a figure, the values' ranks are spread between the boundaries as
 // a normal's would be (linear in the normal's quantile of their share), which is exact for a
-// normal population whatever the step, and close for a heavier tail. A figure at either end of
-// its population has one boundary: its values are placed at the scale of the figure next to it,
-// within their own; a population of one or two figures is spread evenly over them. (Spread evenly
-// in every figure, the values of a step wider than the spread crowd its middle and read a tail
-// near a Cauchy's; read as printed, the quantiles are whole numbers of steps and their ratio reads
-// the tail lighter or heavier than it is by chance.)
-std::vector<double> TieShifts(const std::vector<double>& xs, const std::vector<size_t>& group,
-                              double quantum) {
+// normal population whatever the step, and close for a heavier tail where the step is narrower
+// than 2 sigmas. A figure at either end of its population has one boundary: its values are placed
+// at the scale of the figure next to it, within their own; a population of one or two figures is
+// spread evenly over them. A population is coarse where the figure that holds its median is
+// kCoarseStep or more of its normal quantiles wide (a step of 2 sigmas or more), or has one
+// boundary: there a heavy tail between boundaries 1.5 and 4.5 sigmas out reads heavier than it is,
+// and values tied within one node (a GPU's eight) are set apart by ranks of the whole population.
+TieReading TieShifts(const std::vector<double>& xs, const std::vector<size_t>& group,
+                     double quantum) {
   namespace bm = boost::math;
   const bm::normal normal;
   std::vector<size_t> order(xs.size());
@@ -539,58 +550,57 @@ std::vector<double> TieShifts(const std::vector<double>& xs, const std::vector<s
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return std::pair{group[a], xs[a]} < std::pair{group[b], xs[b]};
   });
-  std::vector<double> shift(xs.size(), 0.0);
-  struct Figure {
-    size_t begin, end;  // ranks within the population
-  };
-  std::vector<Figure> figures;
+  TieReading out{std::vector<double>(xs.size(), 0.0)};
+  std::vector<size_t> begins;  // each figure's first rank within the population, then n
+  std::vector<double>
+      bound;  // the normal quantile of each figure's lower boundary (0 for the first)
   for (size_t first = 0; first < order.size();) {
     size_t last = first;
     while (last < order.size() && group[order[last]] == group[order[first]]) ++last;
     const size_t n = last - first;
-    figures.clear();
-    for (size_t r = 0; r < n;) {
-      size_t e = r;
-      while (e < n && xs[order[first + e]] == xs[order[first + r]]) ++e;
-      figures.push_back({r, e});
-      r = e;
-    }
     const auto probit = [&](double rank) {
       return bm::quantile(normal, rank / static_cast<double>(n));
     };
+    begins.clear();
+    for (size_t r = 0; r < n; ++r) {
+      if (r == 0 || xs[order[first + r]] != xs[order[first + r - 1]]) begins.push_back(r);
+    }
+    const size_t figures = begins.size();
+    begins.push_back(n);
+    bound.assign(figures + 1, 0.0);
+    for (size_t k = 1; k < figures; ++k) bound[k] = probit(static_cast<double>(begins[k]));
     // The width of figure k in the normal's quantiles; 0 at either end of the population.
     const auto width = [&](size_t k) {
-      const Figure& f = figures[k];
-      if (f.begin == 0 || f.end == n) return 0.0;
-      return probit(static_cast<double>(f.end)) - probit(static_cast<double>(f.begin));
+      return k == 0 || k + 1 == figures ? 0.0 : bound[k + 1] - bound[k];
     };
-    for (size_t k = 0; k < figures.size(); ++k) {
-      const Figure& f = figures[k];
-      const auto m = static_cast<double>(f.end - f.begin);
+    const auto middle = static_cast<size_t>(std::upper_bound(begins.begin(), begins.end(), n / 2) -
+                                            begins.begin() - 1);
+    if (!(width(middle) > 0 && width(middle) < kCoarseStep)) out.coarse = true;
+    for (size_t k = 0; k < figures; ++k) {
+      const size_t begin = begins[k], end = begins[k + 1];
+      const auto m = static_cast<double>(end - begin);
       const double inner = width(k);
       double beside = inner;
-      if (k == 0) beside = figures.size() > 1 ? width(1) : 0.0;
-      if (k + 1 == figures.size() && k > 0) beside = width(k - 1);
-      const double lo = f.begin > 0 ? probit(static_cast<double>(f.begin)) : 0.0;
-      const double hi = f.end < n ? probit(static_cast<double>(f.end)) : 0.0;
-      for (size_t r = f.begin; r < f.end; ++r) {
-        double offset = (static_cast<double>(r - f.begin) + 0.5) / m;  // in steps from the bottom
-        if (beside > 0) {
+      if (k == 0) beside = figures > 1 ? width(1) : 0.0;
+      if (k + 1 == figures && k > 0) beside = width(k - 1);
+      for (size_t r = begin; r < end; ++r) {
+        double offset = (static_cast<double>(r - begin) + 0.5) / m;  // in steps from the bottom
+        if (beside > 0 && m > 1) {
           const double z = probit(static_cast<double>(r) + 0.5);
           if (inner > 0) {
-            offset = (z - lo) / inner;
-          } else if (f.begin > 0) {  // the top figure
-            offset = std::min(1.0, (z - lo) / beside);
+            offset = (z - bound[k]) / inner;
+          } else if (begin > 0) {  // the top figure
+            offset = std::min(1.0, (z - bound[k]) / beside);
           } else {  // the bottom figure
-            offset = std::max(0.0, 1 - (hi - z) / beside);
+            offset = std::max(0.0, 1 - (bound[k + 1] - z) / beside);
           }
         }
-        shift[order[first + r]] = quantum * (offset - 0.5);
+        out.shift[order[first + r]] = quantum * (offset - 0.5);
       }
     }
     first = last;
   }
-  return shift;
+  return out;
 }
 
 // By column of the families in `learned` (family ids): how many of the values the class's nodes
@@ -647,8 +657,9 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     const std::vector<size_t>& fcols = d.cols.family_cols[fid];
     // Values printed rounded are read where they would lie unrounded (TieShifts, each mode's
     // values a population): the quantiles of a tail a step or two wide are otherwise ratios of
-    // small whole numbers of steps.
-    std::vector<double> shift;
+    // small whole numbers of steps. Where a mode's step is coarse, the reading of the printed
+    // figures counts too, the nearer of the two (`limit` below).
+    TieReading ties;
     if (f.quantum > 0) {
       std::vector<double> printed;
       std::vector<size_t> mode_of;
@@ -660,22 +671,26 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
           mode_of.push_back(static_cast<size_t>(&mode - f.modes.data()));
         }
       }
-      shift = TieShifts(printed, mode_of, f.quantum);
+      ties = TieShifts(printed, mode_of, f.quantum);
     }
-    // The sigmas of the fleet and balance tests.
-    std::vector<double> fleet, balance;
+    const std::vector<double>& shift = ties.shift;
+    // The sigmas of the fleet and balance tests, of the values placed ([0]) and as printed ([1]).
+    std::array<std::vector<double>, 2> fleet, balance;
     size_t n = 0;  // the values read so far, by which shift is indexed
     for (size_t k = 0; k < d.nodes.size(); ++k) {
       const NodeCentres& c = d.centres[k];
       const Mode& mode = NearestMode(f, c.level[fid]);
       for (size_t j : fcols) {
         if (std::isnan(d.t.at(d.nodes[k], j))) continue;
-        const double v = shift.empty() ? d.v.at(d.nodes[k], j)
-                                       : (d.t.at(d.nodes[k], j) + shift[n]) / d.divisor[j];
+        const double x = d.v.at(d.nodes[k], j);
+        const double placed = shift.empty() ? x : (d.t.at(d.nodes[k], j) + shift[n]) / d.divisor[j];
         ++n;
-        fleet.push_back(WorseSigmas(f.direction, v, mode.centre, mode.spread) / d.noise[k]);
-        const double b = f.balanced ? BalanceSigmas(v, f, c, fid) : std::nan("");
-        if (!std::isnan(b)) balance.push_back(b / d.noise[k]);
+        for (size_t r = 0; r < (ties.coarse ? 2 : 1); ++r) {
+          const double v = r == 0 ? placed : x;
+          fleet[r].push_back(WorseSigmas(f.direction, v, mode.centre, mode.spread) / d.noise[k]);
+          const double b = f.balanced ? BalanceSigmas(v, f, c, fid) : std::nan("");
+          if (!std::isnan(b)) balance[r].push_back(b / d.noise[k]);
+        }
       }
     }
     // A family measured on several parts of every node that runs it: a defective part is one
@@ -690,8 +705,13 @@ void SetFamilyLimits(ClassData& d, const Members& members, double budget,
     for (size_t j : fcols) single += alone[j];
     const bool one_metric = 2 * single > f.samples;  // samples: the family's values reported
     const Tail tail = !far ? Tail::kBody : (one_metric ? Tail::kFarthestBelowGap : Tail::kFarthest);
-    f.limit = TailLimit(fleet, p, tail, members.reporting[fid]);
-    if (f.balanced) f.balance_limit = TailLimit(balance, p, tail, members.reporting[fid]);
+    const auto limit = [&](std::array<std::vector<double>, 2>& z) {
+      const double placed = TailLimit(z[0], p, tail, members.reporting[fid]);
+      return ties.coarse ? std::min(placed, TailLimit(z[1], p, tail, members.reporting[fid]))
+                         : placed;
+    };
+    f.limit = limit(fleet);
+    if (f.balanced) f.balance_limit = limit(balance);
   });
 }
 
