@@ -566,6 +566,10 @@ TieReading TieShifts(const std::vector<double>& xs, const std::vector<size_t>& g
       if (r == 0 || xs[order[first + r]] != xs[order[first + r - 1]]) begins.push_back(r);
     }
     const size_t figures = begins.size();
+    if (figures == n) {  // no value shares its figure: nothing to place (a step below the noise)
+      first = last;
+      continue;
+    }
     begins.push_back(n);
     bound.assign(figures + 1, 0.0);
     for (size_t k = 1; k < figures; ++k) bound[k] = probit(static_cast<double>(begins[k]));
