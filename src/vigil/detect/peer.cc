@@ -411,6 +411,8 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
       const auto it = std::lower_bound(candidates.begin(), end, m,
                                        [](const auto& c, uint32_t k) { return c.first < k; });
       if (it != end && it->first == m) continue;
+      // (With a fault of its own, TierOf reads no persistence or interval: those date a late
+      // difference.)
       if (TierOf(g, m, gs, since, 0, 0) == StallTier::kUnexplained) {
         candidates.emplace_back(m, StallTier::kUnexplained);
       }

@@ -551,9 +551,10 @@ TieReading TieShifts(const std::vector<double>& xs, const std::vector<size_t>& g
     return std::pair{group[a], xs[a]} < std::pair{group[b], xs[b]};
   });
   TieReading out{std::vector<double>(xs.size(), 0.0)};
-  std::vector<size_t> begins;  // each figure's first rank within the population, then n
-  std::vector<double>
-      bound;  // the normal quantile of each figure's lower boundary (0 for the first)
+  // Per population: each figure's first rank, then n; the normal quantile of each figure's lower
+  // boundary (0 for the first).
+  std::vector<size_t> begins;
+  std::vector<double> bound;
   for (size_t first = 0; first < order.size();) {
     size_t last = first;
     while (last < order.size() && group[order[last]] == group[order[first]]) ++last;
