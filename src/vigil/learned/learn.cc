@@ -50,12 +50,17 @@ Robust RobustOf(std::vector<double>& xs, double floor) {
   return r;
 }
 
-// The decimal places `v` is written with, kMaxDecimals + 1 when more.
+// The decimal places `v` is written with, kMaxDecimals + 1 when more: v times 10^d is a whole
+// number within what a double's rounding leaves (a few of its last bits, and a millionth). A
+// tolerance relative to the scaled value itself (a billionth of it, before session 55) read every
+// value of 0.5 or more as written with 9 decimals, so that a family of values printed to two
+// decimals among which a few were not rounded read a step of 1e-9.
 int DecimalsOf(double v) {
   double scale = 1;
   for (int d = 0; d <= kMaxDecimals; ++d, scale *= 10) {
     const double s = v * scale;
-    if (std::fabs(s - std::round(s)) <= 1e-9 * std::max(1.0, std::fabs(s))) return d;
+    const double off = std::fabs(s - std::round(s));
+    if (off <= 1e-6 + 8 * std::numeric_limits<double>::epsilon() * std::fabs(s)) return d;
   }
   return kMaxDecimals + 1;
 }
