@@ -1261,50 +1261,7 @@ TEST(DetectorTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOther
   }
 }
 
-// A machine that goes down while the job runs hangs it: silent, it has no fresh sample to differ
-// on in the stall, and it differs for its own fault (jobgen's seed 69,004: gpu-node-047 went down,
-// and the stall named gpu-node-038, whose network burst 4 minutes into the stall was the only
-// difference). m7 falls silent at 880 s and the others hang at 900 s; kAlone: no other machine
-// differs, kLateBurst: m3 at 200 W from 1100 s (a difference that followed the stall), and both
-// stalls name m7. kAfter: m7 falls silent at 1000 s, 100 s into the stall (it followed the hang),
-// and the stall cannot tell. kNarrowed: m7 does not go down but hangs at 200 W among peers at
-// 160 W, and m5's PCIe link was narrowed at 600 s (a fault of its own, named, that began while the
-// job ran): m5 reports and differs on nothing, and the stall names m7.
-TEST(DetectorTest, AMachineThatWentDownBeforeTheStallMayBeItsCause) {
-  enum class Case { kAlone, kLateBurst, kAfter, kNarrowed };
-  for (const Case c : {Case::kAlone, Case::kLateBurst, Case::kAfter, Case::kNarrowed}) {
-    SCOPED_TRACE(static_cast<int>(c));
-    Harness h;
-    Rng rng(12, 0);
-    const auto noisy = [&](double v) { return v * (1 + rng.Normal(0, 0.01)); };
-    const int down = c == Case::kAfter ? 1000 : c == Case::kNarrowed ? 1500 : 880;
-    for (int t = 0; t < 1500; ++t) {
-      const bool training = t < 900;
-      for (int m = 0; m < 16; ++m) {
-        if (m == 7 && t >= down) continue;
-        const bool odd =
-            (c == Case::kLateBurst && m == 3 && t >= 1100) || (c == Case::kNarrowed && m == 7);
-        for (int g = 0; g < 2; ++g) {
-          h.Feed(t, m, "DCGM_FI_DEV_PCIE_LINK_WIDTH", g,
-                 c == Case::kNarrowed && m == 5 && g == 0 && t >= 600 ? 8 : 16);
-          h.Feed(t, m, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", g, 16);
-          h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, noisy(training ? 600 : odd ? 200 : 160));
-          h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", g, noisy(training ? 0.6 : 0.001));
-          h.Feed(t, m, "DCGM_FI_PROF_PCIE_TX_BYTES", g, noisy(training ? 1e9 : 1e6));
-        }
-      }
-    }
-    std::vector<std::string> stalls, own;
-    for (const Alert& a : h.Finish()) {
-      if (a.rule == "stall") stalls.push_back(a.machine);
-      if (AlertKindName(a.kind) == "missing" || a.rule == "pcie_width") own.push_back(a.machine);
-    }
-    EXPECT_EQ(own, std::vector<std::string>{c == Case::kNarrowed ? "m5" : "m7"});
-    EXPECT_EQ(stalls, std::vector<std::string>{c == Case::kAfter ? "*" : "m7"});
-  }
-}
-
-// The stalls of a job of 16 machines of 2 GPUs that trains at 600 W (tensor activity and PCIe
+// The alerts on a job of 16 machines of 2 GPUs that trains at 600 W (tensor activity and PCIe
 // traffic up) where `training`, and hangs elsewhere, each rank at `hung_power`; machine m sends
 // nothing where `down`; the PCIe link of `narrowed`'s first GPU is half its width from 600 s.
 struct StallJob {
@@ -1314,7 +1271,7 @@ struct StallJob {
   std::function<bool(int, int)> down = [](int, int) { return false; };
   int narrowed = -1;
 };
-std::vector<std::string> StallsOf(const StallJob& j) {
+std::vector<Alert> AlertsOf(const StallJob& j) {
   Harness h;
   Rng rng(12, 0);
   const auto noisy = [&](double v) { return v * (1 + rng.Normal(0, 0.01)); };
@@ -1332,11 +1289,49 @@ std::vector<std::string> StallsOf(const StallJob& j) {
       }
     }
   }
+  return h.Finish();
+}
+
+// The machines the job-level stalls of AlertsOf(j) name, in order.
+std::vector<std::string> StallsOf(const StallJob& j) {
   std::vector<std::string> stalls;
-  for (const Alert& a : h.Finish()) {
+  for (const Alert& a : AlertsOf(j)) {
     if (a.rule == "stall") stalls.push_back(a.machine);
   }
   return stalls;
+}
+
+// A machine that goes down while the job runs hangs it: silent, it has no fresh sample to differ
+// on in the stall, and it differs for its own fault (jobgen's seed 69,004: gpu-node-047 went down,
+// and the stall named gpu-node-038, whose network burst 4 minutes into the stall was the only
+// difference). m7 falls silent at 880 s and the others hang at 900 s; kAlone: no other machine
+// differs, kLateBurst: m3 at 200 W from 1100 s (a difference that followed the stall), and both
+// stalls name m7. kAfter: m7 falls silent at 1000 s, 100 s into the stall (it followed the hang),
+// and the stall cannot tell. kNarrowed: m7 does not go down but hangs at 200 W among peers at
+// 160 W, and m5's PCIe link was narrowed at 600 s (a fault of its own, named, that began while the
+// job ran): m5 reports and differs on nothing, and the stall names m7.
+TEST(DetectorTest, AMachineThatWentDownBeforeTheStallMayBeItsCause) {
+  enum class Case { kAlone, kLateBurst, kAfter, kNarrowed };
+  for (const Case c : {Case::kAlone, Case::kLateBurst, Case::kAfter, Case::kNarrowed}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    const int down = c == Case::kAfter ? 1000 : c == Case::kNarrowed ? 1500 : 880;
+    std::vector<std::string> stalls, own;
+    for (const Alert& a : AlertsOf({.training = [](int t) { return t < 900; },
+                          .hung_power =
+                                        [&](int m, int t) {
+                                          const bool odd =
+                                              (c == Case::kLateBurst && m == 3 && t >= 1100) ||
+                                              (c == Case::kNarrowed && m == 7);
+                                          return odd ? 200.0 : 160.0;
+                                        },
+                          .down = [&](int m, int t) { return m == 7 && t >= down; },
+                          .narrowed = c == Case::kNarrowed ? 5 : -1})) {
+      if (a.rule == "stall") stalls.push_back(a.machine);
+      if (AlertKindName(a.kind) == "missing" || a.rule == "pcie_width") own.push_back(a.machine);
+    }
+    EXPECT_EQ(own, std::vector<std::string>{c == Case::kNarrowed ? "m5" : "m7"});
+    EXPECT_EQ(stalls, std::vector<std::string>{c == Case::kAfter ? "*" : "m7"});
+  }
 }
 
 // A silence is a stall's possible cause only where it began just before the stall (a reviewer's

@@ -406,14 +406,13 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
           gs.since - silence.since > o_.persistence_s + CurrentWithin(silence.interval)) {
         continue;
       }
-      const double since = silence.since;
       const auto end = candidates.begin() + static_cast<std::ptrdiff_t>(differing);
       const auto it = std::lower_bound(candidates.begin(), end, m,
                                        [](const auto& c, uint32_t k) { return c.first < k; });
       if (it != end && it->first == m) continue;
       // (With a fault of its own, TierOf reads no persistence or interval: those date a late
       // difference.)
-      if (TierOf(g, m, gs, since, 0, 0) == StallTier::kUnexplained) {
+      if (TierOf(g, m, gs, silence.since, 0, 0) == StallTier::kUnexplained) {
         candidates.emplace_back(m, StallTier::kUnexplained);
       }
     }

@@ -754,18 +754,12 @@ TEST(LearnTest, ACoarseStepKeepsThePrintedFiguresReading) {
         [&](int count, double slow, uint64_t s) {
           std::mt19937_64 rng(s);
           std::normal_distribution<double> normal(0, 1);
-          std::vector<FleetRow> rows;
-          for (int n = 0; n < count; ++n) {
-            FleetRow& row = rows.emplace_back();
-            row.node = fmt::format("n{:04}", n);
-            const double level = 1 + 0.0025 * normal(rng);
-            for (int g = 0; g < 8; ++g) {
-              double v = level + 0.0025 * t3(rng);
-              if (g == n % 8) v *= 1 - slow;
-              row.values.emplace_back(fmt::format("gemm-flops/fp16_tc_flops:{}", g), v);
-            }
-          }
-          return rows;
+          double level = 1;  // the node's, drawn at its first GPU (GemmRows asks node by node)
+          return GemmRows(count, [&](int n, int g) {
+            if (g == 0) level = 1 + 0.0025 * normal(rng);
+            const double v = level + 0.0025 * t3(rng);
+            return g == n % 8 ? v * (1 - slow) : v;
+          });
         },
         0.05, seed);
   }
