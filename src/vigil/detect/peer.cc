@@ -1129,12 +1129,16 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     // band about it reaches past their own scatter on the event's side and short of it on the
     // other (a host's network burst of 58 s over 5 of its 10 raw values, its own level scattered
     // over 0.10 in log: the value farthest from the event fell out of the band, and the event's
-    // level was learned). So where the split is no tie, it is drawn once more around the median
-    // of the values it kept, and that one stands if it is a tie. Only then: outside a tie the
-    // second split can join an interval's partial rate to a fault that began in the window and
-    // make it the majority (peer_test.cc, ALevelOtherMachinesShareIsNoEventOfTheMachinesOwn).
+    // level was learned). So where the split kept fewer than half the values, it is drawn once
+    // more around the median of those it kept, and that one stands if it is a tie. Only then:
+    // outside a tie the second split can join an interval's partial rate to a fault that began in
+    // the window and make it the majority (peer_test.cc,
+    // ALevelOtherMachinesShareIsNoEventOfTheMachinesOwn); and a first split that kept more than
+    // half stands as it is (the second can drop an event's partial rate at its end from the near
+    // values and make a tie whose run lies at the window's start, which no tie may learn from:
+    // AnEventOverTheWindowsStartEndingWithAPartialRateIsNoPlacement).
     split(middles[k]);
-    if (count > 0 && 2 * count != n) {
+    if (count > 0 && 2 * count < n) {
       split(MedianOfFirst(kept, count));
       if (2 * count != n) split(middles[k]);
     }

@@ -1838,6 +1838,35 @@ TEST(PeerModelTest, AnEventOverHalfTheWindowIsNoPlacementWhereTheLevelItselfScat
   }
 }
 
+// A reviewer's case against the first version of the rule above, which drew the band again
+// around the kept values' median wherever the first split was no tie: machine 3 at 125 (peers
+// at 90-125) is low (0 or 60) from 60 s until 195 s, its first four window values, then back,
+// with a partial rate at 210 s (0.89 of its level) and 0.95 at 225 s. The first split keeps six
+// values near its level, the low ones one run at the window's start: that level is learned. The
+// second band dropped the partial rate and made a tie whose run lies at the window's start, which
+// no tie learns from, and the smoothed median, which the event's tail had pulled down, was learned:
+// the machine was named at its own level, on a signal worse higher or either way.
+TEST(PeerModelTest, AnEventOverTheWindowsStartEndingWithAPartialRateIsNoPlacement) {
+  for (const Worse worse : {Worse::kHigher, Worse::kEither}) {
+    for (const double low : {0.0, 60.0}) {
+      for (const bool fault : {false, true}) {
+        SCOPED_TRACE(testing::Message() << static_cast<int>(worse) << " " << low << " " << fault);
+        Rng rng(58, 0);
+        Job job(16, {PeerSignal("rx", worse)});
+        job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
+          if (t < 120) return Fresh(Noisy(rng, 100));
+          if (m != 3) return Fresh(Noisy(rng, 90 + 5 * (m % 8)));
+          if (t >= 60 && t < 210) return Fresh(Noisy(rng, low));
+          if (t == 210) return Fresh(0.89 * 125);
+          if (t == 225) return Fresh(0.95 * 125);
+          return Fresh(Noisy(rng, fault && t >= 3000 ? 160 : 125));
+        });
+        ExpectNamedOnlyForItsFault(job, 3, fault, 3000);
+      }
+    }
+  }
+}
+
 // A reviewer's two cases against the rule above, without the level held just before the window:
 // the values at the window's two ends need not be the machine's level. Machine 3, in a job whose
 // machines sit at four levels (a pipeline's stages), drops to 0.6 of its level at the window's
