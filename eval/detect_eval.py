@@ -13,6 +13,7 @@ per machine-hour, and the median and p95 time from onset per fault kind.
   eval/detect_eval.py --vigil build/dev/vigil --jobgen build/dev/eval/jobgen [--suite quick|full]
                        [--field eval/data/field/out] [--json FILE] [--keep DIR]
   eval/detect_eval.py --report FILE.json [FILE.json ...]    # earlier --json runs, together
+  eval/detect_eval.py --compare BEFORE.json AFTER.json      # the jobs whose alerts differ
 
 The issue's targets hold at cadence up to 15 s; the tables end with the same figures over
 those jobs only (and the false alerts on fault-free jobs among them).
@@ -149,6 +150,42 @@ def mark_unseen(job, labels, hours):
     return labels
 
 
+def record(alert, verdict):
+    """One alert as --json keeps it: machine, kind, rule, onset, detected, and how it scored
+    (hit, coincidental, false, or job: naming no machine)."""
+    return [alert["machine"], alert["kind"], alert.get("rule", ""), alert.get("onset"),
+            alert["detected"], verdict]
+
+
+def compare(before, after):
+    """The jobs of two --json runs (the same suite and seed base) whose alerts differ, as lines:
+    each alert only one run has, and how it scored. Runs written before alerts were kept
+    (no alert_list) compare by their counts only."""
+    def key(s):
+        return s["name"], " ".join(s.get("flags", []))
+
+    later = {key(s): s for s in after}
+    lines = []
+    for s in before:
+        t = later.pop(key(s), None)
+        if t is None:
+            lines.append(f"{s['name']} {' '.join(s.get('flags', []))}: only in the first run")
+            continue
+        if "alert_list" in s and "alert_list" in t:
+            a = {tuple(x) for x in s["alert_list"]}
+            b = {tuple(x) for x in t["alert_list"]}
+            diff = [f"  - {x}" for x in sorted(a - b)] + [f"  + {x}" for x in sorted(b - a)]
+        else:
+            fields = ("alerts", "job_alerts", "false", "hits", "coincidental")
+            diff = [f"  {f}: {s[f]} -> {t[f]}" for f in fields if s[f] != t[f]]
+        if diff:
+            lines.append(f"{s['name']} {' '.join(s.get('flags', []))}:")
+            lines += diff
+    lines += [f"{t['name']} {' '.join(t.get('flags', []))}: only in the second run"
+              for t in later.values()]
+    return lines
+
+
 def score(alerts, labels, machines, hours, gaps=()):
     """Vigil's rule for a true alert (docs/detect.md, "Scoring"), plus hits and coincidences.
     Each hit's latency from onset, and beside it the same less the seconds in `gaps` (the job
@@ -157,7 +194,7 @@ def score(alerts, labels, machines, hours, gaps=()):
     alerts = [a for a in alerts if a["machine"] != "*"]
     out = {"alerts": len(alerts), "job_alerts": len(job), "true": 0, "false": 0, "coincidental": 0, "faults": len(labels),
            "hits": 0, "machine_hours": machines * hours, "by_kind": {}, "false_rules": {},
-           "missed": []}
+           "missed": [], "alert_list": [record(a, "job") for a in job]}
     first_hit = {}
     for a in alerts:
         live = [l for l in labels if l["machine"] == a["machine"] and l["onset"] <= a["detected"] + 1
@@ -166,9 +203,11 @@ def score(alerts, labels, machines, hours, gaps=()):
             out["false"] += 1
             why = a["kind"] + "/" + a.get("rule", "")
             out["false_rules"][why] = out["false_rules"].get(why, 0) + 1
+            out["alert_list"].append(record(a, "false"))
             continue
         out["true"] += 1
         hit = [l for l in live if matches(a, l["kind"])]
+        out["alert_list"].append(record(a, "hit" if hit else "coincidental"))
         if not hit:
             out["coincidental"] += 1
         for l in hit:
@@ -369,7 +408,18 @@ def main():
     ap.add_argument("--keep", help="keep the generated jobs in this folder")
     ap.add_argument("--report", nargs="+", metavar="JSON",
                     help="print the tables of earlier --json runs, together, and run nothing")
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                    help="print the jobs whose alerts differ between two --json runs of the same "
+                         "suite and seed base, and run nothing")
     args = ap.parse_args()
+    if args.compare:
+        runs = []
+        for path in args.compare:
+            with open(path) as f:
+                runs.append(json.load(f))
+        lines = compare(*runs)
+        print("\n".join(lines) if lines else "every job's alerts are the same")
+        return
     if args.report:
         runs = []
         for path in args.report:

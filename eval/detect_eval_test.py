@@ -112,6 +112,48 @@ class Summary(unittest.TestCase):
                       de.kind_table({"by_kind": {"straggler": k}}))
 
 
+class AlertsKept(unittest.TestCase):
+    LABELS = [{"machine": "b", "onset": T0, "kind": "straggler", "end": None},
+              {"machine": "c", "onset": T0, "kind": "machine_down", "end": None}]
+    ALERTS = [{"machine": "a", "kind": "divergence", "rule": "peers", "onset": T0 + 1,
+               "detected": T0 + 60, "evidence": []},
+              {"machine": "b", "kind": "divergence", "rule": "peers", "onset": T0 + 2,
+               "detected": T0 + 61, "evidence": []},
+              {"machine": "c", "kind": "divergence", "rule": "peers", "onset": T0 + 3,
+               "detected": T0 + 62, "evidence": []},
+              {"machine": "*", "kind": "job", "rule": "shared", "onset": T0 + 4,
+               "detected": T0 + 63, "evidence": []}]
+
+    def run_of(self, alerts, name="job"):
+        s = de.score(alerts, self.LABELS, 3, 1.0)
+        s["name"], s["flags"] = name, ["--seed", "1"]
+        return s
+
+    def test_each_alert_is_kept_with_how_it_scored(self):
+        kept = {x[0]: x for x in self.run_of(self.ALERTS)["alert_list"]}
+        self.assertEqual(kept["a"], ["a", "divergence", "peers", T0 + 1, T0 + 60, "false"])
+        self.assertEqual(kept["b"][-1], "hit")
+        self.assertEqual(kept["c"][-1], "coincidental")  # a divergence is not a machine down
+        self.assertEqual(kept["*"][-1], "job")
+
+    def test_compare_names_the_alerts_only_one_run_has(self):
+        before = [self.run_of(self.ALERTS), self.run_of(self.ALERTS, "other")]
+        after = [self.run_of(self.ALERTS[1:]), self.run_of(self.ALERTS, "other")]
+        lines = de.compare(before, after)
+        self.assertEqual(len(lines), 2)
+        self.assertEqual(lines[0], "job --seed 1:")
+        self.assertIn("  - ('a', 'divergence', 'peers'", lines[1])
+        self.assertIn("'false')", lines[1])
+        self.assertEqual(de.compare(before, before), [])
+
+    def test_compare_counts_where_a_run_kept_no_alerts_and_names_unmatched_jobs(self):
+        old = self.run_of(self.ALERTS)
+        del old["alert_list"]
+        lines = de.compare([old], [self.run_of(self.ALERTS[1:]), self.run_of([], "new")])
+        self.assertEqual(lines, ["job --seed 1:", "  alerts: 3 -> 2", "  false: 1 -> 0",
+                                 "new --seed 1: only in the second run"])
+
+
 class SecondsTraining(unittest.TestCase):
     def test_overlapping_gaps_count_once_and_only_within_the_span(self):
         # 330 s, of which 80 + 50 stopped.
