@@ -25,7 +25,8 @@ START, INTERVAL, SAMPLES, ONSET = 1790000000, 10, 250, 200
 
 
 def write_job(path, machines, slow, factor, seed):
-    """Writes one job's telemetry CSV: workers w0..w{N-1}, the first `slow` of them slower from ONSET."""
+    """Writes one job's telemetry CSV: workers w0..w{N-1}, the first `slow` of them slower from
+    ONSET on."""
     rng = random.Random(seed)
     level = [rng.uniform(680, 780) for _ in range(machines)]
     with open(path, "w") as f:
