@@ -100,6 +100,9 @@ constexpr double kMovingShare = 0.2;
 constexpr double kStillShare = kMovingShare / 4;
 // A feature whose centre lies under this share of its level is stalled.
 constexpr double kStalledShare = 0.2;
+// A split of a group (FollowSplit) lies apart from the others by at least this many of the
+// spreads of their own moves, from the nearest of them.
+constexpr double kSplitGap = 2;
 // The floor of the noise scale: relative to the level, and absolute (a feature at 0 everywhere).
 constexpr double kRelativeSpreadFloor = 1e-6;
 constexpr double kAbsoluteSpreadFloor = 1e-12;
@@ -729,6 +732,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
                                [&](uint32_t m) { return TrackOf(m, f).run > 0; })) {
     p.shared = false;
   }
+  FollowSplit(frame, p);
   if (p.placed_at < 0 || now - p.placed_at >= kPlaceEvery) {
     p.placed_at = now;
     Place(valid_, f, !learning, signal.level_by_position);
@@ -801,6 +805,102 @@ double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double sin
   // About 0, not about their median: a move of every machine at once is no steadier a past.
   if (peer_values_.empty() || peer_values_.size() < static_cast<size_t>(o_.min_peers)) return -1;
   return stats::kMadToSigma * MedianOf(peer_values_);
+}
+
+void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
+  const telemetry::Worse worse = ff.signal.worse;
+  if (!ff.judging || !ff.levels_hold() || worse == telemetry::Worse::kEither || ff.centre <= 0) {
+    p.split.clear();
+    p.split_reported = false;
+    return;
+  }
+  const double sign = worse == telemetry::Worse::kHigher ? 1 : -1;
+  const double effect = std::log1p(o_.effect_min);
+  moves_.clear();
+  for (uint32_t m : valid_) {
+    const Track& t = TrackOf(m, ff.f);
+    if (t.own_since != ff.since || t.smooth <= 0 || t.past <= 0) continue;
+    const double move = sign * std::log(t.smooth / (ff.centre * t.past));
+    if (std::isfinite(move)) moves_.push_back({Narrow(move), m});
+  }
+  // The split's size: where the moves, the worst first, fall most between two machines, with at
+  // least kSharedMachines before it, more machines after it, and min_peers after it.
+  const size_t n = moves_.size();
+  const size_t most = n < static_cast<size_t>(o_.min_peers)
+                          ? 0
+                          : std::min((n - 1) / 2, n - static_cast<size_t>(o_.min_peers));
+  size_t k = 0;
+  if (most >= kSharedMachines) {
+    // Most frames of most groups: fewer than kSharedMachines beyond the effect threshold from
+    // the median, and no split.
+    std::nth_element(moves_.begin(), moves_.begin() + static_cast<std::ptrdiff_t>(n / 2),
+                     moves_.end());
+    const float median = moves_[n / 2].first;
+    const auto beyond = static_cast<size_t>(std::count_if(
+        moves_.begin(), moves_.end(), [&](const auto& v) { return v.first - median >= effect; }));
+    if (beyond >= kSharedMachines) {
+      std::sort(moves_.begin(), moves_.end(), std::greater<>());
+      double widest = 0;
+      for (size_t i = kSharedMachines; i <= std::min(most, beyond); ++i) {
+        const double gap = moves_[i - 1].first - moves_[i].first;
+        if (gap > widest) {
+          widest = gap;
+          k = i;
+        }
+      }
+    }
+  }
+  double rest_centre = 0, rest_spread = 0;
+  if (k > 0) {
+    // The others' own moves: their median and robust spread (at least the noise floor).
+    peer_values_.clear();
+    for (size_t i = k; i < n; ++i) peer_values_.push_back(moves_[i].first);
+    rest_centre = MedianOf(peer_values_);
+    for (float& v : peer_values_) v = Narrow(std::fabs(v - rest_centre));
+    rest_spread = std::max(stats::kMadToSigma * MedianOf(peer_values_), ff.floor / ff.centre);
+    const double lowest = moves_[k - 1].first;
+    if (lowest - rest_centre < std::max(o_.z_min * rest_spread, effect) ||
+        lowest - moves_[k].first < kSplitGap * rest_spread) {
+      k = 0;
+    }
+  }
+  // Its members, as a run's samples: one stays through frames out of it shorter than its run
+  // gap, keeping when it joined.
+  for (size_t i = 0; i < k; ++i) {
+    const uint32_t m = moves_[i].second;
+    auto it = std::find_if(p.split.begin(), p.split.end(),
+                           [&](const Peers::SplitMember& s) { return s.machine == m; });
+    if (it == p.split.end()) it = p.split.insert(p.split.end(), Peers::SplitMember{m, ff.now});
+    it->last = ff.now;
+    if (fresh_[CellOf(m, ff.f)] && it->samples < UINT16_MAX) ++it->samples;
+  }
+  std::erase_if(p.split, [&](const Peers::SplitMember& s) {
+    return ff.now - s.last > RunGap(TrackOf(s.machine, ff.f).interval);
+  });
+  if (p.split.empty()) p.split_reported = false;
+  if (k == 0 || p.split_reported || p.shared) return;
+  // Reported once kSharedMachines members that do not deviate on their own (those that do are
+  // named, or shared, for it) have been in it for the persistence time; each that has is listed.
+  Shared sh{ff.group, ff.f, {}};
+  size_t alone = 0;
+  for (const Peers::SplitMember& s : p.split) {
+    if (ff.now - s.since < ff.persistence || s.samples < o_.min_samples) continue;
+    const Track& t = TrackOf(s.machine, ff.f);
+    if (t.run == 0) ++alone;
+    Deviation d;
+    d.feature = ff.f;
+    d.value = t.smooth;
+    d.expected = Narrow(ff.centre * t.past * std::exp(sign * rest_centre));
+    d.z = Narrow((sign * std::log(t.smooth / (ff.centre * t.past)) - rest_centre) / rest_spread);
+    d.effect = Narrow(t.smooth / d.expected - 1);
+    d.evidence = Narrow(ff.now - s.since);
+    d.start = s.since;
+    d.own_past = true;
+    sh.members.push_back({s.machine, d});
+  }
+  if (alone < kSharedMachines) return;
+  p.split_reported = true;
+  shared_.push_back(std::move(sh));
 }
 
 void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,

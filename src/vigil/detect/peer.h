@@ -145,6 +145,10 @@ class PeerModel {
   // for a strong deviation) of each other (at least kSharedMachines): a
   // shared cause (a pipeline stage in another phase, a rack's switch), reported once per episode in
   // the Update where the first of them would have been named; none of them is named for it.
+  // Also a minority of a group split off the others against their own pasts (FollowSplit): in a
+  // small group, a third of it moving at once raises the peers' spreads (medians over the group)
+  // so that none of them deviates; such machines are reported together, and each is still named
+  // where it deviates on its own.
   static constexpr size_t kSharedMachines = 3;
   struct Shared {
     uint32_t group;
@@ -272,6 +276,16 @@ class PeerModel {
     // signal's first feature only (its statistics share their samples: PauseClock).
     double paused = 0;
     double pause_checked = -1;
+    // The machines of a split under way (FollowSplit), each with when it joined, when it was
+    // last in it and its fresh samples in it; `split_reported`: reported, until the split ends.
+    struct SplitMember {
+      uint32_t machine;
+      double since;
+      double last = since;
+      uint16_t samples = 0;
+    };
+    std::vector<SplitMember> split;
+    bool split_reported = false;
   };
   // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
   // evidence is the time between its fresh samples whose own value differs too (as a run's,
@@ -419,6 +433,13 @@ class PeerModel {
   // seconds.
   void FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
                     bool warming) const;
+  // A split of the group on ff.f against the machines' own pasts: kSharedMachines or more, a
+  // minority, moved the worse way by the effect threshold and z_min spreads of the others' own
+  // moves, apart from them by kSplitGap of those spreads. Follows its members into p.split, and
+  // reports it as a Shared once kSharedMachines of them have stayed in it for the persistence
+  // time (and min_samples of their fresh samples), once per split, where no shared deviation is
+  // reported.
+  void FollowSplit(const FeatureFrame& ff, Peers& p);
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
@@ -532,7 +553,8 @@ class PeerModel {
   std::vector<uint32_t> valid_;
   double current_within_ = 0;  // the longest a value of valid_ stays current (CollectCurrent)
   std::vector<double> values_, scratch_;
-  std::vector<float> peer_values_;  // CentreAndSpread's and OwnSpread's, scratch
+  std::vector<float> peer_values_;                 // CentreAndSpread's and OwnSpread's, scratch
+  std::vector<std::pair<float, uint32_t>> moves_;  // FollowSplit's, scratch
   std::vector<uint32_t> triggered_;
   std::vector<Scored> scored_;
   std::vector<GroupStall> group_stalls_;

@@ -1469,6 +1469,84 @@ TEST(PeerModelTest, StrongRunsAreSharedWithinTheTimeTheFirstTookToBeNamed) {
   }
 }
 
+// Ten workers' step times, each at its own level (680-770) with 3% noise, a sample every 10 s;
+// from `from` on, those that `slow` picks are `factor` times slower. Alibaba PAI's job 3
+// (eval/data/field) has four of ten workers 20-35% slower at once.
+Job::SampleOf StepTimes(Rng& rng, double from, double factor,
+                        std::function<bool(uint32_t, double)> slow) {
+  return [&rng, from, factor, slow = std::move(slow)](uint32_t m, uint32_t, double t) {
+    const double level = 680 + 10.0 * m;
+    return Fresh(level * (t >= from && slow(m, t) ? factor : 1) * (1 + rng.Normal(0, 0.03)));
+  };
+}
+
+// Four of ten workers 25% slower at once raise the peers' spread and the spread of the own-past
+// moves (medians over the ten) so far that none of them deviates: they are reported together,
+// a split of the group against their own pasts, once they have been apart for the persistence
+// time; nobody is named and no healthy worker is listed. Half the group (five of ten) is no
+// minority: which half moved is not told, and nothing is reported.
+TEST(PeerModelTest, AMinorityOfASmallGroupSlowingTogetherIsReportedAsASplit) {
+  for (const uint32_t slow : {4u, 5u}) {
+    SCOPED_TRACE(slow);
+    Rng rng(71, 0);
+    Job job(10, {PeerSignal("step_time", Worse::kHigher)}, PeerOptions{});
+    job.Run(0, 2600, 10,
+            StepTimes(rng, 2000, 1.25, [&](uint32_t m, double) { return m >= 10 - slow; }));
+    EXPECT_EQ(job.triggers(), 0);
+    if (slow == 5) {
+      EXPECT_TRUE(job.shared().empty());
+      continue;
+    }
+    ASSERT_FALSE(job.shared().empty());
+    const auto& [time, sh] = job.shared().front();
+    EXPECT_GE(time, 2060);
+    EXPECT_LE(time, 2100);
+    EXPECT_EQ(sh.feature, kMean);
+    std::vector<uint32_t> members;
+    for (const auto& member : sh.members) {
+      members.push_back(member.machine);
+      EXPECT_TRUE(member.deviation.own_past);
+      EXPECT_GE(member.deviation.start, 2000);
+      EXPECT_NEAR(member.deviation.effect, 0.25, 0.1);
+      EXPECT_GE(member.deviation.z, 4);
+    }
+    std::sort(members.begin(), members.end());
+    EXPECT_EQ(members, (std::vector<uint32_t>{6, 7, 8, 9}));
+    // Once per split, on each of the step time's statistics.
+    EXPECT_LE(job.shared().size(), 3u);
+  }
+}
+
+// A worker of a split that is back at its level for a sample stays in it, as a run goes on
+// over a gap of up to three of its intervals: four workers slowed from 2,000 s, each back for
+// one sample at 2,020-2,050 s (one at a time), are reported 60 s after 2,000 s, not once three
+// of them have been apart without a break.
+TEST(PeerModelTest, AWorkerBackForASampleStaysInItsSplit) {
+  Rng rng(72, 0);
+  Job job(10, {PeerSignal("step_time", Worse::kHigher)}, PeerOptions{});
+  job.Run(0, 2400, 10, StepTimes(rng, 2000, 1.3, [](uint32_t m, double t) {
+            return m >= 6 && t != 2020 + 10.0 * (m - 6);
+          }));
+  ASSERT_FALSE(job.shared().empty());
+  EXPECT_LE(job.shared().front().first, 2070);
+}
+
+// Two workers far slower than their peers are named on their own; a third that moved less and
+// alone would not be makes no split with them: a split is reported only where three of its
+// machines do not deviate on their own (Alibaba PAI's job 4: two workers four times slower and
+// one 15% slower).
+TEST(PeerModelTest, MachinesNamedOnTheirOwnMakeNoSplitWithAThird) {
+  Rng rng(73, 0);
+  Job job(10, {PeerSignal("step_time", Worse::kHigher)}, PeerOptions{});
+  job.Run(0, 2600, 10, [&](uint32_t m, uint32_t s, double t) {
+    if (t >= 2000 && m >= 8) return Fresh((680 + 10.0 * m) * 4 * (1 + rng.Normal(0, 0.03)));
+    return StepTimes(rng, 2000, 1.2, [](uint32_t o, double) { return o == 7; })(m, s, t);
+  });
+  EXPECT_GE(job.TriggeredAt(8), 2000);
+  EXPECT_GE(job.TriggeredAt(9), 2000);
+  EXPECT_TRUE(job.shared().empty());
+}
+
 // A feature that is nothing on every machine (a pause counter at 0) has no strength to speak of:
 // a machine that pauses is named after the whole persistence, however far its effect is against
 // the feature's resolution.
