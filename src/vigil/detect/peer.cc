@@ -864,13 +864,22 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
       k = 0;
     }
   }
-  // Its members, as a run's samples: one stays through frames out of it shorter than its run
-  // gap, keeping when it joined.
+  // Its members: those of the k beyond the threshold in their own noise scales too (a machine's
+  // own scatter, as JudgeMachine's own-past reference has it: a signal that swings with the
+  // step). Each is followed as a run: its evidence is the time between its frames in the split,
+  // and it stays through frames out of it shorter than its run gap.
   for (size_t i = 0; i < k; ++i) {
     const uint32_t m = moves_[i].second;
+    const Track& t = TrackOf(m, ff.f);
+    const double own_noise = kMeanDeviationToSigma * t.noise / (ff.centre * t.past);
+    if (moves_[i].first - rest_centre < o_.z_min * own_noise) continue;
     auto it = std::find_if(p.split.begin(), p.split.end(),
                            [&](const Peers::SplitMember& s) { return s.machine == m; });
-    if (it == p.split.end()) it = p.split.insert(p.split.end(), Peers::SplitMember{m, ff.now});
+    if (it == p.split.end()) {
+      it = p.split.insert(p.split.end(), Peers::SplitMember{m, ff.now});
+    } else {
+      it->evidence += ff.now - it->last;
+    }
     it->last = ff.now;
     if (fresh_[CellOf(m, ff.f)] && it->samples < UINT16_MAX) ++it->samples;
   }
@@ -884,7 +893,7 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
   Shared sh{ff.group, ff.f, {}};
   size_t alone = 0;
   for (const Peers::SplitMember& s : p.split) {
-    if (ff.now - s.since < ff.persistence || s.samples < o_.min_samples) continue;
+    if (s.evidence < ff.persistence || s.samples < o_.min_samples) continue;
     const Track& t = TrackOf(s.machine, ff.f);
     if (t.run == 0) ++alone;
     Deviation d;
@@ -893,7 +902,7 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
     d.expected = Narrow(ff.centre * t.past * std::exp(sign * rest_centre));
     d.z = Narrow((sign * std::log(t.smooth / (ff.centre * t.past)) - rest_centre) / rest_spread);
     d.effect = Narrow(t.smooth / d.expected - 1);
-    d.evidence = Narrow(ff.now - s.since);
+    d.evidence = Narrow(s.evidence);
     d.start = s.since;
     d.own_past = true;
     sh.members.push_back({s.machine, d});

@@ -277,11 +277,13 @@ class PeerModel {
     double paused = 0;
     double pause_checked = -1;
     // The machines of a split under way (FollowSplit), each with when it joined, when it was
-    // last in it and its fresh samples in it; `split_reported`: reported, until the split ends.
+    // last in it, the seconds between its frames in it and its fresh samples in it;
+    // `split_reported`: reported, until the split ends.
     struct SplitMember {
       uint32_t machine;
       double since;
       double last = since;
+      double evidence = 0;
       uint16_t samples = 0;
     };
     std::vector<SplitMember> split;

@@ -1531,6 +1531,22 @@ TEST(PeerModelTest, AWorkerBackForASampleStaysInItsSplit) {
   EXPECT_LE(job.shared().front().first, 2070);
 }
 
+// Three machines whose own values swing by a fifth from sample to sample (a bursty host link
+// sampled at chance phases), 15% lower together for ten minutes beside seven steady ones, are
+// apart from the others' own moves but within their own scatter: no split, as none of them
+// would be named alone.
+TEST(PeerModelTest, MachinesThatScatterOnTheirOwnMakeNoSplitWithinTheirScatter) {
+  Rng rng(74, 0);
+  Job job(10, {PeerSignal("pcie_rx", Worse::kLower)}, PeerOptions{});
+  job.Run(0, 2600, 10, [&](uint32_t m, uint32_t, double t) {
+    if (m < 7) return Fresh(Noisy(rng, 100));
+    const double level = t >= 2000 ? 85 : 100;
+    return Fresh(level * (0.8 + 0.4 * rng.Uniform()));
+  });
+  EXPECT_EQ(job.triggers(), 0);
+  EXPECT_TRUE(job.shared().empty());
+}
+
 // Two workers far slower than their peers are named on their own; a third that moved less and
 // alone would not be makes no split with them: a split is reported only where three of its
 // machines do not deviate on their own (Alibaba PAI's job 4: two workers four times slower and
