@@ -437,9 +437,11 @@ class PeerModel {
                     bool warming) const;
   // A split of the group on ff.f against the machines' own pasts: kSharedMachines or more, a
   // minority, moved the worse way by the effect threshold and z_min spreads of the others' own
-  // moves, apart from them by kSplitGap of those spreads. Follows its members into p.split, and
-  // reports it as a Shared once kSharedMachines of them have stayed in it for the persistence
-  // time (and min_samples of their fresh samples), once per split, where no shared deviation is
+  // moves, apart from them by kSplitGap of those spreads; of those, the members are the ones
+  // beyond z_min of their own scatter too. Follows each member into p.split as a run (its
+  // evidence is the time between its frames in the split), and reports the split as a Shared
+  // once kSharedMachines members that do not deviate on their own have the persistence time
+  // (and min_samples fresh samples in it), once per split, where no shared deviation is
   // reported.
   void FollowSplit(const FeatureFrame& ff, Peers& p);
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
