@@ -103,6 +103,9 @@ constexpr double kStalledShare = 0.2;
 // A split of a group (FollowSplit) lies apart from the others by at least this many of the
 // spreads of their own moves, from the nearest of them.
 constexpr double kSplitGap = 2;
+// ... and is no slowdown where the others have moved the better way since it began by this share
+// of the members' move or more: the others gained what it lost.
+constexpr double kRedistributedShare = 0.5;
 // The floor of the noise scale: relative to the level, and absolute (a feature at 0 everywhere).
 constexpr double kRelativeSpreadFloor = 1e-6;
 constexpr double kAbsoluteSpreadFloor = 1e-12;
@@ -868,6 +871,7 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
   // own scatter, as JudgeMachine's own-past reference has it: a signal that swings with the
   // step). Each is followed as a run: its evidence is the time between its frames in the split,
   // and it stays through frames out of it shorter than its run gap.
+  const bool began = p.split.empty();
   for (size_t i = 0; i < k; ++i) {
     const uint32_t m = moves_[i].second;
     const Track& t = TrackOf(m, ff.f);
@@ -886,8 +890,33 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
   std::erase_if(p.split, [&](const Peers::SplitMember& s) {
     return ff.now - s.last > RunGap(TrackOf(s.machine, ff.f).interval);
   });
-  if (p.split.empty()) p.split_reported = false;
-  if (k == 0 || p.split_reported || p.shared) return;
+  if (p.split.empty()) {
+    p.split_reported = false;
+    return;
+  }
+  if (began) {
+    // Where the others stood as it began: the worst of the centre, its slow average, its value
+    // a persistence time before and its level (the members' move may reach the centre first,
+    // where they are a third of the group; a split of a slow move begins once it is large; one
+    // that ended and began again, the others still risen, is judged against the level).
+    const auto worst = [&](double a, double b) { return b > 0 && sign * (b - a) > 0 ? b : a; };
+    double before = 0;
+    if (!p.history.empty()) {  // a ring whose newest entry is the one before `next`
+      const size_t size = p.history.size();
+      const size_t back = std::min(size - 1, static_cast<size_t>(ff.persistence / kLevelEvery));
+      before = p.history[(p.next + 2 * size - 1 - back) % size];
+    }
+    p.split_centre = Narrow(worst(worst(worst(ff.centre, p.slow_centre), before), p.level));
+    p.split_redistributed = false;
+  }
+  if (k == 0) return;
+  // Against where the others stood as it began (worse positive): how far the nearest member
+  // fell, and how far the others rose.
+  const double centre_move = p.split_centre > 0 ? sign * std::log(ff.centre / p.split_centre) : 0;
+  const double fell = moves_[k - 1].first + centre_move;
+  const double rose = -(rest_centre + centre_move);
+  if (rose >= kRedistributedShare * fell) p.split_redistributed = true;
+  if (p.split_reported || p.split_redistributed || p.shared) return;
   // Reported once kSharedMachines members that do not deviate on their own (those that do are
   // named, or shared, for it) have been in it for the persistence time; each that has is listed.
   Shared sh{ff.group, ff.f, {}};

@@ -288,6 +288,11 @@ class PeerModel {
     };
     std::vector<SplitMember> split;
     bool split_reported = false;
+    // Where the others stood as the split began (the worst of the centre, its slow average, its
+    // value a persistence time before and its level), and whether they have since moved the
+    // better way by kRedistributedShare of the split's move (FollowSplit), until it ends.
+    float split_centre = 0;
+    bool split_redistributed = false;
   };
   // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
   // evidence is the time between its fresh samples whose own value differs too (as a run's,
@@ -442,7 +447,10 @@ class PeerModel {
   // evidence is the time between its frames in the split), and reports the split as a Shared
   // once kSharedMachines members that do not deviate on their own have the persistence time
   // (and min_samples fresh samples in it), once per split, where no shared deviation is
-  // reported.
+  // reported, nor where, in any of its frames, the others have moved the better way since the
+  // split began (against split_centre) by kRedistributedShare of the nearest member's move or
+  // more (they gained what it lost: a beat of scrapes against the step, load moved between
+  // machines, not a slowdown).
   void FollowSplit(const FeatureFrame& ff, Peers& p);
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.

@@ -1547,6 +1547,34 @@ TEST(PeerModelTest, MachinesThatScatterOnTheirOwnMakeNoSplitWithinTheirScatter) 
   EXPECT_TRUE(job.shared().empty());
 }
 
+// Three hosts whose receive rate falls by 12% as the seven others' rises by 6% (a beat of
+// staggered scrapes against the iteration, load moved between hosts) lost what the others
+// gained: no split. The same three falling while the others hold are one.
+TEST(PeerModelTest, AMinorityThatLosesWhatTheOthersGainIsNoSplit) {
+  for (const double others : {1.0, 1.06}) {
+    SCOPED_TRACE(others);
+    Rng rng(75, 0);
+    Job job(10, {PeerSignal("pcie_rx", Worse::kLower)}, PeerOptions{});
+    job.Run(0, 2600, 10, [&](uint32_t m, uint32_t, double t) {
+      const double level = 100 + 2.0 * m;
+      return Fresh(level * (t < 2000 ? 1 : m >= 7 ? 0.88 : others) * (1 + rng.Normal(0, 0.03)));
+    });
+    EXPECT_EQ(job.triggers(), 0);
+    if (others > 1) {
+      EXPECT_TRUE(job.shared().empty());
+      continue;
+    }
+    ASSERT_FALSE(job.shared().empty());
+    std::vector<uint32_t> members;
+    for (const auto& member : job.shared().front().second.members) {
+      members.push_back(member.machine);
+      EXPECT_TRUE(member.deviation.own_past);
+    }
+    std::sort(members.begin(), members.end());
+    EXPECT_EQ(members, (std::vector<uint32_t>{7, 8, 9}));
+  }
+}
+
 // Two workers far slower than their peers are named on their own; a third that moved less and
 // alone would not be makes no split with them: a split is reported only where three of its
 // machines do not deviate on their own (Alibaba PAI's job 4: two workers four times slower and
