@@ -189,6 +189,33 @@ Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& 
       builder_(options.step, options.lateness, [this](const telemetry::Frame& f) { OnFrame(f); }),
       model_(options.peer) {}
 
+namespace {
+
+// An interval between scrapes follows each new gap: it rises at once and falls slowly (a missed
+// scrape is no new cadence, a slower exporter is).
+void FollowInterval(float& interval, double gap) {
+  const auto g = static_cast<float>(std::min(gap, 600.0));
+  interval = g > interval ? g : interval + 0.05f * (g - interval);
+}
+
+}  // namespace
+
+void Detector::MachineState::SawSeries(uint32_t signal, double time) {
+  if (signal >= series.size()) series.resize(signal + 1);
+  Series& s = series[signal];
+  if (time <= s.last_fresh) return;
+  if (s.last_fresh >= 0) {
+    FollowInterval(s.interval, time - s.last_fresh);
+    interval = 0;
+    for (const Series& other : series) {
+      if (other.interval > 0 && (interval == 0 || other.interval < interval)) {
+        interval = other.interval;
+      }
+    }
+  }
+  s.last_fresh = time;
+}
+
 void Detector::Presence::Saw(double time, bool copy, double fed_ahead) {
   if (first < 0) first = time;
   if (time > last) {
@@ -199,10 +226,7 @@ void Detector::Presence::Saw(double time, bool copy, double fed_ahead) {
   // A scrape's rows share its time, and a held one (a counter of errors at 0) may come first:
   // a fresh row at the same time still counts as the scrape.
   if (copy || time <= last_fresh) return;
-  if (last_fresh >= 0) {
-    const auto gap = static_cast<float>(std::min(time - last_fresh, 600.0));
-    interval = gap > interval ? gap : interval + 0.05f * (gap - interval);
-  }
+  if (last_fresh >= 0) FollowInterval(interval, time - last_fresh);
   last_fresh = time;
 }
 
@@ -233,7 +257,9 @@ void Detector::Feed(const telemetry::Point& p) {
   const bool copy = p.held && !p.rescraped;  // no new scrape (a grid's copy)
   // Points come up to a step and the lateness ahead of the frames judged.
   const double fed_ahead = o_.step + o_.lateness;
-  machines_[p.machine].presence.Saw(p.time, copy, fed_ahead);
+  MachineState& machine = machines_[p.machine];
+  machine.presence.Saw(p.time, copy, fed_ahead);
+  if (!copy) machine.SawSeries(p.signal, p.time);
   if (!names_.components().Name(p.component).empty()) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
@@ -538,7 +564,9 @@ void Detector::AlertSilence(double end) {
       reporting_.resize(group + 1, 0);
     }
     ++known_[group];
-    if (presence.last >= end - presence.SilentAfter(o_.missing_grace)) ++reporting_[group];
+    if (presence.last >= end - presence.SilentAfter(o_.missing_grace, machines_[m].interval)) {
+      ++reporting_[group];
+    }
   }
   for (uint32_t m = 0; m < machines; ++m) {
     Presence& presence = machines_[m].presence;
@@ -546,7 +574,7 @@ void Detector::AlertSilence(double end) {
     const uint32_t group = group_of_[m];
     const bool peers_report = reporting_[group] >= static_cast<uint32_t>(o_.peer.min_peers) &&
                               2 * reporting_[group] >= known_[group];
-    if (presence.last < end - presence.SilentAfter(o_.missing_grace)) {
+    if (presence.last < end - presence.SilentAfter(o_.missing_grace, machines_[m].interval)) {
       if (peers_report && !presence.alerted) {
         presence.alerted = true;
         Alert a;

@@ -152,18 +152,30 @@ class Detector {
       if (s < 64) reports |= uint64_t{1} << s;
     }
     bool Reports(uint32_t s) const { return s < 64 && ((reports >> s) & 1) != 0; }
-    // Silent since when it is named: grace, or three of its own intervals.
-    double SilentAfter(double grace) const {
+    // Silent since when it is named: grace, or three of its own intervals (`own`, where given).
+    double SilentAfter(double grace) const { return SilentAfter(grace, interval); }
+    double SilentAfter(double grace, float own) const {
       // Its own interval once it has reported for the longest interval a series may have (its
       // slowest exporter seen at least once), before that the longest.
       constexpr double kLongest = telemetry::Normalizer::kMaxHold;
-      const double own = interval > 0 && last_fresh - first >= kLongest ? interval : kLongest;
-      return std::max(grace, 3.0 * own);
+      return std::max(grace, 3.0 * (own > 0 && last_fresh - first >= kLongest ? own : kLongest));
     }
     void Saw(double time, bool copy, double fed_ahead);
   };
+  // One series of a machine (a signal, over its components): its latest scrape and the interval
+  // between its scrapes, as a Presence's.
+  struct Series {
+    double last_fresh = -1;
+    float interval = 0;
+  };
   struct MachineState {
     Presence presence;
+    // Its series by signal id, and the shortest of their intervals: the machine's own interval.
+    // Exporters scraped at different moments interleave, and its samples come more often than
+    // any one series' (two at 15 s, half a scrape apart: one every 7.5 s).
+    std::vector<Series> series;
+    float interval = 0;
+    void SawSeries(uint32_t signal, double time);
     bool divergent = false;   // a divergence alert was raised and has not cleared
     double quiet_since = -1;  // no deviation under way since
   };

@@ -519,6 +519,29 @@ TEST(DetectorTest, TwoExportersOfOneMachineAreNotOneFastSeries) {
   EXPECT_TRUE(h.Finish().empty());
 }
 
+// Two exporters every 15 s, half a scrape apart: the machine reports every 7.5 s, but its own
+// interval is its series' 15 s. One missed scrape of each (30 s without a sample) is no silence;
+// the machine going down is, after three of its series' intervals.
+TEST(DetectorTest, ExportersHalfAScrapeApartAreNoFasterSeries) {
+  Harness h;
+  for (int t = 0; t < 900; t += 15) {
+    for (int m = 0; m < 8; ++m) {
+      if (m == 3 && t >= 700) continue;  // down
+      const bool missed = m == 5 && t == 450;
+      if (!missed) h.Feed(t + 0.1 * m, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (t + m) % 7);
+      if (!(m == 5 && (t == 435 || t == 450))) {
+        h.Feed(t + 0.1 * m + 7.5, m, "cpu_idle", 8, 0.5 + 0.01 * ((t / 15 + m) % 5));
+      }
+    }
+  }
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m3");
+  EXPECT_EQ(AlertKindName(alerts[0].kind), "missing");
+  EXPECT_GE(alerts[0].detected - alerts[0].onset, 45);
+  EXPECT_LE(alerts[0].detected - alerts[0].onset, 45 + 2);
+}
+
 // The trainer's step-time gauge holds its last value through a checkpoint (no iteration). A
 // worker slow for 20 s just before it is not named: the held value is no evidence.
 TEST(DetectorTest, AGaugeHeldThroughAPauseIsNoEvidence) {
