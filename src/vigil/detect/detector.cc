@@ -200,17 +200,20 @@ void FollowInterval(float& interval, double gap) {
 
 }  // namespace
 
-void Detector::MachineState::SawSeries(uint32_t signal, double time) {
+void Detector::MachineState::SawSeries(uint32_t signal, double time, std::vector<float>& scratch) {
   if (signal >= series.size()) series.resize(signal + 1);
   Series& s = series[signal];
   if (time <= s.last_fresh) return;
   if (s.last_fresh >= 0) {
     FollowInterval(s.interval, time - s.last_fresh);
-    interval = 0;
+    scratch.clear();
     for (const Series& other : series) {
-      if (other.interval > 0 && (interval == 0 || other.interval < interval)) {
-        interval = other.interval;
-      }
+      if (other.interval > 0) scratch.push_back(other.interval);
+    }
+    if (!scratch.empty()) {
+      const auto middle = scratch.begin() + static_cast<std::ptrdiff_t>((scratch.size() - 1) / 2);
+      std::nth_element(scratch.begin(), middle, scratch.end());
+      interval = *middle;
     }
   }
   s.last_fresh = time;
@@ -259,7 +262,7 @@ void Detector::Feed(const telemetry::Point& p) {
   const double fed_ahead = o_.step + o_.lateness;
   MachineState& machine = machines_[p.machine];
   machine.presence.Saw(p.time, copy, fed_ahead);
-  if (!copy) machine.SawSeries(p.signal, p.time);
+  if (!copy) machine.SawSeries(p.signal, p.time, intervals_);
   if (!names_.components().Name(p.component).empty()) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
@@ -622,7 +625,10 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
   Alert a;
   for (uint32_t c = 0; c < components_; ++c) {
     if (seen[c].first < 0 || seen[c].alerted || !silent(c, o_.missing_grace)) continue;
-    if (machine.last <= seen[c].last || machine.resumed > end) continue;
+    // The machine reports: a sample of it later than the component's next was due (a machine
+    // gone down sent its other exporters' last samples after the component's, within one of
+    // the component's intervals).
+    if (machine.last <= seen[c].last + seen[c].interval || machine.resumed > end) continue;
     if (!sibling_reports(c) && !silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
     seen[c].alerted = true;
     const std::string& name = names_.components().Name(c);

@@ -170,12 +170,14 @@ class Detector {
   };
   struct MachineState {
     Presence presence;
-    // Its series by signal id, and the shortest of their intervals: the machine's own interval.
-    // Exporters scraped at different moments interleave, and its samples come more often than
-    // any one series' (two at 15 s, half a scrape apart: one every 7.5 s).
+    // Its series by signal id, and the median of their intervals (the lower of two middle ones):
+    // the machine's own interval. Exporters scraped at different moments interleave, and its
+    // samples come more often than any one series' (two at 15 s, half a scrape apart: one every
+    // 7.5 s); a series of a cadence of its own (a trainer's step time at each iteration, which
+    // stops while the job waits) is one of many.
     std::vector<Series> series;
     float interval = 0;
-    void SawSeries(uint32_t signal, double time);
+    void SawSeries(uint32_t signal, double time, std::vector<float>& scratch);
     bool divergent = false;   // a divergence alert was raised and has not cleared
     double quiet_since = -1;  // no deviation under way since
   };
@@ -217,6 +219,7 @@ class Detector {
   std::vector<RuleState> rules_;
   std::vector<Presence> component_seen_;
   std::vector<uint32_t> known_, reporting_;  // per group, scratch of OnFrame
+  std::vector<float> intervals_;             // scratch of MachineState::SawSeries
   std::vector<Alert> alerts_;
   std::vector<double> own_fault_since_;
   int64_t frames_ = 0;

@@ -520,17 +520,26 @@ TEST(DetectorTest, TwoExportersOfOneMachineAreNotOneFastSeries) {
 }
 
 // Two exporters every 15 s, half a scrape apart: the machine reports every 7.5 s, but its own
-// interval is its series' 15 s. One missed scrape of each (30 s without a sample) is no silence;
-// the machine going down is, after three of its series' intervals.
+// interval is its series' 15 s. One missed scrape of each (30 s without a sample) is no silence,
+// nor is it where the trainer's step time, every 3 s, stops as the job waits; the machine going
+// down is, after three of its series' intervals.
 TEST(DetectorTest, ExportersHalfAScrapeApartAreNoFasterSeries) {
   Harness h;
-  for (int t = 0; t < 900; t += 15) {
+  for (int half = 0; half < 1800; ++half) {  // half seconds
+    const int t = half / 2;
+    const int scrape = half / 30;
     for (int m = 0; m < 8; ++m) {
-      if (m == 3 && t >= 700) continue;  // down
-      const bool missed = m == 5 && t == 450;
-      if (!missed) h.Feed(t + 0.1 * m, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (t + m) % 7);
-      if (!(m == 5 && (t == 435 || t == 450))) {
-        h.Feed(t + 0.1 * m + 7.5, m, "cpu_idle", 8, 0.5 + 0.01 * ((t / 15 + m) % 5));
+      const bool down = m == 3 && t >= 700;
+      const bool waits = t >= 420 && t < 480;
+      if (half % 6 == 0 && !down && !waits) {
+        h.Feed(t + 0.2 * m, m, "training_step_seconds", 0, 3 + 0.01 * ((half / 6 + m) % 7));
+      }
+      // Machine 5 misses DCGM's scrape at 450 s and node-exporter's at 442.5 and 457.5 s.
+      if (half % 30 == 0 && !down && !(m == 5 && scrape == 30)) {
+        h.Feed(15 * scrape + 0.1 * m, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (scrape + m) % 7);
+      }
+      if (half % 30 == 15 && !down && !(m == 5 && (scrape == 29 || scrape == 30))) {
+        h.Feed(15 * scrape + 7.5 + 0.1 * m, m, "cpu_idle", 8, 0.5 + 0.01 * ((scrape + m) % 5));
       }
     }
   }
@@ -540,6 +549,42 @@ TEST(DetectorTest, ExportersHalfAScrapeApartAreNoFasterSeries) {
   EXPECT_EQ(AlertKindName(alerts[0].kind), "missing");
   EXPECT_GE(alerts[0].detected - alerts[0].onset, 45);
   EXPECT_LE(alerts[0].detected - alerts[0].onset, 45 + 2);
+}
+
+// Every 60 s, DCGM and node-exporter half a scrape apart. A machine that goes down sends its
+// node-exporter's last row after its GPUs' last: it is named missing as a machine, once three of
+// its series' intervals have passed, and its GPUs are not named before it for the DCGM
+// exporter's silence. A machine whose DCGM exporter dies while node-exporter reports has its
+// GPUs named, after three of their intervals.
+TEST(DetectorTest, AMachineDownIsNamedNotItsGpusFirst) {
+  Harness h;
+  for (int scrape = 0; scrape < 40; ++scrape) {
+    for (const double phase : {0.0, 30.0}) {
+      for (int m = 0; m < 8; ++m) {
+        const double t = 60.0 * scrape + phase + 0.1 * m;
+        if (m == 3 && scrape >= 20) continue;  // down
+        if (phase == 30) {
+          h.Feed(t, m, "cpu_idle", 8, 0.5 + 0.01 * ((scrape + m) % 5));
+          continue;
+        }
+        if (m == 6 && scrape >= 20) continue;  // its DCGM exporter died
+        for (int g = 0; g < 2; ++g) {
+          h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, 600 + (scrape + m + g) % 7);
+        }
+      }
+    }
+  }
+  std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 2u);
+  std::sort(alerts.begin(), alerts.end(),
+            [](const Alert& a, const Alert& b) { return a.machine < b.machine; });
+  EXPECT_EQ(alerts[0].machine, "m3");
+  EXPECT_EQ(alerts[0].rule, "machine");
+  EXPECT_NEAR(alerts[0].onset, 60 * 19 + 30.3, 0.01);
+  EXPECT_NEAR(alerts[0].detected - alerts[0].onset, 180, 3);
+  EXPECT_EQ(alerts[1].machine, "m6");
+  EXPECT_EQ(alerts[1].rule, "component");
+  EXPECT_NEAR(alerts[1].detected - alerts[1].onset, 180, 3);
 }
 
 // The trainer's step-time gauge holds its last value through a checkpoint (no iteration). A
