@@ -65,6 +65,13 @@ class Harness {
     detector_.Flush();
     return detector_.TakeAlerts();
   }
+  // Finish's alerts, by machine.
+  std::vector<Alert> FinishByMachine() {
+    std::vector<Alert> alerts = Finish();
+    std::sort(alerts.begin(), alerts.end(),
+              [](const Alert& a, const Alert& b) { return a.machine < b.machine; });
+    return alerts;
+  }
   Detector& detector() { return detector_; }
 
  private:
@@ -227,10 +234,8 @@ TEST(DetectorTest, SilentMachineAndComponentAreNamedAfterTheGrace) {
       }
     }
   }
-  std::vector<Alert> alerts = h.Finish();
+  const std::vector<Alert> alerts = h.FinishByMachine();
   ASSERT_EQ(alerts.size(), 2u);
-  std::sort(alerts.begin(), alerts.end(),
-            [](const Alert& a, const Alert& b) { return a.machine < b.machine; });
   EXPECT_EQ(alerts[0].machine, "m3");
   EXPECT_EQ(alerts[0].rule, "machine");
   EXPECT_EQ(alerts[0].onset, 99);
@@ -366,9 +371,7 @@ TEST(DetectorTest, FastPathRules) {
       h.Feed(t, m, "node_network_up", 5, m == 5 ? 0 : (m == 4 && t >= 40 ? 0 : 1));
     }
   }
-  std::vector<Alert> alerts = h.Finish();
-  std::sort(alerts.begin(), alerts.end(),
-            [](const Alert& a, const Alert& b) { return a.machine < b.machine; });
+  const std::vector<Alert> alerts = h.FinishByMachine();
   ASSERT_EQ(alerts.size(), 4u);
   EXPECT_EQ(alerts[0].machine, "m1");
   EXPECT_EQ(alerts[0].rule, "xid 79");
@@ -574,10 +577,8 @@ TEST(DetectorTest, AMachineDownIsNamedNotItsGpusFirst) {
       }
     }
   }
-  std::vector<Alert> alerts = h.Finish();
+  const std::vector<Alert> alerts = h.FinishByMachine();
   ASSERT_EQ(alerts.size(), 2u);
-  std::sort(alerts.begin(), alerts.end(),
-            [](const Alert& a, const Alert& b) { return a.machine < b.machine; });
   EXPECT_EQ(alerts[0].machine, "m3");
   EXPECT_EQ(alerts[0].rule, "machine");
   EXPECT_NEAR(alerts[0].onset, 60 * 19 + 30.3, 0.01);
@@ -683,9 +684,7 @@ TEST(DetectorTest, MachinesPlacedDifferentlyAreJudgedAgainstTheirOwnPast) {
     const double placed = m % 2 ? 4.0 : 1.0;
     return placed * ((m == 3 || m == 6) && t >= 1200 ? 3.0 : 1.0);
   });
-  std::vector<Alert> alerts = h.Finish();
-  std::sort(alerts.begin(), alerts.end(),
-            [](const Alert& a, const Alert& b) { return a.machine < b.machine; });
+  const std::vector<Alert> alerts = h.FinishByMachine();
   ASSERT_EQ(alerts.size(), 2u);
   EXPECT_EQ(alerts[0].machine, "m3");
   EXPECT_EQ(alerts[1].machine, "m6");
