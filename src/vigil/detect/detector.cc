@@ -200,23 +200,30 @@ void FollowInterval(float& interval, double gap) {
 
 }  // namespace
 
-void Detector::MachineState::SawSeries(uint32_t signal, double time, std::vector<float>& scratch) {
+void Detector::MachineState::SawSeries(uint32_t signal, double time) {
   if (signal >= series.size()) series.resize(signal + 1);
   Series& s = series[signal];
   if (time <= s.last_fresh) return;
   if (s.last_fresh >= 0) {
     FollowInterval(s.interval, time - s.last_fresh);
-    scratch.clear();
-    for (const Series& other : series) {
-      if (other.interval > 0) scratch.push_back(other.interval);
-    }
-    if (!scratch.empty()) {
-      const auto middle = scratch.begin() + static_cast<std::ptrdiff_t>((scratch.size() - 1) / 2);
-      std::nth_element(scratch.begin(), middle, scratch.end());
-      interval = *middle;
-    }
+    interval_stale = true;
   }
   s.last_fresh = time;
+}
+
+float Detector::MachineState::Interval(std::vector<float>& scratch) {
+  if (!interval_stale) return interval;
+  interval_stale = false;
+  scratch.clear();
+  for (const Series& s : series) {
+    if (s.interval > 0) scratch.push_back(s.interval);
+  }
+  if (!scratch.empty()) {
+    const auto middle = scratch.begin() + static_cast<std::ptrdiff_t>((scratch.size() - 1) / 2);
+    std::nth_element(scratch.begin(), middle, scratch.end());
+    interval = *middle;
+  }
+  return interval;
 }
 
 void Detector::Presence::Saw(double time, bool copy, double fed_ahead) {
@@ -262,7 +269,7 @@ void Detector::Feed(const telemetry::Point& p) {
   const double fed_ahead = o_.step + o_.lateness;
   MachineState& machine = machines_[p.machine];
   machine.presence.Saw(p.time, copy, fed_ahead);
-  if (!copy) machine.SawSeries(p.signal, p.time, intervals_);
+  if (!copy) machine.SawSeries(p.signal, p.time);
   if (!names_.components().Name(p.component).empty()) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
@@ -567,7 +574,8 @@ void Detector::AlertSilence(double end) {
       reporting_.resize(group + 1, 0);
     }
     ++known_[group];
-    if (presence.last >= end - presence.SilentAfter(o_.missing_grace, machines_[m].interval)) {
+    const float interval = machines_[m].Interval(intervals_);
+    if (presence.last >= end - presence.SilentAfter(o_.missing_grace, interval)) {
       ++reporting_[group];
     }
   }
@@ -577,7 +585,8 @@ void Detector::AlertSilence(double end) {
     const uint32_t group = group_of_[m];
     const bool peers_report = reporting_[group] >= static_cast<uint32_t>(o_.peer.min_peers) &&
                               2 * reporting_[group] >= known_[group];
-    if (presence.last < end - presence.SilentAfter(o_.missing_grace, machines_[m].interval)) {
+    const float interval = machines_[m].Interval(intervals_);
+    if (presence.last < end - presence.SilentAfter(o_.missing_grace, interval)) {
       if (peers_report && !presence.alerted) {
         presence.alerted = true;
         Alert a;

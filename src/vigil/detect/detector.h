@@ -176,10 +176,13 @@ class Detector {
     // 7.5 s); a series of a cadence of its own (a trainer's step time at each iteration, which
     // stops while the job waits) is one of many.
     std::vector<Series> series;
-    float interval = 0;
-    void SawSeries(uint32_t signal, double time, std::vector<float>& scratch);
+    void SawSeries(uint32_t signal, double time);
+    // The median, worked out again where a series' interval has changed since.
+    float Interval(std::vector<float>& scratch);
     bool divergent = false;   // a divergence alert was raised and has not cleared
     double quiet_since = -1;  // no deviation under way since
+    float interval = 0;       // the median of its series' intervals, as last worked out
+    bool interval_stale = false;
   };
 
   // A closed step of every machine: the peer model scores it, then each rule that judges frames
@@ -219,7 +222,7 @@ class Detector {
   std::vector<RuleState> rules_;
   std::vector<Presence> component_seen_;
   std::vector<uint32_t> known_, reporting_;  // per group, scratch of OnFrame
-  std::vector<float> intervals_;             // scratch of MachineState::SawSeries
+  std::vector<float> intervals_;             // scratch of MachineState::Interval
   std::vector<Alert> alerts_;
   std::vector<double> own_fault_since_;
   int64_t frames_ = 0;
