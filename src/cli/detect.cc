@@ -73,8 +73,8 @@ CLI::App* SetupDetect(CLI::App& app, DetectOptions& o) {
                 "longer than the benign events of a healthy machine")
       ->capture_default_str();
   c->add_option("--warmup", o.warmup,
-                "A group's first minutes (a job's start; less after a restart): learned, "
-                "nobody judged on divergence")
+                "A group's first minutes (a job's start; less after a restart; at least 12 "
+                "scrape intervals): learned, nobody judged on divergence")
       ->capture_default_str();
   c->add_option("--min-sd", o.min_sd, "... by at least this many of the peers' spreads")
       ->check(InBounds(detect::kMinSdBounds))

@@ -594,19 +594,32 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
   p.pause_checked = now;
 }
 
-double PeerModel::RestartWarmup(uint32_t group, uint32_t f, const telemetry::SignalInfo& signal) {
-  // Shorter than the job's first, but long enough that the window its placements are learned
-  // from (its second half) tells a healthy machine's own event from a level (WindowLevel): twice
-  // the longest such event (the signal's persistence time), and min_samples of the machines'
-  // typical interval beside an event's as many.
+double PeerModel::MembersInterval(uint32_t group, uint32_t f) {
   scratch_.clear();
   for (uint32_t m : members_[group]) {
     const float interval = TrackOf(m, f).interval;
     if (interval > 0) scratch_.push_back(interval);
   }
-  const double interval = scratch_.empty() ? 0 : MedianOf(scratch_);
+  return scratch_.empty() ? 0 : MedianOf(scratch_);
+}
+
+double PeerModel::FirstWarmup(double interval) const {
+  // Placements are the medians of the window's levels (WindowLevel): a benign event of the
+  // machine's own must take fewer than half of them. At a 60-s cadence a 5-minute warm-up's
+  // window holds 3 samples, and a network burst of 50 s in two of them was the placement (jobgen's
+  // seeds 75,003 and 75,004 at 30 and 60 s): the window holds twice the samples a deviation needs.
+  if (o_.warmup_s <= 0) return 0;
+  return std::max(o_.warmup_s, 4.0 * o_.min_samples * interval);
+}
+
+double PeerModel::RestartWarmup(uint32_t group, uint32_t f, const telemetry::SignalInfo& signal) {
+  // Shorter than the job's first, but long enough that the window its placements are learned
+  // from (its second half) tells a healthy machine's own event from a level (WindowLevel): twice
+  // the longest such event (the signal's persistence time), and min_samples of the machines'
+  // typical interval beside an event's as many.
+  const double interval = MembersInterval(group, f);
   const double window = std::max(2 * PersistenceOf(signal), 2.0 * o_.min_samples * interval);
-  return std::min(o_.warmup_s, std::max(kRestartWarmupShare * o_.warmup_s, 2 * window));
+  return std::min(FirstWarmup(interval), std::max(kRestartWarmupShare * o_.warmup_s, 2 * window));
 }
 
 void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::SignalInfo& signal) {
@@ -617,8 +630,9 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   if (p.since < 0) {
     p.since = now;
     p.spread_moved = false;
-    p.warmup =
-        p.settled >= 0 && p.restart_warmup > 0 ? p.restart_warmup : static_cast<float>(o_.warmup_s);
+    const bool restart = p.settled >= 0 && p.restart_warmup > 0;
+    p.warmup = restart ? p.restart_warmup : static_cast<float>(o_.warmup_s);
+    p.warmup_sized = restart;  // from the machines' intervals before the stall
     // A warm-up begins (the job's start, a restart): every machine's placement as it stands,
     // taken at one moment, before Place re-centres any on the new levels, is what
     // KeepPlacementsFromBefore compares the new ones with.
@@ -653,6 +667,13 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     p.slow_centre = static_cast<float>(centre);
   }
   if (std::fabs(centre - p.slow_centre) > kMovingShare * p.level) p.moving = now;
+  // The job's first warm-up knows the machines' cadence once its window begins (by default at
+  // 150 s: every machine scraped twice at up to a 75-s cadence; one not yet counts for none).
+  if (!p.warmup_sized && now - p.since >= p.warmup / 2) {
+    p.warmup_sized = true;
+    p.warmup =
+        static_cast<float>(std::max<double>(p.warmup, FirstWarmup(MembersInterval(group, f))));
+  }
   // Placements are learned over the warm-up, and past it until the centre has settled (while
   // nobody is judged yet), up to kMaxWarmups warm-ups: while machines cross a job-wide
   // transition each at its own moment (a job that hung from its start and has just begun to

@@ -250,7 +250,10 @@ class PeerModel {
     float quantum = 0;  // the smallest step between two values of one machine
     double updated = -1;
     double since = -1;  // first judged
-    float warmup = 0;   // seconds of the warm-up from `since`: --warmup, less after a restart
+    // Seconds of the warm-up from `since`: --warmup, less after a restart, more at a coarse
+    // cadence (FirstWarmup, once `warmup_sized`).
+    float warmup = 0;
+    bool warmup_sized = false;
     float restart_warmup = 0;  // a restart's (RestartWarmup), as the group's last stall began
     float slow_centre = 0;     // the centre, averaged with a 30 s half-life; set to the centre
                                // once it holds still after the warm-up (Judge)
@@ -415,8 +418,14 @@ class PeerModel {
   // feature, and a run's gap between its deviating samples leaves out the part that the job spent
   // paused, both as evidence and as a break (FollowRun).
   void FollowPause(uint32_t g, uint32_t s, double now);
+  // The median interval of group g's machines on feature f (0 while none is known).
+  double MembersInterval(uint32_t group, uint32_t f);
+  // The job's first warm-up at the machines' typical interval: --warmup, but long enough that its
+  // window (its second half) holds 2 min_samples samples.
+  double FirstWarmup(double interval) const;
   // The warm-up of group g's feature f after a restart (kRestartWarmupShare of --warmup, at
-  // least what its placement window needs at the machines' current intervals), in seconds.
+  // least what its placement window needs at the machines' current intervals, at most the
+  // first's), in seconds.
   double RestartWarmup(uint32_t group, uint32_t f, const telemetry::SignalInfo& signal);
   // The seconds group g's job has paused on feature f's signal (FollowPause).
   double PauseClock(uint32_t g, uint32_t f) const { return peers_[g][f - f % kStats].paused; }
