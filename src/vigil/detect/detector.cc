@@ -200,23 +200,28 @@ void FollowInterval(float& interval, double gap) {
 
 }  // namespace
 
-void Detector::MachineState::SawSeries(uint32_t signal, double time) {
+void Detector::MachineState::SawSeries(uint32_t signal, double time, double value) {
   if (signal >= series.size()) series.resize(signal + 1);
   Series& s = series[signal];
   if (time <= s.last_fresh) return;
   if (s.last_fresh >= 0) {
     FollowInterval(s.interval, time - s.last_fresh);
+    s.varies = s.varies || static_cast<float>(value) != s.value;
     interval_stale = true;
   }
   s.last_fresh = time;
+  s.value = static_cast<float>(value);
 }
 
 float Detector::MachineState::Interval(std::vector<float>& scratch) {
   if (!interval_stale) return interval;
   interval_stale = false;
+  const bool any_varies =
+      std::any_of(series.begin(), series.end(), [](const Series& s) { return s.varies; });
   scratch.clear();
   for (const Series& s : series) {
-    if (s.interval > 0) scratch.push_back(s.interval);
+    const bool gone = s.last_fresh + Presence::kSilentIntervals * s.interval < presence.last_fresh;
+    if (s.interval > 0 && (s.varies || !any_varies) && !gone) scratch.push_back(s.interval);
   }
   if (!scratch.empty()) {
     const auto middle = scratch.begin() + static_cast<std::ptrdiff_t>((scratch.size() - 1) / 2);
@@ -269,7 +274,7 @@ void Detector::Feed(const telemetry::Point& p) {
   const double fed_ahead = o_.step + o_.lateness;
   MachineState& machine = machines_[p.machine];
   machine.presence.Saw(p.time, copy, fed_ahead);
-  if (!copy) machine.SawSeries(p.signal, p.time);
+  if (!copy) machine.SawSeries(p.signal, p.time, p.value);
   if (!names_.components().Name(p.component).empty()) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;

@@ -134,6 +134,8 @@ class Detector {
     bool width_alerted = false, gen_alerted = false, link_alerted = false;
   };
   struct Presence {  // of a machine or of one of its components
+    // Silent for this many of its own intervals (and the grace): named.
+    static constexpr double kSilentIntervals = 3;
     double first = -1;
     double last = -1;        // its latest sample, held or not
     double last_fresh = -1;  // its latest scrape (a sample not held, or rescraped)
@@ -158,7 +160,8 @@ class Detector {
       // Its own interval once it has reported for the longest interval a series may have (its
       // slowest exporter seen at least once), before that the longest.
       constexpr double kLongest = telemetry::Normalizer::kMaxHold;
-      return std::max(grace, 3.0 * (own > 0 && last_fresh - first >= kLongest ? own : kLongest));
+      return std::max(
+          grace, kSilentIntervals * (own > 0 && last_fresh - first >= kLongest ? own : kLongest));
     }
     void Saw(double time, bool copy, double fed_ahead);
   };
@@ -167,6 +170,8 @@ class Detector {
   struct Series {
     double last_fresh = -1;
     float interval = 0;
+    float value = 0;      // its latest fresh value
+    bool varies = false;  // a fresh value has differed from the one before it
   };
   struct MachineState {
     Presence presence;
@@ -174,10 +179,15 @@ class Detector {
     // the machine's own interval. Exporters scraped at different moments interleave, and its
     // samples come more often than any one series' (two at 15 s, half a scrape apart: one every
     // 7.5 s); a series of a cadence of its own (a trainer's step time at each iteration, which
-    // stops while the job waits) is one of many.
+    // stops while the job waits) is one of many. Only series whose values vary count, where any
+    // does: a value that never changes (an XID of 0, a link's width) is a fresh sample only every
+    // Normalizer::kMaxHold, whatever its exporter's cadence. Nor does a series gone: the machine
+    // has reported since it was Presence::kSilentIntervals of its own intervals overdue (an
+    // exporter dead for good says nothing of how often the others report).
     std::vector<Series> series;
-    void SawSeries(uint32_t signal, double time);
-    // The median, worked out again where a series' interval has changed since.
+    void SawSeries(uint32_t signal, double time, double value);
+    // The median, worked out again where a series' interval has changed, or the machine has
+    // reported, since.
     float Interval(std::vector<float>& scratch);
     bool divergent = false;   // a divergence alert was raised and has not cleared
     double quiet_since = -1;  // no deviation under way since

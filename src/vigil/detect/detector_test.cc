@@ -554,6 +554,67 @@ TEST(DetectorTest, ExportersHalfAScrapeApartAreNoFasterSeries) {
   EXPECT_LE(alerts[0].detected - alerts[0].onset, 45 + 2);
 }
 
+// DCGM every 15 s, the node exporter every 60 s. m3's DCGM exporter dies for good at 600 s: its
+// GPUs are named silent. The median of the machine's series' intervals kept the dead exporter's
+// 15 s, and named the machine missing at each gap of its node exporter, once a minute (a
+// reviewer's case, session 59: 19 alerts in half an hour). A series is gone once the machine has
+// reported after it was three of its intervals overdue: m3 is named missing once, at 652.5 s,
+// before its node exporter's next sample says it still reports (a surviving exporter slower than
+// three of the dead one's intervals; within them, never), and not again. m5, down at 1,200 s with
+// both exporters, is named three DCGM intervals after its last sample.
+TEST(DetectorTest, AnExporterDeadForGoodLeavesTheMachinesInterval) {
+  Harness h;
+  for (int t = 0; t < 1800; t += 15) {
+    for (int m = 0; m < 8; ++m) {
+      if (m == 5 && t >= 1200) continue;  // down
+      const double at = t + 0.1 * m;
+      if (!(m == 3 && t >= 600)) {
+        h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (t / 15 + m) % 7);
+        h.Feed(at, m, "DCGM_FI_DEV_GPU_UTIL", 0, 90 + (t / 15 + m) % 5);
+        h.Feed(at, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, 0.5 + 0.01 * ((t / 15 + m) % 3));
+      }
+      if (t % 60 == 0) {
+        h.Feed(at + 7.5, m, "cpu_idle", "", 0.5 + 0.01 * ((t / 60 + m) % 5));
+        h.Feed(at + 7.5, m, "node_network_receive_bytes_total", "eth0", 1e9 * (t + 7.5));
+      }
+    }
+  }
+  const std::vector<Alert> alerts = h.FinishByMachine();
+  ASSERT_EQ(alerts.size(), 3u) << Listed(alerts);
+  EXPECT_EQ(alerts[0].machine, "m3");
+  EXPECT_EQ(alerts[1].machine, "m3");
+  EXPECT_EQ(alerts[0].rule == "component" ? alerts[1].rule : alerts[0].rule, "machine");
+  EXPECT_EQ(alerts[2].machine, "m5");
+  EXPECT_EQ(alerts[2].rule, "machine");
+  EXPECT_LE(alerts[2].detected - alerts[2].onset, 3 * 15 + 2);
+}
+
+// Every 15 s, a GPU's power and the host's idle share vary, and four gauges rest at one value (an
+// XID of 0, the link's width, its maximum and its generation): the Normalizer passes each of those
+// on as a fresh sample only once a minute, and the median of the series' intervals was 60 s, so
+// that m3, down at 700 s, was named after 225 s (a reviewer's case, session 59). Only series whose
+// values vary say how often the machine reports: it is named three of their intervals after.
+TEST(DetectorTest, ValuesThatNeverChangeDoNotSlowTheMachinesInterval) {
+  Harness h;
+  for (int t = 0; t < 1200; t += 15) {
+    for (int m = 0; m < 8; ++m) {
+      if (m == 3 && t >= 700) continue;  // down
+      const double at = t + 0.1 * m;
+      h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (t / 15 + m) % 7);
+      h.Feed(at, m, "DCGM_FI_DEV_XID_ERRORS", 0, 0);
+      h.Feed(at, m, "DCGM_FI_DEV_PCIE_LINK_WIDTH", 0, 16);
+      h.Feed(at, m, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", 0, 16);
+      h.Feed(at, m, "DCGM_FI_DEV_PCIE_LINK_GEN", 0, 5);
+      h.Feed(at + 7.5, m, "cpu_idle", "", 0.5 + 0.01 * ((t / 15 + m) % 5));
+    }
+  }
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u) << Listed(alerts);
+  EXPECT_EQ(alerts[0].machine, "m3");
+  EXPECT_EQ(alerts[0].rule, "machine");
+  EXPECT_LE(alerts[0].detected - alerts[0].onset, 3 * 15 + 2);
+}
+
 // Every 60 s, DCGM and node-exporter half a scrape apart. A machine that goes down sends its
 // node-exporter's last row after its GPUs' last: it is named missing as a machine, once three of
 // its series' intervals have passed, and its GPUs are not named before it for the DCGM
