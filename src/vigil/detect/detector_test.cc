@@ -788,7 +788,7 @@ TEST(DetectorTest, AtA60sCadenceTheWarmUpsWindowHoldsSixSamples) {
     }
   }
   const std::vector<Alert> alerts = h.Finish();
-  ASSERT_EQ(alerts.size(), 1u) << DumpJson(AlertToJson(alerts[0]));
+  ASSERT_EQ(alerts.size(), 1u) << Listed(alerts);
   EXPECT_EQ(alerts[0].machine, "m3");
   EXPECT_LE(alerts[0].detected, 1000 + 4 * 60);
 }
