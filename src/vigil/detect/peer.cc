@@ -603,13 +603,15 @@ double PeerModel::MembersInterval(uint32_t group, uint32_t f) {
   return scratch_.empty() ? 0 : MedianOf(scratch_);
 }
 
+double PeerModel::SampledWindow(double interval) const { return 2.0 * o_.min_samples * interval; }
+
 double PeerModel::FirstWarmup(double interval) const {
   // Placements are the medians of the window's levels (WindowLevel): a benign event of the
   // machine's own must take fewer than half of them. At a 60-s cadence a 5-minute warm-up's
   // window holds 3 samples, and a network burst of 50 s in two of them was the placement (jobgen's
   // seeds 75,003 and 75,004 at 30 and 60 s): the window holds twice the samples a deviation needs.
   if (o_.warmup_s <= 0) return 0;
-  return std::max(o_.warmup_s, 4.0 * o_.min_samples * interval);
+  return std::max(o_.warmup_s, 2 * SampledWindow(interval));
 }
 
 double PeerModel::RestartWarmup(uint32_t group, uint32_t f, const telemetry::SignalInfo& signal) {
@@ -618,7 +620,7 @@ double PeerModel::RestartWarmup(uint32_t group, uint32_t f, const telemetry::Sig
   // the longest such event (the signal's persistence time), and min_samples of the machines'
   // typical interval beside an event's as many.
   const double interval = MembersInterval(group, f);
-  const double window = std::max(2 * PersistenceOf(signal), 2.0 * o_.min_samples * interval);
+  const double window = std::max(2 * PersistenceOf(signal), SampledWindow(interval));
   return std::min(FirstWarmup(interval), std::max(kRestartWarmupShare * o_.warmup_s, 2 * window));
 }
 

@@ -420,8 +420,11 @@ class PeerModel {
   void FollowPause(uint32_t g, uint32_t s, double now);
   // The median interval of group g's machines on feature f (0 while none is known).
   double MembersInterval(uint32_t group, uint32_t f);
+  // A placement window that holds 2 min_samples samples at `interval`: an event's as many, and as
+  // many beside them.
+  double SampledWindow(double interval) const;
   // The job's first warm-up at the machines' typical interval: --warmup, but long enough that its
-  // window (its second half) holds 2 min_samples samples.
+  // window (its second half) is a SampledWindow.
   double FirstWarmup(double interval) const;
   // The warm-up of group g's feature f after a restart (kRestartWarmupShare of --warmup, at
   // least what its placement window needs at the machines' current intervals, at most the
