@@ -106,6 +106,10 @@ constexpr double kSplitGap = 2;
 // ... and is no slowdown where the others have moved the better way since it began by this share
 // of the members' move or more: the others gained what it lost.
 constexpr double kRedistributedShare = 0.5;
+// How far back, before a persistence time ago, where a group's others stood as a split began is
+// read (FollowSplit): the median of the centre over these seconds. A job-wide dip shorter than
+// half of it (a checkpoint) does not move it; a job-wide rise longer than half of it is in it.
+constexpr double kSplitReferenceS = 300;
 // The floor of the noise scale: relative to the level, and absolute (a feature at 0 everywhere).
 constexpr double kRelativeSpreadFloor = 1e-6;
 constexpr double kAbsoluteSpreadFloor = 1e-12;
@@ -836,6 +840,7 @@ double PeerModel::OwnSpread(uint32_t f, double centre, bool learning, double sin
 void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
   const telemetry::Worse worse = ff.signal.worse;
   if (!ff.judging || !ff.levels_hold() || worse == telemetry::Worse::kEither || ff.centre <= 0) {
+    if (!p.split.empty()) p.split_ended = ff.now;
     p.split.clear();
     p.split_reported = false;
     return;
@@ -914,22 +919,23 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
     return ff.now - s.last > RunGap(TrackOf(s.machine, ff.f).interval);
   });
   if (p.split.empty()) {
+    if (!began) p.split_ended = ff.now;
     p.split_reported = false;
     return;
   }
   if (began) {
-    // Where the others stood as it began: the worst of the centre, its slow average, its value
-    // a persistence time before and its level (the members' move may reach the centre first,
-    // where they are a third of the group; a split of a slow move begins once it is large; one
-    // that ended and began again, the others still risen, is judged against the level).
+    // Where the others stood as it began: the worst of the centre, its slow average, and where
+    // it stood over the minutes before a persistence time ago (the members' move may reach the
+    // centre first, where they are a third of the group; machines crossing a job-wide move at
+    // different moments split as the centre moves; a split of a slow move begins once it is
+    // large), and, where a split ended within half the level's window, where the others stood
+    // as that one began (one that ended and began again, the others still risen).
     const auto worst = [&](double a, double b) { return b > 0 && sign * (b - a) > 0 ? b : a; };
-    double before = 0;
-    if (!p.history.empty()) {  // a ring whose newest entry is the one before `next`
-      const size_t size = p.history.size();
-      const size_t back = std::min(size - 1, static_cast<size_t>(ff.persistence / kLevelEvery));
-      before = p.history[(p.next + 2 * size - 1 - back) % size];
+    double reference = worst(worst(ff.centre, p.slow_centre), CentreBefore(p, ff.persistence));
+    if (p.split_ended >= 0 && ff.now - p.split_ended <= o_.level_window_s / 2) {
+      reference = worst(reference, p.split_centre);
     }
-    p.split_centre = Narrow(worst(worst(worst(ff.centre, p.slow_centre), before), p.level));
+    p.split_centre = Narrow(reference);
     p.split_redistributed = false;
   }
   if (k == 0) return;
@@ -962,6 +968,21 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
   if (alone < kSharedMachines) return;
   p.split_reported = true;
   shared_.push_back(std::move(sh));
+}
+
+double PeerModel::CentreBefore(const Peers& p, double back_s) {
+  // A ring whose newest entry is the one before `next`, an entry every kLevelEvery seconds or
+  // more (none while the group is stalled).
+  const size_t size = p.history.size();
+  const auto first = static_cast<size_t>(back_s / kLevelEvery);
+  if (first >= size) return 0;
+  const size_t last =
+      std::min(size - 1, first + static_cast<size_t>(kSplitReferenceS / kLevelEvery));
+  scratch_.clear();
+  for (size_t back = first; back <= last; ++back) {
+    scratch_.push_back(p.history[(p.next + 2 * size - 1 - back) % size]);
+  }
+  return MedianOf(scratch_);
 }
 
 void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,

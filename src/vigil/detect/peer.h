@@ -292,10 +292,12 @@ class PeerModel {
     std::vector<SplitMember> split;
     bool split_reported = false;
     // Where the others stood as the split began (the worst of the centre, its slow average, its
-    // value a persistence time before and its level), and whether they have since moved the
-    // better way by kRedistributedShare of the split's move (FollowSplit), until it ends.
+    // median over the minutes before a persistence time ago, and the last split's where that
+    // ended recently), and whether they have since moved the better way by kRedistributedShare
+    // of the split's move (FollowSplit), until it ends; when the last split ended, or -1.
     float split_centre = 0;
     bool split_redistributed = false;
+    double split_ended = -1;
   };
   // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
   // evidence is the time between its fresh samples whose own value differs too (as a run's,
@@ -464,6 +466,9 @@ class PeerModel {
   // more (they gained what it lost: a beat of scrapes against the step, load moved between
   // machines, not a slowdown).
   void FollowSplit(const FeatureFrame& ff, Peers& p);
+  // The median of p's centre over the kSplitReferenceS seconds before back_s seconds ago (its
+  // level's ring), or 0 where the ring does not reach back that far.
+  double CentreBefore(const Peers& p, double back_s);
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
