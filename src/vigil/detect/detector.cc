@@ -205,7 +205,17 @@ void Detector::MachineState::SawSeries(uint32_t signal, double time, double valu
   Series& s = series[signal];
   if (time <= s.last_fresh) return;
   if (s.last_fresh >= 0) {
-    FollowInterval(s.interval, time - s.last_fresh);
+    // A gap of more than Presence::kSilentIntervals of the interval is its interval until the
+    // next gap says whether it was a new cadence (an exporter that now reports less often) or
+    // silence (an exporter's restart, the machine down and back): then the interval is the one
+    // from before it.
+    const double gap = time - s.last_fresh;
+    if (s.before_long_gap > 0 && gap <= Presence::kSilentIntervals * s.before_long_gap) {
+      s.interval = s.before_long_gap;
+    }
+    s.before_long_gap =
+        s.interval > 0 && gap > Presence::kSilentIntervals * s.interval ? s.interval : 0;
+    FollowInterval(s.interval, gap);
     s.varies = s.varies || static_cast<float>(value) != s.value;
     interval_stale = true;
   }

@@ -172,6 +172,9 @@ class Detector {
     float interval = 0;
     float value = 0;      // its latest fresh value
     bool varies = false;  // a fresh value has differed from the one before it
+    // The interval before the last gap, where that gap was more than Presence::kSilentIntervals
+    // of it (silence, or a slower cadence: the next gap tells), else 0.
+    float before_long_gap = 0;
   };
   struct MachineState {
     Presence presence;

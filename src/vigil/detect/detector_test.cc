@@ -589,6 +589,43 @@ TEST(DetectorTest, AnExporterDeadForGoodLeavesTheMachinesInterval) {
   EXPECT_LE(alerts[2].detected - alerts[2].onset, 3 * 15 + 2);
 }
 
+// DCGM every 15 s, the node exporter every 60 s. m3's DCGM exporter restarts, silent from 600 s
+// to 720 s (its GPUs are named silent), and m3 goes down at 900 s. The two minutes had become its
+// DCGM series' interval, falling 5% a sample, and m3 was named missing after about four minutes
+// (a reviewer's case, session 59). A gap of more than three intervals is the interval only until
+// the next gap says whether it was a cadence: m3 is named three DCGM intervals after its last
+// sample. (In the restart, m3 is named missing before its node exporter's next sample, as in
+// AnExporterDeadForGoodLeavesTheMachinesInterval.) m5's DCGM exporter moves to a 60-s cadence at
+// 600 s: it is named missing once, before its first slow sample, and not again.
+TEST(DetectorTest, AnExportersRestartIsNoNewCadence) {
+  Harness h;
+  for (int t = 0; t < 1500; t += 15) {
+    for (int m = 0; m < 8; ++m) {
+      if (m == 3 && t >= 900) continue;  // down
+      const double at = t + 0.1 * m;
+      const bool restarting = m == 3 && t >= 600 && t < 720;
+      const bool slower = m == 5 && t >= 600 && t % 60 != 0;
+      if (!restarting && !slower) {
+        h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (t / 15 + m) % 7);
+        h.Feed(at, m, "DCGM_FI_DEV_GPU_UTIL", 0, 90 + (t / 15 + m) % 5);
+        h.Feed(at, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, 0.5 + 0.01 * ((t / 15 + m) % 3));
+      }
+      if (t % 60 == 0) {
+        h.Feed(at + 7.5, m, "cpu_idle", "", 0.5 + 0.01 * ((t / 60 + m) % 5));
+        h.Feed(at + 7.5, m, "node_network_receive_bytes_total", "eth0", 1e9 * (t + 7.5));
+      }
+    }
+  }
+  std::vector<Alert> down, slower;
+  for (const Alert& a : h.FinishByMachine()) {
+    if (a.machine == "m3" && a.rule == "machine" && a.detected >= 900) down.push_back(a);
+    if (a.machine == "m5" && a.rule == "machine") slower.push_back(a);
+  }
+  ASSERT_EQ(down.size(), 1u) << Listed(down);
+  EXPECT_LE(down[0].detected - down[0].onset, 3 * 15 + 2);
+  EXPECT_EQ(slower.size(), 1u) << Listed(slower);
+}
+
 // Every 15 s, a GPU's power and the host's idle share vary, and four gauges rest at one value (an
 // XID of 0, the link's width, its maximum and its generation): the Normalizer passes each of those
 // on as a fresh sample only once a minute, and the median of the series' intervals was 60 s, so
