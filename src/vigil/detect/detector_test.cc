@@ -554,6 +554,21 @@ TEST(DetectorTest, ExportersHalfAScrapeApartAreNoFasterSeries) {
   EXPECT_LE(alerts[0].detected - alerts[0].onset, 45 + 2);
 }
 
+// Machine m's scrape at t (a multiple of 15 s): DCGM's three GPU series where `dcgm`, and every
+// 60 s the node exporter's two, half a DCGM scrape later.
+void FeedDcgmAndNodeExporter(Harness& h, int t, int m, bool dcgm) {
+  const double at = t + 0.1 * m;
+  if (dcgm) {
+    h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (t / 15 + m) % 7);
+    h.Feed(at, m, "DCGM_FI_DEV_GPU_UTIL", 0, 90 + (t / 15 + m) % 5);
+    h.Feed(at, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, 0.5 + 0.01 * ((t / 15 + m) % 3));
+  }
+  if (t % 60 == 0) {
+    h.Feed(at + 7.5, m, "cpu_idle", "", 0.5 + 0.01 * ((t / 60 + m) % 5));
+    h.Feed(at + 7.5, m, "node_network_receive_bytes_total", "eth0", 1e9 * (t + 7.5));
+  }
+}
+
 // DCGM every 15 s, the node exporter every 60 s. m3's DCGM exporter dies for good at 600 s: its
 // GPUs are named silent. The median of the machine's series' intervals kept the dead exporter's
 // 15 s, and named the machine missing at each gap of its node exporter, once a minute (a
@@ -567,16 +582,7 @@ TEST(DetectorTest, AnExporterDeadForGoodLeavesTheMachinesInterval) {
   for (int t = 0; t < 1800; t += 15) {
     for (int m = 0; m < 8; ++m) {
       if (m == 5 && t >= 1200) continue;  // down
-      const double at = t + 0.1 * m;
-      if (!(m == 3 && t >= 600)) {
-        h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (t / 15 + m) % 7);
-        h.Feed(at, m, "DCGM_FI_DEV_GPU_UTIL", 0, 90 + (t / 15 + m) % 5);
-        h.Feed(at, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, 0.5 + 0.01 * ((t / 15 + m) % 3));
-      }
-      if (t % 60 == 0) {
-        h.Feed(at + 7.5, m, "cpu_idle", "", 0.5 + 0.01 * ((t / 60 + m) % 5));
-        h.Feed(at + 7.5, m, "node_network_receive_bytes_total", "eth0", 1e9 * (t + 7.5));
-      }
+      FeedDcgmAndNodeExporter(h, t, m, !(m == 3 && t >= 600));
     }
   }
   const std::vector<Alert> alerts = h.FinishByMachine();
@@ -602,18 +608,9 @@ TEST(DetectorTest, AnExportersRestartIsNoNewCadence) {
   for (int t = 0; t < 1500; t += 15) {
     for (int m = 0; m < 8; ++m) {
       if (m == 3 && t >= 900) continue;  // down
-      const double at = t + 0.1 * m;
       const bool restarting = m == 3 && t >= 600 && t < 720;
       const bool slower = m == 5 && t >= 600 && t % 60 != 0;
-      if (!restarting && !slower) {
-        h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", 0, 600 + (t / 15 + m) % 7);
-        h.Feed(at, m, "DCGM_FI_DEV_GPU_UTIL", 0, 90 + (t / 15 + m) % 5);
-        h.Feed(at, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, 0.5 + 0.01 * ((t / 15 + m) % 3));
-      }
-      if (t % 60 == 0) {
-        h.Feed(at + 7.5, m, "cpu_idle", "", 0.5 + 0.01 * ((t / 60 + m) % 5));
-        h.Feed(at + 7.5, m, "node_network_receive_bytes_total", "eth0", 1e9 * (t + 7.5));
-      }
+      FeedDcgmAndNodeExporter(h, t, m, !restarting && !slower);
     }
   }
   std::vector<Alert> down, slower;
