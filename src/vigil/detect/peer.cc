@@ -928,14 +928,19 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
     // it stood over the minutes before a persistence time ago (the members' move may reach the
     // centre first, where they are a third of the group; machines crossing a job-wide move at
     // different moments split as the centre moves; a split of a slow move begins once it is
-    // large), and, where a split ended within half the level's window, where the others stood
-    // as that one began (one that ended and began again, the others still risen).
-    const auto worst = [&](double a, double b) { return b > 0 && sign * (b - a) > 0 ? b : a; };
-    double reference = worst(worst(ff.centre, p.slow_centre), CentreBefore(p, ff.persistence));
+    // large). Where a split ended within half the level's window, the last of these is the
+    // worse of its own and the last split's (one that ended and began again, the others still
+    // risen); not the last split's whole reference, which may be a moment's (a checkpoint's
+    // dip, whose writers split from the others).
+    const auto worst = [&](double a, double b) {
+      return a <= 0 || (b > 0 && sign * (b - a) > 0) ? b : a;
+    };
+    double before = CentreBefore(p, ff.now, ff.persistence);
     if (p.split_ended >= 0 && ff.now - p.split_ended <= o_.level_window_s / 2) {
-      reference = worst(reference, p.split_centre);
+      before = worst(before, p.split_before);
     }
-    p.split_centre = Narrow(reference);
+    p.split_before = Narrow(before);
+    p.split_centre = Narrow(worst(worst(ff.centre, p.slow_centre), before));
     p.split_redistributed = false;
   }
   if (k == 0) return;
@@ -970,19 +975,19 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
   shared_.push_back(std::move(sh));
 }
 
-double PeerModel::CentreBefore(const Peers& p, double back_s) {
+double PeerModel::CentreBefore(const Peers& p, double now, double back_s) {
   // A ring whose newest entry is the one before `next`, an entry every kLevelEvery seconds or
-  // more (none while the group is stalled).
+  // more (one a frame at coarser cadences, none while the group is stalled).
   const size_t size = p.history.size();
-  const auto first = static_cast<size_t>(back_s / kLevelEvery);
-  if (first >= size) return 0;
-  const size_t last =
-      std::min(size - 1, first + static_cast<size_t>(kSplitReferenceS / kLevelEvery));
+  const double to = now - back_s;
+  const double from = to - kSplitReferenceS;
   scratch_.clear();
-  for (size_t back = first; back <= last; ++back) {
-    scratch_.push_back(p.history[(p.next + 2 * size - 1 - back) % size]);
+  for (size_t back = 0; back < size; ++back) {
+    const size_t i = (p.next + 2 * size - 1 - back) % size;
+    if (p.history_at[i] < from) break;
+    if (p.history_at[i] <= to) scratch_.push_back(p.history[i]);
   }
-  return MedianOf(scratch_);
+  return scratch_.empty() ? 0 : MedianOf(scratch_);
 }
 
 void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,
@@ -1470,8 +1475,10 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, b
   const auto capacity = static_cast<size_t>(std::max(1.0, o_.level_window_s / kLevelEvery));
   if (p.history.size() < capacity) {
     p.history.push_back(static_cast<float>(size));
+    p.history_at.push_back(now);
   } else {
     p.history[p.next] = static_cast<float>(size);
+    p.history_at[p.next] = now;
     p.next = static_cast<uint32_t>((p.next + 1) % capacity);
   }
   scratch_.assign(p.history.begin(), p.history.end());

@@ -242,10 +242,11 @@ class PeerModel {
     // The peers' spread of how far their levels against the centre moved from their own past
     // (relative): the noise scale against a machine's own past; -1 before the first.
     float own_spread = -1;
-    float level = 0;             // the median of `history`
-    std::vector<float> history;  // |centre| every kLevelEvery seconds over the window, a ring
-    uint32_t next = 0;           // where the next one goes in the ring
-    double sampled = -1;         // when the centre last went into `history`
+    float level = 0;                 // the median of `history`
+    std::vector<float> history;      // |centre| every kLevelEvery seconds over the window, a ring
+    std::vector<double> history_at;  // when each entry of `history` was taken
+    uint32_t next = 0;               // where the next one goes in the ring
+    double sampled = -1;             // when the centre last went into `history`
     double stalled_since = -1;
     float quantum = 0;  // the smallest step between two values of one machine
     double updated = -1;
@@ -291,12 +292,14 @@ class PeerModel {
     };
     std::vector<SplitMember> split;
     bool split_reported = false;
-    // Where the others stood as the split began (the worst of the centre, its slow average, its
-    // median over the minutes before a persistence time ago, and the last split's where that
-    // ended recently), and whether they have since moved the better way by kRedistributedShare
-    // of the split's move (FollowSplit), until it ends; when the last split ended, or -1.
+    // Where the others stood as the split began (the worst of the centre, its slow average and
+    // `split_before`), and whether they have since moved the better way by kRedistributedShare
+    // of the split's move (FollowSplit), until it ends; the centre's median over the minutes
+    // before a persistence time before the split began (or the last split's, where that ended
+    // recently and is worse); when the last split ended, or -1.
     float split_centre = 0;
     bool split_redistributed = false;
+    float split_before = 0;
     double split_ended = -1;
   };
   // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
@@ -466,9 +469,9 @@ class PeerModel {
   // more (they gained what it lost: a beat of scrapes against the step, load moved between
   // machines, not a slowdown).
   void FollowSplit(const FeatureFrame& ff, Peers& p);
-  // The median of p's centre over the kSplitReferenceS seconds before back_s seconds ago (its
-  // level's ring), or 0 where the ring does not reach back that far.
-  double CentreBefore(const Peers& p, double back_s);
+  // The median of p's centre over the kSplitReferenceS seconds before back_s seconds before
+  // `now` (its level's ring), or 0 where the ring holds none of them.
+  double CentreBefore(const Peers& p, double now, double back_s);
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
