@@ -191,6 +191,10 @@ Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& 
 
 namespace {
 
+// How many gaps of a series' old cadence after a long gap say that the long gap was silence
+// (Detector::MachineState::SawSeries).
+constexpr uint8_t kGapsToRestore = 3;
+
 // An interval between scrapes follows each new gap: it rises at once and falls slowly (a missed
 // scrape is no new cadence, a slower exporter is).
 void FollowInterval(float& interval, double gap) {
@@ -205,16 +209,24 @@ void Detector::MachineState::SawSeries(uint32_t signal, double time, double valu
   Series& s = series[signal];
   if (time <= s.last_fresh) return;
   if (s.last_fresh >= 0) {
-    // A gap of more than Presence::kSilentIntervals of the interval is its interval until the
-    // next gap says whether it was a new cadence (an exporter that now reports less often) or
-    // silence (an exporter's restart, the machine down and back): then the interval is the one
-    // from before it.
+    // A gap of more than Presence::kSilentIntervals of the interval is its interval (it rises at
+    // once) until the gaps after it tell silence (an exporter's restart, the machine down and
+    // back) from a new cadence: kGapsToRestore gaps in a row within kSilentIntervals of the
+    // interval from before it restore that interval; a longer gap among them is a cadence (an
+    // exporter that now reports less often, or misses most scrapes; two scrapers' samples
+    // merged), and the interval follows the gaps as before.
     const double gap = time - s.last_fresh;
-    if (s.before_long_gap > 0 && gap <= Presence::kSilentIntervals * s.before_long_gap) {
-      s.interval = s.before_long_gap;
+    if (s.interval > 0 && gap > Presence::kSilentIntervals * s.interval) {
+      s.before_long_gap = s.before_long_gap > 0 ? 0 : s.interval;
+      s.gaps_since_long = 0;
+    } else if (s.before_long_gap > 0) {
+      if (gap > Presence::kSilentIntervals * s.before_long_gap) {
+        s.before_long_gap = 0;
+      } else if (++s.gaps_since_long == kGapsToRestore) {
+        s.interval = s.before_long_gap;
+        s.before_long_gap = 0;
+      }
     }
-    s.before_long_gap =
-        s.interval > 0 && gap > Presence::kSilentIntervals * s.interval ? s.interval : 0;
     FollowInterval(s.interval, gap);
     s.varies = s.varies || static_cast<float>(value) != s.value;
     interval_stale = true;
