@@ -929,15 +929,21 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
     // centre first, where they are a third of the group; machines crossing a job-wide move at
     // different moments split as the centre moves; a split of a slow move begins once it is
     // large). Where a split ended within half the level's window, the last of these is the
-    // worse of its own and the last split's (one that ended and began again, the others still
-    // risen); not the last split's whole reference, which may be a moment's (a checkpoint's
-    // dip, whose writers split from the others).
+    // worse of its own and the last split's, taken within half that window (one that ended and
+    // began again, the others still risen); not the last split's whole reference, which may be
+    // a moment's (a checkpoint's dip, whose writers split from the others), and not one carried
+    // on from split to split for longer (checkpoints every few minutes, each a split, would
+    // carry the level from before a job-wide rise for good).
     const auto worst = [&](double a, double b) {
       return a <= 0 || (b > 0 && sign * (b - a) > 0) ? b : a;
     };
     double before = CentreBefore(p, ff.now, ff.persistence);
-    if (p.split_ended >= 0 && ff.now - p.split_ended <= o_.level_window_s / 2) {
-      before = worst(before, p.split_before);
+    const double carry = o_.level_window_s / 2;
+    if (p.split_ended >= 0 && ff.now - p.split_ended <= carry &&
+        ff.now - p.split_before_at <= carry && worst(before, p.split_before) != before) {
+      before = p.split_before;
+    } else {
+      p.split_before_at = ff.now;
     }
     p.split_before = Narrow(before);
     p.split_centre = Narrow(worst(worst(ff.centre, p.slow_centre), before));
@@ -977,17 +983,28 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
 
 double PeerModel::CentreBefore(const Peers& p, double now, double back_s) {
   // A ring whose newest entry is the one before `next`, an entry every kLevelEvery seconds or
-  // more (one a frame at coarser cadences, none while the group is stalled).
+  // more (one a frame at coarser cadences, none while the group is stalled): each entry stands
+  // until the next, so that the last one before a stall stands for the stall, and the median is
+  // over time, not entries.
   const size_t size = p.history.size();
   const double to = now - back_s;
   const double from = to - kSplitReferenceS;
-  scratch_.clear();
-  for (size_t back = 0; back < size; ++back) {
+  std::vector<std::pair<float, double>> held;  // value, seconds it stood in [from, to]
+  double until = now;
+  for (size_t back = 0; back < size && until > from; ++back) {
     const size_t i = (p.next + 2 * size - 1 - back) % size;
-    if (p.history_at[i] < from) break;
-    if (p.history_at[i] <= to) scratch_.push_back(p.history[i]);
+    const double seconds = std::min(until, to) - std::max(p.history_at[i], from);
+    if (seconds > 0) held.emplace_back(p.history[i], seconds);
+    until = p.history_at[i];
   }
-  return scratch_.empty() ? 0 : MedianOf(scratch_);
+  double total = 0;
+  for (const auto& h : held) total += h.second;
+  std::sort(held.begin(), held.end());
+  for (const auto& [value, seconds] : held) {
+    total -= 2 * seconds;
+    if (total <= 0) return value;
+  }
+  return 0;
 }
 
 void PeerModel::FollowSpread(const Peers& p, float& spread, double frame_spread, double dt,

@@ -300,6 +300,7 @@ class PeerModel {
     float split_centre = 0;
     bool split_redistributed = false;
     float split_before = 0;
+    double split_before_at = -1;  // when split_before was taken
     double split_ended = -1;
   };
   // A machine differing from its stalled peers on a feature: its smoothed value differs, and its
@@ -469,8 +470,9 @@ class PeerModel {
   // more (they gained what it lost: a beat of scrapes against the step, load moved between
   // machines, not a slowdown).
   void FollowSplit(const FeatureFrame& ff, Peers& p);
-  // The median of p's centre over the kSplitReferenceS seconds before back_s seconds before
-  // `now` (its level's ring), or 0 where the ring holds none of them.
+  // The median over time of p's centre over the kSplitReferenceS seconds before back_s seconds
+  // before `now` (its level's ring, each entry standing until the next), or 0 where the ring
+  // does not reach back to them.
   double CentreBefore(const Peers& p, double now, double back_s);
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
