@@ -191,9 +191,9 @@ Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& 
 
 namespace {
 
-// How many gaps of a series' old cadence after a long gap say that the long gap was silence
-// (Detector::MachineState::SawSeries).
-constexpr uint8_t kGapsToRestore = 3;
+// How many gaps of one cadence before a long gap make it a steady exporter's silence, whose
+// interval the next gap of that cadence restores (Detector::MachineState::SawSeries).
+constexpr uint8_t kSteadyGaps = 20;
 
 // An interval between scrapes follows each new gap: it rises at once and falls slowly (a missed
 // scrape is no new cadence, a slower exporter is).
@@ -210,22 +210,22 @@ void Detector::MachineState::SawSeries(uint32_t signal, double time, double valu
   if (time <= s.last_fresh) return;
   if (s.last_fresh >= 0) {
     // A gap of more than Presence::kSilentIntervals of the interval is its interval (it rises at
-    // once) until the gaps after it tell silence (an exporter's restart, the machine down and
-    // back) from a new cadence: kGapsToRestore gaps in a row within kSilentIntervals of the
-    // interval from before it restore that interval; a longer gap among them is a cadence (an
-    // exporter that now reports less often, or misses most scrapes; two scrapers' samples
-    // merged), and the interval follows the gaps as before.
+    // once), unless the series had kept its cadence for kSteadyGaps gaps before it: then the
+    // next gap within kSilentIntervals of the old interval restores that (the long one was
+    // silence: a steady exporter's restart, the machine down and back), and a longer one keeps
+    // it (the exporter now reports less often). A series whose long gaps recur sooner (an
+    // exporter that misses most scrapes or crash-loops; two scrapers' samples merged) follows
+    // its gaps.
     const double gap = time - s.last_fresh;
     if (s.interval > 0 && gap > Presence::kSilentIntervals * s.interval) {
-      s.before_long_gap = s.before_long_gap > 0 ? 0 : s.interval;
-      s.gaps_since_long = 0;
-    } else if (s.before_long_gap > 0) {
-      if (gap > Presence::kSilentIntervals * s.before_long_gap) {
-        s.before_long_gap = 0;
-      } else if (++s.gaps_since_long == kGapsToRestore) {
+      s.before_long_gap = s.steady_gaps >= kSteadyGaps ? s.interval : 0;
+      s.steady_gaps = 0;
+    } else {
+      if (s.before_long_gap > 0 && gap <= Presence::kSilentIntervals * s.before_long_gap) {
         s.interval = s.before_long_gap;
-        s.before_long_gap = 0;
       }
+      s.before_long_gap = 0;
+      if (s.steady_gaps < kSteadyGaps) ++s.steady_gaps;
     }
     FollowInterval(s.interval, gap);
     s.varies = s.varies || static_cast<float>(value) != s.value;

@@ -172,11 +172,11 @@ class Detector {
     float interval = 0;
     float value = 0;      // its latest fresh value
     bool varies = false;  // a fresh value has differed from the one before it
-    // The interval before a gap of more than Presence::kSilentIntervals of it (silence, or a
-    // slower cadence: the gaps after it tell), and how many gaps of that cadence have followed;
-    // 0 where none is pending (SawSeries).
+    // The interval before the last gap, where that gap was more than Presence::kSilentIntervals
+    // of it and the series had been steady (SawSeries), else 0; gaps since its last such gap
+    // (up to kSteadyGaps).
     float before_long_gap = 0;
-    uint8_t gaps_since_long = 0;
+    uint8_t steady_gaps = 0;
   };
   struct MachineState {
     Presence presence;
