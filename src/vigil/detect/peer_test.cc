@@ -1622,6 +1622,14 @@ TEST(PeerModelTest, AJobWideRiseBeforeASplitDoesNotHideIt) {
   }
 }
 
+// When the job first reported a shared deviation or split at `from` or later, or -1.
+double FirstSharedFrom(const Job& job, double from) {
+  for (const auto& [t, sh] : job.shared()) {
+    if (t >= from) return t;
+  }
+  return -1;
+}
+
 // A checkpoint: every host's receive rate dips 20% from 1,500 s to 1,560 s, and three of them
 // (7-9, its writers) dip 40%, or stay dipped 30 s longer: a short split whose centre, as it
 // began, is the dip's. At 1,800 s three hosts' rate falls 20% for good. That split began within
@@ -1644,10 +1652,7 @@ TEST(PeerModelTest, ASplitAfterACheckpointsSplitIsMeasuredFromBeforeTheCheckpoin
         return Fresh(level * (1 + rng.Normal(0, 0.03)));
       });
       EXPECT_EQ(job.triggers(), 0);
-      double reported = -1;
-      for (const auto& [t, sh] : job.shared()) {
-        if (t >= 1800 && reported < 0) reported = t;
-      }
+      const double reported = FirstSharedFrom(job, 1800);
       EXPECT_GE(reported, 1800);
       EXPECT_LE(reported, 2000);
     }
@@ -1674,10 +1679,7 @@ TEST(PeerModelTest, ASplitLongAfterAJobWideRiseAmidCheckpointsIsReported) {
       return Fresh(level * (1 + rng.Normal(0, 0.03)));
     });
     EXPECT_EQ(job.triggers(), 0);
-    double reported = -1;
-    for (const auto& [t, sh] : job.shared()) {
-      if (t >= 3300 && reported < 0) reported = t;
-    }
+    const double reported = FirstSharedFrom(job, 3300);
     EXPECT_GE(reported, 3300);
     EXPECT_LE(reported, 3500);
   }
