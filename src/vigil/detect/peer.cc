@@ -981,7 +981,7 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
   shared_.push_back(std::move(sh));
 }
 
-double PeerModel::CentreBefore(const Peers& p, double now, double back_s) {
+double PeerModel::CentreBefore(const Peers& p, double now, double back_s) const {
   // A ring whose newest entry is the one before `next`, an entry every kLevelEvery seconds or
   // more (one a frame at coarser cadences, none while the group is stalled): each entry stands
   // until the next, so that the last one before a stall stands for the stall, and the median is

@@ -473,7 +473,7 @@ class PeerModel {
   // The median over time of p's centre over the kSplitReferenceS seconds before back_s seconds
   // before `now` (its level's ring, each entry standing until the next), or 0 where the ring
   // does not reach back to them.
-  double CentreBefore(const Peers& p, double now, double back_s);
+  double CentreBefore(const Peers& p, double now, double back_s) const;
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
