@@ -192,42 +192,38 @@ Detector::Detector(const DetectorOptions& options, const telemetry::Normalizer& 
 namespace {
 
 // How many gaps of one cadence before a long gap make it a steady exporter's silence, whose
-// interval the next gap of that cadence restores (Detector::MachineState::SawSeries).
+// interval the next gap of that cadence restores (Detector::Cadence).
 constexpr uint8_t kSteadyGaps = 20;
 
-// An interval between scrapes follows each new gap: it rises at once and falls slowly (a missed
-// scrape is no new cadence, a slower exporter is).
-void FollowInterval(float& interval, double gap) {
+}  // namespace
+
+void Detector::Cadence::Follow(double gap) {
+  // A gap of more than Presence::kSilentIntervals of the interval is its interval (it rises at
+  // once), unless the cadence had been kept for kSteadyGaps gaps before it: then the next gap
+  // within kSilentIntervals of the old interval restores that (the long one was silence: a steady
+  // exporter's restart, the machine down and back), and a longer one keeps it (the exporter now
+  // reports less often). Long gaps that recur sooner (an exporter that misses most scrapes or
+  // crash-loops; two scrapers' samples merged) are followed as they come.
+  if (interval > 0 && gap > Presence::kSilentIntervals * interval) {
+    before_long_gap = steady_gaps >= kSteadyGaps ? interval : 0;
+    steady_gaps = 0;
+  } else {
+    if (before_long_gap > 0 && gap <= Presence::kSilentIntervals * before_long_gap) {
+      interval = before_long_gap;
+    }
+    before_long_gap = 0;
+    if (steady_gaps < kSteadyGaps) ++steady_gaps;
+  }
   const auto g = static_cast<float>(std::min(gap, 600.0));
   interval = g > interval ? g : interval + 0.05f * (g - interval);
 }
-
-}  // namespace
 
 void Detector::MachineState::SawSeries(uint32_t signal, double time, double value) {
   if (signal >= series.size()) series.resize(signal + 1);
   Series& s = series[signal];
   if (time <= s.last_fresh) return;
   if (s.last_fresh >= 0) {
-    // A gap of more than Presence::kSilentIntervals of the interval is its interval (it rises at
-    // once), unless the series had kept its cadence for kSteadyGaps gaps before it: then the
-    // next gap within kSilentIntervals of the old interval restores that (the long one was
-    // silence: a steady exporter's restart, the machine down and back), and a longer one keeps
-    // it (the exporter now reports less often). A series whose long gaps recur sooner (an
-    // exporter that misses most scrapes or crash-loops; two scrapers' samples merged) follows
-    // its gaps.
-    const double gap = time - s.last_fresh;
-    if (s.interval > 0 && gap > Presence::kSilentIntervals * s.interval) {
-      s.before_long_gap = s.steady_gaps >= kSteadyGaps ? s.interval : 0;
-      s.steady_gaps = 0;
-    } else {
-      if (s.before_long_gap > 0 && gap <= Presence::kSilentIntervals * s.before_long_gap) {
-        s.interval = s.before_long_gap;
-      }
-      s.before_long_gap = 0;
-      if (s.steady_gaps < kSteadyGaps) ++s.steady_gaps;
-    }
-    FollowInterval(s.interval, gap);
+    s.cadence.Follow(time - s.last_fresh);
     s.varies = s.varies || static_cast<float>(value) != s.value;
     interval_stale = true;
   }
@@ -242,8 +238,9 @@ float Detector::MachineState::Interval(std::vector<float>& scratch) {
       std::any_of(series.begin(), series.end(), [](const Series& s) { return s.varies; });
   scratch.clear();
   for (const Series& s : series) {
-    const bool gone = s.last_fresh + Presence::kSilentIntervals * s.interval < presence.last_fresh;
-    if (s.interval > 0 && (s.varies || !any_varies) && !gone) scratch.push_back(s.interval);
+    const float own = s.cadence.interval;
+    const bool gone = s.last_fresh + Presence::kSilentIntervals * own < presence.last_fresh;
+    if (own > 0 && (s.varies || !any_varies) && !gone) scratch.push_back(own);
   }
   if (!scratch.empty()) {
     const auto middle = scratch.begin() + static_cast<std::ptrdiff_t>((scratch.size() - 1) / 2);
@@ -263,7 +260,7 @@ void Detector::Presence::Saw(double time, bool copy, double fed_ahead) {
   // A scrape's rows share its time, and a held one (a counter of errors at 0) may come first:
   // a fresh row at the same time still counts as the scrape.
   if (copy || time <= last_fresh) return;
-  if (last_fresh >= 0) FollowInterval(interval, time - last_fresh);
+  if (last_fresh >= 0) cadence.Follow(time - last_fresh);
   last_fresh = time;
 }
 
@@ -664,7 +661,7 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
     // The machine reports: a sample of it later than the component's next was due (a machine
     // gone down sent its other exporters' last samples after the component's, within one of
     // the component's intervals).
-    if (machine.last <= seen[c].last + seen[c].interval || machine.resumed > end) continue;
+    if (machine.last <= seen[c].last + seen[c].cadence.interval || machine.resumed > end) continue;
     if (!sibling_reports(c) && !silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
     seen[c].alerted = true;
     const std::string& name = names_.components().Name(c);

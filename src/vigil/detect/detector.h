@@ -133,6 +133,19 @@ class Detector {
     bool xid_fatal = false;  // the XID shown now is fatal
     bool width_alerted = false, gen_alerted = false, link_alerted = false;
   };
+  // How often a series or a component is scraped (a grid's copies are not the source's cadence):
+  // its interval rises at once with a longer gap and falls slowly (a missed scrape is no new
+  // cadence, a slower exporter is). A long gap (more than Presence::kSilentIntervals of the
+  // interval) of one that kept its cadence for kSteadyGaps gaps is silence (a restart, the machine
+  // down and back): the next gap of the old cadence restores it (Follow).
+  struct Cadence {
+    float interval = 0;
+    // The interval before the last gap, where that was a steady cadence's long gap, else 0; gaps
+    // since its last long gap (up to kSteadyGaps).
+    float before_long_gap = 0;
+    uint8_t steady_gaps = 0;
+    void Follow(double gap);
+  };
   struct Presence {  // of a machine or of one of its components
     // Silent for this many of its own intervals (and the grace): named.
     static constexpr double kSilentIntervals = 3;
@@ -142,8 +155,7 @@ class Detector {
     // Its first sample after its latest pause longer than points are fed ahead of the frames
     // judged (Saw's `fed_ahead`): it has reported without a longer pause from then to `last`.
     double resumed = -1;
-    float interval = 0;  // between its scrapes (a grid's copies are not the source's
-                         // cadence): rises at once, falls slowly
+    Cadence cadence;  // of its scrapes
     bool alerted = false;
     // A component's first signal: components reporting the same one (a machine's GPUs, its
     // NICs) come from one exporter.
@@ -155,7 +167,7 @@ class Detector {
     }
     bool Reports(uint32_t s) const { return s < 64 && ((reports >> s) & 1) != 0; }
     // Silent since when it is named: grace, or three of its own intervals (`own`, where given).
-    double SilentAfter(double grace) const { return SilentAfter(grace, interval); }
+    double SilentAfter(double grace) const { return SilentAfter(grace, cadence.interval); }
     double SilentAfter(double grace, float own) const {
       // Its own interval once it has reported for the longest interval a series may have (its
       // slowest exporter seen at least once), before that the longest.
@@ -165,18 +177,13 @@ class Detector {
     }
     void Saw(double time, bool copy, double fed_ahead);
   };
-  // One series of a machine (a signal, over its components): its latest scrape and the interval
-  // between its scrapes, as a Presence's.
+  // One series of a machine (a signal, over its components): its latest scrape and the cadence
+  // of its scrapes, as a Presence's.
   struct Series {
     double last_fresh = -1;
-    float interval = 0;
+    Cadence cadence;
     float value = 0;      // its latest fresh value
     bool varies = false;  // a fresh value has differed from the one before it
-    // The interval before the last gap, where that gap was more than Presence::kSilentIntervals
-    // of it and the series had been steady (SawSeries), else 0; gaps since its last such gap
-    // (up to kSteadyGaps).
-    float before_long_gap = 0;
-    uint8_t steady_gaps = 0;
   };
   struct MachineState {
     Presence presence;

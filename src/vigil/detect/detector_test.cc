@@ -632,6 +632,36 @@ TEST(DetectorTest, AnExportersRestartIsNoNewCadence) {
   }
 }
 
+// DCGM every 15 s for eight GPUs, the node exporter every 60 s. m3's DCGM exporter restarts,
+// silent from 600 s to 720 s, and its gpu3 stops reporting at `lost` (one or two 15-s gaps after
+// the exporter came back, or 900 s) while its other GPUs go on. A component's interval followed
+// its gaps alone: the two minutes became gpu3's, falling 5% a scrape, and gpu3 was named 5-6
+// minutes after its last sample. A component's interval follows the same rule as a series'
+// (AnExportersRestartIsNoNewCadence): gpu3 is named three DCGM intervals after its last sample.
+TEST(DetectorTest, AnExportersRestartIsNoNewCadenceForItsComponents) {
+  for (const int lost : {750, 765, 900}) {
+    SCOPED_TRACE(lost);
+    Harness h;
+    for (int t = 0; t < 1500; t += 15) {
+      for (int m = 0; m < 8; ++m) {
+        const double at = t + 0.1 * m;
+        for (int g = 0; g < 8; ++g) {
+          if (m == 3 && ((t >= 600 && t < 720) || (g == 3 && t >= lost))) continue;
+          h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", g, 600 + (t / 15 + m + g) % 7);
+        }
+        if (t % 60 == 0) h.Feed(at + 7.5, m, "cpu_idle", "", 0.5 + 0.01 * ((t / 60 + m) % 5));
+      }
+    }
+    std::vector<Alert> gpu3;
+    for (const Alert& a : h.FinishByMachine()) {
+      if (a.machine == "m3" && a.rule == "component" && a.detected >= lost) gpu3.push_back(a);
+    }
+    ASSERT_EQ(gpu3.size(), 1u) << Listed(gpu3);
+    EXPECT_EQ(gpu3[0].component, "gpu3");
+    EXPECT_LE(gpu3[0].detected - gpu3[0].onset, 3 * 15 + 2) << Listed(gpu3);
+  }
+}
+
 // Every host scraped by two Prometheus replicas at a 60-s cadence, their samples merged (not
 // deduplicated): each host's two scrapes 10 s apart, the hosts at their own phases. A series'
 // gaps are 10 s and 50 s, and nobody is down. Where each 10-s gap restored the 10-s interval,
