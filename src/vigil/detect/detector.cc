@@ -67,6 +67,9 @@ namespace {
 // Every component of one exporter silent while the machine reports: an exporter restarting
 // (seconds) or a dead driver (for good). Named once it has lasted this long.
 constexpr double kExporterGrace = 120;
+// An exporter silent again soon after a silence it was named for is named again once silent this
+// many times the longest it came back from (AlertSilentComponents).
+constexpr double kFlappingSilence = 1.5;
 
 // An error counter with a threshold rate is a fault once its errors exceed that rate by this
 // many seconds' worth: a burst of them at once, or a steady excess. A healthy NVLink's few
@@ -250,12 +253,19 @@ float Detector::MachineState::Interval(std::vector<float>& scratch) {
   return interval;
 }
 
-void Detector::Presence::Saw(double time, bool copy, double fed_ahead) {
+void Detector::Presence::Saw(double time, bool copy, double fed_ahead, double rearm) {
   if (first < 0) first = time;
   if (time > last) {
     if (last < 0 || time - last > fed_ahead) resumed = time;
+    if (alerted || flapping) {
+      const auto silence = static_cast<float>(time - last);
+      longest_silence =
+          back >= 0 && last - back < rearm ? std::max(longest_silence, silence) : silence;
+      back = time;
+    }
     last = time;
     alerted = false;
+    flapping = false;
   }
   // A scrape's rows share its time, and a held one (a counter of errors at 0) may come first:
   // a fresh row at the same time still counts as the scrape.
@@ -292,12 +302,12 @@ void Detector::Feed(const telemetry::Point& p) {
   // Points come up to a step and the lateness ahead of the frames judged.
   const double fed_ahead = o_.step + o_.lateness;
   MachineState& machine = machines_[p.machine];
-  machine.presence.Saw(p.time, copy, fed_ahead);
+  machine.presence.Saw(p.time, copy, fed_ahead, o_.rearm);
   if (!copy) machine.SawSeries(p.signal, p.time, p.value);
   if (!names_.components().Name(p.component).empty()) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
-    seen.Saw(p.time, copy, fed_ahead);
+    seen.Saw(p.time, copy, fed_ahead, o_.rearm);
     seen.Reported(p.signal);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
@@ -638,7 +648,9 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
   const auto silent = [&](uint32_t c, double grace) {
     return seen[c].last < end - seen[c].SilentAfter(grace);
   };
-  // A sibling reported since the component's last sample, by the time judged. Points are fed
+  // A sibling reported since the component's last sample, in a later scrape (more than half the
+  // component's interval after it: a collector may stamp each GPU's row of one scrape a moment
+  // after the one before), by the time judged. Points are fed
   // ahead of the frames judged (a step and the builder's lateness), so a sibling that reports
   // every second has its latest sample after `end` at every judgement: it counts where it has
   // reported without a pause longer than that since before `end` (Presence::resumed). A sibling
@@ -648,8 +660,8 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
   // collector down), the first row back is not its components' rows.
   const auto sibling_reports = [&](uint32_t c) {
     for (uint32_t d = 0; d < components_; ++d) {
-      if (d != c && seen[d].signal == seen[c].signal && seen[d].last > seen[c].last &&
-          seen[d].resumed <= end) {
+      if (d != c && seen[d].signal == seen[c].signal &&
+          seen[d].last > seen[c].last + seen[c].cadence.interval / 2 && seen[d].resumed <= end) {
         return true;
       }
     }
@@ -662,7 +674,16 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
     // gone down sent its other exporters' last samples after the component's, within one of
     // the component's intervals).
     if (machine.last <= seen[c].last + seen[c].cadence.interval || machine.resumed > end) continue;
-    if (!sibling_reports(c) && !silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
+    if (!sibling_reports(c)) {
+      // Its whole exporter silent. Where it came back less than `rearm` before from a silence
+      // it was named for (an exporter that crash-loops), a silence no longer than those it came
+      // back from is the same flapping: named once half as long again (a driver dead for good).
+      if (!silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
+      if (seen[c].back >= 0 && seen[c].last - seen[c].back < o_.rearm) {
+        seen[c].flapping = true;
+        if (!silent(c, kFlappingSilence * seen[c].longest_silence)) continue;
+      }
+    }
     seen[c].alerted = true;
     const std::string& name = names_.components().Name(c);
     if (a.component.empty()) {

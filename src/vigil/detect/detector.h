@@ -157,6 +157,13 @@ class Detector {
     double resumed = -1;
     Cadence cadence;  // of its scrapes
     bool alerted = false;
+    // A silence of a component's exporter as one episode with those it came back from less than
+    // `rearm` before (an exporter that crash-loops; AlertSilentComponents): when it came back
+    // from the last silence it was named for or that continued such an episode (`flapping`: the
+    // current one does), and the longest silence it came back from in the episode.
+    double back = -1;
+    float longest_silence = 0;
+    bool flapping = false;
     // A component's first signal: components reporting the same one (a machine's GPUs, its
     // NICs) come from one exporter.
     uint32_t signal = 0;
@@ -175,7 +182,7 @@ class Detector {
       return std::max(
           grace, kSilentIntervals * (own > 0 && last_fresh - first >= kLongest ? own : kLongest));
     }
-    void Saw(double time, bool copy, double fed_ahead);
+    void Saw(double time, bool copy, double fed_ahead, double rearm);
   };
   // One series of a machine (a signal, over its components): its latest scrape and the cadence
   // of its scrapes, as a Presence's.

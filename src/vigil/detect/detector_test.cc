@@ -713,6 +713,95 @@ TEST(DetectorTest, AnExporterThatMissesScrapesAgainAndAgainIsNamedAtMostTwice) {
   }
 }
 
+// DCGM every 15 s for eight GPUs, each GPU's rows stamped 0.01 s after the one before (a
+// collector that stamps each GPU's reading), the host every 15 s half a scrape later, rows fed in
+// time order. From 600 s, m3's DCGM exporter restarts every 7 minutes and is silent for a minute
+// each time (75 s between samples): shorter than the 2 minutes an exporter is given. A GPU stamped
+// later in the same scrape counted as a sibling that reported after the others' last rows, so the
+// first restart was named after 45 s; where a component's interval followed a series' rule,
+// every restart was (9 alerts in an hour; a reviewer's case, session 61). A sibling counts only
+// where it reported more than half an interval after the component's last row (a later scrape):
+// none is named.
+TEST(DetectorTest, AnExportersShortRestartsAreNotNamedWhateverTheRowsStamps) {
+  Harness h;
+  std::vector<std::tuple<double, int, int>> rows;  // time, host, GPU (-1: the host's row)
+  for (int t = 0; t < 4200; t += 15) {
+    for (int m = 0; m < 8; ++m) {
+      const double at = t + 0.1 * m;
+      const bool restarting = m == 3 && t >= 600 && (t - 600) % 420 < 60;
+      if (!restarting) {
+        for (int g = 0; g < 8; ++g) rows.emplace_back(at + 0.01 * g, m, g);
+      }
+      rows.emplace_back(at + 7.5, m, -1);
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  for (const auto& [at, m, g] : rows) {
+    const int k = static_cast<int>(at / 15);
+    if (g < 0) {
+      h.Feed(at, m, "cpu_idle", "", 0.5 + 0.01 * ((k + m) % 5));
+    } else {
+      h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", g, 600 + (k + m + g) % 7);
+    }
+  }
+  std::vector<Alert> m3;
+  for (const Alert& a : h.FinishByMachine()) {
+    if (a.machine == "m3") m3.push_back(a);
+  }
+  EXPECT_TRUE(m3.empty()) << Listed(m3);
+}
+
+// DCGM every 15 s for eight GPUs, the node exporter every 60 s, rows fed in time order. From
+// 600 s, m5's DCGM exporter answers 21 scrapes (5 minutes) and then is silent for 10 (2 minutes
+// and 45 s between samples; an exporter OOM-killed and restarted after its back-off), again and
+// again; or, from 2,500 s, it does not come back (the driver dead). Its GPUs' silences are over
+// the 2 minutes an exporter is given, and the first is named. At 3fdab40 the long gap became the
+// GPUs' interval and no later one was named; where a component's interval followed a series'
+// rule, every 5-minute stretch was a steady cadence and the GPUs were named at every silence (6
+// alerts in an hour; a reviewer's case, session 61). A silence of the exporter that begins less
+// than `--rearm` after it came back from one it was named for is the same flapping: the GPUs are
+// named once, and, where the exporter is dead for good, again once silent half as long again as
+// the longest silence it came back from. (The machine, named by its series' rule at each silence,
+// is not counted here.)
+TEST(DetectorTest, AGpuExporterDownForMinutesAgainAndAgainHasItsGpusNamedOnce) {
+  for (const bool dies : {false, true}) {
+    SCOPED_TRACE(dies);
+    Harness h;
+    std::vector<std::tuple<double, int, int>> rows;  // time, host, GPU (-1: the host's row)
+    for (int t = 0; t < 3600; t += 15) {
+      for (int m = 0; m < 8; ++m) {
+        const double at = t + 0.1 * m;
+        const bool lost =
+            m == 5 && t >= 600 && ((t / 15 - 40) % 31 >= 21 || (dies && t >= 2500));
+        if (!lost) {
+          for (int g = 0; g < 8; ++g) rows.emplace_back(at, m, g);
+        }
+        if (t % 60 == 0) rows.emplace_back(at + 7.5, m, -1);
+      }
+    }
+    std::sort(rows.begin(), rows.end());
+    for (const auto& [at, m, g] : rows) {
+      const int k = static_cast<int>(at / 15);
+      if (g < 0) {
+        h.Feed(at, m, "cpu_idle", "", 0.5 + 0.01 * ((k / 4 + m) % 5));
+      } else {
+        h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", g, 600 + (k + m + g) % 7);
+      }
+    }
+    std::vector<Alert> gpus;
+    for (const Alert& a : h.FinishByMachine()) {
+      if (a.machine == "m5" && a.rule == "component") gpus.push_back(a);
+    }
+    ASSERT_EQ(gpus.size(), dies ? 2u : 1u) << Listed(gpus);
+    EXPECT_NEAR(gpus[0].detected - gpus[0].onset, 120, 2) << Listed(gpus);
+    if (dies) {
+      EXPECT_GT(gpus[1].onset, 2400) << Listed(gpus);
+      EXPECT_GE(gpus[1].detected - gpus[1].onset, 1.5 * 165) << Listed(gpus);
+      EXPECT_LE(gpus[1].detected - gpus[1].onset, 1.5 * 165 + 15) << Listed(gpus);
+    }
+  }
+}
+
 // Every 15 s, a GPU's power and the host's idle share vary, and four gauges rest at one value (an
 // XID of 0, the link's width, its maximum and its generation): the Normalizer passes each of those
 // on as a fresh sample only once a minute, and the median of the series' intervals was 60 s, so
