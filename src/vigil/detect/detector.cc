@@ -262,6 +262,7 @@ void Detector::Presence::Saw(double time, bool copy, double fed_ahead, double re
       longest_silence =
           back >= 0 && last - back < rearm ? std::max(longest_silence, silence) : silence;
       back = time;
+      back_from = last;
     }
     last = time;
     alerted = false;
@@ -645,8 +646,16 @@ void Detector::AlertSilence(double end) {
 void Detector::AlertSilentComponents(uint32_t m, double end) {
   const Presence& machine = machines_[m].presence;
   Presence* seen = &component_seen_[static_cast<size_t>(m) * components_];
+  // Judged from the machine's return where it was named missing, silent as a whole for longer
+  // than an exporter's restart, from no later than the component's next sample was due (a
+  // reboot: its exporters come back one after another, the node exporter's rows before DCGM's).
+  // Not where its other exporters report less often than the component's: then the machine is
+  // named for a minute's silence of theirs (the rule for machines), and it is no reboot.
   const auto silent = [&](uint32_t c, double grace) {
-    return seen[c].last < end - seen[c].SilentAfter(grace);
+    const bool rebooted = machine.back - machine.back_from >= kExporterGrace &&
+                          machine.back_from <= seen[c].last + seen[c].cadence.interval;
+    return std::max(seen[c].last, rebooted ? machine.back : -1.0) <
+           end - seen[c].SilentAfter(grace);
   };
   // A sibling reported since the component's last sample, in a later scrape (more than half the
   // component's interval after it: a collector may stamp each GPU's row of one scrape a moment

@@ -162,6 +162,7 @@ class Detector {
     // from the last silence it was named for or that continued such an episode (`flapping`: the
     // current one does), and the longest silence it came back from in the episode.
     double back = -1;
+    double back_from = -1;  // its last sample before it came back, at `back`
     float longest_silence = 0;
     bool flapping = false;
     // A component's first signal: components reporting the same one (a machine's GPUs, its

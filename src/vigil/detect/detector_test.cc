@@ -353,6 +353,46 @@ TEST(DetectorTest, AMachineBackFromARebootIsNoMissingComponent) {
   EXPECT_NEAR(alerts[0].detected, 146, 2);
 }
 
+// DCGM every 15 s for eight GPUs and the host half a scrape later, rows fed in time order. m2
+// reboots, silent from 600 s to 780 s: named missing, once. Its node exporter comes back first
+// (787.7 s), DCGM 7.5 s later; its GPUs had been silent 203 s by then, and the first was named
+// (a reviewer's case, session 61). A machine's components are judged from its return where it
+// was named missing: none is named, unless its DCGM never comes back (the driver failed to load
+// after the reboot), and then 2 minutes after the machine's return.
+TEST(DetectorTest, AMachineBackFromARebootWithItsHostRowsFirstIsNoMissingComponent) {
+  for (const bool driver_back : {true, false}) {
+    SCOPED_TRACE(driver_back);
+    Harness h;
+    std::vector<std::tuple<double, int, int>> rows;  // time, host, GPU (-1: the host's row)
+    for (int t = 0; t < 1500; t += 15) {
+      for (int m = 0; m < 8; ++m) {
+        if (m == 2 && t >= 600 && t < 780) continue;
+        const double at = t + 0.1 * m;
+        if (m != 2 || t < 600 || driver_back) {
+          for (int g = 0; g < 8; ++g) rows.emplace_back(at, m, g);
+        }
+        rows.emplace_back(at + 7.5, m, -1);
+      }
+    }
+    std::sort(rows.begin(), rows.end());
+    for (const auto& [at, m, g] : rows) {
+      const int k = static_cast<int>(at / 15);
+      if (g < 0) {
+        h.Feed(at, m, "cpu_idle", "", 0.5 + 0.01 * ((k + m) % 5));
+      } else {
+        h.Feed(at, m, "DCGM_FI_DEV_POWER_USAGE", g, 600 + (k + m + g) % 7);
+      }
+    }
+    const std::vector<Alert> alerts = h.FinishByMachine();
+    ASSERT_EQ(alerts.size(), driver_back ? 1u : 2u) << Listed(alerts);
+    EXPECT_EQ(alerts[0].rule, "machine");
+    if (!driver_back) {
+      EXPECT_EQ(alerts[1].rule, "component");
+      EXPECT_NEAR(alerts[1].detected, 787.7 + 120, 3) << Listed(alerts);
+    }
+  }
+}
+
 TEST(DetectorTest, EveryoneSilentIsNotAFault) {
   Harness h;
   h.Run(8, 0, 100, "DCGM_FI_DEV_GPU_UTIL", [](int, int) { return 95.0; });
