@@ -811,8 +811,7 @@ TEST(DetectorTest, AGpuExporterDownForMinutesAgainAndAgainHasItsGpusNamedOnce) {
     for (int t = 0; t < 3600; t += 15) {
       for (int m = 0; m < 8; ++m) {
         const double at = t + 0.1 * m;
-        const bool lost =
-            m == 5 && t >= 600 && ((t / 15 - 40) % 31 >= 21 || (dies && t >= 2500));
+        const bool lost = m == 5 && t >= 600 && ((t / 15 - 40) % 31 >= 21 || (dies && t >= 2500));
         if (!lost) {
           for (int g = 0; g < 8; ++g) rows.emplace_back(at, m, g);
         }
