@@ -67,9 +67,10 @@ namespace {
 // Every component of one exporter silent while the machine reports: an exporter restarting
 // (seconds) or a dead driver (for good). Named once it has lasted this long.
 constexpr double kExporterGrace = 120;
-// An exporter silent again soon after a silence it was named for is named again once silent this
-// many times the longest it came back from (AlertSilentComponents).
+// A component silent again soon after a silence it was named for is named again once silent this
+// many times the longest it came back from, and at most this long (AlertSilentComponents).
 constexpr double kFlappingSilence = 1.5;
+constexpr double kMaxFlappingWait = 300;
 
 // An error counter with a threshold rate is a fault once its errors exceed that rate by this
 // many seconds' worth: a burst of them at once, or a steady excess. A healthy NVLink's few
@@ -201,6 +202,7 @@ constexpr uint8_t kSteadyGaps = 20;
 }  // namespace
 
 void Detector::Cadence::Follow(double gap) {
+  before = interval;
   // A gap of more than Presence::kSilentIntervals of the interval is its interval (it rises at
   // once), unless the cadence had been kept for kSteadyGaps gaps before it: then the next gap
   // within kSilentIntervals of the old interval restores that (the long one was silence: a steady
@@ -643,19 +645,32 @@ void Detector::AlertSilence(double end) {
 // stops too, that is an exporter restarting (seconds) or a dead driver (for good), named once
 // silent for kExporterGrace. One alert per machine and moment, naming the first, the others in
 // evidence.
+double Detector::AfterReboot(uint32_t m) const {
+  // Silent as a whole for longer than an exporter's restart and than two of its slowest series'
+  // intervals (a missed scrape of each is no reboot; a machine named missing because only its
+  // faster exporter stopped comes back at its slower one's next row).
+  const MachineState& machine = machines_[m];
+  const Presence& p = machine.presence;
+  if (p.back < 0) return -1;
+  float slowest = 0;  // before the silence: a series back from it has its gap as its interval
+  for (const Series& s : machine.series) {
+    slowest = std::max(slowest, std::min(s.cadence.interval, s.cadence.before));
+  }
+  return p.back - p.back_from > std::max<double>(kExporterGrace, 2.0 * slowest) ? p.back : -1;
+}
+
 void Detector::AlertSilentComponents(uint32_t m, double end) {
   const Presence& machine = machines_[m].presence;
   Presence* seen = &component_seen_[static_cast<size_t>(m) * components_];
-  // Judged from the machine's return where it was named missing, silent as a whole for longer
-  // than an exporter's restart, from no later than the component's next sample was due (a
-  // reboot: its exporters come back one after another, the node exporter's rows before DCGM's).
-  // Not where its other exporters report less often than the component's: then the machine is
-  // named for a minute's silence of theirs (the rule for machines), and it is no reboot.
+  // Judged from the machine's return where it came back from a reboot (AfterReboot): its
+  // exporters come back one after another, the node exporter's rows before DCGM's.
+  const double reboot = AfterReboot(m);
+  // Silent since no earlier than an exporter's grace before the machine went down.
+  const auto rebooted = [&](uint32_t c) {
+    return reboot >= 0 && machine.back_from <= seen[c].last + kExporterGrace;
+  };
   const auto silent = [&](uint32_t c, double grace) {
-    const bool rebooted = machine.back - machine.back_from >= kExporterGrace &&
-                          machine.back_from <= seen[c].last + seen[c].cadence.interval;
-    return std::max(seen[c].last, rebooted ? machine.back : -1.0) <
-           end - seen[c].SilentAfter(grace);
+    return std::max(seen[c].last, rebooted(c) ? reboot : -1.0) < end - seen[c].SilentAfter(grace);
   };
   // A sibling reported since the component's last sample, in a later scrape (more than half the
   // component's interval after it: a collector may stamp each GPU's row of one scrape a moment
@@ -683,17 +698,21 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
     // gone down sent its other exporters' last samples after the component's, within one of
     // the component's intervals).
     if (machine.last <= seen[c].last + seen[c].cadence.interval || machine.resumed > end) continue;
-    if (!sibling_reports(c)) {
-      // Its whole exporter silent. Where it came back less than `rearm` before from a silence
-      // it was named for (an exporter that crash-loops), a silence no longer than those it came
-      // back from is the same flapping: named once half as long again (a driver dead for good).
-      if (!silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
-      if (seen[c].back >= 0 && seen[c].last - seen[c].back < o_.rearm) {
-        seen[c].flapping = true;
-        if (!silent(c, kFlappingSilence * seen[c].longest_silence)) continue;
-      }
+    // Alone (a sibling reports), or with its whole exporter (then after an exporter's grace).
+    const bool alone = sibling_reports(c);
+    if (!alone && !silent(c, std::max(o_.missing_grace, kExporterGrace))) continue;
+    // Silent again the same way less than `rearm` after it came back from a silence it was named
+    // for (an exporter that crash-loops, a GPU that drops out of its exporter's scrapes now and
+    // then): the same flapping, named again only once silent half as long again as the longest
+    // silence it came back from, and at most kMaxFlappingWait (a driver dead for good).
+    // Not after a reboot, which begins anew.
+    Presence& p = seen[c];
+    if (p.back >= 0 && p.last - p.back < o_.rearm && p.named_alone == alone && !rebooted(c)) {
+      p.flapping = true;
+      if (!silent(c, std::min(kFlappingSilence * p.longest_silence, kMaxFlappingWait))) continue;
     }
-    seen[c].alerted = true;
+    p.alerted = true;
+    p.named_alone = alone;
     const std::string& name = names_.components().Name(c);
     if (a.component.empty()) {
       a.machine = NameOfMachine(m);

@@ -140,6 +140,7 @@ class Detector {
   // down and back): the next gap of the old cadence restores it (Follow).
   struct Cadence {
     float interval = 0;
+    float before = 0;  // the interval before the last gap
     // The interval before the last gap, where that was a steady cadence's long gap, else 0; gaps
     // since its last long gap (up to kSteadyGaps).
     float before_long_gap = 0;
@@ -157,14 +158,15 @@ class Detector {
     double resumed = -1;
     Cadence cadence;  // of its scrapes
     bool alerted = false;
-    // A silence of a component's exporter as one episode with those it came back from less than
-    // `rearm` before (an exporter that crash-loops; AlertSilentComponents): when it came back
-    // from the last silence it was named for or that continued such an episode (`flapping`: the
-    // current one does), and the longest silence it came back from in the episode.
+    // A silence as one episode with those it came back from less than `rearm` before (an
+    // exporter that crash-loops; AlertSilentComponents): when it came back from the last silence
+    // it was named for or that continued such an episode (`flapping`: the current one does), and
+    // the longest silence it came back from in the episode.
     double back = -1;
     double back_from = -1;  // its last sample before it came back, at `back`
     float longest_silence = 0;
     bool flapping = false;
+    bool named_alone = false;  // (a component) last named while a sibling reported
     // A component's first signal: components reporting the same one (a machine's GPUs, its
     // NICs) come from one exporter.
     uint32_t signal = 0;
@@ -223,6 +225,9 @@ class Detector {
   void AlertStalls(double end);
   void AlertSilence(double end);
   void AlertSilentComponents(uint32_t m, double end);
+  // When machine m came back from its last reboot (named missing, then back after a silence of
+  // every exporter), or -1.
+  double AfterReboot(uint32_t m) const;
   void Rule(const telemetry::Point& p);
   void Raise(Alert alert);
   // own_fault_since_[m]: since when machine m has a fault of its own under way, or -1
