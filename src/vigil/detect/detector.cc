@@ -68,7 +68,8 @@ namespace {
 // (seconds) or a dead driver (for good). Named once it has lasted this long.
 constexpr double kExporterGrace = 120;
 // A component silent again soon after a silence it was named for is named again once silent this
-// many times the longest it came back from, and at most this long (AlertSilentComponents).
+// many times the longest it came back from, and at most this long with its whole exporter
+// (kExporterGrace alone: AlertSilentComponents).
 constexpr double kFlappingSilence = 1.5;
 constexpr double kMaxFlappingWait = 300;
 
@@ -665,9 +666,11 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
   // Judged from the machine's return where it came back from a reboot (AfterReboot): its
   // exporters come back one after another, the node exporter's rows before DCGM's.
   const double reboot = AfterReboot(m);
-  // Silent since no earlier than an exporter's grace before the machine went down.
+  // Silent since before the machine's return, and since no earlier than an exporter's grace
+  // before the machine went down.
   const auto rebooted = [&](uint32_t c) {
-    return reboot >= 0 && machine.back_from <= seen[c].last + kExporterGrace;
+    return reboot >= 0 && seen[c].last < reboot &&
+           machine.back_from <= seen[c].last + kExporterGrace;
   };
   const auto silent = [&](uint32_t c, double grace) {
     return std::max(seen[c].last, rebooted(c) ? reboot : -1.0) < end - seen[c].SilentAfter(grace);
@@ -704,12 +707,13 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
     // Silent again the same way less than `rearm` after it came back from a silence it was named
     // for (an exporter that crash-loops, a GPU that drops out of its exporter's scrapes now and
     // then): the same flapping, named again only once silent half as long again as the longest
-    // silence it came back from, and at most kMaxFlappingWait (a driver dead for good).
-    // Not after a reboot, which begins anew.
+    // silence it came back from, and at most kMaxFlappingWait, or an exporter's grace alone (a
+    // driver dead for good; a GPU lost). Not after a reboot, which begins anew.
     Presence& p = seen[c];
     if (p.back >= 0 && p.last - p.back < o_.rearm && p.named_alone == alone && !rebooted(c)) {
       p.flapping = true;
-      if (!silent(c, std::min(kFlappingSilence * p.longest_silence, kMaxFlappingWait))) continue;
+      const double most = alone ? kExporterGrace : kMaxFlappingWait;
+      if (!silent(c, std::min(kFlappingSilence * p.longest_silence, most))) continue;
     }
     p.alerted = true;
     p.named_alone = alone;
