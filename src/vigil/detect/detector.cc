@@ -641,11 +641,6 @@ void Detector::AlertSilence(double end) {
   }
 }
 
-// Components silent while their machine reports. A GPU off the bus while its siblings (the
-// components of the same exporter) report is named after the usual grace; when every sibling
-// stops too, that is an exporter restarting (seconds) or a dead driver (for good), named once
-// silent for kExporterGrace. One alert per machine and moment, naming the first, the others in
-// evidence.
 double Detector::AfterReboot(uint32_t m) const {
   // Silent as a whole for longer than an exporter's restart and than two of its slowest series'
   // intervals (a missed scrape of each is no reboot; a machine named missing because only its
@@ -660,6 +655,11 @@ double Detector::AfterReboot(uint32_t m) const {
   return p.back - p.back_from > std::max<double>(kExporterGrace, 2.0 * slowest) ? p.back : -1;
 }
 
+// Components silent while their machine reports. A GPU off the bus while its siblings (the
+// components of the same exporter) report is named after the usual grace; when every sibling
+// stops too, that is an exporter restarting (seconds) or a dead driver (for good), named once
+// silent for kExporterGrace. One alert per machine and moment, naming the first, the others in
+// evidence.
 void Detector::AlertSilentComponents(uint32_t m, double end) {
   const Presence& machine = machines_[m].presence;
   Presence* seen = &component_seen_[static_cast<size_t>(m) * components_];

@@ -990,15 +990,17 @@ double PeerModel::CentreBefore(const Peers& p, double now, double back_s) const 
   const double to = now - back_s;
   const double from = to - kSplitReferenceS;
   std::vector<std::pair<float, double>> held;  // value, seconds it stood in [from, to]
+  double total = 0;
   double until = now;
   for (size_t back = 0; back < size && until > from; ++back) {
     const size_t i = (p.next + 2 * size - 1 - back) % size;
     const double seconds = std::min(until, to) - std::max(p.history_at[i], from);
-    if (seconds > 0) held.emplace_back(p.history[i], seconds);
+    if (seconds > 0) {
+      held.emplace_back(p.history[i], seconds);
+      total += seconds;
+    }
     until = p.history_at[i];
   }
-  double total = 0;
-  for (const auto& h : held) total += h.second;
   std::sort(held.begin(), held.end());
   for (const auto& [value, seconds] : held) {
     total -= 2 * seconds;
