@@ -1,13 +1,14 @@
 #!/bin/bash
-# Every GPU measurement of perf/ in one call of the device tool, whose time is short: the GEMM
-# shapes of the plan's published tables (perf/plan/gemm_shapes.py), the GPU checks and PyTorch
-# reference (perf/gpu/on_device.sh), and PyTorch's training and inference beside `vigil plan`
-# (perf/plan/on_device.sh), each under its own time limit, in that order. The tool brings back at
-# most 8 files, so every step's logs and results are packed into $OUT/results.tgz, again after
-# each step: a call stopped at its limit keeps what finished. Run from a bundle made by
-# perf/gpu/bundle.sh, e.g. `perf/all_on_device.sh .gpu 540` with .gpu carried; the second
-# argument is the seconds the whole run may take (540). Exits 1 when a step failed or ran out of
-# time, 0 otherwise.
+# Every GPU measurement of perf/ in one call of the device tool, whose time is short: what a
+# transformer block of the plan's published tables costs besides its products
+# (perf/plan/block_costs.py), the GEMM shapes of those tables (perf/plan/gemm_shapes.py), the GPU
+# checks and PyTorch reference (perf/gpu/on_device.sh), and PyTorch's training and inference
+# beside `vigil plan` (perf/plan/on_device.sh), each under its own time limit, in that order. The
+# tool brings back at most 8 files, so every step's logs and results are packed into
+# $OUT/results.tgz, again after each step: a call stopped at its limit keeps what finished. Run
+# from a bundle made by perf/gpu/bundle.sh, e.g. `perf/all_on_device.sh .gpu 540` with .gpu
+# carried; the second argument is the seconds the whole run may take (540). Exits 1 when a step
+# failed or ran out of time, 0 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 bundle=$(realpath "${1:-.gpu}")
@@ -43,6 +44,7 @@ step() {
 }
 
 nvidia-smi >"$work/nvidia-smi.txt" 2>&1
+step block-costs 150 env PYTHONUNBUFFERED=1 python3 perf/plan/block_costs.py --out "$work/block-costs/block-costs.json"
 step gemm-shapes 100 env PYTHONUNBUFFERED=1 python3 perf/plan/gemm_shapes.py --out "$work/gemm-shapes/gemm-shapes.json"
 step gpu 240 env VIGIL_ROUNDS="${VIGIL_ROUNDS:-2}" perf/gpu/on_device.sh "$bundle"
 step plan 400 perf/plan/on_device.sh "$bundle"
