@@ -7,6 +7,8 @@
 #include <tuple>
 #include <utility>
 
+#include <boost/math/distributions/students_t.hpp>
+
 #include "vigil/core/matrix.h"
 #include "vigil/core/stats.h"
 
@@ -125,6 +127,22 @@ constexpr float kRunGapIntervals = 3;
 
 // The longest gap between a run's deviating samples of a machine sampled every `interval`.
 double RunGap(float interval) { return kRunGapIntervals * std::max(interval, 1.0f); }
+
+// A machine alone at its level from its first sample is odd (PeerModel::Place) at this false
+// rate per group and feature whose healthy machines' levels scatter as a normal's.
+constexpr double kOddFalseRate = 0.01;
+
+// How many of the other machines' standard deviations (times sqrt(1 + 1 / m), a prediction from
+// m of them) a machine of a group of n lies from their mean before it is odd: Student's t of m - 1
+// degrees of freedom, m = n - 1, beyond kOddFalseRate / n both ways (any machine of the n may be
+// the one). From seven others it is 5.7; from three, 20, since three levels say little of how
+// far healthy levels scatter.
+double OddCritical(size_t n) {
+  if (n < 3) return std::numeric_limits<double>::infinity();
+  const double m = static_cast<double>(n - 1);
+  return boost::math::quantile(
+      boost::math::complement(boost::math::students_t(m - 1), kOddFalseRate / (2 * (m + 1))));
+}
 
 // One of the machines an earlier stall could not tell apart is a weak candidate for a stall that
 // began within this many warm-ups of the job's restart (PeerModel::TierOf).
@@ -1538,18 +1556,22 @@ void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_p
   const auto off = std::count_if(values_.begin(), values_.end(),
                                  [&](double v) { return std::fabs(v) > tolerance; });
   const bool placed_job = off >= static_cast<std::ptrdiff_t>(kSharedMachines);
-  // Odd: beyond the effect threshold from the typical level, and beyond z_min times the other
-  // machines' own scatter of levels (hosts whose data loaders take 12-32% of their CPUs scatter
-  // their CPU idle by 6%, and the most loaded of eight, 13% under the typical one, is no fault;
-  // GPUs of one model scatter their power by 1%). Fewer than kSharedMachines are beyond the
-  // threshold here, so this is rare.
+  // Odd: beyond the effect threshold from the typical level, and an outlier among the other
+  // machines' levels (hosts whose data loaders take 12-32% of their CPUs scatter their CPU idle
+  // by 6%, and the most loaded of eight, 13% under the typical one, is no fault; GPUs of one
+  // model scatter their power by 1%). Fewer than kSharedMachines are beyond the threshold here.
+  const double critical = OddCritical(values_.size());
+  double sum = 0, squares = 0;
+  for (double v : values_) {
+    sum += v;
+    squares += v * v;
+  }
   const auto odd = [&](size_t i) {
-    if (std::fabs(values_[i]) <= tolerance || values_.size() < 2) return false;
-    std::vector<double> others;
-    for (size_t j = 0; j < values_.size(); ++j) {
-      if (j != i) others.push_back(std::fabs(values_[j]));
-    }
-    return std::fabs(values_[i]) > o_.z_min * stats::kMadToSigma * MedianOf(others);
+    const double v = values_[i], others = static_cast<double>(values_.size() - 1);
+    if (std::fabs(v) <= tolerance || others < 2) return false;
+    const double mean = (sum - v) / others;
+    const double variance = std::max(0.0, (squares - v * v - others * mean * mean) / (others - 1));
+    return std::fabs(v - mean) > critical * std::sqrt(variance * (1 + 1 / others));
   };
   for (size_t i = 0; i < members.size(); ++i) {
     const double v = values_[i];

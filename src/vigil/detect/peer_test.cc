@@ -1816,11 +1816,11 @@ TEST(PeerModelTest, AMachineAloneAtItsLevelIsJudgedAgainstItsPeersAfterTheWarmUp
   }
 }
 
-// A machine alone at its level is odd only beyond the effect threshold and z_min times the
-// machines' own scatter of levels (jobgen's seed 43,101, 8 hosts): hosts whose data loaders take
-// their own share of the CPUs idle at 0.71-0.83, and the most loaded, at 0.64 (13% under the
-// typical level, its nearest neighbour 10.4% away), is placed where it is, not named. Among GPUs
-// that draw one power within 1%, a machine 13% under is odd, and named.
+// A machine alone at its level is odd only beyond the effect threshold and beyond the other
+// machines' own scatter of levels, as far as they show it (jobgen's seed 43,101, 8 hosts): hosts
+// whose data loaders take their own share of the CPUs idle at 0.71-0.83, and the most loaded, at
+// 0.64 (13% under the typical level, its nearest neighbour 10.4% away), is placed where it is, not
+// named. Among GPUs that draw one power within 1%, a machine 13% under is odd, and named.
 TEST(PeerModelTest, AMachineAloneAtItsLevelIsOddOnlyBeyondTheLevelsScatter) {
   for (const bool scattered : {true, false}) {
     SCOPED_TRACE(scattered);
@@ -1832,13 +1832,20 @@ TEST(PeerModelTest, AMachineAloneAtItsLevelIsOddOnlyBeyondTheLevelsScatter) {
     });
     EXPECT_EQ(job.Named(), scattered ? std::vector<uint32_t>{} : std::vector<uint32_t>{0});
   }
-  // The scatter is the other machines': of four at 1, 1, 1.05 and 0.75, the last is odd (with
-  // it, the scatter of all four, 5%, would have placed it).
-  Rng rng(48, 0);
-  Job four(4, {PeerSignal("power")});
-  const double levels[4] = {100, 100, 105, 75};
-  four.Run(0, 900, 15, [&](uint32_t m, uint32_t, double) { return Fresh(Noisy(rng, levels[m])); });
-  EXPECT_EQ(four.Named(), std::vector<uint32_t>{3});
+  // The scatter is the other machines', and how far it can be read from them: of four at 100,
+  // 100, 105 and 75, the last is not odd (three levels say little of how far healthy levels
+  // scatter: it would need 20 of their standard deviations), while of four at 100, 100.4, 99.6
+  // and 75 it is.
+  for (const bool tight : {false, true}) {
+    SCOPED_TRACE(tight);
+    Rng rng(48, 0);
+    Job four(4, {PeerSignal("power")});
+    const double levels[2][4] = {{100, 100, 105, 75}, {100, 100.4, 99.6, 75}};
+    four.Run(0, 900, 15, [&](uint32_t m, uint32_t, double) {
+      return Fresh(Noisy(rng, levels[tight ? 1 : 0][m]));
+    });
+    EXPECT_EQ(four.Named(), tight ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
+  }
 }
 
 // Over the warm-up a machine's level is learned from its ratio to the centre, but a deviation
