@@ -783,7 +783,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   FollowSplit(frame, p);
   if (p.placed_at < 0 || now - p.placed_at >= kPlaceEvery) {
     p.placed_at = now;
-    Place(valid_, f, !learning, signal.level_by_position);
+    Place(group, valid_, f, !learning, signal.level_by_position);
   }
 }
 
@@ -1522,17 +1522,22 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, b
   p.level = static_cast<float>(MedianOf(scratch_));
 }
 
-void PeerModel::Place(std::span<const uint32_t> members, uint32_t f, bool keep_placed,
-                      bool by_position) {
+void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_t f,
+                      bool keep_placed, bool by_position) {
   // Levels relative to the group's typical machine, then: a machine shares its level when it is
-  // close to the typical one or to another machine's.
+  // close to the typical one or to another machine's. Every machine's placement is relative to
+  // one typical level, those of the machines that do not report now too: where the levels lie
+  // half on either side of a gap (a pipeline's stages), the typical machine of those that report
+  // moves across it as one of them leaves (an exporter's restart), and a placement left behind
+  // would expect its machine at another stage's level on its return.
   values_.clear();
   for (uint32_t m : members) values_.push_back(TrackOf(m, f).log_a);
   scratch_ = values_;
   const double mid = MedianOf(scratch_);
   const double shift = std::exp(-mid);
-  for (uint32_t m : members) {
+  for (uint32_t m : members_[group]) {
     Track& t = TrackOf(m, f);
+    if (t.fresh < 0) continue;
     SetPlacement(t, t.log_a - static_cast<float>(mid));
     t.past *= static_cast<float>(shift);
     WarmLevels& warm = WarmOf(m, f);

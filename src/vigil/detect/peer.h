@@ -529,10 +529,11 @@ class PeerModel {
   static void FollowNoise(Track& t, double w) {
     t.noise = static_cast<float>(t.noise + w * (std::fabs(t.raw - t.smooth) - t.noise));
   }
-  // Re-centres the members' placements on the typical one and decides which are placed (a_m
-  // used); with keep_placed (past the warm-up) one placed stays placed; with by_position (the
-  // signal's level_by_position) every one is.
-  void Place(std::span<const uint32_t> members, uint32_t feature, bool keep_placed,
+  // Re-centres the placements of `group`'s machines on the typical one of the members (its
+  // machines that report now) and decides which members are placed (a_m used); with keep_placed
+  // (past the warm-up) one placed stays placed; with by_position (the signal's level_by_position)
+  // every one is.
+  void Place(uint32_t group, std::span<const uint32_t> members, uint32_t feature, bool keep_placed,
              bool by_position);
   // At the end of the warm-up begun at `since`, after a restart: a machine whose level moved
   // from its placement before it against the others (a shift they all share is no move) keeps
