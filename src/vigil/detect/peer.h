@@ -588,6 +588,8 @@ class PeerModel {
   std::vector<uint32_t> valid_;
   double current_within_ = 0;  // the longest a value of valid_ stays current (CollectCurrent)
   std::vector<double> values_, scratch_;
+  std::vector<size_t> candidates_;                 // Place's, scratch
+  std::vector<uint8_t> odd_level_;                 // Place's, scratch
   std::vector<float> peer_values_;                 // CentreAndSpread's and OwnSpread's, scratch
   std::vector<std::pair<float, uint32_t>> moves_;  // FollowSplit's, scratch
   std::vector<uint32_t> triggered_;
