@@ -1456,8 +1456,10 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
     return;
   }
   // After it: slowly, and only while the machine does not deviate; a machine that joins later
-  // starts at its first level.
-  if (deviates) return;
+  // (or was silent over the window) starts at its first level, also where that deviates in a
+  // group whose machines differ by placement: there where its level lies says nothing of a fault
+  // (a pipeline's stage), and at 1 it was expected at the typical machine's level.
+  if (deviates && !(t.learned == 0 && peers_[ff.group][ff.f].by_placement)) return;
   if (t.learned < UINT16_MAX) ++t.learned;
   if (t.learned == 1) {
     SetPlacement(t, static_cast<float>(target()));
@@ -1540,6 +1542,16 @@ void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_
   scratch_ = values_;
   const double mid = MedianOf(scratch_);
   const double shift = std::exp(-mid);
+  // The centre divides the placements out, so it moves by 1 / shift: what is kept of it moves
+  // alike, or the re-centring would read as a job-wide move (nobody judged for settle_s; a
+  // crash-looping exporter re-centring the group at each restart and return kept it from being
+  // judged at all, a reviewer's case) or as a stall (levels more than 5 times apart).
+  Peers& p = peers_[group][f];
+  const auto rescale = [&](float& centre) { centre = static_cast<float>(centre / shift); };
+  for (float& h : p.history) rescale(h);
+  for (float* centre : {&p.level, &p.slow_centre, &p.still, &p.split_centre, &p.split_before}) {
+    rescale(*centre);
+  }
   for (uint32_t m : members_[group]) {
     Track& t = TrackOf(m, f);
     if (t.fresh < 0) continue;
@@ -1566,6 +1578,7 @@ void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_
   const auto off = std::count_if(values_.begin(), values_.end(),
                                  [&](double v) { return std::fabs(v) > tolerance; });
   const bool placed_job = off >= static_cast<std::ptrdiff_t>(kSharedMachines);
+  p.by_placement = placed_job;
   // Odd: beyond the effect threshold from the typical level, and an outlier among the other
   // machines' levels (hosts whose data loaders take 12-32% of their CPUs scatter their CPU idle
   // by 6%, and the most loaded of eight, 13% under the typical one, is no fault; GPUs of one

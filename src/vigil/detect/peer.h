@@ -263,10 +263,12 @@ class PeerModel {
     float still = 0;           // where the centre stood when it last moved by kStillShare or more
     double still_since = -1;   // ... and when
     double placed_at = -1;     // when placement was last decided
-    double settled = -1;       // the warm-up (its `since`) that has ended, its placements
-                               // compared with those from before it
-    double judged_from = -1;   // when that warm-up ended: the feature judged again from then
-    bool shared = false;       // a shared deviation was reported and some machine still deviates
+    // Then kSharedMachines or more of its machines sat away from the typical level (Place).
+    bool by_placement = false;
+    double settled = -1;      // the warm-up (its `since`) that has ended, its placements
+                              // compared with those from before it
+    double judged_from = -1;  // when that warm-up ended: the feature judged again from then
+    bool shared = false;      // a shared deviation was reported and some machine still deviates
     // Its machines' values are current until then (CollectCurrent, renewed while some machine
     // has fresh samples): a feature whose series are gone or all held (the trainer's, its job
     // killed or hung) counts neither way in its group's stall.
