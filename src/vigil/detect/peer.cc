@@ -129,13 +129,8 @@ constexpr float kRunGapIntervals = 3;
 double RunGap(float interval) { return kRunGapIntervals * std::max(interval, 1.0f); }
 
 // A machine alone at its level from its first sample is odd (PeerModel::Place) at this false
-// rate per group and feature whose healthy machines' levels scatter as a normal's ...
+// rate per group and feature whose healthy machines' levels scatter as a normal's.
 constexpr double kOddFalseRate = 0.01;
-// ... or, whatever the other machines' scatter, where its level is this share or more away from
-// the typical machine's (at 60% of it or at 140%): a few machines say little of how far healthy
-// levels scatter, but machines of one job at one level (not a population of kSharedMachines, a
-// pipeline's stage) do not lie that far apart.
-constexpr double kOddWhateverTheScatter = 0.4;
 
 // How many of the other machines' standard deviations (times sqrt(1 + 1 / m), a prediction from
 // m of them) a machine of a group of n lies from their mean before it is odd: Student's t of m - 1
@@ -1582,11 +1577,11 @@ void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_
   // Odd: beyond the effect threshold from the typical level, and an outlier among the other
   // machines' levels (hosts whose data loaders take 12-32% of their CPUs scatter their CPU idle
   // by 6%, and the most loaded of eight, 13% under the typical one, is no fault; GPUs of one
-  // model scatter their power by 1%), or a level kOddWhateverTheScatter or more away from the
-  // typical one. Fewer than kSharedMachines are beyond the threshold here: the candidates are
-  // tested as a generalized extreme Studentized deviate test does, the furthest first against
-  // all the others, the next against the others but the first, so that one odd machine does not
-  // hide another by the scatter it adds; all up to the last that tests odd are odd.
+  // model scatter their power by 1%). Fewer than kSharedMachines are beyond the threshold here:
+  // the candidates are tested as a generalized extreme Studentized deviate test does, the
+  // furthest first against all the others, the next against the others but the first, so that
+  // one odd machine does not hide another by the scatter it adds; all up to the last that tests
+  // odd are odd.
   odd_level_.assign(members.size(), 0);
   candidates_.clear();
   for (size_t i = 0; i < members.size(); ++i) {
@@ -1612,10 +1607,7 @@ void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_
       outliers = k + 1;
     }
   }
-  for (size_t k = 0; k < candidates_.size(); ++k) {
-    const size_t i = candidates_[k];
-    odd_level_[i] = k < outliers || std::fabs(std::expm1(values_[i])) >= kOddWhateverTheScatter;
-  }
+  for (size_t k = 0; k < outliers; ++k) odd_level_[candidates_[k]] = 1;
   for (size_t i = 0; i < members.size(); ++i) {
     const double v = values_[i];
     Track& t = TrackOf(members[i], f);

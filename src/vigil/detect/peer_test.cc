@@ -1906,12 +1906,15 @@ TEST(PeerModelTest, AMachineNamedBeforeARestartIsStillComparedWithItsPeersAfterI
 }
 
 // Hosts whose network rates scatter as jobgen draws them (18-24 GB/s), one with its NIC at half
-// rate from its first sample (10.5 GB/s). Of five hosts the four others' scatter (a standard
-// deviation of 0.076 in log) would need the NIC 11.4 of them from their mean (0.87; it is 0.68):
-// by the t-test alone it is placed at its half, as in most 4-6-host jobs of such hosts (a
-// reviewer's simulation: named in 9% of 4-host jobs, 27% of 5-host, 61% of 6-host). A level 40%
-// or more from the typical machine's is odd whatever the scatter: named, of five and of eight.
-TEST(PeerModelTest, AHalfRateNicAmongHostsOfScatteredBandwidthIsNamed) {
+// rate from its first sample (10.5 GB/s). Of eight, the seven others' scatter (a standard
+// deviation of 0.059 in log) puts odd at 6.1 of them from their mean (0.36; the NIC is 0.68 from
+// it): named. Of five, the four others' (0.076) put it at 11.4 of them (0.87): the NIC is placed
+// at its half, as a few widely scattered levels say little of how far healthy levels scatter (a
+// reviewer's simulation: named in 9% of 4-host jobs, 27% of 5-host, 61% of 6-host). A bound of
+// 40% from the typical level, odd whatever the scatter, named it but also a healthy host idling
+// 3% among hosts idling 5-6% (below), and was not kept. A defect from before the job is
+// Validate's to find.
+TEST(PeerModelTest, AHalfRateNicIsOddAmongEightHostsOfScatteredBandwidthButNotAmongFive) {
   for (const uint32_t n : {5u, 8u}) {
     SCOPED_TRACE(n);
     Rng rng(51, 0);
@@ -1920,8 +1923,19 @@ TEST(PeerModelTest, AHalfRateNicAmongHostsOfScatteredBandwidthIsNamed) {
     job.Run(0, 900, 15, [&](uint32_t m, uint32_t, double) {
       return Fresh(Noisy(rng, m == 0 ? 10.5 : rates[m]));
     });
-    EXPECT_EQ(job.Named(), std::vector<uint32_t>{0});
+    EXPECT_EQ(job.Named(), n == 8 ? std::vector<uint32_t>{0} : std::vector<uint32_t>{});
   }
+}
+
+// Five busy hosts: four whose CPUs idle 5-6% of the time, and one (rank 0: logging, checkpoint
+// serialisation) 3%, 97% busy against 94-95%: a healthy host, 45% under the typical idle level,
+// whose few peers scatter by 8% in log. It is placed (a reviewer's case against the 40% bound).
+TEST(PeerModelTest, AHostBusierByTwoPointsOfCpuAmongFiveIsNotNamed) {
+  Rng rng(54, 0);
+  Job job(5, {PeerSignal("cpu_idle", Worse::kEither, 120)}, PeerOptions{});
+  const double idle[5] = {0.030, 0.050, 0.052, 0.055, 0.060};
+  job.Run(0, 900, 15, [&](uint32_t m, uint32_t, double) { return Fresh(Noisy(rng, idle[m])); });
+  EXPECT_EQ(job.Named(), std::vector<uint32_t>{});
 }
 
 // The same pipeline job, machine 20's exporter restarting again and again from 880 s (silent 30 s
