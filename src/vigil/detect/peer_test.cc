@@ -1848,6 +1848,19 @@ TEST(PeerModelTest, AMachineAloneAtItsLevelIsOddOnlyBeyondTheLevelsScatter) {
   }
 }
 
+// Runs `job` (32 machines) as a pipeline of four stages whose power lies half below and half
+// above the typical level (240 and 270; 380 and 390), sampled every 5 s until `end`: a machine is
+// silent where `silent` says so, and with `falls` machine 3 falls to 170 at 900 s.
+void RunFourStages(Job& job, double end, const std::function<bool(uint32_t, double)>& silent,
+                   bool falls = false) {
+  Rng rng(91, 0);
+  const double stage[4] = {240, 270, 380, 390};
+  job.Run(0, end, 5, [&](uint32_t m, uint32_t, double t) {
+    if (silent(m, t)) return kNone;
+    return Fresh(Noisy(rng, falls && m == 3 && t >= 900 ? 170 : stage[m / 8]));
+  });
+}
+
 // Jobgen's seed 81,001 (32 machines in 4 pipeline stages, 5 s): a stage machine's exporter
 // restarted over the warm-up's end (298-323 s). The levels of the stages lay half below the
 // typical level and half above, and without that machine the typical one was a lower stage's:
@@ -1855,13 +1868,8 @@ TEST(PeerModelTest, AMachineAloneAtItsLevelIsOddOnlyBeyondTheLevelsScatter) {
 // and back from the restart it was expected at a lower stage's power and named (twice). Every
 // machine's placement is re-centred alike, present or not.
 TEST(PeerModelTest, AMachineAbsentWhenThePlacementsAreReCentredIsReCentredToo) {
-  Rng rng(91, 0);
   Job job(32, {PeerSignal("power")}, PeerOptions{});
-  const double stage[4] = {240, 270, 380, 390};
-  job.Run(0, 1800, 5, [&](uint32_t m, uint32_t, double t) {
-    if (m == 20 && t >= 295 && t < 325) return kNone;
-    return Fresh(Noisy(rng, stage[m / 8]));
-  });
+  RunFourStages(job, 1800, [](uint32_t m, double t) { return m == 20 && t >= 295 && t < 325; });
   EXPECT_EQ(job.Named(), std::vector<uint32_t>{});
 }
 
@@ -1946,14 +1954,11 @@ TEST(PeerModelTest, AHostBusierByTwoPointsOfCpuAmongFiveIsNotNamed) {
 // and nobody is judged for settle_s: at 71b49c3 the group was never judged again and machine 3
 // never named (a reviewer's case).
 TEST(PeerModelTest, AnExporterRestartingAgainAndAgainDoesNotBlindItsGroup) {
-  Rng rng(91, 0);
   Job job(32, {PeerSignal("power")}, PeerOptions{});
-  const double stage[4] = {240, 270, 380, 390};
-  job.Run(0, 3600, 5, [&](uint32_t m, uint32_t, double t) {
-    if (m == 20 && t >= 880 && std::fmod(t - 880, 120) < 30) return kNone;
-    if (m == 3 && t >= 900) return Fresh(Noisy(rng, 170));
-    return Fresh(Noisy(rng, stage[m / 8]));
-  });
+  RunFourStages(
+      job, 3600,
+      [](uint32_t m, double t) { return m == 20 && t >= 880 && std::fmod(t - 880, 120) < 30; },
+      /*falls=*/true);
   EXPECT_GT(job.TriggeredAt(3), 900);
   EXPECT_LE(job.TriggeredAt(3), 1100);
 }
@@ -1965,14 +1970,10 @@ TEST(PeerModelTest, AnExporterRestartingAgainAndAgainDoesNotBlindItsGroup) {
 TEST(PeerModelTest, ReCentringThePlacementsIsNoJobWideMove) {
   for (const bool restart : {false, true}) {
     SCOPED_TRACE(restart);
-    Rng rng(91, 0);
     Job job(32, {PeerSignal("power")}, PeerOptions{});
-    const double stage[4] = {240, 270, 380, 390};
-    job.Run(0, 2400, 5, [&](uint32_t m, uint32_t, double t) {
-      if (restart && m == 20 && t >= 905 && t < 935) return kNone;
-      if (m == 3 && t >= 900) return Fresh(Noisy(rng, 170));
-      return Fresh(Noisy(rng, stage[m / 8]));
-    });
+    RunFourStages(
+        job, 2400, [&](uint32_t m, double t) { return restart && m == 20 && t >= 905 && t < 935; },
+        /*falls=*/true);
     EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
     EXPECT_LE(job.TriggeredAt(3), 1000);
   }
@@ -2001,12 +2002,9 @@ TEST(PeerModelTest, AMachineSilentWhereTheLevelsLieHalfOnEitherSideOfAGapIsNoJob
 TEST(PeerModelTest, AMachineWhosePlacementWasNeverLearnedIsNotNamedForItsStagesLevel) {
   for (const bool joins_late : {false, true}) {
     SCOPED_TRACE(joins_late);
-    Rng rng(91, 0);
     Job job(32, {PeerSignal("power")}, PeerOptions{});
-    const double stage[4] = {240, 270, 380, 390};
-    job.Run(0, 1800, 5, [&](uint32_t m, uint32_t, double t) {
-      if (m == 5 && (joins_late ? t < 600 : t >= 140 && t < 330)) return kNone;
-      return Fresh(Noisy(rng, stage[m / 8]));
+    RunFourStages(job, 1800, [&](uint32_t m, double t) {
+      return m == 5 && (joins_late ? t < 600 : t >= 140 && t < 330);
     });
     EXPECT_EQ(job.Named(), std::vector<uint32_t>{});
   }
