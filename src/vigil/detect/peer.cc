@@ -1581,37 +1581,40 @@ void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_
   // the candidates are tested as a generalized extreme Studentized deviate test does, the
   // furthest first against all the others, the next against the others but the first, so that
   // one odd machine does not hide another by the scatter it adds; all up to the last that tests
-  // odd are odd.
+  // odd are odd. Where the group differs by placement, or the signal's level is where the
+  // machine sits, none is (and a pipeline's candidates are hundreds: none is tested).
   odd_level_.assign(members.size(), 0);
-  candidates_.clear();
-  for (size_t i = 0; i < members.size(); ++i) {
-    if (std::fabs(values_[i]) > tolerance) candidates_.push_back(i);
-  }
-  std::ranges::sort(candidates_, std::greater{}, [&](size_t i) { return std::fabs(values_[i]); });
-  double sum = 0, squares = 0;
-  for (double v : values_) {
-    sum += v;
-    squares += v * v;
-  }
-  size_t outliers = 0;
-  for (size_t k = 0; k < candidates_.size(); ++k) {
-    const double v = values_[candidates_[k]];
-    sum -= v;
-    squares -= v * v;
-    const size_t left = members.size() - k;  // the machines still in the test, v among them
-    const double others = static_cast<double>(left - 1);
-    if (others < 2) break;
-    const double mean = sum / others;
-    const double variance = std::max(0.0, (squares - others * mean * mean) / (others - 1));
-    if (std::fabs(v - mean) > OddCritical(left) * std::sqrt(variance * (1 + 1 / others))) {
-      outliers = k + 1;
+  if (!placed_job && !by_position) {
+    candidates_.clear();
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (std::fabs(values_[i]) > tolerance) candidates_.push_back(i);
     }
+    std::ranges::sort(candidates_, std::greater{}, [&](size_t i) { return std::fabs(values_[i]); });
+    double sum = 0, squares = 0;
+    for (double v : values_) {
+      sum += v;
+      squares += v * v;
+    }
+    size_t outliers = 0;
+    for (size_t k = 0; k < candidates_.size(); ++k) {
+      const double v = values_[candidates_[k]];
+      sum -= v;
+      squares -= v * v;
+      const size_t left = members.size() - k;  // the machines still in the test, v among them
+      const double others = static_cast<double>(left - 1);
+      if (others < 2) break;
+      const double mean = sum / others;
+      const double variance = std::max(0.0, (squares - others * mean * mean) / (others - 1));
+      if (std::fabs(v - mean) > OddCritical(left) * std::sqrt(variance * (1 + 1 / others))) {
+        outliers = k + 1;
+      }
+    }
+    for (size_t k = 0; k < outliers; ++k) odd_level_[candidates_[k]] = 1;
   }
-  for (size_t k = 0; k < outliers; ++k) odd_level_[candidates_[k]] = 1;
   for (size_t i = 0; i < members.size(); ++i) {
     const double v = values_[i];
     Track& t = TrackOf(members[i], f);
-    if (placed_job || by_position || odd_level_[i] == 0) {
+    if (odd_level_[i] == 0) {
       t.placed = true;
       continue;
     }
