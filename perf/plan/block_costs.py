@@ -40,7 +40,6 @@ what finished.
 
 import argparse
 import csv
-import json
 import os
 import statistics
 import sys
@@ -50,11 +49,15 @@ import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "gpu")]
 from gemm_shapes import TABLES, settle, time_call  # noqa: E402
+from measure import write  # noqa: E402
+from reference import copy_gbps  # noqa: E402
 
 DROPOUT = 0.1
 COPY_BYTES = 1 << 30
+COPY_REPS = 20  # of perf/gpu/reference.py's device copy, read + written
 
 
 def table_rows(data_dir):
@@ -261,12 +264,6 @@ def elementwise(block, device):
     return out
 
 
-def copy_gbps(device):
-    a = torch.randn(COPY_BYTES // 2, device=device, dtype=torch.bfloat16)
-    b = torch.empty_like(a)
-    return 2 * COPY_BYTES / time_call(lambda x, y: y.copy_(x), [(a, b)], 0.05) / 1e9
-
-
 def optimizer_costs(device, parameters=500_000_000, tensors=50):
     """Seconds per billion parameters of the optimizer's kernels over FP32 master weights."""
     size = parameters // tensors
@@ -291,12 +288,6 @@ def optimizer_costs(device, parameters=500_000_000, tensors=50):
     return result
 
 
-def write(path, doc):
-    with open(path + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(path + ".tmp", path)
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
@@ -307,8 +298,8 @@ def main():
     device = torch.device("cuda")
     started = time.monotonic()
     doc = {"gpu": torch.cuda.get_device_name(device), "torch": torch.__version__,
-           "reference_tflops": [settle(args.warmup, device)], "copy_gbps": [copy_gbps(device)],
-           "rows": []}
+           "reference_tflops": [settle(args.warmup, device)],
+           "copy_gbps": [copy_gbps("d2d", COPY_BYTES, COPY_REPS, device)], "rows": []}
     print(f"8192^3 bf16 {doc['reference_tflops'][0]:.1f} TFLOP/s, copy {doc['copy_gbps'][0]:.0f} GB/s",
           flush=True)
     doc["optimizer_s_per_billion"] = optimizer_costs(device)
@@ -335,7 +326,7 @@ def main():
         del block, x, forward, backward
         torch.cuda.empty_cache()
     doc["reference_tflops"].append(settle(0.5, device))
-    doc["copy_gbps"].append(copy_gbps(device))
+    doc["copy_gbps"].append(copy_gbps("d2d", COPY_BYTES, COPY_REPS, device))
     write(args.out, doc)
     print(f"end: 8192^3 bf16 {doc['reference_tflops'][1]:.1f} TFLOP/s, copy {doc['copy_gbps'][1]:.0f} GB/s",
           flush=True)
