@@ -149,14 +149,20 @@ BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   // attention's scores, softmax and dropout, split by TP's heads, which FlashAttention never
   // writes to HBM.
   const double linear = LinearActivationBytes(m, l);
-  const double quadratic = flash ? 0 : 5 * n * s * s * b / (t * c);
-  cost.activation_bytes = linear + quadratic;
-  // The memory-bound kernels (norms, activation, dropout, softmax, residuals) write the activations
-  // in the forward and read them and write their gradients in the backward.
-  double traffic = 3 * cost.activation_bytes;
-  if (l.recompute == Recompute::kFull) traffic += cost.activation_bytes;
-  if (l.recompute == Recompute::kSelective) traffic += quadratic;
-  cost.memory_s = traffic / (hw.hbm_gbps * hw.hbm_efficiency * kGiga);
+  const double scores = flash ? 0 : n * s * s * b / (t * c);
+  cost.activation_bytes = linear + 5 * scores;
+  // The memory-bound kernels on the hidden states (norms, activation, dropout, residuals) write
+  // their activations in the forward and read them and write their gradients in the backward.
+  const double hbm = hw.hbm_gbps * hw.hbm_efficiency * kGiga;
+  double traffic = 3 * linear;
+  if (l.recompute == Recompute::kFull) traffic += linear;
+  // Unfused attention's kernels on the scores, as Megatron-LM fused them: scale, mask and softmax
+  // read 2 bytes a score and write 2, dropout writes 2 more and a 1-byte mask (9 a forward); the
+  // backward's dropout reads the gradient and the mask and writes 2 (5), its softmax reads the
+  // gradient and the probabilities and writes 2 (6). Recomputation (full, or selective's core)
+  // runs the forward twice. These kernels run at a measured fraction of the copy's bandwidth.
+  const double forwards = l.recompute == Recompute::kNone ? 1 : 2;
+  cost.memory_s = traffic / hbm + scores * (9 * forwards + 11) / (hbm * a.score_kernels_of_copy);
   return cost;
 }
 

@@ -67,6 +67,10 @@ struct TrainAssumptions {
   // A100's peak for its forward and backward (Dao 2023), where a large GEMM reaches 85%; 0.6 of
   // the peak is 0.7 of the GEMM.
   double flash_of_gemm = 0.7;
+  // Unfused attention's softmax and dropout over the scores move their bytes at 0.6 of a device
+  // copy's bandwidth: measured on an H200 at every unfused row's shapes of the scored tables,
+  // 0.56-0.62 (docs/benchmarks.md, "Plan: what a block costs besides its products").
+  double score_kernels_of_copy = 0.6;
 };
 
 // Seconds of one step, by what they are spent on. compute + the exposed communication + bubble

@@ -102,6 +102,35 @@ TEST(PredictTrainTest, ComputeSplitsIntoMatrixProductsAndMemoryBoundKernels) {
   EXPECT_GT(p.time.compute_gemm_s, 5 * memory_bound);  // a 1.3B model's step is mostly products
 }
 
+// Unfused attention adds the kernels on its scores (b heads s^2 of them per block): 9 bytes each
+// a forward (scale-mask-softmax and dropout), 11 a backward, the forward twice under full
+// recomputation, at score_kernels_of_copy of the HBM rate; the hidden states' kernels are read
+// and written once more by the recomputation (4 passes over s b h (10 + 24) bytes).
+TEST(PredictTrainTest, UnfusedAttentionsScoreKernelsArePricedByTheirBytesAtTheirOwnRate) {
+  const ModelSpec m = GptModel(24, 2048, 16);
+  Layout l;
+  l.gpus = l.dp = 1;
+  l.micro_batch = 4;
+  l.global_batch = 32;
+  l.recompute = Recompute::kFull;
+  l.attention = Attention::kUnfused;
+  const HardwareProfile hw = A100();
+  TrainAssumptions a;
+  a.score_kernels_of_copy = 0.5;
+  const TrainPrediction p = PredictTrain(m, l, hw, a);
+  const double micro_batches = 8, layers = 24, hbm = hw.hbm_gbps * hw.hbm_efficiency * 1e9;
+  const double hidden = 4 * 2048.0 * 4 * 2048 * (10 + 24), scores = 4 * 16 * 2048.0 * 2048;
+  const double memory_bound =
+      micro_batches * layers * (hidden / hbm + scores * (2 * 9 + 11) / (hbm * 0.5));
+  EXPECT_NEAR(p.time.compute_s - p.time.compute_gemm_s, memory_bound, 1e-9 * memory_bound);
+  // Selective recomputation runs only attention's core again: the hidden states' kernels once.
+  l.recompute = Recompute::kSelective;
+  const TrainPrediction q = PredictTrain(m, l, hw, a);
+  const double selective =
+      micro_batches * layers * (0.75 * hidden / hbm + scores * (2 * 9 + 11) / (hbm * 0.5));
+  EXPECT_NEAR(q.time.compute_s - q.time.compute_gemm_s, selective, 1e-9 * selective);
+}
+
 TEST(PredictTrainTest, BubbleShrinksWithInterleaving) {
   const ModelSpec m = GptModel(96, 12288, 96);
   Layout l = Megatron(1024, 8, 8, 512);  // dp 16: 32 micro-batches
