@@ -24,7 +24,6 @@ Exits 0 (the figures are reported, not judged), 2 when an input is missing or ma
 `vigil` command fails.
 """
 
-import argparse
 import json
 import os
 import statistics
@@ -32,7 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import fail, model_file, run_vigil  # noqa: E402
+from compare import fail, model_file, run_vigil, vigil_parser  # noqa: E402
 
 PRODUCTS = ("gemm", "nvjet", "cutlass", "xmma", "ampere_", "sm90_", "sm80_")
 FLASH = ("flash", "fmha")
@@ -84,9 +83,7 @@ def score_kernels_of_copy(row, copy_gbps):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--vigil", required=True, help="the vigil binary")
-    parser.add_argument("--gpu", required=True, help="the datasheet row of the measured GPU")
+    parser = vigil_parser(__doc__)
     parser.add_argument("--costs", required=True, help="block_costs.py's JSON")
     args = parser.parse_args()
     try:

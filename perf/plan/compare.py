@@ -32,6 +32,14 @@ def run_vigil(vigil, args):
     return json.loads(r.stdout)
 
 
+def vigil_parser(doc):
+    """The command line every script that scores `vigil plan` against a GPU starts from."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--vigil", required=True, help="the vigil binary")
+    parser.add_argument("--gpu", required=True, help="the datasheet row of the measured GPU")
+    return parser
+
+
 def model_file(folder, model):
     path = os.path.join(folder, model["name"] + ".yaml")
     with open(path, "w") as f:
@@ -88,9 +96,7 @@ def infer_rows(vigil, folder, gpu, hardware, cases):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--vigil", required=True, help="the vigil binary")
-    parser.add_argument("--gpu", required=True, help="the datasheet row of the measured GPU")
+    parser = vigil_parser(__doc__)
     parser.add_argument("--measured", required=True, help="measure.py's JSON")
     parser.add_argument("--hardware", required=True, help="Vigil's results document of the GPU")
     args = parser.parse_args()

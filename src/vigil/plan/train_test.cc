@@ -81,17 +81,23 @@ TEST(PredictTrainTest, StepIsTheSumOfItsParts) {
   EXPECT_LT(p.mfu, 0.85);
 }
 
+// One GPU, micro-batches of 4 sequences in a step of 32.
+Layout OneGpuEightMicroBatches(Recompute recompute) {
+  Layout l;
+  l.gpus = l.dp = 1;
+  l.micro_batch = 4;
+  l.global_batch = 32;
+  l.recompute = recompute;
+  return l;
+}
+
 // compute_s splits into the matrix products and the memory-bound kernels, which are
 // Korthikanti et al.'s activation bytes moved through HBM: on one GPU without recomputation,
 // FlashAttention, TP 1, each block's kernels write s b h (10 + 24) bytes in the forward and read
 // them and write their gradients in the backward, three times that, at the HBM rate.
 TEST(PredictTrainTest, ComputeSplitsIntoMatrixProductsAndMemoryBoundKernels) {
   const ModelSpec m = GptModel(24, 2048, 16);
-  Layout l;
-  l.gpus = l.dp = 1;
-  l.micro_batch = 4;
-  l.global_batch = 32;
-  l.recompute = Recompute::kNone;
+  const Layout l = OneGpuEightMicroBatches(Recompute::kNone);
   const HardwareProfile hw = A100();
   const TrainPrediction p = PredictTrain(m, l, hw);
   const double micro_batches = 8, layers = 24;
@@ -108,11 +114,7 @@ TEST(PredictTrainTest, ComputeSplitsIntoMatrixProductsAndMemoryBoundKernels) {
 // and written once more by the recomputation (4 passes over s b h (10 + 24) bytes).
 TEST(PredictTrainTest, UnfusedAttentionsScoreKernelsArePricedByTheirBytesAtTheirOwnRate) {
   const ModelSpec m = GptModel(24, 2048, 16);
-  Layout l;
-  l.gpus = l.dp = 1;
-  l.micro_batch = 4;
-  l.global_batch = 32;
-  l.recompute = Recompute::kFull;
+  Layout l = OneGpuEightMicroBatches(Recompute::kFull);
   l.attention = Attention::kUnfused;
   const HardwareProfile hw = A100();
   TrainAssumptions a;
