@@ -659,13 +659,10 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     p.warmup_sized = restart;  // from the machines' intervals before the stall
     // A warm-up begins (the job's start, a restart): every machine's placement as it stands,
     // taken at one moment, before Place re-centres any on the new levels, is what
-    // KeepPlacementsFromBefore compares the new ones with. Only a confirmed one: a placement the
-    // machine never sat at (learned from a benign event over most of the window) is no level it
-    // held, and kept over a restart it would hide a fault at it and name the healthy machine.
+    // KeepPlacementsFromBefore compares the new ones with.
     for (uint32_t m : members_[group]) {
       Track& t = TrackOf(m, f);
-      WarmOf(m, f) =
-          WarmLevels{.since = now, .before = t.log_a, .has_before = t.learned > 0 && t.confirmed};
+      WarmOf(m, f) = WarmLevels{.since = now, .before = t.log_a, .has_before = t.learned > 0};
       t.confirmed = false;
       t.sat = -1;
     }
