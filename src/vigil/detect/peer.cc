@@ -1564,28 +1564,25 @@ void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_
   std::sort(scratch_.begin(), scratch_.end());
   const double tolerance = PlacementTolerance();
   // A group whose machines differ by placement (pipeline stages; hardware of several speeds):
-  // kSharedMachines or more away from the typical level and placed there (below). Then where a
-  // machine's level lies says nothing of a fault, and every machine is compared with its own
-  // past: levels of one stage scatter (a signal sampled at chance phases of a long step), and a
-  // gap between two of them is no sign. Otherwise a machine alone at its level, odd from its
-  // first sample, is compared with its peers as they are, unless the signal's level is where the
-  // machine sits (level_by_position: a GPU's temperature).
-  const auto off = static_cast<size_t>(std::count_if(
-      values_.begin(), values_.end(), [&](double v) { return std::fabs(v) > tolerance; }));
-  // A quarter of the machines or more (and kSharedMachines) away from the typical level: stages
-  // of a pipeline (of equal sizes, the typical level is one stage's), several kinds of hardware,
-  // or a load that moved that many machines each its own way (KeepPlacementsFromBefore's
-  // measure of a job that changed).
-  const bool placed_job = 4 * off >= members.size() && off >= kSharedMachines;
+  // kSharedMachines or more away from the typical level. Then where a machine's level lies says
+  // nothing of a fault, and every machine is compared with its own past: levels of one stage
+  // scatter (a signal sampled at chance phases of a long step), and a gap between two of them
+  // is no sign. Otherwise a machine alone at its level, odd from its first sample, is compared
+  // with its peers as they are, unless the signal's level is where the machine sits
+  // (level_by_position: a GPU's temperature).
+  const auto off = std::count_if(values_.begin(), values_.end(),
+                                 [&](double v) { return std::fabs(v) > tolerance; });
+  const bool placed_job = off >= static_cast<std::ptrdiff_t>(kSharedMachines);
+  p.by_placement = placed_job;
   // Odd: beyond the effect threshold from the typical level, and an outlier among the other
   // machines' levels (hosts whose data loaders take 12-32% of their CPUs scatter their CPU idle
   // by 6%, and the most loaded of eight, 13% under the typical one, is no fault; GPUs of one
-  // model scatter their power by 1%). The candidates are tested as a generalized extreme
-  // Studentized deviate test does, the furthest first against all the others, the next against
-  // the others but the first, so that one odd machine does not hide another by the scatter it
-  // adds; all up to the last that tests odd are odd. Where a quarter of the group is away, or
-  // the signal's level is where the machine sits, none is (and a pipeline's candidates are
-  // hundreds: none is tested).
+  // model scatter their power by 1%). Fewer than kSharedMachines are beyond the threshold here:
+  // the candidates are tested as a generalized extreme Studentized deviate test does, the
+  // furthest first against all the others, the next against the others but the first, so that
+  // one odd machine does not hide another by the scatter it adds; all up to the last that tests
+  // odd are odd. Where the group differs by placement, or the signal's level is where the
+  // machine sits, none is (and a pipeline's candidates are hundreds: none is tested).
   odd_level_.assign(members.size(), 0);
   if (!placed_job && !by_position) {
     candidates_.clear();
@@ -1608,40 +1605,28 @@ void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_
       if (others < 2) break;
       const double mean = sum / others;
       const double variance = std::max(0.0, (squares - others * mean * mean) / (others - 1));
-      if (std::fabs(v - mean) > OddCriticalOf(left) * std::sqrt(variance * (1 + 1 / others))) {
+      if (std::fabs(v - mean) > OddCritical(left) * std::sqrt(variance * (1 + 1 / others))) {
         outliers = k + 1;
       }
     }
     for (size_t k = 0; k < outliers; ++k) odd_level_[candidates_[k]] = 1;
   }
-  // The machines away from the typical level that are placed there make the group one that
-  // differs by placement: the odd ones do not (three GPUs throttled from the job's start at
-  // levels of their own among sixty-four, a half-rate NIC among hosts of scattered bandwidth),
-  // unless they share their level with another machine.
-  size_t placed_off = 0;
   for (size_t i = 0; i < members.size(); ++i) {
     const double v = values_[i];
     Track& t = TrackOf(members[i], f);
-    bool shares = odd_level_[i] == 0;
-    if (!shares) {
-      // Another machine within the tolerance: in the sorted levels, v's neighbours.
-      const auto at = std::lower_bound(scratch_.begin(), scratch_.end(), v);
-      shares = (at != scratch_.begin() && v - *(at - 1) <= tolerance) ||
-               (at + 1 < scratch_.end() && *(at + 1) - v <= tolerance);
+    if (odd_level_[i] == 0) {
+      t.placed = true;
+      continue;
     }
-    if (shares && std::fabs(v) > tolerance) ++placed_off;
     // Past the warm-up a placed machine stays placed: its level was learned as its own, and a
     // neighbour that leaves that level (back among the typical machines) leaves it no odder.
-    if (odd_level_[i] != 0 && keep_placed && t.placed) continue;
-    t.placed = shares;
+    if (keep_placed && t.placed) continue;
+    // Another machine within the tolerance: in the sorted levels, v's neighbours.
+    const auto at = std::lower_bound(scratch_.begin(), scratch_.end(), v);
+    const bool below = at != scratch_.begin() && v - *(at - 1) <= tolerance;
+    const bool above = at + 1 < scratch_.end() && *(at + 1) - v <= tolerance;
+    t.placed = below || above;
   }
-  p.by_placement = placed_job || placed_off >= kSharedMachines;
-}
-
-double PeerModel::OddCriticalOf(size_t n) {
-  if (odd_critical_.size() <= n) odd_critical_.resize(n + 1, -1);
-  if (odd_critical_[n] < 0) odd_critical_[n] = OddCritical(n);
-  return odd_critical_[n];
 }
 
 void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint32_t f,

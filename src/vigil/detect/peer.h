@@ -564,8 +564,6 @@ class PeerModel {
   const WarmLevels& WarmOf(uint32_t m, uint32_t f) const { return warm_[CellOf(m, f)]; }
   // How far apart two placements (log) may be and still be one level: the effect threshold.
   double PlacementTolerance() const { return std::log1p(o_.effect_min); }
-  // OddCritical(n), computed once for each n (Place asks for it every 10 s per candidate).
-  double OddCriticalOf(size_t n);
 
   // How much of the way an average with `half_life` moves in `dt` seconds, remembered for the
   // last pair asked: the machines of a job sampled on one cadence ask for the same one, frame
@@ -594,7 +592,6 @@ class PeerModel {
   std::vector<double> values_, scratch_;
   std::vector<size_t> candidates_;                 // Place's, scratch
   std::vector<uint8_t> odd_level_;                 // Place's, scratch
-  std::vector<double> odd_critical_;               // OddCritical(n) by n, -1 until asked
   std::vector<float> peer_values_;                 // CentreAndSpread's and OwnSpread's, scratch
   std::vector<std::pair<float, uint32_t>> moves_;  // FollowSplit's, scratch
   std::vector<uint32_t> triggered_;

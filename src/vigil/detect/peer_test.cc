@@ -1890,31 +1890,6 @@ TEST(PeerModelTest, TwoMachinesOddFromTheStartAtDifferentLevelsAreBothNamed) {
   }
 }
 
-// Three GPUs of sixty-four throttled from the job's start, each at a level of its own (85, 75 and
-// 65 of 100), are odd, not a group that differs by placement: only machines placed where they
-// are (a quarter of the group or more away, or sharing a level) make one. Until session 63 any
-// three beyond the threshold did, and none of the three was ever compared with its peers. They
-// deviate together from the start, so they are one shared deviation, reported once.
-TEST(PeerModelTest, ThreeGpusThrottledFromTheStartAtLevelsOfTheirOwnAreNotPlaced) {
-  Rng rng(55, 0);
-  Job job(64, {PeerSignal("power")});
-  const double level[3] = {85, 75, 65};
-  job.Run(0, 900, 15, [&](uint32_t m, uint32_t, double) {
-    return Fresh(Noisy(rng, m >= 61 ? level[m - 61] : 100));
-  });
-  ASSERT_FALSE(job.shared().empty());
-  const PeerModel::Shared& sh = job.shared().front().second;
-  ASSERT_EQ(sh.members.size(), 3u);
-  for (size_t k = 0; k < 3; ++k) EXPECT_EQ(sh.members[k].machine, 61u + k);
-  // Two of them, at 85 and 50, beside four machines that share a level of 70 (another kind of
-  // GPU) are not a shared cause: the two are named, the four placed.
-  Job two(64, {PeerSignal("power")});
-  two.Run(0, 900, 15, [&](uint32_t m, uint32_t, double) {
-    return Fresh(Noisy(rng, m == 62 ? 85 : m == 63 ? 50 : m >= 58 ? 70 : 100));
-  });
-  EXPECT_EQ(two.Named(), (std::vector<uint32_t>{62, 63}));
-}
-
 // Of eight GPUs that draw one power within 1%, machine 6 is at half power from its start and
 // named. The job hangs (1500) and restarts (1900); while it was down machine 7 fell to 70. Were
 // machine 7's 70 read into the others' scatter over the restart's warm-up (965a455, a reviewer's
