@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "vigil/core/status.h"
+#include "vigil/plan/units.h"
 
 namespace vigil::plan {
 
@@ -52,6 +53,9 @@ struct HardwareProfile {
   // The NIC's bandwidth measured at several message sizes: (bytes, GB/s), ascending bytes; what
   // a degraded node is compared at (inter_node_gbps is its largest size). Empty: not measured.
   std::vector<std::pair<double, double>> inter_node_curve;
+
+  // Bytes a second that a streaming kernel moves through HBM: the peak at hbm_efficiency.
+  double HbmBytesPerS() const { return hbm_gbps * hbm_efficiency * kGiga; }
 };
 
 // A (bytes, GB/s) curve at `bytes`: log-linear between its points, flat beyond its ends. The

@@ -73,7 +73,7 @@ PhaseTime Roofline(double flops_per_gpu, double bytes_per_gpu, double all_reduce
       r.fp8 ? hw.fp8_tflops * hw.fp8_efficiency : hw.bf16_tflops * hw.bf16_efficiency;
   PhaseTime t;
   t.compute_s = flops_per_gpu / (gemm_tflops * kTera * r.efficiency.compute);
-  t.memory_s = bytes_per_gpu / (hw.hbm_gbps * hw.hbm_efficiency * kGiga * r.efficiency.hbm);
+  t.memory_s = bytes_per_gpu / (hw.HbmBytesPerS() * r.efficiency.hbm);
   t.all_reduce_s = all_reduce_s;
   t.bound = t.compute_s >= t.memory_s ? "compute" : "memory";
   t.seconds = std::max(t.compute_s, t.memory_s) + all_reduce_s;

@@ -153,7 +153,7 @@ BlockCost BlockCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
   cost.activation_bytes = linear + 5 * scores;
   // The memory-bound kernels on the hidden states (norms, activation, dropout, residuals) write
   // their activations in the forward and read them and write their gradients in the backward.
-  const double hbm = hw.hbm_gbps * hw.hbm_efficiency * kGiga;
+  const double hbm = hw.HbmBytesPerS();
   double traffic = 3 * linear;
   if (l.recompute == Recompute::kFull) traffic += linear;
   // Unfused attention's kernels on the scores, as Megatron-LM fused them: scale, mask and softmax
@@ -261,7 +261,7 @@ StageCost StageCostOf(const ModelSpec& m, const Layout& l, const HardwareProfile
                          a.latency_s));
   const double dp = D(l.dp);
   const double optimizer_share = l.zero >= 1 ? on_gpu / dp : on_gpu;
-  c.optimizer_s = optimizer_share * kOptimizerTraffic / (hw.hbm_gbps * hw.hbm_efficiency * kGiga);
+  c.optimizer_s = optimizer_share * kOptimizerTraffic / hw.HbmBytesPerS();
 
   // ZeRO's model states (Rajbhandari et al. 2020: 2 + 2 + 12 bytes per parameter).
   c.memory.parameters = kBytesPerValue * on_gpu / (l.zero >= 3 ? dp : 1);
@@ -365,8 +365,7 @@ double GemmEfficiency(double m, double n, double k, const HardwareProfile& hw,
   const double share = precision == Precision::kFp8 ? hw.fp8_efficiency : hw.bf16_efficiency;
   const double flops = 2 * m * n * k;
   const double compute_s = flops / (peak_tflops * share * kTera);
-  const double memory_s =
-      kBytesPerValue * (m * k + k * n + m * n) / (hw.hbm_gbps * hw.hbm_efficiency * kGiga);
+  const double memory_s = kBytesPerValue * (m * k + k * n + m * n) / hw.HbmBytesPerS();
   return flops / (peak_tflops * kTera) / (compute_s + memory_s);
 }
 
