@@ -1379,6 +1379,15 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     }
     return std::fabs(level - near) <= tolerance ? level : near;
   }
+  // Values away in several runs (events of its own, the job's init still ending at the window's
+  // start), no tie between two levels: where the smoothed values' median lies beyond the tolerance
+  // from the raw values' middle, the smoothing stretched an event, and the middle is the level.
+  // Both are levels against centres taken alike (of the machines' smoothed and latest raw values),
+  // so a signal that swings within a step, sampled at chance phases, puts them together.
+  if (std::fabs(upper - lower) <= tolerance && std::fabs(level - upper) > tolerance &&
+      std::fabs(level - lower) > tolerance) {
+    return (upper + lower) / 2;
+  }
   return level;
 }
 
