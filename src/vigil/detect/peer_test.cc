@@ -2234,15 +2234,16 @@ TEST(PeerModelTest, AnEventOfTheMachinesOwnOverLessThanHalfTheWarmUpsWindowIsNoP
 }
 
 // After jobgen's seed 83,101 (1,024 machines, fault-free, 15 s), rebuilt smaller: machine 3's
-// receive rate lies below the others' over the job's init, scattered (0.45-2.5 of theirs), comes out of it late (its
-// window's first two values at 0.80 and 0.89 of its level), and a network burst of its own (200-258 s) takes four more, one of them a partial
-// rate. Of the window's 10 raw values four are at its level, the rest away in two runs, one on
-// either side of it; the smoothing stretched the burst over six smoothed values, whose median, the
-// burst's tail at 1.24 of its level, was learned. Its own scatter, raised by the burst, hid the gap
-// for half an hour, and it was named at 2,071 s at the level it held all along: the levels before
-// the window, the init's, held none that it could be learned again at (Relearn). Where the
-// smoothed values' median lies beyond the tolerance from the raw values' middle, the middle is
-// the level; the machine is named only for its fault.
+// receive rate lies below the others' over the job's init, scattered (0.45-2.5 of theirs), comes
+// out of it late (its window's first two values at 0.80 and 0.89 of its level), and a network burst
+// of its own (200-258 s) takes four more, one of them a partial rate. Of the window's 10 raw values
+// four are at its level, the rest away in two runs, one on either side of it; the smoothing
+// stretched the burst over six smoothed values, whose median, the burst's tail at 1.24 of its
+// level, was learned. Its own scatter, raised by the burst, hid the gap for half an hour, and it
+// was named at 2,071 s at the level it held all along: the levels before the window, the init's,
+// held none that it could be learned again at (Relearn). Where the smoothed values' median lies
+// beyond the tolerance from the raw values' middle, the middle is the level; the machine is named
+// only for its fault.
 TEST(PeerModelTest, EventsOnBothSidesOfTheLevelInTheWindowAreNoPlacement) {
   for (const bool fault : {false, true}) {
     SCOPED_TRACE(fault);
