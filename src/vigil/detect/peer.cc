@@ -381,6 +381,17 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
         if (SignalOfFeature(f) < signals.size()) {
           p.restart_warmup = static_cast<float>(RestartWarmup(g, f, signals[SignalOfFeature(f)]));
         }
+        // A stall is seen once its features have fallen, up to their persistence and the
+        // time a value stays current after it began: a machine away from its placement longer
+        // than that before (never named: a placement learned from events of its own, whose
+        // scatter hid the gap) does not hold it, and a restart learns it anew.
+        const double unseen = SignalOfFeature(f) < signals.size()
+                                  ? PersistenceOf(signals[SignalOfFeature(f)]) + current_within_
+                                  : 0;
+        for (uint32_t m : members_[g]) {
+          Track& t = TrackOf(m, f);
+          t.held_placement = t.confirmed || now - t.at_placement <= unseen;
+        }
       }
     }
     // A reported stall whose group moves on some feature (its centre a fifth of the usual level
@@ -662,7 +673,8 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     // KeepPlacementsFromBefore compares the new ones with.
     for (uint32_t m : members_[group]) {
       Track& t = TrackOf(m, f);
-      WarmOf(m, f) = WarmLevels{.since = now, .before = t.log_a, .has_before = t.learned > 0};
+      WarmOf(m, f) = WarmLevels{
+          .since = now, .before = t.log_a, .has_before = t.learned > 0 && t.held_placement};
       t.confirmed = false;
       t.sat = -1;
     }
@@ -1083,8 +1095,11 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   const bool own_deviates =
       has_past && ff.levels_hold() && ff.own_spread > 0 && away(own) && own.deviates;
   const bool deviates = peers.deviates || own_deviates;
-  if (!t.confirmed && !ff.learning && ff.levels_hold()) {
+  if (ff.learning) {
+    t.at_placement = ff.now;
+  } else if (!t.confirmed && ff.levels_hold()) {
     t.sat = !SitsAtPlacement(t, ff.centre) ? -1.0f : t.sat < 0 ? 0.0f : t.sat + t.interval;
+    if (t.sat >= 0) t.at_placement = ff.now;
     t.confirmed = t.sat >= ff.persistence;
   }
   // What the alert reports: the peers, unless only its own past says it deviates.

@@ -202,6 +202,13 @@ class PeerModel {
     // confirmation), or it was kept on purpose; one not confirmed may be learned again instead
     // of naming the machine (Relearn).
     bool confirmed = true;
+    // As its group's stall was seen: its placement confirmed, or its level at it no longer
+    // before than the stall could have begun unseen (`at_placement`). Only such a placement is
+    // one a restart may keep (KeepPlacementsFromBefore).
+    bool held_placement = true;
+    // When its level was last at its placement: learned from it (the warm-up), or judged at it
+    // while not confirmed (SitsAtPlacement).
+    double at_placement = -1;
     double last_deviating = -1;
     double own_since = -1;  // the warm-up (Peers::since) `past` was set after
     double first = -1;      // first fresh sample
