@@ -1320,15 +1320,12 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
   // it was: one run of values away from their median (beyond the tolerance), fewer than those
   // near it, and those at least min_samples (a deviation's least evidence; at a 60 s cadence the
   // window holds 3 values). Where the smoothed values' median lies beyond the tolerance from the
-  // median of those near raw values, the event took it, and the latter is the level. With values
-  // away in several runs (two events; the job's init still ending at the window's start) the
-  // raw values' middle is the level where the smoothed values' median lies beyond the tolerance
-  // from it, as long as the middle is no tie between two levels. Anything else keeps the smoothed
-  // values' median, the more precise: no value away (no event), values away in several runs
-  // whose middle it lies near (a signal that swings within a step, sampled at chance phases), or
-  // a median the event did not move (a spike of one sample, whose tail shifts the smoothed values
-  // by less). A raw value not above 0 (a rate that fell to 0) is a level below every other
-  // (-inf).
+  // median of those near raw values, the event took it, and the latter is the level. Anything
+  // else keeps the smoothed values' median, the more precise: no value away (no event), values
+  // away in several runs (a signal that swings within a step, sampled at chance phases; two
+  // events), or a median the event did not move (a spike of one sample, whose tail shifts the
+  // smoothed values by less). A raw value not above 0 (a rate that fell to 0) is a level below
+  // every other (-inf).
   // In a tie, half the values near their level and half away in one run between them, that level is
   // the machine's where it also held it just before the window (`before`, a raw level; NaN where
   // unknown), that level is a population's (kSharedMachines others placed there: a pipeline's
@@ -1396,13 +1393,6 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
       continue;
     }
     return std::fabs(level - near) <= tolerance ? level : near;
-  }
-  // Values away in several runs, no tie between two levels: the smoothing stretched an event.
-  // Both are levels against centres taken alike (of the machines' smoothed and latest raw values),
-  // so a signal that swings within a step, sampled at chance phases, puts them together.
-  if (std::fabs(upper - lower) <= tolerance && std::fabs(level - upper) > tolerance &&
-      std::fabs(level - lower) > tolerance) {
-    return (upper + lower) / 2;
   }
   return level;
 }

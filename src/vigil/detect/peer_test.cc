@@ -2233,37 +2233,99 @@ TEST(PeerModelTest, AnEventOfTheMachinesOwnOverLessThanHalfTheWarmUpsWindowIsNoP
   }
 }
 
-// After jobgen's seed 83,101 (1,024 machines, fault-free, 15 s), rebuilt smaller: machine 3's
-// receive rate lies below the others' over the job's init, scattered (0.45-2.5 of theirs), comes
-// out of it late (its window's first two values at 0.80 and 0.89 of its level), and a network burst
-// of its own (200-258 s) takes four more, one of them a partial rate. Of the window's 10 raw values
-// four are at its level, the rest away in two runs, one on either side of it; the smoothing
-// stretched the burst over six smoothed values, whose median, the burst's tail at 1.24 of its
-// level, was learned. Its own scatter, raised by the burst, hid the gap for half an hour, and it
-// was named at 2,071 s at the level it held all along: the levels before the window, the init's,
-// held none that it could be learned again at (Relearn). Where the smoothed values' median lies
-// beyond the tolerance from the raw values' middle, the middle is the level; the machine is named
-// only for its fault.
-TEST(PeerModelTest, EventsOnBothSidesOfTheLevelInTheWindowAreNoPlacement) {
-  for (const bool fault : {false, true}) {
-    SCOPED_TRACE(fault);
-    Rng rng(59, 0);
+// A reviewer's case against a rule tried in session 64 and reverted (where the raw values away
+// from the level of the warm-up's window lie in several runs, the raw values' middle as the
+// placement: docs/detect.md): a fault that begins late in the warm-up's window (machine 3's receive
+// rate at 0.6 of its level from 240 s, a NIC degraded: the window's last 4 raw values) after a
+// benign dip of its own earlier in it (a data loader's stall, 165-180 s, at 0.4 of its level). Six
+// of the ten raw values lie below its level, the middle two at the fault's; the smoothing's onsets
+// and tails put the smoothed median between.
+TEST(PeerModelTest, ALateFaultAfterADipOfItsOwnInTheWindowIsNamed) {
+  for (const double dip : {0.4, 0.6}) {
+    SCOPED_TRACE(dip);
+    Rng rng(56, 0);
     Job job(16, {PeerSignal("rx", Worse::kLower)});
     job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
-      // The init and a data loader's stall after it: machine 3's rates scatter there.
-      static constexpr double kInit[] = {0.8, 0.7, 0.6, 0.75, 0.7, 0.5, 0.45, 0.9, 2.5, 0.9};
-      if (m == 3 && t < 150) return Fresh(Noisy(rng, 100 * kInit[static_cast<int>(t) / 15]));
-      if (t < 110) return Fresh(Noisy(rng, 100));
+      if (t < 130) return Fresh(Noisy(rng, 100));
       if (m != 3) return Fresh(Noisy(rng, 90 + 5 * (m % 8)));
-      const double level = 105;
-      if (t == 150) return Fresh(0.80 * level);
-      if (t == 165) return Fresh(0.89 * level);
-      if (t == 195) return Fresh(1.40 * level);
-      if (t > 195 && t < 255) return Fresh(Noisy(rng, 1.58 * level));
-      return Fresh(Noisy(rng, fault && t >= 3000 ? 0.8 * level : level));
+      if (t >= 165 && t <= 180) return Fresh(Noisy(rng, dip * 122));
+      return Fresh(Noisy(rng, t >= 240 ? 0.6 * 122 : 122));
     });
-    ExpectNamedOnlyForItsFault(job, 3, fault, 3000);
+    ExpectNamedOnlyForItsFault(job, 3, true, 240);
   }
+}
+
+// A reviewer's case (session 64), as above: a fault from 195 s (0.6 of its level, the window's last
+// 7 raw values but for one) with a network burst of its own in it (one sample, 240 s, at 1.3 of its
+// level).
+TEST(PeerModelTest, AFaultInTheWindowWithABurstOfItsOwnInItIsNamed) {
+  Rng rng(56, 0);
+  Job job(16, {PeerSignal("rx", Worse::kLower)});
+  job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
+    if (t < 130) return Fresh(Noisy(rng, 100));
+    if (m != 3) return Fresh(Noisy(rng, 90 + 5 * (m % 8)));
+    if (t == 240) return Fresh(Noisy(rng, 1.3 * 122));
+    return Fresh(Noisy(rng, t >= 195 ? 0.6 * 122 : 122));
+  });
+  ExpectNamedOnlyForItsFault(job, 3, true, 195);
+}
+
+// A reviewer's case (session 64), as above: the burst case above at slow cadences, whose window
+// holds 6 values: a fault from the window's second value on (0.6 of its level) with a burst of its
+// own at its fifth.
+TEST(PeerModelTest, AFaultInASlowCadencesWindowWithABurstOfItsOwnInItIsNamed) {
+  for (const double cadence : {20.0, 30.0, 60.0}) {
+    SCOPED_TRACE(cadence);
+    const double warmup = std::max(300.0, 12 * cadence);              // FirstWarmup
+    const double window = std::ceil(warmup / 2 / cadence) * cadence;  // its first sample
+    const double from = window + cadence, burst = window + 4 * cadence;
+    Rng rng(56, 0);
+    Job job(16, {PeerSignal("rx", Worse::kLower)});
+    job.Run(0, 7200, cadence, [&](uint32_t m, uint32_t, double t) {
+      if (t < window - 2 * cadence) return Fresh(Noisy(rng, 100));
+      if (m != 3) return Fresh(Noisy(rng, 90 + 5 * (m % 8)));
+      if (t == burst) return Fresh(Noisy(rng, 1.3 * 122));
+      return Fresh(Noisy(rng, t >= from ? 0.6 * 122 : 122));
+    });
+    ExpectNamedOnlyForItsFault(job, 3, true, from);
+  }
+}
+
+// A reviewer's case (session 64), as above: the dip case in a job whose machines sit at four levels
+// (a pipeline's stages): machine 3 (stage level 100) dips to 0.4 of it over 165-180 s and falls to
+// 0.6 of it from 240 s.
+TEST(PeerModelTest, ALateFaultAfterADipOfItsOwnInAStagedJobIsNamed) {
+  Rng rng(57, 0);
+  Job job(16, {PeerSignal("rx", Worse::kLower)});
+  job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
+    const double level = 70 + 10 * (m % 4);
+    if (m == 3 && t >= 165 && t <= 180) return Fresh(Noisy(rng, 0.4 * level));
+    return Fresh(Noisy(rng, m == 3 && t >= 240 ? 0.6 * level : level));
+  });
+  ExpectNamedOnlyForItsFault(job, 3, true, 240);
+}
+
+// A reviewer's case (session 64), as above: a link that goes down (receive rate 0, raw level -inf)
+// at 213 s, after a data loader's stall of machine 3's own over 158-197 s (0.31 of its level over
+// 158-190 s, and half that over 168-190 s and half its level over 190-197 s: two overlapping
+// stalls); each value a rate over the 15 s before it, partial at the events' edges (the
+// reviewer's random exploration, seed 200). Named at 570 s; with the rule at 1,185 s.
+TEST(PeerModelTest, ALinkDownInTheWindowAfterAStallOfItsOwnIsNamedSoon) {
+  const auto factor = [](double x) {
+    if (x >= 213) return 0.0;
+    return (x >= 158 && x < 190 ? 0.31 : 1.0) * (x >= 168 && x < 197 ? 0.5 : 1.0);
+  };
+  Rng rng(200, 9);
+  Job job(16, {PeerSignal("rx", Worse::kLower)});
+  job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
+    if (t < 130) return Fresh(Noisy(rng, 100));
+    if (m != 3) return Fresh(Noisy(rng, 90 + 5 * (m % 8)));
+    double sum = 0;
+    for (int i = 0; i < 30; ++i) sum += factor(t - 15 + (i + 0.5) * 0.5);
+    return Fresh(Noisy(rng, 122 * sum / 30));
+  });
+  ExpectNamedOnlyForItsFault(job, 3, true, 213);
+  EXPECT_LT(job.TriggeredAt(3), 800);
 }
 
 // After jobgen's seed 67,101 (1,024 machines, fault-free, 15 s), rebuilt smaller: machine 3's CPU
