@@ -1217,6 +1217,9 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     return;
   }
   if (Relearn(ff, m, t)) return;
+  // Named: the placement stands as what the machine is named against (held, as far as a restart
+  // is concerned), however long ago its level last sat at it.
+  t.at_placement = ff.now;
   // Others alongside: runs that started within the time this one took to have its evidence (a
   // strong one's is shorter than the persistence), all under way when it had.
   Trigger(p, ff.group, ff.f, m, ff.persistence, std::min<double>(ff.persistence, t.took));

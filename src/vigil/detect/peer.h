@@ -206,8 +206,8 @@ class PeerModel {
     // before than the stall could have begun unseen (`at_placement`). Only such a placement is
     // one a restart may keep (KeepPlacementsFromBefore).
     bool held_placement = true;
-    // When its level was last at its placement: learned from it (the warm-up), or judged at it
-    // while not confirmed (SitsAtPlacement).
+    // When its level was last at its placement (learned from it over the warm-up, or judged at
+    // it while not confirmed: SitsAtPlacement), or the machine last named against it.
     double at_placement = -1;
     double last_deviating = -1;
     double own_since = -1;  // the warm-up (Peers::since) `past` was set after
