@@ -378,16 +378,16 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
         gs.level_before.push_back(p.level);
         p.spread_before = p.spread;
         // From the machines' intervals as they were, before a hang held their step times.
-        if (SignalOfFeature(f) < signals.size()) {
-          p.restart_warmup = static_cast<float>(RestartWarmup(g, f, signals[SignalOfFeature(f)]));
-        }
         // A stall is seen once its features have fallen, up to their persistence and the
         // time a value stays current after it began: a machine away from its placement longer
         // than that before (never named: a placement learned from events of its own, whose
         // scatter hid the gap) does not hold it, and a restart learns it anew.
-        const double unseen = SignalOfFeature(f) < signals.size()
-                                  ? PersistenceOf(signals[SignalOfFeature(f)]) + current_within_
-                                  : 0;
+        double unseen = 0;
+        if (SignalOfFeature(f) < signals.size()) {
+          const telemetry::SignalInfo& signal = signals[SignalOfFeature(f)];
+          p.restart_warmup = static_cast<float>(RestartWarmup(g, f, signal));
+          unseen = PersistenceOf(signal) + current_within_;
+        }
         for (uint32_t m : members_[g]) {
           Track& t = TrackOf(m, f);
           t.held_placement = t.confirmed || now - t.at_placement <= unseen;

@@ -2659,59 +2659,53 @@ TEST(PeerModelTest, APlacementTheMachineLeftLongBeforeTheStallIsNotKeptOverTheRe
   }
 }
 
+// Machines at levels 90-125 (1% noise, 5 s); machine 7 (at 125) slows to 95 from `from` on and
+// stays slow; the job hangs over each of `hangs` (then a restart). Machine 7 is named before the
+// last hang and, by `after`, again after it, against its placement from before (125), not
+// learned at 95.
+void ExpectAStragglerNamedAgainAfterTheRestart(uint64_t seed, double from,
+                                               const std::vector<std::pair<double, double>>& hangs,
+                                               double after) {
+  Rng rng(seed, 0);
+  Job job(16, {PeerSignal("tx", Worse::kLower)});
+  const auto sample = [&](uint32_t m, uint32_t, double t) {
+    for (const auto& [begin, end] : hangs) {
+      if (t >= begin && t < end) return Fresh(Noisy(rng, 2));
+    }
+    return Fresh(Noisy(rng, m == 7 && t >= from ? 95 : 90 + 5 * (m % 8)));
+  };
+  const double last_end = hangs.back().second;
+  job.Run(0, last_end, 5, sample);
+  ASSERT_EQ(job.stalls().size(), hangs.size());
+  EXPECT_EQ(job.Named(), std::vector<uint32_t>{7});
+  const int before = job.triggers();
+  job.Run(last_end, after, 5, sample);
+  EXPECT_GT(job.triggers(), before);
+  const std::optional<Deviation> d = job.DeviationOn(7, kMean);
+  EXPECT_TRUE(d.has_value());
+  if (d) {
+    EXPECT_NEAR(d->expected, 125, 5);
+  }
+}
+
 // A reviewer's case (session 64) against the first version of the rule above, which counted a
-// placement as held only where the machine had sat at it lately: machines at levels 90-125;
-// machine 7 (at 125) slows to 95 from `from`, beside others' level, before its placement is
-// confirmed (the first warm-up ends at 300 s; confirmation takes 60 s at it), and stays slow
-// through a hang (1500-1900 s) and the restart. It is named before the hang; after the
-// restart it should be named again against its placement from before, not learned at 95.
+// placement as held only where the machine had sat at it lately: the straggler begins before its
+// placement is confirmed (the first warm-up ends at 300 s; confirmation takes 60 s at it) and
+// stays slow through a hang (1500-1900 s) and the restart.
 TEST(PeerModelTest, AStragglerBegunBeforeConfirmationIsKeptOverARestart) {
   for (const double from : {280.0, 310.0, 330.0}) {
     SCOPED_TRACE(from);
-    Rng rng(53, 0);
-    Job job(16, {PeerSignal("tx", Worse::kLower)});
-    const auto sample = [&](uint32_t m, uint32_t, double t) {
-      if (t >= 1500 && t < 1900) return Fresh(Noisy(rng, 2));
-      return Fresh(Noisy(rng, m == 7 && t >= from ? 95 : 90 + 5 * (m % 8)));
-    };
-    job.Run(0, 1900, 5, sample);
-    ASSERT_EQ(job.stalls().size(), 1u);
-    EXPECT_EQ(job.Named(), std::vector<uint32_t>{7});
-    const int before = job.triggers();
-    job.Run(1900, 2600, 5, sample);
-    EXPECT_GT(job.triggers(), before);
-    const std::optional<Deviation> d = job.DeviationOn(7, kMean);
-    EXPECT_TRUE(d.has_value());
-    if (d) {
-      EXPECT_NEAR(d->expected, 125, 5);
-    }
+    ExpectAStragglerNamedAgainAfterTheRestart(53, from, {{1500, 1900}}, 2600);
   }
 }
 
 // A reviewer's case (session 64), as above, over two restarts in a row. The first hang (1500-1900
-// s) restarts the job; its warm-up ends at 2145 s. Machine 7 (125) slows to 95 at `from` (before it
-// has sat 60 s at its placement) and the job hangs again at 2600-3000 s. After the second restart
-// it should be named again.
+// s) restarts the job; its warm-up ends at 2145 s. The straggler begins at `from` (before it has
+// sat 60 s at its placement) and the job hangs again at 2600-3000 s.
 TEST(PeerModelTest, AStragglerBegunJustAfterARestartsWarmupIsKeptOverTheNext) {
   for (const double from : {2150.0, 2170.0, 2190.0}) {
     SCOPED_TRACE(from);
-    Rng rng(54, 0);
-    Job job(16, {PeerSignal("tx", Worse::kLower)});
-    const auto sample = [&](uint32_t m, uint32_t, double t) {
-      if ((t >= 1500 && t < 1900) || (t >= 2600 && t < 3000)) return Fresh(Noisy(rng, 2));
-      return Fresh(Noisy(rng, m == 7 && t >= from ? 95 : 90 + 5 * (m % 8)));
-    };
-    job.Run(0, 3000, 5, sample);
-    EXPECT_EQ(job.stalls().size(), 2u);
-    EXPECT_EQ(job.Named(), std::vector<uint32_t>{7});
-    const int before = job.triggers();
-    job.Run(3000, 3700, 5, sample);
-    EXPECT_GT(job.triggers(), before);
-    const std::optional<Deviation> d = job.DeviationOn(7, kMean);
-    EXPECT_TRUE(d.has_value());
-    if (d) {
-      EXPECT_NEAR(d->expected, 125, 5);
-    }
+    ExpectAStragglerNamedAgainAfterTheRestart(54, from, {{1500, 1900}, {2600, 3000}}, 3700);
   }
 }
 
