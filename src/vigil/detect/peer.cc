@@ -1195,18 +1195,32 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   // A run lasts while the smoothed value deviates; its evidence grows between its samples
   // whose own value deviates too (strength > 0: so that neither the smoothing's tail after a
   // short event nor a gap in the data lengthens it), weighted by their strength.
+  if (!deviates) t.kept_away = false;
   if (!ff.judging || !deviates) {
     EndRun(t);
     return;
   }
-  if (strength <= 0) return;
+  if (strength <= 0) {
+    t.kept_away = false;
+    return;
+  }
   const double clock = PauseClock(ff.group, ff.f);
   if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength,
                 clock - t.paused_at, t.late)) {
     t.start = ff.now;
     t.deferred = false;
     t.took = 0;
+    // A machine whose placement a restart kept, away from it since: the window its new level was
+    // learned from (twice the persistence or more: RestartWarmup) had it away from its placement
+    // for half its samples or more (their median moved beyond the tolerance), the persistence time
+    // or more. Its first deviating sample after the warm-up, beyond the thresholds as any, names it.
+    if (t.kept_away) {
+      t.evidence = static_cast<float>(ff.persistence);
+      t.run = static_cast<uint16_t>(std::max(o_.min_samples, 1));
+      t.took = static_cast<float>(ff.persistence);
+    }
   }
+  t.kept_away = false;
   t.paused_at = static_cast<float>(clock);
   if (t.shared || t.evidence < ff.persistence || t.run < o_.min_samples) return;
   // At least half the persistence: evidence grows at most twice as fast as time.
@@ -1727,6 +1741,7 @@ void PeerModel::KeepPlacementsFromBefore(std::span<const uint32_t> members, uint
     Track& t = TrackOf(m, f);
     SetPlacement(t, static_cast<float>(WarmOf(m, f).before + shift));
     t.confirmed = true;  // kept on purpose: its level moved from it
+    t.kept_away = true;
     WarmOf(m, f).kept_at = now;
   }
 }

@@ -196,6 +196,10 @@ class PeerModel {
     bool deferred = false;  // the run's trigger waited once for a step (FollowRun)
     bool placed = false;    // a_m is used (PeerModel::Place)
     bool own_past = false;  // t.expected, z and effect are against its own past, not the peers
+    // Its placement was kept from before a restart (KeepPlacementsFromBefore: its level moved from
+    // it over the warm-up's window) and no fresh sample judged since has been at it: the run it
+    // begins counts that window as evidence (FollowRun).
+    bool kept_away = false;
     // Its warm-up's placement is confirmed: its level has sat at it (within effect_min) for the
     // signal's persistence time without a break since the warm-up's end (`sat`: a benign event
     // of its own that the placement was learned from and that outlasts the warm-up is no
