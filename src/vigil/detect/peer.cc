@@ -1212,8 +1212,9 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     t.took = 0;
     // A machine whose placement a restart kept, away from it since: the window its new level was
     // learned from (twice the persistence or more: RestartWarmup) had it away from its placement
-    // for half its samples or more (their median moved beyond the tolerance), the persistence time
-    // or more. Its first deviating sample after the warm-up, beyond the thresholds as any, names it.
+    // for half its samples or more (their median moved beyond the tolerance), the persistence
+    // time or more. Its first deviating sample after the warm-up, beyond the thresholds as any,
+    // names it.
     if (t.kept_away) {
       t.evidence = static_cast<float>(ff.persistence);
       t.run = static_cast<uint16_t>(std::max(o_.min_samples, 1));
