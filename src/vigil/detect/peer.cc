@@ -665,7 +665,6 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   if (p.since < 0) {
     p.since = now;
     p.spread_moved = false;
-    p.window_begun = false;
     const bool restart = p.settled >= 0 && p.restart_warmup > 0;
     p.warmup = restart ? p.restart_warmup : static_cast<float>(o_.warmup_s);
     p.warmup_sized = restart;  // from the machines' intervals before the stall
@@ -680,21 +679,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       t.sat = -1;
     }
   }
-  // The job's first warm-up knows the machines' cadence once its window begins (by default at
-  // 150 s: every machine scraped twice at up to a 75-s cadence; one not yet counts for none).
-  if (!p.warmup_sized && now - p.since >= p.warmup / 2) {
-    p.warmup_sized = true;
-    p.warmup =
-        static_cast<float>(std::max<double>(p.warmup, FirstWarmup(MembersInterval(group, f))));
-  }
-  // The slow average starts from the centre at the warm-up's first frame and again where the
-  // window its placements are learned from begins (its second half): a move of the centre in that
-  // window extends the learning (below), not the warm-up's first values (a restart's first
-  // iteration, 15 times the next: the average took 8 of its half-lives to come within a fifth of
-  // the level, and the restart's warm-up on jobgen's seed 84,004 at 5 s was 63 s longer).
-  const bool window_begins = !p.window_begun && now - p.since >= p.warmup / 2;
-  if (window_begins) p.window_begun = true;
-  p.slow_centre = p.since == now || window_begins
+  p.slow_centre = p.since == now
                       ? static_cast<float>(centre)
                       : static_cast<float>(p.slow_centre + Weight(dt, kSlowCentreHalfLife) *
                                                                (centre - p.slow_centre));
@@ -718,6 +703,13 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     p.slow_centre = static_cast<float>(centre);
   }
   if (std::fabs(centre - p.slow_centre) > kMovingShare * p.level) p.moving = now;
+  // The job's first warm-up knows the machines' cadence once its window begins (by default at
+  // 150 s: every machine scraped twice at up to a 75-s cadence; one not yet counts for none).
+  if (!p.warmup_sized && now - p.since >= p.warmup / 2) {
+    p.warmup_sized = true;
+    p.warmup =
+        static_cast<float>(std::max<double>(p.warmup, FirstWarmup(MembersInterval(group, f))));
+  }
   // Placements are learned over the warm-up, and past it until the centre has settled (while
   // nobody is judged yet), up to kMaxWarmups warm-ups: while machines cross a job-wide
   // transition each at its own moment (a job that hung from its start and has just begun to

@@ -288,7 +288,6 @@ class PeerModel {
     // While placements are learned: the centre moved in some frame since `spread` was last
     // learned afresh, and the next frame in which it does not learns it afresh (Judge).
     bool spread_moved = false;
-    bool window_begun = false;  // the warm-up's second half has begun (Judge: the slow centre)
     // Seconds in which the group's job paused on this signal (FollowPause), counted since the
     // group's first frame; `pause_checked`: the frame it was last judged in. Kept in the
     // signal's first feature only (its statistics share their samples: PauseClock).
