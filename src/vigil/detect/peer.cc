@@ -1210,15 +1210,16 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     t.start = ff.now;
     t.deferred = false;
     t.took = 0;
-    // A machine whose placement a restart kept, away from it since: the window its new level was
-    // learned from (twice the persistence or more: RestartWarmup) had it away from its placement
-    // for half its samples or more (their median moved beyond the tolerance), the persistence
-    // time or more. Its first deviating sample after the warm-up, beyond the thresholds as any,
-    // names it.
+    // A machine whose placement a restart kept, not back at it since the warm-up's window its
+    // new level was learned from: its run goes back into that window as far as its levels there
+    // lay beyond the tolerance of the placement, the way it deviates now, without a break.
     if (t.kept_away) {
-      t.evidence = static_cast<float>(ff.persistence);
-      t.run = static_cast<uint16_t>(std::max(o_.min_samples, 1));
-      t.took = static_cast<float>(ff.persistence);
+      const auto [since, levels] = KeptAwaySince(ff, m, t);
+      if (levels > 0) {
+        t.start = since;
+        t.evidence = static_cast<float>(std::min(ff.now - since, ff.persistence));
+        t.run = static_cast<uint16_t>(std::min<size_t>(levels + 1, UINT16_MAX));
+      }
     }
   }
   t.kept_away = false;
@@ -1238,6 +1239,22 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   // Others alongside: runs that started within the time this one took to have its evidence (a
   // strong one's is shorter than the persistence), all under way when it had.
   Trigger(p, ff.group, ff.f, m, ff.persistence, std::min<double>(ff.persistence, t.took));
+}
+
+std::pair<double, size_t> PeerModel::KeptAwaySince(const FeatureFrame& ff, uint32_t m,
+                                                   const Track& t) const {
+  const WarmLevels& warm = WarmOf(m, ff.f);
+  const double tolerance = PlacementTolerance();
+  double since = ff.now;
+  size_t levels = 0;
+  for (size_t k = 0; k < warm.count; ++k) {  // newest first
+    const size_t i = (warm.next + kWarmSamples - 1 - k) % kWarmSamples;
+    const double away = warm.values[i] - t.log_a;
+    if (warm.at[i] < warm.from || !(t.z > 0 ? away > tolerance : away < -tolerance)) break;
+    since = warm.since + warm.at[i];
+    ++levels;
+  }
+  return {since, levels};
 }
 
 bool PeerModel::PlacedAt(uint32_t f, uint32_t m, double level) const {

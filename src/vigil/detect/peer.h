@@ -197,8 +197,8 @@ class PeerModel {
     bool placed = false;    // a_m is used (PeerModel::Place)
     bool own_past = false;  // t.expected, z and effect are against its own past, not the peers
     // Its placement was kept from before a restart (KeepPlacementsFromBefore: its level moved from
-    // it over the warm-up's window) and no fresh sample judged since has been at it: the run it
-    // begins counts that window as evidence (FollowRun).
+    // it over the warm-up's window) and no fresh sample since has been at it: the run it begins
+    // goes back into that window (FollowRun, KeptAwaySince).
     bool kept_away = false;
     // Its warm-up's placement is confirmed: its level has sat at it (within effect_min) for the
     // signal's persistence time without a break since the warm-up's end (`sat`: a benign event
@@ -512,6 +512,10 @@ class PeerModel {
   // Machine m's placement (Track::log_a) learned from its level against the centre.
   void LearnPlacement(const FeatureFrame& frame, uint32_t m, Track& t, WarmLevels& warm,
                       bool deviates);
+  // Where machine m's placement on ff's feature was kept from before a restart: since when its
+  // levels at the end of the warm-up's window lay beyond the tolerance of that placement the way
+  // it deviates now (Track::z), without a break, and how many of them did (0: not the newest).
+  std::pair<double, size_t> KeptAwaySince(const FeatureFrame& ff, uint32_t m, const Track& t) const;
   // Learns machine m's placement on ff's feature again where it stands, instead of naming it,
   // where its warm-up's placement is not confirmed and it is back at the level it held before the
   // window the placement was learned from; returns whether it did.
