@@ -1244,14 +1244,21 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
 std::pair<double, size_t> PeerModel::KeptAwaySince(const FeatureFrame& ff, uint32_t m,
                                                    const Track& t) const {
   const WarmLevels& warm = WarmOf(m, ff.f);
-  const double tolerance = PlacementTolerance();
+  // Away as it deviates now: beyond the effect threshold and the noise scales it is judged in now
+  // (its z and effect: the noise against the effect's scale), relative to the placement, the
+  // window's levels read as their share off it.
+  if (t.z == 0 || !std::isfinite(t.effect / t.z)) return {ff.now, 0};
+  const double threshold = std::max(o_.effect_min, o_.z_min * std::fabs(t.effect / t.z));
   double since = ff.now;
   size_t levels = 0;
   for (size_t k = 0; k < warm.count; ++k) {  // newest first
     const size_t i = (warm.next + kWarmSamples - 1 - k) % kWarmSamples;
-    const double away = warm.values[i] - t.log_a;
-    if (warm.at[i] < warm.from || !(t.z > 0 ? away > tolerance : away < -tolerance)) break;
-    since = warm.since + warm.at[i];
+    const double at = warm.since + warm.at[i];
+    // A gap longer than a run's since the newest (the machine silent or held since) breaks it.
+    if (warm.at[i] < warm.from || (k == 0 && ff.now - at > RunGap(t.interval))) break;
+    const double off = std::expm1(warm.values[i] - t.log_a);
+    if (!(t.z > 0 ? off >= threshold : off <= -threshold)) break;
+    since = at;
     ++levels;
   }
   return {since, levels};
