@@ -1211,9 +1211,9 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     t.deferred = false;
     t.took = 0;
     // A machine whose placement a restart kept, not back at it since the warm-up's window its
-    // new level was learned from: its run goes back into that window as far as its levels there
-    // lay beyond the tolerance of the placement, the way it deviates now, without a break.
-    if (t.kept_away) {
+    // new level was learned from, deviating at full strength: its run goes back into that window
+    // as far as its levels there lay off the placement as far (KeptAwaySince).
+    if (t.kept_away && strength >= 1) {
       const auto [since, levels] = KeptAwaySince(ff, m, t);
       if (levels > 0) {
         t.start = since;
@@ -1244,18 +1244,21 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
 std::pair<double, size_t> PeerModel::KeptAwaySince(const FeatureFrame& ff, uint32_t m,
                                                    const Track& t) const {
   const WarmLevels& warm = WarmOf(m, ff.f);
-  // Away as it deviates now: beyond the effect threshold and the noise scales it is judged in now
-  // (its z and effect: the noise against the effect's scale), relative to the placement, the
-  // window's levels read as their share off it.
+  // Away as a deviation at full strength (kFullStrengthThresholds of the noise scales it is judged
+  // in now, its noise against the effect's scale being effect / z; and the effect threshold),
+  // relative to the placement, the window's levels read as their share off it, the way it
+  // deviates now; each within a run's gap (and the window's spacing) of the next, the newest of
+  // now: a machine held or silent in between has no run across.
   if (t.z == 0 || !std::isfinite(t.effect / t.z)) return {ff.now, 0};
-  const double threshold = std::max(o_.effect_min, o_.z_min * std::fabs(t.effect / t.z));
+  const double threshold =
+      std::max(o_.effect_min, kFullStrengthThresholds * o_.z_min * std::fabs(t.effect / t.z));
+  const double gap = RunGap(t.interval) + ff.warmup / (2.0 * kWarmSamples);
   double since = ff.now;
   size_t levels = 0;
   for (size_t k = 0; k < warm.count; ++k) {  // newest first
     const size_t i = (warm.next + kWarmSamples - 1 - k) % kWarmSamples;
     const double at = warm.since + warm.at[i];
-    // A gap longer than a run's since the newest (the machine silent or held since) breaks it.
-    if (warm.at[i] < warm.from || (k == 0 && ff.now - at > RunGap(t.interval))) break;
+    if (warm.at[i] < warm.from || since - at > (k == 0 ? RunGap(t.interval) : gap)) break;
     const double off = std::expm1(warm.values[i] - t.log_a);
     if (!(t.z > 0 ? off >= threshold : off <= -threshold)) break;
     since = at;
