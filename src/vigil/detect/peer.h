@@ -514,8 +514,9 @@ class PeerModel {
                       bool deviates);
   // Where machine m's placement on ff's feature was kept from before a restart: since when its
   // levels at the end of the warm-up's window lay off that placement as a deviation at full
-  // strength would (the way of Track::z), without a break (each within a run's gap of the next,
-  // the newest of now), and how many of them did (0: not the newest).
+  // strength would (the way of Track::z), without a break (each within a run's gap and the
+  // window's spacing of the next, the newest within a run's gap of now), and how many of them did
+  // (0: not the newest).
   std::pair<double, size_t> KeptAwaySince(const FeatureFrame& ff, uint32_t m, const Track& t) const;
   // Learns machine m's placement on ff's feature again where it stands, instead of naming it,
   // where its warm-up's placement is not confirmed and it is back at the level it held before the
