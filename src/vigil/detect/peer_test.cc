@@ -2724,6 +2724,25 @@ TEST(PeerModelTest, AMachineOffItsKeptPlacementOverTheWholeWarmupIsNamedAsItEnds
   }
 }
 
+// Machines 0-3 a stage at 80, the others at 100 (1% noise), on `signal`, every `every` s up to
+// `to`; the job hangs over 1500-1900 s and restarts, and machine 2 runs at 100 after it: it moved
+// the better way, and its placement from before (80) is kept. `own(t, rng)` gives machine 2's
+// sample where it returns one (an event of its own).
+std::unique_ptr<Job> RunAStageMachineKeptTheBetterWay(
+    const SignalInfo& signal, double every, double to,
+    const std::function<std::optional<Sample>(double, Rng&)>& own) {
+  Rng rng(67, 0);
+  auto job = std::make_unique<Job>(16, std::vector<SignalInfo>{signal});
+  job->Run(0, to, every, [&](uint32_t m, uint32_t, double t) {
+    if (t >= 1500 && t < 1900) return Fresh(Noisy(rng, 2));  // the job hangs; then a restart
+    if (m == 2) {
+      if (const std::optional<Sample> x = own(t, rng)) return *x;
+    }
+    return Fresh(Noisy(rng, m == 2 && t >= 1900 ? 100 : m < 4 ? 80 : 100));
+  });
+  return job;
+}
+
 // A reviewer's case (session 65) against the same first version: machine 2 of a stage at 80
 // (machines 0-3; the others at 100, transmit rate, lower is worse) runs at 100 after the restart:
 // it moved the better way, and its placement from before (80) is kept. Its level was never away
@@ -2733,19 +2752,16 @@ TEST(PeerModelTest, AMachineOffItsKeptPlacementOverTheWholeWarmupIsNamedAsItEnds
 TEST(PeerModelTest, AShortDipAsTheWarmupEndsOfAMachineKeptTheBetterWayIsNotNamed) {
   for (const double end : {2170.0, 3000.0}) {
     SCOPED_TRACE(end);
-    Rng rng(67, 0);
-    Job job(16, {PeerSignal("tx", Worse::kLower)});
-    job.Run(0, 3000, 5, [&](uint32_t m, uint32_t, double t) {
-      if (t >= 1500 && t < 1900) return Fresh(Noisy(rng, 2));  // the job hangs; then a restart
-      if (m == 2 && t >= 2130 && t < end) return Fresh(Noisy(rng, 50));
-      if (m == 2 && t >= 1900) return Fresh(Noisy(rng, 100));
-      return Fresh(Noisy(rng, m < 4 ? 80 : 100));
-    });
-    ASSERT_EQ(job.stalls().size(), 1u);
-    EXPECT_EQ(job.Named(), end < 3000 ? std::vector<uint32_t>{} : std::vector<uint32_t>{2})
-        << "machine 2 at " << job.TriggeredAt(2);
+    const std::unique_ptr<Job> job = RunAStageMachineKeptTheBetterWay(
+        PeerSignal("tx", Worse::kLower), 5, 3000, [&](double t, Rng& rng) -> std::optional<Sample> {
+          if (t >= 2130 && t < end) return Fresh(Noisy(rng, 50));
+          return std::nullopt;
+        });
+    ASSERT_EQ(job->stalls().size(), 1u);
+    EXPECT_EQ(job->Named(), end < 3000 ? std::vector<uint32_t>{} : std::vector<uint32_t>{2})
+        << "machine 2 at " << job->TriggeredAt(2);
     if (end == 3000) {
-      EXPECT_GE(job.TriggeredAt(2), 2130 + 60 - 5);
+      EXPECT_GE(job->TriggeredAt(2), 2130 + 60 - 5);
     }
   }
 }
@@ -2830,24 +2846,21 @@ TEST(PeerModelTest, AKeptMachineBackAfterAGapWithAShortDipIsNotNamed) {
 TEST(PeerModelTest, AKeptMachinesDipSplitByAHeldGapInTheWindowIsNotNamed) {
   for (const double shift : {-5.0, 0.0, 5.0, 500.0}) {
     SCOPED_TRACE(shift);
-    Rng rng(67, 0);
-    Job job(16, {PeerSignal("tx", Worse::kLower)});
     const double d1 = 2075 + shift, held_from = d1 + 15, back = held_from + 40, end = back + 35;
     double held = 50;
-    job.Run(0, 3200, 5, [&](uint32_t m, uint32_t, double t) {
-      if (t >= 1500 && t < 1900) return Fresh(Noisy(rng, 2));  // the job hangs; then a restart
-      if (m == 2 && t >= held_from && t < back) return Held(held);
-      if (m == 2 && t >= d1 && t < end) {
-        held = Noisy(rng, 50);
-        return Fresh(held);
-      }
-      if (m == 2 && t >= 1900) return Fresh(Noisy(rng, 100));
-      return Fresh(Noisy(rng, m < 4 ? 80 : 100));
-    });
-    ASSERT_EQ(job.stalls().size(), 1u);
-    EXPECT_EQ(job.Named(), std::vector<uint32_t>{})
-        << "machine 2 at " << job.TriggeredAt(2) << " judged from "
-        << job.model().JudgedFrom(0, kMean);
+    const std::unique_ptr<Job> job = RunAStageMachineKeptTheBetterWay(
+        PeerSignal("tx", Worse::kLower), 5, 3200, [&](double t, Rng& rng) -> std::optional<Sample> {
+          if (t >= held_from && t < back) return Held(held);
+          if (t >= d1 && t < end) {
+            held = Noisy(rng, 50);
+            return Fresh(held);
+          }
+          return std::nullopt;
+        });
+    ASSERT_EQ(job->stalls().size(), 1u);
+    EXPECT_EQ(job->Named(), std::vector<uint32_t>{})
+        << "machine 2 at " << job->TriggeredAt(2) << " judged from "
+        << job->model().JudgedFrom(0, kMean);
   }
 }
 
@@ -2859,20 +2872,16 @@ TEST(PeerModelTest, AKeptMachinesDipSplitByAHeldGapInTheWindowIsNotNamed) {
 TEST(PeerModelTest, AKeptMachinesDipSplitByAPartialRecoveryInTheWindowIsNotNamed) {
   for (const double d1 : {2090.0, 2095.0, 2100.0, 2105.0}) {
     SCOPED_TRACE(d1);
-    Rng rng(67, 0);
-    Job job(16, {PeerSignal("tx", Worse::kLower)});
     const double partial = d1 + 25, again = partial + 15, end = again + 40;
-    job.Run(0, 3000, 5, [&](uint32_t m, uint32_t, double t) {
-      if (t >= 1500 && t < 1900) return Fresh(Noisy(rng, 2));  // the job hangs; then a restart
-      if (m == 2 && t >= d1 && t < end)
-        return Fresh(Noisy(rng, t >= partial && t < again ? 74 : 40));
-      if (m == 2 && t >= 1900) return Fresh(Noisy(rng, 100));
-      return Fresh(Noisy(rng, m < 4 ? 80 : 100));
-    });
-    ASSERT_EQ(job.stalls().size(), 1u);
-    EXPECT_EQ(job.Named(), std::vector<uint32_t>{})
-        << "machine 2 at " << job.TriggeredAt(2) << " judged from "
-        << job.model().JudgedFrom(0, kMean);
+    const std::unique_ptr<Job> job = RunAStageMachineKeptTheBetterWay(
+        PeerSignal("tx", Worse::kLower), 5, 3000, [&](double t, Rng& rng) -> std::optional<Sample> {
+          if (t >= d1 && t < end) return Fresh(Noisy(rng, t >= partial && t < again ? 74 : 40));
+          return std::nullopt;
+        });
+    ASSERT_EQ(job->stalls().size(), 1u);
+    EXPECT_EQ(job->Named(), std::vector<uint32_t>{})
+        << "machine 2 at " << job->TriggeredAt(2) << " judged from "
+        << job->model().JudgedFrom(0, kMean);
   }
 }
 
@@ -2906,24 +2915,18 @@ TEST(PeerModelTest, AMachineKeptUnderTheNoiseThresholdIsNotNamed) {
   }
 }
 
-// Machine 2 of a stage at 80 (machines 0-3, the others at 100; transmit rate, lower is worse)
-// runs at 100 after a restart (a hang over 1500-1900 s): kept the better way. A dip of its own to
-// 50 lasting `length` seconds begins `lead` seconds before the restart's warm-up ends (found by a
-// first run without the dip). Returns the machines named.
+// RunAStageMachineKeptTheBetterWay with a dip of machine 2's own to 50, lasting `length`
+// seconds from `lead` seconds before the restart's warm-up ends (found by a first run without
+// the dip). Returns the machines named.
 std::vector<uint32_t> NamedForADipAcrossTheWarmupsEnd(const SignalInfo& signal, double every,
                                                       double length, double lead) {
   const auto run = [&](double judged_from) {
-    Rng rng(67, 0);
-    auto job = std::make_unique<Job>(16, std::vector<SignalInfo>{signal});
-    job->Run(0, 4000, every, [&](uint32_t m, uint32_t, double t) {
-      if (t >= 1500 && t < 1900) return Fresh(Noisy(rng, 2));
-      const double from = judged_from - lead;
-      if (m == 2 && judged_from >= 0 && t >= from && t < from + length) {
-        return Fresh(Noisy(rng, 50));
-      }
-      return Fresh(Noisy(rng, m == 2 && t >= 1900 ? 100 : m < 4 ? 80 : 100));
-    });
-    return job;
+    const double from = judged_from - lead;
+    return RunAStageMachineKeptTheBetterWay(
+        signal, every, 4000, [&](double t, Rng& rng) -> std::optional<Sample> {
+          if (judged_from >= 0 && t >= from && t < from + length) return Fresh(Noisy(rng, 50));
+          return std::nullopt;
+        });
   };
   const double judged_from = run(-1)->model().JudgedFrom(0, kMean);
   return run(judged_from)->Named();
