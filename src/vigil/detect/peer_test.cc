@@ -2864,6 +2864,35 @@ TEST(PeerModelTest, AKeptMachinesDipSplitByAHeldGapInTheWindowIsNotNamed) {
   }
 }
 
+// The same kept machine with a deeper dip of its own, to 30 (its level 37% under the placement
+// of 80 kept from before, past a full-strength deviation even as the smoothing lags): fresh samples
+// at 30 for 25 s from `d1`, its exporter holding that value for 30 s, fresh at 30 again for 45 s,
+// across the warm-up's end (about 2145 s), then back at 100. Each run of fresh deviating samples
+// is shorter than the persistence (60 s), and 30 s without a fresh sample ends a run. Unlike the
+// shallower dip above, the window's levels before the held gap lie off the placement as far as
+// those after it: only the gap between two window levels (a run's gap and the window's spacing,
+// in KeptAwaySince) keeps the run from reaching back over both parts to a persistence's evidence.
+TEST(PeerModelTest, AKeptMachinesDeepDipSplitByAHeldGapInTheWindowIsNotNamed) {
+  for (const double shift : {-10.0, 0.0, 10.0, 500.0}) {
+    SCOPED_TRACE(shift);
+    const double d1 = 2055 + shift, held_from = d1 + 25, back = held_from + 30, end = back + 45;
+    double held = 30;
+    const std::unique_ptr<Job> job = RunAStageMachineKeptTheBetterWay(
+        PeerSignal("tx", Worse::kLower), 5, 3200, [&](double t, Rng& rng) -> std::optional<Sample> {
+          if (t >= held_from && t < back) return Held(held);
+          if (t >= d1 && t < end) {
+            held = Noisy(rng, 30);
+            return Fresh(held);
+          }
+          return std::nullopt;
+        });
+    ASSERT_EQ(job->stalls().size(), 1u);
+    EXPECT_EQ(job->Named(), std::vector<uint32_t>{})
+        << "machine 2 at " << job->TriggeredAt(2) << " judged from "
+        << job->model().JudgedFrom(0, kMean);
+  }
+}
+
 // A reviewer's case (session 65): the same kept machine, its dip split instead by a partial
 // recovery: 40 over [d1, d1 + 25), 74 (7.5% under its placement: no deviation of its raw value) for
 // three samples, 40 again for 40 s, then 100. Three fresh samples that do not deviate end a run:
