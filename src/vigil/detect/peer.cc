@@ -1311,29 +1311,18 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     return false;
   };
   if (worse && !shared()) return false;
-  // Before the window: the newest kPriorSamples levels before it, those of the ring before the
-  // window (a slow cadence, whose ring reaches back further) and then those the ring let go. Not
-  // every level the ring and the levels it let go still hold: at a 15-s cadence those reach back
-  // into the job's init (its first minute, every machine alike), whose levels then made the median
-  // (jobgen's seed 89,101: four levels at -0.09 and the init's end; the machine sat at 0.02-0.08
-  // before and after a network burst of 58 s that ended with the window, and was named at its own
-  // level 15 minutes later).
+  // Before the window: the levels the ring let go, and those of the ring before it (a slow
+  // cadence, whose ring reaches back further).
   float before[kPriorSamples + kWarmSamples];
-  std::pair<float, float> ring_before[kWarmSamples];  // (at, level), of the ring before the window
-  size_t in_ring = 0;
+  size_t n = 0;
+  for (uint8_t i = 0; i < warm.prior_count; ++i) before[n++] = warm.prior[i];
   int first = -1;  // the window's first sample
   for (uint8_t i = 0; i < warm.count; ++i) {
     if (warm.at[i] < warm.from) {
-      ring_before[in_ring++] = {warm.at[i], warm.values[i]};
+      before[n++] = warm.values[i];
     } else if (first < 0 || warm.at[i] < warm.at[first]) {
       first = i;
     }
-  }
-  std::sort(ring_before, ring_before + in_ring, std::greater<>());  // newest first
-  size_t n = 0;
-  for (size_t i = 0; i < in_ring && n < kPriorSamples; ++i) before[n++] = ring_before[i].second;
-  for (uint8_t k = 0; k < warm.prior_count && n < kPriorSamples; ++k) {  // newest first
-    before[n++] = warm.prior[(warm.prior_next + kPriorSamples - 1 - k) % kPriorSamples];
   }
   if (n == 0 || first < 0) return false;
   std::nth_element(before, before + n / 2, before + n);
@@ -1407,21 +1396,10 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
   const float middles[] = {upper, lower};
   const size_t tries = lower != upper ? 2 : 1;  // the lower one only where it differs
   size_t count = 0, first = n, last = 0;
-  // Kept: within the tolerance of `around`; where `sided`, also beyond it on the side that fewer
-  // of the values beyond it lie on (below).
-  const auto split = [&](float around, bool sided) {
-    size_t above = 0, below = 0;
-    for (size_t i = 0; i < n; ++i) {
-      above += raw[i] > around + tolerance;
-      below += raw[i] < around - tolerance;
-    }
-    const auto near_enough = [&](float x) {
-      if (std::fabs(x - around) <= tolerance) return true;
-      return sided && above != below && (x > around) == (above < below);
-    };
+  const auto split = [&](float around) {  // kept: within the tolerance of `around`
     count = 0, first = n, last = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (near_enough(raw[i])) {
+      if (std::fabs(raw[i] - around) <= tolerance) {
         kept[count++] = raw[i];
       } else {
         away[i - count] = raw[i];
@@ -1429,23 +1407,6 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
         last = i;
       }
     }
-  };
-  // The level the split (count, first, last) shows, if it shows one: near values more than half
-  // (unless `tie_only`) or half, the others in one run; in a tie, between near values, at the
-  // level before the window, a population's, the run's none.
-  const auto settle = [&](bool tie_only) -> std::optional<float> {
-    const bool one_run = count < n && last - first + 1 == n - count;
-    const bool tie = 2 * count == n;
-    if (!one_run || 2 * count < n || count < static_cast<size_t>(o_.min_samples) ||
-        (tie_only && !tie)) {
-      return std::nullopt;
-    }
-    const float near = MedianOfFirst(kept, count);
-    if (tie && !(first > 0 && last + 1 < n && std::fabs(near - before) <= tolerance &&
-                 PlacedAt(ff.f, m, near) && !PlacedAt(ff.f, m, MedianOfFirst(away, n - count)))) {
-      return std::nullopt;
-    }
-    return std::fabs(level - near) <= tolerance ? level : near;
   };
   for (size_t k = 0; k < tries; ++k) {
     // Split around the middle value. In a tie the middle is the near values' outermost, and the
@@ -1460,20 +1421,23 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     // half stands as it is (the second can drop an event's partial rate at its end from the near
     // values and make a tie whose run lies at the window's start, which no tie may learn from:
     // AnEventOverTheWindowsStartEndingWithAPartialRateIsNoPlacement).
-    split(middles[k], false);
+    split(middles[k]);
     if (count > 0 && 2 * count < n) {
-      split(MedianOfFirst(kept, count), false);
-      if (2 * count != n) split(middles[k], false);
+      split(MedianOfFirst(kept, count));
+      if (2 * count != n) split(middles[k]);
     }
-    if (const std::optional<float> near = settle(k > 0)) return *near;
-    // An event moves a level one way: a value past the band on the other side is the level's own
-    // scatter (a receive rate over 15 s, 12% under the machine's level at the window's first
-    // value, beside a network burst of 58 s over 5 of its 10 values: jobgen's seed 87,101, named
-    // 35 minutes later at its own level). Kept with the near values, for a tie only: outside one,
-    // a fault's value past the band on the side away from the level before it would join the
-    // fault's run to the majority (ALevelOtherMachinesShareIsNoEventOfTheMachinesOwn).
-    split(middles[k], true);
-    if (const std::optional<float> near = settle(true)) return *near;
+    const bool one_run = count < n && last - first + 1 == n - count;
+    const bool tie = 2 * count == n;
+    if (!one_run || 2 * count < n || count < static_cast<size_t>(o_.min_samples) ||
+        (k > 0 && !tie)) {
+      continue;
+    }
+    const float near = MedianOfFirst(kept, count);
+    if (tie && !(first > 0 && last + 1 < n && std::fabs(near - before) <= tolerance &&
+                 PlacedAt(ff.f, m, near) && !PlacedAt(ff.f, m, MedianOfFirst(away, n - count)))) {
+      continue;
+    }
+    return std::fabs(level - near) <= tolerance ? level : near;
   }
   return level;
 }

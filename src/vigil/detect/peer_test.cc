@@ -2131,29 +2131,6 @@ TEST(PeerModelTest, AWarmUpLearnedFromEventsOfTheMachinesOwnIsLearnedAgainWhereI
   }
 }
 
-// Jobgen's seed 89,101 (128 machines, fault-free, 15-s scrapes): the job's init (its first 80 s,
-// every machine alike at 50) left the levels at the ring's oldest end, and with the levels the
-// ring let go they were the median of every level before the window: the level "held before it"
-// was the init's. Machine 3 (112, peers at 100), in a network burst of its own (200) over
-// 225-290 s, the last 5 of the window's 10 values (a run at the window's end, which no tie learns
-// from), was placed at the burst and not learned again back at 112, where it had stood from the
-// init's end to the burst: named at its own level. The level held before the window is now the
-// newest levels' before it, no longer the init's. Machine 3 falling to 60 later is named.
-TEST(PeerModelTest, TheLevelHeldBeforeTheWindowIsNotTheJobsInit) {
-  for (const bool fault : {false, true}) {
-    SCOPED_TRACE(fault);
-    Rng rng(73, 0);
-    Job job(16, {PeerSignal("rx", Worse::kLower)});
-    job.Run(0, 3000, 15, [&](uint32_t m, uint32_t, double t) {
-      if (t < 80) return Fresh(Noisy(rng, 50));
-      if (m != 3) return Fresh(Noisy(rng, 100));
-      if (t >= 225 && t < 290) return Fresh(Noisy(rng, 200));
-      return Fresh(Noisy(rng, fault && t >= 2000 ? 60 : 112));
-    });
-    ExpectNamedOnlyForItsFault(job, 3, fault, 2000);
-  }
-}
-
 // Jobgen's seed 65,101 (1,024 machines, fault-free, 15 s scrapes, staggered): the machines
 // appear over the first 15 s, many after the CPU idle's warm-up began; one of them (its level 10%
 // above the centre), whose window held two cron jobs, was placed at them (a little under the
@@ -2407,29 +2384,6 @@ TEST(PeerModelTest, AnEventOverHalfTheWindowIsNoPlacementWhereTheLevelItselfScat
       });
       ExpectNamedOnlyForItsFault(job, 3, fault, 3000);
     }
-  }
-}
-
-// Jobgen's seed 87,101 (256 machines, fault-free, 15-s scrapes): as above, a network burst of
-// machine 3's own over 5 of the 10 raw values of its window, between values at its level; but the
-// window's first value (a rate over 15 s) lies 12% under that level, past the band on the side
-// away from the burst, and the split read two runs, no tie: the burst's level was learned, and the
-// machine was named at its own level 35 minutes later. A value past the band on the side away from
-// the event is the level's own scatter, in a tie. On a signal worse lower the fault, below, is
-// named.
-TEST(PeerModelTest, AValuePastTheBandAwayFromTheEventIsTheLevelsOwnScatter) {
-  for (const bool fault : {false, true}) {
-    SCOPED_TRACE(fault);
-    Rng rng(59, 0);
-    Job job(16, {PeerSignal("rx", Worse::kLower)});
-    job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
-      if (t < 120) return Fresh(Noisy(rng, 100));
-      if (m != 3) return Fresh(Noisy(rng, 90 + 5 * (m % 8)));
-      if (t > 180 && t < 260) return Fresh(Noisy(rng, 220));
-      if (t == 150) return Fresh(0.88 * 125);
-      return Fresh(Noisy(rng, fault && t >= 3000 ? 95 : 125));
-    });
-    ExpectNamedOnlyForItsFault(job, 3, fault, 3000);
   }
 }
 
