@@ -2131,6 +2131,27 @@ TEST(PeerModelTest, AWarmUpLearnedFromEventsOfTheMachinesOwnIsLearnedAgainWhereI
   }
 }
 
+// A reviewer's case (session 66) against a4fbc66, which took the level held before the window
+// from the newest 8 levels before it (at 15 s the median of every level before the window reached
+// back into the job's init: jobgen's seed 89,101). Machine 3 at 125 among peers at 90-125, 15-s
+// scrapes: its rate falls to 95 (the level of peers 1 and 9) at 60 s, 90 s before the warm-up's
+// window (150-300 s), is back at 125 from 180 s (the window's first two values low), and falls to
+// 95 again at 300 s for good. The median of every level before the window (0-135 s) is 125, and
+// machine 3 is named. The newest 8 (30-135 s) hold 5 of the fault's: their median, 95, was taken
+// for its level before the window, and it was learned again at the fault's level, never named (in
+// the reviewer's sweep, 62 of 1,440 such faults more were missed, at 12- and 15-s cadences).
+TEST(PeerModelTest, AFaultBeforeTheWindowThatComesBackIsNotLearnedAsTheLevel) {
+  Rng rng(11, 0);
+  Job job(16, {PeerSignal("rx", Worse::kLower)});
+  job.Run(0, 2400, 15, [&](uint32_t m, uint32_t, double t) {
+    if (m != 3) return Fresh(Noisy(rng, 90 + 5 * (m % 8)));
+    const bool fault = (t >= 60 && t < 180) || t >= 300;
+    return Fresh(Noisy(rng, fault ? 95 : 125));
+  });
+  ExpectNamedOnlyForItsFault(job, 3, true, 300);
+  EXPECT_LE(job.TriggeredAt(3), 600);
+}
+
 // Jobgen's seed 65,101 (1,024 machines, fault-free, 15 s scrapes, staggered): the machines
 // appear over the first 15 s, many after the CPU idle's warm-up began; one of them (its level 10%
 // above the centre), whose window held two cron jobs, was placed at them (a little under the
@@ -2385,6 +2406,30 @@ TEST(PeerModelTest, AnEventOverHalfTheWindowIsNoPlacementWhereTheLevelItselfScat
       ExpectNamedOnlyForItsFault(job, 3, fault, 3000);
     }
   }
+}
+
+// A reviewer's case (session 66) against a4fbc66, which counted a window's value past the band on
+// the side away from an event as near, in a tie (the level's own scatter, as in jobgen's seed
+// 87,101). A job of two levels: machines 10-15 a stage at 74, the others at 100. Machine 3 falls
+// to 74 at 90 s, before the warm-up's window (150-300 s at 15 s), for good; a network burst of its
+// own (200) over 180-255 s, 5 of the window's 10 raw values between the fault's; one rate of the
+// fault's (at 270 s) 20% deeper. Here no tie is read (4 values near 74, the deeper one away: two
+// runs) and the smoothed median is learned: machine 3 is named. Counted as near, the deeper value
+// made a tie whose every condition held (the level before the window, the fault's, is a stage's),
+// and 74 was learned as machine 3's placement: never named (in the reviewer's sweep of such
+// windows, 255 of 540 faults more were missed, against 9 fewer false names in 1,080 healthy runs).
+TEST(PeerModelTest, AFaultsDeeperValueIsNoScatterOfItsLevelInAStagedJob) {
+  Rng rng(13, 0);
+  Job job(16, {PeerSignal("rx", Worse::kLower)});
+  job.Run(0, 2400, 15, [&](uint32_t m, uint32_t, double t) {
+    if (m >= 10) return Fresh(Noisy(rng, 74));
+    if (m != 3) return Fresh(Noisy(rng, 100));
+    if (t >= 180 && t < 255) return Fresh(Noisy(rng, 200));
+    if (t == 270) return Fresh(74 * 0.8);
+    return Fresh(Noisy(rng, t >= 90 ? 74 : 100));
+  });
+  ExpectNamedOnlyForItsFault(job, 3, true, 90);
+  EXPECT_LE(job.TriggeredAt(3), 900);
 }
 
 // A reviewer's case against the first version of the rule above, which drew the band again
