@@ -2877,6 +2877,28 @@ TEST(PeerModelTest, AKeptMachineBackAfterAGapWithAShortDipIsNotNamed) {
       << job.model().JudgedFrom(0, kMean);
 }
 
+// RunAStageMachineKeptTheBetterWay (transmit rate, every 5 s) with a dip of machine 2's own to
+// `depth`: fresh samples from `d1` for `fresh` s, its exporter holding the last of them for `held`
+// s, fresh at `depth` again for `again` s, then back at 100. Expects nobody named.
+void ExpectAKeptDipSplitByAHeldGapIsNotNamed(double depth, double d1, double fresh, double held,
+                                             double again) {
+  const double held_from = d1 + fresh, back = held_from + held, end = back + again;
+  double last = depth;
+  const std::unique_ptr<Job> job = RunAStageMachineKeptTheBetterWay(
+      PeerSignal("tx", Worse::kLower), 5, 3200, [&](double t, Rng& rng) -> std::optional<Sample> {
+        if (t >= held_from && t < back) return Held(last);
+        if (t >= d1 && t < end) {
+          last = Noisy(rng, depth);
+          return Fresh(last);
+        }
+        return std::nullopt;
+      });
+  ASSERT_EQ(job->stalls().size(), 1u);
+  EXPECT_EQ(job->Named(), std::vector<uint32_t>{})
+      << "machine 2 at " << job->TriggeredAt(2) << " judged from "
+      << job->model().JudgedFrom(0, kMean);
+}
+
 // A reviewer's case (session 65) against f9eab68. Machine 2 of a stage at 80 (machines 0-3; the
 // others at 100, transmit rate, lower is worse) runs at 100 after the restart (1900 s): kept the
 // better way, as in AShortDipAsTheWarmupEndsOfAMachineKeptTheBetterWayIsNotNamed. A dip of its own
@@ -2891,21 +2913,7 @@ TEST(PeerModelTest, AKeptMachineBackAfterAGapWithAShortDipIsNotNamed) {
 TEST(PeerModelTest, AKeptMachinesDipSplitByAHeldGapInTheWindowIsNotNamed) {
   for (const double shift : {-5.0, 0.0, 5.0, 500.0}) {
     SCOPED_TRACE(shift);
-    const double d1 = 2075 + shift, held_from = d1 + 15, back = held_from + 40, end = back + 35;
-    double held = 50;
-    const std::unique_ptr<Job> job = RunAStageMachineKeptTheBetterWay(
-        PeerSignal("tx", Worse::kLower), 5, 3200, [&](double t, Rng& rng) -> std::optional<Sample> {
-          if (t >= held_from && t < back) return Held(held);
-          if (t >= d1 && t < end) {
-            held = Noisy(rng, 50);
-            return Fresh(held);
-          }
-          return std::nullopt;
-        });
-    ASSERT_EQ(job->stalls().size(), 1u);
-    EXPECT_EQ(job->Named(), std::vector<uint32_t>{})
-        << "machine 2 at " << job->TriggeredAt(2) << " judged from "
-        << job->model().JudgedFrom(0, kMean);
+    ExpectAKeptDipSplitByAHeldGapIsNotNamed(50, 2075 + shift, 15, 40, 35);
   }
 }
 
@@ -2920,21 +2928,7 @@ TEST(PeerModelTest, AKeptMachinesDipSplitByAHeldGapInTheWindowIsNotNamed) {
 TEST(PeerModelTest, AKeptMachinesDeepDipSplitByAHeldGapInTheWindowIsNotNamed) {
   for (const double shift : {-10.0, 0.0, 10.0, 500.0}) {
     SCOPED_TRACE(shift);
-    const double d1 = 2055 + shift, held_from = d1 + 25, back = held_from + 30, end = back + 45;
-    double held = 30;
-    const std::unique_ptr<Job> job = RunAStageMachineKeptTheBetterWay(
-        PeerSignal("tx", Worse::kLower), 5, 3200, [&](double t, Rng& rng) -> std::optional<Sample> {
-          if (t >= held_from && t < back) return Held(held);
-          if (t >= d1 && t < end) {
-            held = Noisy(rng, 30);
-            return Fresh(held);
-          }
-          return std::nullopt;
-        });
-    ASSERT_EQ(job->stalls().size(), 1u);
-    EXPECT_EQ(job->Named(), std::vector<uint32_t>{})
-        << "machine 2 at " << job->TriggeredAt(2) << " judged from "
-        << job->model().JudgedFrom(0, kMean);
+    ExpectAKeptDipSplitByAHeldGapIsNotNamed(30, 2055 + shift, 25, 30, 45);
   }
 }
 
