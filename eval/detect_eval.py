@@ -11,7 +11,7 @@ whose evidence is not the fault's signal is a coincidental hit, not a detection)
 per machine-hour, and the median and p95 time from onset per fault kind.
 
   eval/detect_eval.py --vigil build/dev/vigil --jobgen build/dev/eval/jobgen [--suite quick|full]
-                       [--field eval/data/field/out] [--json FILE] [--keep DIR]
+                       [--jobs TEXT] [--field eval/data/field/out] [--json FILE] [--keep DIR]
   eval/detect_eval.py --report FILE.json [FILE.json ...]    # earlier --json runs, together
   eval/detect_eval.py --compare BEFORE.json AFTER.json      # the jobs whose alerts differ
 
@@ -22,6 +22,11 @@ A gradual straggler that never slowed its machine's compute by VISIBLE_SIZE for 
 seconds of training (jobgen's faults.csv gives its size and ramp; another machine's fatal fault
 can stop the job first) is scored as its own kind, "straggler_gradual (never visible)", and
 each summary then also gives the recall over the other faults.
+
+One host's benign events that overlap or follow each other with no scrape interval of training
+between them are one deviation; an alert on no fault, on a signal they move, while such a union
+lasts longer than the signal's persistence (the issue's rule: a deviation that lasts it alerts),
+is counted apart from the false alerts, as "benign union" (BENIGN_MOVES, benign_unions).
 
 Python 3, standard library only. The detector's parameters are its defaults: nothing here tunes.
 """
@@ -150,9 +155,78 @@ def mark_unseen(job, labels, hours):
     return labels
 
 
+# One host's benign events that follow each other or overlap make one deviation, and the issue's
+# own rule is that a deviation lasting the persistence time alerts: jobgen draws its events
+# independently and labels their unions benign. An alert on such a union is counted apart from
+# the false ones (neither true nor false, as a job alert is). Which of the detector's signals each
+# of jobgen's single-machine events moves (eval/jobgen/README.md, "Single-machine benign events";
+# a network burst raises the received rate, which is no deviation by itself), and how long each
+# signal's deviation must last (docs/detect.md: the default signal map, `--persistence`). Fixed
+# before the rule was first scored (session 67); nothing here is tuned to a seed.
+BENIGN_MOVES = {
+    "cron_cpu_busy": {"cpu_idle"},
+    "noisy_neighbour": {"cpu_idle", "step_time"},
+    "gpu_clock_dip": {"step_time", "gpu_power", "gpu_util", "tensor_active", "gr_engine_active"},
+}
+PERSISTENCE_S = {"cpu_idle": 120, "gpu_temp": 300, "memory_temp": 300}
+DEFAULT_PERSISTENCE_S = 60
+
+
+def benign_unions(job, interval):
+    """{(machine, signal): [(start, end, seconds deviating), ...]} of jobgen's job: each machine's
+    benign events that move the signal, joined where the job trained for less than `interval` (the
+    scrape interval: no sample need have seen the machine alike its peers) between one and the
+    next, with the seconds they cover while the job trained (job-wide events, `*`, cut out)."""
+    stopped, events = [], {}
+    with open(os.path.join(job, "benign.csv")) as f:
+        for r in csv.DictReader(f):
+            start, end = float(r["start"]), float(r["end"])
+            if r["machine"] == "*":
+                if end > start:
+                    stopped.append((start, end))
+                continue
+            for sig in BENIGN_MOVES.get(r["kind"].split(":")[0], ()):
+                events.setdefault((r["machine"], sig), []).append((start, end))
+    unions = {}
+    for key, spans in events.items():
+        joined = []
+        for start, end in sorted(spans):
+            if joined and seconds_training(joined[-1][1], start, stopped) < interval:
+                joined[-1][1] = max(joined[-1][1], end)
+                joined[-1][2].append((start, end))
+            else:
+                joined.append([start, end, [(start, end)]])
+        unions[key] = [(a, b, deviating_seconds(parts, stopped)) for a, b, parts in joined]
+    return unions
+
+
+def deviating_seconds(spans, stopped):
+    """Seconds covered by `spans` (they may overlap) outside every one of `stopped`."""
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        lo = max(start, reach)
+        if end > lo:
+            total += seconds_training(lo, end, stopped)
+            reach = end
+    return total
+
+
+def on_benign_union(alert, unions, interval):
+    """Whether the alert names a machine while one of its benign unions that outlasts its
+    signal's persistence deviates on an evidence signal (or at most two intervals and the
+    smoothing's few seconds after it ended)."""
+    for e in alert.get("evidence", []):
+        sig = e["signal"]
+        for start, end, seconds in unions.get((alert["machine"], sig), ()):
+            if (seconds > PERSISTENCE_S.get(sig, DEFAULT_PERSISTENCE_S)
+                    and start <= alert["detected"] <= end + 2 * interval + 10):
+                return True
+    return False
+
+
 def record(alert, verdict):
     """One alert as --json keeps it: machine, kind, rule, onset, detected, and how it scored
-    (hit, coincidental, false, or job: naming no machine)."""
+    (hit, coincidental, false, benign_union, or job: naming no machine)."""
     return [alert["machine"], alert["kind"], alert.get("rule", ""), alert.get("onset"),
             alert["detected"], verdict]
 
@@ -186,19 +260,27 @@ def compare(before, after):
     return lines
 
 
-def score(alerts, labels, machines, hours, gaps=()):
+def score(alerts, labels, machines, hours, gaps=(), unions=None, interval=0):
     """Vigil's rule for a true alert (docs/detect.md, "Scoring"), plus hits and coincidences.
     Each hit's latency from onset, and beside it the same less the seconds in `gaps` (the job
-    did not train: training_gaps), which no detector can see a divergence in."""
+    did not train: training_gaps), which no detector can see a divergence in. An alert on no
+    fault that names a machine during one of its `unions` of benign events that outlasts the
+    persistence (benign_unions, on_benign_union) is counted apart, as a job alert is."""
     job = [a for a in alerts if a["machine"] == "*"]
     alerts = [a for a in alerts if a["machine"] != "*"]
-    out = {"alerts": len(alerts), "job_alerts": len(job), "true": 0, "false": 0, "coincidental": 0, "faults": len(labels),
-           "hits": 0, "machine_hours": machines * hours, "by_kind": {}, "false_rules": {},
+    out = {"alerts": len(alerts), "job_alerts": len(job), "benign_unions": 0, "true": 0,
+           "false": 0, "coincidental": 0, "faults": len(labels), "hits": 0,
+           "machine_hours": machines * hours, "by_kind": {}, "false_rules": {},
            "missed": [], "alert_list": [record(a, "job") for a in job]}
     first_hit = {}
     for a in alerts:
         live = [l for l in labels if l["machine"] == a["machine"] and l["onset"] <= a["detected"] + 1
                 and (l["end"] is None or l["end"] > a["detected"])]
+        if not live and on_benign_union(a, unions or {}, interval):
+            out["alerts"] -= 1
+            out["benign_unions"] += 1
+            out["alert_list"].append(record(a, "benign_union"))
+            continue
         if not live:
             out["false"] += 1
             why = a["kind"] + "/" + a.get("rule", "")
@@ -230,9 +312,9 @@ def score(alerts, labels, machines, hours, gaps=()):
 
 
 def add(total, s):
-    for key in ("alerts", "job_alerts", "true", "false", "coincidental", "faults", "hits",
-                "machine_hours"):
-        total[key] = total.get(key, 0) + s[key]
+    for key in ("alerts", "job_alerts", "benign_unions", "true", "false", "coincidental",
+                "faults", "hits", "machine_hours"):
+        total[key] = total.get(key, 0) + s.get(key, 0)
     for kind, k in s.get("by_kind", {}).items():
         t = total.setdefault("by_kind", {}).setdefault(kind, {"faults": 0, "hits": 0,
                                                               "latencies": [], "training": []})
@@ -259,7 +341,9 @@ def summary_line(name, s):
     recall = s["hits"] / s["faults"] if s["faults"] else 1.0
     f1 = 2 * hit_precision * recall / (hit_precision + recall) if hit_precision + recall else 0
     per_mh = s["false"] / s["machine_hours"] if s["machine_hours"] else 0
-    line = (f"{name:<44} alerts {s['alerts']:>4} (+{s['job_alerts']} job)  false {s['false']:>3} "
+    unions = f", +{s['benign_unions']} benign union" if s.get("benign_unions") else ""
+    line = (f"{name:<44} alerts {s['alerts']:>4} (+{s['job_alerts']} job{unions})  "
+            f"false {s['false']:>3} "
             f"({per_mh:.4f}/machine-h)  coincidental {s['coincidental']:>2}  "
             f"precision {precision:.3f}  recall {recall:.3f} ({s['hits']}/{s['faults']})  "
             f"F1 {f1:.3f}")
@@ -376,17 +460,19 @@ def report(runs):
     print(kind_table(total))
     # The issue's targets hold "at cadence up to 15 s": the same figures over those jobs only,
     # and the fault-free jobs' false alerts apart (the target there is none).
-    scoped, fault_free = {}, 0
+    scoped, fault_free, fault_free_unions = {}, 0, 0
     for s in runs:
         flags = s.get("flags")
         if flags and float(flags[flags.index("--interval") + 1]) <= TARGET_CADENCE_S:
             add(scoped, s)
             if "fault-free" in s["name"]:
                 fault_free += s["false"]
+                fault_free_unions += s.get("benign_unions", 0)
     if scoped:
         print()
         print(summary_line(f"cadence up to {TARGET_CADENCE_S:.0f} s (the targets' scope)", scoped))
-        print(f"    false alerts on fault-free jobs: {fault_free}")
+        print(f"    false alerts on fault-free jobs: {fault_free} (and {fault_free_unions} on one "
+              "host's benign events that together outlast the persistence)")
         print(kind_table(scoped))
     if field:
         print()
@@ -404,6 +490,8 @@ def main():
                     help="added to every job's seed: seeds under 1000 were looked at while the "
                          "detector was developed; the figures in docs/benchmarks.md use 1000")
     ap.add_argument("--field", default=os.path.join(os.path.dirname(__file__), "data/field/out"))
+    ap.add_argument("--jobs", metavar="TEXT",
+                    help="run only the generated jobs whose name contains TEXT (\"fault-free\")")
     ap.add_argument("--json", help="write every run's score here")
     ap.add_argument("--keep", help="keep the generated jobs in this folder")
     ap.add_argument("--report", nargs="+", metavar="JSON",
@@ -434,12 +522,16 @@ def main():
     runs = []
     try:
         for i, (name, flags, hours) in enumerate(suite(args.suite, args.seed_base)):
+            if args.jobs and args.jobs not in name:
+                continue
             out = os.path.join(work, f"job{i}")
             subprocess.run([args.jobgen, *flags, "--out", out], check=True, capture_output=True)
             machines = int(flags[flags.index("--machines") + 1])
             result, took = detect(args.vigil, os.path.join(out, "telemetry.csv"))
             labels = mark_unseen(out, read_labels(os.path.join(out, "labels.csv")), hours)
-            s = score(result["alerts"], labels, machines, hours, training_gaps(out, labels))
+            interval = float(flags[flags.index("--interval") + 1])
+            s = score(result["alerts"], labels, machines, hours, training_gaps(out, labels),
+                      benign_unions(out, interval), interval)
             s["name"], s["flags"], s["seconds"], s["samples"] = name, flags, took, result["samples"]
             runs.append(s)
             print(f"[{i + 1}] {name} {' '.join(flags)}: {s['alerts']} alerts, {s['false']} false, "

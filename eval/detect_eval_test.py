@@ -154,6 +154,64 @@ class AlertsKept(unittest.TestCase):
                                  "new --seed 1: only in the second run"])
 
 
+class BenignUnions(unittest.TestCase):
+    """One host's benign events joined into one deviation (88,200's two clock dips of 40 and 50 s,
+    75 s together, were named at the second's end)."""
+
+    def unions(self, benign, interval=5):
+        with tempfile.TemporaryDirectory() as d:
+            write(os.path.join(d, "benign.csv"), ["machine", "start", "end", "kind"],
+                  [["*", T0, T0 + 50, "job_init"]] + benign)
+            return de.benign_unions(d, interval)
+
+    def scored(self, benign, signal="step_time", detected=T0 + 958, interval=5):
+        alert = {"machine": "a", "kind": "divergence", "rule": "peers", "onset": T0 + 890,
+                 "detected": detected, "evidence": [{"signal": signal}]}
+        s = de.score([alert], [], 2, 1.0, (), self.unions(benign, interval), interval)
+        return s["alert_list"][0][-1], s
+
+    DIPS = [["a", T0 + 882, T0 + 922, "gpu_clock_dip:gpu0"],
+            ["a", T0 + 907.5, T0 + 957, "gpu_clock_dip:gpu6"]]
+
+    def test_two_overlapping_dips_longer_than_the_persistence_are_a_benign_union(self):
+        verdict, s = self.scored(self.DIPS)
+        self.assertEqual(verdict, "benign_union")
+        self.assertEqual((s["alerts"], s["false"], s["benign_unions"]), (0, 0, 1))
+        self.assertIn("(+0 job, +1 benign union)", de.summary_line("job", s))
+
+    def test_one_event_within_the_persistence_is_a_false_alert(self):
+        self.assertEqual(self.scored(self.DIPS[1:])[0], "false")
+
+    def test_a_signal_the_events_do_not_move_is_a_false_alert(self):
+        self.assertEqual(self.scored(self.DIPS, signal="net_rx_bytes")[0], "false")
+
+    def test_an_alert_long_after_the_union_ended_is_a_false_alert(self):
+        self.assertEqual(self.scored(self.DIPS, detected=T0 + 1000)[0], "false")
+
+    def test_a_scrape_interval_of_training_between_events_parts_them(self):
+        parted = [["a", T0 + 882, T0 + 922, "gpu_clock_dip:gpu0"],
+                  ["b", T0 + 900, T0 + 990, "gpu_clock_dip:gpu0"],
+                  ["a", T0 + 927, T0 + 957, "noisy_neighbour"]]
+        self.assertEqual(self.scored(parted)[0], "false")
+        self.assertEqual(self.scored(parted, interval=10)[0], "benign_union")
+
+    def test_a_job_wide_stop_between_events_joins_them_and_counts_nothing(self):
+        # Two noisy neighbours of 35 s with a checkpoint of 100 s between them: 70 s of training.
+        events = [["a", T0 + 800, T0 + 835, "noisy_neighbour"],
+                  ["*", T0 + 836, T0 + 936, "checkpoint"],
+                  ["a", T0 + 937, T0 + 972, "noisy_neighbour"]]
+        self.assertEqual(self.unions(events)[("a", "step_time")], [(T0 + 800, T0 + 972, 70)])
+        self.assertEqual(self.scored(events, detected=T0 + 975)[0], "benign_union")
+
+    def test_a_signal_with_a_longer_persistence_needs_a_longer_union(self):
+        crons = [["a", T0 + 800, T0 + 860, "cron_cpu_busy"],
+                 ["a", T0 + 861, T0 + 921, "cron_cpu_busy"]]
+        self.assertEqual(self.scored(crons, signal="cpu_idle", detected=T0 + 921)[0], "false")
+        crons.append(["a", T0 + 921, T0 + 951, "cron_cpu_busy"])
+        self.assertEqual(self.scored(crons, signal="cpu_idle", detected=T0 + 951)[0],
+                         "benign_union")
+
+
 class SecondsTraining(unittest.TestCase):
     def test_overlapping_gaps_count_once_and_only_within_the_span(self):
         # 330 s, of which 80 + 50 stopped.
