@@ -1311,6 +1311,10 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     return false;
   };
   if (worse && !shared()) return false;
+  if (BackFromTheBetterSide(ff, m, t, level)) {
+    LearnAgain(t, level);
+    return true;
+  }
   // Before the window: the levels the ring let go, and those of the ring before it (a slow
   // cadence, whose ring reaches back further).
   float before[kPriorSamples + kWarmSamples];
@@ -1347,6 +1351,35 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
         (at_held(static_cast<uint8_t>(first)) || (typical && left_again)))) {
     return false;
   }
+  LearnAgain(t, level);
+  return true;
+}
+
+bool PeerModel::BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const Track& t,
+                                      double level) const {
+  // A placement on the better side of a signal with a worse side, beyond the tolerance, that no
+  // population shares (fewer than kSharedMachines others placed there: no stage, no class of
+  // hardware), in a group most of whose machines are placed at the typical level, of a machine
+  // now back at that level: the window learned an event of its own that raised it (a network
+  // burst over half the window, its partial rate at the window's end making a tie that no level
+  // is learned from), not its level. A fault moves such a signal to its worse side only, and lands
+  // a machine on the level most of its peers share only from a level of its own above theirs,
+  // which a machine of such a group does not have. Not where the typical level is a minority's (a
+  // pipeline's stages): a heavier stage's machine slowed to a lighter stage's level is a fault.
+  if (ff.signal.worse == telemetry::Worse::kEither) return false;
+  const double tolerance = PlacementTolerance();
+  const double better = ff.signal.worse == telemetry::Worse::kLower ? t.log_a : -t.log_a;
+  if (!(better > tolerance && std::fabs(level) <= tolerance) || PlacedAt(ff.f, m, t.log_a)) {
+    return false;
+  }
+  size_t typical = 0;
+  for (uint32_t o : valid_) {
+    if (std::fabs(TrackOf(o, ff.f).log_a) <= tolerance) ++typical;
+  }
+  return 2 * typical > valid_.size();
+}
+
+void PeerModel::LearnAgain(Track& t, double level) {
   SetPlacement(t, static_cast<float>(level));
   t.past = t.a;
   t.confirmed = true;
@@ -1354,7 +1387,6 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // among peers that share one, is compared with them as they are, as from its first sample.
   t.placed = false;
   EndRun(t);
-  return true;
 }
 
 float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed, const float* raw,
