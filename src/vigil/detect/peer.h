@@ -520,14 +520,16 @@ class PeerModel {
   std::pair<double, size_t> KeptAwaySince(const FeatureFrame& ff, uint32_t m, const Track& t) const;
   // Learns machine m's placement on ff's feature again where it stands, instead of naming it,
   // where its warm-up's placement is not confirmed and it is back at the level it held before the
-  // window the placement was learned from; returns whether it did.
+  // window the placement was learned from, or back from the better side (BackFromTheBetterSide);
+  // returns whether it did.
   bool Relearn(const FeatureFrame& ff, uint32_t m, Track& t);
   // Whether machine m's placement (its track t) lies on the better side of a signal with a worse
   // side, beyond the tolerance, at a level no population shares, in a group mostly placed at the
-  // typical level, and the machine is back at that level (`level`, log against the centre): an
-  // event of its own in the window, learned again (Relearn).
-  bool BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const Track& t,
-                             double level) const;
+  // typical level, and the machine is back at that level (`level`, log against the centre), where
+  // the window's first sample (`window_first`, its level) was: an event of its own in the window,
+  // learned again (Relearn).
+  bool BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const Track& t, double level,
+                             double window_first) const;
   // Sets t's placement to `level` (log), confirmed, and ends its run.
   void LearnAgain(Track& t, double level);
   // The placement that a warm-up's window of n levels (oldest first) of machine m gives: the
