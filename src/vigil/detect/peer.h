@@ -525,11 +525,11 @@ class PeerModel {
   bool Relearn(const FeatureFrame& ff, uint32_t m, Track& t);
   // Whether machine m's placement (its track t) lies on the better side of a signal with a worse
   // side, beyond the tolerance, at a level no population shares, in a group mostly placed at the
-  // typical level, and the machine is back at that level (`level`, log against the centre), where
-  // the window's first sample (`window_first`, its level) was: an event of its own in the window,
-  // learned again (Relearn).
-  bool BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const Track& t, double level,
-                             double window_first) const;
+  // typical level, and the machine is back at that level (`level`, log against the centre),
+  // which it held over the first half of the window: an event of its own in the window's second
+  // half, learned again (Relearn).
+  bool BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const Track& t,
+                             double level) const;
   // Sets t's placement to `level` (log), confirmed, and ends its run.
   void LearnAgain(Track& t, double level);
   // The placement that a warm-up's window of n levels (oldest first) of machine m gives: the

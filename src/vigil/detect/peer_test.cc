@@ -2306,24 +2306,32 @@ TEST(PeerModelTest, AMachineFallingToTheTypicalLevelFromAPopulationsOrAStagesIsN
 // kSharedMachines others share it) whose receive rate falls to the typical level late in the
 // warm-up's window or just after it, before its placement is confirmed, was learned again there
 // and never named (in the reviewer's sweep, 25 of 3,240 such falls named, against 2,095 before).
-// `fast`: how many machines sit at `level` (machines 0..fast-1), the others at 100; machine 0
-// falls to `to` from `onset` on. Worse kHigher mirrors it (a step's compute time: machine 0
-// faster, 100 / level, rising to 100 / to). Returns when machine 0 was named (-1: never) and
-// whether any other machine was named.
-std::pair<double, bool> FasterMachineFalls(uint32_t machines, uint32_t fast, double level,
-                                           double to, double onset, double every, Worse worse,
-                                           uint64_t seed) {
+// Machine 0's value is `level0(t)` (receive-rate units, 100 the typical level), machines 1 to
+// fast-1 at `fast_level`, the others at 100. Worse kHigher mirrors it (a step's compute time: a
+// faster machine at 100 * 100 / v). Returns when machine 0 was named (-1: never) and whether any
+// other machine was named.
+std::pair<double, bool> MachineZeroAgainstAFewFaster(uint32_t machines, uint32_t fast,
+                                                     double fast_level, double every, Worse worse,
+                                                     uint64_t seed,
+                                                     const std::function<double(double)>& level0) {
   Rng rng(seed, 0);
   Job job(machines, {PeerSignal("rx", worse)});
   job.Run(0, 2400, every, [&](uint32_t m, uint32_t, double t) {
-    double v = m < fast ? level : 100;
-    if (m == 0 && t >= onset) v = to;
+    double v = m == 0 ? level0(t) : m < fast ? fast_level : 100;
     if (worse == Worse::kHigher) v = 100 * 100 / v;
     return Fresh(Noisy(rng, v));
   });
   bool others = false;
   for (uint32_t m : job.Named()) others = others || m != 0;
   return {job.TriggeredAt(0), others};
+}
+
+// Machine 0 of `fast` machines at `level` falls to `to` at `onset` (MachineZeroAgainstAFewFaster).
+std::pair<double, bool> FasterMachineFalls(uint32_t machines, uint32_t fast, double level,
+                                           double to, double onset, double every, Worse worse,
+                                           uint64_t seed) {
+  return MachineZeroAgainstAFewFaster(machines, fast, level, every, worse, seed,
+                                      [&](double t) { return t >= onset ? to : level; });
 }
 
 TEST(PeerModelTest, AFasterMachineOfItsOwnFallingToTheTypicalLevelIsNamed) {
@@ -2358,6 +2366,68 @@ TEST(PeerModelTest, ASmallGroupsFasterMachineFallingAtASlowCadenceIsNamed) {
     const double onset = 300 + every;
     const auto [at, others] = FasterMachineFalls(8, 1, 130, 100, onset, every, Worse::kLower, 59);
     EXPECT_GT(at, onset);
+    EXPECT_FALSE(others);
+  }
+}
+
+// A second reviewer's cases (session 67) against the rule above when it checked only the window's
+// first sample: a faster machine of its own (130 against 100: a newer NIC, or nearer the data's
+// source) whose receive rate dips to the typical level for a minute of its own about the window's
+// start (135-195 s at 15 s: a checkpoint's write, a data loader's pause), at its own level for the
+// rest of the window, falls to the typical level soon after the warm-up (a fault: the link
+// renegotiated down). Its window's first sample sat at the typical level, and it was learned again
+// there: never named. Its window's first half did not. Worse kHigher mirrors it (a step's compute
+// time, a faster GPU).
+TEST(PeerModelTest, AFasterMachineWithADipAtTheWindowsStartFallingIsNamed) {
+  for (const Worse worse : {Worse::kLower, Worse::kHigher}) {
+    for (const double onset : {300.0, 330.0}) {
+      SCOPED_TRACE(testing::Message() << "worse " << static_cast<int>(worse) << ", " << onset);
+      const auto [at, others] =
+          MachineZeroAgainstAFewFaster(16, 1, 130, 15, worse, 59, [&](double t) {
+            if (t >= onset) return 100.0;
+            if (t >= 135 && t < 195) return 100.0;
+            return 130.0;
+          });
+      EXPECT_GT(at, onset);
+      EXPECT_FALSE(others);
+    }
+  }
+}
+
+// The same machine whose fault comes in two steps (to the typical level at 300 s, to 70 five
+// minutes later) is named after the first step; learned again at it, it was named only a minute
+// after the second.
+TEST(PeerModelTest, AFasterMachineFallingInStepsIsNamedAtTheFirstStep) {
+  for (const double dip_from : {135.0, 150.0}) {
+    SCOPED_TRACE(dip_from);
+    const auto [at, others] =
+        MachineZeroAgainstAFewFaster(16, 1, 130, 15, Worse::kLower, 59, [&](double t) {
+          if (t >= 600) return 70.0;
+          if (t >= 300) return 100.0;
+          if (t >= dip_from && t < dip_from + 60) return 100.0;
+          return 130.0;
+        });
+    EXPECT_GT(at, 300);
+    EXPECT_LT(at, 600);
+    EXPECT_FALSE(others);
+  }
+}
+
+// A machine higher in the job's first minutes (125: loading its shard), at the typical level at
+// the window's start, onto which traffic moves within the window for good (130 from 180 s: a
+// rebalanced shard, a parameter server's hot key), falling to the typical level at 315 s (a
+// fault), is named: it held the typical level over less than the window's first half.
+TEST(PeerModelTest, AMachineRaisedInTheWindowForGoodFallingIsNamed) {
+  for (const Worse worse : {Worse::kLower, Worse::kHigher}) {
+    SCOPED_TRACE(static_cast<int>(worse));
+    const auto [at, others] =
+        MachineZeroAgainstAFewFaster(16, 1, 100, 15, worse, 59, [&](double t) {
+          if (t < 150) return 125.0;
+          if (t < 180) return 100.0;
+          if (t < 315) return 130.0;
+          return 100.0;
+        });
+    EXPECT_GT(at, 315);
     EXPECT_FALSE(others);
   }
 }
