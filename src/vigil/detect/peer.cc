@@ -1313,6 +1313,10 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     return false;
   };
   if (worse && !shared()) return false;
+  if (BackFromTheBetterSide(ff, m, t, level)) {
+    LearnAgain(t, level);
+    return true;
+  }
   // Before the window: the levels the ring let go, and those of the ring before it (a slow
   // cadence, whose ring reaches back further).
   float before[kPriorSamples + kWarmSamples];
@@ -1325,10 +1329,6 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     } else if (first < 0 || warm.at[i] < warm.at[first]) {
       first = i;
     }
-  }
-  if (BackFromTheBetterSide(ff, m, t, level)) {
-    LearnAgain(t, level);
-    return true;
   }
   if (n == 0 || first < 0) return false;
   std::nth_element(before, before + n / 2, before + n);
@@ -1367,15 +1367,14 @@ bool PeerModel::BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const 
   // window's last minute, its partial rate after it making a tie that no level is learned from),
   // not its level. A fault moves such a signal to its worse side only. A machine of a level of
   // its own above the others' (a faster NIC, one to three of them) that falls to the typical level
-  // is a fault: its window was at its own level over most of it, or began there. Reviewers'
-  // sweeps (session 67) of such falls from 45 s before the warm-up's end to 90 s after it named
-  // 25 of 3,240 where the window was not checked (2,095 before the rule), and 1,236 of 2,592
-  // (2,154 before) where only its first sample was: an event of the machine's own (a checkpoint's
-  // write) over the window's first samples made it look typical there; with its first half, 2,095
-  // and 2,104 (an event of its own over the window's first half exactly, then a fault within 90 s
-  // of the warm-up's end, is missed: docs/detect.md). Nor where the typical
-  // level is a minority's (a pipeline's stages): a heavier stage's machine slowed to a lighter
-  // stage's level is a fault.
+  // is a fault: its window was at its own level over most of it. Nor where the typical level is a
+  // minority's (a pipeline's stages): a heavier stage's machine slowed to a lighter stage's level
+  // is a fault. Reviewers' sweeps (session 67) of faster machines falling to the typical level
+  // from 45 s before the warm-up's end to 90 s after it: with the window unchecked 25 of 3,240
+  // were named (2,095 before the rule), with its first sample only 1,236 of 2,592 (2,154 before:
+  // an event of the machine's own over the window's first samples made it look typical there),
+  // with its first half 2,095 and 2,104; an event of its own over exactly the window's first half,
+  // then a fault within 90 s of the warm-up's end, is missed (docs/detect.md).
   if (ff.signal.worse == telemetry::Worse::kEither) return false;
   const double tolerance = PlacementTolerance();
   const double better = ff.signal.worse == telemetry::Worse::kLower ? t.log_a : -t.log_a;
@@ -1387,7 +1386,7 @@ bool PeerModel::BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const 
   float values[kWarmSamples];
   size_t n = 0;
   for (size_t k = 0; k < warm.count; ++k) {
-    const size_t i = warm.count < kWarmSamples ? k : (warm.next + k) % kWarmSamples;
+    const size_t i = warm.Oldest(k);
     if (warm.at[i] >= warm.from) values[n++] = warm.values[i];
   }
   if (n == 0) return false;
@@ -1545,7 +1544,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
     float levels[kWarmSamples], raw[kWarmSamples], before[kWarmSamples];
     size_t n = 0, b = 0;
     for (size_t k = 0; k < warm.count; ++k) {  // oldest first
-      const size_t i = warm.count < kWarmSamples ? k : (warm.next + k) % kWarmSamples;
+      const size_t i = warm.Oldest(k);
       if (warm.at[i] < from) {
         before[b++] = warm.raw[i];
         continue;

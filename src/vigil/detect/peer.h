@@ -233,6 +233,8 @@ class PeerModel {
     float raw[kWarmSamples] = {};
     float at[kWarmSamples] = {};  // when each was sampled: seconds after `since`
     uint8_t count = 0, next = 0;
+    // The index of the ring's k-th sample, oldest first (k < count).
+    size_t Oldest(size_t k) const { return count < kWarmSamples ? k : (next + k) % kWarmSamples; }
     uint16_t scattered = 0;  // fresh samples of its second half, whose scatter Track::noise is
     double sampled = -1;
     double since = -1;  // the warm-up they belong to (Peers::since)
