@@ -710,21 +710,31 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     p.warmup =
         static_cast<float>(std::max<double>(p.warmup, FirstWarmup(MembersInterval(group, f))));
   }
-  // Placements are learned over the warm-up, and past it until the centre has settled (while
-  // nobody is judged yet), up to kMaxWarmups warm-ups: while machines cross a job-wide
-  // transition each at its own moment (a job that hung from its start and has just begun to
-  // train, its scrapes staggered), a level against a centre that has not crossed yet is no
-  // placement (one rank's first step of training against the hang's centre read as 1,000 times
-  // it). The level and the spread follow the warm-up's own rules over its first `warmup` only.
+  // The level and the spread follow the warm-up's own rules over its first `warmup` only.
   const bool warming = now - p.since < p.warmup;
-  const bool learning =
-      p.settled != p.since && (warming || (now - p.since < kMaxWarmups * o_.warmup_s &&
-                                           p.moving >= 0 && now - p.moving < o_.settle_s));
   // During the group's stall (most features stalled) the placements learned in training may or
   // may not hold (every rank spins in its collective at one power, whatever its stage drew; a hot
   // machine stays hotter), and a stalled feature's level is kept from before it.
   FollowLevel(p, centre, now, warming, group_stalled);
   FollowSpread(p, p.spread, frame_spread, dt, warming);
+  // Placements are learned over the warm-up, and past it, up to kMaxWarmups warm-ups (while
+  // nobody is judged yet):
+  // - until the centre has settled: while machines cross a job-wide transition each at its own
+  //   moment (a job that hung from its start and has just begun to train, its scrapes
+  //   staggered), a level against a centre that has not crossed yet is no placement (one rank's
+  //   first step of training against the hang's centre read as 1,000 times it);
+  // - while the feature stalls, and until it has settled after it: a warm-up that ends in a
+  //   checkpoint or an evaluation has learned its window's levels from the job's crossing into
+  //   it, which its machines cross each at its own moment (the smoothed centre halfway down when
+  //   one is still at its level: jobgen's seed 93,004, a host placed at 2.4 times its peers'
+  //   receive rate after a restart), and the placements are learned from the training after it
+  //   instead. The centre leaving a stall can rise less than a move in one frame.
+  const auto within_settle = [&](double at) { return at >= 0 && now - at < o_.settle_s; };
+  const bool stalled = p.stalled_since >= 0;
+  const bool learning =
+      p.settled != p.since &&
+      (warming || (now - p.since < kMaxWarmups * o_.warmup_s &&
+                   (stalled || within_settle(p.stall_left) || within_settle(p.moving))));
   // While placements are learned, a frame in which the centre moves (a job-wide transition that
   // the machines cross each at its own moment: a restart's first iterations, many times the
   // next, end over a minute) is no measure of the peers' spread, and the spread it raised would
@@ -744,7 +754,6 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   p.updated = now;
   p.current_until = now + current_within_;
   const double floor = NoiseFloor(p.quantum, p.level);
-  const bool stalled = p.stalled_since >= 0;
   if (!learning && p.settled != p.since) {
     // The warm-up's end: the placements it learned (or those kept from before a restart) are
     // each machine's own past to begin with.
@@ -1607,6 +1616,7 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, b
   if (p.history.empty()) p.level = static_cast<float>(size);
   const bool stalled = size < kStalledShare * p.level;
   if (!stalled) {
+    if (p.stalled_since >= 0) p.stall_left = now;
     p.stalled_since = -1;
   } else if (p.stalled_since < 0) {
     p.stalled_since = now;

@@ -260,8 +260,9 @@ class PeerModel {
     std::vector<double> history_at;  // when each entry of `history` was taken
     uint32_t next = 0;               // where the next one goes in the ring
     double sampled = -1;             // when the centre last went into `history`
-    double stalled_since = -1;
-    float quantum = 0;  // the smallest step between two values of one machine
+    double stalled_since = -1;       // the centre under kStalledShare of `level` since
+    double stall_left = -1;          // when it last came back above it
+    float quantum = 0;               // the smallest step between two values of one machine
     double updated = -1;
     double since = -1;  // first judged
     // Seconds of the warm-up from `since`: --warmup, less after a restart, more at a coarse
