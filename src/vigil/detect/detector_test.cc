@@ -147,6 +147,34 @@ TEST(DetectorTest, PersistentDivergenceIsNamedAfterAMinute) {
   }
 }
 
+// Tensor-pipe activity is worse when higher (docs/detect.md, the default signal map): at the job's
+// pace, a machine whose tensor pipes are busier than its peers' computes its share slower, and one
+// less busy waits, or its gauge (an average over a collection shorter than an iteration) caught
+// more of the iteration's communication. Jobgen's seed 93,004 (15-s scrapes, 1-s collections,
+// iterations of 2 s behind two stragglers): healthy hosts read 25% under their peers for minutes
+// at their utilisation and power, and were named. Machine 4 reading so for 5 minutes is not
+// named; machine 7 busier by 40% (a slow GPU) is.
+TEST(DetectorTest, TensorActivityUnderThePeersAtTheirPaceIsNoFault) {
+  Harness h;
+  Rng rng(93, 4);
+  for (int t = 0; t < 1500; ++t) {
+    if (t % 15 != 0) continue;
+    for (int m = 0; m < 16; ++m) {
+      const double noise = 1 + rng.Normal(0, 0.01);
+      double tensor = 0.18;
+      if (m == 4 && t >= 600 && t < 900) tensor = 0.135;
+      if (m == 7 && t >= 1000) tensor = 0.25;
+      h.Feed(t + m * 0.5, m, "DCGM_FI_DEV_GPU_UTIL", 0, 100);
+      h.Feed(t + m * 0.5, m, "DCGM_FI_DEV_POWER_USAGE", 0, 400 * noise);
+      h.Feed(t + m * 0.5, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, tensor * noise);
+    }
+  }
+  const std::vector<Alert> alerts = h.Finish();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].machine, "m7");
+  EXPECT_GE(alerts[0].detected, 1000);
+}
+
 // The persistence time is a minute (benign events in the field, a GPU clock dip or a noisy
 // neighbour, last up to one): a machine whose power and tensor activity fall by 30% for 55 s is
 // not named, and one whose fall for good is named a minute after they did (plus the smoothing).
