@@ -147,32 +147,36 @@ TEST(DetectorTest, PersistentDivergenceIsNamedAfterAMinute) {
   }
 }
 
-// Tensor-pipe activity is worse when higher (docs/detect.md, the default signal map): at the job's
-// pace, a machine whose tensor pipes are busier than its peers' computes its share slower, and one
-// less busy waits, or its gauge (an average over a collection shorter than an iteration) caught
-// more of the iteration's communication. Jobgen's seed 93,004 (15-s scrapes, 1-s collections,
-// iterations of 2 s behind two stragglers): healthy hosts read 25% under their peers for minutes
-// at their utilisation and power, and were named. Machine 4 reading so for 5 minutes is not
-// named; machine 7 busier by 40% (a slow GPU) is.
-TEST(DetectorTest, TensorActivityUnderThePeersAtTheirPaceIsNoFault) {
-  Harness h;
-  Rng rng(93, 4);
-  for (int t = 0; t < 1500; ++t) {
-    if (t % 15 != 0) continue;
-    for (int m = 0; m < 16; ++m) {
-      const double noise = 1 + rng.Normal(0, 0.01);
-      double tensor = 0.18;
-      if (m == 4 && t >= 600 && t < 900) tensor = 0.135;
-      if (m == 7 && t >= 1000) tensor = 0.25;
-      h.Feed(t + m * 0.5, m, "DCGM_FI_DEV_GPU_UTIL", 0, 100);
-      h.Feed(t + m * 0.5, m, "DCGM_FI_DEV_POWER_USAGE", 0, 400 * noise);
-      h.Feed(t + m * 0.5, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0, tensor * noise);
+// A host whose GEMMs stop using their tensor cores (TF32 or the tensor-core kernels turned off in
+// one container: they run on the CUDA cores) is the job's straggler, busy all the time at its
+// waiting peers' utilisation and power: its tensor activity alone shows it, far under theirs
+// (docs/detect.md, the default signal map). Session 68 counted tensor activity only when higher,
+// against DCGM's aliasing, and a reviewer showed this lost (these two tests). Machine 5 from 600 s
+// at `share` of its peers' tensor activity, on both its GPUs, then on one of them (its min).
+TEST(DetectorTest, AHostWhoseGpusLoseTheirTensorCoresIsNamed) {
+  for (const double share : {0.7, 0.5, 0.3, 0.1}) {
+    for (const int lost : {1, 2}) {
+      SCOPED_TRACE(::testing::Message() << share << " " << lost);
+      Harness h;
+      Rng rng(68, 4);
+      for (int t = 0; t < 1500; t += 15) {
+        for (int m = 0; m < 16; ++m) {
+          for (int g = 0; g < 2; ++g) {
+            const double noise = 1 + rng.Normal(0, 0.01);
+            const bool slow = m == 5 && g < lost && t >= 600;
+            h.Feed(t + m * 0.5, m, "DCGM_FI_DEV_GPU_UTIL", g, 100);
+            h.Feed(t + m * 0.5, m, "DCGM_FI_DEV_POWER_USAGE", g, 400 * noise);
+            h.Feed(t + m * 0.5, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", g,
+                   0.18 * (slow ? share : 1) * noise);
+          }
+        }
+      }
+      const std::vector<Alert> alerts = h.Finish();
+      ASSERT_EQ(alerts.size(), 1u);
+      EXPECT_EQ(alerts[0].machine, "m5");
+      EXPECT_GE(alerts[0].detected, 600);
     }
   }
-  const std::vector<Alert> alerts = h.Finish();
-  ASSERT_EQ(alerts.size(), 1u);
-  EXPECT_EQ(alerts[0].machine, "m7");
-  EXPECT_GE(alerts[0].detected, 1000);
 }
 
 // The persistence time is a minute (benign events in the field, a GPU clock dip or a noisy

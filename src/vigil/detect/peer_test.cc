@@ -2110,6 +2110,35 @@ TEST(PeerModelTest, AWarmUpDoesNotEndWhileItsFeatureStalls) {
   }
 }
 
+// A reviewer's sweep of the rule above (session 68): a fault that begins as a stall inside the
+// warm-up ends (machine 3's link comes back from a checkpoint at half its rate) is no placement.
+// 16 machines at 1 s, traffic worse when lower at 100, stalled at 0.5 from `start` for `length`.
+// Named in every case, within 250 s of the stall's end, and nobody without the fault; where the
+// stall runs past the warm-up's end, 196 s after it against 143 s before the rule (the placements
+// are learned after it, for 60 s).
+TEST(PeerModelTest, AFaultFromAStallsEndInsideTheWarmUpIsNamed) {
+  for (const double start : {100.0, 150.0, 200.0, 250.0}) {
+    for (const double length : {60.0, 120.0, 180.0, 240.0}) {
+      for (const bool fault : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << start << " " << length << " " << fault);
+        Rng rng(68, 1);
+        Job job(16, {PeerSignal("traffic", Worse::kLower)});
+        const double end = start + length;
+        job.Run(0, 1200, 1, [&](uint32_t m, uint32_t, double t) {
+          double v = 100;
+          if (t >= start && t < end) v = 0.5;
+          if (fault && m == 3 && t >= end) v = 50;
+          return Fresh(Noisy(rng, v));
+        });
+        ExpectNamedOnlyForItsFault(job, 3, fault, end);
+        if (fault) {
+          EXPECT_LE(job.TriggeredAt(3) - end, 250);
+        }
+      }
+    }
+  }
+}
+
 // Jobgen's seed 43,003 at 1 s: a job restarted after a hang runs for seconds and hangs again.
 // Machines 2 and 3, whose CPU idle sits at 0.85 of the others' (heavier data loaders), are
 // placed there. In those seconds machines 2, 5 and 9 have cron jobs of their own (too many to

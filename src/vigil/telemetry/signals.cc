@@ -79,15 +79,7 @@ SignalMap SignalMap::Default() {
   // dcgm-exporter, per GPU (label gpu).
   map.Add(Gauge("DCGM_FI_DEV_GPU_UTIL", "gpu_util"));
   map.Add(Gauge("DCGM_FI_DEV_POWER_USAGE", "gpu_power"));
-  // Tensor-pipe activity: every machine of a synchronous job keeps the job's pace, so one whose
-  // pipes are busier than its peers' computes its share slower (a slow GPU computes through the
-  // time the others wait for it), and one less busy waits for another, or its gauge, an average
-  // over a collection shorter than an iteration, caught more of the iteration's communication:
-  // healthy hosts 25% under their peers for minutes at a time (jobgen's seed 93,004 behind two
-  // stragglers). A host whose GPUs starve shows it in their utilisation too.
-  SignalMapping tensor = Gauge("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active");
-  tensor.worse = Worse::kHigher;
-  map.Add(std::move(tensor));
+  map.Add(Gauge("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active"));
   map.Add(Gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gr_engine_active"));
   // Temperatures follow power with a thermal lag of a minute or more and differ by rack
   // position: a GPU that comes to run hotter than its peers (a failing fan, a blocked inlet)

@@ -49,8 +49,6 @@ TEST(SignalMapTest, DirectionThresholdAndPersistence) {
   SignalMap map = SignalMap::Default();
   EXPECT_EQ(map.Find("training_step_seconds", {})->worse, Worse::kHigher);
   EXPECT_EQ(map.Find("step_time", {})->worse, Worse::kHigher);  // under its own name too
-  EXPECT_EQ(map.Find("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", {})->worse, Worse::kHigher);
-  EXPECT_EQ(map.Find("DCGM_FI_DEV_GPU_UTIL", {})->worse, Worse::kEither);
   EXPECT_DOUBLE_EQ(map.Find("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", {})->threshold, 1);
   EXPECT_DOUBLE_EQ(map.Find("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", {})->threshold, 0);
   EXPECT_DOUBLE_EQ(map.Find("node_cpu_seconds_total", {{"mode", "idle"}})->persistence, 120);
