@@ -151,8 +151,8 @@ TEST(DetectorTest, PersistentDivergenceIsNamedAfterAMinute) {
 // one container: they run on the CUDA cores) is the job's straggler, busy all the time at its
 // waiting peers' utilisation and power: its tensor activity alone shows it, far under theirs
 // (docs/detect.md, the default signal map). Session 68 counted tensor activity only when higher,
-// against DCGM's aliasing, and a reviewer showed this lost (these two tests). Machine 5 from 600 s
-// at `share` of its peers' tensor activity, on both its GPUs, then on one of them (its min).
+// against DCGM's aliasing, and a reviewer showed this lost (this test). Machine 5 from 600 s
+// at `share` of its peers' tensor activity, on one of its GPUs (its min), then on both.
 TEST(DetectorTest, AHostWhoseGpusLoseTheirTensorCoresIsNamed) {
   for (const double share : {0.7, 0.5, 0.3, 0.1}) {
     for (const int lost : {1, 2}) {
