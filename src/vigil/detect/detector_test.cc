@@ -1632,6 +1632,56 @@ TEST(DetectorTest, AGpuHotterFromTheStartIsWhereItSits) {
   EXPECT_EQ(alerts[0].machine, "m2");
 }
 
+// A GPU's temperature is its inlet's and its position's degrees over a share of its power: as a
+// share of its peers' temperature, where it sits holds only at the load it was learned at
+// (jobgen's seed 96,001: a host whose coolest GPU read 0.99 of its peers' in training read 1.11 in
+// the hang of a restarted job, spinning at a quarter of the power, and was named after 7 minutes).
+// At another load nobody is judged on it; back at the load, a GPU that now runs hotter is named.
+TEST(DetectorTest, AGpuIsJudgedOnItsTemperatureAtTheLoadItWasPlacedAt) {
+  for (const bool fan_fails : {false, true}) {
+    SCOPED_TRACE(fan_fails);
+    Harness h;
+    h.Run(8, 0, 2400, "DCGM_FI_DEV_GPU_TEMP", [&](int m, int t) {
+      const bool spinning = t >= 600 && t < 1500;
+      if (m == 3) return spinning ? 38.0 : fan_fails && t >= 1800 ? 66.0 : 57.0;
+      return spinning ? 34.0 : 57.0;
+    });
+    const std::vector<Alert> alerts = h.Finish();
+    if (!fan_fails) {
+      EXPECT_TRUE(alerts.empty());
+      continue;
+    }
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].machine, "m3");
+    EXPECT_GE(alerts[0].onset, 1800);
+  }
+}
+
+// A load that lasts (a hang no watchdog ends; a job whose first warm-up fell in a long init at
+// idle) is the temperature's own: its placements are learned again there, and a GPU whose fan
+// fails at it is named, not at the load it was placed at only, nor never.
+TEST(DetectorTest, AGpusTemperatureIsLearnedAgainAtALoadThatLasts) {
+  struct Case {
+    const char* name;
+    int other_from, other_to;  // the other load: 34 C (38 C for m3, a hot inlet)
+    int fan_at;                // m5 runs 9 C hotter from then
+  };
+  for (const Case c : {Case{"a long hang", 600, 3000, 2000}, Case{"a long init", 0, 900, 2400}}) {
+    SCOPED_TRACE(c.name);
+    Harness h;
+    h.Run(8, 0, 3300, "DCGM_FI_DEV_GPU_TEMP", [&](int m, int t) {
+      const bool other = t >= c.other_from && t < c.other_to;
+      const double level = other ? (m == 3 ? 38.0 : 34.0) : 57.0;
+      return m == 5 && t >= c.fan_at ? level + 9 : level;
+    });
+    const std::vector<Alert> alerts = h.Finish();
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].machine, "m5");
+    EXPECT_GE(alerts[0].onset, c.fan_at);
+    EXPECT_LE(alerts[0].detected, c.fan_at + 600);
+  }
+}
+
 // Step time is worse only when higher: a worker faster than its peers is not a fault.
 TEST(DetectorTest, AFasterWorkerIsNoStraggler) {
   Harness h;

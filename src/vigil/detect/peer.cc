@@ -668,6 +668,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     const bool restart = p.settled >= 0 && p.restart_warmup > 0;
     p.warmup = restart ? p.restart_warmup : static_cast<float>(o_.warmup_s);
     p.warmup_sized = restart;  // from the machines' intervals before the stall
+    p.placed_level_before = p.placed_level;
     // A warm-up begins (the job's start, a restart): every machine's placement as it stands,
     // taken at one moment, before Place re-centres any on the new levels, is what
     // KeepPlacementsFromBefore compares the new ones with.
@@ -759,7 +760,12 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     // each machine's own past to begin with.
     p.settled = p.since;
     p.judged_from = now;
-    KeepPlacementsFromBefore(valid_, f, p.since, now);
+    // Those from before were learned at another load where the signal's placements hold only at
+    // their own (AtPlacedLoad: a restart that hangs and spins where the job trained before, or
+    // trains where it spun): no reference for the new ones.
+    if (AtPlacedLoad(signal, p.placed_level, p.placed_level_before)) {
+      KeepPlacementsFromBefore(valid_, f, p.since, now);
+    }
     for (uint32_t m : valid_) {
       Track& t = TrackOf(m, f);
       t.past = t.a;
@@ -774,6 +780,8 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   } else if (own_spread >= 0) {
     FollowSpread(p, p.own_spread, own_spread, dt, warming);
   }
+  const bool settled = p.moving < 0 || now - p.moving >= o_.settle_s;  // since its last move
+  const bool at_load = learning || AtPlacedLoad(signal, std::fabs(centre), p.placed_level);
   const FeatureFrame frame{
       .group = group,
       .f = f,
@@ -786,16 +794,29 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .own_spread = p.own_spread,
       .learning = learning,
       .stalled = stalled,
-      .judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s),
+      .judging = !learning && settled && at_load,
       .alike =
           group_stalled ? std::optional<double>(CentreAndSpread(f, false).first) : std::nullopt,
       .since = p.since,
       .warmup = p.warmup,
       .raw_centre = learning ? CentreOf(f, &Track::raw, true) : 0,
+      .at_placed_load = at_load,
   };
   for (uint32_t m : valid_) {
     if (!fresh_[CellOf(m, f)]) continue;
     JudgeMachine(frame, p, m);
+  }
+  // Settled at another load for a third of the level's window (a hang that no watchdog ends, a
+  // restart whose init outlasted its warm-up, a warm-up that ended in a ramp), outside its
+  // group's stall: that load is the feature's own now, and its placements are learned again there
+  // in a warm-up of their own, as after a restart.
+  if (at_load || group_stalled) {
+    p.other_load_since = -1;
+  } else if (p.other_load_since < 0) {
+    p.other_load_since = now;
+  } else if (now - p.other_load_since >= o_.level_window_s / 3 && settled) {
+    p.other_load_since = -1;
+    p.since = -1;
   }
   if (p.shared && std::none_of(valid_.begin(), valid_.end(),
                                [&](uint32_t m) { return TrackOf(m, f).run > 0; })) {
@@ -1570,6 +1591,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
         last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
     SetPlacement(t, WindowLevel(ff, m, levels, raw, n, held));
     if (t.learned < UINT16_MAX) ++t.learned;
+    peers_[ff.group][ff.f].placed_level = static_cast<float>(ff.centre);
     return;
   }
   // After it: slowly, and only while the machine does not deviate; a machine that joins later
@@ -1645,6 +1667,12 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, b
   }
   scratch_.assign(p.history.begin(), p.history.end());
   p.level = static_cast<float>(MedianOf(scratch_));
+}
+
+bool PeerModel::AtPlacedLoad(const telemetry::SignalInfo& signal, double level,
+                             double placed_level) const {
+  return !signal.level_by_position || placed_level <= 0 ||
+         std::fabs(std::log(level / placed_level)) <= PlacementTolerance();
 }
 
 void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_t f,
