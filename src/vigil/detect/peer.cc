@@ -94,6 +94,9 @@ constexpr double kMaxWarmups = 2;
 constexpr double kRestartWarmupShare = 0.5;
 // The half-life of a feature's slow centre (Peers::slow_centre), seconds.
 constexpr double kSlowCentreHalfLife = 30;
+// The half-life with which the level a signal's placements hold at follows its centre, seconds
+// (Peers::placed_level).
+constexpr double kPlacedLevelHalfLife = 300;
 // The centre is moving while it lies more than this share of the level off its slow average.
 constexpr double kMovingShare = 0.2;
 // The centre holds still while it stays within this share of the level of where it stood when it
@@ -806,17 +809,11 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     if (!fresh_[CellOf(m, f)]) continue;
     JudgeMachine(frame, p, m);
   }
-  // Settled at another load for a third of the level's window (a hang that no watchdog ends, a
-  // restart whose init outlasted its warm-up, a warm-up that ended in a ramp), outside its
-  // group's stall: that load is the feature's own now, and its placements are learned again there
-  // in a warm-up of their own, as after a restart.
-  if (at_load || group_stalled) {
-    p.other_load_since = -1;
-  } else if (p.other_load_since < 0) {
-    p.other_load_since = now;
-  } else if (now - p.other_load_since >= o_.level_window_s / 3 && settled) {
-    p.other_load_since = -1;
-    p.since = -1;
+  // The load the placements hold at follows a slow drift of the level (a machine room that warms
+  // over an hour, GPUs that creep up after their fast rise), not a checkpoint's move.
+  if (!learning && settled && at_load && p.placed_level > 0) {
+    p.placed_level = static_cast<float>(p.placed_level + Weight(dt, kPlacedLevelHalfLife) *
+                                                             (std::fabs(centre) - p.placed_level));
   }
   if (p.shared && std::none_of(valid_.begin(), valid_.end(),
                                [&](uint32_t m) { return TrackOf(m, f).run > 0; })) {
@@ -1226,6 +1223,12 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   // whose own value deviates too (strength > 0: so that neither the smoothing's tail after a
   // short event nor a gap in the data lengthens it), weighted by their strength.
   if (!deviates) t.kept_away = false;
+  // At another load than its placements were learned at (AtPlacedLoad: a checkpoint, an
+  // evaluation, a hang), a run neither grows nor ends: its evidence goes on once the job is back.
+  if (!ff.at_placed_load) {
+    if (t.run > 0) t.last_deviating = ff.now;
+    return;
+  }
   if (!ff.judging || !deviates) {
     EndRun(t);
     return;

@@ -283,11 +283,10 @@ class PeerModel {
                               // compared with those from before it
     double judged_from = -1;  // when that warm-up ended: the feature judged again from then
     bool shared = false;      // a shared deviation was reported and some machine still deviates
-    // |centre| when a warm-up last learned placements (the load they hold at: AtPlacedLoad),
-    // and that as the current warm-up began; the centre away from it since.
+    // |centre| when a warm-up last learned placements, followed slowly since while the centre
+    // lies near it (the load they hold at: AtPlacedLoad), and that as the current warm-up began.
     float placed_level = 0;
     float placed_level_before = 0;
-    double other_load_since = -1;
     // Its machines' values are current until then (CollectCurrent, renewed while some machine
     // has fresh samples): a feature whose series are gone or all held (the trainer's, its job
     // killed or hung) counts neither way in its group's stall.
