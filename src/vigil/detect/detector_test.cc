@@ -1632,31 +1632,6 @@ TEST(DetectorTest, AGpuHotterFromTheStartIsWhereItSits) {
   EXPECT_EQ(alerts[0].machine, "m2");
 }
 
-// A GPU's temperature is its inlet's and its position's degrees over a share of its power: as a
-// share of its peers' temperature, where it sits holds only at the load it was learned at
-// (jobgen's seed 96,001: a host whose coolest GPU read 0.99 of its peers' in training read 1.11 in
-// the hang of a restarted job, spinning at a quarter of the power, and was named after 7 minutes).
-// At another load nobody is judged on it; back at the load, a GPU that now runs hotter is named.
-TEST(DetectorTest, AGpuIsJudgedOnItsTemperatureAtTheLoadItWasPlacedAt) {
-  for (const bool fan_fails : {false, true}) {
-    SCOPED_TRACE(fan_fails);
-    Harness h;
-    h.Run(8, 0, 2400, "DCGM_FI_DEV_GPU_TEMP", [&](int m, int t) {
-      const bool spinning = t >= 600 && t < 1500;
-      if (m == 3) return spinning ? 38.0 : fan_fails && t >= 1800 ? 66.0 : 57.0;
-      return spinning ? 34.0 : 57.0;
-    });
-    const std::vector<Alert> alerts = h.Finish();
-    if (!fan_fails) {
-      EXPECT_TRUE(alerts.empty());
-      continue;
-    }
-    ASSERT_EQ(alerts.size(), 1u);
-    EXPECT_EQ(alerts[0].machine, "m3");
-    EXPECT_GE(alerts[0].onset, 1800);
-  }
-}
-
 // A GPU temperature with a first-order lag (45 s) toward target(m, t): its inlet's degrees, its
 // load's and a failing fan's; 8 machines over [0, to).
 std::vector<std::vector<double>> LaggedTemperatures(int to,
@@ -1680,13 +1655,15 @@ std::vector<Alert> RunTemperatures(const std::vector<std::vector<double>>& temps
   return h.Finish();
 }
 
-// At another load a run on a temperature neither grows nor ends, and the load its placements hold
-// at follows a slow drift: a fan that fails (m5, +9 or +15 C; m3 a hot inlet) between checkpoints
-// every few minutes (30 s at 15% of the power, the GPUs a fifth cooler), in a hang of 40 minutes
-// or 200 s into an evaluation of 20 at 70% of the power, or while the room warms by 12 C over an
-// hour or the GPUs creep up 10 C after their fast rise, is named within 10 minutes of the job's
-// return to the load (a reviewer's cases, session 69: a first version ended every run at another
-// load and learned the placements again after 10 minutes there, and named none of them).
+// A GPU's temperature is its inlet's and its position's degrees over a share of its power, so a
+// machine's share of its peers' temperature holds at the load it was placed at only. Two reviewers
+// (session 69) broke two attempts to judge temperature only at that load; their cases, each
+// named before and after neither attempt, hold what a next one must keep: a fan that fails (m5,
+// +9 to +15 C; m3 a hot inlet) between checkpoints every few minutes (30 s at 15% of the power),
+// in a hang of 40 minutes, 200 s into an evaluation of 20 at 70% of the power, 20 minutes after the
+// job's load moved for good, an hour after a first warm-up in a long init at another load, or while
+// the room warms or the GPUs creep up, is named within 10 minutes of the job's return to training
+// or of the fan's failure.
 TEST(DetectorTest, AFanFailingAtAnotherLoadOrInADriftIsNamed) {
   struct Case {
     std::string name;
@@ -1697,8 +1674,9 @@ TEST(DetectorTest, AFanFailingAtAnotherLoadOrInADriftIsNamed) {
     int back = 0;                      // the job back at the load it was placed at
   };
   const auto none = [](int) { return 0.0; };
+  const auto full = [](int) { return 1.0; };
   std::vector<Case> cases;
-  for (const int period : {180, 240, 300}) {
+  for (const int period : {180, 300}) {
     cases.push_back({"checkpoints every " + std::to_string(period) + " s", 1500, 15,
                      [=](int t) { return t >= 600 && t % period < 30 ? 0.15 : 1.0; }, none});
   }
@@ -1706,10 +1684,19 @@ TEST(DetectorTest, AFanFailingAtAnotherLoadOrInADriftIsNamed) {
       {"a hang", 1800, 9, [](int t) { return t >= 600 && t < 3000 ? 0.3 : 1.0; }, none, 3000});
   cases.push_back({"an evaluation", 1400, 9,
                    [](int t) { return t >= 1200 && t < 2400 ? 0.7 : 1.0; }, none, 2400});
-  cases.push_back({"the room warms", 2400, 9, [](int) { return 1.0; },
+  for (const double load : {0.7, 1.3}) {
+    cases.push_back(
+        {"the load moves for good to " + std::to_string(static_cast<int>(load * 100)) + "%", 2100,
+         9, [=](int t) { return t >= 900 ? load : 1.0; }, none});
+  }
+  cases.push_back({"a first warm-up at 0.3 for 900 s", 3600, 12,
+                   [](int t) { return t < 900 ? 0.3 : 1.0; }, none});
+  cases.push_back({"the room warms", 2400, 9, full,
                    [](int t) { return t < 600 ? 0 : 12 * std::min(1.0, (t - 600) / 3600.0); }});
-  cases.push_back({"the GPUs creep", 1200, 9, [](int) { return 1.0; },
-                   [](int t) { return 10 * (1 - std::exp(-t / 600.0)) - 7; }});
+  cases.push_back({"the room warms fast", 2100, 12, full,
+                   [](int t) { return t < 600 ? 0 : 10 * std::min(1.0, (t - 600) / 300.0); }});
+  cases.push_back(
+      {"the GPUs creep", 1200, 9, full, [](int t) { return 10 * (1 - std::exp(-t / 600.0)) - 7; }});
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const auto temps = LaggedTemperatures(4800, [&](int m, int t) {
@@ -1723,6 +1710,25 @@ TEST(DetectorTest, AFanFailingAtAnotherLoadOrInADriftIsNamed) {
       EXPECT_EQ(alerts[0].machine, "m5");
       EXPECT_GE(alerts[0].onset, c.fan_at);
       EXPECT_LE(alerts[0].detected, std::max(c.fan_at, c.back) + 600);
+    }
+  }
+}
+
+// A healthy GPU hot for 200-250 s (under a temperature's 300-s persistence) just before the job
+// moves to another load (a checkpoint of a minute, a hang of 40) and again just after it is back
+// is two events, not one fault (a reviewer's case, session 69: a version that held a run over
+// another load joined them).
+TEST(DetectorTest, TwoShortHotEventsAroundAnotherLoadAreNoFault) {
+  for (const int hot : {200, 250}) {
+    for (const int away : {60, 2400}) {
+      SCOPED_TRACE(::testing::Message() << hot << " s hot, " << away << " s away");
+      const int from = 1200, back = from + away;
+      const auto temps = LaggedTemperatures(4000, [&](int m, int t) {
+        const bool event =
+            m == 2 && ((t >= from - hot && t < from) || (t >= back && t < back + hot));
+        return 30.0 + 27 * (t >= from && t < back ? 0.15 : 1.0) + (event ? 12.0 : 0.0);
+      });
+      EXPECT_TRUE(RunTemperatures(temps).empty());
     }
   }
 }

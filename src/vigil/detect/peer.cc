@@ -94,9 +94,6 @@ constexpr double kMaxWarmups = 2;
 constexpr double kRestartWarmupShare = 0.5;
 // The half-life of a feature's slow centre (Peers::slow_centre), seconds.
 constexpr double kSlowCentreHalfLife = 30;
-// The half-life with which the level a signal's placements hold at follows its centre, seconds
-// (Peers::placed_level).
-constexpr double kPlacedLevelHalfLife = 300;
 // The centre is moving while it lies more than this share of the level off its slow average.
 constexpr double kMovingShare = 0.2;
 // The centre holds still while it stays within this share of the level of where it stood when it
@@ -671,7 +668,6 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     const bool restart = p.settled >= 0 && p.restart_warmup > 0;
     p.warmup = restart ? p.restart_warmup : static_cast<float>(o_.warmup_s);
     p.warmup_sized = restart;  // from the machines' intervals before the stall
-    p.placed_level_before = p.placed_level;
     // A warm-up begins (the job's start, a restart): every machine's placement as it stands,
     // taken at one moment, before Place re-centres any on the new levels, is what
     // KeepPlacementsFromBefore compares the new ones with.
@@ -763,12 +759,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     // each machine's own past to begin with.
     p.settled = p.since;
     p.judged_from = now;
-    // Those from before were learned at another load where the signal's placements hold only at
-    // their own (AtPlacedLoad: a restart that hangs and spins where the job trained before, or
-    // trains where it spun): no reference for the new ones.
-    if (AtPlacedLoad(signal, p.placed_level, p.placed_level_before)) {
-      KeepPlacementsFromBefore(valid_, f, p.since, now);
-    }
+    KeepPlacementsFromBefore(valid_, f, p.since, now);
     for (uint32_t m : valid_) {
       Track& t = TrackOf(m, f);
       t.past = t.a;
@@ -783,8 +774,6 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   } else if (own_spread >= 0) {
     FollowSpread(p, p.own_spread, own_spread, dt, warming);
   }
-  const bool settled = p.moving < 0 || now - p.moving >= o_.settle_s;  // since its last move
-  const bool at_load = learning || AtPlacedLoad(signal, std::fabs(centre), p.placed_level);
   const FeatureFrame frame{
       .group = group,
       .f = f,
@@ -797,23 +786,16 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .own_spread = p.own_spread,
       .learning = learning,
       .stalled = stalled,
-      .judging = !learning && settled && at_load,
+      .judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s),
       .alike =
           group_stalled ? std::optional<double>(CentreAndSpread(f, false).first) : std::nullopt,
       .since = p.since,
       .warmup = p.warmup,
       .raw_centre = learning ? CentreOf(f, &Track::raw, true) : 0,
-      .at_placed_load = at_load,
   };
   for (uint32_t m : valid_) {
     if (!fresh_[CellOf(m, f)]) continue;
     JudgeMachine(frame, p, m);
-  }
-  // The load the placements hold at follows a slow drift of the level (a machine room that warms
-  // over an hour, GPUs that creep up after their fast rise), not a checkpoint's move.
-  if (!learning && settled && at_load && p.placed_level > 0) {
-    p.placed_level = static_cast<float>(p.placed_level + Weight(dt, kPlacedLevelHalfLife) *
-                                                             (std::fabs(centre) - p.placed_level));
   }
   if (p.shared && std::none_of(valid_.begin(), valid_.end(),
                                [&](uint32_t m) { return TrackOf(m, f).run > 0; })) {
@@ -1223,12 +1205,6 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   // whose own value deviates too (strength > 0: so that neither the smoothing's tail after a
   // short event nor a gap in the data lengthens it), weighted by their strength.
   if (!deviates) t.kept_away = false;
-  // At another load than its placements were learned at (AtPlacedLoad: a checkpoint, an
-  // evaluation, a hang), a run neither grows nor ends: its evidence goes on once the job is back.
-  if (!ff.at_placed_load) {
-    if (t.run > 0) t.last_deviating = ff.now;
-    return;
-  }
   if (!ff.judging || !deviates) {
     EndRun(t);
     return;
@@ -1594,7 +1570,6 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
         last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
     SetPlacement(t, WindowLevel(ff, m, levels, raw, n, held));
     if (t.learned < UINT16_MAX) ++t.learned;
-    peers_[ff.group][ff.f].placed_level = static_cast<float>(ff.centre);
     return;
   }
   // After it: slowly, and only while the machine does not deviate; a machine that joins later
@@ -1670,12 +1645,6 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, b
   }
   scratch_.assign(p.history.begin(), p.history.end());
   p.level = static_cast<float>(MedianOf(scratch_));
-}
-
-bool PeerModel::AtPlacedLoad(const telemetry::SignalInfo& signal, double level,
-                             double placed_level) const {
-  return !signal.level_by_position || placed_level <= 0 ||
-         std::fabs(std::log(level / placed_level)) <= PlacementTolerance();
 }
 
 void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_t f,

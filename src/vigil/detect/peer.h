@@ -283,10 +283,6 @@ class PeerModel {
                               // compared with those from before it
     double judged_from = -1;  // when that warm-up ended: the feature judged again from then
     bool shared = false;      // a shared deviation was reported and some machine still deviates
-    // |centre| when a warm-up last learned placements, followed slowly since while the centre
-    // lies near it (the load they hold at: AtPlacedLoad), and that as the current warm-up began.
-    float placed_level = 0;
-    float placed_level_before = 0;
     // Its machines' values are current until then (CollectCurrent, renewed while some machine
     // has fresh samples): a feature whose series are gone or all held (the trainer's, its job
     // killed or hung) counts neither way in its group's stall.
@@ -397,11 +393,6 @@ class PeerModel {
   // Follows the feature's usual level and whether it stalls; `warming` as for FollowSpread;
   // `group_stalled`: the group's job-level stall is under way.
   void FollowLevel(Peers& p, double centre, double now, bool warming, bool group_stalled);
-  // Whether a signal's placements hold at `level` (|centre|), learned at `placed_level`: always,
-  // but where its level depends on where a machine sits (level_by_position: a GPU's temperature,
-  // its inlet's and position's degrees over a share of its power), only within the effect
-  // threshold of the level they were learned at.
-  bool AtPlacedLoad(const telemetry::SignalInfo& signal, double level, double placed_level) const;
   // Machine m's evidence on f reached what it needs (`persistence`), `window` seconds after its
   // run began: it is named, or it deviates with others (a shared deviation, Alongside).
   void Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence, double window);
@@ -423,16 +414,13 @@ class PeerModel {
     // which a machine must deviate from too; placements and own pasts then do not count.
     std::optional<double> alike;
     // Placements and own pasts hold now: learned from it, and judged against.
-    bool levels_hold() const { return !stalled && !alike && at_placed_load; }
+    bool levels_hold() const { return !stalled && !alike; }
     double since = 0;   // the group's warm-up began (Peers::since)
     double warmup = 0;  // and lasts (Peers::warmup)
     // While placements are learned: the centre of the machines' latest raw values (placement
     // factors divided out), which a raw value is a level against (the smoothed centre lags a
     // job-wide move that the raw values have made).
     double raw_centre = 0;
-    // The centre lies at the load the placements were learned at (AtPlacedLoad); while
-    // placements are learned, always.
-    bool at_placed_load = true;
   };
 
   // Grows tracks_ and peers_ to `machines` x `features` (never shrinks them).
