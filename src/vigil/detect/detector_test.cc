@@ -1657,8 +1657,9 @@ std::vector<Alert> RunTemperatures(const std::vector<std::vector<double>>& temps
 
 // A GPU's temperature is its inlet's and its position's degrees over a share of its power, so a
 // machine's share of its peers' temperature holds at the load it was placed at only. Two reviewers
-// (session 69) broke two attempts to judge temperature only at that load; their cases, each
-// named before and after neither attempt, hold what a next one must keep: a fan that fails (m5,
+// (session 69) broke two attempts to judge temperature only at that load; their cases, which the
+// detector as it is names and each attempt missed in part, hold what a next one must keep: a fan
+// that fails (m5,
 // +9 to +15 C; m3 a hot inlet) between checkpoints every few minutes (30 s at 15% of the power),
 // in a hang of 40 minutes, 200 s into an evaluation of 20 at 70% of the power, 20 minutes after the
 // job's load moved for good, an hour after a first warm-up in a long init at another load, or while
