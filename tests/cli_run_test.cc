@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "vigil/core/file.h"
@@ -577,23 +578,64 @@ TEST(CliTest, DiskWithoutSpaceFailsAloneAndExitsOne) {
       << disk.error;
 }
 
+// The pid of a child of `parent` that holds the disk benchmark's file open, or 0. The file has no
+// name once open, so its open descriptor is what shows that the benchmark is writing.
+pid_t DiskChildOf(pid_t parent) {
+  std::error_code ec;
+  for (const auto& proc : fs::directory_iterator("/proc", ec)) {
+    const std::string name = proc.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const Result<std::string> stat = ReadFile(proc.path() / "stat");
+    if (!stat.ok()) continue;
+    // pid (comm) state ppid ...: the command may hold spaces, so read from its closing ')'.
+    const size_t close = stat->rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat->substr(close + 1));
+    std::string state;
+    pid_t ppid = 0;
+    if (!(rest >> state >> ppid) || ppid != parent) continue;
+    for (const auto& fd : fs::directory_iterator(proc.path() / "fd", ec)) {
+      if (fs::read_symlink(fd.path(), ec).string().find("vigil-disk.dat") != std::string::npos) {
+        return static_cast<pid_t>(std::stoi(name));
+      }
+    }
+  }
+  return 0;
+}
+
+// Starts `vigil run` of the disk benchmark, long enough to be stopped, and returns its disk child.
+pid_t StartDisk(VigilProcess& p) {
+  pid_t child = 0;
+  for (int i = 0; i < 200 && child == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    child = DiskChildOf(p.pid());
+  }
+  return child;
+}
+
+std::vector<std::string> DiskRunArgs(const std::string& scratch, const TempDir& dir) {
+  return {"run",
+          "--bench",
+          "disk",
+          "--set",
+          "disk.file_size=64M",
+          "--set",
+          "disk.repetitions=100000",
+          "--scratch",
+          scratch,
+          "--out",
+          dir.File("r.json"),
+          "--summary",
+          dir.File("fleet.jsonl")};
+}
+
 // Ctrl-C stops the run, removes the scratch files and writes no output.
 TEST(CliTest, InterruptRemovesScratchAndWritesNothing) {
   TempDir dir;
   const std::string scratch = dir.File("scratch");
   fs::create_directory(scratch);
-  VigilProcess p({"run", "--bench", "disk", "--set", "disk.file_size=64M", "--set",
-                  "disk.repetitions=100000", "--scratch", scratch, "--out", dir.File("r.json"),
-                  "--summary", dir.File("fleet.jsonl")});
-  // Wait until the disk benchmark has its file, then interrupt.
-  bool started = false;
-  for (int i = 0; i < 200 && !started; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    for (const auto& e : fs::recursive_directory_iterator(scratch)) {
-      started |= e.path().filename() == "vigil-disk.dat";
-    }
-  }
-  ASSERT_TRUE(started) << "the disk benchmark never created its file";
+  VigilProcess p(DiskRunArgs(scratch, dir));
+  ASSERT_NE(StartDisk(p), 0) << "the disk benchmark never opened its file";
   p.Signal(SIGINT);
   ProcessResult r = p.Wait();
   EXPECT_EQ(r.exit_code, 3) << r.err;
@@ -603,6 +645,32 @@ TEST(CliTest, InterruptRemovesScratchAndWritesNothing) {
   EXPECT_FALSE(fs::exists(dir.File("fleet.jsonl")));
   // No temporary output either.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+}
+
+// A `vigil run` killed outright (the OOM killer, a launcher ending its ranks) cannot remove its
+// scratch directory, and its benchmark child dies with it: the disk file's blocks still go back to
+// the filesystem, and only the empty directory is left.
+TEST(CliTest, AKilledRunLeavesNoDiskFileBehind) {
+  TempDir dir;
+  const std::string scratch = dir.File("scratch");
+  fs::create_directory(scratch);
+  VigilProcess p(DiskRunArgs(scratch, dir));
+  const pid_t child = StartDisk(p);
+  ASSERT_NE(child, 0) << "the disk benchmark never opened its file";
+  p.Signal(SIGKILL);
+  p.Wait();
+  // The child ends (PR_SET_PDEATHSIG); a zombie has closed its files, so its fd table is gone.
+  const std::string fds = fmt::format("/proc/{}/fd", child);
+  for (int i = 0; i < 200 && access(fds.c_str(), F_OK) == 0; ++i) {
+    std::error_code ec;
+    if (fs::is_empty(fds, ec) && !ec) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(scratch)) {
+    if (!e.is_directory()) files.push_back(e.path());
+  }
+  EXPECT_TRUE(files.empty()) << files.front();
 }
 
 }  // namespace

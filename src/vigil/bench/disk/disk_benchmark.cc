@@ -160,10 +160,14 @@ class Disk : public Benchmark {
                         ctx.scratch_dir, avail / (1 << 20), static_cast<double>(size) / (1 << 20)));
       }
     }
+    // The file is unlinked as soon as it is open, so that its blocks go back to the filesystem
+    // when this process ends however it ends: a `vigil run` killed with SIGKILL (OOM, a launcher
+    // ending its ranks) takes this child with it (PR_SET_PDEATHSIG) and cannot clean up itself.
     const std::string path = ctx.scratch_dir + "/vigil-disk.dat";
     Fd f;
-    f.fd = open(path.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0600);
+    f.fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_DIRECT | O_CLOEXEC, 0600);
     if (f.fd < 0) return ErrnoError(fmt::format("cannot create {}", path));
+    if (unlink(path.c_str()) != 0) return ErrnoError(fmt::format("cannot unlink {}", path));
     if (const int rc = posix_fallocate(f.fd, 0, static_cast<off_t>(size)); rc != 0) {
       errno = rc;
       return ErrnoError(fmt::format("cannot allocate {} MiB for {}", size >> 20, path));
@@ -196,7 +200,6 @@ class Disk : public Benchmark {
                                                    static_cast<uint64_t>(r)));
       iops.push_back(v);
     }
-    unlink(path.c_str());
     std::vector<Metric> metrics;
     metrics.push_back(MedianMetric(MetricKey{"disk", "seq_write_mbps", std::nullopt}, "MB/s", true,
                                    std::move(write_mbps)));
