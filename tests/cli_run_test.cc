@@ -647,6 +647,27 @@ TEST(CliTest, InterruptRemovesScratchAndWritesNothing) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
 }
 
+// One stop delivered twice at once (pkill reaching `vigil run` and a `timeout` that forwards it)
+// is one request: the run still removes its scratch files and exits 3. A second stop exits at
+// once only when it comes later.
+TEST(CliTest, AStopDeliveredTwiceAtOnceStillCleansUp) {
+  TempDir dir;
+  const std::string scratch = dir.File("scratch");
+  fs::create_directory(scratch);
+  VigilProcess p(DiskRunArgs(scratch, dir));
+  ASSERT_NE(StartDisk(p), 0) << "the disk benchmark never opened its file";
+  p.Signal(SIGTERM);
+  // Apart enough to be delivered as two (one still pending absorbs another), and soon enough to
+  // reach the run while it still stops its benchmark.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  p.Signal(SIGTERM);
+  ProcessResult r = p.Wait();
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(scratch));
+  EXPECT_FALSE(fs::exists(dir.File("r.json")));
+}
+
 // A `vigil run` killed outright (the OOM killer, a launcher ending its ranks) cannot remove its
 // scratch directory, and its benchmark child dies with it: the disk file's blocks still go back to
 // the filesystem, and only the empty directory is left.

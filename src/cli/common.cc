@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <time.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 
 #include "vigil/core/duration.h"
 #include "vigil/core/file.h"
@@ -15,12 +17,28 @@ namespace vigil::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<int64_t> g_interrupted_ns{0};  // CLOCK_MONOTONIC of the first interrupt
+static_assert(std::atomic<int64_t>::is_always_lock_free, "used in a signal handler");
 
+// A repeat this soon after the first interrupt is the same request delivered twice, not a second
+// one: pkill reaching `vigil` and a `timeout` that forwards the signal to it, a terminal's Ctrl-C
+// reaching a wrapper and `vigil` both, a service manager signalling the whole group. Taken as a
+// second, it killed `vigil run` before it removed its scratch files.
+constexpr int64_t kRepeatNs = 1'000'000'000;
+
+// Sets the flag; a second interrupt, later than kRepeatNs, ends the program at once (by the
+// signal's default action). Runs with SIGINT and SIGTERM blocked (InstallInterruptFlag).
 void OnInterrupt(int sig) {
-  if (g_interrupted.exchange(true)) {
-    signal(sig, SIG_DFL);
-    raise(sig);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t ns = static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  if (!g_interrupted.exchange(true)) {
+    g_interrupted_ns.store(ns);
+    return;
   }
+  if (ns - g_interrupted_ns.load() < kRepeatNs) return;
+  signal(sig, SIG_DFL);
+  raise(sig);  // delivered once the handler returns and the signal is unblocked
 }
 
 std::atomic<bool> g_hangup{false};
@@ -67,6 +85,8 @@ const std::atomic<bool>& InstallInterruptFlag() {
   struct sigaction sa {};
   sa.sa_handler = OnInterrupt;
   sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGINT);
+  sigaddset(&sa.sa_mask, SIGTERM);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   return g_interrupted;

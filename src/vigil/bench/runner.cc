@@ -232,7 +232,10 @@ Result<std::vector<BenchmarkRecord>> RunBenchmarks(const std::vector<const Bench
       std::error_code ec;
       std::filesystem::remove_all(ctx.scratch_dir, ec);
       if (ec) spdlog::warn("cannot remove scratch directory {}: {}", ctx.scratch_dir, ec.message());
-      if (outcome.cancelled) return Status::Cancelled("interrupted");
+      // A stop that reached the benchmark too (pkill, a service manager signalling the group)
+      // may have ended it before the run saw the request: an interruption all the same, and no
+      // benchmark failure.
+      if (outcome.cancelled || cancel.load()) return Status::Cancelled("interrupted");
       record = Interpret(outcome, limit);
     }
     record.name = std::string(bench.name());

@@ -15,7 +15,20 @@
 namespace vigil {
 namespace {
 
-enum class Behaviour { kOk, kFail, kCrash, kHang, kSkip, kExit, kWriteScratchThenHang };
+enum class Behaviour {
+  kOk,
+  kFail,
+  kCrash,
+  kHang,
+  kSkip,
+  kExit,
+  kWriteScratchThenHang,
+  kStopRunThenDie
+};
+
+// Set by SIGUSR1 in the run's process: the cancel flag of a stop that kStopRunThenDie sends.
+std::atomic<bool> g_stopped{false};
+void OnStop(int) { g_stopped = true; }
 
 // A benchmark that does what the test tells it to.
 class Fake : public Benchmark {
@@ -43,6 +56,15 @@ class Fake : public Benchmark {
         while (true) pause();
       case Behaviour::kExit:
         std::_Exit(7);
+      case Behaviour::kStopRunThenDie:
+        // The result pipe closes first, so that the run has seen the end of the output and
+        // waits for the process when the stop reaches it; then the stop ends the benchmark too.
+        close_range(3, ~0U, 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        kill(getppid(), SIGUSR1);
+        signal(SIGTERM, SIG_DFL);
+        raise(SIGTERM);
+        break;
       case Behaviour::kWriteScratchThenHang: {
         std::ofstream(ctx.scratch_dir + "/big.dat") << "data";
         while (true) pause();
@@ -156,6 +178,26 @@ TEST_F(RunnerTest, CancelStopsTheRunAndCleansUp) {
   canceller.join();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCancelled);
+  EXPECT_TRUE(ScratchEmpty());
+}
+
+// A stop that reaches the run and its benchmark at once (pkill, a service manager stopping the
+// whole group), the benchmark ended by it before the run saw the request: an interruption, not a
+// benchmark that crashed with SIGTERM. The last one of the suite: no later benchmark sees the
+// request first.
+TEST_F(RunnerTest, AStopThatEndsTheLastBenchmarkFirstIsAnInterruption) {
+  struct sigaction stop {
+  }, old{};
+  stop.sa_handler = OnStop;
+  sigemptyset(&stop.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &stop, &old), 0);
+  Fake ok("ok", Behaviour::kOk);
+  Fake stopped("stopped", Behaviour::kStopRunThenDie);
+  Result<std::vector<BenchmarkRecord>> r =
+      RunBenchmarks({&ok, &stopped}, options_, {}, g_stopped, SystemClock());
+  sigaction(SIGUSR1, &old, nullptr);
+  ASSERT_FALSE(r.ok()) << r->back().error;
   EXPECT_EQ(r.status().code(), StatusCode::kCancelled);
   EXPECT_TRUE(ScratchEmpty());
 }
