@@ -2195,6 +2195,46 @@ TEST(DetectorTest, ALongFirstHangIsNoUsualLevelForTheNext) {
   EXPECT_EQ(stalls, (std::vector<std::string>{"*", "m7"}));
 }
 
+// A job whose every restart hangs again a minute into its training (a fault that each restart
+// meets again), nine times over: 600 s of hang, 140 s of init, 60 s of training. Every hang is
+// the job's stall, one alert each. A restart's warm-up learns the levels of a lighter job, but
+// not while the job makes no progress (its step time stopped): the hangs' levels, learned over
+// the warm-ups of one restart after another, outnumbered the training's and became the usual
+// ones, and the last two hangs were no stall (jobgen's seed 96,001: the stall ended inside the
+// hang, and healthy hosts were then named on their temperature at the hang's power).
+TEST(DetectorTest, HangsInRestartsWarmUpsAreNoUsualLevel) {
+  Harness h;
+  Rng rng(12, 0);
+  const auto noisy = [&](double v) { return v * (1 + rng.Normal(0, 0.01)); };
+  constexpr int kTrained = 300, kCycle = 800, kCycles = 9;
+  for (int t = 0; t < kTrained + kCycles * kCycle; ++t) {
+    const int c = (t - kTrained) % kCycle;
+    const bool training = t < kTrained || c >= 740;
+    const bool init = t >= kTrained && c >= 600 && c < 740;
+    for (int m = 0; m < 16; ++m) {
+      for (int g = 0; g < 2; ++g) {
+        h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, noisy(training ? 600 : init ? 70 : 160));
+        h.Feed(t, m, "DCGM_FI_DEV_GPU_UTIL", g, noisy(init ? 8 : 100));
+        h.Feed(t, m, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", g, noisy(training ? 0.6 : 0.001));
+        h.Feed(t, m, "DCGM_FI_PROF_PCIE_TX_BYTES", g, noisy(training ? 1e9 : 1e6));
+        h.Feed(t, m, "DCGM_FI_PROF_NVLINK_TX_BYTES", g, noisy(training ? 5e10 : 1e3));
+      }
+      // The trainer's step time, every 10 s while it trains; none in a hang or an init.
+      if (training && (t + 3 * m) % 10 == 0) h.Feed(t, m, "training_step_seconds", 0, noisy(10));
+    }
+  }
+  std::vector<double> hangs;
+  for (const Alert& a : h.Finish()) {
+    if (a.rule == "stall") hangs.push_back(a.onset);
+  }
+  ASSERT_EQ(hangs.size(), static_cast<size_t>(kCycles));
+  for (int k = 0; k < kCycles; ++k) {
+    const double began = kTrained + k * kCycle;
+    EXPECT_GE(hangs[k], began) << k;
+    EXPECT_LT(hangs[k], began + 60) << k;
+  }
+}
+
 // Corrected NVLink errors now and then are no fault; hundreds a second are. A host's CPU busy
 // for a minute (cron, log rotation) is no fault either: cpu_idle needs two minutes.
 TEST(DetectorTest, ThresholdsAndPersistenceComeFromTheSignalMap) {
