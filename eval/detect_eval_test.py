@@ -6,6 +6,7 @@ Usage: detect_eval_test.py
 """
 import csv
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -42,8 +43,7 @@ class VisibleSeconds(unittest.TestCase):
 class MarkUnseen(unittest.TestCase):
     def job(self, faults, benign):
         d = tempfile.mkdtemp()
-        self.addCleanup(lambda: [os.remove(os.path.join(d, f)) for f in os.listdir(d)]
-                        or os.rmdir(d))
+        self.addCleanup(shutil.rmtree, d)
         write(os.path.join(d, "faults.csv"), ["machine", "onset", "kind", "size", "ramp_s", "gpu"],
               faults)
         write(os.path.join(d, "benign.csv"), ["machine", "start", "end", "kind"],
