@@ -603,7 +603,7 @@ pid_t DiskChildOf(pid_t parent) {
   return 0;
 }
 
-// Starts `vigil run` of the disk benchmark, long enough to be stopped, and returns its disk child.
+// Waits for `vigil run` of the disk benchmark to open its file; returns its disk child, or 0.
 pid_t StartDisk(VigilProcess& p) {
   pid_t child = 0;
   for (int i = 0; i < 200 && child == 0; ++i) {
@@ -629,6 +629,14 @@ std::vector<std::string> DiskRunArgs(const std::string& scratch, const TempDir& 
           dir.File("fleet.jsonl")};
 }
 
+// A run stopped by a signal: exit 3, "interrupted", its scratch directory empty, no --out.
+void ExpectInterrupted(const ProcessResult& r, const std::string& scratch, const TempDir& dir) {
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(scratch));
+  EXPECT_FALSE(fs::exists(dir.File("r.json")));
+}
+
 // Ctrl-C stops the run, removes the scratch files and writes no output.
 TEST(CliTest, InterruptRemovesScratchAndWritesNothing) {
   TempDir dir;
@@ -637,11 +645,7 @@ TEST(CliTest, InterruptRemovesScratchAndWritesNothing) {
   VigilProcess p(DiskRunArgs(scratch, dir));
   ASSERT_NE(StartDisk(p), 0) << "the disk benchmark never opened its file";
   p.Signal(SIGINT);
-  ProcessResult r = p.Wait();
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
-  EXPECT_TRUE(fs::is_empty(scratch));
-  EXPECT_FALSE(fs::exists(dir.File("r.json")));
+  ExpectInterrupted(p.Wait(), scratch, dir);
   EXPECT_FALSE(fs::exists(dir.File("fleet.jsonl")));
   // No temporary output either.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
@@ -661,11 +665,7 @@ TEST(CliTest, AStopDeliveredTwiceAtOnceStillCleansUp) {
   // reach the run while it still stops its benchmark.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   p.Signal(SIGTERM);
-  ProcessResult r = p.Wait();
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
-  EXPECT_TRUE(fs::is_empty(scratch));
-  EXPECT_FALSE(fs::exists(dir.File("r.json")));
+  ExpectInterrupted(p.Wait(), scratch, dir);
 }
 
 // A `vigil run` killed outright (the OOM killer, a launcher ending its ranks) cannot remove its
