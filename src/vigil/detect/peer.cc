@@ -394,7 +394,6 @@ void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> 
         }
       }
     }
-    gs.job_stopped = JobStopped(g, now, signals);
     // A reported stall whose group moves on some feature (its centre a fifth of the usual level
     // off its slow average: the job killed by its watchdog, the restart's init, a rank that hangs
     // as the restarted job begins) has ended as a state: the job restarted. Its next state, from
@@ -628,22 +627,6 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
   p.pause_checked = now;
 }
 
-bool PeerModel::JobStopped(uint32_t g, double now,
-                           std::span<const telemetry::SignalInfo> signals) const {
-  for (uint32_t s = 0; s < signals.size() && s < features_ / kStats; ++s) {
-    if (signals[s].role != telemetry::SignalRole::kPeer) continue;
-    size_t paced = 0, overdue = 0;
-    for (uint32_t m : members_[g]) {
-      const Track& t = TrackOf(m, s * kStats);
-      if (t.samples < 2) continue;
-      ++paced;
-      overdue += now - t.fresh > CurrentWithin(t.interval);
-    }
-    if (paced >= static_cast<size_t>(o_.min_peers) && 2 * overdue >= paced) return true;
-  }
-  return false;
-}
-
 double PeerModel::MembersInterval(uint32_t group, uint32_t f) {
   scratch_.clear();
   for (uint32_t m : members_[group]) {
@@ -732,13 +715,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   // During the group's stall (most features stalled) the placements learned in training may or
   // may not hold (every rank spins in its collective at one power, whatever its stage drew; a hot
   // machine stays hotter), and a stalled feature's level is kept from before it.
-  // A warm-up follows the levels of a lighter job (a restart at a lighter load) even while most
-  // of the group's features read stalled against the levels before it; not while its job makes
-  // no progress (jobgen's seed 96,001: a restarted job that hung at once, whose hang's levels a
-  // warm-up learned as usual; the stall ended, and a host was named on its temperature at a
-  // quarter of the power).
-  FollowLevel(p, centre, now, warming && !(group_stalled && group_stalls_[group].job_stopped),
-              group_stalled);
+  FollowLevel(p, centre, now, warming, group_stalled);
   FollowSpread(p, p.spread, frame_spread, dt, warming);
   // Placements are learned over the warm-up, and past it, up to kMaxWarmups warm-ups (while
   // nobody is judged yet):

@@ -348,10 +348,6 @@ class PeerModel {
     // The state follows a reported one (the job restarted within the stall): reported only for
     // a machine whose difference nothing explains, and once its own stall_s has passed.
     bool follows = false;
-    // The job makes no progress on some signal that paced it (JobStopped), as of the group's
-    // latest frame: it hangs, or a restarted job is still in its init. A warm-up then does not
-    // follow the group's levels (Judge).
-    bool job_stopped = false;
     // Each feature's usual level as the stall began: FollowOdd judges the features the stall
     // moved from it. The level itself follows a feature that never stalls (power, spinning at
     // half its level), and over a second hang soon after a first it becomes the hang's own.
@@ -375,13 +371,6 @@ class PeerModel {
   };
   void FollowStalls(double now, std::span<const telemetry::SignalInfo> signals,
                     std::span<const double> own_fault_since);
-  // Whether group g's job has stopped on some peer signal that paced it: of its machines with an
-  // interval on the signal (two fresh samples), at least min_peers and half have had no fresh
-  // sample for as long as a value stays current (three of its intervals), their series held or
-  // gone (no iteration ends: the trainer's exporter holds its last step time, or its series ends
-  // with the job). Unlike FollowPause's vote, a machine whose series is gone counts, however long
-  // ago, and the interval is the machine's usual one, not its pace (which a long gap raises).
-  bool JobStopped(uint32_t g, double now, std::span<const telemetry::SignalInfo> signals) const;
   // Machine m's silence in group g: since its last sample on any feature that has a level, where
   // it has no current one (held or fresh) on any, with the longest of their intervals; since -1
   // where it is current on one, or was never seen.
