@@ -2271,6 +2271,28 @@ TEST(PeerModelTest, EventsOverTheWindowsStartOfAMachineTypicalBeforeAndAfterAreN
   }
 }
 
+// Jobgen's seed 98,101 (128 machines, fault-free, 15 s): a host's receive rate read 6% under the
+// centre while the job's load ramped before the warm-up's window (150-300 s), two network bursts
+// of its own (189-241 s and 278-330 s) took most of the window, and it settled 4.5% above the
+// centre after them. Both levels are the typical machine's (within the threshold of the centre),
+// but 10.7% apart, a little more than the threshold: it was not learned again and was named at
+// 0.72 of its placement 7 minutes later. Machine 3 here, the same: learned again, not named;
+// falling to 60 later, named.
+TEST(PeerModelTest, AMachineTypicalBeforeAndAfterItsWindowIsLearnedAgainWhereverInTheTypicalLevel) {
+  for (const bool fault : {false, true}) {
+    SCOPED_TRACE(fault);
+    Rng rng(98, 0);
+    Job job(16, {PeerSignal("rx", Worse::kLower)});
+    job.Run(0, 3000, 15, [&](uint32_t m, uint32_t, double t) {
+      if (m != 3) return Fresh(Noisy(rng, 100));
+      if (fault && t >= 2000) return Fresh(Noisy(rng, 60));
+      const bool burst = (t >= 189 && t < 241) || (t >= 278 && t < 330);
+      return Fresh(Noisy(rng, burst ? 185 : t < 150 ? 94 : 104.5));
+    });
+    ExpectNamedOnlyForItsFault(job, 3, fault, 2000);
+  }
+}
+
 // But a machine of a level of its own that falls to the typical one late in its window, or just
 // after it, is named: after the job's init (every machine at 100 until 130 s, which the level
 // before the window holds), each machine's receive rate sits at a level of its own (90 to 125),
