@@ -1322,22 +1322,28 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     return false;
   };
   if (worse && !shared()) return false;
-  if (BackFromTheBetterSide(ff, m, t, level)) {
-    LearnAgain(t, level);
-    return true;
-  }
-  // Before the window: the levels the ring let go, and those of the ring before it (a slow
-  // cadence, whose ring reaches back further).
+  // Before the window, oldest first: the levels the ring let go, and those of the ring before it
+  // (a slow cadence, whose ring reaches back further).
   float before[kPriorSamples + kWarmSamples];
   size_t n = 0;
-  for (uint8_t i = 0; i < warm.prior_count; ++i) before[n++] = warm.prior[i];
+  for (size_t k = 0; k < warm.prior_count; ++k) {
+    before[n++] =
+        warm.prior[warm.prior_count < kPriorSamples ? k : (warm.prior_next + k) % kPriorSamples];
+  }
   int first = -1;  // the window's first sample
-  for (uint8_t i = 0; i < warm.count; ++i) {
+  for (size_t k = 0; k < warm.count; ++k) {
+    const size_t i = warm.Oldest(k);
     if (warm.at[i] < warm.from) {
       before[n++] = warm.values[i];
-    } else if (first < 0 || warm.at[i] < warm.at[first]) {
-      first = i;
+    } else if (first < 0) {
+      first = static_cast<int>(i);
     }
+  }
+  const size_t just_before = std::min(n, kJustBefore);
+  if (BackFromTheBetterSide(ff, m, t, level,
+                            std::span<const float>(before + n - just_before, just_before))) {
+    LearnAgain(t, level);
+    return true;
   }
   if (n == 0 || first < 0) return false;
   std::nth_element(before, before + n / 2, before + n);
@@ -1371,7 +1377,7 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
 }
 
 bool PeerModel::BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const Track& t,
-                                      double level) const {
+                                      double level, std::span<const float> just_before) const {
   // A placement on the better side of a signal with a worse side, beyond the tolerance, that no
   // population shares (fewer than kSharedMachines others placed there: no stage, no class of
   // hardware), in a group most of whose machines are placed at the typical level, of a machine
@@ -1390,27 +1396,52 @@ bool PeerModel::BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const 
   // then a fault within 90 s of the warm-up's end, is missed (docs/detect.md).
   if (ff.signal.worse == telemetry::Worse::kEither) return false;
   const double tolerance = PlacementTolerance();
-  const double better = ff.signal.worse == telemetry::Worse::kLower ? t.log_a : -t.log_a;
-  if (!(better > tolerance && std::fabs(level) <= tolerance) || PlacedAt(ff.f, m, t.log_a)) {
+  const double sign = ff.signal.worse == telemetry::Worse::kLower ? 1 : -1;
+  if (!(sign * t.log_a > tolerance && std::fabs(level) <= tolerance) ||
+      PlacedAt(ff.f, m, t.log_a)) {
     return false;
-  }
-  // The window's levels, oldest first: the first half of them at the level it is at now.
-  const WarmLevels& warm = WarmOf(m, ff.f);
-  float values[kWarmSamples];
-  size_t n = 0;
-  for (size_t k = 0; k < warm.count; ++k) {
-    const size_t i = warm.Oldest(k);
-    if (warm.at[i] >= warm.from) values[n++] = warm.values[i];
-  }
-  if (n == 0) return false;
-  for (size_t k = 0; k < (n + 1) / 2; ++k) {
-    if (std::fabs(values[k] - level) > tolerance) return false;
   }
   size_t typical = 0;
   for (uint32_t o : valid_) {
     if (std::fabs(TrackOf(o, ff.f).log_a) <= tolerance) ++typical;
   }
-  return 2 * typical > valid_.size();
+  if (2 * typical <= valid_.size()) return false;
+  // The window's levels, oldest first (smoothed and raw).
+  const WarmLevels& warm = WarmOf(m, ff.f);
+  float values[kWarmSamples], raw[kWarmSamples];
+  size_t n = 0;
+  for (size_t k = 0; k < warm.count; ++k) {
+    const size_t i = warm.Oldest(k);
+    if (warm.at[i] >= warm.from) {
+      values[n] = warm.values[i];
+      raw[n++] = warm.raw[i];
+    }
+  }
+  if (n == 0) return false;
+  // The first half of them at the level it is at now.
+  bool first_half = true;
+  for (size_t k = 0; k < (n + 1) / 2; ++k) {
+    if (std::fabs(values[k] - level) > tolerance) first_half = false;
+  }
+  if (first_half) return true;
+  // Or the better side's level began and ended inside the window: not on the better side just
+  // before it (`just_before`: its last smoothed levels before the window; the median of all of
+  // them reaches back into the job's init), and its last kJustBefore raw values (after the
+  // smoothing's tail) at the level it is at now. Such a level is one it never held outside the
+  // window, an event of its own (jobgen's seeds 87,101 and 97,101, fault-free at 15 s, 1,024
+  // machines: a host's network burst of about 55 s over the window's start or middle, after a
+  // glitch or a ramp that kept the window's first half off the level, each named 4-40 minutes
+  // later). A faster machine's own level, which it held before the window, is not
+  // (AFasterMachineFallingToTheTypicalLevelLateInTheWindowIsNamed), nor one that fell in the
+  // window's last kJustBefore samples or after it (AMachineRaisedInTheWindowForGoodFallingIsNamed).
+  if (n <= kJustBefore || just_before.empty()) return false;
+  for (const float v : just_before) {
+    if (!(sign * v <= tolerance)) return false;
+  }
+  for (size_t k = n - kJustBefore; k < n; ++k) {
+    if (!(std::fabs(raw[k] - level) <= tolerance)) return false;
+  }
+  return true;
 }
 
 void PeerModel::LearnAgain(Track& t, double level) {

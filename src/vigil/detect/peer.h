@@ -529,10 +529,11 @@ class PeerModel {
   // Whether machine m's placement (its track t) lies on the better side of a signal with a worse
   // side, beyond the tolerance, at a level no population shares, in a group mostly placed at the
   // typical level, and the machine is back at that level (`level`, log against the centre),
-  // which it held over the first half of the window: an event of its own in the window's second
-  // half, learned again (Relearn).
-  bool BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const Track& t,
-                             double level) const;
+  // which it held over the first half of the window (an event of its own in the window's second
+  // half), or the better side's level began and ended inside the window (not held just before
+  // it, `just_before`; its last values back at `level`): learned again (Relearn).
+  bool BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const Track& t, double level,
+                             std::span<const float> just_before) const;
   // Sets t's placement to `level` (log), confirmed, and ends its run.
   void LearnAgain(Track& t, double level);
   // The placement that a warm-up's window of n levels (oldest first) of machine m gives: the
