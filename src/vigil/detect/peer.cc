@@ -1363,12 +1363,8 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   for (uint8_t i = 0; i < warm.count; ++i) {
     if (warm.at[i] > back && !at_held(i)) left_again = true;
   }
-  // Both within the threshold of the centre are one level, the typical machine's, however far
-  // apart within it: the level before the window is read in the job's first minutes, while its
-  // load ramps, and a machine's share of a ramping centre settles by up to the threshold (jobgen
-  // seed 98,101: -0.063 before the window, +0.044 after it, two network bursts of its own in it).
   const bool typical = std::fabs(held) <= tolerance && std::fabs(level) <= tolerance;
-  if (!((typical || std::fabs(level - held) <= tolerance) &&
+  if (!(std::fabs(level - held) <= tolerance &&
         (at_held(static_cast<uint8_t>(first)) || (typical && left_again)))) {
     return false;
   }

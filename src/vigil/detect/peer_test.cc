@@ -2271,28 +2271,6 @@ TEST(PeerModelTest, EventsOverTheWindowsStartOfAMachineTypicalBeforeAndAfterAreN
   }
 }
 
-// Jobgen's seed 98,101 (128 machines, fault-free, 15 s): a host's receive rate read 6% under the
-// centre while the job's load ramped before the warm-up's window (150-300 s), two network bursts
-// of its own (189-241 s and 278-330 s) took most of the window, and it settled 4.5% above the
-// centre after them. Both levels are the typical machine's (within the threshold of the centre),
-// but 10.7% apart, a little more than the threshold: it was not learned again and was named at
-// 0.72 of its placement 7 minutes later. Machine 3 here, the same: learned again, not named;
-// falling to 60 later, named.
-TEST(PeerModelTest, AMachineTypicalBeforeAndAfterItsWindowIsLearnedAgainWhereverInTheTypicalLevel) {
-  for (const bool fault : {false, true}) {
-    SCOPED_TRACE(fault);
-    Rng rng(98, 0);
-    Job job(16, {PeerSignal("rx", Worse::kLower)});
-    job.Run(0, 3000, 15, [&](uint32_t m, uint32_t, double t) {
-      if (m != 3) return Fresh(Noisy(rng, 100));
-      if (fault && t >= 2000) return Fresh(Noisy(rng, 60));
-      const bool burst = (t >= 189 && t < 241) || (t >= 278 && t < 330);
-      return Fresh(Noisy(rng, burst ? 185 : t < 150 ? 94 : 104.5));
-    });
-    ExpectNamedOnlyForItsFault(job, 3, fault, 2000);
-  }
-}
-
 // Jobgen's seeds 87,101 and 97,101 (1,024 machines, fault-free, 15 s): a host's network burst of
 // about 55 s inside the warm-up's window (150-300 s) and a level before the window on the worse
 // side (the job's load ramping), rebuilt from the hosts' levels at each sample. In the first the
@@ -2320,6 +2298,67 @@ TEST(PeerModelTest, ABurstThatBeganAndEndedInsideTheWindowIsNoPlacement) {
         return Fresh(Noisy(rng, k < windows[w].size() ? windows[w][k] : windows[w].back()));
       });
       ExpectNamedOnlyForItsFault(job, 3, fault, 2000);
+    }
+  }
+}
+
+// A reviewer's cases (session 71) against 05078d5, reverted, which learned a machine again
+// wherever the level before its window and the one now both lay within the threshold of the
+// centre, however far apart (jobgen's seed 98,101: a host at 0.94 of the centre while the job's
+// load ramped, 1.045 after two network bursts of its own in the window, is still named). A
+// machine of a level of its own inside the typical one (5-9% off the centre: its data shard, its
+// NIC's placement) that falls to the other side of it late in the window or before its placement
+// is confirmed (a GPU throttling minutes into the load, a link renegotiated down) is a fault; it
+// was learned again at the fault's level and never named (in the reviewer's sweep of 1,176 such
+// falls, 537 fewer named). Worse kHigher mirrors it (a step's compute time: 100 * 100 / v).
+struct FallInsideTheTypicalLevel {
+  const char* name;
+  Worse worse;
+  double every, own, to, onset;
+  double join = -1;  // machines 8-15 first seen then
+  uint32_t machine = 3;
+};
+TEST(PeerModelTest, AFaultFromAnOwnLevelInsideTheTypicalOneToItsOtherSideIsNamed) {
+  const FallInsideTheTypicalLevel cases[] = {
+      {"receive rate, 15 s", Worse::kLower, 15, 108, 95, 300},
+      {"step time, 5 s", Worse::kHigher, 5, 107.5, 93.5, 285},
+      {"cpu idle, 15 s", Worse::kEither, 15, 108, 92, 330},
+      {"receive rate, 60 s (window 360-720 s)", Worse::kLower, 60, 108, 93, 660},
+      {"receive rate, a late joiner", Worse::kLower, 15, 108, 93, 330, 15, 13},
+  };
+  for (const FallInsideTheTypicalLevel& c : cases) {
+    for (const uint64_t seed : {1u, 2u, 3u}) {
+      SCOPED_TRACE(testing::Message() << c.name << ", seed " << seed);
+      Rng rng(seed, 0);
+      Job job(16, {PeerSignal("x", c.worse)});
+      if (c.join > 0) job.LateFrom(8, c.join);
+      job.Run(0, 2400, c.every, [&](uint32_t m, uint32_t, double t) {
+        double v = m != c.machine ? 100 : t >= c.onset ? c.to : c.own;
+        if (c.worse == Worse::kHigher) v = 100 * 100 / v;
+        return Fresh(Noisy(rng, v));
+      });
+      EXPECT_EQ(job.Named(), std::vector<uint32_t>{c.machine});
+      EXPECT_GT(job.TriggeredAt(c.machine), c.onset);
+      EXPECT_LE(job.TriggeredAt(c.machine), c.onset + 240);
+    }
+  }
+}
+
+// The same reviewer's flapping fault: machine 3 at 108 (receive rate, 15 s) down to 94 over
+// 240-270 s, back at 108, and down to 94 for good from `back_to` (05078d5: never named).
+TEST(PeerModelTest, AFaultFlappingLateInTheWindowInsideTheTypicalLevelIsNamed) {
+  for (const double back_to : {285.0, 300.0, 330.0}) {
+    for (const uint64_t seed : {1u, 2u, 3u}) {
+      SCOPED_TRACE(testing::Message() << back_to << ", seed " << seed);
+      Rng rng(seed, 0);
+      Job job(16, {PeerSignal("rx", Worse::kLower)});
+      job.Run(0, 2400, 15, [&](uint32_t m, uint32_t, double t) {
+        if (m != 3) return Fresh(Noisy(rng, 100));
+        const bool down = (t >= 240 && t < 270) || t >= back_to;
+        return Fresh(Noisy(rng, down ? 94 : 108));
+      });
+      EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
+      EXPECT_GT(job.TriggeredAt(3), 240);
     }
   }
 }
