@@ -1420,20 +1420,29 @@ bool PeerModel::BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const 
     if (std::fabs(values[k] - level) > tolerance) first_half = false;
   }
   if (first_half) return true;
-  // Or the better side's level began and ended inside the window: not on the better side just
-  // before it (`just_before`: its last smoothed levels before the window; the median of all of
-  // them reaches back into the job's init), and its last kJustBefore raw values (after the
-  // smoothing's tail) at the level it is at now. Such a level is one it never held outside the
-  // window, an event of its own (jobgen's seeds 87,101 and 97,101, fault-free at 15 s, 1,024
-  // machines: a host's network burst of about 55 s over the window's start or middle, after a
-  // glitch or a ramp that kept the window's first half off the level, each named 4-40 minutes
-  // later). A faster machine's own level, which it held before the window, is not
-  // (AFasterMachineFallingToTheTypicalLevelLateInTheWindowIsNamed), nor one that fell in the
-  // window's last kJustBefore samples or after it (AMachineRaisedInTheWindowForGoodFallingIsNamed).
+  // Or the better side's level came and went inside the window, as an event of the machine's own
+  // does: not on the better side over its last kJustBefore smoothed levels before the window (the
+  // median of all of them reaches back into the job's init), on it (beyond the tolerance from the
+  // centre) over at most half the window's raw values (a burst as long as the persistence, at
+  // 15 s 4 values and a partial rate), and back at the level it is at now over the window's
+  // last kJustBefore raw values (after the smoothing's tail). Jobgen's seeds 87,101 and 97,101,
+  // fault-free at 15 s, 1,024 machines: a host's network burst of about 55 s over the window's
+  // start or middle, the window's first half kept off the level by the burst, a glitch or the
+  // job's ramp, each named 4-40 minutes later. A faster machine's own level that it held from
+  // just before the window until a fault in its second half (a job's init ending just before
+  // the window, a dip or a job-wide phase there) lies on the better side over more than half
+  // of it (a reviewer's cases, AFasterMachineWhoseInitEndsJustBeforeItsWindowFallingInItIsNamed),
+  // and one that fell in the window's last kJustBefore samples or after it is not back
+  // (AMachineRaisedInTheWindowForGoodFallingIsNamed).
   if (n <= kJustBefore || just_before.empty()) return false;
   for (const float v : just_before) {
     if (!(sign * v <= tolerance)) return false;
   }
+  size_t better = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (!(sign * raw[k] <= tolerance)) ++better;
+  }
+  if (2 * better > n) return false;
   for (size_t k = n - kJustBefore; k < n; ++k) {
     if (!(std::fabs(raw[k] - level) <= tolerance)) return false;
   }

@@ -2583,6 +2583,82 @@ TEST(PeerModelTest, AMachineRaisedInTheWindowForGoodFallingIsNamed) {
   }
 }
 
+// A reviewer's cases (session 71) against 27e0c4e as first written, which did not bound the
+// better side's run in the window. The job's init (every machine at 100, machine 0 too) ends at
+// 145 s, a little before the
+// warm-up's window (150-300 s); machine 0 then sits at its own level, 130 (a faster NIC, or more
+// traffic by placement), and falls to the typical level at `onset`, in the window's second half (a
+// fault: its link renegotiated down). Its window was at its own level over most of it; its last
+// levels before the window were the init's, typical. Named at the parent (about 60-150 s after
+// the warm-up's end); it was learned again at the typical level and never named.
+TEST(PeerModelTest, AFasterMachineWhoseInitEndsJustBeforeItsWindowFallingInItIsNamed) {
+  for (const Worse worse : {Worse::kLower, Worse::kHigher}) {
+    for (const uint32_t machines : {8u, 16u}) {
+      for (const double every : {5.0, 15.0}) {
+        for (const double onset : {240.0, 255.0}) {
+          SCOPED_TRACE(testing::Message() << "worse " << static_cast<int>(worse) << ", " << machines
+                                          << " machines, every " << every << ", onset " << onset);
+          const auto [at, others] =
+              MachineZeroAgainstAFewFaster(machines, 1, 130, every, worse, 59, [&](double t) {
+                if (t < 145) return 100.0;
+                return t >= onset ? 100.0 : 130.0;
+              });
+          EXPECT_GT(at, onset);
+          EXPECT_FALSE(others);
+        }
+      }
+    }
+  }
+}
+
+// A faster machine that held its own level from the job's start, and had an event of its own at the
+// typical level just before its window (a data loader's pause, 105-150 s), is no machine "whose
+// better level first appears inside the window": it falls to the typical level at 240 s (a fault).
+// It was never named (only the last three levels before the window are read).
+TEST(PeerModelTest, AFasterMachineWithADipOfItsOwnBeforeItsWindowFallingInItIsNamed) {
+  for (const double every : {5.0, 10.0}) {
+    SCOPED_TRACE(every);
+    const auto [at, others] =
+        MachineZeroAgainstAFewFaster(16, 1, 130, every, Worse::kLower, 59, [&](double t) {
+          if (t >= 240) return 100.0;
+          if (t >= 105 && t < 150) return 100.0;
+          return 130.0;
+        });
+    EXPECT_GT(at, 240);
+    EXPECT_FALSE(others);
+  }
+}
+
+// A job-wide phase before the window in which every machine receives alike (an evaluation at step
+// 0: every machine at 60 over 105-150 s), then machine 0 at its own 130 against 100, falling to
+// 100 at 240 s. The phase reads typical for machine 0 just before its window.
+TEST(PeerModelTest, AFasterMachineAfterAJobWidePhaseBeforeItsWindowFallingInItIsNamed) {
+  for (const double every : {5.0, 15.0}) {
+    SCOPED_TRACE(every);
+    Rng rng(59, 0);
+    Job job(16, {PeerSignal("rx", Worse::kLower)});
+    job.Run(0, 2400, every, [&](uint32_t m, uint32_t, double t) {
+      if (t >= 105 && t < 150) return Fresh(Noisy(rng, 60));
+      return Fresh(Noisy(rng, m == 0 && (t < 105 || (t >= 150 && t < 240)) ? 130 : 100));
+    });
+    ExpectNamedOnlyForItsFault(job, 0, true, 240);
+  }
+}
+
+// The same fault in two steps after the late init (to the typical level at 240 s, to 70 at 600 s):
+// named after the first step (it was named only after the second).
+TEST(PeerModelTest, AFasterMachineFallingInStepsAfterALateInitIsNamedAtTheFirstStep) {
+  const auto [at, others] =
+      MachineZeroAgainstAFewFaster(16, 1, 130, 15, Worse::kLower, 59, [&](double t) {
+        if (t >= 600) return 70.0;
+        if (t >= 240) return 100.0;
+        return t < 145 ? 100.0 : 130.0;
+      });
+  EXPECT_GT(at, 240);
+  EXPECT_LT(at, 600);
+  EXPECT_FALSE(others);
+}
+
 // A reviewer's case against a rule tried in session 64 and reverted (where the raw values away
 // from the level of the warm-up's window lie in several runs, the raw values' middle as the
 // placement: docs/detect.md): a fault that begins late in the warm-up's window (machine 3's receive
