@@ -158,12 +158,9 @@ constexpr double kOverdueIntervals = 1.5;
 // sample, or one after a gap longer than RunGap, starts it again. Returns whether it started.
 // `paused`: seconds of the gap in which the machine's job paused (PeerModel::FollowPause); they
 // count only as far as the machine's latest fresh sample came `late` (beyond its own pace before
-// it: it was overdue too), and not as a break: a deviation that lasts across a checkpoint goes
-// on after it (one of up to kLongestGap, where lateness and FollowPause's vote stop). Such a gap
-// adds no evidence at all: the pause clock tells that the job paused in it, not when the pause
-// began (a machine is overdue after 1.5 of its pace, and a pace still raised by the checkpoint
-// before let 82 s of a 113-s checkpoint count on jobgen's seed 99,101). A run's gap may span
-// fresh samples whose own value did not deviate, each on time.
+// it: it was overdue too), and neither as evidence nor as a break: a deviation that lasts across
+// a checkpoint goes on after it (one of up to kLongestGap, where lateness and FollowPause's vote
+// stop). A run's gap may span fresh samples whose own value did not deviate, each on time.
 bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, float interval,
                double strength, double paused = 0, double late = 0) {
   const double gap = now - last;
@@ -172,7 +169,7 @@ bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, flo
   if (starts) {
     evidence = 0;
     samples = 0;
-  } else if (!(paused > 0 && late > 0)) {
+  } else {
     evidence += static_cast<float>((gap - held) * strength);
   }
   if (samples < UINT16_MAX) ++samples;

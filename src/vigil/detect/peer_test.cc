@@ -641,10 +641,9 @@ TEST(PeerModelTest, AStepIsJudgedOnlyOnceEveryPeerHasBeenSampledSince) {
 // is no time in which a machine was seen slow. Staggered scrapes every 15 s; the job pauses for
 // 30 s from 400 s; machine 3 is 1.5 times slower than its peers from 380 s. Its deviating
 // samples at 393 and 438 s lie 45 s apart, of which more than 15 s (and at most 30) the job
-// spent with most of its machines overdue (no fresh sample for 1.5 of their paces): the gap
-// counts nothing (since session 71; before, the part beyond the pause clock's), machine 3 slow
-// until 455 s (30 s of training slow, 60 s of wall time) is not named, and slow for good is
-// named at 498 s instead of 453. A pause of machine 3 alone (its own values held
+// spent with most of its machines overdue (no fresh sample for 1.5 of their paces): left out,
+// machine 3 slow until 455 s (30 s of training slow, 60 s of wall time) is not named, and slow
+// for good is named at 483 s instead of 453. A pause of machine 3 alone (its own values held
 // while its peers report: a hang of its own) is evidence, as before: named at 453 s, also beside
 // half the group whose exporters have sent one held value since 200 s (machines left out of a
 // restarted job: after 2 minutes without a fresh sample they no longer vote). So is the
@@ -668,7 +667,7 @@ TEST(PeerModelTest, TimeTheJobSpentPausedIsNoEvidence) {
       last[m] = Noisy(rng, slow ? 1.5 : 1.0);
       return Fresh(last[m]);
     });
-    EXPECT_EQ(job.TriggeredAt(3), c == kBriefly ? -1 : c == kForGood ? 498 : 453);
+    EXPECT_EQ(job.TriggeredAt(3), c == kBriefly ? -1 : c == kForGood ? 483 : 453);
     EXPECT_EQ(job.Named(), c == kBriefly ? std::vector<uint32_t>{} : std::vector<uint32_t>{3});
   }
 }
@@ -678,10 +677,9 @@ TEST(PeerModelTest, TimeTheJobSpentPausedIsNoEvidence) {
 // machine 3 1.5 times slower from 360 s; the job pauses from 400 to 500 s, every exporter holding
 // its step time (each machine still reports: the pause clock runs for as long as it lasts, not
 // only until the machines' last fresh samples are three intervals old). Machine 3's run has about
-// 35 s of evidence at its last sample before the pause (398 s); the 105-s gap to its next (503 s)
-// counts nothing (since session 71: the pause clock tells that the job paused in it, not when it
-// began, and its late start counted a checkpoint's seconds as evidence), and it is named at
-// 528 s, not 60 s after the pause as a new run would be (563 s, without either rule).
+// 35 s of evidence at its last sample before the pause (398 s); of the 105-s gap to its next
+// (503 s) the part beyond the pause counts, and it is named at 523 s, not 60 s after the pause
+// as a new run would be (563 s, without either rule).
 TEST(PeerModelTest, ADeviationGoesOnAcrossAJobPause) {
   Rng rng(15, 0);
   Job job(16, {PeerSignal("step_time", Worse::kHigher)});
@@ -693,7 +691,7 @@ TEST(PeerModelTest, ADeviationGoesOnAcrossAJobPause) {
     last[m] = Noisy(rng, m == 3 && t >= 360 ? 1.5 : 1.0);
     return Fresh(last[m]);
   });
-  EXPECT_EQ(job.TriggeredAt(3), 528);
+  EXPECT_EQ(job.TriggeredAt(3), 523);
   EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
 }
 
