@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numbers>
 #include <tuple>
@@ -1326,10 +1327,7 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // (a slow cadence, whose ring reaches back further).
   float before[kPriorSamples + kWarmSamples];
   size_t n = 0;
-  for (size_t k = 0; k < warm.prior_count; ++k) {
-    before[n++] =
-        warm.prior[warm.prior_count < kPriorSamples ? k : (warm.prior_next + k) % kPriorSamples];
-  }
+  for (size_t k = 0; k < warm.prior_count; ++k) before[n++] = warm.prior[warm.PriorOldest(k)];
   int first = -1;  // the window's first sample
   for (size_t k = 0; k < warm.count; ++k) {
     const size_t i = warm.Oldest(k);
@@ -1414,12 +1412,9 @@ bool PeerModel::BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const 
     }
   }
   if (n == 0) return false;
+  const auto at_level = [&](float v) { return std::fabs(v - level) <= tolerance; };
   // The first half of them at the level it is at now.
-  bool first_half = true;
-  for (size_t k = 0; k < (n + 1) / 2; ++k) {
-    if (std::fabs(values[k] - level) > tolerance) first_half = false;
-  }
-  if (first_half) return true;
+  if (std::all_of(values, values + (n + 1) / 2, at_level)) return true;
   // Or the better side's level came and went inside the window, as an event of the machine's own
   // does: not on the better side over its last kJustBefore smoothed levels before the window (the
   // median of all of them reaches back into the job's init), on it (beyond the tolerance from the
@@ -1434,19 +1429,13 @@ bool PeerModel::BackFromTheBetterSide(const FeatureFrame& ff, uint32_t m, const 
   // of it (a reviewer's cases, AFasterMachineWhoseInitEndsJustBeforeItsWindowFallingInItIsNamed),
   // and one that fell in the window's last kJustBefore samples or after it is not back
   // (AMachineRaisedInTheWindowForGoodFallingIsNamed).
-  if (n <= kJustBefore || just_before.empty()) return false;
-  for (const float v : just_before) {
-    if (!(sign * v <= tolerance)) return false;
+  const auto not_better = [&](float v) { return sign * v <= tolerance; };
+  if (n <= kJustBefore || just_before.empty() ||
+      !std::all_of(just_before.begin(), just_before.end(), not_better)) {
+    return false;
   }
-  size_t better = 0;
-  for (size_t k = 0; k < n; ++k) {
-    if (!(sign * raw[k] <= tolerance)) ++better;
-  }
-  if (2 * better > n) return false;
-  for (size_t k = n - kJustBefore; k < n; ++k) {
-    if (!(std::fabs(raw[k] - level) <= tolerance)) return false;
-  }
-  return true;
+  const auto better = static_cast<size_t>(std::count_if(raw, raw + n, std::not_fn(not_better)));
+  return 2 * better <= n && std::all_of(raw + n - kJustBefore, raw + n, at_level);
 }
 
 void PeerModel::LearnAgain(Track& t, double level) {

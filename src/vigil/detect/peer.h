@@ -246,6 +246,10 @@ class PeerModel {
     // the window its placement is learned from, the level it held before any event in it.
     float prior[kPriorSamples] = {};
     uint8_t prior_count = 0, prior_next = 0;
+    // The index of `prior`'s k-th level, oldest first (k < prior_count), as Oldest is the ring's.
+    size_t PriorOldest(size_t k) const {
+      return prior_count < kPriorSamples ? k : (prior_next + k) % kPriorSamples;
+    }
     float from = 0;  // where that window begins: seconds after `since`
     // When KeepPlacementsFromBefore kept its placement from before (this warm-up's end), or -1.
     double kept_at = -1;

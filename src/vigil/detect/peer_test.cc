@@ -2612,8 +2612,8 @@ TEST(PeerModelTest, AFasterMachineWhoseInitEndsJustBeforeItsWindowFallingInItIsN
 }
 
 // A faster machine that held its own level from the job's start, and had an event of its own at the
-// typical level just before its window (a data loader's pause, 105-150 s), is no machine "whose
-// better level first appears inside the window": it falls to the typical level at 240 s (a fault).
+// typical level just before its window (a data loader's pause, 105-150 s), is no machine whose
+// better level first shows inside the window: it falls to the typical level at 240 s (a fault).
 // It was never named (only the last three levels before the window are read).
 TEST(PeerModelTest, AFasterMachineWithADipOfItsOwnBeforeItsWindowFallingInItIsNamed) {
   for (const double every : {5.0, 10.0}) {
