@@ -2376,19 +2376,17 @@ TEST(AlertJsonTest, TimesAndEvidenceOutsideTheirRangesAreNamed) {
 // above a fifth of theirs). DCGM every `cadence` seconds, each host at its own phase. The step
 // time every 15 s before the failure; in the light job as `steps`:
 //   kFresh: every 15 s, each iteration's own value;
-//   kSparse: a fresh value every `sparse_s` seconds (a trainer that logs every N steps);
 //   kPushed: none from the trainer, but a Pushgateway keeps the old job's last value and is
 //            scraped every 15 s (an exact repeat: held) through the idle time and after.
 //   kGone: none (the restarted job runs without the exporter).
 // From 900 s into the light load m5's GPUs run slow (power, utilisation and tensor activity at
 // 0.6 of their peers'). Returns {a stall reported after the job came back, m5 named}.
-enum class LightSteps { kFresh, kSparse, kPushed, kGone };
+enum class LightSteps { kFresh, kPushed, kGone };
 struct LightRestart {
   int cadence = 15;
   int first_s = 300;
   int full_s = 60;
   LightSteps steps = LightSteps::kFresh;
-  int sparse_s = 60;
 };
 std::pair<bool, bool> RunLightRestart(const LightRestart& c, uint64_t seed) {
   Harness h;
@@ -2398,7 +2396,7 @@ std::pair<bool, bool> RunLightRestart(const LightRestart& c, uint64_t seed) {
   std::vector<double> last_step(16, 10);
   for (int m = 0; m < 16; ++m) {
     phase[m] = static_cast<int>(rng.Below(static_cast<uint64_t>(c.cadence)));
-    step_phase[m] = static_cast<int>(rng.Below(static_cast<uint64_t>(c.sparse_s)));
+    step_phase[m] = static_cast<int>(rng.Below(15));
   }
   const int idle_from = c.first_s, back = idle_from + 420, light_from = back + c.full_s;
   const int fault = light_from + 900, end = light_from + 2400;
@@ -2426,11 +2424,8 @@ std::pair<bool, bool> RunLightRestart(const LightRestart& c, uint64_t seed) {
         if (scrape15) h.Feed(t, m, "training_step_seconds", 0, last_step[m] = noisy(10));
       } else if (c.steps == LightSteps::kPushed) {
         if (scrape15) h.Feed(t, m, "training_step_seconds", 0, last_step[m]);
-      } else if (light && c.steps != LightSteps::kGone) {
-        const int every = c.steps == LightSteps::kSparse ? c.sparse_s : 15;
-        if ((t + step_phase[m]) % every == 0) {
-          h.Feed(t, m, "training_step_seconds", 0, last_step[m] = noisy(6));
-        }
+      } else if (light && c.steps == LightSteps::kFresh) {
+        if (scrape15) h.Feed(t, m, "training_step_seconds", 0, last_step[m] = noisy(6));
       }
     }
   }
