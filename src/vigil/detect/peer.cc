@@ -1206,6 +1206,10 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   // whose own value deviates too (strength > 0: so that neither the smoothing's tail after a
   // short event nor a gap in the data lengthens it), weighted by their strength.
   if (!deviates) t.kept_away = false;
+  if (ff.judging && !deviates) {
+    t.named_off = std::numeric_limits<float>::quiet_NaN();
+    t.named_since = -1;
+  }
   if (!ff.judging || !deviates) {
     EndRun(t);
     return;
@@ -1627,7 +1631,10 @@ void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double
                         double window) {
   std::vector<uint32_t> together = Alongside(m, f, persistence, window);
   if (together.size() < kSharedMachines) {
+    Track& t = TrackOf(m, f);
     triggered_.push_back(m);
+    if (std::isnan(t.named_off)) t.named_since = t.start;
+    t.named_off = OffOf(t);
     return;
   }
   // A shared cause: each stays out of naming for this feature until its run ends, and the
@@ -1893,11 +1900,14 @@ std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persis
     const double kept_at = WarmOf(o, f).kept_at;
     return kept_at >= 0 && TrackOf(o, f).start - kept_at <= persistence;
   };
-  if (from_before(m)) return {m};
+  // One whose run is the fault it was named for, going on, neither: runs of several such begin
+  // together as a hang of the job ends (each deviates again as the job resumes, jobgen's seed
+  // 99,002), and a machine whose new fault began in the hang was not named for it.
+  if (from_before(m) || NamedGoingOn(TrackOf(m, f))) return {m};
   const Track& t = TrackOf(m, f);
   std::vector<uint32_t> out;
   for (uint32_t o : valid_) {
-    if (from_before(o)) continue;
+    if (from_before(o) || NamedGoingOn(TrackOf(o, f))) continue;
     const Track& u = TrackOf(o, f);
     // The same way, at least half as far: a machine far off with two barely off beside it is
     // its own fault.

@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -189,6 +190,10 @@ class PeerModel {
     // Seconds (its intervals) its level has sat at its placement without a break since the
     // warm-up's end (SitsAtPlacement at each fresh sample); -1: its latest fresh sample did not.
     float sat = -1;
+    // Named on its own (Trigger, not a shared deviation): how far off what it was expected at its
+    // level stood (log of smooth over expected) as it last was, kept until a judged fresh sample
+    // no longer deviates; NaN: not named since (NamedGoingOn).
+    float named_off = std::numeric_limits<float>::quiet_NaN();
     uint16_t samples = 0;   // fresh samples, capped
     uint16_t learned = 0;   // of which placement learned from, capped
     uint16_t run = 0;       // deviating samples in the run under way
@@ -219,6 +224,7 @@ class PeerModel {
     double fresh = -1;      // latest fresh sample
     double seen = -1;       // latest sample, held or not
     double start = -1;      // first deviating sample of the run
+    double named_since = -1;  // where named_off is set: the start of the run first named
   };
   // A machine's level against the centre (log) over the last half of its group's warm-up, at
   // most kWarmSamples of them (fewer at a slow cadence): its placement is their median.
@@ -584,8 +590,21 @@ class PeerModel {
   Deviation DeviationOf(uint32_t m, uint32_t f) const;
   // The machines of valid_ (m among them) whose run on f goes the same way as m's, at least
   // half as far, and started within `window` of it (m alone where its run began within
-  // `persistence` of its placement being kept from before a restart).
+  // `persistence` of its placement being kept from before a restart, or where its run is the
+  // fault it was named for going on: NamedGoingOn). Those whose run is such make none.
   std::vector<uint32_t> Alongside(uint32_t m, uint32_t f, double persistence, double window) const;
+  // How far off what it is expected at t's level stands (log); NaN where either is not above 0.
+  static float OffOf(const Track& t) {
+    return t.smooth > 0 && t.expected > 0 ? std::log(t.smooth / t.expected)
+                                          : std::numeric_limits<float>::quiet_NaN();
+  }
+  // t's run began after the run it was named for on its own, deviating as far as it did then
+  // (within the placement tolerance): the fault it was named for, going on after a break (a
+  // hang of the job, whose end begins the runs of every such machine as one).
+  bool NamedGoingOn(const Track& t) const {
+    return t.named_since >= 0 && t.named_since < t.start &&
+           std::fabs(OffOf(t) - t.named_off) <= PlacementTolerance();
+  }
   static void SetPlacement(Track& t, float log_a) {
     t.log_a = log_a;
     t.a = std::exp(log_a);

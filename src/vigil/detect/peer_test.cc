@@ -3507,6 +3507,36 @@ TEST(PeerModelTest, AStragglerBegunJustAfterARestartsWarmupIsKeptOverTheNext) {
   }
 }
 
+// Jobgen's seed 99,002 (64 machines, 15 s): machines 2 and 5 slow from 600 s, each named for it;
+// machine 9's step time grows from 1,430 s, and the job hangs at 1,500 s, its step times held. The
+// restart's first iterations (2,300-2,345 s) end in a hang of the job's collectives that takes
+// over its warm-up (no placement learned: each stays where it was before), and as the job resumes
+// at 2,650 s the three deviate together, their runs beginning as one. Machines 2 and 5 deviate
+// as far as they did when named: their faults, going on, do not make machine 9's new deviation a
+// shared one, and machine 9 is named.
+TEST(PeerModelTest, MachinesNamedBeforeAHangMakeNoSharedDeviationOfANewOneAfterIt) {
+  Rng rng(57, 0);
+  Job job(16, {PeerSignal("power"), PeerSignal("step_time", Worse::kHigher)});
+  const auto hung = [](double t) { return (t >= 1500 && t < 2300) || (t >= 2345 && t < 2650); };
+  const auto level = [](uint32_t m, double t) {
+    if ((m == 2 || m == 5) && t >= 600) return 2.0;
+    if (m == 9 && t >= 1430) return 1 + 0.6 * std::min(1.0, (t - 1430) / 60);
+    return 1.0;
+  };
+  const auto sample = [&](uint32_t m, uint32_t s, double t) {
+    if (s == 0) return Fresh(Noisy(rng, hung(t) ? 2 : 100));
+    if (t >= 1500 && t < 2300) return Held(level(m, 1499));
+    if (t >= 2345 && t < 2650) return Held(1.3 * level(m, 2344));
+    return Fresh(Noisy(rng, (t >= 2300 && t < 2345 ? 1.3 : 1) * level(m, t)));
+  };
+  job.Run(0, 1500, 15, sample);
+  EXPECT_EQ(job.Named(), (std::vector<uint32_t>{2, 5}));
+  job.Run(1500, 3300, 15, sample);
+  EXPECT_EQ(job.stalls().size(), 1u);  // the second hang begins inside the warm-up: not judged
+  EXPECT_EQ(job.Named(), (std::vector<uint32_t>{2, 5, 9}));
+  EXPECT_TRUE(job.shared().empty());
+}
+
 // After the warm-up a machine's level is learned only while it does not deviate: a machine
 // that drops to half after the warm-up and stays there an hour is still off its peers' 100.
 TEST(PeerModelTest, ALastingDeviationIsNotLearnedAsTheMachinesLevel) {
