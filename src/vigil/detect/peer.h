@@ -219,11 +219,11 @@ class PeerModel {
     // it while not confirmed: SitsAtPlacement), or the machine last named against it.
     double at_placement = -1;
     double last_deviating = -1;
-    double own_since = -1;  // the warm-up (Peers::since) `past` was set after
-    double first = -1;      // first fresh sample
-    double fresh = -1;      // latest fresh sample
-    double seen = -1;       // latest sample, held or not
-    double start = -1;      // first deviating sample of the run
+    double own_since = -1;    // the warm-up (Peers::since) `past` was set after
+    double first = -1;        // first fresh sample
+    double fresh = -1;        // latest fresh sample
+    double seen = -1;         // latest sample, held or not
+    double start = -1;        // first deviating sample of the run
     double named_since = -1;  // where named_off is set: the start of the run first named
   };
   // A machine's level against the centre (log) over the last half of its group's warm-up, at
