@@ -1900,14 +1900,11 @@ std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persis
     const double kept_at = WarmOf(o, f).kept_at;
     return kept_at >= 0 && TrackOf(o, f).start - kept_at <= persistence;
   };
-  // One whose run is the fault it was named for, going on, neither: runs of several such begin
-  // together as a hang of the job ends (each deviates again as the job resumes, jobgen's seed
-  // 99,002), and a machine whose new fault began in the hang was not named for it.
-  if (from_before(m) || NamedGoingOn(TrackOf(m, f))) return {m};
+  if (from_before(m)) return {m};
   const Track& t = TrackOf(m, f);
   std::vector<uint32_t> out;
   for (uint32_t o : valid_) {
-    if (from_before(o) || NamedGoingOn(TrackOf(o, f))) continue;
+    if (from_before(o)) continue;
     const Track& u = TrackOf(o, f);
     // The same way, at least half as far: a machine far off with two barely off beside it is
     // its own fault.
@@ -1916,6 +1913,14 @@ std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persis
       out.push_back(o);
     }
   }
+  // Runs of machines whose faults they were named for go on after a break (NamedGoingOn) begin
+  // together as a hang of the job ends, each deviating again as the job resumes: with one new
+  // run beside them (a fault that began just before the hang, jobgen's seed 99,002) they are no
+  // shared cause. Two new runs or more are one (a rack's switch that also slows a machine named
+  // before), with those beside them, as where nothing was named.
+  const auto fresh = std::count_if(out.begin(), out.end(),
+                                   [&](uint32_t o) { return !NamedGoingOn(TrackOf(o, f)); });
+  if (fresh < kFreshInShared) return {m};
   return out;
 }
 

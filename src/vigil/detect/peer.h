@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -151,6 +152,8 @@ class PeerModel {
   // so that none of them deviates; such machines are reported together, and each is still named
   // where it deviates on its own.
   static constexpr size_t kSharedMachines = 3;
+  // Of which at least this many runs are no fault named before, going on (Alongside).
+  static constexpr std::ptrdiff_t kFreshInShared = 2;
   struct Shared {
     uint32_t group;
     uint32_t feature;
@@ -590,8 +593,8 @@ class PeerModel {
   Deviation DeviationOf(uint32_t m, uint32_t f) const;
   // The machines of valid_ (m among them) whose run on f goes the same way as m's, at least
   // half as far, and started within `window` of it (m alone where its run began within
-  // `persistence` of its placement being kept from before a restart, or where its run is the
-  // fault it was named for going on: NamedGoingOn). Those whose run is such make none.
+  // `persistence` of its placement being kept from before a restart, or where fewer than
+  // kFreshInShared of them are not the fault they were named for going on: NamedGoingOn).
   std::vector<uint32_t> Alongside(uint32_t m, uint32_t f, double persistence, double window) const;
   // How far off what it is expected at t's level stands (log); NaN where either is not above 0.
   static float OffOf(const Track& t) {
