@@ -3586,6 +3586,31 @@ TEST(PeerModelTest, TwoNewRunsBesideMachinesNamedBeforeAHangAreStillOneSharedCau
   }
 }
 
+// The cost of the rule, a reviewer's case (session 72): machines 2 and 5, named for their own
+// faults (twice the others' step time from 600 s, going on), and machine 3 of their rack, which a
+// shared cause slows by a fifth as the job resumes at 2,650 s, leaving 2 and 5 where they were:
+// machine 3 is named, one new run beside faults going on. So it is where no hang comes between
+// (the rack slowed at 1,800 s): before the rule, only a hang that began the three runs together
+// made them one shared deviation.
+TEST(PeerModelTest, ARackEventLeavingTwoNamedMachinesWhereTheyWereNamesTheThird) {
+  for (const bool hang : {false, true}) {
+    SCOPED_TRACE(hang);
+    Rng rng(91, 0);
+    Job job(16, {PeerSignal("power"), PeerSignal("step_time", Worse::kHigher)});
+    const double rack_from = hang ? 2650 : 1800;
+    RunStepTimes(
+        job, rng, 5, 3900, [&](double t) { return hang && HungTwice(t); },
+        [&](uint32_t m, double t) {
+          const double own = (m == 2 || m == 5) && t >= 600 ? 2.0 : 1.0;
+          return (t >= rack_from && (m == 2 || m == 5 || m == 3) ? std::max(own, 1.2) : own) *
+                 (hang ? RestartsSlower(t) : 1);
+        });
+    EXPECT_EQ(job.Named(), (std::vector<uint32_t>{2, 3, 5}));
+    EXPECT_GT(job.TriggeredAt(3), rack_from);
+    EXPECT_TRUE(SharedStepTimes(job).empty());
+  }
+}
+
 // The same without a hang: machine 2 (named, +50% from 600 s) is silent 1,500-1,650 s (its
 // exporter), and machines 3 and 4 slow by half as it returns. Its run begins again with theirs:
 // one shared deviation of the three, as before the rule (the reviewer's case).
