@@ -114,8 +114,9 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
       kMaxHold, 1.5f * *std::min_element(std::begin(st.change_gaps), std::end(st.change_gaps)));
   // At least 15 in 16 fresh samples changed, and not whole numbers (a utilisation in percent or
   // a temperature in degrees rests at one value): a continuous quantity, which repeats a value
-  // other than zero (an idle GPU's) only when its exporter holds it.
-  const bool frozen = !counter && st.fractional && s.value != 0 &&
+  // other than a fraction's bounds (an idle GPU's 0, a saturated engine's 1) only when its
+  // exporter holds it.
+  const bool frozen = !counter && st.fractional && s.value != 0 && s.value != 1 &&
                       st.fresh_samples >= kContinuousAfter &&
                       16 * st.changed >= 15 * st.fresh_samples;
   if (same && (frozen || s.time - st.fresh_time < hold)) {
@@ -140,12 +141,21 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
     }
     value = increase / since;
   }
-  if (st.fresh_samples == 1024) {
-    st.fresh_samples /= 2;
-    st.changed /= 2;
+  // One rest (a value repeated after the hold: a gauge at rest, or an exporter holding it before
+  // the series was known to be continuous) counts once in the share of changes, however many of
+  // its repeats were samples: a job that began with a hang of some minutes, its step time held,
+  // would otherwise never have its step time counted as continuous, and each checkpoint's held
+  // step time would be evidence (jobgen's seed 100,001).
+  const bool change = s.value != st.fresh_raw;
+  if (change || !st.resting) {
+    if (st.fresh_samples == 1024) {
+      st.fresh_samples /= 2;
+      st.changed /= 2;
+    }
+    ++st.fresh_samples;
+    st.changed += change;
   }
-  ++st.fresh_samples;
-  st.changed += s.value != st.fresh_raw;
+  st.resting = !change;
   st.fractional = st.fractional || s.value != std::trunc(s.value);
   st.fresh_time = st.scrape_time = s.time;
   st.fresh_raw = s.value;

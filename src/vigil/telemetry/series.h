@@ -131,9 +131,12 @@ class Normalizer {
     double last_value = 0;    // the last point's value (a counter's rate)
     double change_time = -1;  // when the raw value last changed
     float change_gaps[4] = {kMaxHold, kMaxHold, kMaxHold, kMaxHold};  // between changes
-    uint16_t fresh_samples = 0;  // samples not held, halved with `changed` when they grow large
-    uint16_t changed = 0;        // of which differed from the sample before
-    bool fractional = false;     // a fresh value was not a whole number
+    // Samples not held (one rest's repeats counted once), halved with `changed` when they grow
+    // large; `changed`: of which differed from the sample before.
+    uint16_t fresh_samples = 0;
+    uint16_t changed = 0;
+    bool fractional = false;  // a fresh value was not a whole number
+    bool resting = false;     // the last fresh sample repeated the one before
     uint8_t next_gap = 0;
     bool seen = false;
   };

@@ -100,6 +100,55 @@ TEST(NormalizerTest, AContinuousGaugeThatRepeatsIsFrozen) {
   EXPECT_GE(fresh, 20);
 }
 
+// Jobgen's seed 100,001: a job that begins with a hang of its collectives holds its step-time
+// gauge at its first value for three minutes, before the series has shown that it changes at each
+// scrape; after each hold, a repeat is a sample. The hang is one rest however many of its repeats
+// were samples: once the gauge has changed at 15 of 16 samples since (30 here), a checkpoint's
+// repeats are held, not evidence. Counted as three, they kept the step times of all 64 machines
+// from counting as continuous for the whole job.
+TEST(NormalizerTest, AContinuousGaugeThatBeganWithAHangIsFrozenOnceItHasChanged) {
+  Normalizer n(SignalMap::Default(), false);
+  Point p;
+  for (int t = 0; t < 200; t += 15) {
+    ASSERT_TRUE(n.Normalize(Sample(t, "training_step_seconds", 9.7, ""), &p));
+  }
+  for (int t = 200; t < 700; t += 15) {
+    ASSERT_TRUE(n.Normalize(Sample(t, "training_step_seconds", 2.3 + 0.01 * (t % 7), ""), &p));
+    EXPECT_FALSE(p.held);
+  }
+  for (int t = 700; t < 820; t += 15) {  // a checkpoint
+    ASSERT_TRUE(n.Normalize(Sample(t, "training_step_seconds", 2.31, ""), &p));
+    EXPECT_EQ(p.held, t > 700) << t;
+  }
+}
+
+// A reviewer's case (session 72): a GPU's engine-active fraction idle at exactly 0 for ten
+// minutes before a job (one rest, counted once), then busy for 20 scrapes (counted continuous
+// since), then saturated at exactly 1 for ten minutes: a fraction rests at its bounds, and those
+// repeats are samples after the hold, as an idle GPU's 0 is. A rest at 0.97 is held (what the
+// rule assumes of a fraction that changed at nearly every sample before).
+TEST(NormalizerTest, AFractionAtItsBoundsIsNoHeldValue) {
+  Normalizer n(SignalMap::Default(), false);
+  Point p;
+  const auto fresh_over = [&](int from, int to, double value) {
+    int fresh = 0;
+    for (int t = from; t < to; t += 15) {
+      EXPECT_TRUE(n.Normalize(Sample(t, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", value), &p));
+      fresh += !p.held;
+    }
+    return fresh;
+  };
+  EXPECT_GE(fresh_over(0, 600, 0), 8);
+  for (int t = 600; t < 900; t += 15) {
+    ASSERT_TRUE(n.Normalize(Sample(t, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", 0.9 + 0.001 * (t % 7)), &p));
+  }
+  EXPECT_GE(fresh_over(900, 1500, 1), 8);
+  for (int t = 1500; t < 1800; t += 15) {
+    ASSERT_TRUE(n.Normalize(Sample(t, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", 0.9 + 0.001 * (t % 7)), &p));
+  }
+  EXPECT_EQ(fresh_over(1800, 2400, 0.97), 1);
+}
+
 TEST(NormalizerTest, DuplicatesOutOfOrderAndNaNAreDroppedAndCounted) {
   Normalizer n(SignalMap::Default(), false);
   Point p;
