@@ -309,18 +309,19 @@ void PeerModel::SmoothSamples(const telemetry::Frame& frame, uint32_t g, uint32_
       if (c.fresh == 0) continue;
       fresh_[CellOf(m, f)] = 1;
       const double raw = st == 0 ? c.mean() : st == 1 ? c.min : c.max;
-      SmoothSample(t, peers_[g][f], raw, now);
+      SmoothSample(t, peers_[g][f], raw, now, peers_[g][s * kStats].paused);
     }
   }
 }
 
-void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) {
+void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now, double paused) {
   t.prev_raw = t.fresh < 0 ? static_cast<float>(raw) : t.raw;
   t.raw = static_cast<float>(raw);
   if (t.fresh < 0) {
     t.first = t.fresh = now;
     t.smooth = static_cast<float>(raw);
     t.samples = 1;
+    t.pause_seen = static_cast<float>(paused);
     return;
   }
   const float gap = std::min(static_cast<float>(now - t.fresh), kLongestGap);
@@ -329,7 +330,23 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now) {
   // straggler's pace, aliased with the scrapes into gaps of one and two intervals) is overdue
   // once, not at every longer gap until the intervals have followed (FollowPause).
   t.late = t.samples == 1 ? 0.0f : std::max(gap - t.pace, 0.0f);
-  t.pace = t.samples == 1 || gap > t.pace ? gap : t.pace + kIntervalGain * (gap - t.pace);
+  // A gap the job spent paused (a checkpoint, an evaluation) is no pace of its training: the
+  // pace rises to it at once, as to a straggler's longer iterations (which the next gap then
+  // repeats), and falls at once after it to the part of it spent training or to the next gap.
+  // Falling slowly from a 2-minute evaluation, it stood near 50 s when a checkpoint began 75 s
+  // later, so the job counted as paused only 75 s into it, and the rest was evidence (jobgen's
+  // seed 99,101, 15 s: a host slow as the checkpoint began named; docs/detect.md, "Time, not
+  // samples").
+  const float spent_paused = std::clamp(static_cast<float>(paused) - t.pause_seen, 0.0f, gap);
+  if (t.samples == 1 || gap > t.pace) {
+    t.pace = gap;
+  } else if (t.trained >= 0) {
+    t.pace = std::max(t.trained, gap);
+  } else {
+    t.pace += kIntervalGain * (gap - t.pace);
+  }
+  t.trained = spent_paused > 0 ? gap - spent_paused : -1.0f;
+  t.pause_seen = static_cast<float>(paused);
   const double tau = std::max(o_.smooth_s, static_cast<double>(t.interval));
   const double step = raw - t.smooth;
   if (step != 0) {

@@ -187,9 +187,13 @@ class PeerModel {
     float took = 0;       // seconds from the run's start until its evidence was enough; 0: not yet
     float paused_at = 0;  // its group's Peers::paused at the run's latest deviating sample
     // Its pace: seconds between fresh samples, rising at once to a longer gap and falling
-    // slowly (as `interval` follows); `late`: how far its latest fresh sample came beyond the
-    // pace before it (0 when on time).
+    // slowly (as `interval` follows), but at once after a gap its job spent partly paused, to
+    // the part of that gap spent training or the gap after it (SmoothSample); `late`: how far
+    // its latest fresh sample came beyond the pace before it (0 when on time).
     float pace = 0, late = 0;
+    // Its group's pause clock on the signal (Peers::paused) at its latest fresh sample, and the
+    // part of the gap before that sample not spent paused; -1 where the job did not pause in it.
+    float pause_seen = 0, trained = -1;
     // Seconds (its intervals) its level has sat at its placement without a break since the
     // warm-up's end (SitsAtPlacement at each fresh sample); -1: its latest fresh sample did not.
     float sat = -1;
@@ -443,8 +447,9 @@ class PeerModel {
   // Group g's new samples of signal s (a peer signal): each machine's smoothed over its own
   // fresh ones (fresh_ marks them); a held one only says that the series still reports.
   void SmoothSamples(const telemetry::Frame& frame, uint32_t g, uint32_t s);
-  // One fresh sample `raw` of a machine's track, its group's peers `p` learning its quantum.
-  void SmoothSample(Track& t, Peers& p, double raw, double now);
+  // One fresh sample `raw` of a machine's track, its group's peers `p` learning its quantum;
+  // `paused`: the group's pause clock on the signal (PauseClock).
+  void SmoothSample(Track& t, Peers& p, double raw, double now, double paused);
   // Whether group g's job paused on signal s at `now`: half of its machines that report it (at
   // least min_peers, each with a sample, held or fresh, within kRunGapIntervals of its intervals
   // and a fresh one within kLongestGap) have had no fresh one for kOverdueIntervals of their own

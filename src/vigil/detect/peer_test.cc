@@ -672,6 +672,33 @@ TEST(PeerModelTest, TimeTheJobSpentPausedIsNoEvidence) {
   }
 }
 
+// A pause soon after another is no evidence either. The job pauses 130 s from 250 s (an
+// evaluation) and 110 s from 450 s (a checkpoint, 70 s after the first); scrapes staggered every
+// 15 s. The first pause's gap raised every machine's pace to it at once, and at the 15-s gaps
+// after it the pace fell by a fifth of the difference a sample: at 450 s it stood near 50 s, so
+// the job counted as paused only from 1.5 of those paces, and machine 3, slow from 430 to 590 s
+// (50 s of training slow, its value at 443 s held through the checkpoint), was named at 588 s.
+// A gap the job spent paused is no pace of its training: the pace falls at once after it.
+// Slow for good, machine 3 is named at 603 s, as where the checkpoint is the only pause.
+TEST(PeerModelTest, APauseSoonAfterAnotherIsNoEvidenceEither) {
+  enum Case { kBriefly, kForGood, kForGoodOnePause };
+  for (const Case c : {kBriefly, kForGood, kForGoodOnePause}) {
+    SCOPED_TRACE(c);
+    Rng rng(16, 0);
+    Job job(16, {PeerSignal("step_time", Worse::kHigher)});
+    std::vector<double> last(16, 0);
+    job.Run(0, 800, 1, [&](uint32_t m, uint32_t, double t) {
+      const bool paused = (t >= 250 && t < 380 && c != kForGoodOnePause) || (t >= 450 && t < 560);
+      if (static_cast<int>(t) % 15 != static_cast<int>(m) % 15 || paused) return Held(last[m]);
+      const bool slow = m == 3 && t >= 430 && (c != kBriefly || t < 590);
+      last[m] = Noisy(rng, slow ? 1.5 : 1.0);
+      return Fresh(last[m]);
+    });
+    EXPECT_EQ(job.TriggeredAt(3), c == kBriefly ? -1 : 603);
+    EXPECT_EQ(job.Named(), c == kBriefly ? std::vector<uint32_t>{} : std::vector<uint32_t>{3});
+  }
+}
+
 // A pause is no break either: a deviation that lasts across a checkpoint longer than a run's
 // gap (three intervals) goes on after it with the evidence it had. Staggered scrapes every 5 s;
 // machine 3 1.5 times slower from 360 s; the job pauses from 400 to 500 s, every exporter holding
