@@ -325,19 +325,26 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now, double 
     return;
   }
   const float gap = std::min(static_cast<float>(now - t.fresh), kLongestGap);
-  t.interval = t.samples == 1 ? gap : t.interval + kIntervalGain * (gap - t.interval);
   // A job whose iterations a straggler stretches (every rank's step-time gauge changes at the
   // straggler's pace, aliased with the scrapes into gaps of one and two intervals) is overdue
   // once, not at every longer gap until the intervals have followed (FollowPause).
   t.late = t.samples == 1 ? 0.0f : std::max(gap - t.pace, 0.0f);
-  // A gap the job spent paused (a checkpoint, an evaluation) is no pace of its training: the
-  // pace rises to it at once, as to a straggler's longer iterations (which the next gap then
-  // repeats), and falls at once after it to the part of it spent training or to the next gap.
-  // Falling slowly from a 2-minute evaluation, it stood near 50 s when a checkpoint began 75 s
-  // later, so the job counted as paused only 75 s into it, and the rest was evidence (jobgen's
-  // seed 99,101, 15 s: a host slow as the checkpoint began named; docs/detect.md, "Time, not
-  // samples").
-  const float spent_paused = std::clamp(static_cast<float>(paused) - t.pause_seen, 0.0f, gap);
+  // The seconds of the gap its job spent paused (a checkpoint, an evaluation: FollowPause), as
+  // far as this sample came late (ExtendRun), are no time between its scrapes, nor its training's
+  // pace. A run's gaps are judged against three intervals: at a 15-s cadence a 3-minute
+  // checkpoint raised the interval to 36 s, and the 82 s of it beyond its clocked part (a pause
+  // counts for at most 2 minutes) did not break a run across it; nor did one 30 s after a
+  // 2-minute evaluation, which had raised it too
+  // (PeerModelTest.ACheckpointOfThreeMinutesBreaksARun).
+  const float held =
+      std::min(std::clamp(static_cast<float>(paused) - t.pause_seen, 0.0f, gap), t.late);
+  t.interval = t.samples == 1 ? gap : t.interval + kIntervalGain * (gap - held - t.interval);
+  // The pace rises to a paused gap at once, as to a straggler's longer iterations (which the
+  // next gap then repeats), and falls at once after it to the part of it spent training or to
+  // the next gap. Falling slowly from a 2-minute evaluation, it stood near 50 s when a checkpoint
+  // began 75 s later, so the job counted as paused only 75 s into it, and the rest was evidence
+  // (jobgen's seed 99,101, 15 s: a host slow as the checkpoint began named; docs/detect.md,
+  // "Time, not samples").
   if (t.samples == 1 || gap > t.pace) {
     t.pace = gap;
   } else if (t.trained >= 0) {
@@ -345,7 +352,7 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now, double 
   } else {
     t.pace += kIntervalGain * (gap - t.pace);
   }
-  t.trained = spent_paused > 0 ? gap - spent_paused : -1.0f;
+  t.trained = held > 0 ? gap - held : -1.0f;
   t.pause_seen = static_cast<float>(paused);
   const double tau = std::max(o_.smooth_s, static_cast<double>(t.interval));
   const double step = raw - t.smooth;

@@ -181,7 +181,7 @@ class PeerModel {
     float log_a = 0;     // placement: log of the machine's usual level over the centre
     float a = 1;         // exp(log_a) (SetPlacement)
     float past = 0;      // its own recent past: its level over the centre, followed over minutes
-    float interval = 0;  // seconds between fresh samples (smoothed)
+    float interval = 0;  // seconds between fresh samples, less its job's pauses (smoothed)
     float evidence = 0;  // seconds the run has lasted, weighted by its strength
     float z = 0, effect = 0, expected = 0;
     float took = 0;       // seconds from the run's start until its evidence was enough; 0: not yet

@@ -699,6 +699,33 @@ TEST(PeerModelTest, APauseSoonAfterAnotherIsNoEvidenceEither) {
   }
 }
 
+// A pause counts for at most 2 minutes of a gap (a machine's lateness and the vote stop there), so
+// a checkpoint of 3 minutes breaks a run: the part the clock did not cover is no evidence.
+// Scrapes staggered every 15 s; the job pauses 180 s from 400 s, alone or 30 s after a 2-minute
+// evaluation; machine 3, healthy, is 1.3 times slower than its peers for 20 s before the pause
+// and 25 s after it. A run breaks at a gap beyond three of the machine's intervals, less the
+// pause's clocked part; but the interval followed the paused gaps too (36 s after the checkpoint's
+// gap, 28 s 30 s after the evaluation's), so the 82 s beyond the clocked part did not break it,
+// and machine 3 was named at 603 s. Slow for good, it is named as a new run after the pause.
+TEST(PeerModelTest, ACheckpointOfThreeMinutesBreaksARun) {
+  enum Case { kAlone, kAfterAnother, kAloneForGood };
+  for (const Case c : {kAlone, kAfterAnother, kAloneForGood}) {
+    SCOPED_TRACE(c);
+    Rng rng(17, 0);
+    Job job(16, {PeerSignal("step_time", Worse::kHigher)});
+    std::vector<double> last(16, 0);
+    job.Run(0, 900, 1, [&](uint32_t m, uint32_t, double t) {
+      const bool paused = (t >= 400 && t < 580) || (c == kAfterAnother && t >= 250 && t < 370);
+      if (static_cast<int>(t) % 15 != static_cast<int>(m) % 15 || paused) return Held(last[m]);
+      const bool slow = m == 3 && t >= 380 && (c == kAloneForGood || t < 605);
+      last[m] = Noisy(rng, slow ? 1.3 : 1.0);
+      return Fresh(last[m]);
+    });
+    EXPECT_EQ(job.TriggeredAt(3), c == kAloneForGood ? 648 : -1);
+    EXPECT_EQ(job.Named(), c == kAloneForGood ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
+  }
+}
+
 // A pause is no break either: a deviation that lasts across a checkpoint longer than a run's
 // gap (three intervals) goes on after it with the evidence it had. Staggered scrapes every 5 s;
 // machine 3 1.5 times slower from 360 s; the job pauses from 400 to 500 s, every exporter holding
