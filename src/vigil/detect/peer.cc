@@ -330,24 +330,24 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now, double 
   // once, not at every longer gap until the intervals have followed (FollowPause).
   t.late = t.samples == 1 ? 0.0f : std::max(gap - t.pace, 0.0f);
   // The seconds of the gap its job spent paused (a checkpoint, an evaluation: FollowPause), as
-  // far as this sample came late (ExtendRun), are no time between its scrapes, nor its training's
-  // pace. A run's gaps are judged against three intervals: at a 15-s cadence a 3-minute
-  // checkpoint raised the interval to 36 s, and the 82 s of it beyond its clocked part (a pause
-  // counts for at most 2 minutes) did not break a run across it; nor did one 30 s after a
-  // 2-minute evaluation, which had raised it too
-  // (PeerModelTest.ACheckpointOfThreeMinutesBreaksARun).
+  // far as this sample came late (ExtendRun).
   const float held =
       std::min(std::clamp(static_cast<float>(paused) - t.pause_seen, 0.0f, gap), t.late);
-  t.interval = t.samples == 1 ? gap : t.interval + kIntervalGain * (gap - held - t.interval);
-  // The pace rises to a paused gap at once, as to a straggler's longer iterations (which the
-  // next gap then repeats), and falls at once after it to the part of it spent training or to
-  // the next gap. Falling slowly from a 2-minute evaluation, it stood near 50 s when a checkpoint
-  // began 75 s later, so the job counted as paused only 75 s into it, and the rest was evidence
-  // (jobgen's seed 99,101, 15 s: a host slow as the checkpoint began named; docs/detect.md,
-  // "Time, not samples").
+  // A paused gap is no time between its scrapes, nor its training's pace, once the next gap does
+  // not repeat it; one that it repeats was a straggler's longer iterations, whose first gap the
+  // job's vote cannot tell from a pause (every rank is overdue at once), and is kept. After a
+  // paused gap the pace stands at it (it rose at once: the sample came late), and `trained` is
+  // its part spent training. Falling a fifth of the way per sample from a 2-minute evaluation,
+  // the pace stood near 50 s when a checkpoint began 75 s later, so the job counted as paused
+  // only 75 s into it, and the rest was evidence (jobgen's seed 99,101, 15 s: a host slow as the
+  // checkpoint began named); and the interval, raised by the paused gaps, let a checkpoint of
+  // 3 minutes go on with a run (RunInterval; docs/detect.md, "Time, not samples").
+  const bool after_pause = t.trained >= 0 && kOverdueIntervals * gap < t.pace;
+  if (after_pause) t.interval -= kIntervalGain * (t.pace - t.trained);
+  t.interval = t.samples == 1 ? gap : t.interval + kIntervalGain * (gap - t.interval);
   if (t.samples == 1 || gap > t.pace) {
     t.pace = gap;
-  } else if (t.trained >= 0) {
+  } else if (after_pause) {
     t.pace = std::max(t.trained, gap);
   } else {
     t.pace += kIntervalGain * (gap - t.pace);
@@ -364,6 +364,10 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now, double 
   t.smooth = static_cast<float>(t.smooth + smooth_weight_(gap, tau * std::numbers::ln2) * step);
   t.fresh = now;
   if (t.samples < UINT16_MAX) ++t.samples;
+}
+
+float PeerModel::RunInterval(const Track& t) {
+  return t.trained >= 0 ? t.interval - kIntervalGain * (t.pace - t.trained) : t.interval;
 }
 
 void PeerModel::FollowStalls(double now, std::span<const telemetry::SignalInfo> signals,
@@ -1243,7 +1247,7 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     return;
   }
   const double clock = PauseClock(ff.group, ff.f);
-  if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, t.interval, strength,
+  if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, RunInterval(t), strength,
                 clock - t.paused_at, t.late)) {
     t.start = ff.now;
     t.deferred = false;

@@ -181,7 +181,7 @@ class PeerModel {
     float log_a = 0;     // placement: log of the machine's usual level over the centre
     float a = 1;         // exp(log_a) (SetPlacement)
     float past = 0;      // its own recent past: its level over the centre, followed over minutes
-    float interval = 0;  // seconds between fresh samples, less its job's pauses (smoothed)
+    float interval = 0;  // seconds between fresh samples (smoothed)
     float evidence = 0;  // seconds the run has lasted, weighted by its strength
     float z = 0, effect = 0, expected = 0;
     float took = 0;       // seconds from the run's start until its evidence was enough; 0: not yet
@@ -447,6 +447,11 @@ class PeerModel {
   // Group g's new samples of signal s (a peer signal): each machine's smoothed over its own
   // fresh ones (fresh_ marks them); a held one only says that the series still reports.
   void SmoothSamples(const telemetry::Frame& frame, uint32_t g, uint32_t s);
+  // The interval a run's gaps are judged by at a machine's latest fresh sample (ExtendRun): its
+  // interval, less what a gap its job spent paused added to it (the gap is then the pace, and
+  // `trained` its part spent training), so that the part of a pause beyond its clocked 2 minutes
+  // breaks a run.
+  static float RunInterval(const Track& t);
   // One fresh sample `raw` of a machine's track, its group's peers `p` learning its quantum;
   // `paused`: the group's pause clock on the signal (PauseClock).
   void SmoothSample(Track& t, Peers& p, double raw, double now, double paused);
