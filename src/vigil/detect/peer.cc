@@ -309,7 +309,7 @@ void PeerModel::SmoothSamples(const telemetry::Frame& frame, uint32_t g, uint32_
       if (c.fresh == 0) continue;
       fresh_[CellOf(m, f)] = 1;
       const double raw = st == 0 ? c.mean() : st == 1 ? c.min : c.max;
-      SmoothSample(t, peers_[g][f], raw, now, peers_[g][s * kStats].paused);
+      SmoothSample(t, peers_[g][f], raw, now, PauseClock(g, f));
     }
   }
 }

@@ -672,6 +672,21 @@ TEST(PeerModelTest, TimeTheJobSpentPausedIsNoEvidence) {
   }
 }
 
+// A 16-machine job's step times from 0 to `end`, each machine scraped every 15 s, staggered
+// (machine m at seconds m, m + 15, ...), every value held while the job is paused(t); machine 3
+// slow(t) times its peers' level (Rng seeded with `seed`).
+void RunStaggeredAroundPauses(Job& job, uint64_t seed, double end,
+                              const std::function<bool(double)>& paused,
+                              const std::function<double(double)>& slow) {
+  Rng rng(seed, 0);
+  std::vector<double> last(16, 0);
+  job.Run(0, end, 1, [&](uint32_t m, uint32_t, double t) {
+    if (static_cast<int>(t) % 15 != static_cast<int>(m) % 15 || paused(t)) return Held(last[m]);
+    last[m] = Noisy(rng, m == 3 ? slow(t) : 1.0);
+    return Fresh(last[m]);
+  });
+}
+
 // A pause soon after another is no evidence either. The job pauses 130 s from 250 s (an
 // evaluation) and 110 s from 450 s (a checkpoint, 70 s after the first); scrapes staggered every
 // 15 s. The first pause's gap raised every machine's pace to it at once, and at the 15-s gaps
@@ -684,16 +699,13 @@ TEST(PeerModelTest, APauseSoonAfterAnotherIsNoEvidenceEither) {
   enum Case { kBriefly, kForGood, kForGoodOnePause };
   for (const Case c : {kBriefly, kForGood, kForGoodOnePause}) {
     SCOPED_TRACE(c);
-    Rng rng(16, 0);
     Job job(16, {PeerSignal("step_time", Worse::kHigher)});
-    std::vector<double> last(16, 0);
-    job.Run(0, 800, 1, [&](uint32_t m, uint32_t, double t) {
-      const bool paused = (t >= 250 && t < 380 && c != kForGoodOnePause) || (t >= 450 && t < 560);
-      if (static_cast<int>(t) % 15 != static_cast<int>(m) % 15 || paused) return Held(last[m]);
-      const bool slow = m == 3 && t >= 430 && (c != kBriefly || t < 590);
-      last[m] = Noisy(rng, slow ? 1.5 : 1.0);
-      return Fresh(last[m]);
-    });
+    RunStaggeredAroundPauses(
+        job, 16, 800,
+        [&](double t) {
+          return (t >= 250 && t < 380 && c != kForGoodOnePause) || (t >= 450 && t < 560);
+        },
+        [&](double t) { return t >= 430 && (c != kBriefly || t < 590) ? 1.5 : 1.0; });
     EXPECT_EQ(job.TriggeredAt(3), c == kBriefly ? -1 : 603);
     EXPECT_EQ(job.Named(), c == kBriefly ? std::vector<uint32_t>{} : std::vector<uint32_t>{3});
   }
@@ -711,16 +723,13 @@ TEST(PeerModelTest, ACheckpointOfThreeMinutesBreaksARun) {
   enum Case { kAlone, kAfterAnother, kAloneForGood };
   for (const Case c : {kAlone, kAfterAnother, kAloneForGood}) {
     SCOPED_TRACE(c);
-    Rng rng(17, 0);
     Job job(16, {PeerSignal("step_time", Worse::kHigher)});
-    std::vector<double> last(16, 0);
-    job.Run(0, 900, 1, [&](uint32_t m, uint32_t, double t) {
-      const bool paused = (t >= 400 && t < 580) || (c == kAfterAnother && t >= 250 && t < 370);
-      if (static_cast<int>(t) % 15 != static_cast<int>(m) % 15 || paused) return Held(last[m]);
-      const bool slow = m == 3 && t >= 380 && (c == kAloneForGood || t < 605);
-      last[m] = Noisy(rng, slow ? 1.3 : 1.0);
-      return Fresh(last[m]);
-    });
+    RunStaggeredAroundPauses(
+        job, 17, 900,
+        [&](double t) {
+          return (t >= 400 && t < 580) || (c == kAfterAnother && t >= 250 && t < 370);
+        },
+        [&](double t) { return t >= 380 && (c == kAloneForGood || t < 605) ? 1.3 : 1.0; });
     EXPECT_EQ(job.TriggeredAt(3), c == kAloneForGood ? 648 : -1);
     EXPECT_EQ(job.Named(), c == kAloneForGood ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
   }
