@@ -1663,17 +1663,16 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
 void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence,
                         double window) {
   std::vector<uint32_t> together = Alongside(m, f, persistence, window);
-  // However its run began: where a sixteenth of the group is off alike, m's run is that state's
-  // and stays out of naming for as long as the state lasts for it (Track::common), unreported (a
-  // population's state, not a cause to act on); runs that began together are still a shared
-  // cause, each of them the state's for as long as it lasts for it.
+  // However they began: where a sixteenth of the group is off alike, m and those in runs are a
+  // shared cause, each for as long as it is so for it (Track::common), also where their runs
+  // began together.
   const bool common = CommonState(m, f);
-  if (together.size() < kSharedMachines) {
+  if (common) {
+    if (together.size() < kSharedMachines) together = OffAlike(m, f);
+    for (uint32_t o : together) TrackOf(o, f).common = CommonState(o, f);
+  }
+  if (!common && together.size() < kSharedMachines) {
     Track& t = TrackOf(m, f);
-    if (common) {
-      t.shared = t.common = true;
-      return;
-    }
     triggered_.push_back(m);
     if (std::isnan(t.named_off)) t.named_since = t.start;
     t.named_off = OffOf(t);
@@ -1681,11 +1680,7 @@ void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double
   }
   // A shared cause: each stays out of naming for this feature until its run ends, and the
   // episode is reported once.
-  for (uint32_t o : together) {
-    Track& u = TrackOf(o, f);
-    u.shared = true;
-    u.common = common && CommonState(o, f);
-  }
+  for (uint32_t o : together) TrackOf(o, f).shared = true;
   if (p.shared) return;
   p.shared = true;
   Shared sh{group, f, {}};
@@ -1979,6 +1974,16 @@ bool PeerModel::CommonState(uint32_t m, uint32_t f) const {
     if (o != m && SameWayAsFar(t, u) && std::isnan(u.named_off) && ++alike >= need) return true;
   }
   return false;
+}
+
+std::vector<uint32_t> PeerModel::OffAlike(uint32_t m, uint32_t f) const {
+  const Track& t = TrackOf(m, f);
+  std::vector<uint32_t> out;
+  for (uint32_t o : valid_) {
+    const Track& u = TrackOf(o, f);
+    if (o == m || (u.run > 0 && SameWayAsFar(t, u) && std::isnan(u.named_off))) out.push_back(o);
+  }
+  return out;
 }
 
 bool PeerModel::Quiet(uint32_t m) const {

@@ -621,6 +621,9 @@ class PeerModel {
   static bool SameWayAsFar(const Track& t, const Track& u) {
     return (u.z > 0) == (t.z > 0) && std::fabs(u.effect) >= 0.5 * std::fabs(t.effect);
   }
+  // m and the machines of valid_ in a run that lie off as far as m (SameWayAsFar), none of them
+  // named on its own for f.
+  std::vector<uint32_t> OffAlike(uint32_t m, uint32_t f) const;
   // How far off what it is expected at t's level stands (log); NaN where either is not above 0.
   static float OffOf(const Track& t) {
     return t.smooth > 0 && t.expected > 0 ? std::log(t.smooth / t.expected)

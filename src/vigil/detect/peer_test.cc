@@ -743,9 +743,9 @@ TEST(PeerModelTest, ACheckpointOfThreeMinutesBreaksARun) {
 // Their runs began apart (no shared deviation) and ten were named alone. Here 32 machines scraped
 // every 15 s staggered; from 600 s, six sit at 0.8 of their level together (a shared deviation),
 // then every 75 s one more joins for 450 s as one leaves, round and round. Nobody is named; the
-// six are reported as shared, the rest of the state is not. Machine 3, outside the turns, falls to
-// 0.5 at 1,500 s (more than twice as far as the others): named amid them as alone. Falling to 0.8
-// with them, it is one of them, and is not named while the state lasts (the cost).
+// state is reported as shared. Machine 3, outside the turns, falls to 0.5 at 1,500 s (more than
+// twice as far as the others): named amid them as alone. Falling to 0.8 with them, it is one of
+// them, and is not named while the state lasts (the cost).
 TEST(PeerModelTest, AStateAShareOfTheGroupIsInAtOnceIsNoFault) {
   enum Case { kTurns, kTurnsAndFault, kFaultAlone, kTurnsAndFaultAlike };
   for (const Case c : {kTurns, kTurnsAndFault, kFaultAlone, kTurnsAndFaultAlike}) {
