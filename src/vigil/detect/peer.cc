@@ -1238,13 +1238,8 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
     t.named_off = std::numeric_limits<float>::quiet_NaN();
     t.named_since = -1;
   }
-  // A run shared because a share of the group was off alike (Trigger) ends with that state: a
-  // machine still off once fewer are is judged as a fault of its own from its next sample, in no
-  // shared deviation (Track::alone).
-  const bool lapsed = t.common && ff.judging && deviates && !CommonState(m, ff.f);
-  if (!ff.judging || !deviates || lapsed) {
+  if (!ff.judging || !deviates) {
     EndRun(t);
-    t.alone = lapsed;
     return;
   }
   if (strength <= 0) {
@@ -1663,15 +1658,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
 void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence,
                         double window) {
   std::vector<uint32_t> together = Alongside(m, f, persistence, window);
-  // However they began: where a sixteenth of the group is off alike, m and those in runs are a
-  // shared cause, each for as long as it is so for it (Track::common), also where their runs
-  // began together.
-  const bool common = CommonState(m, f);
-  if (common) {
-    if (together.size() < kSharedMachines) together = OffAlike(m, f);
-    for (uint32_t o : together) TrackOf(o, f).common = CommonState(o, f);
-  }
-  if (!common && together.size() < kSharedMachines) {
+  if (together.size() < kSharedMachines) {
     Track& t = TrackOf(m, f);
     triggered_.push_back(m);
     if (std::isnan(t.named_off)) t.named_since = t.start;
@@ -1941,15 +1928,16 @@ std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persis
     const double kept_at = WarmOf(o, f).kept_at;
     return kept_at >= 0 && TrackOf(o, f).start - kept_at <= persistence;
   };
+  if (from_before(m)) return {m};
   const Track& t = TrackOf(m, f);
-  if (from_before(m) || t.alone) return {m};
   std::vector<uint32_t> out;
   for (uint32_t o : valid_) {
-    if (from_before(o) || TrackOf(o, f).alone) continue;
+    if (from_before(o)) continue;
     const Track& u = TrackOf(o, f);
     // The same way, at least half as far: a machine far off with two barely off beside it is
     // its own fault.
-    if (u.run > 0 && SameWayAsFar(t, u) && std::fabs(u.start - t.start) <= window) {
+    if (u.run > 0 && (u.z > 0) == (t.z > 0) && std::fabs(u.effect) >= 0.5 * std::fabs(t.effect) &&
+        std::fabs(u.start - t.start) <= window) {
       out.push_back(o);
     }
   }
@@ -1961,28 +1949,6 @@ std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persis
   const auto fresh = std::count_if(out.begin(), out.end(),
                                    [&](uint32_t o) { return !NamedGoingOn(TrackOf(o, f)); });
   if (fresh < kFreshInShared) return {m};
-  return out;
-}
-
-bool PeerModel::CommonState(uint32_t m, uint32_t f) const {
-  const Track& t = TrackOf(m, f);
-  const size_t need =
-      std::max(kSharedMachines, (valid_.size() - 1 + kCommonShare - 1) / kCommonShare);
-  size_t alike = 0;
-  for (uint32_t o : valid_) {
-    const Track& u = TrackOf(o, f);
-    if (o != m && SameWayAsFar(t, u) && std::isnan(u.named_off) && ++alike >= need) return true;
-  }
-  return false;
-}
-
-std::vector<uint32_t> PeerModel::OffAlike(uint32_t m, uint32_t f) const {
-  const Track& t = TrackOf(m, f);
-  std::vector<uint32_t> out;
-  for (uint32_t o : valid_) {
-    const Track& u = TrackOf(o, f);
-    if (o == m || (u.run > 0 && SameWayAsFar(t, u) && std::isnan(u.named_off))) out.push_back(o);
-  }
   return out;
 }
 

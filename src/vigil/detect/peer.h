@@ -205,8 +205,6 @@ class PeerModel {
     uint16_t learned = 0;   // of which placement learned from, capped
     uint16_t run = 0;       // deviating samples in the run under way
     bool shared = false;    // the run is part of a shared deviation (PeerModel::Shared)
-    bool common = false;    // shared for a state a share of the group was in (CommonState)
-    bool alone = false;     // began as that state ended: its own, in no shared deviation
     bool deferred = false;  // the run's trigger waited once for a step (FollowRun)
     bool placed = false;    // a_m is used (PeerModel::Place)
     bool own_past = false;  // t.expected, z and effect are against its own past, not the peers
@@ -579,8 +577,6 @@ class PeerModel {
   static void EndRun(Track& t) {
     t.run = 0;
     t.shared = false;
-    t.common = false;
-    t.alone = false;
     t.evidence = 0;
     t.start = -1;
     t.deferred = false;
@@ -610,20 +606,6 @@ class PeerModel {
   // `persistence` of its placement being kept from before a restart, or where fewer than
   // kFreshInShared of them are not the fault they were named for going on: NamedGoingOn).
   std::vector<uint32_t> Alongside(uint32_t m, uint32_t f, double persistence, double window) const;
-  // Whether at least one in kCommonShare of valid_'s machines other than m (and kSharedMachines)
-  // lie off on f the same way as m's run, at least half as far, none of them named on its own for
-  // it: a state a share of the group is in at once, however each entered it (an aliasing beat
-  // that holds the exporters of a share of the machines at one phase of the step for minutes,
-  // each entering and leaving it at its own moment), not m's own fault.
-  bool CommonState(uint32_t m, uint32_t f) const;
-  static constexpr size_t kCommonShare = 16;
-  // Whether u lies off the same way as t, at least half as far.
-  static bool SameWayAsFar(const Track& t, const Track& u) {
-    return (u.z > 0) == (t.z > 0) && std::fabs(u.effect) >= 0.5 * std::fabs(t.effect);
-  }
-  // m and the machines of valid_ in a run that lie off as far as m (SameWayAsFar), none of them
-  // named on its own for f.
-  std::vector<uint32_t> OffAlike(uint32_t m, uint32_t f) const;
   // How far off what it is expected at t's level stands (log); NaN where either is not above 0.
   static float OffOf(const Track& t) {
     return t.smooth > 0 && t.expected > 0 ? std::log(t.smooth / t.expected)

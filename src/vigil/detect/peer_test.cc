@@ -735,46 +735,6 @@ TEST(PeerModelTest, ACheckpointOfThreeMinutesBreaksARun) {
   }
 }
 
-// A state a share of the group is in at once is no machine's own fault, however each machine
-// entered it. jobgen's seed 102,001 at a 60-s cadence: a slow host stretched every iteration, and
-// each machine's 1-s power and NVLink collections, scraped at its own offset, fell in the
-// iteration's wait for minutes at a time as the phase drifted: at any moment 10-20% of the 64
-// machines read half their level, each for 4-15 minutes, entering and leaving at its own moment.
-// Their runs began apart (no shared deviation) and ten were named alone. Here 32 machines scraped
-// every 15 s staggered; from 600 s, six sit at 0.8 of their level together (a shared deviation),
-// then every 75 s one more joins for 450 s as one leaves, round and round. Nobody is named; the
-// state is reported as shared. Machine 3, outside the turns, falls to 0.5 at 1,500 s (more than
-// twice as far as the others): named amid them as alone. Falling to 0.8 with them, it is one of
-// them, and is not named while the state lasts (the cost).
-TEST(PeerModelTest, AStateAShareOfTheGroupIsInAtOnceIsNoFault) {
-  enum Case { kTurns, kTurnsAndFault, kFaultAlone, kTurnsAndFaultAlike };
-  for (const Case c : {kTurns, kTurnsAndFault, kFaultAlone, kTurnsAndFaultAlike}) {
-    SCOPED_TRACE(c);
-    Rng rng(18, 0);
-    Job job(32, {PeerSignal("gpu_power", Worse::kLower)});
-    std::vector<double> last(32, 0);
-    const auto level = [&](uint32_t m, double t) {
-      if (m == 3) {
-        if (c == kTurns || t < 1500) return 1.0;
-        return c == kTurnsAndFaultAlike ? 0.8 : 0.5;
-      }
-      if (c == kFaultAlone || t < 600) return 1.0;
-      const double turn = m < 3 ? m : m - 1;  // 0 to 30, every 75 s, round and round
-      const double into = std::fmod(t - 600 - 75 * turn + 31 * 75, 31 * 75);
-      return into < 450 || (turn < 6 && t < 600 + 75 * turn) ? 0.8 : 1.0;
-    };
-    job.Run(0, 4000, 1, [&](uint32_t m, uint32_t, double t) {
-      if (static_cast<int>(t) % 15 != static_cast<int>(m) % 15) return Held(last[m]);
-      last[m] = Noisy(rng, level(m, t));
-      return Fresh(last[m]);
-    });
-    const bool named = c == kTurnsAndFault || c == kFaultAlone;
-    EXPECT_EQ(job.Named(), named ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
-    EXPECT_EQ(job.TriggeredAt(3), named ? 1563 : -1);
-    EXPECT_EQ(job.shared().empty(), c == kFaultAlone);
-  }
-}
-
 // A pause is no break either: a deviation that lasts across a checkpoint longer than a run's
 // gap (three intervals) goes on after it with the evidence it had. Staggered scrapes every 5 s;
 // machine 3 1.5 times slower from 360 s; the job pauses from 400 to 500 s, every exporter holding
