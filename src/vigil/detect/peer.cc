@@ -343,7 +343,7 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now, double 
   // checkpoint began named); and the interval, raised by the paused gaps, let a checkpoint of
   // 3 minutes go on with a run (RunInterval; docs/detect.md, "Time, not samples").
   const bool after_pause = t.trained >= 0 && kOverdueIntervals * gap < t.pace;
-  if (after_pause) t.interval -= kIntervalGain * (t.pace - t.trained);
+  if (after_pause) t.interval = RunInterval(t);
   t.interval = t.samples == 1 ? gap : t.interval + kIntervalGain * (gap - t.interval);
   if (t.samples == 1 || gap > t.pace) {
     t.pace = gap;
