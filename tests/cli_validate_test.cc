@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "vigil/core/file.h"
@@ -232,7 +233,21 @@ TEST(CliValidateTest, SimulateLearnValidate) {
   r = RunVigil(
       {"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("criteria.json"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ((*ParseJson(r.out, "stdout"))["classes"].size(), 2u);
+  const Json learned = *ParseJson(r.out, "stdout");
+  EXPECT_EQ(learned["classes"].size(), 2u);
+  // What the criteria find, part by part: a slowdown each, in both classes.
+  std::set<std::string> classes_reached;
+  for (const Json& reach : learned["reach"]) {
+    classes_reached.insert(reach["hardware"].get<std::string>());
+    ASSERT_TRUE(reach["slowdown"].is_number()) << reach.dump();
+    EXPECT_GT(reach["slowdown"].get<double>(), 0) << reach.dump();
+    EXPECT_LT(reach["slowdown"].get<double>(), 0.5) << reach.dump();
+  }
+  EXPECT_EQ(classes_reached.size(), 2u) << learned["reach"].dump();
+  r = RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("criteria.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "What the criteria find")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "FLAGGED FROM")) << r.out;
   r = RunVigil({"validate", "--data", dir.File("fleet.jsonl"), "--criteria",
                 dir.File("criteria.json"), "--truth", dir.File("truth.csv")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
