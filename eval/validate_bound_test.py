@@ -109,6 +109,44 @@ class Bound(unittest.TestCase):
                                         'messy=extra': {'healthy': 5, 'flagged': 1}}}
         self.assertAlmostEqual(validate_eval.flagged_aside_share(s), 2 / 90)
 
+    def test_a_defect_kind_is_told_the_reach_of_what_it_moves(self):
+        import validate_eval
+        reach = [
+            {'benchmark': 'kernel-launch', 'part': 'GPU 0', 'slowdown': 0.082},
+            {'benchmark': 'gemm-flops', 'part': 'GPU 0', 'slowdown': 0.006},
+            {'benchmark': 'mem-bw', 'part': 'HBM 0', 'slowdown': None},
+            {'benchmark': 'gpu-copy-bw', 'part': 'HBM 0', 'slowdown': 0.042},
+            {'benchmark': '', 'part': 'HBM 0', 'slowdown': 0.014},
+            {'benchmark': 'disk-benchmark', 'part': 'disk nvme0n1', 'slowdown': None},
+        ]
+        truth = [
+            {'node': 'a', 'healthy': True},
+            {'node': 'b', 'defect': 'kernel_launch', 'size_pct': 8,
+             'component': {'kind': 'gpu', 'index': '3'},
+             'keys': ['kernel-launch/event_overhead:3', 'kernel-launch/wall_overhead:3']},
+            {'node': 'c', 'defect': 'slow_hbm', 'size_pct': 5,
+             'component': {'kind': 'hbm', 'index': '1'},
+             'keys': ['mem-bw/d2d_bw:1', 'gpu-copy-bw/gpu1_to_gpu1_write_by_sm_bw']},
+            {'node': 'd', 'defect': 'slow_hbm', 'size_pct': None,
+             'component': {'kind': 'hbm', 'index': '2'}, 'keys': ['mem-bw/d2d_bw:2']},
+            {'node': 'e', 'defect': 'slow_disk', 'size_pct': 8,
+             'component': {'kind': 'disk', 'index': '0'},
+             'keys': ['disk-benchmark/nvme0n1_rand_read_write_read_iops']},
+            {'node': 'f', 'defect': 'slow_nic', 'size_pct': 8,
+             'component': {'kind': 'nic', 'index': '0'}, 'keys': ['ib-loopback/ib_write_bw_8:0']},
+        ]
+        # Its one benchmark's row of its kind of part; of several benchmarks, the one of them (or
+        # across them) that flags the smallest slowdown; a row that flags none where it is all.
+        self.assertEqual(validate_eval.reach_of_kind(reach, truth, 'kernel_launch')['slowdown'],
+                         0.082)
+        self.assertEqual(validate_eval.reach_of_kind(reach, truth, 'slow_hbm')['slowdown'], 0.014)
+        self.assertIsNone(validate_eval.reach_of_kind(reach, truth, 'slow_disk')['slowdown'])
+        self.assertIsNone(validate_eval.reach_of_kind(reach, truth, 'slow_nic'))
+        found = [{'node': 'b'}, {'node': 'b'}, {'node': 'd'}, {'node': 'a'}]
+        self.assertEqual(validate_eval.recall_by_kind_and_size(truth, found), {
+            'kernel_launch': {'8': [1, 1]}, 'slow_hbm': {'5': [0, 1], 'gross': [1, 1]},
+            'slow_disk': {'8': [0, 1]}, 'slow_nic': {'8': [0, 1]}})
+
     def test_a_budget_outside_zero_to_one_is_refused(self):
         r = subprocess.run([sys.executable, os.path.join(HERE, 'validate_bound.py'), '--fleet',
                             self.clean, '--budget', '1.5'], capture_output=True, text=True)

@@ -9,11 +9,13 @@ rule) with the same scorer: healthy nodes flagged, precision per node, recall pe
 defect size, the right component named, F1. With --bound, eval/validate_bound.py's oracle too:
 told the truth's healthy nodes, classes, modes, noise levels and the defects' shapes, it says
 what recall the fleet allows at 0.5% of healthy nodes flagged ("bound"), and at the share Vigil
-flagged, aside runs ("bound@vigil").
+flagged, aside runs ("bound@vigil"). With --reach, per defect kind, the slowdown from which
+`vigil learn` says its criteria name a part of that kind ("reach", docs/validate.md "What the
+criteria can find") beside the defects of each size found.
 
     eval/validate_eval.py --vigil build/release/vigil [--nodes 2000] [--seed 1]
         [--regimes clean,correlated,...] [--naming current,v04,v02] [--work DIR]
-        [--bound] [--json | --markdown]
+        [--bound] [--by-kind] [--reach] [--json | --markdown]
     eval/validate_eval.py --table results.json     # a --json run's results as a Markdown table
 
 "Healthy flagged" counts every healthy node with a finding; "aside runs" leaves out the healthy
@@ -69,9 +71,14 @@ def run(cmd, **kw):
     return r
 
 
+# What `vigil learn --json` says its criteria find ("reach"), by fleet directory.
+REACH = {}
+
+
 def vigil_findings(vigil, fleet, work):
     criteria = os.path.join(work, 'criteria.json')
-    run([vigil, '--quiet', 'learn', '--data', fleet, '--out', criteria])
+    learned = run([vigil, '--quiet', 'learn', '--data', fleet, '--out', criteria, '--json'])
+    REACH[work] = json.loads(learned.stdout).get('reach', [])
     out = run([vigil, '--quiet', 'validate', '--data', fleet, '--criteria', criteria, '--json'])
     verdicts = json.loads(out.stdout)
     rows = []
@@ -80,6 +87,44 @@ def vigil_findings(vigil, fleet, work):
             rows.append({'node': node['node'], 'component': component_of(f['component']),
                          'keys': [f['metric']]})
     return rows
+
+
+def benchmark_of_key(key):
+    return key.rsplit('/', 1)[0]
+
+
+def reach_of_kind(reach, truth, kind):
+    """The reach row (`vigil learn`'s "reach") that slows what the truth's defects of `kind` move:
+    of the rows of their kind of part, for their one benchmark or across benchmarks where their
+    keys span several, and for each benchmark they span (any one may flag the part), the one that
+    flags the smallest slowdown. None where there is no such row."""
+    benchmarks, parts = set(), set()
+    for t in truth:
+        if t.get('defect') == kind:
+            benchmarks |= {benchmark_of_key(k) for k in t.get('keys', [])}
+            parts.add(t['component']['kind'])
+    if not benchmarks or len(parts) != 1:
+        return None
+    part = parts.pop()
+    rows = [r for r in reach if component_of(r['part'])['kind'] == part
+            and (r['benchmark'] in benchmarks or (r['benchmark'] == '' and len(benchmarks) > 1))]
+    found = [r for r in rows if r['slowdown'] is not None]
+    return min(found, key=lambda r: r['slowdown']) if found else (rows[0] if rows else None)
+
+
+def recall_by_kind_and_size(truth, findings):
+    """{kind: {size: [found, defects]}} over the truth's defects; found: a finding on the node, as
+    reference_rules.score counts recall."""
+    flagged = {f['node'] for f in findings}
+    out = {}
+    for t in truth:
+        if t.get('healthy'):
+            continue
+        size = 'gross' if t.get('size_pct') is None else str(t['size_pct'])
+        cell = out.setdefault(t.get('defect', '?'), {}).setdefault(size, [0, 0])
+        cell[0] += t['node'] in flagged
+        cell[1] += 1
+    return out
 
 
 def rule_findings(rule, fleet):
@@ -105,6 +150,9 @@ def main():
                     'at 0.5%% of healthy nodes flagged)')
     ap.add_argument('--by-kind', action='store_true',
                     help='also print recall per defect kind and per node noise level')
+    ap.add_argument('--reach', action='store_true',
+                    help='also print, per defect kind, the slowdown `vigil learn` says its '
+                    'criteria flag a part from ("reach") beside the defects found by size')
     ap.add_argument('--json', action='store_true')
     a = ap.parse_args()
     if a.table:
@@ -138,8 +186,14 @@ def main():
                     methods.append(('bound@vigil', lambda: oracle.findings(
                         flagged_aside_share(scored['vigil']))))
                 for name, findings in methods:
-                    s = reference_rules.score(truth, findings())
+                    rows = findings()
+                    s = reference_rules.score(truth, rows)
                     s.update({'regime': regime, 'naming': naming, 'method': name})
+                    if name == 'vigil' and a.reach:
+                        s['reach'] = {kind: {'reach': reach_of_kind(REACH[d], truth, kind),
+                                             'by_size': by_size}
+                                      for kind, by_size in
+                                      recall_by_kind_and_size(truth, rows).items()}
                     scored[name] = s
                     results.append(s)
                     if not a.json and not a.markdown:
@@ -167,6 +221,14 @@ def print_row(s, by_kind=False):
           % (s['regime'], s['naming'], s['method'], s['healthy_flagged'],
              100 * (s['healthy_flagged_share'] or 0), fmt(o['precision']), fmt(o['recall']),
              fmt(o['right_component_rate']), fmt(o['f1']), sizes))
+    for kind, v in s.get('reach', {}).items():
+        r = v['reach']
+        where = ('not found up to 95%%' if r['slowdown'] is None else '%.1f%%' % (100 * r['slowdown'])
+                 ) + ' (%s %s)' % (r['benchmark'] or '(all)', r['part']) if r else '-'
+        found = ' '.join('%s%s:%d/%d' % (k, '%' if k.isdigit() else '', c[0], c[1])
+                         for k, c in sorted(v['by_size'].items(), key=lambda kv: (
+                             kv[0] == 'gross', int(kv[0]) if kv[0].isdigit() else 0)))
+        print('    %-22s reach %-40s found %s' % (kind, where, found))
     if by_kind:
         for kind, v in list(s['by_kind'].items()) + [('noise ' + k, v) for k, v in
                                                      s.get('by_noise', {}).items()]:
