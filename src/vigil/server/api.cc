@@ -11,6 +11,7 @@
 #include "vigil/core/json.h"
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/learn.h"
+#include "vigil/learned/reach.h"
 #include "vigil/results/document.h"
 #include "vigil/server/dashboard.h"
 #include "vigil/server/network.h"
@@ -474,7 +475,8 @@ Response Api::Learn() {
                            {"classes", std::move(classes)},
                            {"left_out", std::move(left_out)},
                            {"rejudged", report->rejudged},
-                           {"changed", report->changed}},
+                           {"changed", report->changed},
+                           {"reach", learned::ReachToJson(report->reach)}},
                       201);
 }
 

@@ -41,6 +41,16 @@ TEST_F(ApiTest, UploadsAreJudgedByLearnedCriteriaThatNameTheComponent) {
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(Body(r)["version"], 1);
   EXPECT_EQ(Body(r)["nodes"], 30);
+  // What the criteria find: GPU 5's GEMM 30% low, below, is within their reach.
+  bool gemm = false;
+  const Json learned = Body(r);
+  for (const Json& reach : learned["reach"]) {
+    if (reach["benchmark"] != "gemm-flops") continue;
+    gemm = true;
+    EXPECT_EQ(reach["part"], "GPU 0");
+    EXPECT_LT(reach["slowdown"].get<double>(), 0.3) << reach.dump();
+  }
+  EXPECT_TRUE(gemm) << learned["reach"].dump();
 
   // The same node again, healthy, then with GPU 5's GEMM throughput 30% low.
   clock_.Advance(3600);

@@ -327,6 +327,7 @@ Result<LearnReport> FleetService::Learn() {
   v.body = DumpJson(learned::CriteriaToJson(learned));
   VIGIL_ASSIGN_OR_RETURN(v.version, store_.PutCriteria(v));
   const auto active = std::make_shared<const ActiveCriteria>(v.version, std::move(learned));
+  report.reach = learned::ReachOf(active->criteria);
   {
     MutexLock lock(mu_);
     criteria_ = active;

@@ -18,6 +18,7 @@
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/judge.h"
 #include "vigil/learned/learn.h"
+#include "vigil/learned/reach.h"
 #include "vigil/remediate/remediator.h"
 #include "vigil/server/fleet_state.h"
 #include "vigil/server/limits.h"
@@ -63,6 +64,7 @@ struct LearnReport {
   std::vector<learned::LeftOutClass> left_out;  // classes too small to learn from
   int64_t rejudged = 0;  // nodes whose latest upload was judged again by the new criteria
   int64_t changed = 0;   // of those, how many got another verdict
+  std::vector<learned::Reach> reach;  // what the criteria find (learned::ReachOf)
 };
 
 // Remediation's audit log in the store.
