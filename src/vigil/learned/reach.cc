@@ -16,15 +16,15 @@ namespace vigil::learned {
 namespace {
 
 // The slowdowns tried first: none, every percent up to a fifth, then every 5% up to
-// kMostSlowdown. Between the last one not flagged and the first from which on all are, the
-// slowdown is then halved down kNarrowings times (to a thirtieth of a percent).
+// kMostSlowdown. Between a step not named and the next one named, the slowdown is then halved down
+// until the two lie within kResolution of each other.
 std::vector<double> Steps() {
   std::vector<double> steps;
   for (int p = 0; p <= 20; ++p) steps.push_back(p / 100.0);
   for (int p = 25; p <= 95; p += 5) steps.push_back(p / 100.0);
   return steps;
 }
-constexpr int kNarrowings = 5;
+constexpr double kResolution = 0.0005;
 
 // One part slowed: the positions of its metrics in the centre row.
 struct Unit {
@@ -43,15 +43,17 @@ const Mode* MostPopulous(const FamilyModel& f) {
 
 // The class's healthy node: every member of its families at the centre of the family's most
 // populous mode times the member's factor; return codes and health counters 0. Readings kept for
-// people are left out.
+// people are left out, and a key only once.
 FleetRow CentreRow(const ClassModel& cm) {
   FleetRow row;
   row.node = "centre";
   row.hardware = cm.hardware;
+  std::set<std::string> keys;
   for (const FamilyModel& f : cm.families) {
     if (f.direction == Direction::kInfo) continue;
     const Mode* mode = MostPopulous(f);
     for (const std::string& key : f.members) {
+      if (!keys.insert(key).second) continue;  // criteria written by hand may list it twice
       const bool centred = IsLearned(f.direction) && mode != nullptr;
       row.values.emplace_back(key, centred ? mode->centre * MemberFactor(f, key) : 0.0);
     }
@@ -62,8 +64,8 @@ FleetRow CentreRow(const ClassModel& cm) {
 bool Slows(Direction d) { return d == Direction::kHigher || d == Direction::kLower; }
 
 // The parts to slow (ReachOf): per benchmark, the first of the parts it measures by one set of
-// families (its GPUs, its disks); then per kind of part a node has several of (GPU, HBM, NIC...)
-// whose first part two or more benchmarks measure, that part across them.
+// families (its GPUs, its disks); then per kind of part a node has several of (GPU, HBM, NIC...),
+// the first of its parts that two or more benchmarks measure, across them.
 std::vector<Unit> UnitsOf(const FleetRow& row) {
   struct Key {
     std::string benchmark, family, part;
@@ -72,8 +74,8 @@ std::vector<Unit> UnitsOf(const FleetRow& row) {
   std::vector<Key> keys;
   // Per benchmark and part, the families of its metrics that a slowdown moves, in row order.
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> families;
-  std::vector<std::pair<std::string, std::string>> parts;  // (benchmark, part), as first seen
-  std::map<std::string, std::string> first_of_kind;        // of kinds with an index
+  std::vector<std::pair<std::string, std::string>> parts;    // (benchmark, part), as first seen
+  std::vector<std::pair<std::string, std::string>> indexed;  // (kind, part), as first seen
   for (const auto& [key, value] : row.values) {
     const MetricAnatomy a = Anatomize(key);
     Key& k =
@@ -83,7 +85,7 @@ std::vector<Unit> UnitsOf(const FleetRow& row) {
     if (added) parts.emplace_back(k.benchmark, k.part);
     it->second.push_back(k.family);
     const ComponentId id = ParseComponent(a.component);
-    if (id.index) first_of_kind.try_emplace(id.kind, k.part);
+    if (id.index && added) indexed.emplace_back(id.kind, k.part);
   }
   const auto moved = [&](const std::string& benchmark, const std::string& part) {
     std::vector<size_t> out;
@@ -104,8 +106,11 @@ std::vector<Unit> UnitsOf(const FleetRow& row) {
       units.push_back(Unit{benchmark, part, moved(benchmark, part)});
     }
   }
-  for (const auto& [kind, first] : first_of_kind) {
-    if (benchmarks_of[first] >= 2) units.push_back(Unit{"", first, moved("", first)});
+  std::set<std::string> kinds;  // those that have their row across benchmarks
+  for (const auto& [kind, part] : indexed) {
+    if (benchmarks_of[part] >= 2 && kinds.insert(kind).second) {
+      units.push_back(Unit{"", part, moved("", part)});
+    }
   }
   return units;
 }
@@ -128,7 +133,9 @@ std::vector<Reach> ReachOfClass(const LearnedCriteria& criteria, const ClassMode
   std::vector<std::string> metrics;
   for (const auto& [key, value] : centre.values) metrics.push_back(key);
   const Judgement judgement(metrics, criteria);
-  // Each (unit, slowdown) judged: the test of the first finding that names the unit's part.
+  // Each (unit, slowdown) judged: the test of the first finding that names the unit's part, or of
+  // the one that says the node is not of its class (a part whose metrics are most of the node's
+  // families takes the node out of every mode); none where the node passes.
   using Try = std::pair<size_t, double>;
   const auto judge = [&](const std::vector<Try>& tries) {
     std::vector<FleetRow> rows;
@@ -138,7 +145,8 @@ std::vector<Reach> ReachOfClass(const LearnedCriteria& criteria, const ClassMode
     std::vector<std::optional<FindingTest>> out(tries.size());
     for (size_t i = 0; i < tries.size(); ++i) {
       for (const Finding& f : judged[i].findings) {
-        if (ComponentName(f.component) == units[tries[i].first].part) {
+        if (f.test == FindingTest::kClass ||
+            ComponentName(f.component) == units[tries[i].first].part) {
           out[i] = f.test;
           break;
         }
@@ -151,40 +159,58 @@ std::vector<Reach> ReachOfClass(const LearnedCriteria& criteria, const ClassMode
   for (size_t u = 0; u < units.size(); ++u) {
     for (double s : steps) tries.emplace_back(u, s);
   }
-  const std::vector<std::optional<FindingTest>> first = judge(tries);
-  std::vector<Reach> out(units.size());
-  std::vector<double> lo(units.size(), 0);
+  const std::vector<std::optional<FindingTest>> grid = judge(tries);
+  // Per unit, the two slowdowns sought, each bracketed: not named at `lo`, named at `hi` (both 0
+  // where a part is named unslowed).
+  struct Bracket {
+    size_t unit;
+    double lo, hi;
+    FindingTest test;
+    bool always;  // the one from which on every step is named; else the first named
+  };
+  std::vector<Bracket> brackets;
   for (size_t u = 0; u < units.size(); ++u) {
-    Reach& r = out[u];
-    r.hardware = cm.hardware;
-    r.benchmark = units[u].benchmark;
-    r.part = units[u].part;
-    r.metrics = units[u].moved.size();
-    // The first step from which on every one is flagged.
-    size_t from = steps.size();
-    while (from > 0 && first[u * steps.size() + from - 1]) --from;
-    if (from == steps.size()) continue;
-    r.slowdown = steps[from];
-    r.test = *first[u * steps.size() + from];
-    lo[u] = from > 0 ? steps[from - 1] : 0;
-  }
-  for (int k = 0; k < kNarrowings; ++k) {
-    tries.clear();
-    for (size_t u = 0; u < units.size(); ++u) {
-      if (!std::isnan(out[u].slowdown) && out[u].slowdown > 0) {
-        tries.emplace_back(u, (lo[u] + out[u].slowdown) / 2);
-      }
+    const auto named = [&](size_t g) { return grid[u * steps.size() + g]; };
+    size_t first = 0, always = steps.size();
+    while (first < steps.size() && !named(first)) ++first;
+    while (always > 0 && named(always - 1)) --always;
+    for (const auto& [g, is_always] : {std::pair{first, false}, std::pair{always, true}}) {
+      if (g == steps.size()) continue;
+      brackets.push_back(
+          Bracket{u, g > 0 ? steps[g - 1] : steps[0], steps[g], *named(g), is_always});
     }
+  }
+  for (;;) {
+    tries.clear();
+    std::vector<size_t> narrowed;
+    for (size_t b = 0; b < brackets.size(); ++b) {
+      if (brackets[b].hi - brackets[b].lo <= kResolution) continue;
+      tries.emplace_back(brackets[b].unit, (brackets[b].lo + brackets[b].hi) / 2);
+      narrowed.push_back(b);
+    }
+    if (tries.empty()) break;
     const std::vector<std::optional<FindingTest>> found = judge(tries);
     for (size_t i = 0; i < tries.size(); ++i) {
-      const auto& [u, s] = tries[i];
+      Bracket& b = brackets[narrowed[i]];
       if (found[i]) {
-        out[u].slowdown = s;
-        out[u].test = *found[i];
+        b.hi = tries[i].second;
+        b.test = *found[i];
       } else {
-        lo[u] = s;
+        b.lo = tries[i].second;
       }
     }
+  }
+  std::vector<Reach> out(units.size());
+  for (size_t u = 0; u < units.size(); ++u) {
+    out[u].hardware = cm.hardware;
+    out[u].benchmark = units[u].benchmark;
+    out[u].part = units[u].part;
+    out[u].metrics = units[u].moved.size();
+  }
+  for (const Bracket& b : brackets) {
+    Reach& r = out[b.unit];
+    (b.always ? r.slowdown : r.first) = b.hi;
+    if (b.always || std::isnan(r.slowdown)) r.test = b.test;
   }
   return out;
 }
@@ -197,34 +223,41 @@ std::string HardwareName(const std::string& hardware) {
 
 std::vector<Reach> ReachOf(const LearnedCriteria& criteria, int threads) {
   std::vector<Reach> out;
+  std::set<std::string> classes;
   for (const ClassModel& cm : criteria.classes) {
+    if (!classes.insert(cm.hardware).second) continue;  // the first judges, as ClassFor says
     for (Reach& r : ReachOfClass(criteria, cm, threads)) out.push_back(std::move(r));
   }
   return out;
 }
 
 std::string RenderReach(const std::vector<Reach>& reach) {
-  Table t({"HARDWARE", "BENCHMARK", "PART", "METRICS", "FLAGGED FROM", "TEST"});
+  const auto percent = [](double s) { return fmt::format("{:.1f}%", 100 * s); };
+  Table t({"HARDWARE", "BENCHMARK", "PART", "METRICS", "FLAGGED FROM", "TEST", "FIRST FLAGGED"});
   for (const Reach& r : reach) {
+    const bool none = std::isnan(r.slowdown) && std::isnan(r.first);
+    const bool gap = !std::isnan(r.first) && !(r.first >= r.slowdown);  // NaN slowdown: a gap
     t.Add({HardwareName(r.hardware), r.benchmark.empty() ? "(all)" : r.benchmark, r.part,
            std::to_string(r.metrics),
            std::isnan(r.slowdown) ? fmt::format("not up to {:.0f}%", 100 * kMostSlowdown)
-                                  : fmt::format("{:.1f}%", 100 * r.slowdown),
-           std::isnan(r.slowdown) ? "-" : std::string(FindingTestName(r.test))});
+                                  : percent(r.slowdown),
+           none ? "-" : std::string(FindingTestName(r.test)), gap ? percent(r.first) : "-"});
   }
   return t.ToString();
 }
 
 Json ReachToJson(const std::vector<Reach>& reach) {
+  const auto number = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
   Json out = Json::array();
   for (const Reach& r : reach) {
-    out.push_back(
-        Json{{"hardware", r.hardware},
-             {"benchmark", r.benchmark},
-             {"part", r.part},
-             {"metrics", r.metrics},
-             {"slowdown", std::isnan(r.slowdown) ? Json(nullptr) : Json(r.slowdown)},
-             {"test", std::isnan(r.slowdown) ? Json(nullptr) : Json(FindingTestName(r.test))}});
+    const bool none = std::isnan(r.slowdown) && std::isnan(r.first);
+    out.push_back(Json{{"hardware", r.hardware},
+                       {"benchmark", r.benchmark},
+                       {"part", r.part},
+                       {"metrics", r.metrics},
+                       {"slowdown", number(r.slowdown)},
+                       {"first", number(r.first)},
+                       {"test", none ? Json(nullptr) : Json(FindingTestName(r.test))}});
   }
   return out;
 }

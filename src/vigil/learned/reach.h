@@ -25,10 +25,16 @@ struct Reach {
   std::string benchmark;  // the benchmark whose metrics of the part move; "" for all of them
   std::string part;       // the part slowed: "GPU 0", "NIC 0", "disk nvme0n1", "link 0-1"...
   size_t metrics = 0;     // its metrics that the slowdown moves
-  // The smallest slowdown at which a finding names the part, and from which on every slowdown
-  // tried is flagged (0.083: 8.3%, to a tenth of a percent); NaN where none up to kMostSlowdown.
+  // The slowdown from which on every slowdown tried is flagged: a finding names the part, or the
+  // node is judged not of its class (a part whose metrics are most of the node's families takes
+  // it out of every mode). 0.083 is 8.3%, to a twentieth of a percent; NaN where the largest
+  // tried (kMostSlowdown) is not flagged.
   double slowdown = std::nan("");
-  FindingTest test = FindingTest::kFleet;  // the test of that finding
+  // The smallest slowdown flagged at all: below `slowdown` where larger ones pass in between (a
+  // family of two healthy modes judges a part slowed far enough by the lower one); NaN where
+  // none is.
+  double first = std::nan("");
+  FindingTest test = FindingTest::kFleet;  // the test that flags it at `slowdown` (else `first`)
 };
 
 // Every class's reach: per benchmark, for each kind of part it measures, that kind's first part
@@ -43,14 +49,17 @@ std::vector<Reach> ReachOf(const LearnedCriteria& criteria, int threads = 0);
 
 // The line above RenderReach's table in `vigil learn`.
 inline constexpr std::string_view kReachHeading =
-    "What the criteria find: the smallest slowdown of one part that a finding names, the node "
-    "otherwise at its class's healthy centres (there about half of such parts are found)\n";
+    "What the criteria find: the slowdown of one part from which on it is flagged, the node "
+    "otherwise at its class's healthy centres (there about half of such parts are found); FIRST "
+    "FLAGGED: a smaller one flagged too, where some in between pass\n";
 
 // One line per reach: HARDWARE, BENCHMARK ("(all)" for every benchmark), PART, METRICS, FLAGGED
-// FROM ("8.3%", or "not up to 95%") and TEST. Pure.
+// FROM ("8.3%", or "not up to 95%"), TEST and FIRST FLAGGED ("-" where it is FLAGGED FROM, or
+// none). Pure.
 std::string RenderReach(const std::vector<Reach>& reach);
 
-// [{"hardware", "benchmark", "part", "metrics", "slowdown" (null where none), "test"}, ...].
+// [{"hardware", "benchmark", "part", "metrics", "slowdown", "first", "test"}, ...], null for a
+// slowdown (and its test) where there is none.
 Json ReachToJson(const std::vector<Reach>& reach);
 
 }  // namespace vigil::learned

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "vigil/learned/learn.h"
+#include "vigil/results/anatomy.h"
 #include "vigil/results/component.h"
 #include "vigil/results/summary.h"
 
@@ -167,24 +168,120 @@ TEST(ReachTest, APartNoSlowdownFlagsIsNotFound) {
   const std::vector<Reach> reach = ReachOf(c);
   ASSERT_EQ(reach.size(), 1u);
   EXPECT_TRUE(std::isnan(reach[0].slowdown));
+  EXPECT_TRUE(std::isnan(reach[0].first));
   EXPECT_EQ(RenderReach(reach),
-            "HARDWARE       BENCHMARK   PART   METRICS  FLAGGED FROM   TEST\n"
-            "(unspecified)  gemm-flops  GPU 0  1        not up to 95%  -\n");
+            "HARDWARE       BENCHMARK   PART   METRICS  FLAGGED FROM   TEST  FIRST FLAGGED\n"
+            "(unspecified)  gemm-flops  GPU 0  1        not up to 95%  -     -\n");
   EXPECT_EQ(ReachToJson(reach).dump(),
             "[{\"hardware\":\"\",\"benchmark\":\"gemm-flops\",\"part\":\"GPU 0\",\"metrics\":1,"
-            "\"slowdown\":null,\"test\":null}]");
+            "\"slowdown\":null,\"first\":null,\"test\":null}]");
+}
+
+// A family of two healthy modes (two firmware versions at 200 and 230) judges a value by the mode
+// nearest it: a part of the upper mode slowed a little is named against it, slowed by a tenth it
+// passes as a healthy part of the lower mode, slowed further it is named against that one. Both
+// are reported: from where on it is always flagged, and the first slowdown flagged.
+TEST(ReachTest, APartThatPassesForTheOtherModeInBetweenShowsTheGap) {
+  const std::string key = "nccl-bw/allreduce_8589934592_busbw";
+  ASSERT_EQ(Anatomize(key).direction, Direction::kHigher);
+  FamilyModel f;
+  f.family = key;
+  f.direction = Direction::kHigher;
+  f.modes = {Mode{200, 1, 200, 1, 40}, Mode{230, 1, 230, 1, 60}};
+  f.limit = 5;
+  f.samples = 100;
+  f.members = {key};
+  LearnedCriteria c;
+  c.classes.push_back(ClassModel{"", 100, {f}, {}});
+  const std::vector<Reach> reach = ReachOf(c);
+  ASSERT_EQ(reach.size(), 1u);
+  // Named against 230 from 5 spreads under it; against 200 from 5 under that.
+  EXPECT_NEAR(reach[0].first, 5.0 / 230, 0.0006);
+  EXPECT_NEAR(reach[0].slowdown, 1 - 195.0 / 230, 0.0006);
+  EXPECT_EQ(reach[0].test, FindingTest::kFleet);
+  EXPECT_EQ(RenderReach(reach).substr(RenderReach(reach).find('\n') + 1),
+            "(unspecified)  nccl-bw    NVLink  1        15.2%         fleet  2.2%\n");
+}
+
+// A part whose metrics are all the class's families takes its node out of every mode once it is
+// far enough off: the node is judged not of its class, which flags it too.
+TEST(ReachTest, ANodeTakenForAnotherClassIsFlagged) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> normal;
+  const auto keys = [](int g) {
+    return std::vector<std::string>{fmt::format("gemm-flops/fp16_tc_flops:{}", g),
+                                    fmt::format("gemm-flops/bf16_tc_flops:{}", g),
+                                    fmt::format("gemm-flops/tf32_tc_flops:{}", g)};
+  };
+  const LearnedCriteria c = *Learn(Fleet(2000, keys, [&] { return normal(rng); }), LearnOptions{});
+  FleetRow slow;
+  slow.node = "n";
+  for (const FamilyModel& f : c.classes[0].families) {
+    for (const std::string& k : f.members) {
+      slow.values.emplace_back(k, f.modes[0].centre * (k.ends_with(":0") ? 0.5 : 1));
+    }
+  }
+  const std::vector<NodeFindings> judged = Judge(TableOfRows({slow}, "n"), c);
+  ASSERT_EQ(judged[0].findings.size(), 1u);
+  EXPECT_EQ(judged[0].findings[0].test, FindingTest::kClass);
+  const Reach r = ReachOf(c).at(0);
+  EXPECT_LT(r.slowdown, 0.05);
+  EXPECT_TRUE(std::isnan(r.first) || r.first == r.slowdown);
+}
+
+// The row across benchmarks is that of the first part of the kind two benchmarks measure (here
+// GPU 1: kernel launches are not measured on GPU 0).
+TEST(ReachTest, TheRowAcrossBenchmarksIsOfAPartTheyAllMeasure) {
+  std::mt19937_64 rng(10);
+  std::normal_distribution<double> normal;
+  const auto keys = [](int g) {
+    std::vector<std::string> k = {fmt::format("gemm-flops/fp16_tc_flops:{}", g)};
+    if (g > 0) k.push_back(fmt::format("kernel-launch/wall_overhead:{}", g));
+    return k;
+  };
+  const LearnedCriteria c = *Learn(Fleet(2000, keys, [&] { return normal(rng); }), LearnOptions{});
+  std::vector<std::string> rows;
+  for (const Reach& r : ReachOf(c))
+    rows.push_back(fmt::format("{}|{}|{}", r.benchmark, r.part, r.metrics));
+  EXPECT_EQ(rows,
+            (std::vector<std::string>{"gemm-flops|GPU 0|1", "kernel-launch|GPU 1|1", "|GPU 1|2"}));
+}
+
+// Criteria written by hand may list a key in two families, or a class twice: each key is judged
+// once, and the class twice listed is judged by its first model, as the judge does.
+TEST(ReachTest, AKeyOrAClassListedTwiceIsTakenOnce) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  LearnedCriteria c = *Learn(Fleet(2000, Gemm, [&] { return normal(rng); }), LearnOptions{});
+  const double once = ReachOf(c).at(0).slowdown;
+  FamilyModel twice = c.classes[0].families.at(0);
+  twice.family = "gemm-flops/other_flops";
+  c.classes[0].families.push_back(twice);
+  ASSERT_EQ(ReachOf(c).size(), 1u);
+  ClassModel again = c.classes[0];
+  again.families[0].limit *= 10;
+  c.classes.push_back(again);
+  const std::vector<Reach> reach = ReachOf(c);
+  ASSERT_EQ(reach.size(), 1u);
+  EXPECT_DOUBLE_EQ(reach[0].slowdown, once);
 }
 
 TEST(ReachTest, RenderedAsAPercentWithItsTest) {
+  const double none = std::nan("");
   const std::vector<Reach> reach = {
-      {"8x A100", "", "HBM 0", 2, 0.0837, FindingTest::kComponent},
-      {"8x A100", "mem-bw", "HBM 0", 1, 0.412, FindingTest::kBalance}};
+      {"8x A100", "", "HBM 0", 2, 0.0837, 0.0837, FindingTest::kComponent},
+      {"8x A100", "mem-bw", "HBM 0", 1, 0.412, 0.412, FindingTest::kBalance},
+      {"8x A100", "nccl-bw", "NVLink", 1, none, 0.022, FindingTest::kFleet}};
   EXPECT_EQ(RenderReach(reach),
-            "HARDWARE  BENCHMARK  PART   METRICS  FLAGGED FROM  TEST\n"
-            "8x A100   (all)      HBM 0  2        8.4%          component\n"
-            "8x A100   mem-bw     HBM 0  1        41.2%         balance\n");
-  EXPECT_EQ(ReachToJson(reach)[1]["slowdown"].get<double>(), 0.412);
-  EXPECT_EQ(ReachToJson(reach)[0]["test"].get<std::string>(), "component");
+            "HARDWARE  BENCHMARK  PART    METRICS  FLAGGED FROM   TEST       FIRST FLAGGED\n"
+            "8x A100   (all)      HBM 0   2        8.4%           component  -\n"
+            "8x A100   mem-bw     HBM 0   1        41.2%          balance    -\n"
+            "8x A100   nccl-bw    NVLink  1        not up to 95%  fleet      2.2%\n");
+  const Json j = ReachToJson(reach);
+  EXPECT_EQ(j[1]["slowdown"].get<double>(), 0.412);
+  EXPECT_EQ(j[0]["test"].get<std::string>(), "component");
+  EXPECT_TRUE(j[2]["slowdown"].is_null());
+  EXPECT_EQ(j[2]["first"].get<double>(), 0.022);
 }
 
 TEST(ReachTest, NoClassesNoReach) { EXPECT_TRUE(ReachOf(LearnedCriteria{}).empty()); }
