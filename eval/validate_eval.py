@@ -223,8 +223,13 @@ def print_row(s, by_kind=False):
              fmt(o['right_component_rate']), fmt(o['f1']), sizes))
     for kind, v in s.get('reach', {}).items():
         r = v['reach']
-        where = ('not found up to 95%%' if r['slowdown'] is None else '%.1f%%' % (100 * r['slowdown'])
-                 ) + ' (%s %s)' % (r['benchmark'] or '(all)', r['part']) if r else '-'
+        where = '-'
+        if r:
+            where = ('not up to 95%' if r['slowdown'] is None else '%.1f%%' % (100 * r['slowdown']))
+            first = r.get('first')
+            if first is not None and (r['slowdown'] is None or first < r['slowdown']):
+                where += ', first %.1f%%' % (100 * first)
+            where += ' (%s %s)' % (r['benchmark'] or '(all)', r['part'])
         found = ' '.join('%s%s:%d/%d' % (k, '%' if k.isdigit() else '', c[0], c[1])
                          for k, c in sorted(v['by_size'].items(), key=lambda kv: (
                              kv[0] == 'gross', int(kv[0]) if kv[0].isdigit() else 0)))
