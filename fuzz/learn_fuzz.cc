@@ -1,6 +1,7 @@
 // `vigil learn` reads fleets that other tools wrote (SuperBench's results summary): whatever fleet
 // table the reader accepts, learning from it either succeeds or says why, never crashes; the
-// criteria it learns judge the same fleet, and are written and read back to the same text.
+// criteria it learns judge the same fleet, say what they find part by part (ReachOf), and are
+// written and read back to the same text.
 //
 // The input is bytes, not JSONL: the learner's arithmetic (robust spreads, tail quantiles, gaps,
 // modes, hardware classes) is what this target is for, and a JSONL fuzzer rarely gets past the
@@ -21,6 +22,7 @@
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/judge.h"
 #include "vigil/learned/learn.h"
+#include "vigil/learned/reach.h"
 #include "vigil/results/summary.h"
 
 namespace {
@@ -118,6 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       vigil::learned::Learn(*table, options, &left_out);
   if (!criteria.ok()) return 0;
   (void)vigil::learned::Judge(*table, *criteria, 1);
+  (void)vigil::learned::ReachOf(*criteria, 1);
   const std::string written = vigil::DumpJson(vigil::learned::CriteriaToJson(*criteria));
   const vigil::Result<vigil::learned::LearnedCriteria> back =
       vigil::learned::CriteriaFromJson(written, "criteria.json");

@@ -1,11 +1,13 @@
 // Criteria files and truth files are read back from disk: any text is accepted or rejected with
-// a message, and accepted criteria judge a small fleet without crashing.
+// a message, and accepted criteria judge a small fleet, and say what they find part by part
+// (ReachOf), without crashing.
 #include <cstdint>
 #include <string>
 
 #include "vigil/eval/fleet_gen.h"
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/judge.h"
+#include "vigil/learned/reach.h"
 #include "vigil/results/summary.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -26,5 +28,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       "fleet", 1);
   vigil::learned::Judge(table, *c, 1);
   vigil::learned::Judge(table, vigil::learned::RestrictToBenchmarks(*c, {"g"}), 2);
+  (void)vigil::learned::ReachOf(*c, 1);
   return 0;
 }
