@@ -74,18 +74,16 @@ CommandResult RunLearn(const LearnCliOptions& o) {
     t.Add({c.hardware.empty() ? "(unspecified)" : c.hardware, std::to_string(c.nodes),
            std::to_string(c.families.size()), std::to_string(c.components.size())});
   }
-  const double seconds = SecondsSince(start);
-  const std::vector<learned::Reach> reach = learned::ReachOf(learned.criteria);
   if (o.json) {
     fmt::print("{}\n", DumpJson(Json{{"nodes", learned.nodes},
                                      {"metrics", learned.metrics},
                                      {"classes", classes},
-                                     {"reach", learned::ReachToJson(reach)},
+                                     {"reach", learned::ReachToJson(learned.reach)},
                                      {"out", o.out}}));
   } else {
     fmt::print("{}learned from {} nodes x {} metrics in {:.2f} s; wrote {}\n", t.ToString(),
-               learned.nodes, learned.metrics, seconds, o.out);
-    fmt::print("\n{}{}", learned::kReachHeading, learned::RenderReach(reach));
+               learned.nodes, learned.metrics, SecondsSince(start), o.out);
+    fmt::print("\n{}{}", learned::kReachHeading, learned::RenderReach(learned.reach));
   }
   return ExitCode::kHealthy;
 }

@@ -25,6 +25,7 @@ Result<LearnedFromFiles> LearnFromFiles(const LearnRequest& request, Env& env) {
       env.WriteFileAtomic(request.out, DumpJson(CriteriaToJson(out.criteria), 1)));
   out.nodes = table.node_count();
   out.metrics = table.metric_count();
+  out.reach = ReachOf(out.criteria);
   return out;
 }
 

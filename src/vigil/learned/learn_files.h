@@ -9,6 +9,7 @@
 #include "vigil/core/status.h"
 #include "vigil/learned/criteria.h"
 #include "vigil/learned/learn.h"
+#include "vigil/learned/reach.h"
 
 namespace vigil::learned {
 
@@ -21,13 +22,15 @@ struct LearnRequest {
 // What LearnFromFiles learned, and from how much.
 struct LearnedFromFiles {
   LearnedCriteria criteria;
-  size_t nodes = 0;    // in the table learned from (all files)
-  size_t metrics = 0;  // distinct metric keys in it
+  size_t nodes = 0;          // in the table learned from (all files)
+  size_t metrics = 0;        // distinct metric keys in it
+  std::vector<Reach> reach;  // what the criteria find, part by part (ReachOf)
 };
 
 // Checks that request.out can be written (before any work), reads the fleet files into one table
 // (ReadFleetFiles), learns the criteria (Learn, every class required) and writes them to
-// request.out atomically (CriteriaToJson, one space of indentation), all through `env`. Fails with
+// request.out atomically (CriteriaToJson, one space of indentation), all through `env`, and asks
+// them what they find (ReachOf). Fails with
 // the first error of those steps: InvalidArgument for bad input or an unwritable out, the
 // read's or write's error otherwise; nothing is written then.
 Result<LearnedFromFiles> LearnFromFiles(const LearnRequest& request, Env& env = Env::Default());

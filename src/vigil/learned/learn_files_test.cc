@@ -46,6 +46,9 @@ TEST(LearnFromFilesTest, LearnsFromTheFilesAndWritesTheCriteria) {
   const Result<LearnedCriteria> back = ReadCriteria("/fleet/criteria.json", env);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(DumpJson(CriteriaToJson(*back)), DumpJson(CriteriaToJson(learned->criteria)));
+  // And what they find, part by part: the same as asking the criteria themselves.
+  ASSERT_FALSE(learned->reach.empty());
+  EXPECT_EQ(DumpJson(ReachToJson(learned->reach)), DumpJson(ReachToJson(ReachOf(*back))));
 }
 
 // Nothing is read or written when the criteria cannot be written, and bad input is named.
