@@ -45,7 +45,9 @@ Json ScoreJson(const eval::Score& s) {
 
 CLI::App* SetupLearn(CLI::App& app, LearnCliOptions& o) {
   CLI::App* cmd = app.add_subcommand(
-      "learn", "Learn pass/fail criteria from a fleet's own results (per hardware class)");
+      "learn",
+      "Learn pass/fail criteria from a fleet's own results (per hardware class), and say what "
+      "they can find: the slowdown of one part from which on it is flagged");
   cmd->add_option("--data", o.data, "Fleet summary JSONL (repeat for more files)")->required();
   cmd->add_option("--out", o.out, "Criteria file to write (JSON)")->required();
   cmd->add_option("--budget", o.budget,
