@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <random>
 #include <stdexcept>
 
@@ -36,6 +37,13 @@ FleetTable Fleet(int nodes, const std::function<std::vector<std::string>(int)>& 
 }
 
 std::vector<std::string> Gemm(int g) { return {fmt::format("gemm-flops/fp16_tc_flops:{}", g)}; }
+
+// GPU g's GEMM keys of the data types `types`.
+std::vector<std::string> GemmTypes(int g, std::initializer_list<const char*> types) {
+  std::vector<std::string> keys;
+  for (const char* type : types) keys.push_back(fmt::format("gemm-flops/{}:{}", type, g));
+  return keys;
+}
 
 const Reach& Row(const std::vector<Reach>& reach, std::string_view benchmark,
                  std::string_view part) {
@@ -83,10 +91,7 @@ TEST(ReachTest, TheJudgeNamesThePartJustPastItsReachAndNotShortOfIt) {
   std::mt19937_64 rng(6);
   std::normal_distribution<double> normal;
   const auto keys = [](int g) {
-    return std::vector<std::string>{fmt::format("gemm-flops/fp16_tc_flops:{}", g),
-                                    fmt::format("gemm-flops/bf16_tc_flops:{}", g),
-                                    fmt::format("gemm-flops/tf32_tc_flops:{}", g),
-                                    fmt::format("gemm-flops/fp32_flops:{}", g)};
+    return GemmTypes(g, {"fp16_tc_flops", "bf16_tc_flops", "tf32_tc_flops", "fp32_flops"});
   };
   // Other benchmarks too: a node whose values leave the healthy modes of more than half its
   // families is judged a stranger to its class, whatever its parts.
@@ -209,9 +214,7 @@ TEST(ReachTest, ANodeTakenForAnotherClassIsFlagged) {
   std::mt19937_64 rng(9);
   std::normal_distribution<double> normal;
   const auto keys = [](int g) {
-    return std::vector<std::string>{fmt::format("gemm-flops/fp16_tc_flops:{}", g),
-                                    fmt::format("gemm-flops/bf16_tc_flops:{}", g),
-                                    fmt::format("gemm-flops/tf32_tc_flops:{}", g)};
+    return GemmTypes(g, {"fp16_tc_flops", "bf16_tc_flops", "tf32_tc_flops"});
   };
   const LearnedCriteria c = *Learn(Fleet(2000, keys, [&] { return normal(rng); }), LearnOptions{});
   FleetRow slow;
