@@ -26,11 +26,18 @@ std::vector<double> Steps() {
 }
 constexpr double kResolution = 0.0005;
 
-// One part slowed: the positions of its metrics in the centre row.
+// One of a part's metrics that a slowdown moves: its position in the centre row, and its factor
+// per unit of slowdown (-1: better higher, +1: better lower).
+struct Moved {
+  size_t at;
+  double way;
+};
+
+// One part slowed.
 struct Unit {
   std::string benchmark;  // "" for all
   std::string part;
-  std::vector<size_t> moved;
+  std::vector<Moved> moved;
 };
 
 const Mode* MostPopulous(const FamilyModel& f) {
@@ -69,6 +76,7 @@ bool Slows(Direction d) { return d == Direction::kHigher || d == Direction::kLow
 std::vector<Unit> UnitsOf(const FleetRow& row) {
   struct Key {
     std::string benchmark, family, part;
+    Direction direction;
     bool slows = false;
   };
   std::vector<Key> keys;
@@ -78,8 +86,8 @@ std::vector<Unit> UnitsOf(const FleetRow& row) {
   std::vector<std::pair<std::string, std::string>> indexed;  // (kind, part), as first seen
   for (const auto& [key, value] : row.values) {
     const MetricAnatomy a = Anatomize(key);
-    Key& k =
-        keys.emplace_back(Key{BenchmarkOfKey(a.family), a.family, a.component, Slows(a.direction)});
+    Key& k = keys.emplace_back(
+        Key{BenchmarkOfKey(a.family), a.family, a.component, a.direction, Slows(a.direction)});
     if (!k.slows) continue;
     auto [it, added] = families.try_emplace({k.benchmark, k.part});
     if (added) parts.emplace_back(k.benchmark, k.part);
@@ -88,11 +96,11 @@ std::vector<Unit> UnitsOf(const FleetRow& row) {
     if (id.index && added) indexed.emplace_back(id.kind, k.part);
   }
   const auto moved = [&](const std::string& benchmark, const std::string& part) {
-    std::vector<size_t> out;
+    std::vector<Moved> out;
     for (size_t j = 0; j < keys.size(); ++j) {
       if (keys[j].slows && keys[j].part == part &&
           (benchmark.empty() || keys[j].benchmark == benchmark)) {
-        out.push_back(j);
+        out.push_back(Moved{j, keys[j].direction == Direction::kHigher ? -1.0 : 1.0});
       }
     }
     return out;
@@ -118,10 +126,7 @@ std::vector<Unit> UnitsOf(const FleetRow& row) {
 // The centre row with unit's metrics slowed by s.
 FleetRow Slowed(const FleetRow& centre, const Unit& unit, double s) {
   FleetRow row = centre;
-  for (size_t j : unit.moved) {
-    auto& [key, value] = row.values[j];
-    value *= Anatomize(key).direction == Direction::kHigher ? 1 - s : 1 + s;
-  }
+  for (const Moved& m : unit.moved) row.values[m.at].second *= 1 + m.way * s;
   return row;
 }
 

@@ -327,7 +327,6 @@ Result<LearnReport> FleetService::Learn() {
   v.body = DumpJson(learned::CriteriaToJson(learned));
   VIGIL_ASSIGN_OR_RETURN(v.version, store_.PutCriteria(v));
   const auto active = std::make_shared<const ActiveCriteria>(v.version, std::move(learned));
-  report.reach = learned::ReachOf(active->criteria);
   {
     MutexLock lock(mu_);
     criteria_ = active;
@@ -353,6 +352,8 @@ Result<LearnReport> FleetService::Learn() {
         "criteria version {} are stored and in force, but the nodes were not judged again",
         v.version));
   }
+  // Last: what the criteria find is the answer's, not what uploads wait for.
+  report.reach = learned::ReachOf(active->criteria);
   return report;
 }
 
