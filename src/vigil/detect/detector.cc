@@ -311,7 +311,9 @@ void Detector::Feed(const telemetry::Point& p) {
   if (!names_.components().Name(p.component).empty()) {
     Presence& seen = component_seen_[static_cast<size_t>(p.machine) * components_ + p.component];
     if (seen.first < 0) seen.signal = p.signal;
+    const bool silent = seen.alerted;
     seen.Saw(p.time, copy, fed_ahead, o_.rearm);
+    if (silent && !seen.alerted) RuleOf(p.machine, p.component).silence_episode.ended = p.time;
     seen.Reported(p.signal);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
@@ -535,9 +537,11 @@ bool Detector::Explains(uint32_t m, const Deviation& d) const {
   };
   for (uint32_t c = 0; c < components_; ++c) {
     const size_t i = static_cast<size_t>(m) * components_ + c;
-    if (!component_seen_[i].Reports(s)) continue;
     const RuleState& r = rules_[i];
-    if (within(r.xid_episode) || within(r.width_episode) || within(r.link_episode)) return true;
+    // Faults that stop the machine's work move every signal of it (xid_episode: fatal XIDs).
+    if (within(r.xid_episode) || within(r.silence_episode)) return true;
+    if (!component_seen_[i].Reports(s)) continue;
+    if (within(r.width_episode) || within(r.link_episode)) return true;
   }
   return false;
 }
@@ -717,6 +721,7 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
     }
     p.alerted = true;
     p.named_alone = alone;
+    rules_[static_cast<size_t>(m) * components_ + c].silence_episode.Named(end, o_.rearm);
     const std::string& name = names_.components().Name(c);
     if (a.component.empty()) {
       a.machine = NameOfMachine(m);

@@ -129,7 +129,9 @@ class Detector {
       double ended = -1;  // ended after that; -1 while under way
       void Named(double time, double rearm);
     };
-    Episode xid_episode, width_episode, link_episode;
+    // silence_episode: the component named silent while its machine reports (a GPU gone from
+    // its exporter's scrapes), until it reports again.
+    Episode xid_episode, width_episode, link_episode, silence_episode;
     bool xid_fatal = false;  // the XID shown now is fatal
     bool width_alerted = false, gen_alerted = false, link_alerted = false;
   };
@@ -233,11 +235,13 @@ class Detector {
   // own_fault_since_[m]: since when machine m has a fault of its own under way, or -1
   // (PeerModel::Update).
   void FollowOwnFaults();
-  // Whether a fault of one of machine m's components that a rule named (a fatal XID, a link
-  // down, a PCIe link narrowed) explains deviation d: of a signal that component reports, in a run
-  // that began within a persistence of the fault's episode being named (before its first naming,
-  // after its last) and before it ended. One cause, one alert: a NIC's traffic while its link is
-  // down, a GPU's activity after it fell off the bus.
+  // Whether a fault of one of machine m's components that a rule named (a fatal XID, a GPU
+  // silent, a link down, a PCIe link narrowed) explains deviation d: in a run that began within a
+  // persistence of the fault's episode being named (before its first naming, after its last) and
+  // before it ended; of a signal that component reports, or of any signal of the machine where
+  // the fault stops the machine's work (a fatal XID, a GPU silent: the rank on it dies or hangs).
+  // One cause, one alert: a NIC's traffic while its link is down, a GPU's activity after it fell
+  // off the bus, the host's CPU left idle by the rank that died with it.
   bool Explains(uint32_t m, const Deviation& d) const;
   void Grow(uint32_t machine, uint32_t component);
   RuleState& RuleOf(uint32_t machine, uint32_t component);

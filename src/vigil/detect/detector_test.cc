@@ -1916,6 +1916,50 @@ TEST(DetectorTest, AGpuOffTheBusIsNamedOnceAndAnotherGpuLaterToo) {
   EXPECT_GE(alerts[2].onset, 900);
 }
 
+// A fault that stops a machine's work (a fatal XID, or a GPU gone from its exporter's scrapes
+// while the machine reports) is named once: the rank on that GPU dies or hangs, and the machine's
+// other signals that move with it within a persistence (its step time, here 3 times its peers'
+// from 10 s after the fault) are that fault's, not a second cause (jobgen's base 110,000: a host's
+// CPU left idle named 2 minutes after its GPU was lost or its XID 94). Without the fault, the same
+// step time is a divergence; and a later one, beyond the persistence, still is.
+TEST(DetectorTest, AFaultThatStopsAMachinesWorkIsNamedOnce) {
+  enum class Fault { kNone, kXid, kSilent };
+  struct Case {
+    const char* what;
+    Fault fault;
+    int slow_from;
+    std::vector<std::string> rules;  // the alerts expected, in order ("divergence" for one)
+  };
+  for (const Case& c : {Case{"a fatal XID", Fault::kXid, 510, {"xid 79"}},
+                        Case{"a GPU silent", Fault::kSilent, 510, {"component"}},
+                        Case{"no fault", Fault::kNone, 510, {"peers"}},
+                        Case{"a fatal XID, slow later", Fault::kXid, 700, {"xid 79", "peers"}}}) {
+    SCOPED_TRACE(c.what);
+    Harness h;
+    Rng rng(5, 0);
+    for (int t = 0; t < 1000; ++t) {
+      for (int m = 0; m < 8; ++m) {
+        const bool faulty = m == 1 && t >= 500;
+        for (int g = 0; g < 2; ++g) {
+          if (faulty && g == 0 && c.fault == Fault::kSilent) continue;
+          h.Feed(t, m, "DCGM_FI_DEV_POWER_USAGE", g, 600 * (1 + rng.Normal(0, 0.01)));
+          h.Feed(t, m, "DCGM_FI_DEV_XID_ERRORS", g,
+                 faulty && g == 0 && c.fault == Fault::kXid ? 79 : 0);
+        }
+        const bool slow = m == 1 && t >= c.slow_from;
+        h.Feed(t, m, "training_step_seconds", "", (slow ? 3 : 1) * (1 + rng.Normal(0, 0.01)));
+      }
+    }
+    const std::vector<Alert> alerts = h.Finish();
+    std::vector<std::string> rules;
+    for (const Alert& a : alerts) {
+      EXPECT_EQ(a.machine, "m1") << DumpJson(AlertToJson(a));
+      rules.push_back(a.rule);
+    }
+    EXPECT_EQ(rules, c.rules);
+  }
+}
+
 // A deviation that began more than a persistence before a rule named a fault of the component
 // is not that fault's effect: a GPU drawing an eighth less power than its peers from 400 s (weak:
 // its evidence grows at half rate), its XID 79 at 500 s, is named for both.
