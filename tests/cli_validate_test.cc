@@ -248,6 +248,12 @@ TEST(CliValidateTest, SimulateLearnValidate) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "What the criteria find")) << r.out;
   EXPECT_TRUE(Contains(r.out, "FLAGGED FROM")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "flagged by no slowdown")) << r.out;
+  // Criteria that flag almost nothing say which parts no slowdown finds, under the table.
+  r = RunVigil({"learn", "--data", dir.File("fleet.jsonl"), "--out", dir.File("blind.json"),
+                "--budget", "1e-100"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "flagged by no slowdown up to 95% (8x NVIDIA")) << r.out;
   r = RunVigil({"validate", "--data", dir.File("fleet.jsonl"), "--criteria",
                 dir.File("criteria.json"), "--truth", dir.File("truth.csv")});
   EXPECT_EQ(r.exit_code, 1) << r.err;

@@ -85,7 +85,8 @@ CommandResult RunLearn(const LearnCliOptions& o) {
   } else {
     fmt::print("{}learned from {} nodes x {} metrics in {:.2f} s; wrote {}\n", t.ToString(),
                learned.nodes, learned.metrics, SecondsSince(start), o.out);
-    fmt::print("\n{}{}", learned::kReachHeading, learned::RenderReach(learned.reach));
+    fmt::print("\n{}{}{}", learned::kReachHeading, learned::RenderReach(learned.reach),
+               learned::RenderBlindReach(learned.reach));
   }
   return ExitCode::kHealthy;
 }

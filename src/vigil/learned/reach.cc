@@ -1,6 +1,7 @@
 #include "vigil/learned/reach.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 #include <optional>
@@ -249,6 +250,24 @@ std::string RenderReach(const std::vector<Reach>& reach) {
            none ? "-" : std::string(FindingTestName(r.test)), gap ? percent(r.first) : "-"});
   }
   return t.ToString();
+}
+
+std::string RenderBlindReach(const std::vector<Reach>& reach) {
+  std::vector<std::string> blind;
+  for (const Reach& r : reach) {
+    if (!std::isnan(r.slowdown) || !std::isnan(r.first)) continue;
+    blind.push_back(fmt::format("{}{} {}", r.hardware.empty() ? "" : r.hardware + ": ",
+                                r.benchmark.empty() ? "(all)" : r.benchmark, r.part));
+  }
+  if (blind.empty()) return "";
+  return fmt::format(
+      "{} flagged by no slowdown up to {:.0f}% ({}): a part that slow passes {} tests. "
+      "Either the healthy values spread that far (heavy tails, noisy nodes), or the "
+      "results learned from hold defective parts that the tail was read from: learn again "
+      "without nodes known to be bad, or from more runs. A benchmark that fails is still a "
+      "finding.\n",
+      blind.size() == 1 ? "One kind of part is" : fmt::format("{} kinds of part are", blind.size()),
+      100 * kMostSlowdown, fmt::join(blind, ", "), blind.size() == 1 ? "its" : "their");
 }
 
 Json ReachToJson(const std::vector<Reach>& reach) {

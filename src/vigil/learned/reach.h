@@ -58,6 +58,11 @@ inline constexpr std::string_view kReachHeading =
 // none). Pure.
 std::string RenderReach(const std::vector<Reach>& reach);
 
+// Where some reach flags nothing up to kMostSlowdown (a part that reads nothing passes), a note
+// for under RenderReach's table naming those parts and what to do; "" where every part is
+// flagged from some slowdown. Pure.
+std::string RenderBlindReach(const std::vector<Reach>& reach);
+
 // [{"hardware", "benchmark", "part", "metrics", "slowdown", "first", "test"}, ...], null for a
 // slowdown (and its test) where there is none.
 Json ReachToJson(const std::vector<Reach>& reach);

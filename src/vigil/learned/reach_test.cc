@@ -180,6 +180,28 @@ TEST(ReachTest, APartNoSlowdownFlagsIsNotFound) {
   EXPECT_EQ(ReachToJson(reach).dump(),
             "[{\"hardware\":\"\",\"benchmark\":\"gemm-flops\",\"part\":\"GPU 0\",\"metrics\":1,"
             "\"slowdown\":null,\"first\":null,\"test\":null}]");
+  EXPECT_EQ(RenderBlindReach(reach),
+            "One kind of part is flagged by no slowdown up to 95% (gemm-flops GPU 0): a part that "
+            "slow passes its tests. Either the healthy values spread that far "
+            "(heavy tails, noisy nodes), or the results learned from hold defective parts that "
+            "the tail was read from: learn again without nodes known to be bad, or from more "
+            "runs. A benchmark that fails is still a finding.\n");
+}
+
+// The note names every kind of part that nothing flags, with its class, and none where each is
+// flagged from some slowdown or only in a gap.
+TEST(ReachTest, TheNoteNamesThePartsNothingFlags) {
+  const double none = std::nan("");
+  Reach found{"8x A100", "mem-bw", "PCIe 0", 2, 0.047, none, FindingTest::kComponent};
+  Reach gap{"8x A100", "nccl-bw", "NVLink", 1, none, 0.022, FindingTest::kFleet};
+  Reach hbm{"8x A100", "mem-bw", "HBM 0", 1, none, none, FindingTest::kFleet};
+  Reach all{"", "", "HBM 0", 2, none, none, FindingTest::kFleet};
+  EXPECT_EQ(RenderBlindReach({found, gap}), "");
+  const std::string note = RenderBlindReach({found, hbm, gap, all});
+  EXPECT_TRUE(
+      note.starts_with("2 kinds of part are flagged by no slowdown up to 95% (8x A100: "
+                       "mem-bw HBM 0, (all) HBM 0): a part that slow passes their tests"))
+      << note;
 }
 
 // A family of two healthy modes (two firmware versions at 200 and 230) judges a value by the mode
