@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -86,6 +87,11 @@ std::string ReferenceName(const Deviation& d) {
 
 // The deviations an alert on one machine gives as evidence, the strongest first.
 constexpr size_t kEvidenceDeviations = 5;
+
+// XIDs after which the application on the GPU is terminated or the GPU is gone until it is
+// reset (NVIDIA's XID catalogue): a double-bit ECC error, the GPU fallen off the bus, a contained
+// and an uncontained ECC error. Their rank dies, and its machine's other signals move with it.
+constexpr std::array<int, 4> kWorkEndingXids = {48, 79, 94, 95};
 
 Status FieldError(std::string_view where, std::string_view field, std::string_view problem) {
   return Status::InvalidArgument(fmt::format("{}: {}: {}", where, field, problem));
@@ -313,7 +319,8 @@ void Detector::Feed(const telemetry::Point& p) {
     if (seen.first < 0) seen.signal = p.signal;
     const bool silent = seen.alerted;
     seen.Saw(p.time, copy, fed_ahead, o_.rearm);
-    if (silent && !seen.alerted) RuleOf(p.machine, p.component).silence_episode.ended = p.time;
+    RuleState& r = RuleOf(p.machine, p.component);
+    if (silent && !seen.alerted && r.stopped >= 0) r.stopped_ended = p.time;
     seen.Reported(p.signal);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);
@@ -348,6 +355,10 @@ void Detector::Rule(const telemetry::Point& p) {
       if (code != r.xid && fatal) {
         alert(fmt::format("xid {}", code), p.time, code);
         r.xid_episode.Named(p.time, o_.rearm);
+        if (std::find(kWorkEndingXids.begin(), kWorkEndingXids.end(), static_cast<int>(code)) !=
+            kWorkEndingXids.end()) {
+          WorkStopped(p.machine, p.component, p.time);
+        }
       }
       if (r.xid_fatal && !fatal) r.xid_episode.ended = p.time;
       r.xid = code;
@@ -524,6 +535,20 @@ void Detector::RuleState::Episode::Named(double time, double rearm) {
   ended = -1;
 }
 
+bool Detector::ReportsXid(const Presence& p) const {
+  const auto& signals = names_.signals();
+  for (uint32_t s = 0; s < signals.size(); ++s) {
+    if (signals[s].role == SignalRole::kXid && p.Reports(s)) return true;
+  }
+  return false;
+}
+
+void Detector::WorkStopped(uint32_t m, uint32_t c, double time) {
+  RuleState& r = RuleOf(m, c);
+  r.stopped = time;
+  r.stopped_ended = -1;
+}
+
 bool Detector::Explains(uint32_t m, const Deviation& d) const {
   const uint32_t s = SignalOfFeature(d.feature);
   const double persistence = o_.peer.persistence_s;
@@ -538,10 +563,14 @@ bool Detector::Explains(uint32_t m, const Deviation& d) const {
   for (uint32_t c = 0; c < components_; ++c) {
     const size_t i = static_cast<size_t>(m) * components_ + c;
     const RuleState& r = rules_[i];
-    // Faults that stop the machine's work move every signal of it (xid_episode: fatal XIDs).
-    if (within(r.xid_episode) || within(r.silence_episode)) return true;
+    // The rank on a GPU whose work ended dies or hangs, and every signal of its machine moves
+    // with it (its step time, its host's CPU, its other GPUs) as the fault begins.
+    if (r.stopped >= 0 && std::fabs(d.start - r.stopped) <= persistence &&
+        (r.stopped_ended < 0 || d.start <= r.stopped_ended)) {
+      return true;
+    }
     if (!component_seen_[i].Reports(s)) continue;
-    if (within(r.width_episode) || within(r.link_episode)) return true;
+    if (within(r.xid_episode) || within(r.width_episode) || within(r.link_episode)) return true;
   }
   return false;
 }
@@ -721,7 +750,7 @@ void Detector::AlertSilentComponents(uint32_t m, double end) {
     }
     p.alerted = true;
     p.named_alone = alone;
-    rules_[static_cast<size_t>(m) * components_ + c].silence_episode.Named(end, o_.rearm);
+    if (alone && ReportsXid(p)) WorkStopped(m, c, end);  // a GPU gone, not its exporter
     const std::string& name = names_.components().Name(c);
     if (a.component.empty()) {
       a.machine = NameOfMachine(m);

@@ -129,9 +129,10 @@ class Detector {
       double ended = -1;  // ended after that; -1 while under way
       void Named(double time, double rearm);
     };
-    // silence_episode: the component named silent while its machine reports (a GPU gone from
-    // its exporter's scrapes), until it reports again.
-    Episode xid_episode, width_episode, link_episode, silence_episode;
+    Episode xid_episode, width_episode, link_episode;
+    // When a fault that ends the GPU's work (WorkStopped) was last named, and when the GPU
+    // reported again after it (a silence's end; -1: not since).
+    double stopped = -1, stopped_ended = -1;
     bool xid_fatal = false;  // the XID shown now is fatal
     bool width_alerted = false, gen_alerted = false, link_alerted = false;
   };
@@ -235,14 +236,19 @@ class Detector {
   // own_fault_since_[m]: since when machine m has a fault of its own under way, or -1
   // (PeerModel::Update).
   void FollowOwnFaults();
-  // Whether a fault of one of machine m's components that a rule named (a fatal XID, a GPU
-  // silent, a link down, a PCIe link narrowed) explains deviation d: in a run that began within a
-  // persistence of the fault's episode being named (before its first naming, after its last) and
-  // before it ended; of a signal that component reports, or of any signal of the machine where
-  // the fault stops the machine's work (a fatal XID, a GPU silent: the rank on it dies or hangs).
-  // One cause, one alert: a NIC's traffic while its link is down, a GPU's activity after it fell
-  // off the bus, the host's CPU left idle by the rank that died with it.
+  // Whether a fault of one of machine m's components that a rule named (a fatal XID, a link
+  // down, a PCIe link narrowed) explains deviation d: of a signal that component reports, in a run
+  // that began within a persistence of the fault's episode being named (before its first naming,
+  // after its last) and before it ended; or, where the fault ended the GPU's work (WorkStopped),
+  // of any signal of the machine, in a run that began within a persistence of its latest naming
+  // and before the GPU reported again. One cause, one alert: a NIC's traffic while its link is
+  // down, a GPU's activity after it fell off the bus, the host's CPU that its dead rank left idle.
   bool Explains(uint32_t m, const Deviation& d) const;
+  // Machine m's GPU (component) c's work has just ended: an XID after which the application on it
+  // is terminated, or the GPU gone from its exporter's scrapes while a sibling GPU reports.
+  void WorkStopped(uint32_t m, uint32_t c, double time);
+  // Whether a component reports an XID series: a GPU of a DCGM exporter.
+  bool ReportsXid(const Presence& p) const;
   void Grow(uint32_t machine, uint32_t component);
   RuleState& RuleOf(uint32_t machine, uint32_t component);
   std::string NameOfMachine(uint32_t m) const { return names_.machines().Name(m); }
