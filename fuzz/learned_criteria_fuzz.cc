@@ -1,8 +1,9 @@
 // Criteria files and truth files are read back from disk: any text is accepted or rejected with
 // a message, and accepted criteria judge a small fleet, and say what they find part by part
-// (ReachOf), without crashing.
+// (ReachOf, and its table and note as `vigil learn` prints them), without crashing.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vigil/eval/fleet_gen.h"
 #include "vigil/learned/criteria.h"
@@ -28,6 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       "fleet", 1);
   vigil::learned::Judge(table, *c, 1);
   vigil::learned::Judge(table, vigil::learned::RestrictToBenchmarks(*c, {"g"}), 2);
-  (void)vigil::learned::ReachOf(*c, 1);
+  const std::vector<vigil::learned::Reach> reach = vigil::learned::ReachOf(*c, 1);
+  (void)vigil::learned::RenderReach(reach);
+  (void)vigil::learned::RenderBlindReach(reach);
   return 0;
 }
