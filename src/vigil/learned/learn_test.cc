@@ -14,6 +14,7 @@
 #include "vigil/learned/judge.h"
 #include "vigil/learned/measures.h"
 #include "vigil/results/anatomy.h"
+#include "vigil/testing/gpu_fleet.h"
 #include "vigil/testing/healthy_fleet.h"
 
 namespace vigil::learned {
@@ -179,20 +180,11 @@ FleetTable HeavyTailedFleet(int nodes, const std::function<std::vector<std::stri
                             uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::student_t_distribution<double> t3(3);
-  std::vector<FleetRow> rows;
-  for (int n = 0; n < nodes; ++n) {
-    FleetRow& r = rows.emplace_back();
-    r.node = fmt::format("n{:04}", n);
-    for (int g = 0; g < 8; ++g) {
-      for (const std::string& key : keys(g)) {
-        const double worse = slow(n, key);
-        const double v = 1000 * (1 + 0.004 * t3(rng));
-        r.values.emplace_back(
-            key, key.find("_time") != std::string::npos ? v * (1 + worse) : v * (1 - worse));
-      }
-    }
-  }
-  return TableOfRows(rows, "fleet.jsonl");
+  return testing::GpuFleet(nodes, keys, [&](int n, const std::string& key) {
+    const double worse = slow(n, key);
+    const double v = 1000 * (1 + 0.004 * t3(rng));
+    return key.find("_time") != std::string::npos ? v * (1 + worse) : v * (1 - worse);
+  });
 }
 
 // Over `fleet` judged by `c`: the component models' findings that name `component` (of the pool

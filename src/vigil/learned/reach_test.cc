@@ -13,6 +13,7 @@
 #include "vigil/results/anatomy.h"
 #include "vigil/results/component.h"
 #include "vigil/results/summary.h"
+#include "vigil/testing/gpu_fleet.h"
 
 namespace vigil::learned {
 namespace {
@@ -22,18 +23,9 @@ namespace {
 FleetTable Fleet(int nodes, const std::function<std::vector<std::string>(int)>& keys,
                  const std::function<double()>& noise,
                  const std::vector<std::string>& node_keys = {}) {
-  std::vector<FleetRow> rows;
-  for (int n = 0; n < nodes; ++n) {
-    FleetRow& r = rows.emplace_back();
-    r.node = fmt::format("n{:04}", n);
-    for (int g = 0; g < 8; ++g) {
-      for (const std::string& key : keys(g))
-        r.values.emplace_back(key, 1000 * (1 + 0.005 * noise()));
-    }
-    for (const std::string& key : node_keys)
-      r.values.emplace_back(key, 1000 * (1 + 0.005 * noise()));
-  }
-  return TableOfRows(rows, "fleet.jsonl");
+  return testing::GpuFleet(
+      nodes, keys, [&](int, const std::string&) { return 1000 * (1 + 0.005 * noise()); },
+      node_keys);
 }
 
 std::vector<std::string> Gemm(int g) { return {fmt::format("gemm-flops/fp16_tc_flops:{}", g)}; }
