@@ -319,8 +319,10 @@ void Detector::Feed(const telemetry::Point& p) {
     if (seen.first < 0) seen.signal = p.signal;
     const bool silent = seen.alerted;
     seen.Saw(p.time, copy, fed_ahead, o_.rearm);
-    RuleState& r = RuleOf(p.machine, p.component);
-    if (silent && !seen.alerted && r.stopped >= 0) r.stopped_ended = p.time;
+    if (silent && !seen.alerted) {  // back from a silence it was named for
+      RuleState& r = RuleOf(p.machine, p.component);
+      if (r.stopped >= 0) r.stopped_ended = p.time;
+    }
     seen.Reported(p.signal);
   }
   if (names_.signals()[p.signal].role != SignalRole::kPeer) Rule(p);

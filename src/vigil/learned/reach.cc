@@ -237,11 +237,18 @@ std::vector<Reach> ReachOf(const LearnedCriteria& criteria, int threads) {
   return out;
 }
 
+namespace {
+
+// Whether no slowdown tried flags the part: neither from some slowdown on nor in a gap.
+bool FlagsNothing(const Reach& r) { return std::isnan(r.slowdown) && std::isnan(r.first); }
+
+}  // namespace
+
 std::string RenderReach(const std::vector<Reach>& reach) {
   const auto percent = [](double s) { return fmt::format("{:.1f}%", 100 * s); };
   Table t({"HARDWARE", "BENCHMARK", "PART", "METRICS", "FLAGGED FROM", "TEST", "FIRST FLAGGED"});
   for (const Reach& r : reach) {
-    const bool none = std::isnan(r.slowdown) && std::isnan(r.first);
+    const bool none = FlagsNothing(r);
     const bool gap = !std::isnan(r.first) && !(r.first >= r.slowdown);  // NaN slowdown: a gap
     t.Add({HardwareName(r.hardware), r.benchmark.empty() ? "(all)" : r.benchmark, r.part,
            std::to_string(r.metrics),
@@ -255,7 +262,7 @@ std::string RenderReach(const std::vector<Reach>& reach) {
 std::string RenderBlindReach(const std::vector<Reach>& reach) {
   std::vector<std::string> blind;
   for (const Reach& r : reach) {
-    if (!std::isnan(r.slowdown) || !std::isnan(r.first)) continue;
+    if (!FlagsNothing(r)) continue;
     blind.push_back(fmt::format("{}{} {}", r.hardware.empty() ? "" : r.hardware + ": ",
                                 r.benchmark.empty() ? "(all)" : r.benchmark, r.part));
   }
@@ -274,7 +281,7 @@ Json ReachToJson(const std::vector<Reach>& reach) {
   const auto number = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
   Json out = Json::array();
   for (const Reach& r : reach) {
-    const bool none = std::isnan(r.slowdown) && std::isnan(r.first);
+    const bool none = FlagsNothing(r);
     out.push_back(Json{{"hardware", r.hardware},
                        {"benchmark", r.benchmark},
                        {"part", r.part},
