@@ -121,10 +121,6 @@ constexpr double kAbsoluteSpreadFloor = 1e-12;
 constexpr double kEffectLevelShare = 0.5;
 // Evidence grows at full rate from this many times the threshold (z_min noise scales).
 constexpr double kFullStrengthThresholds = 2;
-// A raw value within this share of both thresholds of its expected value is back at its level:
-// the time up to it is no evidence of a run (FollowRun). One between it and the thresholds (a
-// fault at the threshold, its noise) neither adds to the run nor takes from it.
-constexpr double kBackThresholds = 0.5;
 // ... and faster where it is strong (PeerOptions::strong_effect), up to this rate.
 constexpr double kMaxEvidenceRate = 2;
 // A run ends when no deviating sample came for this many of the machine's intervals (at least 1 s).
@@ -165,11 +161,9 @@ constexpr double kOverdueIntervals = 1.5;
 // count only as far as the machine's latest fresh sample came `late` (beyond its own pace before
 // it: it was overdue too), and neither as evidence nor as a break: a deviation that lasts across
 // a checkpoint goes on after it (one of up to kLongestGap, where lateness and FollowPause's vote
-// stop). A run's gap may span fresh samples whose own value did not deviate, each on time; the
-// time up to the latest of them that was back at its level (`back`) is no evidence: two short
-// events with a sample between them are not one long one.
+// stop). A run's gap may span fresh samples whose own value did not deviate, each on time.
 bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, float interval,
-               double strength, double paused = 0, double late = 0, double back = -1) {
+               double strength, double paused = 0, double late = 0) {
   const double gap = now - last;
   const double held = std::min({std::max(late, 0.0), std::max(paused, 0.0), gap});
   const bool starts = samples == 0 || gap - held > RunGap(interval);
@@ -177,8 +171,7 @@ bool ExtendRun(float& evidence, uint16_t& samples, double& last, double now, flo
     evidence = 0;
     samples = 0;
   } else {
-    const double counted = std::min(now - std::max(last, back), gap - held);
-    evidence += static_cast<float>(std::max(counted, 0.0) * strength);
+    evidence += static_cast<float>((gap - held) * strength);
   }
   if (samples < UINT16_MAX) ++samples;
   last = now;
@@ -1113,13 +1106,11 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
     const Reference alike = ReferenceOf(ff, p, t, *ff.alike, 1.0, peers_noise, 0);
     const bool both = peers.deviates && alike.deviates;
     const double strength = std::min(peers.raw_strength, alike.raw_strength);
-    const bool back = peers.back || alike.back;
     if (std::fabs(alike.residual / alike.noise) < std::fabs(peers.residual / peers.noise)) {
       peers = alike;
     }
     peers.deviates = both;
     peers.raw_strength = strength;
-    peers.back = back;
   }
   const Reference own =
       ReferenceOf(ff, p, t, ff.centre, t.past, std::max(own_noise, ff.floor), ff.own_spread);
@@ -1159,8 +1150,7 @@ void PeerModel::JudgeMachine(const FeatureFrame& ff, Peers& p, uint32_t m) {
   scored_.push_back({m, ff.f, static_cast<float>(peers.residual / peers.noise)});
   const bool stepped = Beyond(t.raw - t.prev_raw, shown.noise, shown.scale);
   FollowRun(ff, p, m, t, deviates, stepped,
-            std::max(peers.raw_strength, own_deviates ? own.raw_strength : 0.0),
-            (!peers.deviates || peers.back) && (!own_deviates || own.back));
+            std::max(peers.raw_strength, own_deviates ? own.raw_strength : 0.0));
   WarmLevels& warm = WarmOf(m, ff.f);
   // One that joined since the warm-up began learns its placement from it as those there at its
   // start do. Where it joined in the warm-up's first quarter (scrapes are staggered: at 15 s the
@@ -1222,8 +1212,6 @@ PeerModel::Reference PeerModel::ReferenceOf(const FeatureFrame& ff, const Peers&
   };
   r.deviates = passes(r.residual);
   const double raw_residual = t.raw - r.expected;
-  r.back = !WorseWay(ff.signal.worse, raw_residual) ||
-           !Beyond(raw_residual, kBackThresholds * r.noise, kBackThresholds * r.scale);
   // Evidence grows at full rate from twice the threshold in noise scales, at half rate at it;
   // a strong deviation's faster still, unless the signal's own persistence says how long its
   // benign events last, whatever their strength.
@@ -1241,11 +1229,10 @@ PeerModel::Reference PeerModel::ReferenceOf(const FeatureFrame& ff, const Peers&
 }
 
 void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t, bool deviates,
-                          bool stepped, double strength, bool back) {
+                          bool stepped, double strength) {
   // A run lasts while the smoothed value deviates; its evidence grows between its samples
   // whose own value deviates too (strength > 0: so that neither the smoothing's tail after a
-  // short event nor a gap in the data lengthens it), weighted by their strength, and not over
-  // the time up to a sample whose own value was back at its level (ExtendRun).
+  // short event nor a gap in the data lengthens it), weighted by their strength.
   if (!deviates) t.kept_away = false;
   if (ff.judging && !deviates) {
     t.named_off = std::numeric_limits<float>::quiet_NaN();
@@ -1257,12 +1244,11 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   }
   if (strength <= 0) {
     t.kept_away = false;
-    if (back) t.back = ff.now;
     return;
   }
   const double clock = PauseClock(ff.group, ff.f);
   if (ExtendRun(t.evidence, t.run, t.last_deviating, ff.now, RunInterval(t), strength,
-                clock - t.paused_at, t.late, t.back)) {
+                clock - t.paused_at, t.late)) {
     t.start = ff.now;
     t.deferred = false;
     t.took = 0;

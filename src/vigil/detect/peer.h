@@ -226,7 +226,6 @@ class PeerModel {
     // it while not confirmed: SitsAtPlacement), or the machine last named against it.
     double at_placement = -1;
     double last_deviating = -1;
-    double back = -1;         // the run's latest fresh sample whose own value was back (FollowRun)
     double own_since = -1;    // the warm-up (Peers::since) `past` was set after
     double first = -1;        // first fresh sample
     double fresh = -1;        // latest fresh sample
@@ -523,21 +522,19 @@ class PeerModel {
     double expected = 0, residual = 0, scale = 0, noise = 0;
     bool deviates = false;    // the smoothed value
     double raw_strength = 0;  // the raw value's: 0 when it does not deviate, up to 2
-    bool back = false;        // the raw value: within half the thresholds, or on the better side
   };
   // `noise` in the feature's units, `relative_noise` of the effect's scale: the larger counts.
   Reference ReferenceOf(const FeatureFrame& frame, const Peers& p, const Track& t, double centre,
                         double factor, double noise, double relative_noise) const;
   // Machine m's run on the feature: ended when its smoothed value does not deviate, its evidence
-  // grown by `strength` when its raw value deviates too (not over the time up to a raw value
-  // `back` at its level), and Trigger when the evidence is enough,
+  // grown by `strength` when its raw value deviates too, and Trigger when the evidence is enough,
   // unless its latest fresh value `stepped` from the one before by as much as a deviation: then,
   // once per run, not before its next fresh value that deviates. A change of the whole job
   // reaches staggered scrapes one machine at a time, so a machine's step is judged against peers
   // not yet sampled since; by its next sample every peer on its cadence has been, and a step the
   // job shared has moved the centre (or stalled it), which ends the run.
   void FollowRun(const FeatureFrame& frame, Peers& p, uint32_t m, Track& t, bool deviates,
-                 bool stepped, double strength, bool back);
+                 bool stepped, double strength);
   // Machine m's placement (Track::log_a) learned from its level against the centre.
   void LearnPlacement(const FeatureFrame& frame, uint32_t m, Track& t, WarmLevels& warm,
                       bool deviates);
