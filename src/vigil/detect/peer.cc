@@ -1266,7 +1266,8 @@ void PeerModel::FollowRun(const FeatureFrame& ff, Peers& p, uint32_t m, Track& t
   }
   t.kept_away = false;
   t.paused_at = static_cast<float>(clock);
-  if (t.shared || t.evidence < ff.persistence || t.run < o_.min_samples) return;
+  t.lag = ff.signal.duration && t.raw > 0 ? t.raw : 0;
+  if (t.shared || Proven(t) < ff.persistence || t.run < o_.min_samples) return;
   // At least half the persistence: evidence grows at most twice as fast as time.
   if (t.took <= 0) t.took = static_cast<float>(ff.now - t.start);
   // Once per run: a fault that flaps at the cadence steps at every sample that deviates.
@@ -1915,7 +1916,7 @@ std::vector<Deviation> PeerModel::DeviationsOf(uint32_t m, size_t n) const {
 
 Deviation PeerModel::DeviationOf(uint32_t m, uint32_t f) const {
   const Track& t = TrackOf(m, f);
-  return {f, t.smooth, t.expected, t.z, t.effect, t.evidence, t.start, t.own_past};
+  return {f, t.smooth, t.expected, t.z, t.effect, Proven(t), t.start, t.own_past};
 }
 
 std::vector<uint32_t> PeerModel::Alongside(uint32_t m, uint32_t f, double persistence,

@@ -183,6 +183,9 @@ class PeerModel {
     float past = 0;      // its own recent past: its level over the centre, followed over minutes
     float interval = 0;  // seconds between fresh samples (smoothed)
     float evidence = 0;  // seconds the run has lasted, weighted by its strength
+    // A duration signal's value at the run's latest deviating sample: the interval it measures
+    // ends there, so the run is known to have lasted only to that interval's start (Proven).
+    float lag = 0;
     float z = 0, effect = 0, expected = 0;
     float took = 0;       // seconds from the run's start until its evidence was enough; 0: not yet
     float paused_at = 0;  // its group's Peers::paused at the run's latest deviating sample
@@ -574,6 +577,10 @@ class PeerModel {
   // Whether t's level sits within effect_min of its placement against `centre` (true where
   // either is not above 0: no placement is learned there).
   bool SitsAtPlacement(const Track& t, double centre) const;
+  // A run's evidence as far as its samples prove it: less the interval a duration signal's
+  // latest deviating value measures (a step time slow in an iteration that began inside an event
+  // and ended after it shows the event for that much longer than it lasted).
+  static float Proven(const Track& t) { return std::max(t.evidence - t.lag, 0.0f); }
   static void EndRun(Track& t) {
     t.run = 0;
     t.shared = false;

@@ -605,6 +605,31 @@ TEST(PeerModelTest, AGapInTheSamplesRestartsTheRun) {
   EXPECT_EQ(job.TriggeredAt(3), 510);
 }
 
+// A duration signal's value is the interval that ends at its sample (a step time: the last
+// iteration's), so a run it shows is known to have lasted only to the start of its latest
+// deviating sample's interval. Every 15 s, machine 3's step time reads 2.5 s among peers at 2 s
+// in the samples of 405-465 s (60 s apart: a GPU clock dip of 59 s whose last iteration ended
+// after it): as a step time it is 57.5 s proven and never named; as a gauge of no duration, 60 s,
+// named at 465 s. Slow for good, the step time is named at 480 s.
+TEST(PeerModelTest, ADurationSignalsRunLastsToItsLatestIntervalsStart) {
+  const struct {
+    bool duration;
+    double until;
+    double named;
+  } cases[] = {{true, 470, -1}, {false, 470, 465}, {true, 1e9, 480}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "duration " << c.duration << " until " << c.until);
+    Rng rng(14, 0);
+    SignalInfo step = PeerSignal("step_time", Worse::kHigher);
+    step.duration = c.duration;
+    Job job(16, {step});
+    job.Run(0, 700, 15, [&](uint32_t m, uint32_t, double t) {
+      return Fresh(Noisy(rng, m == 3 && t >= 400 && t < c.until ? 2.5 : 2.0));
+    });
+    EXPECT_EQ(job.TriggeredAt(3), c.named);
+  }
+}
+
 // A change of the whole job reaches staggered scrapes one machine at a time: every 15 s, machine m
 // at seconds m, m + 15, ... Machine 3 runs at 50 among peers at 100 from 400; its run would reach
 // the persistence time (60 s) at its sample of 468. When the whole job collapses to 5 at 466, that

@@ -36,7 +36,7 @@ uint32_t Normalizer::SignalId(const SignalMapping& m) {
   const uint32_t id = signal_names_.Intern(m.signal);
   if (id == signals_.size()) {
     signals_.push_back(
-        {m.signal, m.role, m.worse, m.threshold, m.persistence, m.level_by_position});
+        {m.signal, m.role, m.worse, m.threshold, m.persistence, m.level_by_position, m.duration});
   }
   return id;
 }

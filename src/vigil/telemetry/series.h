@@ -78,6 +78,7 @@ struct SignalInfo {
   double threshold = 0;            // SignalMapping::threshold
   double persistence = 0;          // SignalMapping::persistence
   bool level_by_position = false;  // SignalMapping::level_by_position
+  bool duration = false;           // SignalMapping::duration
 };
 
 struct NormalizerCounts {

@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "vigil/core/bounds.h"
@@ -131,6 +132,7 @@ SignalMap SignalMap::Default() {
   // The training job itself, per worker.
   SignalMapping step = Gauge("training_step_seconds", "step_time");
   step.worse = Worse::kHigher;
+  step.duration = true;
   map.Add(std::move(step));
   // Every canonical signal under its own name, as a gauge with its role: files that hold
   // normalised telemetry (vigil simulate telemetry --out) keep their meaning.
@@ -142,6 +144,7 @@ SignalMap SignalMap::Default() {
     own.threshold = m.threshold;
     own.persistence = m.persistence;
     own.level_by_position = m.level_by_position;
+    own.duration = m.duration;
     map.Add(std::move(own));
   }
   return map;
@@ -204,7 +207,7 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
     std::string role = "peer";
     std::string scale;
     std::string worse = "either";
-    std::string threshold, persistence, by_position;
+    std::string threshold, persistence, by_position, duration;
     VIGIL_RETURN_IF_ERROR(text_of("metric", true, &m.metric));
     VIGIL_RETURN_IF_ERROR(text_of("signal", true, &m.signal));
     VIGIL_RETURN_IF_ERROR(text_of("label", false, &m.label));
@@ -216,10 +219,15 @@ Status SignalMap::AddYaml(std::string_view text, std::string_view source) {
     VIGIL_RETURN_IF_ERROR(text_of("threshold", false, &threshold));
     VIGIL_RETURN_IF_ERROR(text_of("persistence", false, &persistence));
     VIGIL_RETURN_IF_ERROR(text_of("level_by_position", false, &by_position));
-    if (!by_position.empty() && by_position != "true" && by_position != "false") {
-      return bad("level_by_position", fmt::format("{} is not true or false", Quote(by_position)));
+    VIGIL_RETURN_IF_ERROR(text_of("duration", false, &duration));
+    for (const auto& [field, given, out] :
+         {std::tuple{"level_by_position", &by_position, &m.level_by_position},
+          std::tuple{"duration", &duration, &m.duration}}) {
+      if (!given->empty() && *given != "true" && *given != "false") {
+        return bad(field, fmt::format("{} is not true or false", Quote(*given)));
+      }
+      *out = *given == "true";
     }
-    m.level_by_position = by_position == "true";
     if (worse != "either" && worse != "higher" && worse != "lower") {
       return bad("worse", fmt::format("{} is not either, higher or lower", Quote(worse)));
     }

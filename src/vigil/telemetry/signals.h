@@ -51,6 +51,9 @@ struct SignalMapping {
   // and inlet air): a machine alone at its level from its first sample is placed there, like a
   // machine that shares its level, and only a move from it is judged.
   bool level_by_position = false;
+  // Its value is the length of the interval that ends at its sample (a step time: the rank's
+  // last iteration): a deviation it shows is known to have lasted only to that interval's start.
+  bool duration = false;
 };
 
 // Labels of one sample, as (name, value) pairs.

@@ -55,15 +55,21 @@ TEST(SignalMapTest, DirectionThresholdAndPersistence) {
   EXPECT_TRUE(map.Find("DCGM_FI_DEV_GPU_TEMP", {})->level_by_position);
   EXPECT_TRUE(map.Find("gpu_temp", {})->level_by_position);  // under its own name too
   EXPECT_FALSE(map.Find("DCGM_FI_DEV_POWER_USAGE", {})->level_by_position);
-  ASSERT_TRUE(map.AddYaml("signals:\n  - {metric: my_iter_s, signal: iter, worse: higher, "
-                          "persistence: 1m}\n  - {metric: my_errs, signal: errs, type: counter, "
-                          "role: error_counter, threshold: 0.5}\n  - {metric: inlet_c, signal: "
-                          "inlet, level_by_position: true}\n",
-                          "s.yaml")
-                  .ok());
+  EXPECT_TRUE(map.Find("training_step_seconds", {})->duration);
+  EXPECT_TRUE(map.Find("step_time", {})->duration);  // under its own name too
+  EXPECT_FALSE(map.Find("DCGM_FI_DEV_POWER_USAGE", {})->duration);
+  ASSERT_TRUE(
+      map.AddYaml(
+             "signals:\n  - {metric: my_iter_s, signal: iter, worse: higher, "
+             "persistence: 1m, duration: true}\n  - {metric: my_errs, signal: errs, type: counter, "
+             "role: error_counter, threshold: 0.5}\n  - {metric: inlet_c, signal: "
+             "inlet, level_by_position: true}\n",
+             "s.yaml")
+          .ok());
   EXPECT_EQ(map.Find("my_iter_s", {})->worse, Worse::kHigher);
   EXPECT_DOUBLE_EQ(map.Find("my_iter_s", {})->persistence, 60);
   EXPECT_FALSE(map.Find("my_iter_s", {})->level_by_position);
+  EXPECT_TRUE(map.Find("my_iter_s", {})->duration);
   EXPECT_DOUBLE_EQ(map.Find("my_errs", {})->threshold, 0.5);
   EXPECT_TRUE(map.Find("inlet_c", {})->level_by_position);
 }
@@ -87,6 +93,9 @@ TEST(SignalMapTest, YamlErrorsNameFileLineAndField) {
   EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, level_by_position: 1}\n", "s.yaml")
                 .message(),
             "s.yaml:2: level_by_position: \"1\" is not true or false");
+  EXPECT_EQ(
+      map.AddYaml("signals:\n  - {metric: a, signal: b, duration: yes}\n", "s.yaml").message(),
+      "s.yaml:2: duration: \"yes\" is not true or false");
   EXPECT_EQ(map.AddYaml("signals:\n  - {metric: a, signal: b, worse: up}\n", "s.yaml").message(),
             "s.yaml:2: worse: \"up\" is not either, higher or lower");
   EXPECT_EQ(
