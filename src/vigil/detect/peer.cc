@@ -1495,13 +1495,16 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
   // events), or a median the event did not move (a spike of one sample, whose tail shifts the
   // smoothed values by less). A raw value not above 0 (a rate that fell to 0) is a level below
   // every other (-inf).
-  // In a tie, half the values near their level and half away in one run between them, that level is
-  // the machine's where it also held it just before the window (`before`, a raw level; NaN where
-  // unknown), that level is a population's (kSharedMachines others placed there: a pipeline's
-  // stage, a class of hardware, the typical machines) and the run's is none: an event of its own
-  // came and went, from that level and back to it (a cron job of 60 s, 5 of the 10 raw values of a
-  // window at 15 s, partial rates at both its ends included). Not a fault that began in the window
-  // and is still there at its end, nor one that began at the window's start and let go of the
+  // In a tie, half the values near their level and half away in one run that ends inside the
+  // window, that level is the machine's where it also held it just before the window (`before`, a
+  // raw level; NaN where unknown), that level is a population's (kSharedMachines others placed
+  // there: a pipeline's stage, a class of hardware, the typical machines) and the run's is none: an
+  // event of its own came and went, from that level and back to it (a cron job of 60 s, 5 of the 10
+  // raw values of a window at 15 s, partial rates at both its ends included; a network burst that
+  // began just after the window's start, its partial rate the window's first value, the level
+  // before it the one held just before the window: jobgen's seed 111,101, where until session 78
+  // the run had to lie between near values inside the window). Not a fault that began in the
+  // window and is still there at its end, nor one that began before the window and let go of the
   // machine in its middle, nor two events of its own at the window's two ends (each leaves another
   // level just before the window or at its end); nor, in a job whose machines sit at several levels
   // (a pipeline's stages), a fault there before the window that let go of the machine in its
@@ -1543,7 +1546,8 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     // the window and make it the majority (peer_test.cc,
     // ALevelOtherMachinesShareIsNoEventOfTheMachinesOwn); and a first split that kept more than
     // half stands as it is (the second can drop an event's partial rate at its end from the near
-    // values and make a tie whose run lies at the window's start, which no tie may learn from:
+    // values and make a tie whose run, at the window's start, is an event that began before the
+    // window, which no tie learns from, since the level held just before the window is the event's:
     // AnEventOverTheWindowsStartEndingWithAPartialRateIsNoPlacement).
     split(middles[k]);
     if (count > 0 && 2 * count < n) {
@@ -1557,8 +1561,8 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
       continue;
     }
     const float near = MedianOfFirst(kept, count);
-    if (tie && !(first > 0 && last + 1 < n && std::fabs(near - before) <= tolerance &&
-                 PlacedAt(ff.f, m, near) && !PlacedAt(ff.f, m, MedianOfFirst(away, n - count)))) {
+    if (tie && !(last + 1 < n && std::fabs(near - before) <= tolerance && PlacedAt(ff.f, m, near) &&
+                 !PlacedAt(ff.f, m, MedianOfFirst(away, n - count)))) {
       continue;
     }
     return std::fabs(level - near) <= tolerance ? level : near;

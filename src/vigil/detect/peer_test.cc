@@ -2867,6 +2867,39 @@ TEST(PeerModelTest, AnEventOfTheMachinesOwnOverHalfTheWarmUpsWindowBetweenItsLev
   }
 }
 
+// After jobgen's seed 111,101 (1,024 machines, fault-free, 15 s), rebuilt smaller: as above, but
+// the event begins just after the window's start (150 s), so that the window's first raw value is
+// its partial rate and the run of 5 values away lies at the window's start, not between values at
+// the machine's level. The level the machine held just before the window (its 3 values before
+// it) is the other side: the event came and went. Until session 78 the run had to have values
+// at the level on both sides inside the window, the smoothed median (the event's tail) was
+// learned, 1.24 times the machine's level, and it was named at its own receive rate 10 minutes
+// after the warm-up. The event lies on the better side (above on a signal worse lower, below on
+// one worse higher), in a group whose machines are mostly placed away from the typical level
+// (there the better side's own rule, BackFromTheBetterSide, does not act); the fault on the
+// worse side.
+TEST(PeerModelTest, AnEventOverHalfTheWindowFromItsStartIsNoPlacementWhereTheLevelWasHeldBefore) {
+  const std::tuple<double, Worse, double> cases[] = {{2.0, Worse::kLower, 0.7},
+                                                     {0.5, Worse::kHigher, 1.4}};
+  for (const auto& [event, worse, faulty] : cases) {
+    for (const bool fault : {false, true}) {
+      SCOPED_TRACE(testing::Message() << event << " " << fault);
+      Rng rng(59, 0);
+      Job job(16, {PeerSignal("rx", worse)});
+      job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
+        if (t < 60) return Fresh(Noisy(rng, 100));
+        if (m != 3) return Fresh(Noisy(rng, 80 + 8 * (m % 6)));
+        // The rates of the intervals the event began and ended in lie between.
+        if (t == 150) return Fresh(104 * std::pow(event, 0.3));
+        if (t > 150 && t < 210) return Fresh(Noisy(rng, 104 * event));
+        if (t == 210) return Fresh(104 * std::pow(event, 0.55));
+        return Fresh(Noisy(rng, fault && t >= 3000 ? 104 * faulty : 104));
+      });
+      ExpectNamedOnlyForItsFault(job, 3, fault, 3000);
+    }
+  }
+}
+
 // After jobgen's seed 71,101 (1,024 machines, fault-free, 15 s), rebuilt smaller: as above, a
 // network burst of machine 3's own over 5 of the 10 raw values of its window (150-300 s), between
 // values at its level; but those scatter over 0.11 in log (on jobgen the job's receive rates still
