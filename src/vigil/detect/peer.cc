@@ -639,20 +639,39 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
 
 void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
   const uint32_t first = s * kStats;
+  // No interval; gone; or no fresh sample for the longest gap a pace holds (a machine left out
+  // of a restarted job whose exporter still sends its last step time): no vote.
+  const auto votes = [&](const Track& t) {
+    return t.samples >= 2 && now - t.seen <= RunGap(t.interval) && now - t.fresh <= kLongestGap;
+  };
   size_t reporting = 0, overdue = 0;
   for (uint32_t m : members_[g]) {
     const Track& t = TrackOf(m, first);
-    // No interval; gone; or no fresh sample for the longest gap a pace holds (a machine left out
-    // of a restarted job whose exporter still sends its last step time): no vote.
-    if (t.samples < 2 || now - t.seen > RunGap(t.interval) || now - t.fresh > kLongestGap) {
-      continue;
-    }
+    if (!votes(t)) continue;
     ++reporting;
     if (now - t.fresh > kOverdueIntervals * t.pace) ++overdue;
   }
   Peers& p = peers_[g][first];
   const bool paused = reporting >= static_cast<size_t>(o_.min_peers) && 2 * overdue >= reporting;
-  if (paused && p.pause_checked >= 0) p.paused += now - p.pause_checked;
+  if (paused && p.pause_checked >= 0) {
+    double from = p.pause_checked;
+    if (!p.pausing) {
+      // The pause began when half the machines had had their latest fresh sample (the median
+      // of those times), kOverdueIntervals of their paces before it was seen: until session 78
+      // that time counted as training, and a run across a pause got up to two intervals of
+      // evidence from held values (jobgen's seed 107,101 at 15 s: a GPU clock dip of 59 s that
+      // ended as an evaluation began, named on the first iteration after it). Not before the
+      // latest pause ended.
+      scratch_.clear();
+      for (uint32_t m : members_[g]) {
+        if (votes(TrackOf(m, first))) scratch_.push_back(TrackOf(m, first).fresh);
+      }
+      from = std::min(from, std::max(MedianOf(scratch_), p.resumed));
+    }
+    p.paused += now - from;
+  }
+  if (p.pausing && !paused) p.resumed = now;
+  p.pausing = paused;
   p.pause_checked = now;
 }
 

@@ -312,10 +312,13 @@ class PeerModel {
     // learned afresh, and the next frame in which it does not learns it afresh (Judge).
     bool spread_moved = false;
     // Seconds in which the group's job paused on this signal (FollowPause), counted since the
-    // group's first frame; `pause_checked`: the frame it was last judged in. Kept in the
-    // signal's first feature only (its statistics share their samples: PauseClock).
+    // group's first frame; `pause_checked`: the frame it was last judged in; `pausing`: paused
+    // then; `resumed`: the frame its latest pause ended in. Kept in the signal's first feature
+    // only (its statistics share their samples: PauseClock).
     double paused = 0;
     double pause_checked = -1;
+    bool pausing = false;
+    double resumed = -std::numeric_limits<double>::infinity();
     // The machines of a split under way (FollowSplit), each with when it joined, when it was
     // last in it, the seconds between its frames in it and its fresh samples in it;
     // `split_reported`: reported, until the split ends.
@@ -463,8 +466,9 @@ class PeerModel {
   // and a fresh one within kLongestGap) have had no fresh one for kOverdueIntervals of their own
   // paces (a checkpoint or an evaluation: no iteration ends, and the exporters hold the step
   // time; no traffic moves). Such time goes into the Peers' `paused` clock of the signal's first
-  // feature, and a run's gap between its deviating samples leaves out the part that the job spent
-  // paused, both as evidence and as a break (FollowRun).
+  // feature, from when half of them had their latest fresh one (the pause began then, not
+  // kOverdueIntervals later), and a run's gap between its deviating samples leaves out the part
+  // that the job spent paused, both as evidence and as a break (FollowRun).
   void FollowPause(uint32_t g, uint32_t s, double now);
   // The median interval of group g's machines on feature f (0 while none is known).
   double MembersInterval(uint32_t group, uint32_t f);

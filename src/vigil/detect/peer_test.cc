@@ -736,6 +736,32 @@ TEST(PeerModelTest, APauseSoonAfterAnotherIsNoEvidenceEither) {
   }
 }
 
+// A pause begins when half the machines have had their latest fresh sample, not when they are
+// overdue (1.5 of their paces later). After jobgen's seed 107,101 (256 machines, fault-free, 15
+// s): machine 3's step time reads 1.2 times its peers' (a GPU clock dip of 59 s) in its samples
+// of 318-363 s, 45 s of evidence; the job pauses from 350 s (an 82-s evaluation), each gauge
+// showing its last iteration until the machine's next scrape, held from 365 s; machine 3's first
+// iteration after the pause, at its sample of 453 s (the one of 438 s came just before the pause
+// ended), is slow again. The pause clock began at 380 s, the 22 s before counted as evidence, and
+// machine 3 was named at 453 s with 69 s; now the gap adds the one interval its lateness leaves
+// (60 s, less the iteration: 58.8 s proven), and it is not named. The cost: slow for good from
+// 315 s, it is named at its next sample (468 s), one interval later than before.
+TEST(PeerModelTest, ThePausesFirstSecondsAreNoEvidence) {
+  for (const bool for_good : {false, true}) {
+    SCOPED_TRACE(for_good);
+    SignalInfo step = PeerSignal("step_time", Worse::kHigher);
+    step.duration = true;
+    Job job(16, {step});
+    RunStaggeredAroundPauses(
+        job, 18, 800, [&](double t) { return t >= 365 && t < 439; },
+        [&](double t) {
+          return t >= 315 && (for_good || t < 364 || (t >= 439 && t < 460)) ? 1.2 : 1.0;
+        });
+    EXPECT_EQ(job.TriggeredAt(3), for_good ? 468 : -1);
+    EXPECT_EQ(job.Named(), for_good ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
+  }
+}
+
 // A pause counts for at most 2 minutes of a gap (a machine's lateness and the vote stop there), so
 // a checkpoint of 3 minutes breaks a run: the part the clock did not cover is no evidence.
 // Scrapes staggered every 15 s; the job pauses 180 s from 400 s, alone or 30 s after a 2-minute
