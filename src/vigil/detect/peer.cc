@@ -664,7 +664,8 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
       // latest pause ended.
       scratch_.clear();
       for (uint32_t m : members_[g]) {
-        if (votes(TrackOf(m, first))) scratch_.push_back(TrackOf(m, first).fresh);
+        const Track& t = TrackOf(m, first);
+        if (votes(t)) scratch_.push_back(t.fresh);
       }
       from = std::min(from, std::max(MedianOf(scratch_), p.resumed));
     }

@@ -568,11 +568,11 @@ class PeerModel {
   void LearnAgain(Track& t, double level);
   // The placement that a warm-up's window of n levels (oldest first) of machine m gives: the
   // median of the smoothed values' levels, or, where the raw values away from their median (one
-  // event of the machine's own) form one run and are fewer than the others (or as many, between
-  // them, at the raw level `before` held just before the window and at a level a population of
-  // machines is placed at, the run's at none: PlacedAt), and the event moved the smoothed median
-  // beyond the tolerance from the others', the median of the others' raw levels. Reorders
-  // `smoothed`.
+  // event of the machine's own) form one run and are fewer than the others (or as many, the run
+  // ending inside the window, between the raw level `before` held just before the window and the
+  // values after it, at a level a population of machines is placed at, the run's at none:
+  // PlacedAt), and the event moved the smoothed median beyond the tolerance from the others', the
+  // median of the others' raw levels. Reorders `smoothed`.
   float WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed, const float* raw, size_t n,
                     float before) const;
   // Whether kSharedMachines or more of feature f's current machines other than m are placed
