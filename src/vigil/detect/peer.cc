@@ -235,6 +235,15 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   for (uint32_t g = 0; g < members_.size(); ++g) {
     for (uint32_t s = 0; s < features_ / kStats; ++s) {
       if (s >= signals.size() || signals[s].role != telemetry::SignalRole::kPeer) continue;
+      // A pause under way at the last frame lasted until this one, whose samples may end it: no
+      // sample came between them (a frame holds every row up to its time). A signal exported once
+      // an iteration, whose rows stop as the job pauses, may leave no frame for several seconds
+      // before its first samples after the pause (a reviewer's 20-s checkpoint: 7 s of it were
+      // evidence).
+      if (Peers& p = peers_[g][s * kStats]; p.pausing) {
+        p.paused += frame.time - p.pause_checked;
+        p.pause_checked = frame.time;
+      }
       SmoothSamples(frame, g, s);
       if (members_[g].size() < static_cast<size_t>(o_.min_peers)) continue;
       FollowPause(g, s, frame.time);
@@ -328,7 +337,12 @@ void PeerModel::SmoothSample(Track& t, Peers& p, double raw, double now, double 
   // A job whose iterations a straggler stretches (every rank's step-time gauge changes at the
   // straggler's pace, aliased with the scrapes into gaps of one and two intervals) is overdue
   // once, not at every longer gap until the intervals have followed (FollowPause).
-  t.late = t.samples == 1 ? 0.0f : std::max(gap - t.pace, 0.0f);
+  // Late against its pace in training: after a paused gap (`trained` >= 0, with no sample since),
+  // that gap's part spent training, not the gap, whose pause a second one may follow before the
+  // machine's next sample (a reviewer's 20-s checkpoint, 5 s of training and a 120-s evaluation:
+  // the first pause's 25-s gap as the pace left 30 s of the second as evidence).
+  const float pace = t.trained >= 0 ? std::min(t.pace, t.trained) : t.pace;
+  t.late = t.samples == 1 ? 0.0f : std::max(gap - pace, 0.0f);
   // The seconds of the gap its job spent paused (a checkpoint, an evaluation: FollowPause), as
   // far as this sample came late (ExtendRun).
   const float held =
@@ -639,18 +653,39 @@ void PeerModel::FollowOdd(uint32_t g, double now, std::span<const telemetry::Sig
 
 void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
   const uint32_t first = s * kStats;
-  // No interval; gone; or no fresh sample for the longest gap a pace holds (a machine left out
-  // of a restarted job whose exporter still sends its last step time): no vote.
-  const auto votes = [&](const Track& t) {
-    return t.samples >= 2 && now - t.seen <= RunGap(t.interval) && now - t.fresh <= kLongestGap;
+  // No interval, or no fresh sample for the longest gap a pace holds (a machine left out of a
+  // restarted job whose exporter still sends its last step time): no vote. Nor one with no
+  // sample at all, fresh or held, for three of its intervals (gone: its series ended while its
+  // peers report), unless most of the machines that could vote are as silent: a signal exported
+  // once an iteration (a row per step, no value held between them) falls silent on every machine
+  // as the job pauses, and until session 79 the pause then ended three intervals into it, the
+  // rest of it evidence (a reviewer's generator: 2-s iterations, a 20-s checkpoint, a host 1.5
+  // times slow for 28 s before it and 23 s after it named in 6 of 20 seeds). Scrapes that all
+  // stopped (Prometheus down) are no training either.
+  const auto may_vote = [&](const Track& t) {
+    return t.samples >= 2 && now - t.fresh <= kLongestGap;
   };
-  size_t reporting = 0, overdue = 0;
+  const auto silent = [&](const Track& t) { return now - t.seen > RunGap(t.interval); };
+  const auto late = [&](const Track& t) { return now - t.fresh > kOverdueIntervals * t.pace; };
+  size_t could = 0, quiet = 0, reporting = 0, overdue = 0, quiet_overdue = 0;
   for (uint32_t m : members_[g]) {
     const Track& t = TrackOf(m, first);
-    if (!votes(t)) continue;
-    ++reporting;
-    if (now - t.fresh > kOverdueIntervals * t.pace) ++overdue;
+    if (!may_vote(t)) continue;
+    ++could;
+    if (silent(t)) {
+      ++quiet;
+      quiet_overdue += late(t);
+    } else {
+      ++reporting;
+      overdue += late(t);
+    }
   }
+  const bool all_quiet = 2 * quiet > could;
+  if (all_quiet) {
+    reporting += quiet;
+    overdue += quiet_overdue;
+  }
+  const auto votes = [&](const Track& t) { return may_vote(t) && (all_quiet || !silent(t)); };
   Peers& p = peers_[g][first];
   const bool paused = reporting >= static_cast<size_t>(o_.min_peers) && 2 * overdue >= reporting;
   if (paused && p.pause_checked >= 0) {

@@ -809,6 +809,63 @@ TEST(PeerModelTest, ADeviationGoesOnAcrossAJobPause) {
   EXPECT_EQ(job.Named(), std::vector<uint32_t>{3});
 }
 
+// Step times exported once an iteration (a row per step, nothing held between them): 2-s
+// iterations, each machine at its own phase, machine 3's 3 s where `slow`. No rows while `paused`,
+// and then frames only at a scrape of another exporter every 5 s (frames come only with rows).
+void RunIterationRows(Job& job, uint64_t seed, double end,
+                      const std::function<bool(double)>& paused,
+                      const std::function<bool(double)>& slow) {
+  Rng rng(seed, 0);
+  std::vector<double> due(16);
+  for (uint32_t m = 0; m < 16; ++m) due[m] = 1 + m % 2;
+  for (double t = 1; t < end; ++t) {
+    const bool silent = paused(t);
+    if (silent && static_cast<int>(t) % 5 != 3) continue;
+    job.Step(t, [&](uint32_t m, uint32_t, double at) {
+      if (silent || at < due[m]) return kNone;
+      const double step = m == 3 && slow(at) ? 3 : 2;
+      due[m] = at + step;
+      return Fresh(Noisy(rng, step));
+    });
+  }
+}
+
+// Such a step time falls silent on every machine as the job pauses: the pause is clocked for as
+// long as most machines are silent, not only until their last rows are three intervals old, and
+// up to the first frame after it, whose rows end it. The job pauses from 400 to 421 s; machine 3,
+// healthy, is 1.5 times slower for 28 s before the pause and 23 s after it: 51 s of training, no
+// more evidence than that (a reviewer's generator named such a host in 6 of 20 seeds, with 7-12 s
+// of the pause counted). Slow for good, it is named 60 s of training after its onset.
+TEST(PeerModelTest, APauseOfAStepTimeExportedOnceAnIterationIsClockedWhole) {
+  for (const bool for_good : {false, true}) {
+    SCOPED_TRACE(for_good);
+    Job job(16, {PeerSignal("step_time", Worse::kHigher)});
+    RunIterationRows(
+        job, 19, 700, [](double t) { return t >= 400 && t < 421; },
+        [&](double t) { return t >= 372 && (for_good || t < 444); });
+    EXPECT_EQ(job.TriggeredAt(3), for_good ? 451 : -1);
+    EXPECT_EQ(job.Named(), for_good ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
+  }
+}
+
+// A machine late after a paused gap is late against that gap's part spent training, not against
+// the gap: with no sample between two close pauses (20 s, 2 s of training, 101 s), the first
+// pause's gap as its pace left part of the second as evidence. Machine 3, healthy, 1.5 times
+// slower over 18 s before the first, the training between them and 25 s after the second (45 s
+// of training), is not named (it was at 544 s); slow for good, 60 s of training after its onset
+// (it was at 544 s).
+TEST(PeerModelTest, ASecondPauseBeforeTheNextSampleIsNoEvidenceEither) {
+  for (const bool for_good : {false, true}) {
+    SCOPED_TRACE(for_good);
+    Job job(16, {PeerSignal("step_time", Worse::kHigher)});
+    RunIterationRows(
+        job, 20, 800, [](double t) { return (t >= 400 && t < 420) || (t >= 422 && t < 523); },
+        [&](double t) { return t >= 382 && (for_good || t < 548); });
+    EXPECT_EQ(job.TriggeredAt(3), for_good ? 562 : -1);
+    EXPECT_EQ(job.Named(), for_good ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
+  }
+}
+
 // A straggler in a synchronous job stretches every rank's iteration: each step-time gauge
 // changes at the straggler's pace, so most machines are overdue at once, as in a pause. It is no
 // pause after their first stretched gap: their pace rises at once to a longer gap (and falls
