@@ -235,11 +235,11 @@ void PeerModel::Update(const telemetry::Frame& frame, std::span<const uint32_t> 
   for (uint32_t g = 0; g < members_.size(); ++g) {
     for (uint32_t s = 0; s < features_ / kStats; ++s) {
       if (s >= signals.size() || signals[s].role != telemetry::SignalRole::kPeer) continue;
-      // A pause under way at the last frame lasted until this one, whose samples may end it: no
-      // sample came between them (a frame holds every row up to its time). A signal exported once
-      // an iteration, whose rows stop as the job pauses, may leave no frame for several seconds
-      // before its first samples after the pause (a reviewer's 20-s checkpoint: 7 s of it were
-      // evidence).
+      // The pause clock (FollowPause starts it): a pause under way at the last frame lasted until
+      // this one, whose samples may end it: no sample came between them (a frame holds every row
+      // up to its time). A signal exported once an iteration, whose rows stop as the job pauses,
+      // may leave no frame for several seconds before its first samples after the pause (a
+      // reviewer's 20-s checkpoint: 7 s of it were evidence).
       if (Peers& p = peers_[g][s * kStats]; p.pausing) {
         p.paused += frame.time - p.pause_checked;
         p.pause_checked = frame.time;
@@ -667,7 +667,7 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
   };
   const auto silent = [&](const Track& t) { return now - t.seen > RunGap(t.interval); };
   const auto late = [&](const Track& t) { return now - t.fresh > kOverdueIntervals * t.pace; };
-  size_t could = 0, quiet = 0, reporting = 0, overdue = 0, quiet_overdue = 0;
+  size_t could = 0, quiet = 0, overdue = 0, quiet_overdue = 0;
   for (uint32_t m : members_[g]) {
     const Track& t = TrackOf(m, first);
     if (!may_vote(t)) continue;
@@ -676,35 +676,28 @@ void PeerModel::FollowPause(uint32_t g, uint32_t s, double now) {
       ++quiet;
       quiet_overdue += late(t);
     } else {
-      ++reporting;
       overdue += late(t);
     }
   }
   const bool all_quiet = 2 * quiet > could;
-  if (all_quiet) {
-    reporting += quiet;
-    overdue += quiet_overdue;
-  }
+  const size_t reporting = all_quiet ? could : could - quiet;
+  if (all_quiet) overdue += quiet_overdue;
   const auto votes = [&](const Track& t) { return may_vote(t) && (all_quiet || !silent(t)); };
   Peers& p = peers_[g][first];
   const bool paused = reporting >= static_cast<size_t>(o_.min_peers) && 2 * overdue >= reporting;
-  if (paused && p.pause_checked >= 0) {
-    double from = p.pause_checked;
-    if (!p.pausing) {
-      // The pause began when half the machines had had their latest fresh sample (the median
-      // of those times), kOverdueIntervals of their paces before it was seen: until session 78
-      // that time counted as training, and a run across a pause got up to two intervals of
-      // evidence from held values (jobgen's seed 107,101 at 15 s: a GPU clock dip of 59 s that
-      // ended as an evaluation began, named on the first iteration after it). Not before the
-      // latest pause ended.
-      scratch_.clear();
-      for (uint32_t m : members_[g]) {
-        const Track& t = TrackOf(m, first);
-        if (votes(t)) scratch_.push_back(t.fresh);
-      }
-      from = std::min(from, std::max(MedianOf(scratch_), p.resumed));
+  // Once under way the pause is clocked before each frame's samples are read (Update); here it
+  // begins. It began when half the machines had had their latest fresh sample (the median of
+  // those times), kOverdueIntervals of their paces before it was seen: until session 78 that time
+  // counted as training, and a run across a pause got up to two intervals of evidence from held
+  // values (jobgen's seed 107,101 at 15 s: a GPU clock dip of 59 s that ended as an evaluation
+  // began, named on the first iteration after it). Not before the latest pause ended.
+  if (paused && !p.pausing && p.pause_checked >= 0) {
+    scratch_.clear();
+    for (uint32_t m : members_[g]) {
+      const Track& t = TrackOf(m, first);
+      if (votes(t)) scratch_.push_back(t.fresh);
     }
-    p.paused += now - from;
+    p.paused += now - std::min(p.pause_checked, std::max(MedianOf(scratch_), p.resumed));
   }
   if (p.pausing && !paused) p.resumed = now;
   p.pausing = paused;
