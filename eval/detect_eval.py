@@ -101,23 +101,30 @@ VISIBLE_SIZE = 0.10
 VISIBLE_S = 60
 GRADUAL = "straggler_gradual"
 UNSEEN = GRADUAL + " (never visible)"
-# Faults that stop the whole job until the watchdog kills it, and jobgen's stopped phases.
+# Faults that stop the whole job until the watchdog kills it.
 STOPS_JOB = {"gpu_lost", "xid_fatal", "machine_down", "hang"}
-STOPPED_PHASES = {"job_init", "job_killed_by_watchdog", "job_restart_init"}
+# jobgen's phases that end a fatal fault's hang: the watchdog's kill (and the restart after it).
+HANG_ENDS = {"job_killed_by_watchdog", "job_restart_init"}
 
 
 def training_gaps(job, labels):
-    """The intervals in which jobgen's job did not train: init, a fatal fault's hang until the
-    watchdog's kill, the kill and the restart (benign.csv, labels.csv); the first is the init."""
-    gaps = []
+    """The intervals in which jobgen's job did not train: every job-wide event that lasts (`*` in
+    benign.csv: init, checkpoints, evaluations, data-loader stalls, collective hangs, the
+    watchdog's kill and the restart; in none does an iteration run, so a straggler does not show),
+    and a fatal fault's hang from its onset until the next kill (labels.csv). Until session 80
+    only init, kill and restart counted (benign_unions counted every one). The first is the init."""
+    gaps, ends = [], []
     with open(os.path.join(job, "benign.csv")) as f:
         for r in csv.DictReader(f):
-            if r["machine"] == "*" and r["kind"] in STOPPED_PHASES:
-                gaps.append((float(r["start"]), float(r["end"])))
-    kills = sorted(a for a, b in gaps)
+            start, end = float(r["start"]), float(r["end"])
+            if r["machine"] == "*" and end > start:
+                gaps.append((start, end))
+                if r["kind"] in HANG_ENDS:
+                    ends.append(start)
+    ends.sort()
     for l in labels:
         if l["kind"] in STOPS_JOB:
-            later = [k for k in kills if k >= l["onset"]]
+            later = [k for k in ends if k >= l["onset"]]
             gaps.append((l["onset"], later[0] if later else float("inf")))
     return gaps
 

@@ -212,6 +212,39 @@ class BenignUnions(unittest.TestCase):
                          "benign_union")
 
 
+class TrainingGaps(unittest.TestCase):
+    def gaps(self, benign, labels):
+        with tempfile.TemporaryDirectory() as d:
+            write(os.path.join(d, "benign.csv"), ["machine", "start", "end", "kind"], benign)
+            return sorted(de.training_gaps(d, labels))
+
+    def test_every_job_wide_pause_is_a_gap_and_no_single_machine_event_or_instant(self):
+        # jobgen's seed 116,002 at 5 s: a collective hang, then an evaluation 5 s after a
+        # straggler began; a batch-size ramp is an instant, a noisy neighbour one machine's.
+        benign = [["*", T0, T0 + 56, "job_init"],
+                  ["*", T0 + 758, T0 + 758, "batch_size_ramp"],
+                  ["*", T0 + 805, T0 + 1078, "collective_hang"],
+                  ["a", T0 + 1057, T0 + 1078, "noisy_neighbour"],
+                  ["*", T0 + 1084, T0 + 1169, "evaluation"],
+                  ["*", T0 + 1921, T0 + 1971, "checkpoint"],
+                  ["*", T0 + 2100, T0 + 2130, "dataloader_stall"]]
+        self.assertEqual(self.gaps(benign, []),
+                         [(T0, T0 + 56), (T0 + 805, T0 + 1078), (T0 + 1084, T0 + 1169),
+                          (T0 + 1921, T0 + 1971), (T0 + 2100, T0 + 2130)])
+        # Named 151 s after its onset at +1079: 5 s before the evaluation, 60 s after it.
+        self.assertEqual(de.seconds_training(T0 + 1079, T0 + 1230, self.gaps(benign, [])), 66)
+
+    def test_a_fatal_faults_hang_lasts_until_the_watchdogs_kill(self):
+        benign = [["*", T0, T0 + 50, "job_init"],
+                  ["*", T0 + 400, T0 + 460, "checkpoint"],
+                  ["*", T0 + 1340, T0 + 1500, "job_killed_by_watchdog"],
+                  ["*", T0 + 1500, T0 + 1800, "job_restart_init"]]
+        labels = [{"machine": "b", "onset": T0 + 740, "kind": "gpu_lost", "end": None},
+                  {"machine": "c", "onset": T0 + 2000, "kind": "hang", "end": None}]
+        self.assertIn((T0 + 740, T0 + 1340), self.gaps(benign, labels))
+        self.assertIn((T0 + 2000, float("inf")), self.gaps(benign, labels))
+
+
 class SecondsTraining(unittest.TestCase):
     def test_overlapping_gaps_count_once_and_only_within_the_span(self):
         # 330 s, of which 80 + 50 stopped.
