@@ -402,6 +402,13 @@ class PeerModel {
     float interval = 0;
   };
   Silence SilenceOf(uint32_t g, uint32_t m, double now) const;
+  // Whether machine m's latest fresh values (a silent machine's last ones) had joined group g's
+  // stall: on most of the features the stall took to nothing (their centres under kStalledShare
+  // of their levels) where it has a value, its raw value lies under that share of the level
+  // before the stall, as placed. A machine that fell silent after it stalled with its peers
+  // followed the stall, however late the smoothed centres showed the stall (a weak candidate for
+  // its cause: FollowStalls).
+  bool JoinedStall(uint32_t g, uint32_t m, const GroupStall& gs) const;
   // Group g's machines with a fresh sample, as they stand during its stall at `now`, on each
   // feature the stall moved (its centre a fifth of its usual level or more away from it):
   // against the centre and the peers' scatter about it now (the stalled peers' own noise, not

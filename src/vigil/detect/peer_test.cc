@@ -1272,6 +1272,42 @@ TEST(PeerModelTest, AStallTakesAMachineWhoseOwnFaultIsNotItsCauseOnlyWhereNoOthe
   }
 }
 
+// Jobgen's seed 116,003 at 1 s: a rank (machine 5, at 193 W among peers spinning at 160 W) hangs
+// the job at 900; machine 9 goes down (silent, its fault known) 8 s into the hang, after its own
+// samples had stalled with its peers' but before the smoothed centres had fallen far enough to
+// show the stall (kInStall): it followed the stall, a weak candidate, and the stall names 5. Where
+// no rank differs (kAloneInStall), the weak candidate is the one: the stall names 9. Gone down
+// while the job still trained (kInTraining, 2 s before the hang: its last samples training) it
+// may have caused the stall, which cannot tell. Gone down once the stall was seen (kLate), it
+// followed it.
+TEST(PeerModelTest,
+     AStallTakesAMachineThatWentDownAfterItStalledWithItsPeersOnlyWhereNoOtherDiffers) {
+  enum class Case { kInStall, kAloneInStall, kInTraining, kLate };
+  for (const Case c : {Case::kInStall, Case::kAloneInStall, Case::kInTraining, Case::kLate}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    Rng rng(116, static_cast<uint64_t>(c));
+    Job job(16, {PeerSignal("power"), PeerSignal("tensor_active"), PeerSignal("traffic")});
+    const double down = c == Case::kInTraining ? 898 : c == Case::kLate ? 1000 : 908;
+    const bool hung = c != Case::kAloneInStall;
+    const auto sample = [&](uint32_t m, uint32_t s, double t) {
+      if (m == 9 && t >= down) return kNone;
+      if (t < 900) return Fresh(s > 0 ? Noisy(rng, 100) : 330 * (0.85 + 0.3 * rng.Uniform()));
+      if (s > 0) return Fresh(Noisy(rng, 2));
+      return Fresh(Noisy(rng, hung && m == 5 ? 193 : 160));
+    };
+    job.Run(0, down, 1, sample);
+    job.OwnFault(9, down);
+    job.Run(down, 1500, 1, sample);
+    ASSERT_EQ(job.stalls().size(), 1u);
+    EXPECT_GT(job.stalls()[0].second.start, 908);  // seen after machine 9 went down at 908
+    const std::optional<uint32_t> expected = c == Case::kInTraining ? std::nullopt
+                                             : c == Case::kAloneInStall
+                                                 ? std::optional<uint32_t>(9)
+                                                 : std::optional<uint32_t>(5);
+    EXPECT_EQ(job.stalls()[0].second.machine, expected);
+  }
+}
+
 // A rank that hung the job is named for that stall (machine 12 at 193 W among peers spinning at
 // 160 W); the job restarts without it, and its GPUs idle at 70 W through the next stall, which
 // machine 5 hangs (jobgen's seed 42,004: a rank hangs as the restart's first iteration begins).
