@@ -1387,6 +1387,16 @@ bool PeerModel::PlacedAt(uint32_t f, uint32_t m, double level) const {
   return false;
 }
 
+size_t PeerModel::LevelsBeforeWindow(const WarmLevels& warm, float* out) {
+  size_t n = 0;
+  for (size_t k = 0; k < warm.prior_count; ++k) out[n++] = warm.prior[warm.PriorOldest(k)];
+  for (size_t k = 0; k < warm.count; ++k) {
+    const size_t i = warm.Oldest(k);
+    if (warm.at[i] < warm.from) out[n++] = warm.values[i];
+  }
+  return n;
+}
+
 bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // A machine whose level has not once sat at the placement its warm-up learned since the
   // warm-up ended, back at the level it held just before the window the placement was learned
@@ -1421,19 +1431,12 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     return false;
   };
   if (worse && !shared()) return false;
-  // Before the window, oldest first: the levels the ring let go, and those of the ring before it
-  // (a slow cadence, whose ring reaches back further).
   float before[kPriorSamples + kWarmSamples];
-  size_t n = 0;
-  for (size_t k = 0; k < warm.prior_count; ++k) before[n++] = warm.prior[warm.PriorOldest(k)];
+  const size_t n = LevelsBeforeWindow(warm, before);
   int first = -1;  // the window's first sample
-  for (size_t k = 0; k < warm.count; ++k) {
+  for (size_t k = 0; k < warm.count && first < 0; ++k) {
     const size_t i = warm.Oldest(k);
-    if (warm.at[i] < warm.from) {
-      before[n++] = warm.values[i];
-    } else if (first < 0) {
-      first = static_cast<int>(i);
-    }
+    if (warm.at[i] >= warm.from) first = static_cast<int>(i);
   }
   const size_t just_before = std::min(n, kJustBefore);
   if (BackFromTheBetterSide(ff, m, t, level,
@@ -1547,7 +1550,7 @@ void PeerModel::LearnAgain(Track& t, double level) {
 }
 
 float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed, const float* raw,
-                             size_t n, float before) const {
+                             size_t n, float before, float earlier) const {
   // The smoothing stretches an event of the machine's own by its tail: a network burst of 47 s
   // in a window of 150 s at a 15 s cadence was in 4 of its 10 raw values and, with the tail, in 6
   // of its 10 smoothed ones, whose median was then the burst's. The raw values show the event as
@@ -1632,7 +1635,48 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     }
     return std::fabs(level - near) <= tolerance ? level : near;
   }
-  return level;
+  const std::optional<float> between = LevelBetweenEvents(ff, m, raw, n, earlier);
+  return between && std::fabs(level - *between) > tolerance ? *between : level;
+}
+
+std::optional<float> PeerModel::LevelBetweenEvents(const FeatureFrame& ff, uint32_t m,
+                                                   const float* raw, size_t n,
+                                                   float earlier) const {
+  const double tolerance = PlacementTolerance();
+  const auto near = [&](float a, float b) { return std::fabs(a - b) <= tolerance; };
+  if (n <= kJustBefore || !std::isfinite(earlier)) return std::nullopt;
+  // The densest level of the values in `among` (those within the tolerance of the value with the
+  // most others within it; the earliest such value in a tie) and how many lie within it.
+  const auto densest = [&](const bool* among) {
+    size_t best = n, most = 0;
+    for (size_t i = 0; i < n; ++i) {
+      size_t close = 0;
+      for (size_t j = 0; j < n; ++j) close += among[i] && among[j] && near(raw[i], raw[j]);
+      if (close > most) best = i, most = close;
+    }
+    float kept[kWarmSamples];
+    size_t count = 0;
+    for (size_t j = 0; best < n && j < n; ++j) {
+      if (among[j] && near(raw[j], raw[best])) kept[count++] = raw[j];
+    }
+    return std::pair{count > 0 ? MedianOfFirst(kept, count) : 0.0f, count};
+  };
+  bool all[kWarmSamples], in[kWarmSamples], away[kWarmSamples];
+  std::fill(all, all + n, true);
+  const float centre = densest(all).first;
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    in[i] = near(raw[i], centre);
+    away[i] = !in[i];
+    count += in[i];
+  }
+  const auto [elsewhere, other_count] = densest(away);
+  if (count < static_cast<size_t>(o_.min_samples) || other_count >= count ||
+      !std::all_of(in + n - kJustBefore, in + n, std::identity()) || !near(earlier, centre) ||
+      (other_count > 0 && PlacedAt(ff.f, m, elsewhere))) {
+    return std::nullopt;
+  }
+  return centre;
 }
 
 bool PeerModel::SitsAtPlacement(const Track& t, double centre) const {
@@ -1699,7 +1743,11 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
     const size_t last = std::min(b, kJustBefore);
     const float held =
         last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
-    SetPlacement(t, WindowLevel(ff, m, levels, raw, n, held));
+    float prior[kPriorSamples + kWarmSamples];
+    const size_t np = LevelsBeforeWindow(warm, prior);
+    const float earlier =
+        np > 0 ? MedianOfFirst(prior, np) : std::numeric_limits<float>::quiet_NaN();
+    SetPlacement(t, WindowLevel(ff, m, levels, raw, n, held, earlier));
     if (t.learned < UINT16_MAX) ++t.learned;
     return;
   }

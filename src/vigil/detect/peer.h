@@ -579,9 +579,22 @@ class PeerModel {
   // ending inside the window, between the raw level `before` held just before the window and the
   // values after it, at a level a population of machines is placed at, the run's at none:
   // PlacedAt), and the event moved the smoothed median beyond the tolerance from the others', the
-  // median of the others' raw levels. Reorders `smoothed`.
+  // median of the others' raw levels; failing that, the level between events of its own
+  // (LevelBetweenEvents, against `earlier`) where it lies beyond the tolerance from the smoothed
+  // median. Reorders `smoothed`.
   float WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed, const float* raw, size_t n,
-                    float before) const;
+                    float before, float earlier) const;
+  // WindowLevel's last resort: the window's raw values' densest level (within the tolerance),
+  // where more of them lie at it than at any other, at least min_samples, the window's last
+  // kJustBefore among them, it is the level the machine held before the window (`earlier`, the
+  // median of LevelsBeforeWindow), and the densest level of the others is none a population is
+  // placed at; nullopt otherwise.
+  std::optional<float> LevelBetweenEvents(const FeatureFrame& ff, uint32_t m, const float* raw,
+                                          size_t n, float earlier) const;
+  // Fills `out` (room for kPriorSamples + kWarmSamples) with warm's levels before its window,
+  // oldest first: those the ring let go, then the ring's own before the window (a slow cadence,
+  // whose ring reaches back further); returns how many.
+  static size_t LevelsBeforeWindow(const WarmLevels& warm, float* out);
   // Whether kSharedMachines or more of feature f's current machines other than m are placed
   // within the placement tolerance of `level` (log, against the typical machine).
   bool PlacedAt(uint32_t f, uint32_t m, double level) const;
