@@ -1405,9 +1405,9 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // tail, over most of it), not its level. It is learned again where it stands instead of being
   // named. Not a machine at a level it did not hold before (a fault that began in the window's
   // last minutes, alone or with others), nor one whose window began at another level than the
-  // one before it (a fault that went and comes back, a slow start) unless that level is the
-  // typical machine's and it was back at it inside the window between events of its own (below),
-  // nor during its group's stall.
+  // one before it (a fault that went and comes back, a slow start) unless it was back at that
+  // level inside the window between events of its own and that level is the typical machine's or
+  // the placement is at a level no 3 others are placed at (below), nor during its group's stall.
   // Nor at a level worse than the typical machine's, beyond the effect threshold, on a signal
   // with a worse side, where no other machine sits (within the threshold): a fault back at a
   // level held across the window's start (a NIC that flapped until 160 s and goes down again at
@@ -1452,7 +1452,9 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   // again: events of its own on both sides (two network bursts, the first over the window's
   // start). Not one that left its level once, late in the window, for the typical one (a fault
   // of a machine whose own level is not the typical one, after a phase of the whole group at one
-  // level before the window that made it look typical there).
+  // level before the window that made it look typical there). The same for a machine alone at
+  // its level where its placement is at a level no population is placed at (PlacedAt): a fault
+  // that went and came back leaves the level its peers are placed at, the one it flapped from.
   const auto at_held = [&](uint8_t i) { return std::fabs(warm.values[i] - held) <= tolerance; };
   float back = std::numeric_limits<float>::infinity();  // when first at that level in the window
   for (uint8_t i = 0; i < warm.count; ++i) {
@@ -1464,7 +1466,8 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
   }
   const bool typical = std::fabs(held) <= tolerance && std::fabs(level) <= tolerance;
   if (!(std::fabs(level - held) <= tolerance &&
-        (at_held(static_cast<uint8_t>(first)) || (typical && left_again)))) {
+        (at_held(static_cast<uint8_t>(first)) ||
+         ((typical || !PlacedAt(ff.f, m, t.log_a)) && left_again)))) {
     return false;
   }
   LearnAgain(t, level);
