@@ -1445,8 +1445,7 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     return true;
   }
   if (n == 0 || first < 0) return false;
-  std::nth_element(before, before + n / 2, before + n);
-  const double held = before[n / 2];
+  const double held = MedianOfFirst(before, n);
   // Where that level is the typical machine's (within the threshold of the centre), a window
   // that began away from it will do if the machine was back at it inside the window and left it
   // again: events of its own on both sides (two network bursts, the first over the window's
@@ -1553,7 +1552,7 @@ void PeerModel::LearnAgain(Track& t, double level) {
 }
 
 float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed, const float* raw,
-                             size_t n, float before, float earlier) const {
+                             size_t n, float before, const WarmLevels& warm) const {
   // The smoothing stretches an event of the machine's own by its tail: a network burst of 47 s
   // in a window of 150 s at a 15 s cadence was in 4 of its 10 raw values and, with the tail, in 6
   // of its 10 smoothed ones, whose median was then the burst's. The raw values show the event as
@@ -1638,23 +1637,27 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     }
     return std::fabs(level - near) <= tolerance ? level : near;
   }
-  const std::optional<float> between = LevelBetweenEvents(ff, m, raw, n, earlier);
+  const std::optional<float> between = LevelBetweenEvents(ff, m, raw, n, warm);
   return between && std::fabs(level - *between) > tolerance ? *between : level;
 }
 
 std::optional<float> PeerModel::LevelBetweenEvents(const FeatureFrame& ff, uint32_t m,
                                                    const float* raw, size_t n,
-                                                   float earlier) const {
+                                                   const WarmLevels& warm) const {
   const double tolerance = PlacementTolerance();
   const auto near = [&](float a, float b) { return std::fabs(a - b) <= tolerance; };
-  if (n <= kJustBefore || !std::isfinite(earlier)) return std::nullopt;
+  float prior[kPriorSamples + kWarmSamples];
+  const size_t known = LevelsBeforeWindow(warm, prior);
+  if (n <= kJustBefore || known == 0) return std::nullopt;
+  const float earlier = MedianOfFirst(prior, known);  // the level held before the window
   // The densest level of the values in `among` (those within the tolerance of the value with the
   // most others within it; the earliest such value in a tie) and how many lie within it.
   const auto densest = [&](const bool* among) {
     size_t best = n, most = 0;
     for (size_t i = 0; i < n; ++i) {
+      if (!among[i]) continue;
       size_t close = 0;
-      for (size_t j = 0; j < n; ++j) close += among[i] && among[j] && near(raw[i], raw[j]);
+      for (size_t j = 0; j < n; ++j) close += among[j] && near(raw[i], raw[j]);
       if (close > most) best = i, most = close;
     }
     float kept[kWarmSamples];
@@ -1746,11 +1749,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
     const size_t last = std::min(b, kJustBefore);
     const float held =
         last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
-    float prior[kPriorSamples + kWarmSamples];
-    const size_t np = LevelsBeforeWindow(warm, prior);
-    const float earlier =
-        np > 0 ? MedianOfFirst(prior, np) : std::numeric_limits<float>::quiet_NaN();
-    SetPlacement(t, WindowLevel(ff, m, levels, raw, n, held, earlier));
+    SetPlacement(t, WindowLevel(ff, m, levels, raw, n, held, warm));
     if (t.learned < UINT16_MAX) ++t.learned;
     return;
   }

@@ -580,17 +580,17 @@ class PeerModel {
   // values after it, at a level a population of machines is placed at, the run's at none:
   // PlacedAt), and the event moved the smoothed median beyond the tolerance from the others', the
   // median of the others' raw levels; failing that, the level between events of its own
-  // (LevelBetweenEvents, against `earlier`) where it lies beyond the tolerance from the smoothed
-  // median. Reorders `smoothed`.
+  // (LevelBetweenEvents, against `warm`'s levels before the window) where it lies beyond the
+  // tolerance from the smoothed median. Reorders `smoothed`.
   float WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed, const float* raw, size_t n,
-                    float before, float earlier) const;
+                    float before, const WarmLevels& warm) const;
   // WindowLevel's last resort: the window's raw values' densest level (within the tolerance),
   // where more of them lie at it than at any other, at least min_samples, the window's last
-  // kJustBefore among them, it is the level the machine held before the window (`earlier`, the
-  // median of LevelsBeforeWindow), and the densest level of the others is none a population is
+  // kJustBefore among them, it is the level the machine held before the window (the median of
+  // warm's LevelsBeforeWindow), and the densest level of the others is none a population is
   // placed at; nullopt otherwise.
   std::optional<float> LevelBetweenEvents(const FeatureFrame& ff, uint32_t m, const float* raw,
-                                          size_t n, float earlier) const;
+                                          size_t n, const WarmLevels& warm) const;
   // Fills `out` (room for kPriorSamples + kWarmSamples) with warm's levels before its window,
   // oldest first: those the ring let go, then the ring's own before the window (a slow cadence,
   // whose ring reaches back further); returns how many.
