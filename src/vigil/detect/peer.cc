@@ -750,13 +750,16 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     const bool restart = p.settled >= 0 && p.restart_warmup > 0;
     p.warmup = restart ? p.restart_warmup : static_cast<float>(o_.warmup_s);
     p.warmup_sized = restart;  // from the machines' intervals before the stall
+    p.window_levels = false;
     // A warm-up begins (the job's start, a restart): every machine's placement as it stands,
     // taken at one moment, before Place re-centres any on the new levels, is what
     // KeepPlacementsFromBefore compares the new ones with.
     for (uint32_t m : members_[group]) {
       Track& t = TrackOf(m, f);
-      WarmOf(m, f) = WarmLevels{
-          .since = now, .before = t.log_a, .has_before = t.learned > 0 && t.held_placement};
+      WarmOf(m, f) = WarmLevels{.since = now,
+                                .placed_before = t.learned > 0,
+                                .before = t.log_a,
+                                .has_before = t.learned > 0 && t.held_placement};
       t.confirmed = false;
       t.sat = -1;
     }
@@ -811,12 +814,22 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   //   one is still at its level: jobgen's seed 93,004, a host placed at 2.4 times its peers'
   //   receive rate after a restart), and the placements are learned from the training after it
   //   instead. The centre leaving a stall can rise less than a move in one frame.
+  // - where its window has given levels, until the centre lies within a fifth of its level of
+  //   where it stood as the window (the last half of the warm-up) began: a level that crosses
+  //   slowly (a GPU's temperature, rising for minutes as a job that hung from its start begins
+  //   to train) never moves by a fifth against the slow average in one frame, and an affine
+  //   signal's levels against it are no placement while it crosses (a GPU 11 C cooler than its
+  //   peers sits at 0.69 of their idle temperature and 0.80 of their working one: jobgen's seed
+  //   121,001, where the idle one, kept over a restart, named the machine hot). A warm-up whose
+  //   window a hang took has no levels: the placements from before it stand, and the centre's
+  //   jump as the job resumes does not extend it.
   const auto within_settle = [&](double at) { return at >= 0 && now - at < o_.settle_s; };
   const bool stalled = p.stalled_since >= 0;
   const bool learning =
       p.settled != p.since &&
       (warming || (now - p.since < kMaxWarmups * o_.warmup_s &&
-                   (stalled || within_settle(p.stall_left) || within_settle(p.moving))));
+                   (stalled || within_settle(p.stall_left) || within_settle(p.moving) ||
+                    (p.window_levels && MovedSince(p, centre, now - p.warmup / 2)))));
   // While placements are learned, a frame in which the centre moves (a job-wide transition that
   // the machines cross each at its own moment: a restart's first iterations, many times the
   // next, end over a minute) is no measure of the peers' spread, and the spread it raised would
@@ -1112,6 +1125,17 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
   if (alone < kSharedMachines) return;
   p.split_reported = true;
   shared_.push_back(std::move(sh));
+}
+
+bool PeerModel::MovedSince(const Peers& p, double centre, double from) {
+  const size_t size = p.history.size();
+  for (size_t back = 0; back < size; ++back) {  // newest first
+    const size_t i = (p.next + 2 * size - 1 - back) % size;
+    if (p.history_at[i] <= from) {
+      return std::fabs(std::fabs(centre) - p.history[i]) > kMovingShare * p.level;
+    }
+  }
+  return false;
 }
 
 double PeerModel::CentreBefore(const Peers& p, double now, double back_s) const {
@@ -1742,7 +1766,11 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
       raw[n] = warm.raw[i];
       levels[n++] = warm.values[i];
     }
-    if (n == 0) return;
+    // Fewer values than a deviation's least evidence are no level where the machine has a
+    // placement from before (a restart's warm-up that a checkpoint and stalls took: jobgen's seed
+    // 121,003 at 15 s, a host placed at 2.6 times its peers' NVLink rate from the one sample of
+    // its window, taken as the job crossed out of a stall after its own exporter's hiccup).
+    if (n == 0 || (n < static_cast<size_t>(o_.min_samples) && warm.placed_before)) return;
     // The raw level just before the window: the median of the last few raw values before it that
     // the ring still holds (none where the window's values fill it, and then no tie counts:
     // WindowLevel).
@@ -1751,6 +1779,7 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
         last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
     SetPlacement(t, WindowLevel(ff, m, levels, raw, n, held, warm));
     if (t.learned < UINT16_MAX) ++t.learned;
+    peers_[ff.group][ff.f].window_levels = true;
     return;
   }
   // After it: slowly, and only while the machine does not deviate; a machine that joins later

@@ -253,7 +253,8 @@ class PeerModel {
     size_t Oldest(size_t k) const { return count < kWarmSamples ? k : (next + k) % kWarmSamples; }
     uint16_t scattered = 0;  // fresh samples of its second half, whose scatter Track::noise is
     double sampled = -1;
-    double since = -1;  // the warm-up they belong to (Peers::since)
+    double since = -1;           // the warm-up they belong to (Peers::since)
+    bool placed_before = false;  // a placement was learned before this warm-up
     // The placement learned before this warm-up (a job restarted after a job-level stall), as
     // it was then: the new ones are compared with it up to a shift that they all share.
     float before = 0;
@@ -299,6 +300,8 @@ class PeerModel {
     double placed_at = -1;     // when placement was last decided
     // Then kSharedMachines or more of its machines sat away from the typical level (Place).
     bool by_placement = false;
+    // This warm-up (`since`) has learned some machine's placement from its window's levels.
+    bool window_levels = false;
     double settled = -1;      // the warm-up (its `since`) that has ended, its placements
                               // compared with those from before it
     double judged_from = -1;  // when that warm-up ended: the feature judged again from then
@@ -527,6 +530,10 @@ class PeerModel {
   // before `now` (its level's ring, each entry standing until the next), or 0 where the ring
   // does not reach back to them.
   double CentreBefore(const Peers& p, double now, double back_s) const;
+  // Whether p's centre (its size, as the level's ring holds it) lies kMovingShare of the level
+  // or more from the ring's entry that stood at `from` (false where the ring does not reach back
+  // to it).
+  static bool MovedSince(const Peers& p, double centre, double from);
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);

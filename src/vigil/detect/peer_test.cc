@@ -2317,6 +2317,54 @@ TEST(PeerModelTest, AWarmUpDoesNotEndWhileItsFeatureStalls) {
   }
 }
 
+// Jobgen's seed 121,001 (32 machines, 5 s, fault-free on this machine): the job hung from its
+// first seconds to 260 s and only then began to train, so the warm-up's window (150-300 s) held the
+// GPUs' idle temperatures, and the temperature, rising for minutes after it (a thermal lag, 60 s
+// here), never moved by a fifth of its level against its slow average in one frame. A GPU's
+// temperature is its inlet's plus its load's rise: machine 3, 11 C cooler than its peers, sits
+// at 0.69 of their idle temperature and 0.80 of their working one, and was placed at 0.69. After
+// a hang long enough for a restart, the restart learned 0.80, the placement from before was kept
+// (it had moved alone), and the machine was named hot. Placements are learned until the centre
+// holds still: machine 3 is placed at its working level from the start and never named.
+TEST(PeerModelTest, APlacementIsNotLearnedWhileAnAffineLevelStillRises) {
+  SignalInfo temperature = PeerSignal("gpu_temp", Worse::kHigher, 300);
+  temperature.level_by_position = true;
+  Rng rng(121, 1);
+  Job job(16, {PeerSignal("power"), PeerSignal("tensor"), temperature});
+  const auto hung = [](double t) { return t < 260 || (t >= 1300 && t < 1900); };
+  std::vector<double> rise(16, 8);  // the load's rise over the inlet, idle: 8 C, working: 28 C
+  job.Run(0, 2900, 5, [&](uint32_t m, uint32_t s, double t) {
+    if (s < 2) return Fresh(Noisy(rng, hung(t) ? 2 : 100));
+    rise[m] += (1 - std::exp(-5.0 / 60)) * ((hung(t) ? 8 : 28) - rise[m]);
+    return Fresh(Noisy(rng, (m == 3 ? 17 : 28) + rise[m]));
+  });
+  ASSERT_EQ(job.stalls().size(), 1u);
+  EXPECT_TRUE(job.Named().empty());
+}
+
+// Jobgen's seed 121,003 at 15 s: a restart's warm-up that a checkpoint and the job's stalls took
+// left one sample of a host's NVLink rate in its window, as the job crossed out of a stall (its
+// peers still at half their rate, its own scrape a burst at twice it), and the host was placed
+// at 2.6 times its peers and named once the job trained again. Here 4 machines (too few to
+// compare placements with those from before the restart), 15-s scrapes: the job hangs at 1,500 s
+// and restarts at 2,000 s; in the restart's window its power and tensor activity stall (every
+// rank waits: a job-level stall, in which no level is learned) but for one scrape at 2,190 s,
+// where the traffic of machine 3 reads 2.5 times the others'. One value is no level: machine 3
+// keeps its placement from before, and is not named once the job trains again.
+TEST(PeerModelTest, ARestartsWindowWithOneValueKeepsThePlacementFromBefore) {
+  Rng rng(121, 3);
+  Job job(4, {PeerSignal("traffic", Worse::kLower), PeerSignal("power"), PeerSignal("tensor")});
+  job.Run(0, 3000, 15, [&](uint32_t m, uint32_t s, double t) {
+    if (t >= 1500 && t < 2000) return Fresh(Noisy(rng, s == 0 ? 0.5 : 2));  // the hang
+    const bool waits = t >= 2100 && t < 2400 && (t < 2190 || t >= 2205);
+    if (s > 0) return Fresh(Noisy(rng, waits ? 2 : 100));
+    if (t >= 2100 && t < 2400) return Fresh(Noisy(rng, m == 3 && t >= 2190 && t < 2205 ? 125 : 50));
+    return Fresh(Noisy(rng, 100));
+  });
+  ASSERT_EQ(job.stalls().size(), 1u);
+  EXPECT_TRUE(job.Named().empty());
+}
+
 // A reviewer's sweep of the rule above (session 68): a fault that begins as a stall inside the
 // warm-up ends (machine 3's link comes back from a checkpoint at half its rate) is no placement.
 // 16 machines at 1 s, traffic worse when lower at 100, stalled at 0.5 from `start` for `length`.
