@@ -2325,7 +2325,8 @@ TEST(PeerModelTest, AWarmUpDoesNotEndWhileItsFeatureStalls) {
 // at 0.69 of their idle temperature and 0.80 of their working one, and was placed at 0.69. After
 // a hang long enough for a restart, the restart learned 0.80, the placement from before was kept
 // (it had moved alone), and the machine was named hot. Placements are learned until the centre
-// holds still: machine 3 is placed at its working level from the start and never named.
+// lies within a fifth of its level of where it stood as the window began: machine 3 is placed
+// at its working level from the start and never named.
 TEST(PeerModelTest, APlacementIsNotLearnedWhileAnAffineLevelStillRises) {
   SignalInfo temperature = PeerSignal("gpu_temp", Worse::kHigher, 300);
   temperature.level_by_position = true;
