@@ -196,27 +196,40 @@ def run_one(args):
 
 def table(jobs):
     """The table's lines, per family, and a total."""
+    scored = [(p, score(p, p["alerts"])) for p in jobs]
     groups = {}
-    for p in jobs:
-        groups.setdefault(family(p), []).append((p, score(p, p["alerts"])))
+    for p, s in scored:
+        groups.setdefault(family(p), []).append((p, s))
+
+    def missed(rows):
+        return sum(1 for p, s in rows if p["fault"] and not s["hit"])
+
+    def faults(rows):
+        return sum(1 for p, _ in rows if p["fault"])
+
     lines = ["| fault, placement | jobs | faults missed | alerts before the fault | "
              "jobs with a false alert | median time to name (s) |", "|---|---|---|---|---|---|"]
     order = ["no fault", "warm", "warm_eq", "late"]
     for key in sorted(groups, key=lambda k: (order.index(k[0]), k[1])):
         rows = groups[key]
-        faults = sum(1 for p, _ in rows if p["fault"])
-        missed = sum(1 for p, s in rows if p["fault"] and not s["hit"])
         delays = [s["delay"] for _, s in rows if s["delay"] is not None]
         lines.append("| %s, %s | %d | %s | %d | %d | %s |" % (
-            key[0], key[1], len(rows), f"{missed} of {faults}" if faults else "-",
+            key[0], key[1], len(rows), f"{missed(rows)} of {faults(rows)}" if faults(rows) else "-",
             sum(1 for _, s in rows if s["before"]), sum(1 for _, s in rows if s["false"]),
             "%.0f" % statistics.median(delays) if delays else "-"))
-    scored = [(p, score(p, p["alerts"])) for p in jobs]
     lines.append("Jobs %d: faults missed %d of %d, jobs with a false alert %d (%d fault-free)" % (
-        len(jobs), sum(1 for p, s in scored if p["fault"] and not s["hit"]),
-        sum(1 for p, _ in scored if p["fault"]), sum(1 for _, s in scored if s["false"]),
+        len(jobs), missed(scored), faults(scored), sum(1 for _, s in scored if s["false"]),
         sum(1 for p, s in scored if s["false"] and not p["fault"])))
     return lines
+
+
+def outcome(job):
+    """What a user saw of one job: its fault named (after how long) or missed, its false alerts."""
+    s = score(job, job["alerts"])
+    if job["fault"] is None:
+        return "false %d" % len(s["false"])
+    hit = "named after %.0f s" % s["delay"] if s["hit"] else "missed"
+    return hit + (", false %d" % len(s["false"]) if s["false"] else "")
 
 
 def compare(a, b):
@@ -234,17 +247,9 @@ def compare(a, b):
         q = other.get(key(p))
         if q is None or alerts(p) == alerts(q):
             continue
-        sp, sq = score(p, p["alerts"]), score(q, q["alerts"])
-
-        def outcome(s, job):
-            if job["fault"] is None:
-                return "false %d" % len(s["false"])
-            hit = "named after %.0f s" % s["delay"] if s["hit"] else "missed"
-            return hit + (", false %d" % len(s["false"]) if s["false"] else "")
-
         lines.append("%s %d (%s, %s; target %s, events %s, fault %s): %s -> %s" % (
             p["kind"], p["seed"], *family(p), p["target"], p["events"], p["fault"],
-            outcome(sp, p), outcome(sq, q)))
+            outcome(p), outcome(q)))
     return lines
 
 
