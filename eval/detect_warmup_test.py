@@ -67,7 +67,7 @@ class Make(unittest.TestCase):
 
 class Score(unittest.TestCase):
     JOB = {"kind": "main", "seed": 1, "target": "node-003", "placement": "typical",
-           "events": [], "fault": [200.0, 0.6, "warm"]}
+           "events": [], "fault": [200.0, 0.6, "warm"], "machines": 20, "duration_s": 3600}
 
     def test_the_first_alert_on_the_target_from_the_faults_start_is_the_hit(self):
         alerts = [{"machine": "node-003", "onset": 190, "detected": 250},
@@ -95,8 +95,11 @@ class Score(unittest.TestCase):
         lines = dw.table([missed, found, free])
         self.assertIn("| no fault, unique | 1 | - | 0 | 1 | - |", lines)
         self.assertIn("| warm, typical | 2 | 1 of 2 | 0 | 0 | 60 |", lines)
-        self.assertEqual(lines[-1], "Jobs 3: faults missed 1 of 2, jobs with a false alert 1 "
+        self.assertEqual(lines[-2], "Jobs 3: faults missed 1 of 2, jobs with a false alert 1 "
                                     "(1 fault-free)")
+        # One true alert, one false, over 3 jobs of 20 machines for an hour.
+        self.assertEqual(lines[-1], "Precision 0.500, recall 0.500, false alerts 1 "
+                                    "(0.0167 per machine-hour over 60)")
 
     def test_compare_lists_only_the_jobs_whose_alerts_differ(self):
         a = [dict(self.JOB, alerts=[]), dict(self.JOB, seed=2, alerts=[])]
