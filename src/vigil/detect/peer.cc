@@ -184,6 +184,12 @@ bool WorseWay(telemetry::Worse worse, double residual) {
          (worse == telemetry::Worse::kHigher ? residual > 0 : residual < 0);
 }
 
+// Whether x (a level against the centre, log) lies beyond `tolerance` on the worse side of a
+// signal that has one (never for one worse either way).
+bool BeyondOnWorseSide(telemetry::Worse worse, double x, double tolerance) {
+  return worse != telemetry::Worse::kEither && WorseWay(worse, x) && std::fabs(x) > tolerance;
+}
+
 // The machine's placement factor on a feature: its usual level over the centre, 1 unless placed.
 float Factor(bool placed, float a) { return placed ? a : 1.0f; }
 
@@ -1452,8 +1458,7 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     return false;
   }
   const double tolerance = PlacementTolerance();
-  const bool worse = (ff.signal.worse == telemetry::Worse::kLower && level < -tolerance) ||
-                     (ff.signal.worse == telemetry::Worse::kHigher && level > tolerance);
+  const bool worse = BeyondOnWorseSide(ff.signal.worse, level, tolerance);
   const auto shared = [&] {
     for (uint32_t o : valid_) {
       const double s = TrackOf(o, ff.f).smooth;
@@ -1461,9 +1466,9 @@ bool PeerModel::Relearn(const FeatureFrame& ff, uint32_t m, Track& t) {
     }
     return false;
   };
-  const bool raised = (ff.signal.worse == telemetry::Worse::kLower && t.log_a > tolerance) ||
-                      (ff.signal.worse == telemetry::Worse::kHigher && t.log_a < -tolerance);
-  const bool raised_alone = raised && !PlacedAt(ff.f, m, t.log_a);
+  // Placed on the better side, where no population is.
+  const bool raised_alone =
+      BeyondOnWorseSide(ff.signal.worse, -t.log_a, tolerance) && !PlacedAt(ff.f, m, t.log_a);
   if (worse && !shared() && !raised_alone) return false;
   float before[kPriorSamples + kWarmSamples];
   const size_t n = LevelsBeforeWindow(warm, before);
