@@ -1136,7 +1136,7 @@ void PeerModel::FollowSplit(const FeatureFrame& ff, Peers& p) {
 bool PeerModel::MovedSince(const Peers& p, double centre, double from) {
   const size_t size = p.history.size();
   for (size_t back = 0; back < size; ++back) {  // newest first
-    const size_t i = (p.next + 2 * size - 1 - back) % size;
+    const size_t i = p.Newest(back);
     if (p.history_at[i] <= from) {
       return std::fabs(std::fabs(centre) - p.history[i]) > kMovingShare * p.level;
     }
@@ -1156,7 +1156,7 @@ double PeerModel::CentreBefore(const Peers& p, double now, double back_s) const 
   double total = 0;
   double until = now;
   for (size_t back = 0; back < size && until > from; ++back) {
-    const size_t i = (p.next + 2 * size - 1 - back) % size;
+    const size_t i = p.Newest(back);
     const double seconds = std::min(until, to) - std::max(p.history_at[i], from);
     if (seconds > 0) {
       held.emplace_back(p.history[i], seconds);

@@ -284,6 +284,10 @@ class PeerModel {
     double stalled_since = -1;       // the centre under kStalledShare of `level` since
     double stall_left = -1;          // when it last came back above it
     float quantum = 0;               // the smallest step between two values of one machine
+    // The index in `history` of the entry `back` entries before its newest (back < its size).
+    size_t Newest(size_t back) const {
+      return (next + 2 * history.size() - 1 - back) % history.size();
+    }
     double updated = -1;
     double since = -1;  // first judged
     // Seconds of the warm-up from `since`: --warmup, less after a restart, more at a coarse
