@@ -218,8 +218,9 @@ def table(jobs):
             key[0], key[1], len(rows), f"{missed(rows)} of {faults(rows)}" if faults(rows) else "-",
             sum(1 for _, s in rows if s["before"]), sum(1 for _, s in rows if s["false"]),
             "%.0f" % statistics.median(delays) if delays else "-"))
+    total_missed, total_faults = missed(scored), faults(scored)
     lines.append("Jobs %d: faults missed %d of %d, jobs with a false alert %d (%d fault-free)" % (
-        len(jobs), missed(scored), faults(scored), sum(1 for _, s in scored if s["false"]),
+        len(jobs), total_missed, total_faults, sum(1 for _, s in scored if s["false"]),
         sum(1 for p, s in scored if s["false"] and not p["fault"])))
     # As issue 20 states its targets: every alert on the target from its fault's start is true,
     # every other one false (those before the fault too).
@@ -228,7 +229,7 @@ def table(jobs):
     hours = sum(p["machines"] * p["duration_s"] for p, _ in scored) / 3600
     lines.append("Precision %.3f, recall %.3f, false alerts %d (%.4f per machine-hour over %.0f)" % (
         true / (true + wrong) if true + wrong else 1.0,
-        1 - missed(scored) / faults(scored) if faults(scored) else 1.0, wrong,
+        1 - total_missed / total_faults if total_faults else 1.0, wrong,
         wrong / hours if hours else 0.0, hours))
     return lines
 
