@@ -262,6 +262,7 @@ class PeerModel {
     // The levels the ring let go (a ring of its own, at most kPriorSamples): those just before
     // the window its placement is learned from, the level it held before any event in it.
     float prior[kPriorSamples] = {};
+    float prior_at[kPriorSamples] = {};  // when each was sampled: seconds after `since`
     uint8_t prior_count = 0, prior_next = 0;
     // The index of `prior`'s k-th level, oldest first (k < prior_count), as Oldest is the ring's.
     size_t PriorOldest(size_t k) const {
@@ -602,10 +603,20 @@ class PeerModel {
   // placed at; nullopt otherwise.
   std::optional<float> LevelBetweenEvents(const FeatureFrame& ff, uint32_t m, const float* raw,
                                           size_t n, const WarmLevels& warm) const;
+  // The level machine m held before a step inside its warm-up's window, where the window's n raw
+  // levels (oldest first) end in a run at a level worse than the one it held before the window
+  // since its group's centre last moved (warm's LevelsBeforeWindow since p's still_since, and
+  // the raw level `before` held just before it), at which no population is placed: a fault that
+  // began in the window; nullopt otherwise.
+  std::optional<float> LevelBeforeAStep(const FeatureFrame& ff, const Peers& p, uint32_t m,
+                                        const float* raw, size_t n, float before,
+                                        const WarmLevels& warm) const;
   // Fills `out` (room for kPriorSamples + kWarmSamples) with warm's levels before its window,
   // oldest first: those the ring let go, then the ring's own before the window (a slow cadence,
-  // whose ring reaches back further); returns how many.
-  static size_t LevelsBeforeWindow(const WarmLevels& warm, float* out);
+  // whose ring reaches back further), sampled `from` seconds after its `since` or later; returns
+  // how many.
+  static size_t LevelsBeforeWindow(const WarmLevels& warm, float* out,
+                                   double from = -std::numeric_limits<double>::infinity());
   // Whether kSharedMachines or more of feature f's current machines other than m are placed
   // within the placement tolerance of `level` (log, against the typical machine).
   bool PlacedAt(uint32_t f, uint32_t m, double level) const;

@@ -3291,6 +3291,44 @@ TEST(PeerModelTest, APlacementRaisedAloneByBurstsIsLearnedAgainAtAWorseLevelOfTh
   }
 }
 
+// A fault that begins in the first half of the warm-up's window (a NIC renegotiated down at 190 s)
+// holds most of the window's values, whose median is then its level: machine 3 left the level it
+// held before the window for the worse side for good while the job's level held still, and the
+// level it left is its placement: it is named after the warm-up (its peers scatter by placement,
+// so that its new level is no outlier among them and it would be learned there). Not where the
+// whole job moved as it stepped (its init ending at 190 s: every machine's receive rate falls from
+// 300, and machine 3's further, a slower NIC's); four machines that step together are a shared
+// deviation, as in the warm-up's last minutes. A step to the better side (a shard rebalanced to
+// machine 3) is its level: a fault from it, back to the old level at 1,000 s, is named.
+TEST(PeerModelTest, AStepToTheWorseSideInTheWindowWhileTheJobHoldsStillIsNamed) {
+  enum class Shape { kFault, kWithTheJob, kBetter, kFour };
+  for (const double cadence : {5.0, 15.0}) {
+    for (const Shape shape : {Shape::kFault, Shape::kWithTheJob, Shape::kBetter, Shape::kFour}) {
+      SCOPED_TRACE(testing::Message()
+                   << "cadence " << cadence << ", shape " << static_cast<int>(shape));
+      Rng rng(84, 1);
+      Job job(16, {PeerSignal("rx", Worse::kLower)}, PeerOptions{});
+      job.Run(0, 1800, cadence, [&](uint32_t m, uint32_t, double t) {
+        const bool after = t >= 190;
+        double level = m == 3 ? 100 : 100 * (0.86 + 0.02 * (m % 15));
+        if (shape == Shape::kWithTheJob && !after) level = 300;
+        if (after && (m == 3 || (shape == Shape::kFour && m >= 10 && m < 13))) {
+          level = shape == Shape::kBetter       ? (t < 1000 ? 140 : 100)
+                  : shape == Shape::kWithTheJob ? 80
+                                                : 72;
+        }
+        return Fresh(Noisy(rng, level));
+      });
+      const bool named = shape == Shape::kFault || shape == Shape::kBetter;
+      EXPECT_EQ(job.Named(), named ? std::vector<uint32_t>{3} : std::vector<uint32_t>{});
+      if (named) {
+        EXPECT_GT(job.TriggeredAt(3), shape == Shape::kBetter ? 1000 : 300);
+      }
+      EXPECT_EQ(job.shared().empty(), shape != Shape::kFour);
+    }
+  }
+}
+
 // A fault that begins in the warm-up's last minutes is no event of the warm-up: machine 3 (alone),
 // or machines 3-6 (together: a shared cause), dropping to 60 from 270 s never sit at the
 // placements learned at 100, but they are not back at a level they held before the window
