@@ -597,10 +597,10 @@ class PeerModel {
   float WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed, const float* raw, size_t n,
                     float before, const WarmLevels& warm) const;
   // WindowLevel's last resort: the window's raw values' densest level (within the tolerance),
-  // where more of them lie at it than at any other, at least min_samples, the window's last
-  // kJustBefore among them, it is the level the machine held before the window (the median of
-  // warm's LevelsBeforeWindow), and the densest level of the others is none a population is
-  // placed at; nullopt otherwise.
+  // where more of them lie at it than at any other, at least min_samples, all the window's last
+  // kJustBefore but at most one among them (the last of an event of its own may be that one), it is
+  // the level the machine held before the window (the median of warm's LevelsBeforeWindow), and the
+  // densest level of the others is none a population is placed at; nullopt otherwise.
   std::optional<float> LevelBetweenEvents(const FeatureFrame& ff, uint32_t m, const float* raw,
                                           size_t n, const WarmLevels& warm) const;
   // The level machine m held before a step inside its warm-up's window, where the window's n raw

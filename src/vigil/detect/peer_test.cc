@@ -3241,6 +3241,31 @@ TEST(PeerModelTest, TheLevelAMachineHeldBetweenEventsOfItsOwnInItsWindowIsItsPla
   }
 }
 
+// A host alone at its CPU idle level (0.8 of the typical, peers at 0.87-1.12) whose events of its
+// own took 5 of its window's 10 values at 15 s: a job idling it fully (1.0, 1.43 of the centre)
+// over the window's first three, another (0.8) over two near its end, its own level before the
+// window, in three values between the events and two after them. The smoothed values' median lay
+// near the typical level, where it was placed and named at its own level 15 minutes on (a
+// black-box reviewer's warm-up sweep, eval/detect_warmup.py's `main` 79, whose window held 8
+// values at 30 s spacing, the same shape). The level held between its events is its placement:
+// two of the window's last three values at it suffice, the first the second event's last. It is
+// not named, and a fault later is.
+TEST(PeerModelTest, TheLevelAMachineHeldBetweenEventsIsItsPlacementWithAnEventsTailNearTheEnd) {
+  for (const bool fault : {false, true}) {
+    SCOPED_TRACE(fault);
+    Rng rng(85, 0);
+    Job job(20, {PeerSignal("cpu_idle", Worse::kEither, 120)}, PeerOptions{});
+    job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
+      if (m != 3) return Fresh(Noisy(rng, 70 * (0.87 + 0.014 * (m % 19))));
+      double share = fault && t >= 2400 ? 0.75 : 1;
+      if (t >= 140 && t < 190) share = 2.112;
+      if (t >= 235 && t < 265) share = 1.436;
+      return Fresh(std::min(100.0, Noisy(rng, share * 56)));  // an idle share is at most 1
+    });
+    ExpectNamedOnlyForItsFault(job, 3, fault, 2400);
+  }
+}
+
 // A machine alone at its level (1.25 of the typical, peers at 0.9-1.12) whose network bursts of its
 // own (1.42 of its rate) took 6 of its window's 10 values at 15 s, over the window's start and its
 // end: placed at the bursts' level, it never sat there after the warm-up, and was back at the
