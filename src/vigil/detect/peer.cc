@@ -1738,22 +1738,27 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   // most of its values: their median is the fault's level, and a machine placed there is never
   // named (a black-box reviewer's sweep, eval/detect_warmup.py: 162 of 193 such faults missed).
   // The machine held another level before the window since the group's centre last moved (the
-  // median of the levels the ring let go since then, and the raw ones just before the window) and
-  // left it for the worse side for good (the window's last min_samples raw values or more at the
-  // new level) while the centre held still: that level is its placement, and it is named after
-  // the warm-up. A machine's level that steps while the job's stands is the machine's own
-  // change; one that steps as the job moves (its init ending, iterations speeding up after it, a
-  // pipeline's stages settling each at its own level) may be the job's doing, and the window's
-  // median stands. Not a step to the better side (a rebalanced shard, more traffic), which a
-  // fault does not make, nor one to a level kSharedMachines others are placed at (a pipeline's
-  // stage, a class of hardware), nor on a signal whose level goes by position (a temperature,
-  // which the load re-ranks), nor on one worse either way (CPU idle: a healthy host's own events
-  // move it both ways). What it assumes: no healthy machine's level moves for good to the worse
-  // side, beyond the effect threshold and alone, while its job's level holds still in its first
-  // minutes; one that does is named once.
-  if (ff.signal.worse == telemetry::Worse::kEither || ff.signal.level_by_position ||
-      n <= static_cast<size_t>(o_.min_samples) || n < kJustBefore || std::isnan(before) ||
-      p.still_since < 0) {
+  // median of the levels the ring let go since then) and left it for good (the window's last
+  // min_samples raw values or more at the new level) while the centre held still: that level is
+  // its placement, and it is named after the warm-up. A machine's level that steps while the
+  // job's stands is the machine's own change; one that steps as the job moves (its init ending,
+  // iterations speeding up after it, a pipeline's stages settling each at its own level) may be
+  // the job's doing, and the window's median stands. It held that level just before the window
+  // (the raw values there), or just before the run that ends the window: an event of its own over
+  // the window's start, at the fault's level or another, is no level (until session 85 it kept the
+  // rule from applying: 52 of the sweep's 146 faults then missed are named with it). A step to the
+  // worse side, which is either way on a signal worse either way (CPU idle: a host busier for good,
+  // a runaway process beside the trainer, or idler, its data loader's workers dead; GPU utilisation
+  // and power). Until session 85 none on those, for fear of a host's own events, which move it both
+  // ways: one that lasts to the window's end places the machine at the level it comes back to. Not
+  // a step to the better side on the others (a rebalanced shard, more traffic), which a fault does
+  // not make, nor one to a level kSharedMachines others are placed at (a pipeline's stage, a class
+  // of hardware), nor on a signal whose level goes by position (a temperature, which the load
+  // re-ranks). What it assumes: no healthy machine's level moves for good beyond the effect
+  // threshold, alone, to the worse side (either way on CPU idle, GPU utilisation and power) while
+  // its job's level holds still in its first minutes; one that does is named once.
+  if (ff.signal.level_by_position || n <= static_cast<size_t>(o_.min_samples) || n < kJustBefore ||
+      std::isnan(before) || p.still_since < 0) {
     return std::nullopt;
   }
   const double tolerance = PlacementTolerance();
@@ -1762,14 +1767,17 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   const size_t known = LevelsBeforeWindow(warm, prior, p.still_since - p.since);
   if (known < kJustBefore) return std::nullopt;
   const float earlier = MedianOfFirst(prior, known);
-  if (!near(before, earlier)) return std::nullopt;
   float last[kJustBefore];
   std::copy(raw + n - kJustBefore, raw + n, last);
   const float after = MedianOfFirst(last, kJustBefore);
-  if (!BeyondOnWorseSide(ff.signal.worse, after - earlier, tolerance)) return std::nullopt;
+  const bool stepped = ff.signal.worse == telemetry::Worse::kEither
+                           ? std::fabs(after - earlier) > tolerance
+                           : BeyondOnWorseSide(ff.signal.worse, after - earlier, tolerance);
+  if (!stepped) return std::nullopt;
   size_t k = n;  // where the run at that level, to the window's end, begins
   while (k > 0 && near(raw[k - 1], after)) --k;
-  if (n - k < static_cast<size_t>(o_.min_samples) || PlacedAt(ff.f, m, after)) {
+  const bool held = near(before, earlier) || (k > 0 && near(raw[k - 1], earlier));
+  if (n - k < static_cast<size_t>(o_.min_samples) || PlacedAt(ff.f, m, after) || !held) {
     return std::nullopt;
   }
   return earlier;

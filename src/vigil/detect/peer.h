@@ -604,10 +604,11 @@ class PeerModel {
   std::optional<float> LevelBetweenEvents(const FeatureFrame& ff, uint32_t m, const float* raw,
                                           size_t n, const WarmLevels& warm) const;
   // The level machine m held before a step inside its warm-up's window, where the window's n raw
-  // levels (oldest first) end in a run at a level worse than the one it held before the window
-  // since its group's centre last moved (warm's LevelsBeforeWindow since p's still_since, and
-  // the raw level `before` held just before it), at which no population is placed: a fault that
-  // began in the window; nullopt otherwise.
+  // levels (oldest first) end in a run at a level worse (either way on a signal worse either way)
+  // than the one it held before the window since its group's centre last moved (warm's
+  // LevelsBeforeWindow since p's still_since; the raw level `before` held just before the window,
+  // or the one just before the run, at it), at which no population is placed: a fault that began
+  // in the window; nullopt otherwise.
   std::optional<float> LevelBeforeAStep(const FeatureFrame& ff, const Peers& p, uint32_t m,
                                         const float* raw, size_t n, float before,
                                         const WarmLevels& warm) const;
