@@ -1770,10 +1770,10 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   float last[kJustBefore];
   std::copy(raw + n - kJustBefore, raw + n, last);
   const float after = MedianOfFirst(last, kJustBefore);
-  const bool stepped = ff.signal.worse == telemetry::Worse::kEither
-                           ? std::fabs(after - earlier) > tolerance
-                           : BeyondOnWorseSide(ff.signal.worse, after - earlier, tolerance);
-  if (!stepped) return std::nullopt;
+  // Beyond the tolerance the worse way: either way on a signal worse either way.
+  if (!WorseWay(ff.signal.worse, after - earlier) || !(std::fabs(after - earlier) > tolerance)) {
+    return std::nullopt;
+  }
   size_t k = n;  // where the run at that level, to the window's end, begins
   while (k > 0 && near(raw[k - 1], after)) --k;
   const bool held = near(before, earlier) || (k > 0 && near(raw[k - 1], earlier));

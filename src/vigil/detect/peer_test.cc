@@ -3247,9 +3247,9 @@ TEST(PeerModelTest, TheLevelAMachineHeldBetweenEventsOfItsOwnInItsWindowIsItsPla
 // window, in three values between the events and two after them. The smoothed values' median lay
 // near the typical level, where it was placed and named at its own level 15 minutes on (a
 // black-box reviewer's warm-up sweep, eval/detect_warmup.py's `main` 79, whose window held 8
-// values at 30 s spacing, the same shape). The level held between its events is its placement:
-// two of the window's last three values at it suffice, the first the second event's last. It is
-// not named, and a fault later is.
+// values, no frame having judged the host at two of its scrapes: the same shape). The level held
+// between its events is its placement: two of the window's last three values at it suffice, the
+// first the second event's last. It is not named, and a fault later is.
 TEST(PeerModelTest, TheLevelAMachineHeldBetweenEventsIsItsPlacementWithAnEventsTailNearTheEnd) {
   for (const bool fault : {false, true}) {
     SCOPED_TRACE(fault);
