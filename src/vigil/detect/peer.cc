@@ -1144,6 +1144,18 @@ bool PeerModel::MovedSince(const Peers& p, double centre, double from) {
   return false;
 }
 
+double PeerModel::StillSince(const Peers& p, double centre) {
+  double since = -1;
+  const size_t size = p.history.size();
+  for (size_t back = 0; back < size; ++back) {  // newest first
+    const size_t i = p.Newest(back);
+    if (p.history_at[i] < p.since) return p.since;
+    if (std::fabs(std::fabs(centre) - p.history[i]) > kStillShare * p.level) break;
+    since = p.history_at[i];
+  }
+  return since;
+}
+
 double PeerModel::CentreBefore(const Peers& p, double now, double back_s) const {
   // A ring whose newest entry is the one before `next`, an entry every kLevelEvery seconds or
   // more (one a frame at coarser cadences, none while the group is stalled): each entry stands
@@ -1737,34 +1749,41 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   // A fault that begins in the window's first half (a NIC that renegotiates down at 170 s) holds
   // most of its values: their median is the fault's level, and a machine placed there is never
   // named (a black-box reviewer's sweep, eval/detect_warmup.py: 162 of 193 such faults missed).
-  // The machine held another level before the window since the group's centre last moved (the
-  // median of the levels the ring let go since then) and left it for good (the window's last
-  // min_samples raw values or more at the new level) while the centre held still: that level is
-  // its placement, and it is named after the warm-up. A machine's level that steps while the
-  // job's stands is the machine's own change; one that steps as the job moves (its init ending,
-  // iterations speeding up after it, a pipeline's stages settling each at its own level) may be
-  // the job's doing, and the window's median stands. It held that level just before the window
-  // (the raw values there), or just before the run that ends the window: an event of its own over
-  // the window's start, at the fault's level or another, is no level (until session 85 it kept the
-  // rule from applying: 52 of the sweep's 146 faults then missed are named with it). A step to the
-  // worse side, which is either way on a signal worse either way (CPU idle: a host busier for good,
-  // a runaway process beside the trainer, or idler, its data loader's workers dead; GPU utilisation
-  // and power). Until session 85 none on those, for fear of a host's own events, which move it both
-  // ways: one that lasts to the window's end places the machine at the level it comes back to. Not
-  // a step to the better side on the others (a rebalanced shard, more traffic), which a fault does
-  // not make, nor one to a level kSharedMachines others are placed at (a pipeline's stage, a class
-  // of hardware), nor on a signal whose level goes by position (a temperature, which the load
-  // re-ranks). What it assumes: no healthy machine's level moves for good beyond the effect
-  // threshold, alone, to the worse side (either way on CPU idle, GPU utilisation and power) while
-  // its job's level holds still in its first minutes; one that does is named once.
+  // The machine held another level before the window since the group's centre stood where it
+  // stands (the median of the levels the ring let go since then) and left it for good (the
+  // window's last min_samples raw values or more at the new level) while the centre held still:
+  // that level is its placement, and it is named after the warm-up. Where the centre stands is
+  // read back from now, not from where it last moved by a twentieth of the level: a centre that
+  // converges slowly crosses that line late in the warm-up, though it has stood within a
+  // twentieth of its end for minutes (the sweep's `main` 390: its first minutes 5% above its
+  // machines' median, the line crossed at 136 s, leaving too few levels before the window). A
+  // machine's level that steps while the job's stands is the machine's own change; one that steps
+  // as the job moves (its init ending, iterations speeding up after it, a pipeline's stages
+  // settling each at its own level) may be the job's doing, and the window's median stands. It held
+  // that level just before the window (the raw values there), or just before the run that ends the
+  // window: an event of its own over the window's start, at the fault's level or another, is no
+  // level (until session 85 it kept the rule from applying: 52 of the sweep's 146 faults then
+  // missed are named with it). A step to the worse side, which is either way on a signal worse
+  // either way (CPU idle: a host busier for good, a runaway process beside the trainer, or idler,
+  // its data loader's workers dead; GPU utilisation and power). Until session 85 none on those, for
+  // fear of a host's own events, which move it both ways: one that lasts to the window's end places
+  // the machine at the level it comes back to. Not a step to the better side on the others (a
+  // rebalanced shard, more traffic), which a fault does not make, nor one to a level
+  // kSharedMachines others are placed at (a pipeline's stage, a class of hardware), nor on a signal
+  // whose level goes by position (a temperature, which the load re-ranks). What it assumes: no
+  // healthy machine's level moves for good beyond the effect threshold, alone, to the worse side
+  // (either way on CPU idle, GPU utilisation and power) while its job's level holds still in its
+  // first minutes; one that does is named once.
   if (ff.signal.level_by_position || n <= static_cast<size_t>(o_.min_samples) || n < kJustBefore ||
-      std::isnan(before) || p.still_since < 0) {
+      std::isnan(before)) {
     return std::nullopt;
   }
+  const double still = StillSince(p, ff.centre);
+  if (still < 0) return std::nullopt;
   const double tolerance = PlacementTolerance();
   const auto near = [&](float a, float b) { return std::fabs(a - b) <= tolerance; };
   float prior[kPriorSamples + kWarmSamples];
-  const size_t known = LevelsBeforeWindow(warm, prior, p.still_since - p.since);
+  const size_t known = LevelsBeforeWindow(warm, prior, still - p.since);
   if (known < kJustBefore) return std::nullopt;
   const float earlier = MedianOfFirst(prior, known);
   float last[kJustBefore];

@@ -539,6 +539,10 @@ class PeerModel {
   // or more from the ring's entry that stood at `from` (false where the ring does not reach back
   // to it).
   static bool MovedSince(const Peers& p, double centre, double from);
+  // Since when p's centre has stood within kStillShare of the level of `centre` (where it stands
+  // now), read back through the level's ring from its newest entry: p's `since` where every entry
+  // since then does, -1 where none does.
+  static double StillSince(const Peers& p, double centre);
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
   void JudgeMachine(const FeatureFrame& frame, Peers& p, uint32_t m);
@@ -605,8 +609,8 @@ class PeerModel {
                                           size_t n, const WarmLevels& warm) const;
   // The level machine m held before a step inside its warm-up's window, where the window's n raw
   // levels (oldest first) end in a run at a level worse (either way on a signal worse either way)
-  // than the one it held before the window since its group's centre last moved (warm's
-  // LevelsBeforeWindow since p's still_since; the raw level `before` held just before the window,
+  // than the one it held before the window since its group's centre stood where it stands (warm's
+  // LevelsBeforeWindow since StillSince; the raw level `before` held just before the window,
   // or the one just before the run, at it), at which no population is placed: a fault that began
   // in the window; nullopt otherwise.
   std::optional<float> LevelBeforeAStep(const FeatureFrame& ff, const Peers& p, uint32_t m,
