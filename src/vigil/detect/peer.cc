@@ -184,10 +184,15 @@ bool WorseWay(telemetry::Worse worse, double residual) {
          (worse == telemetry::Worse::kHigher ? residual > 0 : residual < 0);
 }
 
-// Whether x (a level against the centre, log) lies beyond `tolerance` on the worse side of a
-// signal that has one (never for one worse either way).
+// Whether x (a level against the centre, log) lies beyond `tolerance` the worse way: either way
+// on a signal worse either way.
+bool BeyondTheWorseWay(telemetry::Worse worse, double x, double tolerance) {
+  return WorseWay(worse, x) && std::fabs(x) > tolerance;
+}
+
+// ... on the worse side of a signal that has one (never for one worse either way).
 bool BeyondOnWorseSide(telemetry::Worse worse, double x, double tolerance) {
-  return worse != telemetry::Worse::kEither && WorseWay(worse, x) && std::fabs(x) > tolerance;
+  return worse != telemetry::Worse::kEither && BeyondTheWorseWay(worse, x, tolerance);
 }
 
 // The machine's placement factor on a feature: its usual level over the centre, 1 unless placed.
@@ -1789,10 +1794,7 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   float last[kJustBefore];
   std::copy(raw + n - kJustBefore, raw + n, last);
   const float after = MedianOfFirst(last, kJustBefore);
-  // Beyond the tolerance the worse way: either way on a signal worse either way.
-  if (!WorseWay(ff.signal.worse, after - earlier) || !(std::fabs(after - earlier) > tolerance)) {
-    return std::nullopt;
-  }
+  if (!BeyondTheWorseWay(ff.signal.worse, after - earlier, tolerance)) return std::nullopt;
   size_t k = n;  // where the run at that level, to the window's end, begins
   while (k > 0 && near(raw[k - 1], after)) --k;
   const bool held = near(before, earlier) || (k > 0 && near(raw[k - 1], earlier));

@@ -541,7 +541,8 @@ class PeerModel {
   static bool MovedSince(const Peers& p, double centre, double from);
   // Since when p's centre has stood within kStillShare of the level of `centre` (where it stands
   // now), read back through the level's ring from its newest entry: p's `since` where every entry
-  // since then does, -1 where none does.
+  // since then does (the ring's oldest entry's time where it holds none from before), -1 where
+  // none does.
   static double StillSince(const Peers& p, double centre);
   // Scores machine m's fresh value of the feature, follows its run and its own noise, and learns
   // its placement.
