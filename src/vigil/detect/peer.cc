@@ -103,6 +103,9 @@ constexpr double kMovingShare = 0.2;
 constexpr double kStillShare = kMovingShare / 4;
 // A feature whose centre lies under this share of its level is stalled.
 constexpr double kStalledShare = 0.2;
+// The recent level (Peers::recent) is the median of the level's entries taken over the last this
+// share of a warm-up's length: as long as the window its placements are learned from.
+constexpr double kRecentShare = 0.5;
 // A split of a group (FollowSplit) lies apart from the others by at least this many of the
 // spreads of their own moves, from the nearest of them.
 constexpr double kSplitGap = 2;
@@ -1924,8 +1927,12 @@ void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double
 
 void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, bool group_stalled) {
   const double size = std::fabs(centre);
-  if (p.history.empty()) p.level = static_cast<float>(size);
-  const bool stalled = size < kStalledShare * p.level;
+  if (p.history.empty()) p.level = p.recent = static_cast<float>(size);
+  // Until a warm-up's placements have settled, a stall is judged against the larger of the level
+  // and the recent level: the ring still holds a slow init and a hang, which keep the level far
+  // under the training that followed them, and a checkpoint there would be no stall.
+  const bool stalled =
+      size < kStalledShare * (p.settled != p.since ? std::max(p.level, p.recent) : p.level);
   if (!stalled) {
     if (p.stalled_since >= 0) p.stall_left = now;
     p.stalled_since = -1;
@@ -1956,6 +1963,11 @@ void PeerModel::FollowLevel(Peers& p, double centre, double now, bool warming, b
   }
   scratch_.assign(p.history.begin(), p.history.end());
   p.level = static_cast<float>(MedianOf(scratch_));
+  scratch_.clear();
+  for (size_t i = 0; i < p.history.size(); ++i) {
+    if (now - p.history_at[i] <= kRecentShare * p.warmup) scratch_.push_back(p.history[i]);
+  }
+  p.recent = static_cast<float>(MedianOf(scratch_));
 }
 
 void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_t f,
@@ -1978,7 +1990,8 @@ void PeerModel::Place(uint32_t group, std::span<const uint32_t> members, uint32_
   Peers& p = peers_[group][f];
   const auto rescale = [&](float& centre) { centre = static_cast<float>(centre / shift); };
   for (float& h : p.history) rescale(h);
-  for (float* centre : {&p.level, &p.slow_centre, &p.still, &p.split_centre, &p.split_before}) {
+  for (float* centre :
+       {&p.level, &p.recent, &p.slow_centre, &p.still, &p.split_centre, &p.split_before}) {
     rescale(*centre);
   }
   for (uint32_t m : members_[group]) {

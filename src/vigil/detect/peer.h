@@ -278,6 +278,7 @@ class PeerModel {
     // (relative): the noise scale against a machine's own past; -1 before the first.
     float own_spread = -1;
     float level = 0;                 // the median of `history`
+    float recent = 0;                // ... of its entries of the last kRecentShare of `warmup`
     std::vector<float> history;      // |centre| every kLevelEvery seconds over the window, a ring
     std::vector<double> history_at;  // when each entry of `history` was taken
     uint32_t next = 0;               // where the next one goes in the ring

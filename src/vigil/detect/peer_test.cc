@@ -2317,6 +2317,46 @@ TEST(PeerModelTest, AWarmUpDoesNotEndWhileItsFeatureStalls) {
   }
 }
 
+// A checkpoint in the window of a warm-up that a slow init and a hang took (jobgen's seed 127,101
+// on 1,024 machines, 15-s scrapes, staggered): the init and the first iterations run at a
+// twentieth of the training rate until 130 s, the job hangs until 372 s, trains, and checkpoints
+// from 463 to 551 s at about a thirtieth of it. The ring the level is the median of held the init
+// and the hang, so the checkpoint's centre lay above a fifth of the level: no stall, and the levels
+// of the job's crossing into it and out of it were learned (machines 5 and 12 bursting to 3 times
+// their level as the others went quiet, machines 2 and 9 back early), placing some far off their
+// own level; they deviated from it from then on, and one was named. Judged against the recent level
+// (that of the warm-up's last half) as well, the checkpoint is a stall of the warm-up: nobody
+// deviates.
+TEST(PeerModelTest, ACheckpointAfterASlowInitAndAHangIsAStallOfTheWarmUp) {
+  for (const uint32_t n : {16u, 64u}) {
+    for (const double cadence : {5.0, 15.0}) {
+      SCOPED_TRACE(testing::Message() << n << " machines, cadence " << cadence);
+      Rng rng(87, 0);
+      Job job(n, {PeerSignal("rx", Worse::kLower)}, PeerOptions{});
+      std::vector<double> last(n, 0);
+      const int every = static_cast<int>(cadence);
+      job.Run(0, 2400, 1, [&](uint32_t m, uint32_t, double t) {
+        if (static_cast<int>(t) % every != static_cast<int>(m) % every) return Held(last[m]);
+        const double own = 0.86 + 0.01 * (m % 15);
+        double v = 100 * own;
+        if (t < 130) {
+          v = 5 * own;
+        } else if (t < 372) {
+          v = 0.05 * own;
+        } else if (t >= 463 && t < 551) {
+          v = 3 * own;
+        }
+        if (m % 7 == 5 && t >= 463 && t < 463 + 2 * cadence) v = 300;
+        if (m % 7 == 2 && t >= 551 - 2 * cadence && t < 551) v = 100 * own;
+        last[m] = Noisy(rng, v);
+        return Fresh(last[m]);
+      });
+      EXPECT_EQ(job.Named(), std::vector<uint32_t>{});
+      for (uint32_t m = 0; m < n; ++m) EXPECT_FALSE(job.DeviationOn(m, 0).has_value()) << m;
+    }
+  }
+}
+
 // Jobgen's seed 121,001 (32 machines, 5 s, fault-free on this machine): the job hung from its
 // first seconds to 260 s and only then began to train, so the warm-up's window (150-300 s) held the
 // GPUs' idle temperatures, and the temperature, rising for minutes after it (a thermal lag, 60 s
