@@ -101,8 +101,9 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
     return fresh(s.value);
   }
   const bool same = s.value == st.last_raw;
+  const double stood = same ? 0 : s.time - st.change_time;  // the value before this one
   if (!same) {
-    st.change_gaps[st.next_gap] = static_cast<float>(s.time - st.change_time);
+    st.change_gaps[st.next_gap] = static_cast<float>(stood);
     st.next_gap = static_cast<uint8_t>((st.next_gap + 1) % 4);
     st.change_time = s.time;
   }
@@ -147,6 +148,13 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   // would otherwise never have its step time counted as continuous, and each checkpoint's held
   // step time would be evidence (jobgen's seed 100,001).
   const bool change = s.value != st.fresh_raw;
+  // A long rest (kLongRest holds or more: the job paused, a checkpoint or an evaluation, and every
+  // rank's exporter held its step time) counts for nothing: a job that pauses every few minutes
+  // otherwise keeps its step time under the share for long, and a value held through its next
+  // pause is a fresh sample every other scrape (jobgen's seed 127,101 on 128 machines).
+  if (change && st.resting && stood >= kLongRest * hold && st.fresh_samples > 1) {
+    --st.fresh_samples;
+  }
   if (change || !st.resting) {
     if (st.fresh_samples == 1024) {
       st.fresh_samples /= 2;

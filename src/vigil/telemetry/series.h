@@ -104,6 +104,9 @@ class Normalizer {
   // however long.
   static constexpr float kMaxHold = 60;
   static constexpr uint16_t kContinuousAfter = 8;
+  // A rest (one value repeated over fresh samples) that stood this many holds or more is the job's
+  // pause, not the gauge's: it counts for nothing in that share.
+  static constexpr float kLongRest = 3;
 
   Normalizer(SignalMap map, bool passthrough);
 

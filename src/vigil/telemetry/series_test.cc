@@ -122,6 +122,31 @@ TEST(NormalizerTest, AContinuousGaugeThatBeganWithAHangIsFrozenOnceItHasChanged)
   }
 }
 
+// Jobgen's seed 127,101 on 128 machines at 15 s: a job whose first iteration ran for 105 s and
+// that then paused every few minutes (a hang from 130 to 370 s, a checkpoint from 460 to 550 s)
+// rests every rank's step-time gauge at each pause; counted once each, the rests kept the gauge
+// under 15 changes in 16 samples at 12 minutes, and a host's last iteration before an evaluation
+// (1.1575 s, held through its 150 s) came back as a fresh sample every other scrape and was named.
+// A rest of three holds or more is the job's pause and counts for nothing: the evaluation's
+// repeats are held.
+TEST(NormalizerTest, AJobsPausesDoNotKeepItsStepTimeFromCountingAsContinuous) {
+  Normalizer n(SignalMap::Default(), false);
+  Point p;
+  double last = 0;
+  int fresh_in_evaluation = 0;
+  for (int t = 0; t < 870; t += 15) {
+    const bool paused = (t >= 130 && t < 370) || (t >= 460 && t < 550) || t >= 720;
+    if (t < 105) {
+      last = 9.7;
+    } else if (!paused) {
+      last = t == 705 ? 1.1575 : 0.95 + 0.0001 * ((t / 15) % 13);
+    }
+    ASSERT_TRUE(n.Normalize(Sample(t, "training_step_seconds", last, ""), &p));
+    if (t >= 720) fresh_in_evaluation += !p.held;
+  }
+  EXPECT_EQ(fresh_in_evaluation, 0);
+}
+
 // A reviewer's case (session 72): a GPU's engine-active fraction idle at exactly 0 for ten
 // minutes before a job (one rest, counted once), then busy for 20 scrapes (counted continuous
 // since), then saturated at exactly 1 for ten minutes: a fraction rests at its bounds, and those
