@@ -97,11 +97,11 @@ class Normalizer {
   // A repeated value is held (no new sample) while younger than the shortest of the series'
   // last four gaps between changes of value, and at most this many seconds: a series that does
   // not change gives a new sample this often. A gauge whose fresh samples (at least
-  // kContinuousAfter; one rest's repeats counted once) almost all differ, and are not all whole
-  // numbers, measures a continuous quantity, which never repeats to the last bit except at a
-  // fraction's bounds (an idle GPU's 0, a saturated engine's 1): an exact repeat of another value
-  // is its exporter holding the last one (a trainer's step time through a checkpoint), held
-  // however long.
+  // kContinuousAfter; one rest's repeats counted once, a long one's not at all) almost all
+  // differ, and are not all whole numbers, measures a continuous quantity, which never repeats to
+  // the last bit except at a fraction's bounds (an idle GPU's 0, a saturated engine's 1): an exact
+  // repeat of another value is its exporter holding the last one (a trainer's step time through a
+  // checkpoint), held however long.
   static constexpr float kMaxHold = 60;
   static constexpr uint16_t kContinuousAfter = 8;
   // A rest (one value repeated over fresh samples) that stood this many holds or more is the job's
