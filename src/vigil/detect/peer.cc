@@ -1756,32 +1756,35 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
                                                  const WarmLevels& warm) const {
   // A fault that begins in the window's first half (a NIC that renegotiates down at 170 s) holds
   // most of its values: their median is the fault's level, and a machine placed there is never
-  // named (a black-box reviewer's sweep, eval/detect_warmup.py: 162 of 193 such faults missed).
-  // The machine held another level before the window since the group's centre stood where it
-  // stands (the median of the levels the ring let go since then) and left it for good (the
-  // window's last min_samples raw values or more at the new level) while the centre held still:
-  // that level is its placement, and it is named after the warm-up. Where the centre stands is
-  // read back from now, not from where it last moved by a twentieth of the level: a centre that
-  // converges slowly crosses that line late in the warm-up, though it has stood within a
-  // twentieth of its end for minutes (the sweep's `main` 390: its first minutes 5% above its
-  // machines' median, the line crossed at 136 s, leaving too few levels before the window). A
-  // machine's level that steps while the job's stands is the machine's own change; one that steps
-  // as the job moves (its init ending, iterations speeding up after it, a pipeline's stages
-  // settling each at its own level) may be the job's doing, and the window's median stands. It held
-  // that level just before the window (the raw values there), or just before the run that ends the
-  // window: an event of its own over the window's start, at the fault's level or another, is no
-  // level (until session 85 it kept the rule from applying: 52 of the sweep's 146 faults then
-  // missed are named with it). A step to the worse side, which is either way on a signal worse
-  // either way (CPU idle: a host busier for good, a runaway process beside the trainer, or idler,
-  // its data loader's workers dead; GPU utilisation and power). Until session 85 none on those, for
-  // fear of a host's own events, which move it both ways: one that lasts to the window's end places
-  // the machine at the level it comes back to. Not a step to the better side on the others (a
-  // rebalanced shard, more traffic), which a fault does not make, nor one to a level
-  // kSharedMachines others are placed at (a pipeline's stage, a class of hardware), nor on a signal
-  // whose level goes by position (a temperature, which the load re-ranks). What it assumes: no
-  // healthy machine's level moves for good beyond the effect threshold, alone, to the worse side
-  // (either way on CPU idle, GPU utilisation and power) while its job's level holds still in its
-  // first minutes; one that does is named once.
+  // named (a black-box reviewer's sweep, eval/detect_warmup.py: 162 of 193 such faults missed). The
+  // machine held another level before the window since the group's centre stood where it stands
+  // (the median of the levels the ring let go since then) and left it for good (the window's last
+  // min_samples raw values or more at the new level) while the centre held still: that level is its
+  // placement, and it is named after the warm-up. Where the centre stands is read back from now,
+  // not from where it last moved by a twentieth of the level: a centre that converges slowly
+  // crosses that line late in the warm-up, though it has stood within a twentieth of its end for
+  // minutes (the sweep's `main` 390: its first minutes 5% above its machines' median, the line
+  // crossed at 136 s, leaving too few levels before the window). A machine's level that steps while
+  // the job's stands is the machine's own change; one that steps as the job moves (its init ending,
+  // iterations speeding up after it, a pipeline's stages settling each at its own level) may be the
+  // job's doing, and the window's median stands. Whatever the machine did between that level and
+  // the run (an event of its own over the window's start, at the fault's level or another, or the
+  // fault's level itself from before the window: a fault that continues an event of its own), the
+  // level it held is the one it left. Until session 85 it had to be back at that level just before
+  // the window (the raw values there), until session 88 there or just before the run: an event of
+  // its own that the fault continued, or one at another level before the run, kept the rule from
+  // applying (on the sweep, 52 of 146 faults then missed were named in session 85, 48 of 92 in
+  // session 88). A step to the worse side, which is either way on a signal worse either way (CPU
+  // idle: a host busier for good, a runaway process beside the trainer, or idler, its data loader's
+  // workers dead; GPU utilisation and power). Until session 85 none on those, for fear of a host's
+  // own events, which move it both ways: one that lasts to the window's end places the machine at
+  // the level it comes back to. Not a step to the better side on the others (a rebalanced shard,
+  // more traffic), which a fault does not make, nor one to a level kSharedMachines others are
+  // placed at (a pipeline's stage, a class of hardware), nor on a signal whose level goes by
+  // position (a temperature, which the load re-ranks). What it assumes: no healthy machine's level
+  // moves for good beyond the effect threshold, alone, to the worse side (either way on CPU idle,
+  // GPU utilisation and power) while its job's level holds still in its first minutes; one that
+  // does is named once.
   if (ff.signal.level_by_position || n <= static_cast<size_t>(o_.min_samples) || n < kJustBefore ||
       std::isnan(before)) {
     return std::nullopt;
@@ -1800,8 +1803,7 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   if (!BeyondTheWorseWay(ff.signal.worse, after - earlier, tolerance)) return std::nullopt;
   size_t k = n;  // where the run at that level, to the window's end, begins
   while (k > 0 && near(raw[k - 1], after)) --k;
-  const bool held = near(before, earlier) || (k > 0 && near(raw[k - 1], earlier));
-  if (n - k < static_cast<size_t>(o_.min_samples) || PlacedAt(ff.f, m, after) || !held) {
+  if (n - k < static_cast<size_t>(o_.min_samples) || PlacedAt(ff.f, m, after)) {
     return std::nullopt;
   }
   return earlier;
