@@ -1912,6 +1912,23 @@ void PeerModel::Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double
   std::vector<uint32_t> together = Alongside(m, f, persistence, window);
   if (together.size() < kSharedMachines) {
     Track& t = TrackOf(m, f);
+    // Alongside another member of a shared cause on another feature, both in it since within the
+    // window of this run's start (their receive rates, which the cause moved on two machines,
+    // beside their transmit rates, moved on three): the same cause, reported once with it. Not
+    // one alone on this feature (a fault of its own on its GPUs beside a step time that three
+    // faults slowed together), nor a fault of its own that begins later.
+    const auto in_cause = [&](uint32_t o, uint32_t g) {
+      const Track& u = TrackOf(o, g);
+      return u.shared && u.run > 0 && std::fabs(u.start - t.start) <= window;
+    };
+    for (uint32_t g = 0; g < features_; ++g) {
+      if (g == f || !in_cause(m, g)) continue;
+      if (std::any_of(together.begin(), together.end(),
+                      [&](uint32_t o) { return o != m && in_cause(o, g); })) {
+        t.shared = true;
+        return;
+      }
+    }
     triggered_.push_back(m);
     if (std::isnan(t.named_off)) t.named_since = t.start;
     t.named_off = OffOf(t);
