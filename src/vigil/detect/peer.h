@@ -433,7 +433,8 @@ class PeerModel {
   // `group_stalled`: the group's job-level stall is under way.
   void FollowLevel(Peers& p, double centre, double now, bool warming, bool group_stalled);
   // Machine m's evidence on f reached what it needs (`persistence`), `window` seconds after its
-  // run began: it is named, or it deviates with others (a shared deviation, Alongside).
+  // run began: it is named, or it deviates with others (a shared deviation, Alongside), or with
+  // another member of a shared cause on another feature that it belongs to (the same cause).
   void Trigger(Peers& p, uint32_t group, uint32_t f, uint32_t m, double persistence, double window);
 
   // One feature of one group in this frame, as Judge reads it for each of its machines.
