@@ -1892,7 +1892,10 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
   if (deviates && !(t.learned == 0 && peers_[ff.group][ff.f].by_placement)) return;
   if (t.learned < UINT16_MAX) ++t.learned;
   if (t.learned == 1) {
+    // Its own past too: one there as the warm-up ended whose series only held its last value
+    // over it (every rank's step time in jobgen's seed 131,002) began its past at 1 then.
     SetPlacement(t, static_cast<float>(target()));
+    t.past = t.a;
     return;
   }
   const double step =
