@@ -1780,7 +1780,11 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   // own events, which move it both ways: one that lasts to the window's end places the machine at
   // the level it comes back to. Not a step to the better side on the others (a rebalanced shard,
   // more traffic), which a fault does not make, nor one to a level kSharedMachines others are
-  // placed at (a pipeline's stage, a class of hardware), nor on a signal whose level goes by
+  // placed at (a pipeline's stage, a class of hardware: an event of its own that ends as the
+  // window begins, back among its peers, jobgen's seed 122,101's cron job on one host over the
+  // minute before it) unless every level it held since the centre stood still, up to the window,
+  // was the one it left (a machine alone at 1.25 of its peers' level falling to theirs in the
+  // window: 10 of the sweep's 44 misses in session 88), nor on a signal whose level goes by
   // position (a temperature, which the load re-ranks). What it assumes: no healthy machine's level
   // moves for good beyond the effect threshold, alone, to the worse side (either way on CPU idle,
   // GPU utilisation and power) while its job's level holds still in its first minutes; one that
@@ -1803,7 +1807,10 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   if (!BeyondTheWorseWay(ff.signal.worse, after - earlier, tolerance)) return std::nullopt;
   size_t k = n;  // where the run at that level, to the window's end, begins
   while (k > 0 && near(raw[k - 1], after)) --k;
-  if (n - k < static_cast<size_t>(o_.min_samples) || PlacedAt(ff.f, m, after)) {
+  const auto at_earlier = [&](float v) { return near(v, earlier); };
+  if (n - k < static_cast<size_t>(o_.min_samples) ||
+      (PlacedAt(ff.f, m, after) &&
+       !(at_earlier(before) && std::all_of(prior, prior + known, at_earlier)))) {
     return std::nullopt;
   }
   return earlier;
