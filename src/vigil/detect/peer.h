@@ -613,9 +613,10 @@ class PeerModel {
   // The level machine m held before a step inside its warm-up's window, where the window's n raw
   // levels (oldest first) end in a run at a level worse (either way on a signal worse either way)
   // than the one it held before the window since its group's centre stood where it stands (warm's
-  // LevelsBeforeWindow since StillSince), at which no population is placed: a fault that began in
-  // the window, or before it and lasted through it; nullopt otherwise, and where the ring holds no
-  // raw value before the window (`before`, the raw level just before it, is NaN).
+  // LevelsBeforeWindow since StillSince), at which no population is placed unless every one of
+  // those levels, and `before` (the raw level just before the window), was the one it left: a
+  // fault that began in the window, or before it and lasted through it; nullopt otherwise, and
+  // where the ring holds no raw value before the window (`before` is NaN).
   std::optional<float> LevelBeforeAStep(const FeatureFrame& ff, const Peers& p, uint32_t m,
                                         const float* raw, size_t n, float before,
                                         const WarmLevels& warm) const;
