@@ -136,6 +136,23 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   p.span = static_cast<float>(since);
   if (counter) {
     double increase = s.value - st.fresh_raw;
+    if (increase < 0 && -increase * kStepBack < st.fresh_raw) {
+      // Back by less than a kStepBack-th of its count: no reset, which starts again from zero, but
+      // a sample that lags (a second scraper's, a Prometheus HA pair's; one out of order across
+      // a federation), or a count that went back. Read as a reset, its increase would be the whole
+      // count and its rate thousands of times any real one. It is no new sample: the next one's
+      // increase counts from the highest count, over the time since it (VictoriaMetrics reads
+      // such a step back the same way). Its exporter answered: a scrape for the series' presence.
+      ++counts_.counter_steps_back;
+      if (std::isnan(st.last_value)) return false;
+      p.value = st.last_value;
+      p.span = 0;
+      p.held = true;
+      p.rescraped = true;
+      st.scrape_time = s.time;
+      *out = p;
+      return true;
+    }
     if (increase < 0) {
       ++counts_.counter_resets;
       increase = s.value;

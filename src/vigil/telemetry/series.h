@@ -62,7 +62,8 @@ struct Point {
   // series still reports, and is no new evidence.
   bool held = false;
   // Held, but a new scrape of the series: its exporter repeats a value it holds (a continuous
-  // gauge's frozen value). It counts for the series' cadence, not as evidence.
+  // gauge's frozen value), or a counter's stepped back by a little (no rate). It counts for the
+  // series' cadence, not as evidence.
   bool rescraped = false;
   // The seconds since the series' previous fresh sample: what a counter's rate is the increase
   // over (value x span is the increase itself), and what a gauge that carries a rate already
@@ -89,11 +90,14 @@ struct NormalizerCounts {
   int64_t out_of_order = 0;   // earlier than the series' last sample
   int64_t counter_bases = 0;  // first sample of a counter (no rate yet)
   int64_t counter_resets = 0;
+  int64_t counter_steps_back = 0;  // a counter back by a little: no reset (held, no new sample)
   int64_t held = 0;  // repeats of a value within the series' interval (yielded, marked held)
 };
 
 class Normalizer {
  public:
+  // A counter that goes back by less than this fraction's inverse of its count did not reset.
+  static constexpr double kStepBack = 8;
   // A repeated value is held (no new sample) while younger than the shortest of the series'
   // last four gaps between changes of value, and at most this many seconds: a series that does
   // not change gives a new sample this often. A gauge whose fresh samples (at least

@@ -32,6 +32,42 @@ TEST(NormalizerTest, CountersBecomeRatesAndResetsAreHandled) {
   EXPECT_EQ(n.counts().counter_resets, 1);
 }
 
+// A counter that goes back by a little did not reset (a reset starts again from zero): a sample
+// that lags, a second scraper's (a Prometheus HA pair), or a count that went back (the
+// reviewer's warm-up sweep, eval/detect_warmup.py, whose receive counters count down where two
+// events of a host's own overlap its fault). Read as a reset, its rate was the whole count over
+// one interval, 10^4 times the real one. It is held (no new sample, but a scrape for the series'
+// presence), and the next sample's increase counts from the highest count, over the time since
+// it. A drop to an eighth or less of the count is a reset.
+TEST(NormalizerTest, ACounterBackByALittleIsNoReset) {
+  Normalizer n(SignalMap::Default(), false);
+  Point p;
+  const auto rx = [](double t, double bytes) {
+    return Sample(t, "node_network_receive_bytes_total", bytes, "ib0");
+  };
+  EXPECT_FALSE(n.Normalize(rx(0, 1e12), &p));
+  ASSERT_TRUE(n.Normalize(rx(10, 1e12 + 1e10), &p));
+  EXPECT_DOUBLE_EQ(p.value, 1e9);
+  ASSERT_TRUE(n.Normalize(rx(20, 1e12 + 0.9e10), &p));  // back by 1e9
+  EXPECT_TRUE(p.held);
+  EXPECT_TRUE(p.rescraped);  // a scrape all the same: the exporter answered
+  EXPECT_EQ(p.span, 0);
+  EXPECT_DOUBLE_EQ(p.value, 1e9);  // the last rate, held
+  ASSERT_TRUE(n.Normalize(rx(30, 1e12 + 1.3e10), &p));
+  EXPECT_FALSE(p.held);
+  EXPECT_EQ(p.span, 20);
+  EXPECT_DOUBLE_EQ(p.value, 0.15e9);  // 3e9 over the 20 s since the highest count
+  EXPECT_EQ(n.counts().counter_steps_back, 1);
+  EXPECT_EQ(n.counts().counter_resets, 0);
+  ASSERT_TRUE(n.Normalize(rx(40, 1.3e10 / 8), &p));  // down to an eighth: a reset
+  EXPECT_FALSE(p.held);
+  EXPECT_DOUBLE_EQ(p.value, 1.3e10 / 8 / 10);
+  EXPECT_EQ(n.counts().counter_resets, 1);
+  // A counter's base stepped back from has no rate to hold yet.
+  EXPECT_FALSE(n.Normalize(Sample(0, "node_network_transmit_bytes_total", 1e12, "ib0"), &p));
+  EXPECT_FALSE(n.Normalize(Sample(10, "node_network_transmit_bytes_total", 0.99e12, "ib0"), &p));
+}
+
 // A query_range answer at a 1 s step over 15 s scrapes repeats each scrape 15 times: the
 // repeats are marked held (no new evidence) and keep their value, and a counter's rate is its
 // increase over the 15 s between scrapes, not one spike per scrape.
