@@ -1759,36 +1759,40 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   // named (a black-box reviewer's sweep, eval/detect_warmup.py: 162 of 193 such faults missed). The
   // machine held another level before the window since the group's centre stood where it stands
   // (the median of the levels the ring let go since then) and left it for good (the window's last
-  // min_samples raw values or more at the new level) while the centre held still: that level is its
-  // placement, and it is named after the warm-up. Where the centre stands is read back from now,
-  // not from where it last moved by a twentieth of the level: a centre that converges slowly
-  // crosses that line late in the warm-up, though it has stood within a twentieth of its end for
-  // minutes (the sweep's `main` 390: its first minutes 5% above its machines' median, the line
-  // crossed at 136 s, leaving too few levels before the window). A machine's level that steps while
-  // the job's stands is the machine's own change; one that steps as the job moves (its init ending,
-  // iterations speeding up after it, a pipeline's stages settling each at its own level) may be the
-  // job's doing, and the window's median stands. Whatever the machine did between that level and
-  // the run (an event of its own over the window's start, at the fault's level or another, or the
-  // fault's level itself from before the window: a fault that continues an event of its own), the
-  // level it held is the one it left. Until session 85 it had to be back at that level just before
-  // the window (the raw values there), until session 88 there or just before the run: an event of
-  // its own that the fault continued, or one at another level before the run, kept the rule from
-  // applying (on the sweep, 52 of 146 faults then missed were named in session 85, 48 of 92 in
-  // session 88). A step to the worse side, which is either way on a signal worse either way (CPU
-  // idle: a host busier for good, a runaway process beside the trainer, or idler, its data loader's
-  // workers dead; GPU utilisation and power). Until session 85 none on those, for fear of a host's
-  // own events, which move it both ways: one that lasts to the window's end places the machine at
-  // the level it comes back to. Not a step to the better side on the others (a rebalanced shard,
-  // more traffic), which a fault does not make, nor one to a level kSharedMachines others are
-  // placed at (a pipeline's stage, a class of hardware: an event of its own that ends as the
-  // window begins, back among its peers, jobgen's seed 122,101's cron job on one host over the
-  // minute before it) unless every level it held since the centre stood still, up to the window,
-  // was the one it left (a machine alone at 1.25 of its peers' level falling to theirs in the
-  // window: 10 of the sweep's 44 misses in session 88), nor on a signal whose level goes by
-  // position (a temperature, which the load re-ranks). What it assumes: no healthy machine's level
-  // moves for good beyond the effect threshold, alone, to the worse side (either way on CPU idle,
-  // GPU utilisation and power) while its job's level holds still in its first minutes; one that
-  // does is named once.
+  // min_samples raw values or more at the new level, or beyond the level it left on that side: an
+  // event of its own on top of the fault over the window's end, or ending just before it, left
+  // fewer than min_samples at the new level until session 90; the sweep's `main` 42, 183, 330)
+  // while the centre held still: that level is its placement, and it is named after the warm-up.
+  // Where the centre stands is read back from now, not from where it last moved by a twentieth of
+  // the level: a centre that converges slowly crosses that line late in the warm-up, though it has
+  // stood within a twentieth of its end for minutes (the sweep's `main` 390: its first minutes 5%
+  // above its machines' median, the line crossed at 136 s, leaving too few levels before the
+  // window). A machine's level that steps while the job's stands is the machine's own change; one
+  // that steps as the job moves (its init ending, iterations speeding up after it, a pipeline's
+  // stages settling each at its own level) may be the job's doing, and the window's median stands.
+  // Whatever the machine did between that level and the run (an event of its own over the window's
+  // start, at the fault's level or another, or the fault's level itself from before the window: a
+  // fault that continues an event of its own), the level it held is the one it left. Until session
+  // 85 it had to be back at that level just before the window (the raw values there), until session
+  // 88 there or just before the run: an event of its own that the fault continued, or one at
+  // another level before the run, kept the rule from applying (on the sweep, 52 of 146 faults then
+  // missed were named in session 85, 48 of 92 in session 88). A step to the worse side, which is
+  // either way on a signal worse either way (CPU idle: a host busier for good, a runaway process
+  // beside the trainer, or idler, its data loader's workers dead; GPU utilisation and power). Until
+  // session 85 none on those, for fear of a host's own events, which move it both ways: one that
+  // lasts to the window's end places the machine at the level it comes back to. Not a step to the
+  // better side on the others (a rebalanced shard, more traffic), which a fault does not make, nor
+  // one to a level kSharedMachines others are placed at (a pipeline's stage, a class of hardware:
+  // an event of its own that ends as the window begins, back among its peers, jobgen's seed
+  // 122,101's cron job on one host over the minute before it) unless every level it held since the
+  // centre stood still, up to the window, was the one it left (a machine alone at 1.25 of its
+  // peers' level falling to theirs in the window: 10 of the sweep's 44 misses in session 88), or
+  // the first of them was, and the level just before the values that left it (an event of its own
+  // came and went between: since session 90, the sweep's eq 7026, 7098, 7189, main 250), nor
+  // on a signal whose level goes by position (a temperature, which the load re-ranks). What it
+  // assumes: no healthy machine's level moves for good beyond the effect threshold, alone, to the
+  // worse side (either way on CPU idle, GPU utilisation and power) while its job's level holds
+  // still in its first minutes; one that does is named once.
   if (ff.signal.level_by_position || n <= static_cast<size_t>(o_.min_samples) || n < kJustBefore ||
       std::isnan(before)) {
     return std::nullopt;
@@ -1800,17 +1804,34 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   float prior[kPriorSamples + kWarmSamples];
   const size_t known = LevelsBeforeWindow(warm, prior, still - p.since);
   if (known < kJustBefore) return std::nullopt;
+  const float first = prior[0];  // the oldest, before the median reorders them
   const float earlier = MedianOfFirst(prior, known);
   float last[kJustBefore];
   std::copy(raw + n - kJustBefore, raw + n, last);
   const float after = MedianOfFirst(last, kJustBefore);
   if (!BeyondTheWorseWay(ff.signal.worse, after - earlier, tolerance)) return std::nullopt;
-  size_t k = n;  // where the run at that level, to the window's end, begins
-  while (k > 0 && near(raw[k - 1], after)) --k;
+  // Where the values that left it for good begin: those to the window's end at the level they end
+  // at, or beyond the level left the worse way on that side (an event of its own on top of a
+  // fault, over the window's end or ending just before it; a counter's partial rate where it
+  // began).
+  const auto left = [&](float v) {
+    return near(v, after) || ((v - earlier) * (after - earlier) > 0 &&
+                              BeyondTheWorseWay(ff.signal.worse, v - earlier, tolerance));
+  };
+  size_t k = n;
+  while (k > 0 && left(raw[k - 1])) --k;
   const auto at_earlier = [&](float v) { return near(v, earlier); };
-  if (n - k < static_cast<size_t>(o_.min_samples) ||
-      (PlacedAt(ff.f, m, after) &&
-       !(at_earlier(before) && std::all_of(prior, prior + known, at_earlier)))) {
+  // To a level others are placed at, the level it left must be the machine's own: held over all
+  // the time before the window and just before it, or first in that time and again inside the
+  // window, just before the values that left it (an event of its own came and went between; not
+  // a window whose values all lie at the new level, read against a few levels before it: jobgen's
+  // seed 122,101, a host 13% idler than its peers, at their level in the three levels between the
+  // job's init and the window, a cron job of its own among them).
+  const auto own_level = [&] {
+    return (at_earlier(before) && std::all_of(prior, prior + known, at_earlier)) ||
+           (k > 0 && at_earlier(first) && at_earlier(raw[k - 1]));
+  };
+  if (n - k < static_cast<size_t>(o_.min_samples) || (PlacedAt(ff.f, m, after) && !own_level())) {
     return std::nullopt;
   }
   return earlier;
