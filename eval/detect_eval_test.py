@@ -4,7 +4,9 @@ the summary then reports. Python 3, standard library only.
 
 Usage: detect_eval_test.py
 """
+import contextlib
 import csv
+import io
 import os
 import shutil
 import sys
@@ -145,6 +147,16 @@ class AlertsKept(unittest.TestCase):
         self.assertIn("  - ('a', 'divergence', 'peers'", lines[1])
         self.assertIn("'false')", lines[1])
         self.assertEqual(de.compare(before, before), [])
+
+    def test_a_report_of_field_runs_only_prints_them(self):
+        # --jobs matching no generated job runs the field data only: no generated total to print.
+        field = self.run_of(self.ALERTS, "field pai_job1.csv")
+        del field["flags"]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            de.report([field])
+        self.assertNotIn("all generated jobs", out.getvalue())
+        self.assertIn("field pai_job1.csv", out.getvalue())
 
     def test_compare_counts_where_a_run_kept_no_alerts_and_names_unmatched_jobs(self):
         old = self.run_of(self.ALERTS)
