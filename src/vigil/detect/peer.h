@@ -611,12 +611,14 @@ class PeerModel {
   std::optional<float> LevelBetweenEvents(const FeatureFrame& ff, uint32_t m, const float* raw,
                                           size_t n, const WarmLevels& warm) const;
   // The level machine m held before a step inside its warm-up's window, where the window's n raw
-  // levels (oldest first) end in a run at a level worse (either way on a signal worse either way)
-  // than the one it held before the window since its group's centre stood where it stands (warm's
-  // LevelsBeforeWindow since StillSince), at which no population is placed unless every one of
-  // those levels, and `before` (the raw level just before the window), was the one it left: a
-  // fault that began in the window, or before it and lasted through it; nullopt otherwise, and
-  // where the ring holds no raw value before the window (`before` is NaN).
+  // levels (oldest first) end in a run of at least min_samples beyond the level it held before the
+  // window since its group's centre stood where it stands (warm's LevelsBeforeWindow since
+  // StillSince), each at the level the window ends at or beyond that level the worse way (either
+  // way on a signal worse either way) on that side; where a population is placed at the level it
+  // ends at, only if every one of those levels, and `before` (the raw level just before the
+  // window), was the one it left, or the oldest of them and the window's level just before the
+  // run were: a fault that began in the window, or before it and lasted through it; nullopt
+  // otherwise, and where the ring holds no raw value before the window (`before` is NaN).
   std::optional<float> LevelBeforeAStep(const FeatureFrame& ff, const Peers& p, uint32_t m,
                                         const float* raw, size_t n, float before,
                                         const WarmLevels& warm) const;
