@@ -181,6 +181,29 @@ void ExpectNamedOnlyForItsFault(const Job& job, uint32_t m, bool fault, double f
   }
 }
 
+// For each way the signal `name` is worse (of `worses`), a cadence of 5 and of 15 s, and without
+// and with the fault: a job of 16 machines over 30 minutes, machine m other than 3 at
+// 100 * (0.9 + step * (m % 15)), machine 3 at level(t, fault), 1% noise from Rng(seed, stream);
+// only machine 3 is named, after the warm-up, and only with its fault.
+void ExpectMachine3NamedOnlyForItsFault(const char* name, std::initializer_list<Worse> worses,
+                                        uint64_t seed, uint64_t stream, double step,
+                                        const std::function<double(double, bool)>& level) {
+  for (const Worse worse : worses) {
+    for (const double cadence : {5.0, 15.0}) {
+      for (const bool fault : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "worse lower " << (worse == Worse::kLower)
+                                        << ", cadence " << cadence << ", fault " << fault);
+        Rng rng(seed, stream);
+        Job job(16, {PeerSignal(name, worse)}, PeerOptions{});
+        job.Run(0, 1800, cadence, [&](uint32_t m, uint32_t, double t) {
+          return Fresh(Noisy(rng, m == 3 ? level(t, fault) : 100 * (0.9 + step * (m % 15))));
+        });
+        ExpectNamedOnlyForItsFault(job, 3, fault, 300);
+      }
+    }
+  }
+}
+
 // 16 machines at `level` with 1% noise; machine m's value from `from` on is `after(m)` (its
 // own level when that returns a negative value).
 Job::SampleOf LevelThen(Rng& rng, double level, double from,
@@ -3555,21 +3578,9 @@ TEST(PeerModelTest, AFaultThatContinuesAnEventOfItsOwnIsNamed) {
 // no new fault there). Until session 89 a step to a level others are placed at was never taken
 // (the reviewer's warm-up sweep, `main` 252 and 57). Without the fault, nobody.
 TEST(PeerModelTest, AMachineAloneAtItsLevelFallingToItsPeersLevelInTheWindowIsNamed) {
-  for (const Worse worse : {Worse::kEither, Worse::kLower}) {
-    for (const double cadence : {5.0, 15.0}) {
-      for (const bool fault : {false, true}) {
-        SCOPED_TRACE(testing::Message() << "worse lower " << (worse == Worse::kLower)
-                                        << ", cadence " << cadence << ", fault " << fault);
-        Rng rng(89, 1);
-        Job job(16, {PeerSignal("cpu", worse)}, PeerOptions{});
-        job.Run(0, 1800, cadence, [&](uint32_t m, uint32_t, double t) {
-          if (m != 3) return Fresh(Noisy(rng, 100 * (0.9 + 0.015 * (m % 15))));
-          return Fresh(Noisy(rng, fault && t >= 154 ? 90 : 125));
-        });
-        ExpectNamedOnlyForItsFault(job, 3, fault, 300);
-      }
-    }
-  }
+  ExpectMachine3NamedOnlyForItsFault(
+      "cpu", {Worse::kEither, Worse::kLower}, 89, 1, 0.015,
+      [](double t, bool fault) { return fault && t >= 154 ? 90 : 125; });
 }
 
 // A fault in the window with an event of the machine's own on top of it near the window's end:
@@ -3581,20 +3592,10 @@ TEST(PeerModelTest, AMachineAloneAtItsLevelFallingToItsPeersLevelInTheWindowIsNa
 // ends at counted (the reviewer's warm-up sweep, `main` 42, 183 and 330: 9 of its 34 misses).
 // Without the fault, the event alone: nobody.
 TEST(PeerModelTest, AFaultWithAnEventOfItsOwnOnTopAtTheWindowsEndIsNamed) {
-  for (const double cadence : {5.0, 15.0}) {
-    for (const bool fault : {false, true}) {
-      SCOPED_TRACE(testing::Message() << "cadence " << cadence << ", fault " << fault);
-      Rng rng(90, 1);
-      Job job(16, {PeerSignal("rx", Worse::kLower)}, PeerOptions{});
-      job.Run(0, 1800, cadence, [&](uint32_t m, uint32_t, double t) {
-        double level = m == 3 ? 1 : 0.9 + 0.014 * (m % 15);
-        if (m == 3 && fault && t >= 170) level = 0.6;
-        if (m == 3 && t >= 250 && t < 285) level *= 0.5;
-        return Fresh(Noisy(rng, 100 * level));
-      });
-      ExpectNamedOnlyForItsFault(job, 3, fault, 300);
-    }
-  }
+  ExpectMachine3NamedOnlyForItsFault("rx", {Worse::kLower}, 90, 1, 0.014, [](double t, bool fault) {
+    const double level = fault && t >= 170 ? 60 : 100;
+    return t >= 250 && t < 285 ? level / 2 : level;
+  });
 }
 
 // The same fault after an event of the machine's own over the window's start: machine 3 alone at
@@ -3605,22 +3606,11 @@ TEST(PeerModelTest, AFaultWithAnEventOfItsOwnOnTopAtTheWindowsEndIsNamed) {
 // level before the window had to be that one (the reviewer's warm-up sweep, eq 7026, 7098, 7189
 // and main 250). Without the fault, the event alone: nobody.
 TEST(PeerModelTest, AMachineAloneAtItsLevelFallingToItsPeersAfterAnEventOfItsOwnIsNamed) {
-  for (const Worse worse : {Worse::kEither, Worse::kLower}) {
-    for (const double cadence : {5.0, 15.0}) {
-      for (const bool fault : {false, true}) {
-        SCOPED_TRACE(testing::Message() << "worse lower " << (worse == Worse::kLower)
-                                        << ", cadence " << cadence << ", fault " << fault);
-        Rng rng(90, 2);
-        Job job(16, {PeerSignal("rx", worse)}, PeerOptions{});
-        job.Run(0, 1800, cadence, [&](uint32_t m, uint32_t, double t) {
-          if (m != 3) return Fresh(Noisy(rng, 100 * (0.9 + 0.015 * (m % 15))));
-          const bool low = (t >= 130 && t < 168) || (fault && t >= 223);
-          return Fresh(Noisy(rng, low ? 94 : 125));
-        });
-        ExpectNamedOnlyForItsFault(job, 3, fault, 300);
-      }
-    }
-  }
+  ExpectMachine3NamedOnlyForItsFault(
+      "rx", {Worse::kEither, Worse::kLower}, 90, 2, 0.015, [](double t, bool fault) {
+        const bool low = (t >= 130 && t < 168) || (fault && t >= 223);
+        return low ? 94 : 125;
+      });
 }
 
 // The other side of the case above: a machine's own event before the window, at a level its
