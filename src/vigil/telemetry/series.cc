@@ -120,16 +120,22 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
   const bool frozen = !counter && st.fractional && s.value != 0 && s.value != 1 &&
                       st.fresh_samples >= kContinuousAfter &&
                       16 * st.changed >= 15 * st.fresh_samples;
-  if (same && (frozen || s.time - st.fresh_time < hold)) {
-    ++counts_.held;
-    if (std::isnan(st.last_value)) return false;  // a counter's base repeated: no rate yet
+  // The series' last value again, marked held (no new sample); a scrape of its own where
+  // `rescraped`.
+  const auto held = [&](bool rescraped) {
+    if (std::isnan(st.last_value)) return false;  // a counter's base only: no rate yet
     p.value = st.last_value;
+    p.span = 0;
     p.held = true;
-    // A frozen value's repeats at the series' cadence are scrapes; a grid's copies between are not.
-    p.rescraped = frozen && s.time - st.scrape_time >= hold;
-    if (p.rescraped) st.scrape_time = s.time;
+    p.rescraped = rescraped;
+    if (rescraped) st.scrape_time = s.time;
     *out = p;
     return true;
+  };
+  if (same && (frozen || s.time - st.fresh_time < hold)) {
+    ++counts_.held;
+    // A frozen value's repeats at the series' cadence are scrapes; a grid's copies between are not.
+    return held(frozen && s.time - st.scrape_time >= hold);
   }
   double value = s.value;
   const double since = s.time - st.fresh_time;
@@ -144,14 +150,7 @@ bool Normalizer::Normalize(const RawSample& s, Point* out) {
       // increase counts from the highest count, over the time since it (VictoriaMetrics reads
       // such a step back the same way). Its exporter answered: a scrape for the series' presence.
       ++counts_.counter_steps_back;
-      if (std::isnan(st.last_value)) return false;
-      p.value = st.last_value;
-      p.span = 0;
-      p.held = true;
-      p.rescraped = true;
-      st.scrape_time = s.time;
-      *out = p;
-      return true;
+      return held(/*rescraped=*/true);
     }
     if (increase < 0) {
       ++counts_.counter_resets;
