@@ -1837,6 +1837,56 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   return earlier;
 }
 
+std::optional<float> PeerModel::LevelItCameBackTo(const FeatureFrame& ff, const Peers& p,
+                                                  uint32_t m, const float* raw, size_t n,
+                                                  const WarmLevels& warm) const {
+  // A machine's events of its own can take most of its window (two of a host's, 50-70 s each, in
+  // a window of 150 s, and the seconds before it): the window's median lies at one of theirs or
+  // between them, where it is placed and then named at its own level (the reviewer's warm-up
+  // sweep, eval/detect_warmup.py: 8 of its 12 fault-free jobs named until session 91). Where
+  // neither event is the majority's, nor both together one run (WindowLevel's other rules), the
+  // time before the window tells: the level the machine held first since its job's level stood
+  // still, and holds again at the window's end, having left it once or twice between, is its own.
+  // Not where it left it for the typical level: a fault that went and came back leaves that one
+  // (a NIC down until 160 s, up, and down again from 270 s: the same values as a host alone at
+  // 0.8 of its peers' level whose events took it to theirs). Nor where it came back to a level
+  // kSharedMachines others are placed at (a faster machine's init at the typical level ending
+  // just before the window, falling back to it inside: a fault). Nor where the window ends
+  // elsewhere (a fault that began in it and holds). What it assumes: a healthy machine's level
+  // over its job's first steady minutes (the ring's first kJustBefore levels) is its own, not an
+  // event of its own that it meets again by chance at the window's end; a signal that swings
+  // between levels, sampled at chance phases, leaves it more than kExcursions times.
+  if (ff.signal.level_by_position || n == 0) return std::nullopt;
+  const double still = StillSince(p, ff.centre);
+  if (still < 0) return std::nullopt;
+  float prior[kPriorSamples + kWarmSamples];
+  const size_t known = LevelsBeforeWindow(warm, prior, still - p.since);
+  if (known < kJustBefore) return std::nullopt;
+  float first[kJustBefore];
+  std::copy(prior, prior + kJustBefore, first);
+  const float level = MedianOfFirst(first, kJustBefore);
+  const double tolerance = PlacementTolerance();
+  const auto at = [&](float v) { return std::fabs(v - level) <= tolerance; };
+  if (!std::all_of(prior, prior + kJustBefore, at) || !at(raw[n - 1]) || PlacedAt(ff.f, m, level)) {
+    return std::nullopt;
+  }
+  float kept[kWarmSamples], run[kPriorSamples + kWarmSamples];
+  size_t count = 0, left = 0, in_run = 0;
+  for (size_t i = 0; i < known + n; ++i) {
+    const float v = i < known ? prior[i] : raw[i - known];
+    if (!at(v)) {
+      left += in_run == 0;
+      run[in_run++] = v;
+      continue;
+    }
+    if (in_run > 0 && std::fabs(MedianOfFirst(run, in_run)) <= tolerance) return std::nullopt;
+    in_run = 0;
+    if (i >= known) kept[count++] = v;
+  }
+  if (left == 0 || left > kExcursions) return std::nullopt;
+  return MedianOfFirst(kept, count);
+}
+
 bool PeerModel::SitsAtPlacement(const Track& t, double centre) const {
   // Its placement, whether in use against the peers or not: it is its own past to begin with.
   if (centre <= 0 || t.smooth <= 0) return true;  // no placement learned
@@ -1906,9 +1956,10 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
     const size_t last = std::min(b, kJustBefore);
     const float held =
         last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
-    const std::optional<float> stepped =
-        LevelBeforeAStep(ff, peers_[ff.group][ff.f], m, raw, n, held, warm);
-    SetPlacement(t, stepped ? *stepped : WindowLevel(ff, m, levels, raw, n, held, warm));
+    const Peers& p = peers_[ff.group][ff.f];
+    std::optional<float> level = LevelBeforeAStep(ff, p, m, raw, n, held, warm);
+    if (!level) level = LevelItCameBackTo(ff, p, m, raw, n, warm);
+    SetPlacement(t, level ? *level : WindowLevel(ff, m, levels, raw, n, held, warm));
     if (t.learned < UINT16_MAX) ++t.learned;
     peers_[ff.group][ff.f].window_levels = true;
     return;

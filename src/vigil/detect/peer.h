@@ -242,6 +242,9 @@ class PeerModel {
   static constexpr size_t kPriorSamples = 8;
   // How many of the raw levels just before a warm-up's window say what level it held there.
   static constexpr size_t kJustBefore = 3;
+  // How many times a machine's level may leave the level it came back to in a warm-up (its own
+  // events); more is a signal that swings, sampled at chance phases (LevelItCameBackTo).
+  static constexpr size_t kExcursions = 2;
   struct WarmLevels {
     float values[kWarmSamples] = {};
     // The latest raw value's level at each, against FeatureFrame::raw_centre; -inf where either is
@@ -622,6 +625,15 @@ class PeerModel {
   std::optional<float> LevelBeforeAStep(const FeatureFrame& ff, const Peers& p, uint32_t m,
                                         const float* raw, size_t n, float before,
                                         const WarmLevels& warm) const;
+  // The level machine m came back to by the end of its warm-up's window of n raw levels (oldest
+  // first): the one its first kJustBefore levels before the window since its group's centre stood
+  // where it stands (warm's LevelsBeforeWindow since StillSince) all lie at, which no population
+  // is placed at (PlacedAt), which the window's last value lies at too, left at most kExcursions
+  // times in between, each run away from it at a median beyond the tolerance from the typical
+  // level (the median of the window's values at it); nullopt otherwise, where it never left it,
+  // and on a signal whose level goes by position.
+  std::optional<float> LevelItCameBackTo(const FeatureFrame& ff, const Peers& p, uint32_t m,
+                                         const float* raw, size_t n, const WarmLevels& warm) const;
   // Fills `out` (room for kPriorSamples + kWarmSamples) with warm's levels before its window,
   // oldest first: those the ring let go, then the ring's own before the window (a slow cadence,
   // whose ring reaches back further), sampled `from` seconds after its `since` or later; returns
