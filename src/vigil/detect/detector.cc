@@ -556,11 +556,15 @@ bool Detector::Explains(uint32_t m, const Deviation& d) const {
   const double persistence = o_.peer.persistence_s;
   // A deviation begins no earlier than its feature is judged again after a warm-up (a restart's):
   // one of a fault named before that and not ended since begins within the persistence of it.
+  // Where the fault is a state its series shows while it lasts (a link down, a PCIe link
+  // narrowed), also after a job-wide move's settling (a checkpoint's, an evaluation's end), which
+  // broke every run. Not an XID: DCGM's XID field shows the last XID until another, and a GPU
+  // reset and back in the job that slows down as a checkpoint ends is another fault.
   const double judged_from = model_.JudgedFrom(group_of_[m], d.feature);
-  const auto within = [&](const RuleState::Episode& e) {
+  const double judged_again = model_.JudgedAgain(group_of_[m], d.feature);
+  const auto within = [&](const RuleState::Episode& e, double judged) {
     return e.first >= 0 && d.start >= e.first - persistence &&
-           d.start <= std::max(e.last, judged_from) + persistence &&
-           (e.ended < 0 || d.start <= e.ended);
+           d.start <= std::max(e.last, judged) + persistence && (e.ended < 0 || d.start <= e.ended);
   };
   for (uint32_t c = 0; c < components_; ++c) {
     const size_t i = static_cast<size_t>(m) * components_ + c;
@@ -572,7 +576,10 @@ bool Detector::Explains(uint32_t m, const Deviation& d) const {
       return true;
     }
     if (!component_seen_[i].Reports(s)) continue;
-    if (within(r.xid_episode) || within(r.width_episode) || within(r.link_episode)) return true;
+    if (within(r.xid_episode, judged_from) || within(r.width_episode, judged_again) ||
+        within(r.link_episode, judged_again)) {
+      return true;
+    }
   }
   return false;
 }

@@ -867,7 +867,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
     // The warm-up's end: the placements it learned (or those kept from before a restart) are
     // each machine's own past to begin with.
     p.settled = p.since;
-    p.judged_from = now;
+    p.judged_from = p.judged_again = now;
     KeepPlacementsFromBefore(valid_, f, p.since, now);
     for (uint32_t m : valid_) {
       Track& t = TrackOf(m, f);
@@ -883,6 +883,11 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
   } else if (own_spread >= 0) {
     FollowSpread(p, p.own_spread, own_spread, dt, warming);
   }
+  const bool judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s);
+  // Judged again once a job-wide move (a checkpoint, an evaluation's end) has settled: no run on
+  // the feature begins while it settles, and one that was under way (a NIC whose link went down
+  // as the job's traffic came back) begins again at the first frame judged after it.
+  if (judging && p.moving > p.judged_again) p.judged_again = now;
   const FeatureFrame frame{
       .group = group,
       .f = f,
@@ -895,7 +900,7 @@ void PeerModel::Judge(uint32_t group, uint32_t f, double now, const telemetry::S
       .own_spread = p.own_spread,
       .learning = learning,
       .stalled = stalled,
-      .judging = !learning && (p.moving < 0 || now - p.moving >= o_.settle_s),
+      .judging = judging,
       .alike =
           group_stalled ? std::optional<double>(CentreAndSpread(f, false).first) : std::nullopt,
       .since = p.since,

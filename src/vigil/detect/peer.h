@@ -142,6 +142,11 @@ class PeerModel {
   double JudgedFrom(uint32_t group, uint32_t f) const {
     return group < peers_.size() && f < peers_[group].size() ? peers_[group][f].judged_from : -1;
   }
+  // When feature f in `group` was last judged again: JudgedFrom, or the end of a job-wide move's
+  // settling since then (a checkpoint, an evaluation's end), when runs broken by it begin again.
+  double JudgedAgain(uint32_t group, uint32_t f) const {
+    return group < peers_.size() && f < peers_[group].size() ? peers_[group][f].judged_again : -1;
+  }
   // Machines of one group that deviate together on one feature, the same way and about as far,
   // their runs starting within the time the first took to be named (the persistence time, less
   // for a strong deviation) of each other (at least kSharedMachines): a
@@ -311,10 +316,11 @@ class PeerModel {
     bool by_placement = false;
     // This warm-up (`since`) has learned some machine's placement from its window's levels.
     bool window_levels = false;
-    double settled = -1;      // the warm-up (its `since`) that has ended, its placements
-                              // compared with those from before it
-    double judged_from = -1;  // when that warm-up ended: the feature judged again from then
-    bool shared = false;      // a shared deviation was reported and some machine still deviates
+    double settled = -1;       // the warm-up (its `since`) that has ended, its placements
+                               // compared with those from before it
+    double judged_from = -1;   // when that warm-up ended: the feature judged again from then
+    double judged_again = -1;  // that, or when a job-wide move (`moving`) since it settled
+    bool shared = false;       // a shared deviation was reported and some machine still deviates
     // Its machines' values are current until then (CollectCurrent, renewed while some machine
     // has fresh samples): a feature whose series are gone or all held (the trainer's, its job
     // killed or hung) counts neither way in its group's stall.
