@@ -1858,9 +1858,10 @@ std::optional<float> PeerModel::LevelItCameBackTo(const FeatureFrame& ff, const 
   // kSharedMachines others are placed at (a faster machine's init at the typical level ending
   // just before the window, falling back to it inside: a fault). Nor where the window ends
   // elsewhere (a fault that began in it and holds). What it assumes: a healthy machine's level
-  // over its job's first steady minutes (the ring's first kJustBefore levels) is its own, not an
-  // event of its own that it meets again by chance at the window's end; a signal that swings
-  // between levels, sampled at chance phases, leaves it more than kExcursions times.
+  // over its job's first steady minutes (the oldest kJustBefore levels the ring still holds since
+  // then) is its own, not an event of its own that it meets again by chance at the window's end;
+  // a signal that swings between levels, sampled at chance phases, leaves it more than
+  // kExcursions times.
   if (ff.signal.level_by_position || n == 0) return std::nullopt;
   const double still = StillSince(p, ff.centre);
   if (still < 0) return std::nullopt;

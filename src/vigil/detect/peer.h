@@ -316,11 +316,12 @@ class PeerModel {
     bool by_placement = false;
     // This warm-up (`since`) has learned some machine's placement from its window's levels.
     bool window_levels = false;
-    double settled = -1;       // the warm-up (its `since`) that has ended, its placements
-                               // compared with those from before it
-    double judged_from = -1;   // when that warm-up ended: the feature judged again from then
-    double judged_again = -1;  // that, or when a job-wide move (`moving`) since it settled
-    bool shared = false;       // a shared deviation was reported and some machine still deviates
+    double settled = -1;      // the warm-up (its `since`) that has ended, its placements
+                              // compared with those from before it
+    double judged_from = -1;  // when that warm-up ended: the feature judged again from then
+    // That, or the first frame judged after a job-wide move (`moving`) since then settled.
+    double judged_again = -1;
+    bool shared = false;  // a shared deviation was reported and some machine still deviates
     // Its machines' values are current until then (CollectCurrent, renewed while some machine
     // has fresh samples): a feature whose series are gone or all held (the trainer's, its job
     // killed or hung) counts neither way in its group's stall.
@@ -632,12 +633,12 @@ class PeerModel {
                                         const float* raw, size_t n, float before,
                                         const WarmLevels& warm) const;
   // The level machine m came back to by the end of its warm-up's window of n raw levels (oldest
-  // first): the one its first kJustBefore levels before the window since its group's centre stood
-  // where it stands (warm's LevelsBeforeWindow since StillSince) all lie at, which no population
-  // is placed at (PlacedAt), which the window's last value lies at too, left at most kExcursions
-  // times in between, each run away from it at a median beyond the tolerance from the typical
-  // level (the median of the window's values at it); nullopt otherwise, where it never left it,
-  // and on a signal whose level goes by position.
+  // first): the one the oldest kJustBefore levels before the window that the ring still holds
+  // since its group's centre stood where it stands (warm's LevelsBeforeWindow since StillSince)
+  // all lie at, which no population is placed at (PlacedAt), which the window's last value lies
+  // at too, left at most kExcursions times in between, each run away from it at a median beyond
+  // the tolerance from the typical level (the median of the window's values at it); nullopt
+  // otherwise, where it never left it, and on a signal whose level goes by position.
   std::optional<float> LevelItCameBackTo(const FeatureFrame& ff, const Peers& p, uint32_t m,
                                          const float* raw, size_t n, const WarmLevels& warm) const;
   // Fills `out` (room for kPriorSamples + kWarmSamples) with warm's levels before its window,
