@@ -1756,9 +1756,9 @@ std::optional<float> PeerModel::LevelBetweenEvents(const FeatureFrame& ff, uint3
   return centre;
 }
 
-std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const Peers& p, uint32_t m,
+std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, uint32_t m,
                                                  const float* raw, size_t n, float before,
-                                                 const WarmLevels& warm) const {
+                                                 std::span<const float> steady) const {
   // A fault that begins in the window's first half (a NIC that renegotiates down at 170 s) holds
   // most of its values: their median is the fault's level, and a machine placed there is never
   // named (a black-box reviewer's sweep, eval/detect_warmup.py: 162 of 193 such faults missed). The
@@ -1799,18 +1799,14 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   // worse side (either way on CPU idle, GPU utilisation and power) while its job's level holds
   // still in its first minutes; one that does is named once.
   if (ff.signal.level_by_position || n <= static_cast<size_t>(o_.min_samples) || n < kJustBefore ||
-      std::isnan(before)) {
+      std::isnan(before) || steady.size() < kJustBefore) {
     return std::nullopt;
   }
-  const double still = StillSince(p, ff.centre);
-  if (still < 0) return std::nullopt;
   const double tolerance = PlacementTolerance();
   const auto near = [&](float a, float b) { return std::fabs(a - b) <= tolerance; };
-  float prior[kPriorSamples + kWarmSamples];
-  const size_t known = LevelsBeforeWindow(warm, prior, still - p.since);
-  if (known < kJustBefore) return std::nullopt;
-  const float first = prior[0];  // the oldest, before the median reorders them
-  const float earlier = MedianOfFirst(prior, known);
+  float sorted[kPriorSamples + kWarmSamples];
+  std::copy(steady.begin(), steady.end(), sorted);
+  const float earlier = MedianOfFirst(sorted, steady.size());
   float last[kJustBefore];
   std::copy(raw + n - kJustBefore, raw + n, last);
   const float after = MedianOfFirst(last, kJustBefore);
@@ -1833,8 +1829,8 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   // seed 122,101, a host 13% idler than its peers, at their level in the three levels between the
   // job's init and the window, a cron job of its own among them).
   const auto own_level = [&] {
-    return (at_earlier(before) && std::all_of(prior, prior + known, at_earlier)) ||
-           (k > 0 && at_earlier(first) && at_earlier(raw[k - 1]));
+    return (at_earlier(before) && std::all_of(steady.begin(), steady.end(), at_earlier)) ||
+           (k > 0 && at_earlier(steady.front()) && at_earlier(raw[k - 1]));
   };
   if (n - k < static_cast<size_t>(o_.min_samples) || (PlacedAt(ff.f, m, after) && !own_level())) {
     return std::nullopt;
@@ -1842,9 +1838,9 @@ std::optional<float> PeerModel::LevelBeforeAStep(const FeatureFrame& ff, const P
   return earlier;
 }
 
-std::optional<float> PeerModel::LevelItCameBackTo(const FeatureFrame& ff, const Peers& p,
-                                                  uint32_t m, const float* raw, size_t n,
-                                                  const WarmLevels& warm) const {
+std::optional<float> PeerModel::LevelItCameBackTo(const FeatureFrame& ff, uint32_t m,
+                                                  const float* raw, size_t n,
+                                                  std::span<const float> steady) const {
   // A machine's events of its own can take most of its window (two of a host's, 50-70 s each, in
   // a window of 150 s, and the seconds before it): the window's median lies at one of theirs or
   // between them, where it is placed and then named at its own level (the reviewer's warm-up
@@ -1862,24 +1858,20 @@ std::optional<float> PeerModel::LevelItCameBackTo(const FeatureFrame& ff, const 
   // then) is its own, not an event of its own that it meets again by chance at the window's end;
   // a signal that swings between levels, sampled at chance phases, leaves it more than
   // kExcursions times.
-  if (ff.signal.level_by_position || n == 0) return std::nullopt;
-  const double still = StillSince(p, ff.centre);
-  if (still < 0) return std::nullopt;
-  float prior[kPriorSamples + kWarmSamples];
-  const size_t known = LevelsBeforeWindow(warm, prior, still - p.since);
-  if (known < kJustBefore) return std::nullopt;
+  if (ff.signal.level_by_position || n == 0 || steady.size() < kJustBefore) return std::nullopt;
   float first[kJustBefore];
-  std::copy(prior, prior + kJustBefore, first);
+  std::copy(steady.begin(), steady.begin() + kJustBefore, first);
   const float level = MedianOfFirst(first, kJustBefore);
   const double tolerance = PlacementTolerance();
   const auto at = [&](float v) { return std::fabs(v - level) <= tolerance; };
-  if (!std::all_of(prior, prior + kJustBefore, at) || !at(raw[n - 1]) || PlacedAt(ff.f, m, level)) {
+  if (!std::all_of(first, first + kJustBefore, at) || !at(raw[n - 1]) || PlacedAt(ff.f, m, level)) {
     return std::nullopt;
   }
+  const size_t known = steady.size();
   float kept[kWarmSamples], run[kPriorSamples + kWarmSamples];
   size_t count = 0, left = 0, in_run = 0;
   for (size_t i = 0; i < known + n; ++i) {
-    const float v = i < known ? prior[i] : raw[i - known];
+    const float v = i < known ? steady[i] : raw[i - known];
     if (!at(v)) {
       left += in_run == 0;
       run[in_run++] = v;
@@ -1962,9 +1954,15 @@ void PeerModel::LearnPlacement(const FeatureFrame& ff, uint32_t m, Track& t, War
     const size_t last = std::min(b, kJustBefore);
     const float held =
         last > 0 ? MedianOfFirst(before + b - last, last) : std::numeric_limits<float>::quiet_NaN();
+    // The levels before the window since the group's centre stood where it stands (none where it
+    // has not), which the two rules below read.
     const Peers& p = peers_[ff.group][ff.f];
-    std::optional<float> level = LevelBeforeAStep(ff, p, m, raw, n, held, warm);
-    if (!level) level = LevelItCameBackTo(ff, p, m, raw, n, warm);
+    const double still = StillSince(p, ff.centre);
+    float prior[kPriorSamples + kWarmSamples];
+    const std::span<const float> steady(
+        prior, still < 0 ? 0 : LevelsBeforeWindow(warm, prior, still - p.since));
+    std::optional<float> level = LevelBeforeAStep(ff, m, raw, n, held, steady);
+    if (!level) level = LevelItCameBackTo(ff, m, raw, n, steady);
     SetPlacement(t, level ? *level : WindowLevel(ff, m, levels, raw, n, held, warm));
     if (t.learned < UINT16_MAX) ++t.learned;
     peers_[ff.group][ff.f].window_levels = true;

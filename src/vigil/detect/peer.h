@@ -622,25 +622,26 @@ class PeerModel {
                                           size_t n, const WarmLevels& warm) const;
   // The level machine m held before a step inside its warm-up's window, where the window's n raw
   // levels (oldest first) end in a run of at least min_samples beyond the level it held before the
-  // window since its group's centre stood where it stands (warm's LevelsBeforeWindow since
-  // StillSince), each at the level the window ends at or beyond that level the worse way (either
-  // way on a signal worse either way) on that side; where a population is placed at the level it
-  // ends at, only if every one of those levels, and `before` (the raw level just before the
-  // window), was the one it left, or the oldest of them and the window's level just before the
-  // run were: a fault that began in the window, or before it and lasted through it; nullopt
-  // otherwise, and where the ring holds no raw value before the window (`before` is NaN).
-  std::optional<float> LevelBeforeAStep(const FeatureFrame& ff, const Peers& p, uint32_t m,
-                                        const float* raw, size_t n, float before,
-                                        const WarmLevels& warm) const;
+  // window since its group's centre stood where it stands (the median of `steady`, its levels
+  // before the window since then, oldest first; empty where the centre has not stood), each at the
+  // level the window ends at or beyond that level the worse way (either way on a signal worse
+  // either way) on that side; where a population is placed at the level it ends at, only if every
+  // one of those levels, and `before` (the raw level just before the window), was the one it left,
+  // or the oldest of them and the window's level just before the run were: a fault that began in
+  // the window, or before it and lasted through it; nullopt otherwise, and where the ring holds no
+  // raw value before the window (`before` is NaN).
+  std::optional<float> LevelBeforeAStep(const FeatureFrame& ff, uint32_t m, const float* raw,
+                                        size_t n, float before,
+                                        std::span<const float> steady) const;
   // The level machine m came back to by the end of its warm-up's window of n raw levels (oldest
-  // first): the one the oldest kJustBefore levels before the window that the ring still holds
-  // since its group's centre stood where it stands (warm's LevelsBeforeWindow since StillSince)
-  // all lie at, which no population is placed at (PlacedAt), which the window's last value lies
-  // at too, left at most kExcursions times in between, each run away from it at a median beyond
-  // the tolerance from the typical level (the median of the window's values at it); nullopt
-  // otherwise, where it never left it, and on a signal whose level goes by position.
-  std::optional<float> LevelItCameBackTo(const FeatureFrame& ff, const Peers& p, uint32_t m,
-                                         const float* raw, size_t n, const WarmLevels& warm) const;
+  // first): the one the oldest kJustBefore levels of `steady` (as LevelBeforeAStep's: those
+  // before the window that the ring still holds since its group's centre stood) all lie at, which
+  // no population is placed at (PlacedAt), which the window's last value lies at too, left at most
+  // kExcursions times in between, each run away from it at a median beyond the tolerance from the
+  // typical level (the median of the window's values at it); nullopt otherwise, where it never left
+  // it, and on a signal whose level goes by position.
+  std::optional<float> LevelItCameBackTo(const FeatureFrame& ff, uint32_t m, const float* raw,
+                                         size_t n, std::span<const float> steady) const;
   // Fills `out` (room for kPriorSamples + kWarmSamples) with warm's levels before its window,
   // oldest first: those the ring let go, then the ring's own before the window (a slow cadence,
   // whose ring reaches back further), sampled `from` seconds after its `since` or later; returns
