@@ -3234,6 +3234,43 @@ TEST(PeerModelTest, AnEventOverHalfTheWindowIsNoPlacementWhereTheLevelItselfScat
   }
 }
 
+// After jobgen's seed 133,101 (1,024 machines, fault-free, 15 s; gpu-node-0439 and -0897), rebuilt
+// smaller: machine 3's network burst over 4 of the 10 raw values of its window (150-285 s), the
+// rate of the interval it ended in between the burst and the machine's level, and its own values
+// scattered (the job's receive rates still rose as the window ran). Sorted, the window's upper
+// middle value is that partial rate: the band about it held it, the highest two of the machine's
+// own values and none of the burst's, no one run; the lower middle value's band holds the
+// machine's 5 values and the partial rate, 6 of 10 with the burst's 4 one run, but the lower
+// middle counted only in a tie. The smoothed values' median, between the burst and the level, was
+// learned (1.29 times the centre for a machine at 1.14, where others were placed too), and the
+// machine was named 11% under it from 470 s. Either middle value now stands where its band holds
+// most of the window and the rest is one run: the same answer as for the mirror case (the event
+// below the level on a signal worse higher), where the partial rate is the lower middle value and
+// the upper one's band held the majority already. The fault on the worse side.
+TEST(PeerModelTest, ABurstWhosePartialRateIsTheWindowsUpperMiddleIsNoPlacement) {
+  // The window's raw levels (log of the value over the centre), oldest first.
+  const double window[] = {0.10, 0.11, 0.42, 0.46, 0.48, 0.52, 0.24, 0.16, 0.12, 0.18};
+  for (const double side : {1.0, -1.0}) {
+    for (const bool fault : {false, true}) {
+      SCOPED_TRACE(testing::Message() << side << " " << fault);
+      Rng rng(60, 0);
+      Job job(16, {PeerSignal("rx", side > 0 ? Worse::kLower : Worse::kHigher)});
+      job.Run(0, 3600, 15, [&](uint32_t m, uint32_t, double t) {
+        if (t < 120) return Fresh(Noisy(rng, 100));
+        // The typical machines, and three at about the level the smoothed median lay at (in a job
+        // of a thousand, some are placed there): the placement learned there is a population's.
+        if (m != 3) return Fresh(Noisy(rng, m % 5 == 4 ? 100 * std::exp(side * 0.3) : 100));
+        if (t >= 150 && t < 300) {
+          return Fresh(100 * std::exp(side * window[static_cast<size_t>(t - 150) / 15]));
+        }
+        const double level = 100 * std::exp(side * 0.14);
+        return Fresh(Noisy(rng, fault && t >= 3000 ? level * std::pow(0.7, side) : level));
+      });
+      ExpectNamedOnlyForItsFault(job, 3, fault, 3000);
+    }
+  }
+}
+
 // A reviewer's case (session 66) against a4fbc66, which counted a window's value past the band on
 // the side away from an event as near, in a tie (the level's own scatter, as in jobgen's seed
 // 87,101). A job of two levels: machines 10-15 a stage at 74, the others at 100. Machine 3 falls
