@@ -1647,13 +1647,16 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
   // (a pipeline's stages), a fault there before the window that let go of the machine in its
   // middle, back at its stage's level, nor, in a job of stages of one or two machines, one whose
   // fault's level no others share. A handful of machines are in events of their own at any moment
-  // in a job of a thousand: one other machine at the run's level is no population. Either middle
-  // value of an even count is tried (the lower one is that level where the event lay above it): in
-  // a tie, and where its band holds most of the values and the upper one's did not hold them all
-  // (an event's partial rate as the upper middle value, its band holding it and the highest of the
-  // machine's own values, no one run: jobgen's seed 133,101, where the smoothed median between
-  // event and level was learned; the mirror case, an event below, the upper middle value's band
-  // already held). Not where the upper one's band held every value: there no value lies away.
+  // in a job of a thousand: one other machine at the run's level is no population. Of an even
+  // count's two middle values the upper one stands on a majority; the lower one (that level where
+  // the event lay above it) in a tie, or on a majority unless the upper one's band held every value
+  // (no value lies away) or the run lies at the window's start and the level kept was not held just
+  // before it (a fault that began in the window:
+  // AFaultBegunInTheWindowJustAfterTheJobSteppedIsNamed). An event's partial rate can be the upper
+  // middle value, its band holding it and the highest of the machine's own values, no one run
+  // (jobgen's seed 133,101, where the smoothed median between event and level was learned); in the
+  // mirror case, the event below, the upper middle value's band held the majority already. An odd
+  // count has one middle value, and there the partial rate still leaves the smoothed median.
   const float level = MedianOfFirst(smoothed, n);
   float sorted[kWarmSamples];
   std::copy(raw, raw + n, sorted);
@@ -1699,11 +1702,17 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     if (k == 0) every_near = count == n;
     const bool one_run = count < n && last - first + 1 == n - count;
     const bool tie = 2 * count == n;
-    if (!one_run || 2 * count < n || count < static_cast<size_t>(o_.min_samples) ||
-        (k > 0 && !tie && every_near)) {
+    if (!one_run || 2 * count < n || count < static_cast<size_t>(o_.min_samples)) continue;
+    const float near = MedianOfFirst(kept, count);
+    // The lower middle value's majority, outside a tie: not where the upper one's band held every
+    // value (no value lies away), nor where the run away lies at the window's start and the level
+    // kept was not held just before it (a fault that began in the window, its first, partial rate
+    // joined to its level about the lower middle value, the machine's own level the run: where the
+    // job's level stood still LevelBeforeAStep names that step first, but not after a job-wide
+    // move just before the window).
+    if (k > 0 && !tie && (every_near || (first == 0 && !(std::fabs(near - before) <= tolerance)))) {
       continue;
     }
-    const float near = MedianOfFirst(kept, count);
     if (tie && !(last + 1 < n && std::fabs(near - before) <= tolerance && PlacedAt(ff.f, m, near) &&
                  !PlacedAt(ff.f, m, MedianOfFirst(away, n - count)))) {
       continue;
