@@ -1704,16 +1704,15 @@ float PeerModel::WindowLevel(const FeatureFrame& ff, uint32_t m, float* smoothed
     const bool tie = 2 * count == n;
     if (!one_run || 2 * count < n || count < static_cast<size_t>(o_.min_samples)) continue;
     const float near = MedianOfFirst(kept, count);
+    const bool held_before = std::fabs(near - before) <= tolerance;  // false where `before` is NaN
     // The lower middle value's majority, outside a tie: not where the upper one's band held every
     // value (no value lies away), nor where the run away lies at the window's start and the level
     // kept was not held just before it (a fault that began in the window, its first, partial rate
     // joined to its level about the lower middle value, the machine's own level the run: where the
     // job's level stood still LevelBeforeAStep names that step first, but not after a job-wide
     // move just before the window).
-    if (k > 0 && !tie && (every_near || (first == 0 && !(std::fabs(near - before) <= tolerance)))) {
-      continue;
-    }
-    if (tie && !(last + 1 < n && std::fabs(near - before) <= tolerance && PlacedAt(ff.f, m, near) &&
+    if (k > 0 && !tie && (every_near || (first == 0 && !held_before))) continue;
+    if (tie && !(last + 1 < n && held_before && PlacedAt(ff.f, m, near) &&
                  !PlacedAt(ff.f, m, MedianOfFirst(away, n - count)))) {
       continue;
     }
